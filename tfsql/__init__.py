@@ -1,0 +1,37 @@
+"""tfsql: TFRecord as a first-class format of the Python data stack.
+
+An Arrow-producing scanner and a writer for TFRecord files of ``tf.train.Example``,
+``SequenceExample`` or raw records, with a C hot path, and front ends for Polars
+(``pl.scan_tfrecord``), DuckDB SQL (``tfrecord_scan(...)``, ``COPY ... (FORMAT
+tfrecord)``), PySpark and the ``tfsql`` command.
+
+Examples
+--------
+>>> import tempfile, pyarrow as pa, tfsql
+>>> path = tempfile.mkdtemp()
+>>> _ = tfsql.write_tfrecord(pa.table({"label": [1, 0], "text": ["hi", "yo"]}), path)
+>>> tfsql.read_tfrecord(path).to_pylist()
+[{'label': 1, 'text': 'hi'}, {'label': 0, 'text': 'yo'}]
+"""
+
+from tfsql.dataset import Dataset, Fragment, Scanner, dataset
+from tfsql.errors import CorruptRecordError, SchemaError, TFSQLError
+from tfsql.reader import infer_schema, read_tfrecord
+from tfsql.writer import WriteResult, write_tfrecord
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "dataset",
+    "Dataset",
+    "Scanner",
+    "Fragment",
+    "read_tfrecord",
+    "infer_schema",
+    "write_tfrecord",
+    "WriteResult",
+    "TFSQLError",
+    "CorruptRecordError",
+    "SchemaError",
+    "__version__",
+]

@@ -1,0 +1,179 @@
+"""Type stub and contract of ``tfsql._native``, the C core.
+
+The same API is implemented in pure Python by ``tfsql._reference`` (the oracle for
+differential tests and the fallback under ``TFSQL_PURE_PYTHON=1``); ``tfsql._codec``
+picks one. Everything here works on raw buffers: the Python layers above turn them
+into pyarrow arrays with ``pa.Array.from_buffers``.
+
+Codes
+-----
+record types : ``EXAMPLE = 0``, ``SEQUENCE_EXAMPLE = 1``, ``RAW = 2``
+locations    : ``FEATURES = 0`` (Example.features / SequenceExample.context),
+               ``FEATURE_LISTS = 1`` (SequenceExample.feature_lists)
+kinds        : ``BYTES = 1``, ``FLOAT = 2``, ``INT64 = 3`` (the Feature oneof field numbers),
+               ``KIND_NONE = 0`` (a Feature with no kind set)
+shapes       : ``SCALAR = 0``, ``LIST = 1``, ``LIST_OF_LIST = 2``
+frame status : ``FRAME_OK = 0``, ``FRAME_TRUNCATED = 1``, ``FRAME_BAD_LENGTH_CRC = 2``,
+               ``FRAME_BAD_DATA_CRC = 3``
+
+Buffers
+-------
+Every "buffer" argument accepts any C-contiguous object with the buffer protocol
+(bytes, bytearray, memoryview, mmap, numpy array). Returned buffers are ``Buffer``
+objects: they own their memory and export it through the buffer protocol, so
+``pa.py_buffer(b)`` and ``np.frombuffer(b, ...)`` wrap them without copying.
+Bitmaps are Arrow validity bitmaps: LSB first, bit set = valid.
+"""
+
+from typing import Any, Optional, Sequence, Tuple
+
+from typing_extensions import Buffer as _BufferLike
+
+EXAMPLE: int
+SEQUENCE_EXAMPLE: int
+RAW: int
+FEATURES: int
+FEATURE_LISTS: int
+KIND_NONE: int
+BYTES: int
+FLOAT: int
+INT64: int
+SCALAR: int
+LIST: int
+LIST_OF_LIST: int
+FRAME_OK: int
+FRAME_TRUNCATED: int
+FRAME_BAD_LENGTH_CRC: int
+FRAME_BAD_DATA_CRC: int
+
+class Buffer:
+    """Memory owned by the C core, exported through the buffer protocol."""
+    def __len__(self) -> int: ...
+
+class DecodeError(ValueError):
+    """A record does not decode for the requested columns.
+
+    Attributes
+    ----------
+    reason : str
+        ``"malformed"`` (the payload is not a valid protobuf of the record type),
+        ``"kind_mismatch"`` (feature holds another kind than the column's),
+        ``"not_scalar"`` (a scalar column met a feature with more than one value),
+        ``"overflow"`` (a batch's bytes exceed 32-bit Arrow offsets).
+    record : int
+        Index of the record within the decoded batch (0-based).
+    column : int
+        Index of the column (into the Decoder's columns), or -1.
+    found_kind : int
+        For ``kind_mismatch``: the kind found; else 0.
+    """
+    reason: str
+    record: int
+    column: int
+    found_kind: int
+
+def crc32c(data: _BufferLike, crc: int = 0) -> int:
+    """Unmasked CRC-32C of ``data``, continuing from ``crc``."""
+
+def masked_crc32c(data: _BufferLike) -> int:
+    """TensorFlow's masked CRC-32C: ``((c >> 15 | c << 17) + 0xa282ead8) & 0xffffffff``."""
+
+def hardware_crc() -> bool:
+    """Whether the CPU's CRC-32C instruction is in use (decided at import time)."""
+
+def scan_frames(
+    buf: _BufferLike,
+    start: int = 0,
+    max_records: int = -1,
+    max_bytes: int = -1,
+    verify: bool = True,
+) -> Tuple[Buffer, Buffer, int, int]:
+    """Index the TFRecord frames in ``buf`` starting at byte ``start``.
+
+    Stops after ``max_records`` records (-1: no limit) or before the record that would
+    bring the payload total above ``max_bytes`` (-1: no limit; at least one record is
+    always returned when one is complete). The length CRC is always checked; the data
+    CRC only when ``verify``.
+
+    Returns ``(offsets, lengths, end, status)``: ``offsets`` and ``lengths`` are uint64
+    arrays (native endian) of each record's payload start (absolute in ``buf``) and
+    length; ``end`` is the byte where scanning stopped; ``status`` says why:
+    ``FRAME_OK`` (a limit was reached, or ``end == len(buf)``), ``FRAME_TRUNCATED`` (the
+    bytes from ``end`` are an incomplete header or payload: in a stream, read more; at
+    end of file, a truncated record), ``FRAME_BAD_LENGTH_CRC`` / ``FRAME_BAD_DATA_CRC``
+    (the record at ``end`` is corrupt; for a bad data CRC its 8-byte length is valid,
+    so the caller may skip ``12 + length + 4`` bytes). Records before ``end`` are good.
+    The GIL is released while scanning.
+    """
+
+def encode_frames(data: _BufferLike, value_offsets: _BufferLike) -> Tuple[Buffer, Buffer]:
+    """Frame raw payloads: record ``i`` is ``data[value_offsets[i]:value_offsets[i+1]]``
+    (``value_offsets`` int64). Returns ``(framed, ends)``; ``ends`` is a uint64 array of
+    the end byte of each framed record in ``framed``."""
+
+class Decoder:
+    """A decoder compiled once for a record type and a list of output columns.
+
+    ``columns`` is a sequence of ``(name: bytes, location, kind, shape)``. For ``RAW``
+    the columns are ignored and the output is one ``SCALAR`` ``BYTES`` column holding
+    each whole payload.
+    """
+    def __init__(self, record_type: int, columns: Sequence[Tuple[bytes, int, int, int]]) -> None: ...
+    def decode(
+        self, buf: _BufferLike, offsets: _BufferLike, lengths: _BufferLike
+    ) -> list:
+        """Decode the records ``buf[offsets[i]:offsets[i]+lengths[i]]`` (uint64 arrays).
+
+        Returns one tuple per column:
+        ``(validity, null_count, outer_offsets, inner_validity, inner_null_count,
+        inner_offsets, value_offsets, values)``
+
+        - ``validity``: bitmap of n rows, or None when ``null_count == 0``. A row is
+          null when the feature is missing, has no kind set, or (SCALAR only) has an
+          empty list.
+        - SCALAR: ``outer_offsets``/``inner_*`` are None; numeric ``values`` holds n
+          slots (int64 or float32 LE; zero for null rows).
+        - LIST: ``outer_offsets`` int32[n+1] into the values (null rows are empty).
+        - LIST_OF_LIST: ``outer_offsets`` int32[n+1] into the inner lists;
+          ``inner_validity`` bitmap over the inner lists or None (an inner Feature with
+          no kind is a null inner list); ``inner_offsets`` int32[m+1] into the values.
+        - BYTES values: ``value_offsets`` int32[count+1] and ``values`` the data; other
+          kinds have ``value_offsets`` None.
+
+        Raises ``DecodeError``. The GIL is released while decoding.
+        """
+
+class Encoder:
+    """An encoder compiled once for a record type and ``(name, location, kind, shape)``
+    columns (same codes as ``Decoder``; ``RAW`` takes one SCALAR BYTES column)."""
+    def __init__(self, record_type: int, columns: Sequence[Tuple[bytes, int, int, int]]) -> None: ...
+    def encode(self, arrays: Sequence[tuple], n_rows: int) -> Tuple[Buffer, Buffer]:
+        """Encode ``n_rows`` records and frame them.
+
+        ``arrays`` has one tuple per column:
+        ``(validity, outer_offsets, inner_offsets, value_offsets, values)``:
+        ``validity`` a uint8 array of n_rows bytes (0 = null: the feature is omitted)
+        or None; ``outer_offsets`` int64[n_rows+1] for LIST / LIST_OF_LIST, else None;
+        ``inner_offsets`` int64[m+1] for LIST_OF_LIST, else None; ``value_offsets``
+        int64[count+1] for BYTES, else None; ``values`` int64 or float32 values, or the
+        bytes data. Offsets index into the buffers as given (they need not start at 0).
+        A valid row whose list is empty writes a Feature with an empty list.
+
+        Returns ``(framed, ends)``: the framed records and a uint64 array of each
+        record's end byte in ``framed``. The GIL is released while encoding.
+        """
+
+def summarize(
+    buf: _BufferLike, offsets: _BufferLike, lengths: _BufferLike, record_type: int
+) -> dict:
+    """Statistics for schema inference over the given records.
+
+    Returns ``{(location, name_bytes): [kinds_mask, present, min_len, max_len, utf8,
+    max_inner_len]}`` in first-seen order, where ``kinds_mask`` has bit ``1 << kind``
+    set for each kind seen (``1 << KIND_NONE`` for a Feature with no kind), ``present``
+    counts records holding the feature, ``min_len``/``max_len`` are the smallest and
+    largest value counts seen (for FEATURE_LISTS: the number of steps), ``utf8`` is
+    True while every bytes value seen is valid UTF-8, and ``max_inner_len`` is the
+    largest value count of one step (FEATURE_LISTS) or equals ``max_len``. Raises
+    ``DecodeError`` (reason ``"malformed"``) like ``Decoder.decode``.
+    """

@@ -1,0 +1,690 @@
+"""``tfsql.dataset()``: the one scanner every front end goes through.
+
+:class:`Dataset` subclasses :class:`pyarrow.dataset.Dataset` in Python (as lance does),
+so DuckDB scans it with projection and filter pushdown after ``con.register(name, ds)``;
+Polars, ``read_tfrecord``, Spark and the CLI call its :class:`Scanner`.
+
+A scan:
+
+1. prunes files with the filter's partition terms (no file is opened for a pruned
+   partition),
+2. reads each remaining file in chunks and frames its records (CRC-checked),
+3. decodes only the needed features (the requested columns plus those the filter
+   reads) on worker threads with the GIL released, in file order,
+4. appends partition columns and the file path column, applies the filter exactly
+   (DuckDB and Polars trust the scanner), keeps the requested columns,
+5. stops early at a row limit, or when the consumer abandons the stream.
+
+Examples
+--------
+>>> import tempfile, pyarrow as pa, pyarrow.compute as pc, tfsql
+>>> out = tempfile.mkdtemp()
+>>> _ = tfsql.write_tfrecord(pa.table({"x": [1, 2, 3], "split": ["a", "b", "a"]}), out, partition_by=["split"])
+>>> ds = tfsql.dataset(out)
+>>> ds.schema
+x: int64
+split: string
+>>> ds.to_table(filter=pc.field("split") == "a").column("x").to_pylist()
+[1, 3]
+>>> ds.count_rows()
+3
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import warnings
+from dataclasses import dataclass, replace
+from typing import Any, Iterator, Mapping, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as pads
+
+from tfsql._codec import codec
+from tfsql.decode import BlockDecoder, empty_batch
+from tfsql.discovery import Discovered, FileInfo, discover
+from tfsql.inference import DEFAULT_INFER_FILES, DEFAULT_INFER_SAMPLE, infer_data_schema, sample_indices
+from tfsql.parallel import ordered_map
+from tfsql.partitioning import Partitioning
+from tfsql.records import FrameReader, normalize_compression, open_decompressed
+from tfsql.schema import (
+    RAW_COLUMN,
+    ColumnSpec,
+    column_specs,
+    normalize_schema,
+    parse_record_type,
+    schema_with_partitions,
+)
+
+__all__ = ["dataset", "Dataset", "Scanner", "Fragment", "ScanOptions"]
+
+DEFAULT_BATCH_SIZE = 65536
+DEFAULT_BATCH_BYTES = 64 << 20
+
+
+def default_threads() -> int:
+    """Decode threads: the machine's cores, at most 8."""
+    return max(1, min(8, os.cpu_count() or 1))
+
+
+@dataclass(frozen=True)
+class ScanOptions:
+    """Options shared by every scan of a dataset (see :func:`dataset`)."""
+
+    record_type: int = codec.EXAMPLE
+    compression: str | None = "infer"
+    verify_checksums: bool = True
+    on_corrupt: str = "raise"
+    include_file_paths: str | None = None
+    batch_size: int = DEFAULT_BATCH_SIZE
+    batch_bytes: int = DEFAULT_BATCH_BYTES
+    threads: int = 0  # 0: default_threads()
+
+    @property
+    def decode_threads(self) -> int:
+        return self.threads or default_threads()
+
+
+def dataset(
+    source: Any,
+    *,
+    schema: pa.Schema | Mapping[str, Any] | None = None,
+    record_type: str = "example",
+    compression: str | None = "infer",
+    verify_checksums: bool = True,
+    on_corrupt: str = "raise",
+    hive_partitioning: bool | None = None,
+    hive_schema: pa.Schema | Mapping[str, Any] | None = None,
+    include_file_paths: str | None = None,
+    infer_sample: int | None = DEFAULT_INFER_SAMPLE,
+    infer_files: int | None = DEFAULT_INFER_FILES,
+    lists: str = "auto",
+    filesystem: Any = None,
+    glob: bool = True,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    batch_bytes: int = DEFAULT_BATCH_BYTES,
+    threads: int | None = None,
+) -> "Dataset":
+    """Open TFRecord files as a dataset: discovered, partitioned, schema resolved.
+
+    Parameters
+    ----------
+    source : str, path, or list of them
+        Files, directories (read recursively), globs (``*``, ``?``, ``[...]``, ``**``)
+        and fsspec URLs (``s3://``, ``gs://``, ``memory://``...). Hidden and bookkeeping
+        files (``_*``, ``.*``, ``_SUCCESS``, ``*.crc``) are skipped.
+    schema : pyarrow.Schema or dict of name -> pyarrow type, optional
+        Skip inference: read these columns, cast (range-checked) to these types.
+        ``list<list<...>>`` columns read SequenceExample feature lists.
+    record_type : {"example", "sequence_example", "bytes"}
+        Spark-TFRecord's ``"Example"``, ``"SequenceExample"``, ``"ByteArray"`` work too.
+        ``"bytes"`` reads each record as one binary column ``record``.
+    compression : {"infer", None, "gzip", "zlib"}
+        ``"infer"`` detects gzip and zlib by their magic bytes, per file.
+    verify_checksums : bool
+        Check each record's data CRC (the length CRC is always checked).
+    on_corrupt : {"raise", "skip"}
+        ``"skip"`` drops records whose data CRC fails (and the rest of a file after a
+        bad length or truncation) with a warning counting them.
+    hive_partitioning : bool or None
+        None discovers ``key=value`` directories; False ignores them; True requires them.
+    hive_schema : pyarrow.Schema or dict, optional
+        Types of partition columns (default: int64 when every value is an integer,
+        else string).
+    include_file_paths : str, optional
+        Add a string column of this name holding each row's file.
+    infer_sample, infer_files : int or None
+        Inference reads the first ``infer_sample`` records of up to ``infer_files``
+        files spread over the list (None: all). See :mod:`tfsql.inference`.
+    lists : {"auto", "always"}
+        ``"always"`` infers list columns even where every record holds one value.
+    filesystem : fsspec filesystem, optional
+        For plain paths on another filesystem.
+    glob : bool
+        False treats ``*?[`` in paths literally.
+    batch_size, batch_bytes : int
+        Bounds of each batch in rows and in record bytes.
+    threads : int, optional
+        Decode threads (default: cores, at most 8); 1 decodes in the calling thread.
+
+    Returns
+    -------
+    Dataset
+
+    Examples
+    --------
+    >>> import tempfile, pyarrow as pa, tfsql
+    >>> path = tempfile.mkdtemp()
+    >>> _ = tfsql.write_tfrecord(pa.table({"id": [1, 2], "emb": [[0.5, 1.0], [2.0]]}), path)
+    >>> tfsql.dataset(path).schema
+    id: int64
+    emb: list<item: float>
+    >>> tfsql.dataset(path, schema={"id": pa.int8()}).to_table().to_pylist()
+    [{'id': 1}, {'id': 2}]
+    """
+    rtype = parse_record_type(record_type)
+    options = ScanOptions(
+        record_type=rtype,
+        compression=normalize_compression(compression),
+        verify_checksums=bool(verify_checksums),
+        on_corrupt=_check_choice("on_corrupt", on_corrupt, ("raise", "skip")),
+        include_file_paths=include_file_paths,
+        batch_size=_positive("batch_size", batch_size),
+        batch_bytes=_positive("batch_bytes", batch_bytes),
+        threads=0 if threads is None else _positive("threads", threads),
+    )
+    found = discover(source, filesystem=filesystem, glob=glob)
+    partitioning = Partitioning.discover(found.files, hive_partitioning=hive_partitioning, hive_schema=hive_schema)
+    user_schema = normalize_schema(schema)
+    if rtype == codec.RAW:
+        data_schema = user_schema if user_schema is not None else pa.schema([pa.field(RAW_COLUMN, pa.binary())])
+        if len(data_schema) != 1:
+            raise ValueError("record_type='bytes' reads one column; schema= must name exactly one binary column")
+    elif user_schema is not None:
+        data_schema = user_schema
+    else:
+        chosen = [i for i in range(len(found.files)) if found.files[i].size > 0]
+        chosen = [chosen[j] for j in sample_indices(len(chosen), infer_files)]
+        data_schema, _ = infer_data_schema(
+            [found.files[i].display() for i in chosen],
+            lambda j: open_frame_reader(found, found.files[chosen[j]], options),
+            record_type=rtype,
+            infer_sample=infer_sample,
+            lists=lists,
+        )
+    column_specs(data_schema, rtype)  # validate early: unsupported types, lists of lists
+    return Dataset(found, partitioning, data_schema, options)
+
+
+def _positive(name: str, value: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, not {value!r}")
+    return value
+
+
+def _check_choice(name: str, value: str, choices: Sequence[str]) -> str:
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, not {value!r}")
+    return value
+
+
+def open_frame_reader(found: Discovered, file: FileInfo, options: ScanOptions) -> FrameReader:
+    """Open one file of a dataset for framing (decompressing as the options say)."""
+    if found.is_local:
+        raw = open(file.path, "rb", buffering=0)
+    else:
+        raw = found.filesystem.open(file.path, "rb")
+    try:
+        stream = open_decompressed(raw, options.compression, path=file.display())
+    except BaseException:
+        raw.close()
+        raise
+    return FrameReader(
+        stream,
+        path=file.display(),
+        verify=options.verify_checksums,
+        on_corrupt=options.on_corrupt,
+    )
+
+
+def _referenced_columns(expression: pc.Expression, schema: pa.Schema) -> list[str]:
+    """The columns of ``schema`` that ``expression`` reads.
+
+    pyarrow has no public API for an expression's field references, so each column
+    whose name occurs in the expression's text is dropped in turn from an empty table
+    and the expression evaluated: a failure means it is referenced.
+    """
+    text = str(expression)
+    empty = schema.empty_table()
+    try:
+        empty.filter(expression)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
+        raise ValueError(f"filter {expression} does not apply to the dataset's schema: {exc}") from None
+    needed = []
+    for name in schema.names:
+        if name not in text:
+            continue
+        try:
+            empty.drop_columns([name]).filter(expression)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, KeyError):
+            needed.append(name)
+    return needed
+
+
+def _constant_column(value: pa.Scalar, n: int) -> pa.Array:
+    return pa.array([value.as_py()], value.type).take(np.zeros(n, dtype=np.int32))
+
+
+class Dataset(pads.Dataset):
+    """A TFRecord dataset: files, partition values, a schema and scan options.
+
+    Build one with :func:`tfsql.dataset`. Every method of
+    :class:`pyarrow.dataset.Dataset` is overridden (an inherited one would touch the
+    unset C++ dataset): reading methods work, the rest raise ``NotImplementedError``
+    saying what to do instead.
+    """
+
+    def __init__(
+        self,
+        found: Discovered,
+        partitioning: Partitioning | None,
+        data_schema: pa.Schema,
+        options: ScanOptions,
+        *,
+        file_indices: Sequence[int] | None = None,
+        filter: pc.Expression | None = None,
+    ) -> None:
+        # pyarrow's Dataset.__init__ forbids instantiation; it is deliberately not called.
+        self._found = found
+        self._partitioning = partitioning
+        self._data_schema = data_schema
+        self._options = options
+        self._file_indices = list(range(len(found.files))) if file_indices is None else list(file_indices)
+        self._filter = filter
+        self._schema = schema_with_partitions(
+            data_schema,
+            partitioning.schema if partitioning is not None else None,
+            options.include_file_paths,
+        )
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def schema(self) -> pa.Schema:
+        """Data columns, then partition columns, then the file path column."""
+        return self._schema
+
+    @property
+    def data_schema(self) -> pa.Schema:
+        """The columns decoded from the records."""
+        return self._data_schema
+
+    @property
+    def partition_schema(self) -> pa.Schema:
+        """The hive partition columns (empty when the files are not partitioned)."""
+        return self._partitioning.schema if self._partitioning is not None else pa.schema([])
+
+    @property
+    def files(self) -> list[str]:
+        """The files this dataset reads, as messages name them."""
+        return [self._found.files[i].display() for i in self._file_indices]
+
+    @property
+    def options(self) -> ScanOptions:
+        return self._options
+
+    @property
+    def partition_expression(self) -> pc.Expression:
+        return pc.scalar(True)
+
+    # ------------------------------------------------------------------ derived datasets
+    def _derive(self, **changes) -> "Dataset":
+        args = dict(
+            found=self._found,
+            partitioning=self._partitioning,
+            data_schema=self._data_schema,
+            options=self._options,
+            file_indices=self._file_indices,
+            filter=self._filter,
+        )
+        args.update(changes)
+        return Dataset(
+            args.pop("found"),
+            args.pop("partitioning"),
+            args.pop("data_schema"),
+            args.pop("options"),
+            **args,
+        )
+
+    def filter(self, expression: pc.Expression) -> "Dataset":
+        """A dataset whose scans apply ``expression`` (combined with any earlier one)."""
+        if not isinstance(expression, pc.Expression):
+            raise TypeError(f"filter must be a pyarrow.compute.Expression, not {type(expression).__name__}")
+        combined = expression if self._filter is None else (self._filter & expression)
+        return self._derive(filter=combined)
+
+    def replace_schema(self, schema: pa.Schema) -> "Dataset":
+        """A dataset reading the data columns of ``schema`` with its types (partition and
+        file path columns in ``schema`` are ignored)."""
+        schema = normalize_schema(schema)
+        extra = set(self.partition_schema.names) | {self._options.include_file_paths}
+        data = pa.schema([f for f in schema if f.name not in extra])
+        column_specs(data, self._options.record_type)
+        return self._derive(data_schema=data)
+
+    def with_options(self, **changes: Any) -> "Dataset":
+        """A dataset with some :class:`ScanOptions` changed (e.g. ``threads=1``)."""
+        return self._derive(options=replace(self._options, **changes))
+
+    # ------------------------------------------------------------------ scanning
+    def scanner(
+        self,
+        columns: Sequence[str] | Mapping[str, pc.Expression] | None = None,
+        filter: pc.Expression | None = None,
+        batch_size: int | None = None,
+        batch_readahead: int | None = None,
+        fragment_readahead: int | None = None,
+        fragment_scan_options: Any = None,
+        use_threads: bool = True,
+        cache_metadata: bool = True,
+        memory_pool: Any = None,
+        *,
+        limit: int | None = None,
+    ) -> "Scanner":
+        """A :class:`Scanner` of the given columns and filter (pyarrow's signature;
+        ``limit`` stops after that many output rows)."""
+        if filter is not None and not isinstance(filter, pc.Expression):
+            raise TypeError(f"filter must be a pyarrow.compute.Expression, not {type(filter).__name__}")
+        if self._filter is not None:
+            filter = self._filter if filter is None else (self._filter & filter)
+        return Scanner(
+            self,
+            columns=columns,
+            filter=filter,
+            batch_size=batch_size or self._options.batch_size,
+            threads=self._options.decode_threads if use_threads else 1,
+            limit=limit,
+        )
+
+    def to_batches(self, columns=None, filter=None, batch_size=None, **kwargs) -> Iterator[pa.RecordBatch]:
+        """Iterate over record batches (see :meth:`scanner`)."""
+        return self.scanner(columns=columns, filter=filter, batch_size=batch_size, **kwargs).to_batches()
+
+    def to_table(self, columns=None, filter=None, batch_size=None, **kwargs) -> pa.Table:
+        """Read into a table (see :meth:`scanner`)."""
+        return self.scanner(columns=columns, filter=filter, batch_size=batch_size, **kwargs).to_table()
+
+    def head(self, num_rows: int, columns=None, filter=None, batch_size=None, **kwargs) -> pa.Table:
+        """The first ``num_rows`` rows; reading stops as soon as they are found."""
+        return self.scanner(columns=columns, filter=filter, batch_size=batch_size, **kwargs).head(num_rows)
+
+    def take(self, indices, columns=None, filter=None, batch_size=None, **kwargs) -> pa.Table:
+        """Rows at ``indices`` (of the filtered scan); reads up to the largest index."""
+        idx = pa.array(indices, pa.int64()) if not isinstance(indices, pa.Array) else indices.cast(pa.int64())
+        if len(idx) == 0:
+            return self.scanner(columns=columns).projected_schema.empty_table()
+        if pc.min(idx).as_py() < 0:
+            raise IndexError("take: negative indices are not supported")
+        table = self.scanner(columns=columns, filter=filter, batch_size=batch_size, **kwargs).head(pc.max(idx).as_py() + 1)
+        if pc.max(idx).as_py() >= table.num_rows:
+            raise IndexError(f"take: index {pc.max(idx).as_py()} out of range for {table.num_rows} rows")
+        return table.take(idx)
+
+    def count_rows(self, filter=None, batch_size=None, **kwargs) -> int:
+        """Count rows; without a filter on data columns only record headers are read."""
+        return self.scanner(columns=[], filter=filter, batch_size=batch_size, **kwargs).count_rows()
+
+    def get_fragments(self, filter: pc.Expression | None = None) -> list["Fragment"]:
+        """One :class:`Fragment` per file that may match ``filter`` (partition pruning)."""
+        indices = self._pruned_indices(filter)
+        return [Fragment(self._derive(file_indices=[i])) for i in indices]
+
+    def _pruned_indices(self, filter: pc.Expression | None) -> list[int]:
+        if filter is None or self._partitioning is None:
+            return list(self._file_indices)
+        keep = set(self._partitioning.prune(filter, self._schema))
+        return [i for i in self._file_indices if i in keep]
+
+    # ------------------------------------------------------------------ unsupported
+    def join(self, *args, **kwargs):
+        raise NotImplementedError("tfsql.Dataset.join: read with to_table() and join the tables, or use DuckDB/Polars")
+
+    def join_asof(self, *args, **kwargs):
+        raise NotImplementedError("tfsql.Dataset.join_asof: read with to_table() first, or use DuckDB/Polars")
+
+    def sort_by(self, *args, **kwargs):
+        raise NotImplementedError("tfsql.Dataset.sort_by: read with to_table() and sort the table, or use DuckDB/Polars")
+
+    def __reduce__(self):
+        return (Dataset, (self._found, self._partitioning, self._data_schema, self._options),
+                {"_file_indices": self._file_indices, "_filter": self._filter})
+
+    def __setstate__(self, state):
+        self._file_indices = state["_file_indices"]
+        self._filter = state["_filter"]
+
+    def __repr__(self) -> str:
+        return f"<tfsql.Dataset: {len(self._file_indices)} files>\n{self._schema}"
+
+
+class Fragment:
+    """One file of a :class:`Dataset` (what Spark and parallel engines distribute)."""
+
+    def __init__(self, dataset: Dataset) -> None:
+        self._dataset = dataset
+
+    @property
+    def path(self) -> str:
+        return self._dataset.files[0]
+
+    @property
+    def partition_values(self) -> dict[str, Any]:
+        part = self._dataset._partitioning
+        if part is None:
+            return {}
+        return part.values.slice(self._dataset._file_indices[0], 1).to_pylist()[0]
+
+    @property
+    def partition_expression(self) -> pc.Expression:
+        expr = pc.scalar(True)
+        for name, value in self.partition_values.items():
+            term = pc.field(name).is_null() if value is None else pc.field(name) == value
+            expr = expr & term
+        return expr
+
+    @property
+    def physical_schema(self) -> pa.Schema:
+        return self._dataset.data_schema
+
+    def scanner(self, schema=None, columns=None, filter=None, **kwargs) -> "Scanner":
+        dataset = self._dataset if schema is None else self._dataset.replace_schema(schema)
+        return dataset.scanner(columns=columns, filter=filter, **kwargs)
+
+    def to_batches(self, schema=None, columns=None, filter=None, **kwargs):
+        return self.scanner(schema, columns, filter, **kwargs).to_batches()
+
+    def to_table(self, schema=None, columns=None, filter=None, **kwargs) -> pa.Table:
+        return self.scanner(schema, columns, filter, **kwargs).to_table()
+
+    def count_rows(self, filter=None, **kwargs) -> int:
+        return self._dataset.count_rows(filter=filter, **kwargs)
+
+    def head(self, num_rows: int, columns=None, filter=None, **kwargs) -> pa.Table:
+        return self._dataset.head(num_rows, columns=columns, filter=filter, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<tfsql.Fragment {self.path}>"
+
+
+class Scanner:
+    """A planned scan: the columns to output, the filter, the files left after pruning.
+
+    Examples
+    --------
+    >>> import tempfile, pyarrow as pa, tfsql
+    >>> path = tempfile.mkdtemp()
+    >>> _ = tfsql.write_tfrecord(pa.table({"a": [1, 2, 3], "b": ["x", "y", "z"]}), path)
+    >>> sc = tfsql.dataset(path).scanner(columns=["b"], filter=pa.compute.field("a") > 1)
+    >>> sc.projected_schema
+    b: string
+    >>> sc.to_table().column("b").to_pylist()
+    ['y', 'z']
+    """
+
+    def __init__(
+        self,
+        dataset: Dataset,
+        *,
+        columns: Sequence[str] | Mapping[str, pc.Expression] | None,
+        filter: pc.Expression | None,
+        batch_size: int,
+        threads: int,
+        limit: int | None = None,
+    ) -> None:
+        self._dataset = dataset
+        self._filter = filter
+        self._batch_size = batch_size
+        self._threads = threads
+        self._limit = limit
+        schema = dataset.schema
+        if columns is None:
+            self._columns: list[str] = list(schema.names)
+            self._expressions = None
+        elif isinstance(columns, Mapping):
+            self._columns = []
+            self._expressions = dict(columns)
+        else:
+            self._columns = list(columns)
+            self._expressions = None
+            missing = [c for c in self._columns if c not in schema.names]
+            if missing:
+                raise KeyError(
+                    f"column {missing[0]!r} is not in the dataset; its columns are {', '.join(schema.names)}"
+                )
+        needed = set(self._columns)
+        if filter is not None:
+            needed.update(_referenced_columns(filter, schema))
+        if self._expressions is not None:
+            for expr in self._expressions.values():
+                needed.update(_referenced_columns(expr, schema) if isinstance(expr, pc.Expression) else [])
+        data_names = [n for n in dataset.data_schema.names if n in needed]
+        self._specs: list[ColumnSpec] = column_specs(
+            pa.schema([dataset.data_schema.field(n) for n in data_names]), dataset.options.record_type
+        )
+        self._partition_names = [n for n in dataset.partition_schema.names if n in needed]
+        file_col = dataset.options.include_file_paths
+        self._with_file_column = file_col is not None and file_col in needed
+        self._file_indices = dataset._pruned_indices(filter)
+        self._data_filter_free = filter is None or not (
+            set(_referenced_columns(filter, schema)) - set(dataset.partition_schema.names)
+        )
+        if self._expressions is not None:
+            probe = pads.dataset(schema.empty_table()).to_table(columns=self._expressions, filter=filter)
+            self._projected = probe.schema
+        else:
+            self._projected = pa.schema([schema.field(c) for c in self._columns])
+
+    # ------------------------------------------------------------------ metadata
+    @property
+    def projected_schema(self) -> pa.Schema:
+        """The schema of the batches this scan yields."""
+        return self._projected
+
+    @property
+    def dataset_schema(self) -> pa.Schema:
+        return self._dataset.schema
+
+    @property
+    def files(self) -> list[str]:
+        """The files this scan opens, after partition pruning."""
+        found = self._dataset._found
+        return [found.files[i].display() for i in self._file_indices]
+
+    # ------------------------------------------------------------------ reading
+    def _blocks(self) -> Iterator[tuple[int, Any]]:
+        dataset = self._dataset
+        found = dataset._found
+        options = dataset.options
+        for i in self._file_indices:
+            file = found.files[i]
+            if file.size == 0:
+                continue
+            reader = open_frame_reader(found, file, options)
+            try:
+                yield from ((i, block) for block in reader.blocks(self._batch_size, options.batch_bytes))
+            finally:
+                reader.close()
+
+    def _decode_block(self, decoder: BlockDecoder, item: tuple[int, Any]) -> pa.RecordBatch:
+        file_index, block = item
+        batch = decoder.decode(block)
+        n = len(block)
+        arrays = list(batch.columns)
+        fields = list(batch.schema)
+        if self._partition_names:
+            values = self._dataset._partitioning.values
+            for name in self._partition_names:
+                scalar = values.column(name)[file_index]
+                arrays.append(_constant_column(scalar, n))
+                fields.append(values.schema.field(name))
+        if self._with_file_column:
+            name = self._dataset.options.include_file_paths
+            arrays.append(_constant_column(pa.scalar(self._dataset._found.files[file_index].display()), n))
+            fields.append(pa.field(name, pa.string()))
+        if not fields:
+            batch = empty_batch(n)
+        else:
+            batch = pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
+        if self._filter is not None:
+            batch = batch.filter(self._filter)
+        if self._expressions is not None:
+            return _project_expressions(batch, self._expressions, self._projected)
+        if not self._columns:
+            return empty_batch(batch.num_rows)
+        return batch.select(self._columns)
+
+    def to_batches(self) -> Iterator[pa.RecordBatch]:
+        """Yield batches in file order; stops early at the scan's limit."""
+        decoder = BlockDecoder(self._specs, self._dataset.options.record_type)
+        stream = ordered_map(
+            self._blocks,
+            lambda item: self._decode_block(decoder, item),
+            threads=self._threads,
+        )
+        remaining = self._limit
+        try:
+            for batch in stream:
+                if remaining is not None:
+                    if batch.num_rows >= remaining:
+                        if remaining:
+                            yield batch.slice(0, remaining)
+                        return
+                    remaining -= batch.num_rows
+                if batch.num_rows:
+                    yield batch
+        finally:
+            stream.close()
+
+    def to_reader(self) -> pa.RecordBatchReader:
+        """A ``pyarrow.RecordBatchReader`` over :meth:`to_batches` (lazy)."""
+        return pa.RecordBatchReader.from_batches(self._projected, self.to_batches())
+
+    def to_table(self) -> pa.Table:
+        return pa.Table.from_batches(list(self.to_batches()), schema=self._projected)
+
+    def head(self, num_rows: int) -> pa.Table:
+        """The first ``num_rows`` rows; reading stops once they are found."""
+        if num_rows < 0:
+            raise ValueError("head: num_rows must be >= 0")
+        limited = Scanner.__new__(Scanner)
+        limited.__dict__.update(self.__dict__)
+        limited._limit = num_rows if self._limit is None else min(num_rows, self._limit)
+        return limited.to_table()
+
+    def count_rows(self) -> int:
+        """Count the rows this scan yields; reads only record headers when the filter
+        (if any) touches partition columns only."""
+        if self._data_filter_free and self._limit is None:
+            found = self._dataset._found
+            options = self._dataset.options
+            total = 0
+            header_only = replace(options, verify_checksums=False)
+            for i in self._file_indices:
+                if found.files[i].size == 0:
+                    continue
+                reader = open_frame_reader(found, found.files[i], header_only)
+                with contextlib.closing(reader):
+                    for block in reader.blocks(max_records=1 << 20, max_bytes=-1):
+                        total += len(block)
+            return total
+        return sum(b.num_rows for b in self.to_batches())
+
+    def __repr__(self) -> str:
+        return f"<tfsql.Scanner {len(self._file_indices)} files>\n{self._projected}"
+
+
+def _project_expressions(batch: pa.RecordBatch, expressions: Mapping[str, Any], schema: pa.Schema) -> pa.RecordBatch:
+    table = pads.dataset(pa.Table.from_batches([batch])).to_table(columns=dict(expressions)).cast(schema)
+    return table.combine_chunks().to_batches()[0] if table.num_rows else schema.empty_table().to_batches()[0]

@@ -1,0 +1,490 @@
+"""Find the files a source names: paths, directories, globs and fsspec URLs.
+
+`discover` turns what a user passes to ``tfsql.dataset`` (a path, a directory, a glob,
+a URL, or a list of those) into one filesystem and a deterministic list of files, skipping
+the hidden and bookkeeping files that Spark, Hadoop and pyarrow leave next to data.
+
+Rules
+-----
+- A directory contributes every file below it, recursively. A directory that exists but
+  holds no visible file contributes nothing (an empty dataset is not an error here).
+- Globs (``glob=True``, the default) understand ``*``, ``?``, ``[...]`` and ``**``;
+  ``**`` is a whole path component matching zero or more directory levels
+  (``data/**/*.tfrecord`` also matches ``data/x.tfrecord``). A directory matched by a
+  glob contributes every file below it, as Spark does (``data/*`` reads the partition
+  directories of ``data``). ``glob=False`` takes the characters literally.
+- A source item that does not exist or matches nothing raises `FileNotFoundError`
+  naming it.
+- Skipped below the root of a directory or glob (Spark's ``shouldFilterOutPathName``):
+  any path component starting with ``.`` (``.part-0.crc``, ``.staging``); any component
+  starting with ``_`` unless it contains ``=`` (``_SUCCESS``, ``_committed_*``,
+  ``_started_*``, ``_temporary`` are skipped; the hive directory ``_col=1`` is kept);
+  file names ending in ``.crc`` or ``._COPYING_``. ``__HIVE_DEFAULT_PARTITION__`` only
+  ever appears after ``=``, so ``k=__HIVE_DEFAULT_PARTITION__`` is kept. Names ending in
+  ``.tmp`` or ``.inprogress`` are *not* skipped (writers that stage files give them a
+  ``.`` or ``_`` prefix, which is skipped). A glob component that itself starts with
+  ``.`` or ``_`` (``data/_staging*/x``) opts its matches back in. A file the user names
+  explicitly is never skipped, nor filtered by ``extensions``.
+- Order: source items in the order given; within an item, files sorted by path string
+  (as pyarrow and polars do). A file named by two items is kept once, at its first place.
+- Local paths (plain paths and ``file://`` URLs) use fsspec's ``LocalFileSystem``; their
+  `FileInfo.path` is the absolute path in fsspec's form (``/`` separators, which Windows
+  accepts too), ready for ``open`` or ``mmap``.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from typing import Any, Union
+
+import fsspec
+from fsspec.implementations.local import LocalFileSystem
+
+__all__ = ["FileInfo", "Discovered", "discover", "is_hidden_name", "has_glob_magic"]
+
+SourceItem = Union[str, "os.PathLike[str]"]
+Source = Union[SourceItem, Sequence[SourceItem]]
+
+_GLOB_MAGIC = frozenset("*?[")
+_LOCAL_PROTOCOLS = frozenset({"file", "local"})
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    """One data file found by `discover`.
+
+    Attributes
+    ----------
+    path : str
+        The path as the filesystem accepts it: for local files the absolute path, for
+        fsspec filesystems their own path without protocol (``"bucket/x/part-0.tfrecord"``
+        for S3, ``"/x/part-0.tfrecord"`` for ``memory://``).
+    size : int
+        Size in bytes; 0-byte files are valid and empty.
+    root : str or None
+        The directory the source named (a directory source, or a glob's longest
+        non-glob directory prefix), against which hive ``key=value`` directories are
+        parsed; None when the user named the file itself.
+    display_name : str or None
+        How messages name the file (a URL such as ``"memory://x/part-0.tfrecord"`` for
+        remote filesystems); None means `path`. Not part of equality.
+
+    Examples
+    --------
+    >>> f = FileInfo("/data/label=1/part-0.tfrecord", 10, "/data")
+    >>> f.display(), f.relative_dir()
+    ('/data/label=1/part-0.tfrecord', 'label=1')
+    """
+
+    path: str
+    size: int
+    root: str | None
+    display_name: str | None = field(default=None, compare=False)
+
+    def display(self) -> str:
+        """Return the name to use for this file in messages (a URL for remote files)."""
+        return self.display_name if self.display_name is not None else self.path
+
+    def relative_dir(self) -> str | None:
+        """Return the file's directory relative to `root` with ``/`` separators.
+
+        ``""`` when the file sits directly in the root, None when `root` is None.
+        """
+        if self.root is None:
+            return None
+        parts = _relative_parts(self.path, self.root)
+        return "/".join(parts[:-1])
+
+
+@dataclass(frozen=True)
+class Discovered:
+    """The result of `discover`: one filesystem and the files to read, in order.
+
+    Attributes
+    ----------
+    filesystem : fsspec.AbstractFileSystem
+        ``LocalFileSystem`` for local paths, else the fsspec filesystem of the URL or
+        the one the caller passed.
+    files : list of FileInfo
+        The files, in the deterministic order described in the module docstring.
+    is_local : bool
+        True when `filesystem` is the local filesystem (files can be memory-mapped).
+    """
+
+    filesystem: fsspec.AbstractFileSystem
+    files: list[FileInfo]
+    is_local: bool
+
+
+def discover(
+    source: Source,
+    *,
+    filesystem: Any = None,
+    glob: bool = True,
+    exclude_hidden: bool = True,
+    extensions: str | Iterable[str] | None = None,
+) -> Discovered:
+    """List the files named by `source`.
+
+    Parameters
+    ----------
+    source : str, os.PathLike, or a list or tuple of those
+        Local paths, ``file://`` URLs or fsspec URLs (``memory://``, ``s3://``,
+        ``gs://`` ...), each a file, a directory (read recursively) or a glob. All items
+        must live on one filesystem.
+    filesystem : fsspec.AbstractFileSystem or pyarrow.fs.FileSystem, optional
+        The filesystem to resolve plain paths on. A pyarrow filesystem is wrapped with
+        fsspec's ``ArrowFSWrapper`` (its local filesystem becomes fsspec's).
+    glob : bool, default True
+        Expand ``*``, ``?``, ``[...]`` and ``**``; False takes paths literally.
+    exclude_hidden : bool, default True
+        Skip hidden and bookkeeping files below a directory or glob root (see the
+        module docstring).
+    extensions : str or iterable of str, optional
+        Keep only listed files whose name ends with one of these suffixes
+        (``".tfrecord"``, ``[".tfrecord", ".gz"]``); explicitly named files are kept.
+
+    Returns
+    -------
+    Discovered
+
+    Raises
+    ------
+    FileNotFoundError
+        A source item does not exist or its glob matches nothing.
+    ValueError
+        The source is empty, mixes filesystems, or holds an invalid glob.
+    TypeError
+        The source or filesystem has the wrong type.
+
+    Examples
+    --------
+    >>> import fsspec
+    >>> mem = fsspec.filesystem("memory")
+    >>> mem.pipe("/doc/label=1/part-0.tfrecord", b"")
+    >>> mem.pipe("/doc/_SUCCESS", b"")
+    >>> found = discover("memory://doc")
+    >>> [(f.path, f.size, f.root) for f in found.files]
+    [('/doc/label=1/part-0.tfrecord', 0, '/doc')]
+    >>> found.files[0].display()
+    'memory://doc/label=1/part-0.tfrecord'
+    >>> mem.rm("/doc", recursive=True)
+    """
+    items = _source_items(source)
+    suffixes = _normalize_extensions(extensions)
+    fs_option = _coerce_filesystem(filesystem)
+
+    chosen_fs: fsspec.AbstractFileSystem | None = None
+    files: list[FileInfo] = []
+    seen: set[str] = set()
+    for item in items:
+        fs, path = _resolve(item, fs_option)
+        if chosen_fs is None:
+            chosen_fs = fs
+        elif fs is not chosen_fs and fs != chosen_fs:
+            raise ValueError(
+                f"source items live on different filesystems: {items[0]!r} and {item!r}; "
+                "read them as separate datasets"
+            )
+        for info in _list_item(fs, path, item, glob=glob, exclude_hidden=exclude_hidden,
+                               suffixes=suffixes):
+            if info.path not in seen:
+                seen.add(info.path)
+                files.append(info)
+    assert chosen_fs is not None
+    return Discovered(
+        filesystem=chosen_fs,
+        files=files,
+        is_local=isinstance(chosen_fs, LocalFileSystem),
+    )
+
+
+def is_hidden_name(name: str) -> bool:
+    """Return True for a path component that readers skip (Spark's rule).
+
+    Examples
+    --------
+    >>> [is_hidden_name(n) for n in ["_SUCCESS", ".part-0.crc", "_col=1", "part-0.tfrecord"]]
+    [True, True, False, False]
+    """
+    if name.startswith("."):
+        return True
+    if name.startswith("_") and "=" not in name:
+        return True
+    return name.endswith(".crc") or name.endswith("._COPYING_")
+
+
+def has_glob_magic(path: str) -> bool:
+    """Return True when `path` contains a glob character (``*``, ``?`` or ``[``).
+
+    Examples
+    --------
+    >>> has_glob_magic("data/*.tfrecord"), has_glob_magic("data/x.tfrecord")
+    (True, False)
+    """
+    return any(ch in _GLOB_MAGIC for ch in path)
+
+
+# ---------------------------------------------------------------------------------------
+# source items and filesystems
+# ---------------------------------------------------------------------------------------
+
+
+def _source_items(source: Source) -> list[str]:
+    if isinstance(source, (str, os.PathLike)):
+        raw: list[Any] = [source]
+    elif isinstance(source, (list, tuple)):
+        raw = list(source)
+    else:
+        raise TypeError(
+            f"source must be a path, URL, or a list or tuple of those, "
+            f"not {type(source).__name__}"
+        )
+    if not raw:
+        raise ValueError("source is an empty list; pass at least one path, directory or glob")
+    items = []
+    for item in raw:
+        if isinstance(item, os.PathLike):
+            item = os.fspath(item)
+        if not isinstance(item, str):
+            raise TypeError(
+                f"source items must be str or os.PathLike, not {type(item).__name__} ({item!r})"
+            )
+        if not item:
+            raise ValueError("source holds an empty path")
+        items.append(item)
+    return items
+
+
+def _normalize_extensions(extensions: str | Iterable[str] | None) -> tuple[str, ...] | None:
+    if extensions is None:
+        return None
+    if isinstance(extensions, str):
+        return (extensions,)
+    suffixes = tuple(extensions)
+    if not suffixes or not all(isinstance(s, str) and s for s in suffixes):
+        raise ValueError(f"extensions must be non-empty strings such as '.tfrecord', not {extensions!r}")
+    return suffixes
+
+
+def _coerce_filesystem(filesystem: Any) -> fsspec.AbstractFileSystem | None:
+    if filesystem is None or isinstance(filesystem, fsspec.AbstractFileSystem):
+        return filesystem
+    try:
+        import pyarrow.fs as pafs
+    except ImportError:  # pragma: no cover - pyarrow is a dependency
+        pafs = None
+    if pafs is not None and isinstance(filesystem, pafs.FileSystem):
+        if isinstance(filesystem, pafs.LocalFileSystem):
+            return LocalFileSystem()
+        from fsspec.implementations.arrow import ArrowFSWrapper
+
+        return ArrowFSWrapper(filesystem)
+    raise TypeError(
+        "filesystem must be an fsspec filesystem or a pyarrow.fs.FileSystem, "
+        f"not {type(filesystem).__name__}"
+    )
+
+
+def _resolve(item: str, fs_option: fsspec.AbstractFileSystem | None) -> tuple[fsspec.AbstractFileSystem, str]:
+    """Return the filesystem and the filesystem's own path for one source item."""
+    protocol, _ = fsspec.core.split_protocol(item)
+    if fs_option is not None:
+        if protocol is not None and protocol not in _protocols(fs_option):
+            raise ValueError(
+                f"{item!r} is a {protocol}:// URL but filesystem= is a "
+                f"{type(fs_option).__name__}; pass a plain path or drop filesystem="
+            )
+        if isinstance(fs_option, LocalFileSystem) and protocol is None:
+            return fs_option, _local_path(item)
+        return fs_option, _strip_trailing_sep(fs_option._strip_protocol(item))
+    if protocol is None:
+        return LocalFileSystem(), _local_path(item)
+    fs, path = fsspec.core.url_to_fs(item)
+    if isinstance(fs, LocalFileSystem):
+        return fs, _local_path(path)
+    return fs, _strip_trailing_sep(path)
+
+
+def _protocols(fs: fsspec.AbstractFileSystem) -> tuple[str, ...]:
+    protocol = fs.protocol
+    return (protocol,) if isinstance(protocol, str) else tuple(protocol)
+
+
+def _local_path(path: str) -> str:
+    absolute = os.path.abspath(os.path.expanduser(path))
+    return LocalFileSystem._strip_protocol(absolute)
+
+
+def _strip_trailing_sep(path: str) -> str:
+    stripped = path.rstrip("/")
+    return stripped if stripped or not path else "/"
+
+
+def _display_name(fs: fsspec.AbstractFileSystem, path: str) -> str | None:
+    if isinstance(fs, LocalFileSystem):
+        return None
+    protocol = _protocols(fs)[0]
+    if protocol in ("subtree", "mock"):  # wrapped pyarrow filesystems without a URL form
+        return None
+    if protocol == "memory":
+        return "memory://" + path.lstrip("/")
+    try:
+        return fs.unstrip_protocol(path)
+    except Exception:  # pragma: no cover - exotic filesystems
+        return f"{protocol}://{path}"
+
+
+# ---------------------------------------------------------------------------------------
+# listing
+# ---------------------------------------------------------------------------------------
+
+
+def _list_item(
+    fs: fsspec.AbstractFileSystem,
+    path: str,
+    item: str,
+    *,
+    glob: bool,
+    exclude_hidden: bool,
+    suffixes: tuple[str, ...] | None,
+) -> list[FileInfo]:
+    """Return the files one source item names, sorted by path."""
+    if glob and has_glob_magic(path):
+        found = _list_glob(fs, path, item, exclude_hidden=exclude_hidden, suffixes=suffixes)
+        if found is not None:
+            return found
+        # nothing matched, but a file literally named with glob characters may exist
+    try:
+        info = fs.info(path)
+    except FileNotFoundError:
+        info = None
+    if info is None:
+        if glob and has_glob_magic(path):
+            raise FileNotFoundError(
+                f"no files match the pattern {item!r}; check the pattern "
+                "(pass glob=False to read a path containing *, ? or [ literally)"
+            )
+        raise FileNotFoundError(
+            f"no such file or directory: {item!r}; check the path"
+        )
+    if info.get("type") == "directory":
+        return _list_directory(fs, path, root=path, exempt=(), exclude_hidden=exclude_hidden,
+                               suffixes=suffixes)
+    return [FileInfo(path, int(info.get("size") or 0), None, _display_name(fs, path))]
+
+
+def _list_glob(
+    fs: fsspec.AbstractFileSystem,
+    pattern: str,
+    item: str,
+    *,
+    exclude_hidden: bool,
+    suffixes: tuple[str, ...] | None,
+) -> list[FileInfo] | None:
+    """Expand a glob; None when it matches nothing."""
+    try:
+        matches = fs.glob(pattern, detail=True)
+    except ValueError as exc:
+        raise ValueError(f"invalid glob pattern {item!r}: {exc}") from exc
+    if not matches:
+        return None
+    root = _glob_root(pattern)
+    # pattern components that explicitly ask for hidden names opt their matches back in
+    exempt = tuple(
+        part for part in _relative_parts(pattern, root)
+        if part != "**" and part[:1] in ("_", ".")
+    )
+    by_path: dict[str, FileInfo] = {}
+    listed_dirs: set[str] = set()
+    for match_path, info in sorted(matches.items(), key=lambda item: len(item[0])):
+        match_path = _strip_trailing_sep(match_path)
+        if info.get("type") == "directory":
+            if _has_listed_ancestor(match_path, listed_dirs):
+                continue  # its files are already listed (``data/**`` matches every level)
+            listed_dirs.add(match_path)
+            for found in _list_directory(fs, match_path, root=root, exempt=exempt,
+                                         exclude_hidden=exclude_hidden, suffixes=suffixes):
+                by_path.setdefault(found.path, found)
+        elif _keep(match_path, root, exempt, exclude_hidden, suffixes):
+            by_path.setdefault(
+                match_path,
+                FileInfo(match_path, int(info.get("size") or 0), root, _display_name(fs, match_path)),
+            )
+    return [by_path[p] for p in sorted(by_path)]
+
+
+def _has_listed_ancestor(path: str, listed_dirs: set[str]) -> bool:
+    parent = posixpath.dirname(path)
+    while parent and parent != path:
+        if parent in listed_dirs:
+            return True
+        path, parent = parent, posixpath.dirname(parent)
+    return False
+
+
+def _list_directory(
+    fs: fsspec.AbstractFileSystem,
+    directory: str,
+    *,
+    root: str,
+    exempt: tuple[str, ...],
+    exclude_hidden: bool,
+    suffixes: tuple[str, ...] | None,
+) -> list[FileInfo]:
+    listing = fs.find(directory, withdirs=False, detail=True)
+    files = []
+    for file_path in sorted(listing):
+        info = listing[file_path]
+        if info.get("type", "file") != "file":
+            continue
+        if _keep(file_path, root, exempt, exclude_hidden, suffixes):
+            files.append(FileInfo(file_path, int(info.get("size") or 0), root,
+                                  _display_name(fs, file_path)))
+    return files
+
+
+def _keep(
+    path: str,
+    root: str,
+    exempt: tuple[str, ...],
+    exclude_hidden: bool,
+    suffixes: tuple[str, ...] | None,
+) -> bool:
+    parts = _relative_parts(path, root)
+    if suffixes is not None and not parts[-1].endswith(suffixes):
+        return False
+    if not exclude_hidden:
+        return True
+    for part in parts:
+        if is_hidden_name(part) and not any(fnmatchcase(part, pat) for pat in exempt):
+            return False
+    return True
+
+
+def _glob_root(pattern: str) -> str:
+    """The longest directory prefix of `pattern` without glob characters."""
+    parts = pattern.split("/")
+    prefix: list[str] = []
+    for part in parts[:-1]:
+        if has_glob_magic(part):
+            break
+        prefix.append(part)
+    root = "/".join(prefix)
+    if not root and pattern.startswith("/"):
+        return "/"
+    return root
+
+
+def _relative_parts(path: str, root: str) -> list[str]:
+    """Components of `path` below `root` (both in the filesystem's ``/`` form)."""
+    if root in ("", "/"):
+        relative = path.lstrip("/")
+    else:
+        root_prefix = root.rstrip("/") + "/"
+        relative = path[len(root_prefix):] if path.startswith(root_prefix) else posixpath.relpath(path, root)
+    return [part for part in relative.split("/") if part]

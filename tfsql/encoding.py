@@ -1,0 +1,502 @@
+"""Arrow record batches → the buffers the native encoder takes (FORMAT.md section 4).
+
+``RecordEncoder`` is compiled once per (Arrow schema, record type, layout): it decides
+each column's feature kind and shape with :func:`tfsql.schema.feature_layout`, where it
+goes in the record (``Example.features``, ``SequenceExample.context`` or
+``SequenceExample.feature_lists``), and builds a native ``Encoder``. Then, batch by batch,
+it turns Arrow arrays into the canonical buffers of ``Encoder.encode`` (see
+``tfsql/_native.pyi``): int64 / float32 / bytes values, int64 offsets and a uint8
+validity array, and returns the framed TFRecord bytes.
+
+Conversions (done by Arrow compute kernels, never per value in Python):
+
+- bool → 0/1, every integer type → int64 (a uint64 above 2**63-1 is a ``SchemaError``),
+  date / time / timestamp / duration → int64 of the stored integer;
+- float16 / float32 / float64 / decimal → float32 (float64 and decimal are narrowed:
+  precision is lost and values beyond float32's range become ±inf);
+- string / binary in every Arrow flavour → bytes (strings as UTF-8);
+- dictionary → its values; list / large_list / fixed_size_list / list_view → all values;
+- a null value omits the feature; a null element inside a list is a ``SchemaError``.
+
+Examples
+--------
+>>> import pyarrow as pa
+>>> from tfsql.encoding import RecordEncoder
+>>> batch = pa.record_batch({"label": [1, 0], "tokens": [["a", "b"], []]})
+>>> encoder = RecordEncoder(batch.schema, record_type="example")
+>>> framed, ends = encoder.encode(batch)
+>>> len(ends)
+2
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from tfsql import schema as _schema
+from tfsql._codec import codec
+from tfsql.errors import SchemaError
+
+__all__ = ["FeatureColumn", "RecordEncoder", "LAYOUT_CHOICES"]
+
+LAYOUT_CHOICES = ("context", "feature_list")
+"""Values accepted in ``layout=`` (SequenceExample only): ``"context"`` puts a column in
+``SequenceExample.context``; ``"feature_list"`` puts it in ``feature_lists`` — a
+``list<T>`` column then becomes one step per element, each step holding one value."""
+
+_INT64_MAX = np.iinfo(np.int64).max
+_EMPTY = np.zeros(0, dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class FeatureColumn:
+    """How one Arrow column is written.
+
+    Attributes
+    ----------
+    name : str
+        Column name, which is also the feature name.
+    location : int
+        ``codec.FEATURES`` (Example features / SequenceExample context) or
+        ``codec.FEATURE_LISTS``.
+    kind : int
+        ``codec.BYTES``, ``codec.FLOAT`` or ``codec.INT64``.
+    shape : int
+        ``codec.SCALAR``, ``codec.LIST`` or ``codec.LIST_OF_LIST``.
+    steps_from_list : bool
+        True when a ``list<T>`` column is written as a feature list of one-value steps
+        (``layout={name: "feature_list"}``).
+    """
+
+    name: str
+    location: int
+    kind: int
+    shape: int
+    steps_from_list: bool = False
+
+    def native(self) -> tuple[bytes, int, int, int]:
+        """The ``(name, location, kind, shape)`` tuple of the native ``Encoder``."""
+        return (self.name.encode("utf-8"), self.location, self.kind, self.shape)
+
+
+class RecordEncoder:
+    """Encode record batches of one schema into framed TFRecord bytes.
+
+    Parameters
+    ----------
+    schema : pyarrow.Schema
+        The columns to write (partition columns already removed).
+    record_type : str or int
+        ``"example"``, ``"sequence_example"`` or ``"bytes"`` (raw records; exactly one
+        string or binary column, written verbatim), or a ``codec`` record type code.
+    layout : mapping of str to str, optional
+        SequenceExample only: ``{column: "context" | "feature_list"}`` where the type
+        alone does not say it. By default list-of-list columns go to ``feature_lists``
+        and every other column to ``context``.
+
+    Raises
+    ------
+    SchemaError
+        A column's type cannot be written (struct, map, ...), a list-of-list column in
+        Example mode, or a raw-mode schema that is not one binary/string column.
+    ValueError
+        ``layout`` names an unknown column or asks for an impossible placement.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from tfsql.encoding import RecordEncoder
+    >>> table = pa.table({"frames": [[[1.0, 2.0], [3.0]]], "id": ["a"]})
+    >>> enc = RecordEncoder(table.schema, record_type="sequence_example")
+    >>> [(c.name, c.location) for c in enc.columns]
+    [('frames', 1), ('id', 0)]
+    """
+
+    def __init__(
+        self,
+        schema: pa.Schema,
+        *,
+        record_type: str | int = "example",
+        layout: Mapping[str, str] | None = None,
+    ) -> None:
+        self.schema = schema
+        self.record_type = (
+            record_type if isinstance(record_type, int) else _schema.parse_record_type(record_type)
+        )
+        self.columns: tuple[FeatureColumn, ...] = _plan_columns(schema, self.record_type, layout or {})
+        self._positions = [schema.get_field_index(c.name) for c in self.columns]
+        if self.record_type == codec.RAW:
+            self._encoder = None
+        else:
+            self._encoder = codec.Encoder(self.record_type, [c.native() for c in self.columns])
+
+    def arrays(
+        self,
+        batch: pa.RecordBatch,
+        *,
+        row_base: int = 0,
+        row_numbers: np.ndarray | None = None,
+    ) -> list[tuple]:
+        """The ``Encoder.encode`` argument tuples for ``batch``.
+
+        Error messages name rows as ``row_base + i`` for batch row ``i``, or
+        ``row_base + row_numbers[i]`` when the batch was gathered from a larger one
+        (partition splitting), so they count rows of the whole input.
+        """
+        _check_same_schema(batch.schema, self.schema)
+        label = _RowLabel(row_base, row_numbers)
+        return [
+            _column_arrays(batch.column(i), spec, label)
+            for i, spec in zip(self._positions, self.columns)
+        ]
+
+    def encode(
+        self,
+        batch: pa.RecordBatch,
+        *,
+        row_base: int = 0,
+        row_numbers: np.ndarray | None = None,
+    ) -> tuple[Any, np.ndarray]:
+        """Encode and frame every row of ``batch`` (row labels as in `arrays`).
+
+        Returns
+        -------
+        framed : buffer
+            The framed records, back to back (an object with the buffer protocol).
+        ends : numpy.ndarray
+            int64 end offset of each record in ``framed``.
+        """
+        n = batch.num_rows
+        arrays = self.arrays(batch, row_base=row_base, row_numbers=row_numbers)
+        if self.record_type == codec.RAW:
+            validity, _, _, value_offsets, data = arrays[0]
+            if validity is not None:
+                row = _RowLabel(row_base, row_numbers)(int(np.argmin(validity)))
+                name = self.columns[0].name
+                raise SchemaError(
+                    f'column {name!r} is null at row {row}; record_type="bytes" writes '
+                    f"each value as one record and a null has no bytes: drop or fill the "
+                    f"nulls first",
+                    feature=name,
+                    record_index=row,
+                )
+            framed, ends = codec.encode_frames(data, value_offsets)
+        else:
+            framed, ends = self._encoder.encode(arrays, n)
+        return framed, np.frombuffer(ends, dtype=np.uint64).astype(np.int64)
+
+
+class _RowLabel:
+    """Turns a batch row index into the row number of the whole input, for messages."""
+
+    def __init__(self, row_base: int, row_numbers: np.ndarray | None) -> None:
+        self.row_base = row_base
+        self.row_numbers = row_numbers
+
+    def __call__(self, row: int) -> int:
+        if self.row_numbers is not None:
+            row = int(self.row_numbers[row])
+        return self.row_base + row
+
+
+# --------------------------------------------------------------------------------------
+# Planning: Arrow schema → column specs
+# --------------------------------------------------------------------------------------
+
+
+def _plan_columns(
+    schema: pa.Schema, record_type: int, layout: Mapping[str, str]
+) -> tuple[FeatureColumn, ...]:
+    duplicates = sorted({n for n in schema.names if schema.names.count(n) > 1})
+    if duplicates:
+        raise ValueError(
+            f"column names must be unique to become feature names; {duplicates} appear "
+            f"more than once: rename them first"
+        )
+    unknown = sorted(set(layout) - set(schema.names))
+    if unknown:
+        raise ValueError(
+            f"layout names columns that are not in the data: {unknown}; "
+            f"the columns are {schema.names}"
+        )
+    bad = {k: v for k, v in layout.items() if v not in LAYOUT_CHOICES}
+    if bad:
+        raise ValueError(
+            f"layout values must be one of {LAYOUT_CHOICES}, got {bad}"
+        )
+    if layout and record_type != codec.SEQUENCE_EXAMPLE:
+        raise ValueError(
+            "layout= places columns in a SequenceExample's context or feature_lists; "
+            'pass record_type="sequence_example" with it'
+        )
+    if record_type == codec.RAW:
+        return (_plan_raw(schema),)
+    # A column of Arrow type null holds only nulls: its feature is omitted from every
+    # record, so it needs no encoder column.
+    return tuple(
+        _plan_column(f, record_type, layout.get(f.name))
+        for f in schema
+        if not pa.types.is_null(f.type)
+    )
+
+
+def _plan_raw(schema: pa.Schema) -> FeatureColumn:
+    if len(schema) != 1:
+        raise SchemaError(
+            f'record_type="bytes" writes exactly one binary or string column verbatim, '
+            f"but the data has {len(schema)} columns {schema.names}; select one column "
+            f"(partition columns do not count)"
+        )
+    field = schema.field(0)
+    kind, shape = _layout_of(field)
+    if kind != codec.BYTES or shape != codec.SCALAR:
+        raise SchemaError(
+            f'record_type="bytes" needs a binary or string column, but column '
+            f"{field.name!r} has type {field.type}",
+            feature=field.name,
+        )
+    return FeatureColumn(field.name, codec.FEATURES, codec.BYTES, codec.SCALAR)
+
+
+def _plan_column(field: pa.Field, record_type: int, placement: str | None) -> FeatureColumn:
+    kind, shape = _layout_of(field)
+    if record_type == codec.EXAMPLE:
+        if shape == codec.LIST_OF_LIST:
+            raise SchemaError(
+                f"column {field.name!r} has type {field.type}: a list of lists becomes a "
+                f"SequenceExample feature list, which an Example cannot hold; pass "
+                f'record_type="sequence_example" (or flatten the column)',
+                feature=field.name,
+            )
+        return FeatureColumn(field.name, codec.FEATURES, kind, shape)
+    # SequenceExample
+    if placement is None:
+        placement = "feature_list" if shape == codec.LIST_OF_LIST else "context"
+    if placement == "context":
+        if shape == codec.LIST_OF_LIST:
+            raise ValueError(
+                f"column {field.name!r} is a list of lists ({field.type}); the "
+                f"SequenceExample context holds only scalars and lists, so it must be a "
+                f'"feature_list"'
+            )
+        return FeatureColumn(field.name, codec.FEATURES, kind, shape)
+    if shape == codec.SCALAR:
+        raise ValueError(
+            f"column {field.name!r} has scalar type {field.type}; a feature_list column "
+            f"must be a list (one step per element) or a list of lists (one step per "
+            f"inner list)"
+        )
+    return FeatureColumn(
+        field.name,
+        codec.FEATURE_LISTS,
+        kind,
+        codec.LIST_OF_LIST,
+        steps_from_list=shape == codec.LIST,
+    )
+
+
+def _layout_of(field: pa.Field) -> tuple[int, int]:
+    try:
+        return _schema.feature_layout(field.type)
+    except SchemaError as exc:
+        raise SchemaError(f"column {field.name!r}: {exc}", feature=field.name) from None
+
+
+def _check_same_schema(got: pa.Schema, expected: pa.Schema) -> None:
+    if got.names != expected.names or got.types != expected.types:
+        raise ValueError(
+            f"record batches must all have the same schema; expected {expected}, got {got}"
+        )
+
+
+# --------------------------------------------------------------------------------------
+# Converting: Arrow arrays → canonical buffers
+# --------------------------------------------------------------------------------------
+
+
+def _column_arrays(array: pa.Array, spec: FeatureColumn, label: _RowLabel) -> tuple:
+    """``(validity, outer_offsets, inner_offsets, value_offsets, values)`` for a column."""
+    array = _decode_dictionary(array)
+    validity = _validity(array)
+    outer_offsets = inner_offsets = None
+    if spec.shape == codec.SCALAR:
+        leaf = array
+        levels: list[np.ndarray] = []
+    elif spec.steps_from_list:
+        leaf, outer_offsets = _flatten(array)
+        inner_offsets = np.arange(len(leaf) + 1, dtype=np.int64)
+        levels = [outer_offsets]
+    elif spec.shape == codec.LIST:
+        leaf, outer_offsets = _flatten(array)
+        levels = [outer_offsets]
+    else:  # LIST_OF_LIST
+        inner_lists, outer_offsets = _flatten(array)
+        inner_lists = _decode_dictionary(inner_lists)
+        _reject_nulls(inner_lists, spec, [outer_offsets], validity, label, "a null inner list")
+        leaf, inner_offsets = _flatten(inner_lists)
+        levels = [outer_offsets, inner_offsets]
+    if levels:
+        leaf = _decode_dictionary(leaf)
+        _reject_nulls(leaf, spec, levels, validity, label, "a null element inside its list")
+    value_offsets, values = _leaf_buffers(leaf, spec, levels, validity, label)
+    return (validity, outer_offsets, inner_offsets, value_offsets, values)
+
+
+def _decode_dictionary(array: pa.Array) -> pa.Array:
+    if pa.types.is_dictionary(array.type):
+        return array.dictionary_decode()
+    return array
+
+
+def _validity(array: pa.Array) -> np.ndarray | None:
+    if array.null_count == 0:
+        return None
+    return np.ascontiguousarray(array.is_valid().to_numpy(zero_copy_only=False)).view(np.uint8)
+
+
+def _flatten(array: pa.Array) -> tuple[pa.Array, np.ndarray]:
+    """One list level → (values of the valid rows, int64 offsets into them).
+
+    Works for list, large_list, fixed_size_list and the list views; null rows get an
+    empty range.
+    """
+    lengths = pc.fill_null(pc.list_value_length(array), 0)
+    offsets = np.zeros(len(array) + 1, dtype=np.int64)
+    np.cumsum(lengths.to_numpy(zero_copy_only=False), out=offsets[1:])
+    return array.flatten(), offsets
+
+
+def _rows_of(positions: np.ndarray, levels: Sequence[np.ndarray]) -> np.ndarray:
+    """Map positions in the innermost values to the row indices holding them."""
+    for offsets in reversed(levels):
+        positions = np.searchsorted(offsets, positions, side="right") - 1
+    return positions
+
+
+def _first_bad_row(
+    bad_positions: np.ndarray, levels: Sequence[np.ndarray], validity: np.ndarray | None
+) -> int | None:
+    rows = _rows_of(bad_positions, levels) if levels else bad_positions
+    if validity is not None:
+        rows = rows[validity[rows] != 0]
+    return int(rows.min()) if len(rows) else None
+
+
+def _reject_nulls(
+    values: pa.Array,
+    spec: FeatureColumn,
+    levels: Sequence[np.ndarray],
+    validity: np.ndarray | None,
+    label: _RowLabel,
+    what: str,
+) -> None:
+    if values.null_count == 0:
+        return
+    null_positions = np.flatnonzero(
+        ~values.is_valid().to_numpy(zero_copy_only=False)
+    )
+    row = _first_bad_row(null_positions, levels, validity)
+    if row is None:  # pragma: no cover - flatten() drops the ranges of null rows
+        return
+    raise SchemaError(
+        f"column {spec.name!r} has {what} at row {label(row)}; a TFRecord feature "
+        f"cannot hold nulls inside a list: drop or fill them first (for example with "
+        f"pyarrow.compute.fill_null or polars' list.drop_nulls)",
+        feature=spec.name,
+        record_index=label(row),
+    )
+
+
+def _leaf_buffers(
+    leaf: pa.Array,
+    spec: FeatureColumn,
+    levels: Sequence[np.ndarray],
+    validity: np.ndarray | None,
+    label: _RowLabel,
+) -> tuple[np.ndarray | None, Any]:
+    """``(value_offsets, values)`` of the innermost values, in the feature's kind."""
+    if spec.kind == codec.BYTES:
+        return _bytes_buffers(leaf)
+    if spec.kind == codec.FLOAT:
+        return None, _fixed_width_values(_to_float32(leaf), np.float32)
+    return None, _fixed_width_values(_to_int64(leaf, spec, levels, validity, label), np.int64)
+
+
+def _to_float32(leaf: pa.Array) -> pa.Array:
+    if pa.types.is_decimal(leaf.type):
+        leaf = pc.cast(leaf, pa.float64(), safe=False)
+    return pc.cast(leaf, pa.float32(), safe=False)
+
+
+def _to_int64(
+    leaf: pa.Array,
+    spec: FeatureColumn,
+    levels: Sequence[np.ndarray],
+    validity: np.ndarray | None,
+    label: _RowLabel,
+) -> pa.Array:
+    t = leaf.type
+    if pa.types.is_temporal(t):
+        leaf = leaf.view(pa.int32() if t.bit_width == 32 else pa.int64())
+    elif pa.types.is_uint64(t):
+        _check_uint64_range(leaf, spec, levels, validity, label)
+        return leaf.view(pa.int64())
+    return pc.cast(leaf, pa.int64())
+
+
+def _check_uint64_range(
+    leaf: pa.Array,
+    spec: FeatureColumn,
+    levels: Sequence[np.ndarray],
+    validity: np.ndarray | None,
+    label: _RowLabel,
+) -> None:
+    values = _fixed_width_values(leaf, np.uint64)
+    too_big = np.flatnonzero(values > _INT64_MAX)
+    if len(too_big) == 0:
+        return
+    row = _first_bad_row(too_big, levels, validity)
+    if row is None:
+        return  # only null slots hold garbage
+    rows = _rows_of(too_big, levels) if levels else too_big
+    value = int(values[too_big[np.flatnonzero(rows == row)[0]]])
+    raise SchemaError(
+        f"column {spec.name!r} row {label(row)} holds the uint64 value {value}, "
+        f"above the int64 maximum {_INT64_MAX} that an int64_list can store; cast the "
+        f"column (to float64 or string, say) or filter those rows first",
+        feature=spec.name,
+        record_index=label(row),
+    )
+
+
+def _fixed_width_values(array: pa.Array, dtype: type) -> np.ndarray:
+    """The value slots of a fixed-width array without copying (null slots included)."""
+    buffer = array.buffers()[1]
+    if buffer is None or len(array) == 0:
+        return np.zeros(0, dtype=dtype)
+    return np.frombuffer(buffer, dtype=dtype)[array.offset : array.offset + len(array)]
+
+
+def _bytes_buffers(leaf: pa.Array) -> tuple[np.ndarray, Any]:
+    """int64 value offsets and the data buffer of a string/binary array."""
+    t = leaf.type
+    if pa.types.is_fixed_size_binary(t):
+        width = t.byte_width
+        data = leaf.buffers()[1]
+        offsets = (np.arange(len(leaf) + 1, dtype=np.int64) + leaf.offset) * width
+        return offsets, data if data is not None else b""
+    if not pa.types.is_large_binary(t):
+        leaf = pc.cast(leaf, pa.large_binary())
+    _, offsets_buf, data = leaf.buffers()
+    if offsets_buf is None:
+        offsets = np.zeros(len(leaf) + 1, dtype=np.int64)
+    else:
+        offsets = np.frombuffer(offsets_buf, dtype=np.int64)[
+            leaf.offset : leaf.offset + len(leaf) + 1
+        ]
+    return offsets, data if data is not None else b""

@@ -1,0 +1,82 @@
+"""Schema inference over an explicit, deterministic sample of records.
+
+The sample is the first ``infer_sample`` records of each of up to ``infer_files``
+non-empty files, chosen evenly through the sorted file list (always the first and the
+last file) — never only the first file. ``infer_sample=None`` reads every record of
+every chosen file and ``infer_files=None`` chooses every file, so
+``infer_sample=None, infer_files=None`` infers from the whole dataset.
+
+Examples
+--------
+>>> sample_indices(10, 4)
+[0, 3, 6, 9]
+>>> sample_indices(3, 8)
+[0, 1, 2]
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import pyarrow as pa
+
+from tfsql._codec import codec
+from tfsql.decode import translate_decode_error
+from tfsql.records import FrameReader
+from tfsql.schema import FeatureStats, infer_from_stats, merge_stats
+
+__all__ = ["sample_indices", "infer_data_schema", "DEFAULT_INFER_SAMPLE", "DEFAULT_INFER_FILES"]
+
+#: Records read from the start of each sampled file.
+DEFAULT_INFER_SAMPLE = 1000
+#: Files sampled, spread evenly through the file list.
+DEFAULT_INFER_FILES = 16
+
+
+def sample_indices(n_files: int, infer_files: int | None) -> list[int]:
+    """Indices of ``infer_files`` files spread evenly over ``n_files`` (first and last included)."""
+    if infer_files is None or infer_files >= n_files:
+        return list(range(n_files))
+    if infer_files <= 1:
+        return [0][: max(infer_files, 0)]
+    step = (n_files - 1) / (infer_files - 1)
+    return sorted({round(i * step) for i in range(infer_files)})
+
+
+def infer_data_schema(
+    paths: Sequence[str],
+    open_reader: Callable[[int], FrameReader],
+    *,
+    record_type: int,
+    infer_sample: int | None,
+    lists: str,
+) -> tuple[pa.Schema, dict[tuple[int, str], FeatureStats]]:
+    """Infer the data schema from the files ``open_reader(i)`` opens (``i`` indexes
+    ``paths``, already chosen by :func:`sample_indices`).
+
+    Returns the schema and the merged per-feature statistics (the scanner uses them
+    to report features that appear later but are not in the schema).
+    """
+    merged: dict[tuple[int, str], FeatureStats] = {}
+    if record_type != codec.RAW:
+        for i, path in enumerate(paths):
+            remaining = infer_sample
+            reader = open_reader(i)
+            try:
+                for block in reader.blocks(max_records=remaining if remaining else 65536):
+                    summary = _summarize(block, record_type)
+                    merge_stats(merged, summary, path=path)
+                    if remaining is not None:
+                        remaining -= len(block)
+                        if remaining <= 0:
+                            break
+            finally:
+                reader.close()
+    return infer_from_stats(merged.values(), record_type, lists=lists), merged
+
+
+def _summarize(block, record_type: int) -> dict:
+    try:
+        return codec.summarize(block.buf, block.offsets, block.lengths, record_type)
+    except codec.DecodeError as exc:
+        raise translate_decode_error(exc, block, record_type, specs=()) from None

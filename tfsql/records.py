@@ -1,0 +1,317 @@
+"""From a file to blocks of framed records: opening, decompression, framing, errors.
+
+A file is read in chunks into fresh buffers; the C core indexes the frames in each
+chunk (checking CRCs) and the reader hands out :class:`RecordBlock` objects: a buffer
+plus the offsets and lengths of at most ``max_records`` records whose payloads total at
+most ``max_bytes``. A block never spans two buffers and buffers are never reused, so
+blocks can be decoded on other threads while reading goes on. Memory per open file is
+one chunk plus the blocks still in flight.
+
+Compression: ``"infer"`` looks at the first bytes — a valid TFRecord header (its length
+CRC matches) means no compression; otherwise gzip's magic ``1f 8b`` or a zlib header
+select those. GZIP streams may hold several concatenated members, as TensorFlow
+accepts.
+
+Examples
+--------
+>>> import io
+>>> import numpy as np
+>>> framed, _ = codec.encode_frames(b"abc", np.array([0, 1, 3], dtype=np.int64))
+>>> reader = FrameReader(io.BytesIO(bytes(framed)), path="mem")
+>>> [len(block) for block in reader.blocks()]
+[2]
+"""
+
+from __future__ import annotations
+
+import struct
+import warnings
+import zlib
+from dataclasses import dataclass
+from typing import BinaryIO, Iterator
+
+import numpy as np
+
+from tfsql._codec import codec
+from tfsql.errors import CorruptRecordError
+
+__all__ = ["RecordBlock", "FrameReader", "detect_compression", "normalize_compression", "open_decompressed"]
+
+DEFAULT_CHUNK_BYTES = 16 << 20
+_HEADER = 12
+_FOOTER = 4
+
+_COMPRESSIONS = {
+    None: None,
+    "": None,
+    "none": None,
+    "uncompressed": None,
+    "gzip": "gzip",
+    "gz": "gzip",
+    "zlib": "zlib",
+    "deflate": "zlib",
+    "zz": "zlib",
+    "infer": "infer",
+}
+
+
+def normalize_compression(value: str | None) -> str | None:
+    """``None``/``"none"`` -> ``None``; ``"gzip"``, ``"zlib"`` (alias ``"deflate"``) or ``"infer"``.
+
+    Examples
+    --------
+    >>> normalize_compression("GZIP"), normalize_compression("deflate"), normalize_compression(None)
+    ('gzip', 'zlib', None)
+    """
+    key = value.lower() if isinstance(value, str) else value
+    if key not in _COMPRESSIONS:
+        raise ValueError(
+            f"unknown compression {value!r}; use 'infer', None, 'gzip' or 'zlib'"
+        )
+    return _COMPRESSIONS[key]
+
+
+def detect_compression(head: bytes) -> str | None:
+    """Guess a file's compression from its first bytes (at least 12 when available).
+
+    Examples
+    --------
+    >>> import gzip
+    >>> detect_compression(gzip.compress(b"x")), detect_compression(b"")
+    ('gzip', None)
+    """
+    if len(head) >= _HEADER:
+        (masked,) = struct.unpack_from("<I", head, 8)
+        if codec.masked_crc32c(head[:8]) == masked:
+            return None
+    if head[:2] == b"\x1f\x8b":
+        return "gzip"
+    if len(head) >= 2 and (head[0] & 0x0F) == 8 and (head[0] >> 4) <= 7 and (head[0] * 256 + head[1]) % 31 == 0:
+        return "zlib"
+    return None
+
+
+class _InflateReader:
+    """A read-only stream that inflates a gzip (members concatenated) or zlib stream
+    from ``raw`` chunk by chunk; ``read(n)`` returns at most ``n`` bytes."""
+
+    def __init__(self, raw: BinaryIO, compression: str, *, path: str, chunk: int = 1 << 20):
+        self._raw = raw
+        self._compression = compression
+        self._wbits = 31 if compression == "gzip" else 15
+        self._path = path
+        self._chunk = chunk
+        self._inflater = zlib.decompressobj(self._wbits)
+        self._fed = False  # the current member has been given input
+        self._pending = b""
+        self._raw_eof = False
+
+    def read(self, n: int) -> bytes:
+        out = []
+        have = 0
+        while have < n:
+            if not self._pending:
+                if self._raw_eof:
+                    break
+                self._pending = self._raw.read(self._chunk)
+                if not self._pending:
+                    self._raw_eof = True
+                    if self._fed and not self._inflater.eof:
+                        raise CorruptRecordError(
+                            f"the {self._compression} stream of {self._path} ends early: the file "
+                            "is truncated (copy it again from its source)",
+                            path=self._path,
+                        )
+                    break
+            if self._inflater.eof:
+                if self._compression == "zlib" or not self._pending.strip(b"\x00"):
+                    # zlib holds one stream; gzip may end with zero padding. Ignore the rest.
+                    self._pending = b""
+                    self._raw_eof = True
+                    break
+                self._inflater = zlib.decompressobj(self._wbits)  # the next gzip member
+                self._fed = False
+            try:
+                piece = self._inflater.decompress(self._pending, n - have)
+            except zlib.error as exc:
+                raise CorruptRecordError(
+                    f"the {self._compression} data of {self._path} is corrupt ({exc}); if the "
+                    "file is not compressed, pass compression=None",
+                    path=self._path,
+                ) from None
+            self._fed = True
+            self._pending = self._inflater.unused_data if self._inflater.eof else self._inflater.unconsumed_tail
+            if piece:
+                out.append(piece)
+                have += len(piece)
+        return b"".join(out)
+
+    def close(self) -> None:
+        self._raw.close()
+
+
+def open_decompressed(raw: BinaryIO, compression: str | None, *, path: str) -> BinaryIO:
+    """Wrap ``raw`` so that ``read(n)`` returns decompressed bytes.
+
+    ``compression`` is a normalized value; ``"infer"`` peeks at the first bytes
+    (``raw`` must support ``seek(0)``, or be re-opened by the caller).
+    """
+    if compression == "infer":
+        head = raw.read(_HEADER)
+        raw.seek(0)
+        compression = detect_compression(head)
+    if compression is None:
+        return raw
+    return _InflateReader(raw, compression, path=path)  # type: ignore[return-value]
+
+
+@dataclass
+class RecordBlock:
+    """Records ``buf[offsets[i] : offsets[i] + lengths[i]]`` of one file.
+
+    ``first_index`` is the file-wide index of record 0 and ``base_offset`` the
+    (decompressed) file offset of ``buf[0]``, for error messages.
+    """
+
+    buf: memoryview
+    offsets: np.ndarray
+    lengths: np.ndarray
+    first_index: int
+    base_offset: int
+    path: str
+
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+    def record_offset(self, i: int) -> int:
+        """File offset of record ``i``'s header."""
+        return self.base_offset + int(self.offsets[i]) - _HEADER
+
+
+def _not_tfrecord_hint(offset: int) -> str:
+    return "; at byte 0 this usually means the file is not a TFRecord file (or is compressed: pass compression=)" if offset == 0 else ""
+
+
+class FrameReader:
+    """Read one (decompressed) stream as blocks of verified records.
+
+    Parameters
+    ----------
+    stream : binary file object
+        Already decompressed (see :func:`open_decompressed`).
+    path : str
+        The file's name for messages.
+    verify : bool
+        Check each record's data CRC (the length CRC is always checked).
+    on_corrupt : {"raise", "skip"}
+        ``"skip"`` drops a record whose data CRC fails and, for a bad length or a
+        truncated end, the rest of the file, with a warning that counts what was
+        skipped.
+    """
+
+    def __init__(
+        self,
+        stream: BinaryIO,
+        *,
+        path: str,
+        verify: bool = True,
+        on_corrupt: str = "raise",
+        chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+    ) -> None:
+        if on_corrupt not in ("raise", "skip"):
+            raise ValueError(f"on_corrupt must be 'raise' or 'skip', not {on_corrupt!r}")
+        self._stream = stream
+        self.path = path
+        self._verify = verify
+        self._on_corrupt = on_corrupt
+        self._chunk_bytes = chunk_bytes
+        self.skipped_records = 0
+        self.records_read = 0
+
+    def _read_more(self, tail: memoryview) -> tuple[memoryview, bool]:
+        """A fresh buffer holding ``tail`` then new bytes (at least a chunk, at least
+        ``len(tail)`` so that growing a large block stays linear); and an eof flag."""
+        data = self._stream.read(max(self._chunk_bytes, len(tail)))
+        if not data:
+            return tail, True
+        if not len(tail):
+            return memoryview(data), False
+        buf = bytearray(len(tail) + len(data))
+        buf[: len(tail)] = tail
+        buf[len(tail) :] = data
+        return memoryview(buf), False
+
+    def blocks(self, max_records: int = 65536, max_bytes: int = 64 << 20) -> Iterator[RecordBlock]:
+        """Yield blocks of at most ``max_records`` records and ``max_bytes`` payload
+        (a single larger record still makes a block of one)."""
+        buf = memoryview(b"")
+        base = 0  # file offset of buf[0]
+        pos = 0  # scan position in buf
+        index = 0  # file-wide index of the record at pos
+        eof = False
+        while True:
+            offsets, lengths, end, status = codec.scan_frames(buf, pos, max_records, max_bytes, self._verify)
+            n = len(offsets) // 8
+            full = status == codec.FRAME_OK and (end < len(buf) or n == max_records)
+            if not full and status in (codec.FRAME_OK, codec.FRAME_TRUNCATED) and not eof:
+                buf, eof = self._read_more(buf[pos:])
+                base += pos
+                pos = 0
+                continue
+            if n:
+                self.records_read += n
+                yield RecordBlock(
+                    buf,
+                    np.frombuffer(offsets, dtype=np.uint64),
+                    np.frombuffer(lengths, dtype=np.uint64),
+                    index,
+                    base,
+                    self.path,
+                )
+                index += n
+            pos = end
+            if status == codec.FRAME_OK:
+                if full:
+                    continue
+                return
+            if status == codec.FRAME_TRUNCATED:
+                self._corrupt(
+                    f"truncated record in {self.path}, record {index} at byte {base + end}: the "
+                    f"file ends {len(buf) - end} bytes into it{_not_tfrecord_hint(base + end)}",
+                    index,
+                    base + end,
+                    rest_of_file=True,
+                )
+                return
+            if status == codec.FRAME_BAD_LENGTH_CRC:
+                self._corrupt(
+                    f"length CRC mismatch in {self.path}, record {index} at byte {base + end}: "
+                    f"the file is corrupt{_not_tfrecord_hint(base + end)}",
+                    index,
+                    base + end,
+                    rest_of_file=True,
+                )
+                return
+            # FRAME_BAD_DATA_CRC: the length is valid, so the record can be stepped over.
+            (length,) = struct.unpack_from("<Q", buf, end)
+            self._corrupt(
+                f"data CRC mismatch in {self.path}, record {index} at byte {base + end}: the "
+                "record is corrupt",
+                index,
+                base + end,
+                rest_of_file=False,
+            )
+            pos = end + _HEADER + length + _FOOTER
+            index += 1
+
+    def close(self) -> None:
+        """Close the underlying stream."""
+        self._stream.close()
+
+    def _corrupt(self, message: str, index: int, offset: int, *, rest_of_file: bool) -> None:
+        if self._on_corrupt == "raise":
+            advice = " (pass on_corrupt='skip' to skip it" + (" and the rest of the file)" if rest_of_file else ")")
+            raise CorruptRecordError(message + advice, path=self.path, record_index=index, offset=offset)
+        self.skipped_records += 1
+        what = "the rest of the file" if rest_of_file else "the record"
+        warnings.warn(f"{message}; skipped {what} (on_corrupt='skip')", stacklevel=4)

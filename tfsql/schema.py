@@ -1,0 +1,482 @@
+"""Arrow <-> feature mapping: record types, column layouts, inference and read casts.
+
+A *column spec* says where a column's values live in a record (``Example.features`` /
+``SequenceExample.context``, or ``SequenceExample.feature_lists``), which ``Feature``
+kind holds them (bytes, float or int64 list) and their shape (scalar, list, or list
+of lists), plus the Arrow type the user gets. The C decoder produces the *canonical*
+Arrow type for a kind and shape (``int64``, ``float32``, ``binary``, wrapped in
+lists); :func:`cast_to_target` then casts, range-checked, to the requested type.
+
+Inference (see :func:`infer_from_stats`) follows ``FORMAT.md`` section 3:
+
+- ``int64_list`` -> ``int64``, ``float_list`` -> ``float32``, ``bytes_list`` ->
+  ``string`` when every sampled value is valid UTF-8, else ``binary``;
+- scalar when no sampled record holds more than one value, else a list
+  (``lists="always"`` forces lists); ``SequenceExample`` feature lists ->
+  ``list<list<K>>``;
+- column order is the order in which features are first seen, reading the sampled
+  files in order and each record's features in wire order (for files tfsql writes
+  that is the written column order);
+- a feature seen with two kinds is a :class:`~tfsql.errors.SchemaError` naming both.
+
+Examples
+--------
+>>> import pyarrow as pa
+>>> from tfsql.schema import feature_layout, parse_record_type
+>>> feature_layout(pa.list_(pa.float64()))  # (FLOAT, LIST)
+(2, 1)
+>>> parse_record_type("SequenceExample")
+1
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from tfsql._codec import codec
+from tfsql.errors import SchemaError
+
+__all__ = [
+    "ColumnSpec",
+    "FeatureStats",
+    "parse_record_type",
+    "record_type_name",
+    "feature_layout",
+    "canonical_type",
+    "kind_name",
+    "normalize_schema",
+    "column_specs",
+    "merge_stats",
+    "infer_from_stats",
+    "cast_to_target",
+    "RAW_COLUMN",
+    "schema_with_partitions",
+]
+
+#: The name of the one column of ``record_type="bytes"``.
+RAW_COLUMN = "record"
+
+_RECORD_TYPES = {
+    "example": codec.EXAMPLE,
+    "sequence_example": codec.SEQUENCE_EXAMPLE,
+    "sequenceexample": codec.SEQUENCE_EXAMPLE,
+    "bytes": codec.RAW,
+    "bytearray": codec.RAW,
+    "byte_array": codec.RAW,
+    "raw": codec.RAW,
+}
+
+_KIND_NAMES = {
+    codec.KIND_NONE: "no kind",
+    codec.BYTES: "bytes_list",
+    codec.FLOAT: "float_list",
+    codec.INT64: "int64_list",
+}
+
+
+def parse_record_type(value: str | int) -> int:
+    """Return the codec code of a record type name.
+
+    Accepts tfsql's names (``"example"``, ``"sequence_example"``, ``"bytes"``) and
+    Spark-TFRecord's (``"Example"``, ``"SequenceExample"``, ``"ByteArray"``), any case.
+
+    Examples
+    --------
+    >>> parse_record_type("ByteArray") == parse_record_type("bytes")
+    True
+    """
+    if isinstance(value, int) and value in (codec.EXAMPLE, codec.SEQUENCE_EXAMPLE, codec.RAW):
+        return value
+    if isinstance(value, str):
+        code = _RECORD_TYPES.get(value.strip().lower())
+        if code is not None:
+            return code
+    raise ValueError(
+        f"unknown record_type {value!r}; use 'example', 'sequence_example' or 'bytes' "
+        "(Spark-TFRecord's 'Example', 'SequenceExample', 'ByteArray' work too)"
+    )
+
+
+def record_type_name(code: int) -> str:
+    """The canonical name of a record type code (``0`` -> ``"example"``)."""
+    return {codec.EXAMPLE: "example", codec.SEQUENCE_EXAMPLE: "sequence_example", codec.RAW: "bytes"}[code]
+
+
+def kind_name(kind: int) -> str:
+    """``codec.INT64`` -> ``"int64_list"`` and so on, for messages."""
+    return _KIND_NAMES.get(kind, f"kind {kind}")
+
+
+def _is_list(t: pa.DataType) -> bool:
+    return (
+        pa.types.is_list(t)
+        or pa.types.is_large_list(t)
+        or pa.types.is_fixed_size_list(t)
+        or pa.types.is_list_view(t)
+        or pa.types.is_large_list_view(t)
+    )
+
+
+def _scalar_kind(t: pa.DataType) -> int | None:
+    if pa.types.is_dictionary(t):
+        return _scalar_kind(t.value_type)
+    if (
+        pa.types.is_boolean(t)
+        or pa.types.is_integer(t)
+        or pa.types.is_date(t)
+        or pa.types.is_timestamp(t)
+        or pa.types.is_time(t)
+        or pa.types.is_duration(t)
+    ):
+        return codec.INT64
+    if pa.types.is_floating(t) or pa.types.is_decimal(t):
+        return codec.FLOAT
+    if (
+        pa.types.is_string(t)
+        or pa.types.is_large_string(t)
+        or pa.types.is_binary(t)
+        or pa.types.is_large_binary(t)
+        or pa.types.is_fixed_size_binary(t)
+        or pa.types.is_string_view(t)
+        or pa.types.is_binary_view(t)
+    ):
+        return codec.BYTES
+    return None
+
+
+def feature_layout(arrow_type: pa.DataType) -> tuple[int, int]:
+    """Map an Arrow type to the ``(kind, shape)`` of the feature that stores it.
+
+    Integers, booleans, dates and timestamps go to ``int64_list``; floats and decimals
+    to ``float_list``; strings and binaries to ``bytes_list``; a dictionary maps as its
+    values. Lists of those are ``LIST``, lists of lists ``LIST_OF_LIST``.
+
+    Raises
+    ------
+    SchemaError
+        For types no feature can hold (struct, map, deeper nesting, null, ...). The
+        caller adds the column name.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from tfsql._codec import codec
+    >>> feature_layout(pa.list_(pa.list_(pa.string()))) == (codec.BYTES, codec.LIST_OF_LIST)
+    True
+    """
+    shape = codec.SCALAR
+    inner = arrow_type
+    if pa.types.is_dictionary(inner):
+        inner = inner.value_type
+    if _is_list(inner):
+        shape = codec.LIST
+        inner = inner.value_type
+        if pa.types.is_dictionary(inner):
+            inner = inner.value_type
+        if _is_list(inner):
+            shape = codec.LIST_OF_LIST
+            inner = inner.value_type
+            if pa.types.is_dictionary(inner):
+                inner = inner.value_type
+    kind = _scalar_kind(inner)
+    if kind is None:
+        raise SchemaError(
+            f"Arrow type {arrow_type} has no TFRecord feature representation; features hold "
+            "integers, floats, strings/binary, and lists (or lists of lists) of those"
+        )
+    return kind, shape
+
+
+def canonical_type(kind: int, shape: int, *, utf8: bool = False) -> pa.DataType:
+    """The Arrow type the decoder produces for a kind and shape.
+
+    Examples
+    --------
+    >>> from tfsql._codec import codec
+    >>> canonical_type(codec.FLOAT, codec.LIST)
+    ListType(list<item: float>)
+    """
+    if kind == codec.INT64:
+        value = pa.int64()
+    elif kind == codec.FLOAT:
+        value = pa.float32()
+    elif kind == codec.BYTES:
+        value = pa.string() if utf8 else pa.binary()
+    else:
+        raise ValueError(f"no Arrow type for {kind_name(kind)}")
+    if shape == codec.SCALAR:
+        return value
+    if shape == codec.LIST:
+        return pa.list_(value)
+    return pa.list_(pa.list_(value))
+
+
+@dataclass(frozen=True)
+class ColumnSpec:
+    """How one output column is read from records.
+
+    ``location`` is ``codec.FEATURES`` (Example features / SequenceExample context) or
+    ``codec.FEATURE_LISTS``; ``decoded_type`` is what the decoder produces and
+    ``arrow_type`` what the user asked for (equal when no cast is needed).
+    """
+
+    name: str
+    location: int
+    kind: int
+    shape: int
+    arrow_type: pa.DataType
+
+    @property
+    def decoded_type(self) -> pa.DataType:
+        return canonical_type(self.kind, self.shape)
+
+    def as_codec_tuple(self) -> tuple[bytes, int, int, int]:
+        return (self.name.encode("utf-8"), self.location, self.kind, self.shape)
+
+
+def normalize_schema(schema: pa.Schema | Mapping[str, Any] | None) -> pa.Schema | None:
+    """Accept a ``pa.Schema``, or a mapping of name -> Arrow type (or type name such as
+    ``"int64"``, ``"list<float>"``-style strings are not parsed: use pyarrow types).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> normalize_schema({"id": pa.int32()})
+    id: int32
+    """
+    if schema is None or isinstance(schema, pa.Schema):
+        return schema
+    if isinstance(schema, Mapping):
+        fields = []
+        for name, typ in schema.items():
+            if isinstance(typ, str):
+                typ = pa.type_for_alias(typ)
+            if not isinstance(typ, pa.DataType):
+                raise TypeError(
+                    f"schema entry {name!r}: expected a pyarrow DataType, got {type(typ).__name__}"
+                )
+            fields.append(pa.field(name, typ))
+        return pa.schema(fields)
+    raise TypeError(f"schema must be a pyarrow.Schema or a dict of name -> type, not {type(schema).__name__}")
+
+
+def column_specs(schema: pa.Schema, record_type: int) -> list[ColumnSpec]:
+    """Column specs for a (user or inferred) schema of data columns.
+
+    For ``SequenceExample``, list-of-list columns read ``feature_lists`` and every other
+    column the context. For raw records the schema must be one binary/string column.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from tfsql._codec import codec
+    >>> [s.shape for s in column_specs(pa.schema({"x": pa.int32()}), codec.EXAMPLE)] == [codec.SCALAR]
+    True
+    """
+    specs = []
+    for f in schema:
+        try:
+            kind, shape = feature_layout(f.type)
+        except SchemaError as exc:
+            raise SchemaError(f"column {f.name!r}: {exc}", feature=f.name) from None
+        if record_type == codec.RAW:
+            if shape != codec.SCALAR or kind != codec.BYTES:
+                raise SchemaError(
+                    f"record_type='bytes' reads one binary or string column; column {f.name!r} "
+                    f"has type {f.type}",
+                    feature=f.name,
+                )
+        if shape == codec.LIST_OF_LIST and record_type != codec.SEQUENCE_EXAMPLE:
+            raise SchemaError(
+                f"column {f.name!r} has type {f.type}: lists of lists are SequenceExample "
+                "feature_lists; pass record_type='sequence_example'",
+                feature=f.name,
+            )
+        location = codec.FEATURE_LISTS if shape == codec.LIST_OF_LIST else codec.FEATURES
+        specs.append(ColumnSpec(f.name, location, kind, shape, f.type))
+    return specs
+
+
+# --------------------------------------------------------------------------- inference
+
+
+@dataclass
+class FeatureStats:
+    """Merged inference statistics of one feature across sampled records."""
+
+    location: int
+    name: str
+    kinds: dict[int, str] = field(default_factory=dict)  # kind -> first file seen with it
+    present: int = 0
+    min_len: int = 0
+    max_len: int = 0
+    utf8: bool = True
+    max_inner_len: int = 0
+
+
+def merge_stats(
+    merged: dict[tuple[int, str], FeatureStats], summary: Mapping, *, path: str
+) -> None:
+    """Fold one ``codec.summarize`` result, from file ``path``, into ``merged``."""
+    for (location, raw_name), (mask, present, min_len, max_len, utf8, max_inner) in summary.items():
+        name = raw_name.decode("utf-8", errors="surrogateescape")
+        key = (location, name)
+        stats = merged.get(key)
+        if stats is None:
+            stats = merged[key] = FeatureStats(location, name, min_len=min_len)
+        for kind in (codec.KIND_NONE, codec.BYTES, codec.FLOAT, codec.INT64):
+            if mask & (1 << kind):
+                stats.kinds.setdefault(kind, path)
+        stats.present += present
+        stats.min_len = min(stats.min_len, min_len)
+        stats.max_len = max(stats.max_len, max_len)
+        stats.max_inner_len = max(stats.max_inner_len, max_inner)
+        stats.utf8 = stats.utf8 and bool(utf8)
+
+
+def infer_from_stats(
+    stats: Iterable[FeatureStats], record_type: int, *, lists: str = "auto"
+) -> pa.Schema:
+    """Build the data schema from merged statistics (see the module docstring).
+
+    Examples
+    --------
+    >>> from tfsql._codec import codec
+    >>> s = FeatureStats(codec.FEATURES, "label", {codec.INT64: "f"}, present=2, min_len=1, max_len=1)
+    >>> infer_from_stats([s], codec.EXAMPLE)
+    label: int64
+    """
+    if lists not in ("auto", "always"):
+        raise ValueError(f"lists must be 'auto' or 'always', not {lists!r}")
+    if record_type == codec.RAW:
+        return pa.schema([pa.field(RAW_COLUMN, pa.binary())])
+    fields: list[pa.Field] = []
+    seen: dict[str, int] = {}
+    for st in stats:
+        kinds = {k: p for k, p in st.kinds.items() if k != codec.KIND_NONE}
+        if len(kinds) > 1:
+            described = " and ".join(f"{kind_name(k)} (first in {p})" for k, p in sorted(kinds.items()))
+            raise SchemaError(
+                f"feature {st.name!r} holds two kinds in the inference sample: {described}; "
+                "pass schema= with the type to read it as, or fix the data",
+                feature=st.name,
+            )
+        if not kinds:
+            warnings.warn(
+                f"feature {st.name!r} never has a kind set in the inference sample, so its type "
+                "is unknown and it is left out; pass schema= to read it",
+                stacklevel=3,
+            )
+            continue
+        (kind,) = kinds
+        if st.location == codec.FEATURE_LISTS:
+            shape = codec.LIST_OF_LIST
+        elif lists == "always" or st.max_len > 1:
+            shape = codec.LIST
+        else:
+            shape = codec.SCALAR
+        typ = canonical_type(kind, shape, utf8=st.utf8)
+        if st.name in seen:
+            raise SchemaError(
+                f"feature {st.name!r} is both a context feature and a feature list; pass "
+                "schema= naming the one to read",
+                feature=st.name,
+            )
+        seen[st.name] = len(fields)
+        fields.append(pa.field(st.name, typ))
+    return pa.schema(fields)
+
+
+# --------------------------------------------------------------------------- read casts
+
+
+def _first_failing_row(decoded: pa.Array, target: pa.DataType) -> int | None:
+    """Locate the first row whose cast fails, for error messages (slow path only)."""
+    lo, hi = 0, len(decoded)
+    if hi == 0:
+        return None
+    # Binary search on prefixes: the smallest prefix that fails to cast.
+    while lo < hi:
+        mid = (lo + hi) // 2
+        try:
+            pc.cast(decoded.slice(0, mid + 1), target, safe=True)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo if lo < len(decoded) else None
+
+
+def _check_bool(values: pa.Array) -> bool:
+    """True when every int64 value (possibly nested) is 0 or 1."""
+    flat = values
+    while pa.types.is_list(flat.type) or pa.types.is_large_list(flat.type):
+        flat = flat.flatten()
+    if len(flat) == 0:
+        return True
+    bad = pc.any(pc.and_(pc.not_equal(flat, 0), pc.not_equal(flat, 1))).as_py()
+    return not bad
+
+
+def _leaf_type(t: pa.DataType) -> pa.DataType:
+    while _is_list(t):
+        t = t.value_type
+    return t
+
+
+def cast_to_target(
+    decoded: pa.Array, spec: ColumnSpec, *, where: str, first_record: int
+) -> pa.Array:
+    """Cast a decoded column to ``spec.arrow_type``, range- and UTF-8-checked.
+
+    ``where`` names the file for messages and ``first_record`` is the record index of
+    row 0 in that file.
+    """
+    target = spec.arrow_type
+    if decoded.type == target:
+        return decoded
+    if pa.types.is_boolean(_leaf_type(target)) and not _check_bool(decoded):
+        raise SchemaError(
+            f"feature {spec.name!r} in {where} holds integers other than 0 and 1, which do "
+            f"not fit the requested type {target}; read it as an integer type",
+            feature=spec.name,
+            path=where,
+        )
+    try:
+        return pc.cast(decoded, target, safe=True)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        row = _first_failing_row(decoded, target)
+        at = f", record {first_record + row}" if row is not None else ""
+        raise SchemaError(
+            f"feature {spec.name!r} in {where}{at} does not fit the requested type {target}: "
+            f"{exc}; widen the type in schema= (decoded as {decoded.type})",
+            feature=spec.name,
+            path=where,
+            record_index=None if row is None else first_record + row,
+        ) from None
+
+
+def schema_with_partitions(data: pa.Schema, partition: pa.Schema | None, file_column: str | None) -> pa.Schema:
+    """The full dataset schema: data columns, then partition columns, then the file path column."""
+    fields = list(data)
+    names = set(data.names)
+    if partition is not None:
+        for f in partition:
+            if f.name in names:
+                raise ValueError(
+                    f"partition column {f.name!r} is also a feature in the records; rename the "
+                    "directory key or pass hive_partitioning=False"
+                )
+            fields.append(f)
+            names.add(f.name)
+    if file_column is not None:
+        if file_column in names:
+            raise ValueError(f"include_file_paths={file_column!r} collides with an existing column")
+        fields.append(pa.field(file_column, pa.string()))
+    return pa.schema(fields)
+

@@ -1,0 +1,802 @@
+"""`write_tfrecord`: the one writer every front end calls (Polars, DuckDB COPY, Spark, CLI).
+
+The pipeline, batch by batch (memory is bounded by the batch size and the open files,
+never by the input size)::
+
+    Arrow-shaped input ─► record batches ─► slices of ≤ 64K rows / 64 MiB
+        ─► split by partition values (hive ``key=value`` directories)
+        ─► RecordEncoder (tfsql.encoding → native encoder): framed TFRecord bytes
+        ─► a file per partition, rotated by rows / bytes, gzip / zlib streamed
+        ─► all under ``<target>/_temporary-<uuid>/`` ─► commit (rename into place)
+
+Commit protocol. Every file is first written under the hidden staging directory
+``<target>/_temporary-<uuid>/`` (readers skip ``_`` names). When the whole input has
+been written, the old data the mode replaces is moved into a hidden
+``<target>/_trash-<uuid>/``, the new files are renamed into place, a ``_SUCCESS`` marker
+is written (as Spark does; readers skip it), and only then is the trash deleted. If
+anything fails before that point (the input raising halfway, a schema error, a full
+disk, ``KeyboardInterrupt``) the moves done so far are undone, the staging directory is
+removed, and the target is left exactly as it was.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import uuid
+import zlib
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import fsspec
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from tfsql import partitioning
+from tfsql import schema as _schema
+from tfsql.discovery import _coerce_filesystem, _resolve
+from tfsql.encoding import RecordEncoder
+
+__all__ = ["write_tfrecord", "WriteResult", "WrittenFile", "MODES", "COMPRESSIONS"]
+
+MODES = ("error", "append", "overwrite", "overwrite_partitions", "ignore")
+"""The save modes of `write_tfrecord`."""
+
+COMPRESSIONS = {None: "", "gzip": ".gz", "zlib": ".zz"}
+"""Supported compressions and the file extension each adds after ``.tfrecord``."""
+
+SUCCESS_MARKER = "_SUCCESS"
+
+_ENCODE_ROWS = 65_536  # rows encoded at once: big enough to amortise per-call overhead
+_ENCODE_BYTES = 64 << 20  # ... and a bound on the Arrow bytes of one encoded slice
+_MAX_OPEN_FILES = 64  # partition files kept open at once (least recently used closes)
+
+
+# --------------------------------------------------------------------------------------
+# Result
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WrittenFile:
+    """One file `write_tfrecord` wrote.
+
+    Attributes
+    ----------
+    path : str
+        Where the file is after the commit (the target path joined with the file's
+        relative path; a URL for non-local filesystems).
+    partition : dict
+        The partition values of the file's directory (empty without ``partition_by``).
+    rows : int
+        Records in the file.
+    bytes : int
+        Size of the file on disk (after compression).
+    """
+
+    path: str
+    partition: dict[str, Any]
+    rows: int
+    bytes: int
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    """What `write_tfrecord` wrote.
+
+    Attributes
+    ----------
+    path : str
+        The target directory as given.
+    files : list of WrittenFile
+        Every data file written, in the order it was started.
+    skipped : bool
+        True when ``mode="ignore"`` found existing data and wrote nothing.
+    """
+
+    path: str
+    files: list[WrittenFile] = field(default_factory=list)
+    skipped: bool = False
+
+    @property
+    def rows(self) -> int:
+        """Total records written."""
+        return sum(f.rows for f in self.files)
+
+    @property
+    def bytes(self) -> int:
+        """Total bytes written (on disk)."""
+        return sum(f.bytes for f in self.files)
+
+    @property
+    def paths(self) -> list[str]:
+        """The paths of the written files."""
+        return [f.path for f in self.files]
+
+    def __repr__(self) -> str:
+        if self.skipped:
+            return f"WriteResult(skipped: {self.path!r} already holds data, mode='ignore')"
+        n = len(self.files)
+        return (
+            f"WriteResult({n} file{'' if n == 1 else 's'}, {self.rows:,} rows, "
+            f"{self.bytes:,} bytes in {self.path!r})"
+        )
+
+
+# --------------------------------------------------------------------------------------
+# The public function
+# --------------------------------------------------------------------------------------
+
+
+def write_tfrecord(
+    data: Any,
+    path: str | os.PathLike,
+    *,
+    partition_by: str | Sequence[str] | None = None,
+    record_type: str = "example",
+    layout: Mapping[str, str] | None = None,
+    compression: str | None = None,
+    compression_level: int | None = None,
+    mode: str = "error",
+    max_rows_per_file: int | None = None,
+    max_bytes_per_file: int | None = None,
+    num_shards: int | None = None,
+    shard_prefix: str = "part",
+    filesystem: Any = None,
+) -> WriteResult:
+    """Write Arrow-shaped data as TFRecord files of ``tf.train.Example`` records.
+
+    Parameters
+    ----------
+    data : Arrow-shaped
+        A ``pyarrow.Table``, ``RecordBatch`` or ``RecordBatchReader``; any object with
+        ``__arrow_c_stream__`` (a Polars DataFrame, a DuckDB relation) or
+        ``__arrow_c_array__``; or an iterable of record batches (a generator streams).
+        Input is consumed one batch at a time.
+    path : str or path-like
+        The target directory; an fsspec URL (``s3://...``, ``memory://...``) works.
+    partition_by : str or list of str, optional
+        Columns whose values become ``key=value`` directories (Hive escaping, null as
+        ``__HIVE_DEFAULT_PARTITION__``); they are not written into the records. Reading
+        back with ``tfsql.dataset`` restores them, typed int64 when every value is an
+        integer, else string.
+    record_type : {"example", "sequence_example", "bytes"}
+        ``"sequence_example"`` puts list-of-list columns in ``feature_lists`` and the
+        others in ``context``; ``"bytes"`` writes the one binary/string column verbatim,
+        one record per row.
+    layout : dict, optional
+        SequenceExample placement where the type is ambiguous:
+        ``{"tokens": "feature_list"}`` writes a ``list<T>`` column as a feature list of
+        one-value steps; ``"context"`` is the default for non-nested columns.
+    compression : {None, "gzip", "zlib"}
+        Stream compression of whole files (``tf.data.TFRecordDataset``'s
+        ``compression_type="GZIP"`` / ``"ZLIB"``). Files get ``.gz`` / ``.zz``.
+    compression_level : int, optional
+        zlib level 0-9 (default 6).
+    mode : {"error", "append", "overwrite", "overwrite_partitions", "ignore"}
+        What to do when the target holds data: raise ``FileExistsError`` (default), add
+        files next to it, replace all of it, replace only the partition directories this
+        write produces (without ``partition_by``: all of it), or write nothing.
+    max_rows_per_file : int, optional
+        Start a new file after this many records (exact).
+    max_bytes_per_file : int, optional
+        Start a new file once a file holds this many bytes of TFRecord data (counted
+        before compression); a file exceeds it by less than one record.
+    num_shards : int, optional
+        Write exactly this many files ``<shard_prefix>-00000-of-0000N.tfrecord``, the
+        TensorFlow training convention. Rows are dealt round robin (shard ``k`` holds
+        input rows ``k, k+N, k+2N, ...``), so shard sizes differ by at most one row and
+        streaming input needs no second pass. Not with ``partition_by`` or the
+        ``max_*_per_file`` options.
+    shard_prefix : str
+        File name prefix with ``num_shards``.
+    filesystem : fsspec or pyarrow filesystem, optional
+        Overrides the filesystem the path implies.
+
+    Returns
+    -------
+    WriteResult
+        The files written with their rows and bytes.
+
+    Raises
+    ------
+    FileExistsError
+        ``mode="error"`` and the target holds data, or an appended file name exists.
+    tfsql.SchemaError
+        A column cannot be written (see FORMAT.md section 4): struct or map columns, a
+        list of lists in Example mode, a null inside a list, a uint64 above 2**63-1. The
+        target is left as it was.
+
+    Notes
+    -----
+    Type mapping: integers, bool (0/1), dates, times and timestamps (their stored
+    integer) → ``int64_list``; float16/32/64 and decimal → ``float_list`` (float32:
+    float64 and decimals lose precision); strings and binaries → ``bytes_list``; lists
+    of those → the same kind with all values; dictionaries → their values. A null omits
+    the feature from that record.
+
+    Examples
+    --------
+    >>> import tempfile, pyarrow as pa, tfsql
+    >>> table = pa.table({"split": ["train", "test", "train"], "x": [1, 2, 3]})
+    >>> out = tempfile.mkdtemp() + "/out"
+    >>> result = write_tfrecord(table, out, partition_by="split")
+    >>> len(result.files), result.rows
+    (2, 3)
+    >>> sorted(f.partition["split"] for f in result.files)
+    ['test', 'train']
+    """
+    options = _Options.check(
+        partition_by=partition_by,
+        compression=compression,
+        compression_level=compression_level,
+        mode=mode,
+        max_rows_per_file=max_rows_per_file,
+        max_bytes_per_file=max_bytes_per_file,
+        num_shards=num_shards,
+        shard_prefix=shard_prefix,
+    )
+    record_code = _schema.parse_record_type(record_type)
+    target = _Target.resolve(path, filesystem)
+
+    if target.is_file():
+        raise FileExistsError(
+            f"{target.display!r} is a file; write_tfrecord writes a directory of files"
+        )
+    if target.has_data():
+        if options.mode == "error":
+            raise FileExistsError(
+                f"{target.display!r} already holds data; pass mode='append', 'overwrite', "
+                f"'overwrite_partitions' or 'ignore', or choose another path"
+            )
+        if options.mode == "ignore":
+            return WriteResult(path=target.display, skipped=True)
+
+    schema, batches = _open_input(data)
+    try:
+        encoder, data_columns = _prepare(schema, options.partition_by, record_code, layout)
+        job = _WriteJob(target, options)
+        return job.run(schema, batches, encoder, data_columns)
+    finally:
+        close = getattr(batches, "close", None)
+        if close is not None:
+            close()
+
+
+# --------------------------------------------------------------------------------------
+# Options and input
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Options:
+    partition_by: tuple[str, ...]
+    compression: str | None
+    compression_level: int
+    mode: str
+    max_rows_per_file: int | None
+    max_bytes_per_file: int | None
+    num_shards: int | None
+    shard_prefix: str
+
+    @classmethod
+    def check(cls, *, partition_by, compression, compression_level, mode, max_rows_per_file,
+              max_bytes_per_file, num_shards, shard_prefix) -> _Options:
+        if isinstance(partition_by, str):
+            partition_by = (partition_by,)
+        partition_by = tuple(partition_by or ())
+        if len(set(partition_by)) != len(partition_by):
+            raise ValueError(f"partition_by names a column twice: {list(partition_by)}")
+        if isinstance(compression, str):
+            compression = compression.lower()
+            compression = None if compression in ("", "none") else compression
+        if compression not in COMPRESSIONS:
+            raise ValueError(
+                f"unknown compression {compression!r}; use None, 'gzip' or 'zlib'"
+            )
+        level = -1 if compression_level is None else compression_level
+        if not isinstance(level, int) or not -1 <= level <= 9:
+            raise ValueError(f"compression_level must be an int from 0 to 9, got {compression_level!r}")
+        if mode not in MODES:
+            raise ValueError(f"unknown mode {mode!r}; use one of {', '.join(repr(m) for m in MODES)}")
+        for name, value in (("max_rows_per_file", max_rows_per_file),
+                            ("max_bytes_per_file", max_bytes_per_file),
+                            ("num_shards", num_shards)):
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if num_shards is not None:
+            if partition_by:
+                raise ValueError(
+                    "num_shards cannot be combined with partition_by: shards are a fixed "
+                    "set of files, partitions a directory per value; use max_rows_per_file "
+                    "to bound file sizes in a partitioned write"
+                )
+            if max_rows_per_file is not None or max_bytes_per_file is not None:
+                raise ValueError(
+                    "num_shards fixes the number of files; it cannot be combined with "
+                    "max_rows_per_file or max_bytes_per_file"
+                )
+        if not isinstance(shard_prefix, str) or not shard_prefix or "/" in shard_prefix:
+            raise ValueError(f"shard_prefix must be a non-empty file name prefix, got {shard_prefix!r}")
+        return cls(partition_by, compression, level, mode, max_rows_per_file,
+                   max_bytes_per_file, num_shards, shard_prefix)
+
+
+def _open_input(data: Any) -> tuple[pa.Schema | None, Iterator[pa.RecordBatch]]:
+    """The schema and a batch iterator of any Arrow-shaped input (None: no batches)."""
+    if isinstance(data, pa.Table):
+        return data.schema, iter(data.to_batches())
+    if isinstance(data, pa.RecordBatch):
+        return data.schema, iter([data])
+    if isinstance(data, pa.RecordBatchReader):
+        return data.schema, iter(data)
+    if hasattr(data, "__arrow_c_stream__"):
+        reader = pa.RecordBatchReader.from_stream(data)
+        return reader.schema, iter(reader)
+    if hasattr(data, "__arrow_c_array__"):
+        batch = pa.record_batch(data)
+        return batch.schema, iter([batch])
+    if isinstance(data, (str, bytes, Mapping)) or not isinstance(data, Iterable):
+        raise TypeError(
+            f"write_tfrecord needs Arrow-shaped data (a pyarrow Table, RecordBatch or "
+            f"RecordBatchReader, a Polars DataFrame, a DuckDB relation, or an iterable of "
+            f"record batches), not {type(data).__name__}"
+        )
+    return _peek_batches(iter(data))
+
+
+def _peek_batches(items: Iterator[Any]) -> tuple[pa.Schema | None, Iterator[pa.RecordBatch]]:
+    def as_batches(item: Any) -> list[pa.RecordBatch]:
+        if isinstance(item, pa.RecordBatch):
+            return [item]
+        if isinstance(item, pa.Table):
+            return item.to_batches()
+        raise TypeError(
+            f"an iterable passed to write_tfrecord must yield pyarrow RecordBatches (or "
+            f"Tables), not {type(item).__name__}"
+        )
+
+    for first in items:
+        head = as_batches(first)
+
+        def chained() -> Iterator[pa.RecordBatch]:
+            yield from head
+            for item in items:
+                yield from as_batches(item)
+
+        gen = chained()
+        close = getattr(items, "close", None)
+        if close is not None:
+            gen = _Closing(gen, close)
+        return first.schema, gen
+    return None, iter(())
+
+
+class _Closing:
+    """An iterator that also closes the source generator when closed."""
+
+    def __init__(self, it: Iterator, close: Any) -> None:
+        self._it, self._close = it, close
+
+    def __iter__(self) -> _Closing:
+        return self
+
+    def __next__(self) -> Any:
+        return next(self._it)
+
+    def close(self) -> None:
+        self._close()
+
+
+def _prepare(
+    schema: pa.Schema | None,
+    partition_by: tuple[str, ...],
+    record_type: int,
+    layout: Mapping[str, str] | None,
+) -> tuple[RecordEncoder | None, list[str]]:
+    """Check partition columns and compile the encoder for the remaining columns."""
+    if schema is None:
+        return None, []
+    for name in partition_by:
+        if name not in schema.names:
+            raise ValueError(
+                f"partition column {name!r} is not in the data; the columns are {schema.names}"
+            )
+        t = schema.field(name).type
+        if pa.types.is_dictionary(t):
+            t = t.value_type
+        if not (pa.types.is_integer(t) or pa.types.is_boolean(t) or pa.types.is_string(t)
+                or pa.types.is_large_string(t) or pa.types.is_string_view(t)
+                or pa.types.is_date(t) or pa.types.is_timestamp(t)
+                or pa.types.is_floating(t) or pa.types.is_decimal(t)):
+            raise ValueError(
+                f"partition column {name!r} has type {schema.field(name).type}; partition "
+                f"values become directory names, so use a column of integers, strings, "
+                f"booleans or dates"
+            )
+    data_columns = [n for n in schema.names if n not in partition_by]
+    data_schema = pa.schema([schema.field(n) for n in data_columns])
+    return RecordEncoder(data_schema, record_type=record_type, layout=layout), data_columns
+
+
+# --------------------------------------------------------------------------------------
+# The target directory
+# --------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Target:
+    fs: fsspec.AbstractFileSystem
+    root: str  # the filesystem's own path
+    display: str  # as the user wrote it
+
+    @classmethod
+    def resolve(cls, path: str | os.PathLike, filesystem: Any) -> _Target:
+        if not isinstance(path, (str, os.PathLike)):
+            raise TypeError(f"path must be a str or path-like, not {type(path).__name__}")
+        text = os.fspath(path)
+        fs, root = _resolve(text, _coerce_filesystem(filesystem))
+        display = text.rstrip("/") or text
+        return cls(fs, root, display)
+
+    def join(self, *parts: str) -> str:
+        return posixpath.join(self.root, *parts)
+
+    def shown(self, relative: str) -> str:
+        return posixpath.join(self.display, relative)
+
+    def is_file(self) -> bool:
+        return self.fs.isfile(self.root)
+
+    def has_data(self) -> bool:
+        return self.fs.isdir(self.root) and bool(self.fs.ls(self.root, detail=False))
+
+    def missing_ancestor(self) -> str | None:
+        """The highest directory of the target path that does not exist yet."""
+        missing = None
+        path = self.root
+        while not self.fs.exists(path):
+            missing = path
+            parent = self.fs._parent(path)
+            if parent == path or not parent:
+                break
+            path = parent
+        return missing
+
+
+# --------------------------------------------------------------------------------------
+# Output files
+# --------------------------------------------------------------------------------------
+
+
+class _FileSink:
+    """One output file being written, with optional streaming gzip / zlib."""
+
+    def __init__(self, fs: fsspec.AbstractFileSystem, path: str, compression: str | None,
+                 level: int) -> None:
+        self._file = fs.open(path, "wb")
+        if compression == "gzip":
+            self._compressor = zlib.compressobj(level, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+        elif compression == "zlib":
+            self._compressor = zlib.compressobj(level, zlib.DEFLATED, zlib.MAX_WBITS)
+        else:
+            self._compressor = None
+        self.rows = 0
+        self.data_bytes = 0  # framed TFRecord bytes, before compression
+        self.disk_bytes = 0
+
+    def write(self, framed: memoryview, rows: int) -> None:
+        self.rows += rows
+        self.data_bytes += len(framed)
+        self._put(self._compressor.compress(framed) if self._compressor else framed)
+
+    def close(self) -> None:
+        if self._compressor is not None:
+            self._put(self._compressor.flush())
+            self._compressor = None
+        self._file.close()
+
+    def abort(self) -> None:
+        try:
+            self._file.close()
+        except Exception:  # pragma: no cover - the staging area is removed anyway
+            pass
+
+    def _put(self, chunk: Any) -> None:
+        if len(chunk):
+            self._file.write(chunk)
+            self.disk_bytes += len(chunk)
+
+
+class _Files:
+    """Creates, rotates, tracks and closes the staged output files of one write job."""
+
+    def __init__(self, target: _Target, staging: str, options: _Options, job_id: str) -> None:
+        self._target = target
+        self._staging = staging
+        self._options = options
+        self._job_id = job_id
+        self._ext = ".tfrecord" + COMPRESSIONS[options.compression]
+        self._sequence = 0
+        self._open: OrderedDict[Any, tuple[_FileSink, int]] = OrderedDict()  # key -> (sink, index)
+        self._pinned: list[_FileSink] = []
+        self.records: list[list] = []  # [relative path, partition dict, sink]
+
+    # -- naming -------------------------------------------------------------------------
+
+    def _next_name(self) -> str:
+        name = f"part-00000-{self._job_id}-c{self._sequence:03d}{self._ext}"
+        self._sequence += 1
+        return name
+
+    def shard_name(self, index: int) -> str:
+        n = self._options.num_shards
+        return f"{self._options.shard_prefix}-{index:05d}-of-{n:05d}{self._ext}"
+
+    # -- files --------------------------------------------------------------------------
+
+    def open(self, key: Any, directory: str, name: str, partition: dict) -> _FileSink:
+        """Start a staged file; ``key=None`` pins it open until `close_all` (shards)."""
+        relative = posixpath.join(directory, name) if directory else name
+        staged = posixpath.join(self._staging, relative)
+        self._target.fs.makedirs(posixpath.dirname(staged), exist_ok=True)
+        sink = _FileSink(self._target.fs, staged, self._options.compression,
+                         self._options.compression_level)
+        self.records.append([relative, partition, sink])
+        if key is None:
+            self._pinned.append(sink)
+            return sink
+        self._open[key] = (sink, len(self.records) - 1)
+        while len(self._open) > _MAX_OPEN_FILES:
+            _, (oldest, _) = self._open.popitem(last=False)
+            oldest.close()
+        return sink
+
+    def current(self, key: Any) -> _FileSink | None:
+        entry = self._open.get(key)
+        if entry is None:
+            return None
+        self._open.move_to_end(key)
+        return entry[0]
+
+    def close(self, key: Any) -> None:
+        sink, _ = self._open.pop(key)
+        sink.close()
+
+    def close_all(self) -> None:
+        while self._pinned:
+            self._pinned.pop().close()
+        while self._open:
+            _, (sink, _) = self._open.popitem(last=False)
+            sink.close()
+
+    def abort_all(self) -> None:
+        while self._pinned:
+            self._pinned.pop().abort()
+        while self._open:
+            _, (sink, _) = self._open.popitem(last=False)
+            sink.abort()
+
+    # -- writing with rotation ----------------------------------------------------------
+
+    def write_partition(self, directory: str, partition: dict, framed: Any,
+                        ends: np.ndarray) -> None:
+        """Append framed records to the partition's current file, rotating as needed."""
+        view = memoryview(framed).cast("B")
+        max_rows = self._options.max_rows_per_file
+        max_bytes = self._options.max_bytes_per_file
+        n = len(ends)
+        done = 0
+        while done < n:
+            sink = self.current(directory)
+            if sink is None:
+                sink = self.open(directory, directory, self._next_name(), partition)
+            take = n - done
+            start_byte = int(ends[done - 1]) if done else 0
+            if max_rows is not None:
+                take = min(take, max_rows - sink.rows)
+            if max_bytes is not None:
+                # the first record that brings the file to the limit is the last one in it
+                cumulative = ends[done:] - start_byte
+                reach = int(np.searchsorted(cumulative, max_bytes - sink.data_bytes, side="left"))
+                take = min(take, reach + 1)
+            end_byte = int(ends[done + take - 1])
+            sink.write(view[start_byte:end_byte], take)
+            done += take
+            if (max_rows is not None and sink.rows >= max_rows) or (
+                max_bytes is not None and sink.data_bytes >= max_bytes
+            ):
+                self.close(directory)
+
+
+# --------------------------------------------------------------------------------------
+# The write job: stage, then commit
+# --------------------------------------------------------------------------------------
+
+
+class _WriteJob:
+    def __init__(self, target: _Target, options: _Options) -> None:
+        self.target = target
+        self.options = options
+        self.job_id = str(uuid.uuid4())
+        self.staging = target.join(f"_temporary-{self.job_id}")
+        self.trash = target.join(f"_trash-{self.job_id}")
+
+    def run(self, schema: pa.Schema | None, batches: Iterator[pa.RecordBatch],
+            encoder: RecordEncoder | None, data_columns: list[str]) -> WriteResult:
+        fs = self.target.fs
+        created = self.target.missing_ancestor()
+        files = _Files(self.target, self.staging, self.options, self.job_id)
+        try:
+            fs.makedirs(self.staging, exist_ok=True)
+            self._stage(batches, encoder, data_columns, files)
+            files.close_all()
+            self._commit(files)
+        except BaseException:
+            files.abort_all()
+            _remove_quietly(fs, self.staging)
+            if created is not None:
+                _remove_quietly(fs, created)
+            raise
+        _remove_quietly(fs, self.trash)
+        _remove_quietly(fs, self.staging)
+        return WriteResult(
+            path=self.target.display,
+            files=[WrittenFile(self.target.shown(rel), part, sink.rows, sink.disk_bytes)
+                   for rel, part, sink in files.records],
+        )
+
+    # -- staging ------------------------------------------------------------------------
+
+    def _stage(self, batches: Iterator[pa.RecordBatch], encoder: RecordEncoder | None,
+               data_columns: list[str], files: _Files) -> None:
+        options = self.options
+        if options.num_shards is not None:
+            sinks = [files.open(None, "", files.shard_name(i), {})
+                     for i in range(options.num_shards)]
+        row_base = 0
+        for batch in batches:
+            for chunk in _slices(batch):
+                if options.num_shards is not None:
+                    self._stage_shards(chunk, row_base, encoder, data_columns, sinks)
+                elif options.partition_by:
+                    for directory, values, rows, part in _split_partitions(
+                        chunk, options.partition_by, data_columns
+                    ):
+                        framed, ends = encoder.encode(part, row_base=row_base, row_numbers=rows)
+                        files.write_partition(directory, values, framed, ends)
+                else:
+                    framed, ends = encoder.encode(chunk.select(data_columns), row_base=row_base)
+                    files.write_partition("", {}, framed, ends)
+                row_base += chunk.num_rows
+
+    def _stage_shards(self, chunk: pa.RecordBatch, row_base: int, encoder: RecordEncoder,
+                      data_columns: list[str], sinks: list[_FileSink]) -> None:
+        n_shards = len(sinks)
+        data = chunk.select(data_columns)
+        for shard, sink in enumerate(sinks):
+            first = (shard - row_base) % n_shards
+            rows = np.arange(first, chunk.num_rows, n_shards)
+            if len(rows) == 0:
+                continue
+            part = data if n_shards == 1 else data.take(pa.array(rows))
+            framed, ends = encoder.encode(part, row_base=row_base, row_numbers=rows)
+            sink.write(memoryview(framed).cast("B")[: int(ends[-1])], len(rows))
+
+    # -- commit -------------------------------------------------------------------------
+
+    def _commit(self, files: _Files) -> None:
+        fs, target = self.target.fs, self.target
+        relative_paths = [rel for rel, _, _ in files.records]
+        replaced = self._replaced_entries(files)
+        if self.options.mode not in ("overwrite",):
+            replaced_set = set(replaced)
+            for rel in relative_paths:
+                inside_replaced = any(rel.startswith(r + "/") for r in replaced_set)
+                if not inside_replaced and fs.exists(target.join(rel)):
+                    raise FileExistsError(
+                        f"{target.shown(rel)!r} already exists; choose another shard_prefix "
+                        f"or write with mode='overwrite'"
+                    )
+        moves: list[tuple[str, str]] = []
+        marker = target.join(SUCCESS_MARKER)
+        marker_existed = fs.exists(marker)
+        try:
+            for rel in replaced:
+                self._move(target.join(rel), posixpath.join(self.trash, rel), moves)
+            for rel in relative_paths:
+                self._move(posixpath.join(self.staging, rel), target.join(rel), moves)
+            with fs.open(marker, "wb"):
+                pass
+        except BaseException:
+            for src, dst in reversed(moves):
+                try:
+                    fs.mv(dst, src, recursive=True)
+                except Exception:  # pragma: no cover - best effort on a failing filesystem
+                    pass
+            if not marker_existed:
+                _remove_quietly(fs, marker)
+            raise
+
+    def _replaced_entries(self, files: _Files) -> list[str]:
+        """Relative paths of the existing entries this write replaces."""
+        fs, target, mode = self.target.fs, self.target, self.options.mode
+        if mode == "overwrite" or (mode == "overwrite_partitions" and not self.options.partition_by):
+            own = {posixpath.basename(self.staging), posixpath.basename(self.trash)}
+            names = [posixpath.basename(p.rstrip("/")) for p in fs.ls(target.root, detail=False)]
+            return sorted(n for n in names if n not in own)
+        if mode == "overwrite_partitions":
+            directories = {posixpath.dirname(rel) for rel, _, _ in files.records}
+            return sorted(d for d in directories if d and fs.exists(target.join(d)))
+        return []
+
+    def _move(self, src: str, dst: str, moves: list[tuple[str, str]]) -> None:
+        fs = self.target.fs
+        parent = posixpath.dirname(dst)
+        if parent:
+            fs.makedirs(parent, exist_ok=True)
+        fs.mv(src, dst, recursive=True)
+        moves.append((src, dst))
+
+
+def _remove_quietly(fs: fsspec.AbstractFileSystem, path: str) -> None:
+    try:
+        if fs.exists(path):
+            fs.rm(path, recursive=True)
+    except Exception:  # pragma: no cover - cleanup must not mask the original error
+        pass
+
+
+# --------------------------------------------------------------------------------------
+# Slicing and partition splitting
+# --------------------------------------------------------------------------------------
+
+
+def _slices(batch: pa.RecordBatch) -> Iterator[pa.RecordBatch]:
+    """Zero-copy slices of at most ``_ENCODE_ROWS`` rows and about ``_ENCODE_BYTES``."""
+    n = batch.num_rows
+    rows = _ENCODE_ROWS
+    if n > 1:
+        nbytes = batch.get_total_buffer_size()
+        if nbytes > _ENCODE_BYTES:
+            rows = max(1, min(rows, n * _ENCODE_BYTES // nbytes))
+    if n <= rows:
+        yield batch
+        return
+    for start in range(0, n, rows):
+        yield batch.slice(start, rows)
+
+
+def _split_partitions(
+    batch: pa.RecordBatch, partition_by: Sequence[str], data_columns: list[str]
+) -> Iterator[tuple[str, dict, np.ndarray, pa.RecordBatch]]:
+    """Group rows by partition values: ``(directory, values, row indices, data batch)``."""
+    codes = None
+    dictionaries = []
+    per_column = []
+    for name in partition_by:
+        column = batch.column(name)
+        if pa.types.is_dictionary(column.type):
+            column = column.dictionary_decode()
+        encoded = pc.dictionary_encode(column, null_encoding="encode")
+        indices = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        dictionaries.append(encoded.dictionary)
+        per_column.append(indices)
+        if codes is None:
+            codes = indices
+        else:  # combine, then re-densify so the codes never overflow
+            _, codes = np.unique(codes * len(encoded.dictionary) + indices, return_inverse=True)
+    data = batch.select(data_columns)
+    if codes is None or batch.num_rows == 0:
+        return
+    order = np.argsort(codes, kind="stable")
+    boundaries = np.flatnonzero(np.diff(codes[order])) + 1
+    for rows in np.split(order, boundaries):
+        first = rows[0]
+        values = [dictionaries[j][per_column[j][first]].as_py() for j in range(len(partition_by))]
+        directory = partitioning.partition_path(list(partition_by), values)
+        part = data if len(rows) == batch.num_rows else data.take(pa.array(rows))
+        yield directory, dict(zip(partition_by, values)), rows, part
