@@ -14,7 +14,7 @@ Examples
 [{'label': 1, 'text': 'hi'}, {'label': 0, 'text': 'yo'}]
 """
 
-from tfsql.dataset import Dataset, Fragment, Scanner, dataset
+from tfsql.scanner import Dataset, Fragment, Scanner, dataset
 from tfsql.errors import CorruptRecordError, SchemaError, TFSQLError
 from tfsql.reader import infer_schema, read_tfrecord
 from tfsql.writer import WriteResult, write_tfrecord

@@ -19,7 +19,7 @@ from typing import Any, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tfsql.dataset import dataset
+from tfsql.scanner import dataset
 
 __all__ = ["read_tfrecord", "infer_schema"]
 

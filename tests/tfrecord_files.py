@@ -1,0 +1,95 @@
+"""Test helpers: build Examples with protobuf and write framed TFRecord files without tfsql's writer.
+
+Framing here uses the ``crc32c`` package directly, so tests of tfsql's reader do not
+depend on tfsql's own encoder. Messages are serialized with ``deterministic=True`` so
+map entries come in sorted key order (protobuf's default order varies per process).
+"""
+
+from __future__ import annotations
+
+import gzip
+import struct
+import zlib
+from pathlib import Path
+from typing import Iterable, Mapping
+
+import crc32c as _crc32c
+
+from tfsql._proto import Example, Feature, SequenceExample
+
+
+def masked_crc(data: bytes) -> int:
+    crc = _crc32c.crc32c(data)
+    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+def frame(payload: bytes) -> bytes:
+    header = struct.pack("<Q", len(payload))
+    return header + struct.pack("<I", masked_crc(header)) + payload + struct.pack("<I", masked_crc(payload))
+
+
+def fill_feature(feature: Feature, value) -> None:
+    """Fill a Feature from int / float / str / bytes, or a list of one of them; ``()`` -> empty int64 list;
+    ``Feature()`` (a sentinel NO_KIND) leaves the kind unset."""
+    if value is NO_KIND:
+        feature.SetInParent()
+        return
+    values = value if isinstance(value, (list, tuple)) else [value]
+    if isinstance(value, tuple) and not value:
+        feature.int64_list.SetInParent()
+        return
+    sample = values[0] if values else None
+    if isinstance(sample, bool) or isinstance(sample, int):
+        feature.int64_list.value.extend(values)
+        feature.int64_list.SetInParent()
+    elif isinstance(sample, float):
+        feature.float_list.value.extend(values)
+        feature.float_list.SetInParent()
+    elif isinstance(sample, (str, bytes)):
+        feature.bytes_list.value.extend(v.encode() if isinstance(v, str) else v for v in values)
+        feature.bytes_list.SetInParent()
+    else:  # empty list
+        feature.float_list.SetInParent()
+
+
+class _NoKind:
+    def __repr__(self) -> str:
+        return "NO_KIND"
+
+
+NO_KIND = _NoKind()
+
+
+def example(features: Mapping[str, object]) -> bytes:
+    ex = Example()
+    for name, value in features.items():
+        fill_feature(ex.features.feature[name], value)
+    return ex.SerializeToString(deterministic=True)
+
+
+def sequence_example(context: Mapping[str, object], feature_lists: Mapping[str, list]) -> bytes:
+    seq = SequenceExample()
+    for name, value in context.items():
+        fill_feature(seq.context.feature[name], value)
+    for name, steps in feature_lists.items():
+        fl = seq.feature_lists.feature_list[name]
+        fl.SetInParent()
+        for step in steps:
+            fill_feature(fl.feature.add(), step)
+    return seq.SerializeToString(deterministic=True)
+
+
+def write_records(path: str | Path, payloads: Iterable[bytes], compression: str | None = None) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = b"".join(frame(p) for p in payloads)
+    if compression == "gzip":
+        data = gzip.compress(data)
+    elif compression == "zlib":
+        data = zlib.compress(data)
+    path.write_bytes(data)
+    return path
+
+
+def write_examples(path: str | Path, rows: Iterable[Mapping[str, object]], compression: str | None = None) -> Path:
+    return write_records(path, (example(r) for r in rows), compression)

@@ -1,0 +1,151 @@
+"""Framing reader: blocks, compression, and precise errors for damaged files."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import warnings
+import zlib
+
+import pytest
+
+from tfrecord_files import example, frame
+from tfsql.errors import CorruptRecordError
+from tfsql.records import FrameReader, detect_compression, normalize_compression, open_decompressed
+
+PAYLOADS = [example({"i": i, "s": "x" * i}) for i in range(20)]
+FRAMED = [frame(p) for p in PAYLOADS]
+DATA = b"".join(FRAMED)
+
+
+def record_offset(index: int) -> int:
+    return sum(len(f) for f in FRAMED[:index])
+
+
+def read_all(data: bytes, **kwargs) -> list[bytes]:
+    reader_kwargs = {k: kwargs.pop(k) for k in ("verify", "on_corrupt", "chunk_bytes") if k in kwargs}
+    reader = FrameReader(io.BytesIO(data), path="f.tfrecord", **reader_kwargs)
+    out = []
+    for block in reader.blocks(**kwargs):
+        for off, length in zip(block.offsets, block.lengths):
+            out.append(bytes(block.buf[int(off) : int(off) + int(length)]))
+    return out
+
+
+@pytest.mark.parametrize("chunk_bytes", [1, 7, 64, 1000, 1 << 20])
+@pytest.mark.parametrize("max_records", [1, 3, 65536])
+def test_blocks_return_every_record_whatever_the_chunking(chunk_bytes, max_records):
+    assert read_all(DATA, chunk_bytes=chunk_bytes, max_records=max_records) == PAYLOADS
+
+
+def test_blocks_respect_record_and_byte_bounds():
+    reader = FrameReader(io.BytesIO(DATA), path="f")
+    sizes = [len(b) for b in reader.blocks(max_records=6)]
+    assert sizes == [6, 6, 6, 2]
+    reader = FrameReader(io.BytesIO(DATA), path="f")
+    blocks = list(reader.blocks(max_records=100, max_bytes=60))
+    assert all(int(b.lengths.sum()) <= 60 or len(b) == 1 for b in blocks)
+    assert sum(len(b) for b in blocks) == 20
+    assert [b.first_index for b in blocks] == sorted(b.first_index for b in blocks)
+
+
+def test_empty_stream_yields_nothing():
+    assert read_all(b"") == []
+
+
+def test_truncated_payload_names_record_and_offset():
+    data = DATA[: record_offset(5) + 20]
+    with pytest.raises(CorruptRecordError, match=rf"truncated record in f.tfrecord, record 5 at byte {record_offset(5)}: the file ends 20 bytes into it") as info:
+        read_all(data)
+    assert (info.value.path, info.value.record_index, info.value.offset) == ("f.tfrecord", 5, record_offset(5))
+
+
+def test_truncated_header():
+    data = DATA[: record_offset(3) + 5]
+    with pytest.raises(CorruptRecordError, match="record 3") as info:
+        read_all(data, chunk_bytes=16)
+    assert info.value.offset == record_offset(3)
+
+
+def test_bad_data_crc_raises_then_skip_drops_only_that_record():
+    data = bytearray(DATA)
+    data[record_offset(4) + 12 + 2] ^= 0xFF
+    with pytest.raises(CorruptRecordError, match=r"data CRC mismatch in f.tfrecord, record 4 at byte \d+.*on_corrupt='skip'") as info:
+        read_all(bytes(data))
+    assert info.value.record_index == 4 and info.value.offset == record_offset(4)
+    with pytest.warns(UserWarning, match="record 4"):
+        got = read_all(bytes(data), on_corrupt="skip")
+    assert got == PAYLOADS[:4] + PAYLOADS[5:]
+
+
+def test_verify_false_ignores_data_crc():
+    data = bytearray(DATA)
+    data[-1] ^= 0x01  # the last record's data CRC
+    assert read_all(bytes(data), verify=False) == PAYLOADS
+    with pytest.raises(CorruptRecordError, match="record 19"):
+        read_all(bytes(data))
+
+
+def test_bad_length_crc_skip_drops_rest_of_file():
+    data = bytearray(DATA)
+    data[record_offset(7) + 9] ^= 0x10
+    with pytest.raises(CorruptRecordError, match="length CRC mismatch in f.tfrecord, record 7"):
+        read_all(bytes(data))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = read_all(bytes(data), on_corrupt="skip")
+    assert got == PAYLOADS[:7]
+    assert "skipped the rest of the file" in str(caught[0].message)
+
+
+def test_not_a_tfrecord_hints_at_byte_zero():
+    with pytest.raises(CorruptRecordError, match="at byte 0.*not a TFRecord file") as info:
+        read_all(b"hello, this is a CSV file\n1,2,3\n")
+    assert info.value.record_index == 0 and info.value.offset == 0
+
+
+def test_detect_compression():
+    assert detect_compression(DATA[:12]) is None
+    assert detect_compression(gzip.compress(DATA)[:12]) == "gzip"
+    assert detect_compression(zlib.compress(DATA)[:12]) == "zlib"
+    assert detect_compression(b"") is None
+
+
+def test_detect_prefers_valid_header_over_gzip_magic():
+    # A record of 0x8b1f bytes starts with the gzip magic but has a valid length CRC.
+    payload = b"a" * 0x8B1F
+    assert frame(payload)[:2] == b"\x1f\x8b"
+    assert detect_compression(frame(payload)[:12]) is None
+
+
+@pytest.mark.parametrize("compression", ["gzip", "zlib"])
+def test_decompressed_streams_read_back(compression):
+    packed = gzip.compress(DATA) if compression == "gzip" else zlib.compress(DATA)
+    for declared in (compression, "infer"):
+        stream = open_decompressed(io.BytesIO(packed), normalize_compression(declared), path="f")
+        reader = FrameReader(stream, path="f", chunk_bytes=100)
+        assert [bytes(b.buf[int(o) : int(o) + int(n)]) for b in reader.blocks() for o, n in zip(b.offsets, b.lengths)] == PAYLOADS
+
+
+def test_concatenated_gzip_members_are_one_stream():
+    packed = gzip.compress(DATA[: record_offset(10)]) + gzip.compress(DATA[record_offset(10) :])
+    stream = open_decompressed(io.BytesIO(packed), "gzip", path="f")
+    assert sum(len(b) for b in FrameReader(stream, path="f").blocks()) == 20
+
+
+def test_truncated_gzip_is_an_error():
+    packed = gzip.compress(DATA)[:-30]
+    stream = open_decompressed(io.BytesIO(packed), "gzip", path="f.gz")
+    with pytest.raises(CorruptRecordError, match="gzip stream of f.gz ends early"):
+        list(FrameReader(stream, path="f.gz").blocks())
+
+
+def test_wrong_compression_is_a_clear_error():
+    stream = open_decompressed(io.BytesIO(DATA), "gzip", path="f")
+    with pytest.raises(CorruptRecordError, match="gzip data of f is corrupt.*compression=None"):
+        list(FrameReader(stream, path="f").blocks())
+
+
+def test_normalize_compression_rejects_unknown():
+    with pytest.raises(ValueError, match="unknown compression 'lz4'"):
+        normalize_compression("lz4")
