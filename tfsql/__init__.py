@@ -21,6 +21,15 @@ from tfsql.writer import WriteResult, write_tfrecord
 
 __version__ = "0.1.0"
 
+import importlib.util as _importlib_util
+
+if _importlib_util.find_spec("polars") is not None:
+    # Attaches pl.scan_tfrecord and the df.tfrecord / lf.tfrecord namespaces.
+    from tfsql.polars import attach as _attach_polars
+    from tfsql.polars import scan_tfrecord
+
+    _attach_polars()
+
 __all__ = [
     "dataset",
     "Dataset",
@@ -29,6 +38,7 @@ __all__ = [
     "read_tfrecord",
     "infer_schema",
     "write_tfrecord",
+    "scan_tfrecord",
     "WriteResult",
     "TFSQLError",
     "CorruptRecordError",

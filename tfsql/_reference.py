@@ -51,7 +51,9 @@ import crc32c as _crc32c
 import numpy as np
 from google.protobuf.message import DecodeError as _ProtobufDecodeError
 
-from tfsql._proto import Example, Int64List, SequenceExample
+from google.protobuf import descriptor_pb2, message_factory
+
+from tfsql._proto import Int64List, _POOL
 
 # --------------------------------------------------------------------------- codes
 
@@ -262,21 +264,70 @@ def _records(buf: Any, offsets: Any, lengths: Any) -> Iterator[bytes]:
         yield bytes(data[start:start + size])
 
 
+# Mirrors of Example and SequenceExample whose maps are declared as what they are on
+# the wire, ``repeated Entry`` (an Entry being ``string key = 1; V value = 2``). Python
+# protobuf (upb) parses a real map entry that carries unknown fields into the unknown
+# fields of the map's message, dropping the feature, where C++ protobuf (TensorFlow)
+# keeps it; parsing the entries as plain messages keeps them, and the map rule
+# (the last entry of a key wins) is applied in ``_feature_maps``.
+
+
+def _build_mirror_file() -> descriptor_pb2.FileDescriptorProto:
+    F = descriptor_pb2.FieldDescriptorProto
+    fd = descriptor_pb2.FileDescriptorProto(name="tfsql/_reference_mirror.proto",
+                                            package="tfsql_reference", syntax="proto3",
+                                            dependency=["tfsql/tensorflow_example.proto"])
+
+    def message(name: str, fields: list) -> None:
+        msg = fd.message_type.add(name=name)
+        for field_name, number, ftype, label, type_name in fields:
+            field = msg.field.add(name=field_name, number=number, type=ftype, label=label)
+            if type_name:
+                field.type_name = type_name
+
+    optional, repeated = F.LABEL_OPTIONAL, F.LABEL_REPEATED
+    message("FeatureEntry", [("key", 1, F.TYPE_STRING, optional, ""),
+                             ("value", 2, F.TYPE_MESSAGE, optional, ".tensorflow.Feature")])
+    message("FeatureListEntry", [("key", 1, F.TYPE_STRING, optional, ""),
+                                 ("value", 2, F.TYPE_MESSAGE, optional,
+                                  ".tensorflow.FeatureList")])
+    message("Features", [("feature", 1, F.TYPE_MESSAGE, repeated,
+                          ".tfsql_reference.FeatureEntry")])
+    message("FeatureLists", [("feature_list", 1, F.TYPE_MESSAGE, repeated,
+                              ".tfsql_reference.FeatureListEntry")])
+    message("Example", [("features", 1, F.TYPE_MESSAGE, optional, ".tfsql_reference.Features")])
+    message("SequenceExample", [
+        ("context", 1, F.TYPE_MESSAGE, optional, ".tfsql_reference.Features"),
+        ("feature_lists", 2, F.TYPE_MESSAGE, optional, ".tfsql_reference.FeatureLists")])
+    return fd
+
+
+_POOL.Add(_build_mirror_file())
+_MIRROR = {
+    record_type: message_factory.GetMessageClass(
+        _POOL.FindMessageTypeByName(f"tfsql_reference.{name}"))
+    for record_type, name in ((EXAMPLE, "Example"), (SEQUENCE_EXAMPLE, "SequenceExample"))
+}
+
+
 def _parse(payload: bytes, record_type: int, record: int):
     """Parse one record with protobuf; a failure is a ``malformed`` DecodeError."""
-    message_class = Example if record_type == EXAMPLE else SequenceExample
     try:
-        return message_class.FromString(payload)
+        return _MIRROR[record_type].FromString(payload)
     except _ProtobufDecodeError as exc:
         raise DecodeError("malformed", record=record, detail=str(exc)) from None
 
 
 def _feature_maps(message, record_type: int) -> dict:
-    """``{location: protobuf map}`` of a parsed Example or SequenceExample."""
+    """``{location: {key: Feature or FeatureList}}``; a repeated key keeps its last
+    entry, and each dict lists its keys in first-seen wire order."""
     if record_type == EXAMPLE:
-        return {FEATURES: message.features.feature}
-    return {FEATURES: message.context.feature,
-            FEATURE_LISTS: message.feature_lists.feature_list}
+        sections = {FEATURES: message.features.feature}
+    else:
+        sections = {FEATURES: message.context.feature,
+                    FEATURE_LISTS: message.feature_lists.feature_list}
+    return {location: {entry.key: entry.value for entry in entries}
+            for location, entries in sections.items()}
 
 
 def _kind(feature) -> int:
@@ -286,7 +337,10 @@ def _kind(feature) -> int:
 def _float_values(float_list) -> np.ndarray:
     """The exact float32 values of a FloatList, read back from protobuf's own packed
     serialization (``value[i]`` would go through a Python float and quiet sNaNs)."""
-    wire = float_list.SerializeToString()
+    known = type(float_list)()
+    known.CopyFrom(float_list)
+    known.DiscardUnknownFields()
+    wire = known.SerializeToString()
     if not wire:
         return np.zeros(0, dtype="<f4")
     length, pos = _read_varint(wire, 1)
@@ -382,6 +436,8 @@ class _Column:
             raise DecodeError("overflow", record=record, column=self.index)
 
     def _append_values(self, values, record: int) -> None:
+        if self.kind != BYTES:  # an empty Python list would turn the concatenation float64
+            values = np.asarray(values, dtype=_NUMPY_DTYPE[self.kind])
         self.chunks.append(values)
         self.value_count += len(values)
         if self.kind == BYTES:
@@ -410,7 +466,7 @@ class _Column:
         else:
             value_offsets = None
             dtype = _NUMPY_DTYPE[self.kind]
-            values = np.concatenate([np.zeros(0, dtype)] + self.chunks).astype(dtype).tobytes()
+            values = np.concatenate([np.zeros(0, dtype)] + self.chunks).tobytes()
         return (validity, null_count, outer_offsets, inner_validity, inner_null_count,
                 inner_offsets, value_offsets, values)
 

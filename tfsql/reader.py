@@ -72,7 +72,7 @@ def infer_schema(source: Any, **options: Any) -> pa.Schema:
     >>> import tempfile, pyarrow as pa, tfsql
     >>> path = tempfile.mkdtemp()
     >>> _ = tfsql.write_tfrecord(pa.table({"ids": [[1, 2], [3]]}), path)
-    >>> tfsql.infer_schema(path)
-    ids: list<item: int64>
+    >>> tfsql.infer_schema(path).field("ids").type
+    ListType(list<item: int64>)
     """
     return dataset(source, **options).schema

@@ -159,9 +159,8 @@ def dataset(
     >>> import tempfile, pyarrow as pa, tfsql
     >>> path = tempfile.mkdtemp()
     >>> _ = tfsql.write_tfrecord(pa.table({"id": [1, 2], "emb": [[0.5, 1.0], [2.0]]}), path)
-    >>> tfsql.dataset(path).schema
-    id: int64
-    emb: list<item: float>
+    >>> tfsql.dataset(path).schema.types
+    [DataType(int64), ListType(list<item: float>)]
     >>> tfsql.dataset(path, schema={"id": pa.int8()}).to_table().to_pylist()
     [{'id': 1}, {'id': 2}]
     """
@@ -313,7 +312,29 @@ class Dataset(pads.Dataset):
 
     @property
     def options(self) -> ScanOptions:
+        """The scan options this dataset was opened with."""
         return self._options
+
+    @property
+    def partition_values(self) -> pa.Table:
+        """One row per file (in :attr:`files` order) holding its partition values."""
+        if self._partitioning is None:
+            return pa.Table.from_batches([empty_batch(len(self._file_indices))])
+        return self._partitioning.values.take(self._file_indices)
+
+    def select_files(self, positions: Sequence[int]) -> "Dataset":
+        """A dataset over some of this dataset's files (``positions`` index :attr:`files`),
+        keeping schema, partition values and options.
+
+        Examples
+        --------
+        >>> import tempfile, pyarrow as pa, tfsql
+        >>> path = tempfile.mkdtemp()
+        >>> _ = tfsql.write_tfrecord(pa.table({"x": [1, 2], "k": [1, 2]}), path, partition_by=["k"])
+        >>> tfsql.dataset(path).select_files([1]).to_table().to_pylist()
+        [{'x': 2, 'k': 2}]
+        """
+        return self._derive(file_indices=[self._file_indices[p] for p in positions])
 
     @property
     def partition_expression(self) -> pc.Expression:
@@ -584,16 +605,27 @@ class Scanner:
 
     # ------------------------------------------------------------------ reading
     def _blocks(self) -> Iterator[tuple[int, Any]]:
+        """Frame the files in order; without a filter, stop once ``limit`` records
+        are read (decode-ahead then never opens files a LIMIT does not need)."""
         dataset = self._dataset
         found = dataset._found
         options = dataset.options
+        remaining = self._limit if self._filter is None else None
         for i in self._file_indices:
             file = found.files[i]
             if file.size == 0:
                 continue
+            if remaining is not None and remaining <= 0:
+                return
             reader = open_frame_reader(found, file, options)
             try:
-                yield from ((i, block) for block in reader.blocks(self._batch_size, options.batch_bytes))
+                batch_rows = self._batch_size if remaining is None else max(1, min(self._batch_size, remaining))
+                for block in reader.blocks(batch_rows, options.batch_bytes):
+                    yield i, block
+                    if remaining is not None:
+                        remaining -= len(block)
+                        if remaining <= 0:
+                            return
             finally:
                 reader.close()
 

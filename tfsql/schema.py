@@ -56,6 +56,7 @@ __all__ = [
     "cast_to_target",
     "RAW_COLUMN",
     "schema_with_partitions",
+    "offset_based_type",
 ]
 
 #: The name of the one column of ``record_type="bytes"``.
@@ -459,6 +460,30 @@ def cast_to_target(
             path=where,
             record_index=None if row is None else first_record + row,
         ) from None
+
+
+def offset_based_type(t: pa.DataType) -> pa.DataType:
+    """``t`` with view types (``string_view``, ``binary_view``, list views, as Polars
+    exports) replaced by their offset-based equivalents, which every Arrow kernel
+    supports.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> offset_based_type(pa.list_(pa.string_view()))
+    ListType(list<item: large_string>)
+    """
+    if pa.types.is_string_view(t):
+        return pa.large_string()
+    if pa.types.is_binary_view(t):
+        return pa.large_binary()
+    if pa.types.is_list_view(t) or pa.types.is_large_list_view(t) or pa.types.is_large_list(t):
+        return pa.large_list(offset_based_type(t.value_type))
+    if pa.types.is_list(t):
+        return pa.list_(offset_based_type(t.value_type))
+    if pa.types.is_fixed_size_list(t):
+        return pa.list_(offset_based_type(t.value_type), t.list_size)
+    return t
 
 
 def schema_with_partitions(data: pa.Schema, partition: pa.Schema | None, file_column: str | None) -> pa.Schema:

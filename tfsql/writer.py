@@ -255,7 +255,7 @@ def write_tfrecord(
         if options.mode == "ignore":
             return WriteResult(path=target.display, skipped=True)
 
-    schema, batches = _open_input(data)
+    schema, batches = _without_view_types(*_open_input(data))
     try:
         encoder, data_columns = _prepare(schema, options.partition_by, record_code, layout)
         job = _WriteJob(target, options)
@@ -346,6 +346,26 @@ def _open_input(data: Any) -> tuple[pa.Schema | None, Iterator[pa.RecordBatch]]:
             f"record batches), not {type(data).__name__}"
         )
     return _peek_batches(iter(data))
+
+
+def _without_view_types(
+    schema: pa.Schema | None, batches: Iterator[pa.RecordBatch]
+) -> tuple[pa.Schema | None, Iterator[pa.RecordBatch]]:
+    """Cast view-typed columns (Polars exports ``string_view``) to offset-based types,
+    which the partition split and the encoder's kernels support."""
+    if schema is None:
+        return schema, batches
+    plain = pa.schema([f.with_type(_schema.offset_based_type(f.type)) for f in schema])
+    if plain == schema:
+        return schema, batches
+
+    def cast() -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            yield batch.cast(plain)
+
+    gen = cast()
+    close = getattr(batches, "close", None)
+    return plain, (_Closing(gen, close) if close is not None else gen)
 
 
 def _peek_batches(items: Iterator[Any]) -> tuple[pa.Schema | None, Iterator[pa.RecordBatch]]:
@@ -521,7 +541,7 @@ class _Files:
         self._job_id = job_id
         self._ext = ".tfrecord" + COMPRESSIONS[options.compression]
         self._sequence = 0
-        self._open: OrderedDict[Any, tuple[_FileSink, int]] = OrderedDict()  # key -> (sink, index)
+        self._open: OrderedDict[Any, _FileSink] = OrderedDict()  # LRU of open files
         self._pinned: list[_FileSink] = []
         self.records: list[list] = []  # [relative path, partition dict, sink]
 
@@ -549,35 +569,33 @@ class _Files:
         if key is None:
             self._pinned.append(sink)
             return sink
-        self._open[key] = (sink, len(self.records) - 1)
+        self._open[key] = sink
         while len(self._open) > _MAX_OPEN_FILES:
-            _, (oldest, _) = self._open.popitem(last=False)
+            _, oldest = self._open.popitem(last=False)
             oldest.close()
         return sink
 
     def current(self, key: Any) -> _FileSink | None:
-        entry = self._open.get(key)
-        if entry is None:
-            return None
-        self._open.move_to_end(key)
-        return entry[0]
+        sink = self._open.get(key)
+        if sink is not None:
+            self._open.move_to_end(key)
+        return sink
 
     def close(self, key: Any) -> None:
-        sink, _ = self._open.pop(key)
-        sink.close()
+        self._open.pop(key).close()
 
     def close_all(self) -> None:
         while self._pinned:
             self._pinned.pop().close()
         while self._open:
-            _, (sink, _) = self._open.popitem(last=False)
+            _, sink = self._open.popitem(last=False)
             sink.close()
 
     def abort_all(self) -> None:
         while self._pinned:
             self._pinned.pop().abort()
         while self._open:
-            _, (sink, _) = self._open.popitem(last=False)
+            _, sink = self._open.popitem(last=False)
             sink.abort()
 
     # -- writing with rotation ----------------------------------------------------------
@@ -714,11 +732,16 @@ class _WriteJob:
         except BaseException:
             for src, dst in reversed(moves):
                 try:
-                    fs.mv(dst, src, recursive=True)
+                    if src:
+                        fs.mv(dst, src, recursive=True)
+                    elif not fs.find(dst):
+                        fs.rm(dst, recursive=True)
                 except Exception:  # pragma: no cover - best effort on a failing filesystem
                     pass
             if not marker_existed:
                 _remove_quietly(fs, marker)
+            if fs.exists(self.trash) and not fs.find(self.trash):
+                _remove_quietly(fs, self.trash)  # only when every old file is back
             raise
 
     def _replaced_entries(self, files: _Files) -> list[str]:
@@ -734,10 +757,16 @@ class _WriteJob:
         return []
 
     def _move(self, src: str, dst: str, moves: list[tuple[str, str]]) -> None:
+        """Rename ``src`` to ``dst``, journaling the move and any directory it creates."""
         fs = self.target.fs
+        missing = []
         parent = posixpath.dirname(dst)
-        if parent:
-            fs.makedirs(parent, exist_ok=True)
+        while parent and parent != self.target.root and not fs.exists(parent):
+            missing.append(parent)
+            parent = posixpath.dirname(parent)
+        for directory in reversed(missing):
+            fs.makedirs(directory, exist_ok=True)
+            moves.append(("", directory))  # undo: remove the directory again
         fs.mv(src, dst, recursive=True)
         moves.append((src, dst))
 

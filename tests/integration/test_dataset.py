@@ -299,3 +299,31 @@ def test_pyarrow_dataset_api_surface(tmp_path):
         ds.join(ds, "id")
     with pytest.raises(NotImplementedError, match="sort_by"):
         ds.sort_by("id")
+
+
+def test_limit_does_not_open_files_it_does_not_need(tmp_path, monkeypatch):
+    for i in range(6):
+        write_examples(tmp_path / f"f{i}.tfrecord", [{"x": i * 10 + j} for j in range(5)])
+    opened = []
+    real = dataset_module.open_frame_reader
+    monkeypatch.setattr(dataset_module, "open_frame_reader", lambda *a: opened.append(a[1].path) or real(*a))
+    ds = tfsql.dataset(tmp_path, threads=2, infer_files=1)
+    opened.clear()
+    assert tfsql.read_tfrecord(tmp_path, n_rows=7, threads=2, schema=ds.data_schema).column("x").to_pylist() == [0, 1, 2, 3, 4, 10, 11]
+    assert [p.rsplit("/", 1)[1] for p in opened] == ["f0.tfrecord", "f1.tfrecord"]
+
+
+def test_select_files_and_partition_values(tmp_path):
+    spark_tree(tmp_path)
+    ds = tfsql.dataset(tmp_path)
+    assert ds.partition_values.to_pylist() == [
+        {"label": 0, "split": "test"},
+        {"label": 0, "split": "train"},
+        {"label": 1, "split": "test"},
+        {"label": 1, "split": "test"},
+        {"label": 1, "split": "train"},
+    ]
+    sub = ds.select_files([4])
+    assert sub.files == [ds.files[4]]
+    assert sub.to_table().column("id").to_pylist() == [100, 101, 102]
+    assert sub.partition_values.to_pylist() == [{"label": 1, "split": "train"}]

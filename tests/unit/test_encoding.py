@@ -9,7 +9,6 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from tfsql._codec import codec
 from tfsql.encoding import RecordEncoder
 from tfsql.errors import SchemaError
 

@@ -1,0 +1,320 @@
+"""The DuckDB SQL front end: ``tfrecord_scan(...)`` statements checked against a plain Arrow table.
+
+Every statement in `STATEMENTS` runs twice on one connection: once over
+``tfrecord_scan(...)`` (in one of several spellings) and once over the same data loaded
+with ``tfsql.read_tfrecord`` and registered as the Arrow table ``ref``; the results must
+be the same multiset of rows. Runs on DuckDB 2.x (/work/venv) and 1.4 LTS (/work/venv14).
+"""
+
+from __future__ import annotations
+
+import collections
+import math
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import tfsql
+from tfsql._sql_rewrite import tokenize
+from tfsql.duckdb import (
+    BinderError,
+    InvalidInputError,
+    NoFilesError,
+    TFRecordConnection,
+    connect,
+)
+
+N_ROWS = 400
+
+
+def make_table(n: int = N_ROWS) -> pa.Table:
+    """The test data: nullable ints and strings, float32, a float list, a split column."""
+    return pa.table({
+        "id": pa.array(range(n), pa.int64()),
+        "label": pa.array([None if i % 11 == 0 else i % 4 for i in range(n)], pa.int64()),
+        "score": pa.array([(i * 37 % 101) / 4 for i in range(n)], pa.float32()),
+        "name": pa.array([None if i % 7 == 3 else f"n{i}" for i in range(n)], pa.string()),
+        "emb": pa.array([[float(i), float(i % 5)] for i in range(n)], pa.list_(pa.float32())),
+        "split": pa.array([("train", "test", "valid")[i % 3] for i in range(n)], pa.string()),
+    })
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    root = tmp_path_factory.mktemp("duckdb")
+    directory = root / "data"
+    tfsql.write_tfrecord(make_table(), str(directory), partition_by="split", max_rows_per_file=60)
+    parquet_path = root / "labels.parquet"
+    pq.write_table(pa.table({"label": [0, 1, 2, 3, 4], "label_name": ["zero", "one", "two", "three", "four"]}),
+                   str(parquet_path))
+    out = root / "out"
+    out.mkdir()
+    return {"root": root, "dir": str(directory), "pq": str(parquet_path), "out": str(out)}
+
+
+@pytest.fixture(scope="module")
+def con(data):
+    connection = connect()
+    connection.register("ref", tfsql.read_tfrecord(data["dir"], hive_partitioning=True))
+    connection.register("split_names", pa.table({"split": ["train", "test", "valid"],
+                                                 "split_name": ["Training", "Testing", "Validation"]}))
+    yield connection
+    connection.close()
+
+
+def normalise(value):
+    if isinstance(value, float):
+        return None if math.isnan(value) else float(f"{value:.7g}")
+    if isinstance(value, (list, tuple)):
+        return tuple(normalise(v) for v in value)
+    if isinstance(value, dict):
+        return tuple(sorted((k, normalise(v)) for k, v in value.items()))
+    return value
+
+
+def rows_of(result) -> collections.Counter:
+    assert result is not None, "the statement returned no relation"
+    return collections.Counter(normalise(row) for row in result.fetchall())
+
+
+SCAN_SPELLINGS = [
+    "tfrecord_scan('{dir}', hive_partitioning := true)",
+    "read_tfrecord('{dir}')",
+    "TFRECORD_SCAN('{dir}' || '', hive_partitioning = 1 < 2, verify_checksums := true)",
+    "tfrecord_scan('{dir}/**', compression := 'auto', union_by_name := true)",
+]
+
+STATEMENTS = [
+    "SELECT * FROM {t}",
+    "SELECT id, name FROM {t} WHERE score > 20",
+    "SELECT id FROM {t} WHERE split = 'test'",
+    "SELECT id, label FROM {t} WHERE label IN (1, 3) AND split <> 'train'",
+    "SELECT id FROM {t} WHERE label = 2 OR name LIKE 'n1%'",
+    "SELECT id FROM {t} WHERE label IS NULL",
+    "SELECT count(*) FROM {t} WHERE name IS NOT NULL",
+    "SELECT id, score FROM {t} ORDER BY score DESC, id LIMIT 7",
+    "SELECT count(*), sum(id), min(score), max(name) FROM {t}",
+    "SELECT split, label, count(*) AS n, avg(score) AS s FROM {t} GROUP BY ALL",
+    "SELECT label, count(*) FROM {t} GROUP BY label HAVING count(*) > 90",
+    "SELECT id, row_number() OVER (PARTITION BY split ORDER BY id) AS rn FROM {t}",
+    "SELECT id, sum(id) OVER (ORDER BY id ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) AS s FROM {t}",
+    "SELECT id, lag(name) OVER (ORDER BY id) AS prev, lead(label, 2) OVER (ORDER BY id) AS nxt FROM {t}",
+    "SELECT id, label FROM {t} QUALIFY rank() OVER (PARTITION BY label ORDER BY score DESC, id) <= 3",
+    "SELECT t.id, p.label_name FROM {t} t JOIN read_parquet('{pq}') p ON t.label = p.label",
+    "SELECT p.label_name, count(t.id) FROM read_parquet('{pq}') p LEFT JOIN {t} t USING (label) GROUP BY ALL",
+    "SELECT a.id, n.split_name FROM {t} AS a JOIN split_names n ON a.split = n.split WHERE a.id % 7 = 0",
+    "SELECT a.id, b.id FROM {t} a JOIN {t} b ON a.id = b.id + 4 WHERE a.label = b.label",
+    "WITH s AS (SELECT * FROM {t} WHERE split = 'train') SELECT label, count(*) FROM s GROUP BY label",
+    "SELECT avg(x) FROM (SELECT score * 2 AS x FROM {t} WHERE id < 100) sub",
+    "SELECT id FROM range(0, 500, 3) r(id) WHERE id IN (SELECT id FROM {t} WHERE label = 1)",
+    "SELECT label_name FROM read_parquet('{pq}') p "
+    "WHERE EXISTS (SELECT 1 FROM {t} t WHERE t.label = p.label AND t.split = 'valid')",
+    "SELECT id, score - (SELECT avg(score) FROM {t}) AS d FROM {t} WHERE id < 20",
+    "SELECT id, 'a' AS src FROM {t} WHERE id < 10 UNION ALL SELECT id, 'b' FROM {t} WHERE id > 390",
+    "SELECT label FROM {t} UNION SELECT label FROM read_parquet('{pq}')",
+    "SELECT id FROM {t} EXCEPT SELECT id FROM {t} WHERE split = 'train'",
+    "SELECT label FROM {t} WHERE split = 'test' INTERSECT SELECT label FROM {t} WHERE split = 'valid'",
+    "CREATE OR REPLACE TABLE ctas_{u} AS SELECT * FROM {t} WHERE label = 3; SELECT * FROM ctas_{u}",
+    "CREATE OR REPLACE TABLE ins_{u} (id BIGINT, name VARCHAR); "
+    "INSERT INTO ins_{u} SELECT id, name FROM {t} WHERE split = 'valid'; SELECT * FROM ins_{u}",
+    "CREATE OR REPLACE VIEW v_{u} AS SELECT id, upper(name) AS n FROM {t}; SELECT * FROM v_{u} WHERE n IS NOT NULL",
+    "DESCRIBE SELECT * FROM {t}",
+    "DESCRIBE {t}",
+    "SELECT column_name, column_type, min, max, count, null_percentage FROM (SUMMARIZE {t})",
+    "COPY (SELECT id, name FROM {t} WHERE label = 0) TO '{out}/copy_{u}.parquet' (FORMAT parquet); "
+    "SELECT * FROM read_parquet('{out}/copy_{u}.parquet')",
+    "SELECT 'tfrecord_scan(' || id AS s, 'read_tfrecord(''x'')' AS q FROM {t} WHERE id < 5",
+    "SELECT id -- tfrecord_scan('nope')\nFROM /* read_tfrecord('x') */ {t} WHERE id < 5",
+    "FROM {t} SELECT id, label WHERE id BETWEEN 10 AND 20",
+    "SELECT id, len(emb), list_sum(emb) FROM {t} WHERE emb[1] > 300",
+    "SELECT id, unnest(emb) AS e FROM {t} WHERE id < 10",
+    "SELECT upper(name), length(name), split FROM {t} WHERE name LIKE '%3%'",
+    "SELECT count(*) FILTER (WHERE label = 1), sum(CASE WHEN split = 'train' THEN 1 ELSE 0 END) FROM {t}",
+    "SELECT DISTINCT split, label FROM {t}",
+    "SELECT id, label FROM {t} ORDER BY label NULLS FIRST, id LIMIT 10 OFFSET 5",
+    "SELECT id, x FROM {t}, LATERAL (SELECT id * 2 AS x) WHERE id < 5",
+    "SELECT id, score * 2 + 1 AS y, id // 7 AS z FROM {t} WHERE score BETWEEN 10 AND 12",
+    "SELECT count(*) FROM {t} WHERE id NOT IN (SELECT id FROM {t} WHERE label IS NULL)",
+    "PIVOT (SELECT split, label FROM {t}) ON split USING count(*)",
+    "SELECT ';' AS s, count(*) FROM {t};",
+    "SELECT $$tfrecord_scan('x')$$ AS s, E'read_tfrecord(\\'y\\')' AS e, count(*) FROM {t}",
+]
+
+
+@pytest.mark.parametrize("number", range(len(STATEMENTS)))
+def test_statement_matches_arrow_table(con, data, number):
+    template = STATEMENTS[number]
+    scan = SCAN_SPELLINGS[number % len(SCAN_SPELLINGS)].format(**data)
+    over_scan = template.format(t=scan, u="scan", **data)
+    over_table = template.format(t="ref", u="ref", **data)
+    expected = rows_of(con.sql(over_table))
+    assert sum(expected.values()) > 0, "the statement must return rows to be a test"
+    assert rows_of(con.sql(over_scan)) == expected
+
+
+def test_statement_count():
+    assert len(STATEMENTS) >= 40
+
+
+def test_explain_runs_over_the_registered_dataset(con, data):
+    plan = con.sql(f"EXPLAIN SELECT id FROM tfrecord_scan('{data['dir']}') WHERE label = 1").fetchall()
+    text = plan[0][1]
+    assert "ARROW_SCAN" in text.upper()
+
+
+def test_default_alias_is_the_function_name(con, data):
+    rows = con.sql(f"SELECT tfrecord_scan.id FROM tfrecord_scan('{data['dir']}') WHERE id < 3 ORDER BY 1")
+    assert rows.fetchall() == [(0,), (1,), (2,)]
+    rows = con.sql(f"SELECT read_tfrecord.id FROM read_tfrecord('{data['dir']}') WHERE id = 7")
+    assert rows.fetchall() == [(7,)]
+
+
+def test_list_source_and_constant_expressions(con, data):
+    train, test = (f"{data['dir']}/split={s}/*.tfrecord" for s in ("train", "test"))
+    result = con.sql(f"SELECT count(*) FROM tfrecord_scan(['{train}', '{test}'])").fetchall()
+    expected = con.sql("SELECT count(*) FROM ref WHERE split IN ('train', 'test')").fetchall()
+    assert result == expected
+    glob = data["dir"] + "/split=tr"
+    result = con.sql(f"SELECT count(*) FROM tfrecord_scan(concat('{glob}', 'ain/*'), "
+                     f"infer_sample := 10 * 10, hive_partitioning := false)").fetchall()
+    assert result == con.sql("SELECT count(*) FROM ref WHERE split = 'train'").fetchall()
+
+
+def test_execute_keeps_parameters(con, data):
+    scan = f"tfrecord_scan('{data['dir']}')"
+    got = con.execute(f"SELECT id FROM {scan} WHERE label = ? AND split = ? ORDER BY id", [2, "valid"]).fetchall()
+    want = con.execute("SELECT id FROM ref WHERE label = ? AND split = ? ORDER BY id", [2, "valid"]).fetchall()
+    assert got == want and len(got) > 10
+    # a ? inside the call's arguments is evaluated there and removed from the rest
+    got = con.execute("SELECT count(*) FROM tfrecord_scan(?, hive_partitioning := ?) WHERE label = ?",
+                      [data["dir"], True, 1]).fetchall()
+    assert got == con.execute("SELECT count(*) FROM ref WHERE label = 1").fetchall()
+    relation = con.sql(f"SELECT max(id) FROM {scan} WHERE split = $1", params=["test"])
+    assert relation.fetchall() == [(397,)]
+
+
+def test_filename_and_schema_parameters(con, data):
+    rows = con.sql(f"SELECT bool_and(filename LIKE '%.tfrecord'), count(DISTINCT filename) > 3 "
+                   f"FROM tfrecord_scan('{data['dir']}', filename := true)").fetchall()
+    assert rows == [(True, True)]
+    rows = con.sql(f"SELECT count(DISTINCT src) FROM tfrecord_scan('{data['dir']}', filename := 'src')").fetchall()
+    assert rows == [(len(tfsql.dataset(data["dir"]).files),)]
+    described = con.sql(f"""DESCRIBE SELECT * FROM tfrecord_scan('{data['dir']}',
+        columns := {{'id': 'INTEGER', 'score': 'DOUBLE', 'emb': 'FLOAT[2]', 'name': 'VARCHAR'}})""").fetchall()
+    assert [(r[0], r[1]) for r in described] == [
+        ("id", "INTEGER"), ("score", "DOUBLE"), ("emb", "FLOAT[2]"), ("name", "VARCHAR"), ("split", "VARCHAR")]
+    rows = con.sql(f"SELECT sum(id), sum(emb[2]) FROM tfrecord_scan('{data['dir']}', "
+                   f"schema := {{'id': 'BIGINT', 'emb': 'FLOAT[]'}}, hive_types := {{'split': 'VARCHAR'}})").fetchall()
+    assert rows == [(sum(range(N_ROWS)), float(sum(i % 5 for i in range(N_ROWS))))]
+
+
+def test_views_stay_valid_for_the_connection(data):
+    with connect() as connection:
+        connection.sql(f"CREATE VIEW tv AS SELECT id, label FROM tfrecord_scan('{data['dir']}') WHERE label = 1")
+        for _ in range(3):  # other statements, other calls: the view still works
+            connection.sql(f"SELECT count(*) FROM tfrecord_scan('{data['dir']}', hive_partitioning := false)").fetchall()
+            connection.execute("SELECT 42").fetchall()
+        assert connection.sql("SELECT count(*) FROM tv").fetchall() == [(sum(
+            1 for i in range(N_ROWS) if i % 11 and i % 4 == 1),)]
+        # the same call reuses the registered name
+        text = f"SELECT * FROM tfrecord_scan('{data['dir']}') x"
+        first = connection._rewrite_scans(text, tokenize(text), None)
+        assert "__tfrecord_scan_1 x" in first[0]
+
+
+def test_multiple_statements_return_the_last_result(con, data):
+    scan = f"tfrecord_scan('{data['dir']}')"
+    relation = con.sql(f"CREATE OR REPLACE TEMP TABLE m AS SELECT * FROM {scan};  SELECT count(*) FROM m; "
+                       f"SELECT count(*) * 2 FROM {scan} -- done;")
+    assert relation.fetchall() == [(2 * N_ROWS,)]
+
+
+def test_statements_without_tfrecord_pass_through(con):
+    assert con.sql("SELECT 40 + 2").fetchall() == [(42,)]
+    assert con.execute("SELECT ? * 2", [21]).fetchall() == [(42,)]
+    assert con.table("split_names").count("*").fetchall() == [(3,)]
+
+
+def test_connect_wraps_an_existing_connection(data):
+    raw = duckdb.connect()
+    raw.execute("CREATE TABLE shared AS SELECT 1 AS x")
+    wrapped = connect(raw)
+    assert isinstance(wrapped, TFRecordConnection) and wrapped.duckdb_connection is raw
+    assert connect(wrapped) is wrapped
+    wrapped.sql(f"CREATE TABLE copied AS SELECT id FROM tfrecord_scan('{data['dir']}') WHERE id < 3")
+    assert raw.sql("SELECT count(*) FROM copied").fetchall() == [(3,)]
+    assert wrapped.sql("SELECT * FROM shared").fetchall() == [(1,)]
+    with pytest.raises(TypeError, match="DuckDB options for an already open connection"):
+        connect(raw, read_only=True)
+    raw.close()
+
+
+def test_module_sql_uses_duckdbs_default_connection(data):
+    from tfsql.duckdb import sql
+
+    sql(f"CREATE OR REPLACE TABLE default_t AS SELECT id FROM tfrecord_scan('{data['dir']}') WHERE id < 4")
+    assert duckdb.sql("SELECT sum(id) FROM default_t").fetchall() == [(6,)]
+    duckdb.sql("DROP TABLE default_t")
+
+
+def test_register_tfrecord_and_cursor(data):
+    with connect() as connection:
+        assert connection.register_tfrecord("tr", data["dir"], hive_partitioning=True) is connection
+        assert connection.execute("SELECT count(*) FROM tr WHERE split = ?", ["train"]).fetchall() == [(134,)]
+        cursor = connection.cursor()
+        assert isinstance(cursor, TFRecordConnection)
+        assert cursor.sql(f"SELECT count(*) FROM tfrecord_scan('{data['dir']}')").fetchall() == [(N_ROWS,)]
+        connection.unregister("tr")
+        with pytest.raises(duckdb.CatalogException, match="tr"):
+            connection.sql("SELECT * FROM tr")
+
+
+# --------------------------------------------------------------------------------------
+# Errors
+# --------------------------------------------------------------------------------------
+
+
+def test_unknown_named_parameter_lists_candidates(con, data):
+    with pytest.raises(BinderError, match=r'Invalid named parameter "foo" for function tfrecord_scan\n'
+                                          r"Candidates:\n    hive_partitioning BOOLEAN"):
+        con.sql(f"SELECT * FROM tfrecord_scan('{data['dir']}', foo := 1)")
+
+
+def test_missing_source_and_extra_positional(con, data):
+    with pytest.raises(BinderError, match=r"tfrecord_scan: expected a source as the first argument"):
+        con.sql("SELECT * FROM tfrecord_scan(hive_partitioning := true)")
+    with pytest.raises(BinderError, match=r"read_tfrecord: takes one positional argument"):
+        con.sql(f"SELECT * FROM read_tfrecord('{data['dir']}', 'x')")
+
+
+def test_wrong_parameter_types(con, data):
+    with pytest.raises(BinderError, match=r"parameter hive_partitioning expects BOOLEAN, got VARCHAR 'yes'"):
+        con.sql(f"SELECT * FROM tfrecord_scan('{data['dir']}', hive_partitioning := 'yes')")
+    with pytest.raises(BinderError, match=r"the source must be a VARCHAR path or glob.*got BIGINT 42"):
+        con.sql("SELECT * FROM tfrecord_scan(42)")
+    with pytest.raises(BinderError, match=r"unknown column type 'NOT_A_TYPE'"):
+        con.sql(f"SELECT * FROM tfrecord_scan('{data['dir']}', columns := {{'id': 'NOT_A_TYPE'}})")
+
+
+def test_non_constant_argument(con):
+    with pytest.raises(duckdb.BinderException, match=r"^Binder Error: tfrecord_scan: its arguments must be "
+                                                     r"constant expressions: Referenced column \"some_column\""):
+        con.sql("SELECT * FROM tfrecord_scan(some_column)")
+
+
+def test_no_files(con, data):
+    with pytest.raises(NoFilesError, match=r"^IO Error: tfrecord_scan: ") as info:
+        con.sql(f"SELECT * FROM tfrecord_scan('{data['root']}/nothing_here/*.tfrecord')")
+    assert isinstance(info.value, FileNotFoundError) and isinstance(info.value, duckdb.IOException)
+
+
+def test_bad_option_value(con, data):
+    with pytest.raises(InvalidInputError, match=r"^Invalid Input Error: tfrecord_scan: .*record.type"):
+        con.sql(f"SELECT * FROM tfrecord_scan('{data['dir']}', record_type := 'nonsense')")
+
+
+def test_dollar_parameter_inside_call_is_rejected(con):
+    with pytest.raises(BinderError, match=r"\$-parameters are not supported"):
+        con.execute("SELECT * FROM tfrecord_scan($1)", ["x"])

@@ -1,0 +1,192 @@
+"""``COPY ... TO ... (FORMAT tfrecord, ...)`` through `tfsql.duckdb`: round trips, options, atomicity.
+
+Runs on DuckDB 2.x (/work/venv) and 1.4 LTS (/work/venv14).
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+
+import duckdb
+import pyarrow as pa
+import pytest
+
+import tfsql
+from tfsql.duckdb import BinderError, TargetExistsError, connect
+
+N_ROWS = 300
+COLUMNS = "id, label, score, name, emb, split"
+
+
+def make_table(n: int = N_ROWS) -> pa.Table:
+    return pa.table({
+        "id": pa.array(range(n), pa.int64()),
+        "label": pa.array([None if i % 11 == 0 else i % 4 for i in range(n)], pa.int64()),
+        "score": pa.array([(i * 37 % 101) / 4 for i in range(n)], pa.float32()),
+        "name": pa.array([None if i % 7 == 3 else f"n{i}" for i in range(n)], pa.string()),
+        "emb": pa.array([[float(i), float(i % 5)] for i in range(n)], pa.list_(pa.float32())),
+        "split": pa.array([("train", "test", "valid")[i % 3] for i in range(n)], pa.string()),
+    })
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("copy_src") / "data"
+    tfsql.write_tfrecord(make_table(), str(directory), partition_by="split", max_rows_per_file=70)
+    return str(directory)
+
+
+@pytest.fixture()
+def con(source):
+    connection = connect()
+    connection.register("ref", tfsql.read_tfrecord(source, hive_partitioning=True))
+    yield connection
+    connection.close()
+
+
+def rows(con, query: str) -> collections.Counter:
+    return collections.Counter(
+        tuple(tuple(v) if isinstance(v, list) else v for v in row) for row in con.sql(query).fetchall()
+    )
+
+
+def data_files(directory) -> list[str]:
+    return sorted(os.path.relpath(os.path.join(d, f), directory)
+                  for d, _, files in os.walk(directory) for f in files if not f.startswith(("_", ".")))
+
+
+def test_partitioned_copy_reads_back_identically(con, source, tmp_path):
+    out = tmp_path / "clean"
+    result = con.sql(f"""
+        COPY (SELECT * FROM tfrecord_scan('{source}') WHERE label IS NOT NULL OR name IS NULL)
+        TO '{out}' (FORMAT tfrecord, PARTITION_BY (split), COMPRESSION gzip)""")
+    expected = rows(con, f"SELECT {COLUMNS} FROM ref WHERE label IS NOT NULL OR name IS NULL")
+    assert result.fetchall() == [(sum(expected.values()),)]
+    files = data_files(out)
+    assert {f.split("/")[0] for f in files} == {"split=test", "split=train", "split=valid"}
+    assert all(f.endswith(".tfrecord.gz") for f in files)
+    assert rows(con, f"SELECT {COLUMNS} FROM tfrecord_scan('{out}', hive_partitioning := true)") == expected
+
+
+def test_copy_table_to_single_file_without_format(con, tmp_path):
+    target = tmp_path / "all.tfrecord"
+    assert con.execute(f"COPY ref TO '{target}'").fetchall() == [(N_ROWS,)]
+    assert target.is_file()
+    assert rows(con, f"SELECT {COLUMNS} FROM read_tfrecord('{target}')") == rows(con, f"SELECT {COLUMNS} FROM ref")
+    # gzip from the name, columns from the COPY's column list, FORMAT as a string
+    gz = tmp_path / "ids.tfrecord.gz"
+    con.execute(f"COPY ref (id, name) TO '{gz}' WITH (FORMAT 'tfrecord')")
+    assert gz.read_bytes()[:2] == b"\x1f\x8b"
+    assert rows(con, f"SELECT * FROM tfrecord_scan('{gz}')") == rows(con, "SELECT id, name FROM ref")
+
+
+def test_rows_per_file_and_file_size_make_directories(con, tmp_path):
+    out = tmp_path / "rows"
+    con.sql(f"COPY (SELECT id, name FROM ref) TO '{out}' (FORMAT tfrecord, ROWS_PER_FILE 50)")
+    files = data_files(out)
+    assert len(files) == 6
+    assert [len(tfsql.read_tfrecord(str(out / f))) for f in files] == [50] * 6
+    out = tmp_path / "bytes"
+    con.sql(f"COPY (SELECT id, name FROM ref) TO '{out}' (FORMAT tfrecord, FILE_SIZE_BYTES '1KB')")
+    assert len(data_files(out)) > 3
+    assert rows(con, f"SELECT * FROM tfrecord_scan('{out}')") == rows(con, "SELECT id, name FROM ref")
+    out = tmp_path / "shards"
+    con.sql(f"COPY ref TO '{out}' (FORMAT tfrecord, NUM_SHARDS 3, COMPRESSION zlib, COMPRESSION_LEVEL 1)")
+    assert data_files(out) == [f"part-0000{k}-of-00003.tfrecord.zz" for k in range(3)]
+
+
+def test_existing_directory_needs_a_mode(con, tmp_path):
+    out = tmp_path / "modes"
+    copy = f"COPY (SELECT id, split FROM ref WHERE id < 30) TO '{out}' (FORMAT tfrecord, PARTITION_BY split"
+    con.sql(copy + ")")
+    with pytest.raises(TargetExistsError, match=r"^IO Error: COPY \.\.\. TO .*already holds data.*"
+                                                r"add OVERWRITE, OVERWRITE_OR_IGNORE or APPEND"):
+        con.sql(copy + ")")
+    con.sql(copy + ", APPEND)")
+    assert con.sql(f"SELECT count(*) FROM tfrecord_scan('{out}')").fetchall() == [(60,)]
+    con.sql(copy.replace("id < 30", "id < 6") + ", OVERWRITE)")
+    assert con.sql(f"SELECT count(*) FROM tfrecord_scan('{out}')").fetchall() == [(6,)]
+    # OVERWRITE_OR_IGNORE replaces only the partitions written
+    con.sql(copy.replace("id < 30", "split = 'test' AND id < 9") + ", OVERWRITE_OR_IGNORE true)")
+    assert rows(con, f"SELECT split, count(*) FROM tfrecord_scan('{out}') GROUP BY split") == \
+        collections.Counter({("train", 2): 1, ("valid", 2): 1, ("test", 3): 1})
+
+
+def test_unknown_and_unsupported_options(con, tmp_path):
+    with pytest.raises(BinderError, match=r'Unrecognized option "ROW_GROUP_SIZE" for COPY \.\.\. \(FORMAT '
+                                          r"tfrecord\); valid options: FORMAT, PARTITION_BY, COMPRESSION"):
+        con.sql(f"COPY ref TO '{tmp_path}/x' (FORMAT tfrecord, ROW_GROUP_SIZE 10)")
+    with pytest.raises(BinderError, match=r"FILENAME_PATTERN is not supported for FORMAT tfrecord"):
+        con.sql(f"COPY ref TO '{tmp_path}/x' (FORMAT tfrecord, PARTITION_BY split, FILENAME_PATTERN 'f_{{i}}')")
+    with pytest.raises(BinderError, match=r"COPY options OVERWRITE and APPEND contradict each other"):
+        con.sql(f"COPY ref TO '{tmp_path}/x' (FORMAT tfrecord, PARTITION_BY split, OVERWRITE, APPEND)")
+    with pytest.raises(BinderError, match=r"COMPRESSION expects none, gzip, zlib or auto, got 'snappy'"):
+        con.sql(f"COPY ref TO '{tmp_path}/x.tfrecord' (COMPRESSION snappy)")
+    with pytest.raises(BinderError, match=r"APPEND writes new files into a directory"):
+        con.sql(f"COPY ref TO '{tmp_path}/x.tfrecord' (APPEND)")
+    assert not os.listdir(tmp_path)
+
+
+def test_failing_query_leaves_directory_target_unchanged(con, tmp_path):
+    out = tmp_path / "keep"
+    con.sql(f"COPY (SELECT id, split FROM ref) TO '{out}' (FORMAT tfrecord, PARTITION_BY (split))")
+    before = sorted((f, (out / f).read_bytes()) for f in data_files(out))
+    failing = (f"COPY (SELECT range AS id, CASE WHEN range = 250000 THEN error('boom') ELSE 'x' END AS split "
+               f"FROM range(300000)) TO '{out}' (FORMAT tfrecord, PARTITION_BY (split), OVERWRITE)")
+    with pytest.raises(duckdb.Error, match="boom"):
+        con.sql(failing)
+    assert sorted((f, (out / f).read_bytes()) for f in data_files(out)) == before
+    assert sorted(os.listdir(out)) == ["_SUCCESS", "split=test", "split=train", "split=valid"]
+    # the connection is usable afterwards
+    assert con.sql(f"SELECT count(*) FROM tfrecord_scan('{out}')").fetchall() == [(N_ROWS,)]
+
+
+def test_failing_query_leaves_file_target_unchanged(con, tmp_path):
+    target = tmp_path / "one.tfrecord"
+    con.sql(f"COPY (SELECT id FROM ref) TO '{target}'")
+    before = target.read_bytes()
+    with pytest.raises(duckdb.Error, match="boom"):
+        con.sql(f"COPY (SELECT CASE WHEN range = 250000 THEN error('boom') ELSE range END AS id "
+                f"FROM range(300000)) TO '{target}'")
+    assert target.read_bytes() == before
+    assert os.listdir(tmp_path) == ["one.tfrecord"]
+    with pytest.raises(duckdb.Error, match="boom"):
+        con.sql(f"COPY (SELECT error('boom') AS id) TO '{tmp_path}/new.tfrecord'")
+    assert os.listdir(tmp_path) == ["one.tfrecord"]
+
+
+def test_copy_with_parameters_and_return_files(con, tmp_path):
+    out = tmp_path / "params"
+    result = con.execute(f"COPY (SELECT id FROM ref WHERE label = ? AND split = ?) TO '{out}' "
+                         f"(FORMAT tfrecord, ROWS_PER_FILE 10, RETURN_FILES)", [1, "train"]).fetchall()
+    count = con.execute("SELECT count(*) FROM ref WHERE label = 1 AND split = 'train'").fetchall()[0][0]
+    assert result[0][0] == count and count > 10
+    assert sorted(result[0][1]) == sorted(str(out / f) for f in data_files(out))
+    assert len(result[0][1]) == -(-count // 10)
+
+
+def test_copy_of_empty_query_writes_an_empty_file(con, tmp_path):
+    target = tmp_path / "empty.tfrecord.gz"
+    assert con.sql(f"COPY (SELECT id FROM ref WHERE id < 0) TO '{target}'").fetchall() == [(0,)]
+    assert target.read_bytes()[:2] == b"\x1f\x8b"
+    assert tfsql.dataset(str(target), schema={"id": pa.int64()}).to_table().num_rows == 0
+
+
+def test_other_formats_pass_through(con, tmp_path):
+    target = tmp_path / "x.tfrecord"
+    con.sql(f"COPY (SELECT 1 AS a) TO '{target}' (FORMAT csv, HEADER)")
+    assert target.read_text() == "a\n1\n"
+    parquet = tmp_path / "x.parquet"
+    con.sql(f"COPY (SELECT id, name FROM ref WHERE id < 5) TO '{parquet}' (FORMAT parquet)")
+    assert con.sql(f"SELECT * FROM read_parquet('{parquet}') ORDER BY id").fetchall() == \
+        con.sql("SELECT id, name FROM ref WHERE id < 5 ORDER BY id").fetchall()
+
+
+def test_copy_in_a_script_then_read(con, source, tmp_path):
+    out = tmp_path / "script"
+    relation = con.sql(f"COPY (SELECT id, label FROM tfrecord_scan('{source}') WHERE split = 'valid') "
+                       f"TO '{out}' (FORMAT tfrecord, PARTITION_BY label); "
+                       f"SELECT count(*) FROM tfrecord_scan('{out}', hive_partitioning := true)")
+    assert relation.fetchall() == con.sql("SELECT count(*) FROM ref WHERE split = 'valid'").fetchall()
+    assert "label=__HIVE_DEFAULT_PARTITION__" in os.listdir(out)

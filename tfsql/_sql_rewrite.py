@@ -1,0 +1,255 @@
+"""Find ``tfrecord_scan(...)`` calls and statement boundaries in SQL text, with DuckDB's tokenizer.
+
+DuckDB offers no Python API to add a table function, so `tfsql.duckdb` rewrites the
+SQL text instead: every call of a tfsql table function is replaced by the name of a
+registered `tfsql.Dataset`. This module does the text part only; it never evaluates
+anything.
+
+``duckdb.tokenize`` gives each token's start offset and a coarse type. Facts it
+relies on, measured on DuckDB 1.4 and 2.0:
+
+- string literals (``'...'``, ``E'...'``, ``$$...$$``) are one ``string_const`` token,
+  so text inside strings is never mistaken for SQL;
+- comments are ``comment`` tokens on 2.0 and *not tokens at all* on 1.4 (they sit in
+  the gap between two tokens), so both are skipped here and a comment never yields a
+  token;
+- operator spellings vary (2.0 types ``.`` as ``numeric_const``, 1.4 types ``:`` and
+  ``::`` as ``keyword``), so punctuation is recognised by its text, not its type.
+
+Examples
+--------
+>>> sql = "SELECT 'tfrecord_scan(' FROM tfrecord_scan('a/*', hive_partitioning := true)"
+>>> [(call.name, [a.name for a in call.args]) for call in find_calls(sql, tokenize(sql), ["tfrecord_scan"])]
+[('tfrecord_scan', [None, 'hive_partitioning'])]
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+__all__ = ["Token", "Argument", "Call", "tokenize", "split_statements", "find_calls", "matching_close",
+           "substitute", "unquote_identifier"]
+
+_WORD = re.compile(r'"(?:[^"]|"")*"|[^\s()\[\]{},;:=<>!+\-*/%|&^~\'".?$]+')
+_OPENERS = {"(": ")", "[": "]", "{": "}"}
+_CLOSERS = {")", "]", "}"}
+# A keyword right after a table function call that is not an alias of it.
+_NOT_ALIAS = {
+    "where", "group", "order", "limit", "offset", "join", "left", "right", "full", "inner",
+    "outer", "cross", "natural", "positional", "asof", "anti", "semi", "on", "using", "union",
+    "except", "intersect", "having", "window", "qualify", "using", "tablesample", "returning",
+    "to", "select", "from", "with", "lateral", "pivot", "unpivot", "fetch", "for",
+}
+
+
+@dataclass(frozen=True)
+class Token:
+    """One SQL token: where it starts and ends, DuckDB's type name, and its text.
+
+    ``end`` is the start of the next token (so the span may hold trailing whitespace
+    or, on DuckDB 1.4, a comment); ``text`` is the token alone.
+    """
+
+    start: int
+    end: int
+    kind: str  # identifier | keyword | string_const | numeric_const | operator
+    text: str
+
+    def is_op(self, *ops: str) -> bool:
+        """True when this token is one of the punctuation / operator spellings ``ops``."""
+        return self.kind not in ("string_const", "identifier") and self.text in ops
+
+    def is_word(self, *words: str) -> bool:
+        """True when this is an unquoted identifier or keyword equal to one of ``words``
+        (case-insensitive; ``words`` lower case)."""
+        return self.kind in ("identifier", "keyword") and self.text.lower() in words
+
+    @property
+    def is_name(self) -> bool:
+        """An identifier or keyword (quoted or not)."""
+        return self.kind in ("identifier", "keyword")
+
+
+@dataclass(frozen=True)
+class Argument:
+    """One argument of a call: ``name`` for ``name := value`` / ``name = value`` /
+    ``name => value`` (lower case), None for a positional one; ``text`` is the value's
+    SQL (comments included, which DuckDB ignores when it evaluates it)."""
+
+    name: str | None
+    text: str
+    first_token: int  # index of the value's first token
+
+
+@dataclass(frozen=True)
+class Call:
+    """A call ``name(args...)`` found in the token stream."""
+
+    name: str  # the function name as matched, lower case
+    start: int  # offset of the name
+    end: int  # offset just past the closing parenthesis
+    args: tuple[Argument, ...]
+    has_alias: bool  # an alias (``AS x`` or a bare name) follows the call
+    in_from: bool  # preceded by FROM / JOIN / a comma / LATERAL: a table position
+
+
+def _token_text(sql: str, start: int, end: int, kind: str) -> str:
+    span = sql[start:end]
+    if kind in ("identifier", "keyword"):
+        match = _WORD.match(sql, start)
+        if match and match.end() <= end:
+            return match.group(0)
+        return span.strip()
+    if kind == "string_const":
+        return span.rstrip()
+    # Operators and numbers: cut trailing space and (1.4) a comment in the gap.
+    span = span.split("--", 1)[0].split("/*", 1)[0]
+    return span.strip()
+
+
+def tokenize(sql: str) -> list[Token]:
+    """The tokens of ``sql`` (comments dropped), by ``duckdb.tokenize``.
+
+    Examples
+    --------
+    >>> [t.text for t in tokenize("SELECT a /* tfrecord_scan( */ FROM t")]
+    ['SELECT', 'a', 'FROM', 't']
+    """
+    import duckdb
+
+    raw = [(pos, str(kind).rsplit(".", 1)[-1]) for pos, kind in duckdb.tokenize(sql)]
+    raw = [(pos, kind) for pos, kind in raw if kind != "comment"]
+    tokens = []
+    for i, (pos, kind) in enumerate(raw):
+        end = raw[i + 1][0] if i + 1 < len(raw) else len(sql)
+        text = _token_text(sql, pos, end, kind)
+        if not text:
+            continue
+        tokens.append(Token(pos, end, kind, text))
+    return tokens
+
+
+def unquote_identifier(text: str) -> str:
+    """``"My Col"`` -> ``My Col``; unquoted names are returned as written."""
+    if len(text) >= 2 and text[0] == '"' and text[-1] == '"':
+        return text[1:-1].replace('""', '"')
+    return text
+
+
+def split_statements(sql: str, tokens: Sequence[Token]) -> list[tuple[int, int]]:
+    """Token index ranges ``[first, stop)`` of each non-empty statement of a script
+    (split on top-level ``;``).
+
+    Examples
+    --------
+    >>> sql = "SELECT ';'; SELECT 2;"
+    >>> toks = tokenize(sql)
+    >>> [" ".join(t.text for t in toks[a:b]) for a, b in split_statements(sql, toks)]
+    ["SELECT ';'", 'SELECT 2']
+    """
+    ranges = []
+    first = 0
+    depth = 0
+    for i, token in enumerate(tokens):
+        if token.is_op(*_OPENERS):
+            depth += 1
+        elif token.is_op(*_CLOSERS):
+            depth = max(0, depth - 1)
+        elif token.is_op(";") and depth == 0:
+            if i > first:
+                ranges.append((first, i))
+            first = i + 1
+    if len(tokens) > first:
+        ranges.append((first, len(tokens)))
+    return ranges
+
+
+def matching_close(tokens: Sequence[Token], open_index: int) -> int:
+    """The index of the bracket closing ``tokens[open_index]``.
+
+    Raises
+    ------
+    ValueError
+        When the bracket is never closed.
+    """
+    depth = 0
+    for i in range(open_index, len(tokens)):
+        if tokens[i].is_op(*_OPENERS):
+            depth += 1
+        elif tokens[i].is_op(*_CLOSERS):
+            depth -= 1
+            if depth == 0:
+                return i
+    raise ValueError(f"unbalanced brackets: {tokens[open_index].text!r} at offset "
+                     f"{tokens[open_index].start} is never closed")
+
+
+def _split_arguments(sql: str, tokens: Sequence[Token], open_index: int, close_index: int) -> tuple[Argument, ...]:
+    args: list[Argument] = []
+    first = open_index + 1
+    depth = 0
+    for i in range(open_index + 1, close_index + 1):
+        token = tokens[i]
+        if i < close_index and token.is_op(*_OPENERS):
+            depth += 1
+        elif i < close_index and token.is_op(*_CLOSERS):
+            depth -= 1
+        elif i == close_index or (depth == 0 and token.is_op(",")):
+            if i == first:
+                if i == close_index and not args:
+                    break  # f()
+                raise ValueError(f"empty argument at offset {token.start}")
+            name = None
+            value_first = first
+            if (i - first >= 3 and tokens[first].is_name
+                    and tokens[first + 1].is_op(":=", "=", "=>")):
+                name = unquote_identifier(tokens[first].text).lower()
+                value_first = first + 2
+            text = sql[tokens[value_first].start:token.start].rstrip()
+            args.append(Argument(name, text, value_first))
+            first = i + 1
+    return tuple(args)
+
+
+def find_calls(sql: str, tokens: Sequence[Token], names: Iterable[str]) -> list[Call]:
+    """Every call of a function in ``names`` (lower case), in text order.
+
+    A name preceded by ``.`` (``schema.fn(...)``, ``t.col``) is not a call of ours.
+    Nested calls (``tfrecord_scan`` inside another's arguments) are not returned.
+    """
+    wanted = set(names)
+    calls: list[Call] = []
+    i = 0
+    while i < len(tokens) - 1:
+        token = tokens[i]
+        if (token.is_name and unquote_identifier(token.text).lower() in wanted
+                and tokens[i + 1].is_op("(") and not (i > 0 and tokens[i - 1].is_op("."))):
+            close = matching_close(tokens, i + 1)
+            args = _split_arguments(sql, tokens, i + 1, close)
+            after = tokens[close + 1] if close + 1 < len(tokens) else None
+            has_alias = after is not None and (
+                after.is_word("as")
+                or (after.kind == "identifier" and after.text.lower() not in _NOT_ALIAS)
+            )
+            before = tokens[i - 1] if i > 0 else None
+            in_from = before is not None and (before.is_word("from", "join", "lateral") or before.is_op(","))
+            calls.append(Call(unquote_identifier(token.text).lower(), token.start,
+                              tokens[close].start + 1, args, has_alias, in_from))
+            i = close + 1
+        else:
+            i += 1
+    return calls
+
+
+def substitute(sql: str, replacements: Iterable[tuple[int, int, str]]) -> str:
+    """``sql`` with each ``(start, end, text)`` span replaced (spans must not overlap)."""
+    out = []
+    position = 0
+    for start, end, text in sorted(replacements):
+        out.append(sql[position:start])
+        out.append(text)
+        position = end
+    out.append(sql[position:])
+    return "".join(out)
