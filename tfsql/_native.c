@@ -1086,12 +1086,24 @@ typedef struct {
     int col;
 } hint;
 
+#define MAX_UNKNOWN 16
+
+typedef struct {
+    int loc;
+    const uint8_t *key;
+    size_t len;
+} unknown_key;
+
 typedef struct {
     const schema *sc;
     slotstate *slots;
     colbuild *cb;
     hint hints[2][NHINT]; /* per location: the key at entry i of the previous record */
     int hint_used[2];
+    /* feature names not among the columns (collected when asked to) */
+    int track_unknown;
+    int n_unknown;
+    unknown_key unknown[MAX_UNKNOWN];
     /* error report */
     int err;
     size_t err_record;
@@ -1422,6 +1434,23 @@ static int column_row(dctx *x, int c, size_t r) {
 
 /* One map entry (key 1, value 2) of Features / FeatureLists: remember where a
  * projected one is; an unprojected one is skipped by length. */
+/* Remember a feature name that is not a column (first MAX_UNKNOWN distinct ones). */
+static void note_unknown(dctx *x, int loc, const uint8_t *key, size_t len) {
+    if (x->n_unknown >= MAX_UNKNOWN) {
+        return;
+    }
+    for (int i = 0; i < x->n_unknown; i++) {
+        const unknown_key *u = &x->unknown[i];
+        if (u->loc == loc && u->len == len && keys_equal(u->key, key, len)) {
+            return;
+        }
+    }
+    unknown_key *u = &x->unknown[x->n_unknown++];
+    u->loc = loc;
+    u->key = key;
+    u->len = len;
+}
+
 static inline int scan_entry(dctx *x, int loc, const uint8_t *p, const uint8_t *end,
                              size_t stamp, int ordinal) {
     const uint8_t *entry = p;
@@ -1468,9 +1497,15 @@ static inline int scan_entry(dctx *x, int loc, const uint8_t *p, const uint8_t *
             if (ordinal >= x->hint_used[loc]) {
                 x->hint_used[loc] = ordinal + 1;
             }
+            if (c < 0 && x->track_unknown) {
+                note_unknown(x, loc, key, key_len);
+            }
         }
     } else {
         c = nametable_find(&x->sc->tables[loc], x->sc->cols, key, key_len);
+        if (c < 0 && x->track_unknown) {
+            note_unknown(x, loc, key, key_len);
+        }
     }
     if (c >= 0) {
         slotstate *s = &x->slots[c];
@@ -1836,10 +1871,14 @@ static PyObject *colbuild_result(colbuild *cb) {
 }
 
 static PyObject *Decoder_decode(DecoderObject *self, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"buf", "offsets", "lengths", NULL};
-    PyObject *bufobj, *offobj, *lenobj;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO:decode", kwlist, &bufobj, &offobj,
-                                     &lenobj)) {
+    static char *kwlist[] = {"buf", "offsets", "lengths", "unknown", NULL};
+    PyObject *bufobj, *offobj, *lenobj, *unknown = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO|O:decode", kwlist, &bufobj, &offobj,
+                                     &lenobj, &unknown)) {
+        return NULL;
+    }
+    if (unknown != Py_None && !PySet_Check(unknown)) {
+        PyErr_SetString(PyExc_TypeError, "decode: unknown must be a set or None");
         return NULL;
     }
     const schema *sc = &self->sc;
@@ -1862,6 +1901,7 @@ static PyObject *Decoder_decode(DecoderObject *self, PyObject *args, PyObject *k
     memset(&x, 0, sizeof(x));
     x.sc = sc;
     x.err_column = -1;
+    x.track_unknown = unknown != Py_None;
     x.slots = (slotstate *)PyMem_RawCalloc((size_t)ncols + 1, sizeof(slotstate));
     x.cb = (colbuild *)PyMem_RawCalloc((size_t)ncols + 1, sizeof(colbuild));
     if (x.slots == NULL || x.cb == NULL) {
@@ -1887,6 +1927,15 @@ static PyObject *Decoder_decode(DecoderObject *self, PyObject *args, PyObject *k
     if (x.err) {
         raise_dctx_error(&x, sc->record_type);
         goto done;
+    }
+    for (int i = 0; i < x.n_unknown; i++) {
+        PyObject *item = Py_BuildValue("(iy#)", x.unknown[i].loc, (const char *)x.unknown[i].key,
+                                       (Py_ssize_t)x.unknown[i].len);
+        if (item == NULL || PySet_Add(unknown, item) < 0) {
+            Py_XDECREF(item);
+            goto done;
+        }
+        Py_DECREF(item);
     }
     result = PyList_New(ncols);
     if (result == NULL) {

@@ -91,12 +91,17 @@ class BlockDecoder:
             codec.Decoder(record_type, [s.as_codec_tuple() for s in self.specs]) if self.specs else None
         )
 
-    def decode(self, block: RecordBlock) -> pa.RecordBatch:
+    def decode(self, block: RecordBlock, *, unknown: set | None = None) -> pa.RecordBatch:
+        """Decode ``block``; when ``unknown`` is a set, add to it ``(location, name)``
+        of features the records hold that are not among the columns."""
         n = len(block)
         if self._decoder is None:
             return empty_batch(n)
         try:
-            columns = self._decoder.decode(block.buf, block.offsets, block.lengths)
+            if unknown is None:
+                columns = self._decoder.decode(block.buf, block.offsets, block.lengths)
+            else:
+                columns = self._decoder.decode(block.buf, block.offsets, block.lengths, unknown)
         except codec.DecodeError as exc:
             raise translate_decode_error(exc, block, self.record_type, self.specs) from None
         arrays = []

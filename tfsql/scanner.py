@@ -195,7 +195,7 @@ def dataset(
             lists=lists,
         )
     column_specs(data_schema, rtype)  # validate early: unsupported types, lists of lists
-    return Dataset(found, partitioning, data_schema, options)
+    return Dataset(found, partitioning, data_schema, options, schema_inferred=user_schema is None)
 
 
 def _positive(name: str, value: int) -> int:
@@ -275,6 +275,8 @@ class Dataset(pads.Dataset):
         *,
         file_indices: Sequence[int] | None = None,
         filter: pc.Expression | None = None,
+        schema_inferred: bool = False,
+        reported_unknown: set | None = None,
     ) -> None:
         # pyarrow's Dataset.__init__ forbids instantiation; it is deliberately not called.
         self._found = found
@@ -283,6 +285,9 @@ class Dataset(pads.Dataset):
         self._options = options
         self._file_indices = list(range(len(found.files))) if file_indices is None else list(file_indices)
         self._filter = filter
+        # Features found while scanning that an inferred schema lacks are reported once.
+        self._schema_inferred = schema_inferred and options.record_type != codec.RAW
+        self._reported_unknown = set() if reported_unknown is None else reported_unknown
         self._schema = schema_with_partitions(
             data_schema,
             partitioning.schema if partitioning is not None else None,
@@ -349,6 +354,8 @@ class Dataset(pads.Dataset):
             options=self._options,
             file_indices=self._file_indices,
             filter=self._filter,
+            schema_inferred=self._schema_inferred,
+            reported_unknown=self._reported_unknown,
         )
         args.update(changes)
         return Dataset(
@@ -373,7 +380,7 @@ class Dataset(pads.Dataset):
         extra = set(self.partition_schema.names) | {self._options.include_file_paths}
         data = pa.schema([f for f in schema if f.name not in extra])
         column_specs(data, self._options.record_type)
-        return self._derive(data_schema=data)
+        return self._derive(data_schema=data, schema_inferred=False)
 
     def with_options(self, **changes: Any) -> "Dataset":
         """A dataset with some :class:`ScanOptions` changed (e.g. ``threads=1``)."""
@@ -577,6 +584,7 @@ class Scanner:
         self._partition_names = [n for n in dataset.partition_schema.names if n in needed]
         file_col = dataset.options.include_file_paths
         self._with_file_column = file_col is not None and file_col in needed
+        self._track_unknown = dataset._schema_inferred and len(data_names) == len(dataset.data_schema)
         self._file_indices = dataset._pruned_indices(filter)
         self._data_filter_free = filter is None or not (
             set(_referenced_columns(filter, schema)) - set(dataset.partition_schema.names)
@@ -631,7 +639,13 @@ class Scanner:
 
     def _decode_block(self, decoder: BlockDecoder, item: tuple[int, Any]) -> pa.RecordBatch:
         file_index, block = item
-        batch = decoder.decode(block)
+        if self._track_unknown:
+            unknown: set = set()
+            batch = decoder.decode(block, unknown=unknown)
+            if unknown:
+                self._report_unknown(unknown, block.path)
+        else:
+            batch = decoder.decode(block)
         n = len(block)
         arrays = list(batch.columns)
         fields = list(batch.schema)
@@ -656,6 +670,21 @@ class Scanner:
         if not self._columns:
             return empty_batch(batch.num_rows)
         return batch.select(self._columns)
+
+    def _report_unknown(self, unknown: set, path: str) -> None:
+        reported = self._dataset._reported_unknown
+        for location, raw_name in sorted(unknown):
+            name = raw_name.decode("utf-8", errors="backslashreplace")
+            if (location, name) in reported:
+                continue
+            reported.add((location, name))
+            where = "feature list" if location == codec.FEATURE_LISTS else "feature"
+            warnings.warn(
+                f"{where} {name!r} in {path} is not in the schema inferred from the sample, "
+                "so it is not read; pass infer_sample=None (infer from every record) or "
+                "schema= to include it",
+                stacklevel=2,
+            )
 
     def to_batches(self) -> Iterator[pa.RecordBatch]:
         """Yield batches in file order; stops early at the scan's limit."""

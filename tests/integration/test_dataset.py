@@ -327,3 +327,17 @@ def test_select_files_and_partition_values(tmp_path):
     assert sub.files == [ds.files[4]]
     assert sub.to_table().column("id").to_pylist() == [100, 101, 102]
     assert sub.partition_values.to_pylist() == [{"label": 1, "split": "train"}]
+
+
+def test_feature_missing_from_inferred_schema_is_reported_once(tmp_path):
+    write_examples(tmp_path / "a.tfrecord", [{"x": 1}] * 3 + [{"x": 2, "late": 5}, {"x": 3, "late": 6}])
+    ds = tfsql.dataset(tmp_path, infer_sample=2)
+    assert ds.schema.names == ["x"]
+    with pytest.warns(UserWarning, match=r"feature 'late' in .*a.tfrecord is not in the schema inferred from the sample.*infer_sample=None") as caught:
+        assert ds.to_table().column("x").to_pylist() == [1, 1, 1, 2, 3]
+    assert len([w for w in caught if "late" in str(w.message)]) == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ds.to_table()  # reported once per dataset
+        tfsql.read_tfrecord(tmp_path, schema={"x": pa.int64()})  # a user schema excludes on purpose
+    assert tfsql.read_tfrecord(tmp_path, infer_sample=None).column("late").to_pylist() == [None, None, None, 5, 6]
