@@ -120,9 +120,17 @@ class Decoder:
     """
     def __init__(self, record_type: int, columns: Sequence[Tuple[bytes, int, int, int]]) -> None: ...
     def decode(
-        self, buf: _BufferLike, offsets: _BufferLike, lengths: _BufferLike
+        self,
+        buf: _BufferLike,
+        offsets: _BufferLike,
+        lengths: _BufferLike,
+        unknown: Optional[set] = None,
     ) -> list:
         """Decode the records ``buf[offsets[i]:offsets[i]+lengths[i]]`` (uint64 arrays).
+
+        When ``unknown`` is a set, ``(location, name_bytes)`` of up to 16 distinct
+        features that the records hold but no column reads are added to it (the
+        scanner uses this to report features an inferred schema lacks).
 
         Returns one tuple per column:
         ``(validity, null_count, outer_offsets, inner_validity, inner_null_count,

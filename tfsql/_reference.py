@@ -524,15 +524,24 @@ class Decoder:
             self._columns = _check_columns(record_type, columns, "Decoder")
         self._record_type = record_type
 
-    def decode(self, buf: Any, offsets: Any, lengths: Any) -> list:
-        """Decode the records ``buf[offsets[i]:offsets[i]+lengths[i]]``."""
+    def decode(self, buf: Any, offsets: Any, lengths: Any, unknown: Optional[set] = None) -> list:
+        """Decode the records ``buf[offsets[i]:offsets[i]+lengths[i]]``.
+
+        When ``unknown`` is a set, add to it the ``(location, name_bytes)`` of every
+        feature the records hold that is not among the columns.
+        """
         payloads = _records(buf, offsets, lengths)
         if self._record_type == RAW:
             return [self._decode_raw(list(payloads))]
         builders = [_Column(i, _utf8_key(name), location, kind, shape)
                     for i, (name, location, kind, shape) in enumerate(self._columns)]
+        wanted = {(location, name) for name, location, _, _ in self._columns}
         for record, payload in enumerate(payloads):
             maps = _feature_maps(_parse(payload, self._record_type, record), self._record_type)
+            if unknown is not None:
+                unknown.update(key for key in ((location, name.encode("utf-8"))
+                                               for location, entries in maps.items()
+                                               for name in entries) if key not in wanted)
             for builder in builders:
                 builder.read(maps, record)
         return [builder.finish() for builder in builders]

@@ -285,6 +285,13 @@ def decode_or_error(codec, record_type, columns, buf, offsets, lengths):
         return "error", (exc.reason, exc.record, exc.column, exc.found_kind)
 
 
+def unknown_features(codec, record_type, columns, buf, offsets, lengths) -> set:
+    """The ``unknown`` set ``Decoder.decode`` fills (features not among the columns)."""
+    unknown: set = set()
+    codec.Decoder(record_type, columns).decode(buf, offsets, lengths, unknown)
+    return unknown
+
+
 def acceptable_errors(record_type, columns, payload: bytes) -> set:
     """Every error the reference finds in one record, one column at a time."""
     buf, offsets, lengths = frame([payload])
@@ -303,6 +310,8 @@ def assert_same_decode(native, record_type, columns, payloads):
     got = decode_or_error(native, record_type, columns, buf, offsets, lengths)
     if expected[0] == "ok" or got[0] == "ok":
         assert got == expected
+        assert unknown_features(native, record_type, columns, buf, offsets, lengths) == (
+            unknown_features(ref, record_type, columns, buf, offsets, lengths))
         return expected
     reason, record, column, found = got[1]
     assert record == expected[1][1], (got, expected)

@@ -521,3 +521,16 @@ def test_large_int64_values_survive_null_rows():
         ref.EXAMPLE, [(b"a", ref.FEATURES, ref.INT64, ref.LIST)], payloads)
     assert (validity, nulls, as_i32(outer)) == (bytes([0b101]), 1, [0, 2, 2, 3])
     assert as_i64(values) == [2**63 - 1, -(2**63) + 1, 2**53 + 1]
+
+
+def test_decode_reports_unknown_features():
+    payloads = [example(a=i64(1), b=None), example(c=f32())]
+    unknown: set = set()
+    ref.Decoder(ref.EXAMPLE, [(b"a", ref.FEATURES, ref.INT64, ref.SCALAR)]).decode(
+        *spans(payloads), unknown)
+    assert unknown == {(ref.FEATURES, b"b"), (ref.FEATURES, b"c")}
+    unknown = set()
+    payload = sequence({"id": i64(1)}, {"t": [], "u": [None]})
+    ref.Decoder(ref.SEQUENCE_EXAMPLE, [(b"t", ref.FEATURE_LISTS, ref.INT64, ref.LIST_OF_LIST)]
+                ).decode(*spans([payload]), unknown)
+    assert unknown == {(ref.FEATURES, b"id"), (ref.FEATURE_LISTS, b"u")}
