@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Iterator
 
 import numpy as np
-import pyarrow as pa
 import pyarrow.compute as pc
 
 import tfsql

@@ -64,6 +64,7 @@ RECORD_TYPES = ("example", "sequence_example", "bytes")
 READ_COMPRESSIONS = ("infer", "none", "gzip", "zlib")
 WRITE_COMPRESSIONS = ("none", "gzip", "zlib")
 WRITE_MODES = ("error", "append", "overwrite", "overwrite_partitions", "ignore")
+TFRECORD_FILE_SUFFIXES = (".tfrecord", ".tfrecords", ".tfrecord.gz", ".tfrecords.gz", ".tfrecord.zz", ".tfrecords.zz")
 RESULT_FORMATS = ("table", "csv", "json", "parquet", "tfrecord")
 FILE_FORMATS = ("tfrecord", "parquet", "csv", "json")
 
@@ -358,10 +359,17 @@ class SQLSession:
         return self.connection.sql(sql)
 
     def run(self, sql: str, *, show: bool = True):
-        """Run one statement and print its rows if it is a query."""
+        """Run one statement and print its rows if it is a query (for COPY, INSERT,
+        CREATE ... AS: the row count, on stderr)."""
         result = self.query(sql)
-        if show and result is not None and returns_rows(sql):
+        if not show or result is None:
+            return result
+        kind = statement_type(sql)
+        if kind is None or kind in _ROW_STATEMENTS:
             show_relation(result, max_rows=self.max_rows)
+        elif list(getattr(result, "columns", [])) == ["Count"]:
+            count = result.fetchall()[0][0]  # the result of an executed statement: no re-run
+            self.console.note(f"{kind}: {count:,} row{'' if count == 1 else 's'}")
         return result
 
     def set_variables(self, params: Mapping[str, str]) -> None:
@@ -382,16 +390,29 @@ def sql_literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def returns_rows(sql: str) -> bool:
-    """True for statements whose result is rows to show (SELECT, DESCRIBE, SUMMARIZE,
-    SHOW, EXPLAIN, PRAGMA, CALL...); False for COPY, CREATE, INSERT, SET..."""
+def statement_type(sql: str) -> str | None:
+    """DuckDB's type of the (last) statement: ``"SELECT"``, ``"COPY"``, ``"CREATE"``...;
+    None when it does not parse (running it will say why).
+
+    Examples
+    --------
+    >>> statement_type("DESCRIBE SELECT 1"), statement_type("COPY t TO 'x.csv'")
+    ('SELECT', 'COPY')
+    """
     import duckdb
 
     try:
         statements = duckdb.extract_statements(sql)
     except Exception:
-        return True
-    return bool(statements) and statements[-1].type.name in _ROW_STATEMENTS
+        return None
+    return statements[-1].type.name if statements else None
+
+
+def returns_rows(sql: str) -> bool:
+    """True for statements whose result is rows to show (SELECT, DESCRIBE, SUMMARIZE,
+    SHOW, EXPLAIN, PRAGMA, CALL...); False for COPY, CREATE, INSERT, SET..."""
+    kind = statement_type(sql)
+    return kind is None or kind in _ROW_STATEMENTS
 
 
 def show_relation(relation, *, max_rows: int = DEFAULT_MAX_ROWS) -> None:
@@ -466,6 +487,8 @@ def write_arrow(reader: pa.RecordBatchReader, fmt: str, output: str | None,
 
         if output is None:
             raise UsageError("--format tfrecord writes a directory: pass --output DIR")
+        if output.lower().endswith(TFRECORD_FILE_SUFFIXES):
+            return _write_tfrecord_file(reader, output, options)
         result = tfsql.write_tfrecord(
             reader, output, partition_by=options.partition_by or None, compression=options.compression,
             mode=options.mode, record_type=options.record_type, max_rows_per_file=options.max_rows_per_file,
@@ -486,6 +509,28 @@ def write_arrow(reader: pa.RecordBatchReader, fmt: str, output: str | None,
     _check_output_file(output, options.mode)
     _write_file(reader, fmt, output)
     return os.path.getsize(output)
+
+
+def _write_tfrecord_file(reader: pa.RecordBatchReader, path: str, options: WriteOptions) -> int:
+    """One TFRecord file at ``path`` (compression from ``.gz`` / ``.zz`` unless given):
+    written as one shard in a hidden directory next to it, then renamed into place."""
+    import tfsql
+
+    if options.partition_by or options.max_rows_per_file:
+        raise UsageError(f"{path} names one file: --partition-by and --max-rows-per-file need a directory")
+    _check_output_file(path, options.mode)
+    compression = options.compression
+    if compression is None:
+        compression = {".gz": "gzip", ".zz": "zlib"}.get(os.path.splitext(path)[1].lower())
+    target = Path(path)
+    staging = target.parent / f".{target.name}.tfsql-tmp-{os.getpid()}"
+    try:
+        result = tfsql.write_tfrecord(reader, str(staging), num_shards=1, compression=compression,
+                                      record_type=options.record_type)
+        os.replace(result.paths[0], target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return os.path.getsize(target)
 
 
 def _check_output_file(path: str, mode: str) -> None:
@@ -1057,7 +1102,7 @@ def _format_from_extension(path: str | None) -> str | None:
     name = path.lower().rstrip("/")
     for suffixes, fmt in (((".parquet", ".pq"), "parquet"), ((".csv",), "csv"),
                           ((".json", ".jsonl", ".ndjson"), "json"),
-                          ((".tfrecord", ".tfrecords", ".tfrecord.gz", ".tfrecord.zz", ".tfrecord.deflate"), "tfrecord")):
+                          (TFRECORD_FILE_SUFFIXES, "tfrecord")):
         if name.endswith(suffixes):
             return fmt
     return None
@@ -1237,8 +1282,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="table (default on stdout), csv, json (JSON lines), parquet, tfrecord; "
                         "default from the --output extension")
     p.add_argument("-o", "--output", metavar="PATH",
-                   help="file (csv, json, parquet) or directory (tfrecord) to write; csv and json "
-                        "go to stdout without it")
+                   help="file (csv, json, parquet) or directory (tfrecord; one file when the name ends "
+                        "in .tfrecord, .tfrecord.gz or .tfrecord.zz) to write; csv and json go to stdout "
+                        "without it")
     p.add_argument("--max-rows", type=_non_negative_int, metavar="N",
                    help=f"rows to show or write: default {DEFAULT_MAX_ROWS} for the table display "
                         "(longer results show their head and tail), all rows for other formats; 0: all")
@@ -1322,7 +1368,8 @@ def build_parser() -> argparse.ArgumentParser:
                 "  tfsql convert data.parquet out/ --partition-by label --compression gzip\n"
                 "  tfsql convert out/ data.parquet")
     p.add_argument("src", help="source file, directory or glob")
-    p.add_argument("dst", help="target file (parquet, csv, json) or directory (tfrecord)")
+    p.add_argument("dst", help="target file (parquet, csv, json, or one .tfrecord[.gz] file) or "
+                               "directory (tfrecord)")
     p.add_argument("--from", dest="source_format", choices=FILE_FORMATS, help="source format (default: from SRC)")
     p.add_argument("--to", choices=FILE_FORMATS, help="target format (default: from DST's extension, else tfrecord)")
     p.add_argument("--input-compression", choices=READ_COMPRESSIONS, default="infer",

@@ -229,8 +229,13 @@ def run_demo(
         f"Wrote {result.rows:,} synthetic product reviews to {reviews}/ "
         f"({len(result.files)} gzip TFRecord files partitioned by label, {result.bytes:,} bytes)."
     )
-    echo("Schema inferred from the records:")
-    echo(str(tfsql.dataset(reviews).schema))
+    ds = tfsql.dataset(reviews)
+    columns = ", ".join(
+        f"{field.name} {str(field.type).replace('item: ', '')}"
+        + (" (partition)" if field.name in ds.partition_schema.names else "")
+        for field in ds.schema
+    )
+    echo(f"Columns inferred from the records: {columns}")
 
     con = tfsql.duckdb.connect()
     scan = f"tfrecord_scan({_sql_literal(reviews)})"

@@ -20,8 +20,8 @@ calls). Everything else (`sql`, `execute`, `table`, `register`, ...) is DuckDB's
 Registered names are ``__tfrecord_scan_<n>``, one per distinct call (same arguments,
 same name), kept for the connection's life so views over ``tfrecord_scan`` stay valid.
 Each statement that spells out a call re-opens its dataset (files are listed again, as
-``read_parquet`` does); a view queried on its own scans the files listed when a
-statement last spelled out that call.
+``read_parquet`` does; the schema is inferred again only when the files changed); a view
+queried on its own scans the files listed when a statement last spelled out that call.
 
 Errors. A malformed call or COPY option raises `BinderError` (a
 ``duckdb.BinderException`` and a ``ValueError``); an option value tfsql rejects raises
@@ -50,6 +50,7 @@ Examples
 from __future__ import annotations
 
 import itertools
+import os
 import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -61,7 +62,14 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 import pyarrow as pa
 
 from tfsql import _sql_rewrite as rewrite
-from tfsql._copy import CopyOptionError, CopyPlan, is_tfrecord_copy, parse_copy_to, write_copy
+from tfsql._copy import (
+    TFRECORD_SUFFIXES,
+    CopyOptionError,
+    CopyPlan,
+    is_tfrecord_copy,
+    parse_copy_to,
+    write_copy,
+)
 import tfsql
 
 __all__ = ["connect", "sql", "TFRecordConnection", "TABLE_FUNCTIONS", "SCAN_PARAMETERS",
@@ -314,13 +322,40 @@ def _dataset_options(function: str, named: Mapping[str, Any]) -> dict[str, Any]:
     return options
 
 
-def _open_dataset(function: str, source: Any, options: dict[str, Any]) -> tfsql.Dataset:
+def _open_dataset(function: str, source: Any, options: dict[str, Any],
+                  previous: tuple[tfsql.Dataset, tuple | None] | None = None
+                  ) -> tuple[tfsql.Dataset, tuple | None]:
+    """Open the dataset of a call, with its files' fingerprint.
+
+    Given the dataset and fingerprint the same call opened before, schema inference is
+    skipped when the files (local paths, sizes, modification times) are unchanged; any
+    change infers again.
+    """
     try:
-        return tfsql.dataset(source, **options)
+        if previous is not None and previous[1] is not None and "schema" not in options:
+            quick = tfsql.dataset(source, schema=previous[0].data_schema, **options)
+            if _fingerprint(quick.files) == previous[1]:
+                return quick, previous[1]
+        data = tfsql.dataset(source, **options)
+        return data, _fingerprint(data.files)
     except FileNotFoundError as err:
         raise NoFilesError(f"IO Error: {function}: {err}") from err
     except (ValueError, TypeError) as err:
         raise InvalidInputError(f"Invalid Input Error: {function}: {err}") from err
+
+
+def _fingerprint(files: Sequence[str]) -> tuple | None:
+    """(path, size, mtime) of local files; None when a file is remote or gone."""
+    entries = []
+    for path in files:
+        if "://" in path and not path.startswith("file://"):
+            return None
+        try:
+            stat = os.stat(path.removeprefix("file://"))
+        except OSError:
+            return None
+        entries.append((path, stat.st_size, stat.st_mtime_ns))
+    return tuple(entries)
 
 
 # --------------------------------------------------------------------------------------
@@ -352,6 +387,7 @@ class TFRecordConnection:
         self._lock = threading.RLock()
         self._names: dict[tuple, str] = {}  # normalised call -> registered name
         self._datasets: dict[str, tfsql.Dataset] = {}  # registered name -> dataset (kept alive)
+        self._opened: dict[tuple, tuple] = {}  # normalised call -> (dataset, files fingerprint)
         self._counter = itertools.count(1)
 
     # -- delegation ---------------------------------------------------------------------
@@ -380,6 +416,7 @@ class TFRecordConnection:
         with self._lock:
             self._datasets.clear()
             self._names.clear()
+            self._opened.clear()
         self._con.close()
 
     def cursor(self) -> TFRecordConnection:
@@ -416,6 +453,7 @@ class TFRecordConnection:
             self._datasets.pop(name, None)
             for key in [k for k, v in self._names.items() if v == name]:
                 del self._names[key]
+                self._opened.pop(key, None)
         return self
 
     # -- statements ---------------------------------------------------------------------
@@ -569,7 +607,9 @@ class TFRecordConnection:
         named_values = {arg.name: value for arg, value in zip(named, values[1:])}
         options = _dataset_options(call.name, named_values)
         key = (repr(source), tuple(sorted((k, repr(v)) for k, v in options.items())))
-        data = _open_dataset(call.name, source, options)
+        with self._lock:
+            previous = self._opened.get(key)
+        data, fingerprint = _open_dataset(call.name, source, options, previous)
         with self._lock:
             name = self._names.get(key)
             if name is None:
@@ -577,6 +617,7 @@ class TFRecordConnection:
                 self._names[key] = name
             self._con.register(name, data)
             self._datasets[name] = data
+            self._opened[key] = (data, fingerprint)
         return name
 
     def _evaluate(self, expressions: list[str], params: list | None, function: str) -> tuple:
@@ -636,7 +677,16 @@ def _mentions_tfrecord(query: str) -> bool:
 
 
 def _looks_like_tfrecord_copy(text: str, tokens: list[rewrite.Token]) -> bool:
-    return bool(tokens) and tokens[0].is_word("copy") and "tfrecord" in text.lower()
+    """A COPY statement naming ``FORMAT tfrecord`` or a ``.tfrecord[.gz]`` target."""
+    if not tokens or not tokens[0].is_word("copy"):
+        return False
+    for i, token in enumerate(tokens):
+        if token.is_word("format") and i + 1 < len(tokens) \
+                and tokens[i + 1].text.strip("'\"").lower() in ("tfrecord", "tfrecords"):
+            return True
+        if token.kind == "string_const" and token.text.strip("'").lower().endswith(TFRECORD_SUFFIXES):
+            return True
+    return False
 
 
 # --------------------------------------------------------------------------------------

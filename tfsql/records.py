@@ -188,6 +188,16 @@ class RecordBlock:
         return self.base_offset + int(self.offsets[i]) - _HEADER
 
 
+def _readinto(stream: BinaryIO, view: memoryview) -> int:
+    """Fill ``view`` from ``stream`` (without an intermediate copy when it can)."""
+    readinto = getattr(stream, "readinto", None)
+    if readinto is not None:
+        return readinto(view) or 0
+    data = stream.read(len(view))
+    view[: len(data)] = data
+    return len(data)
+
+
 def _not_tfrecord_hint(offset: int) -> str:
     return "; at byte 0 this usually means the file is not a TFRecord file (or is compressed: pass compression=)" if offset == 0 else ""
 
@@ -229,21 +239,25 @@ class FrameReader:
         self.records_read = 0
 
     def _read_more(self, tail: memoryview) -> tuple[memoryview, bool]:
-        """A fresh buffer holding ``tail`` then new bytes (at least a chunk, at least
-        ``len(tail)`` so that growing a large block stays linear); and an eof flag."""
-        data = self._stream.read(max(self._chunk_bytes, len(tail)))
-        if not data:
-            return tail, True
-        if not len(tail):
-            return memoryview(data), False
-        buf = bytearray(len(tail) + len(data))
+        """A fresh buffer holding ``tail`` (the start of an incomplete record) then new
+        bytes: at least a chunk, and at least ``len(tail)`` so that a record larger than
+        a chunk is assembled in linear time. Returns the buffer and an eof flag."""
+        want = max(self._chunk_bytes, len(tail))
+        buf = bytearray(len(tail) + want)
         buf[: len(tail)] = tail
-        buf[len(tail) :] = data
-        return memoryview(buf), False
+        got = _readinto(self._stream, memoryview(buf)[len(tail) :])
+        if not got:
+            return tail, True
+        return memoryview(buf)[: len(tail) + got], False
 
     def blocks(self, max_records: int = 65536, max_bytes: int = 64 << 20) -> Iterator[RecordBlock]:
         """Yield blocks of at most ``max_records`` records and ``max_bytes`` payload
-        (a single larger record still makes a block of one)."""
+        (a single larger record still makes a block of one).
+
+        A block ends early where a read chunk ends, so every byte is framed (and its
+        CRC checked) exactly once and only the start of a record that straddles two
+        chunks is copied.
+        """
         buf = memoryview(b"")
         base = 0  # file offset of buf[0]
         pos = 0  # scan position in buf
@@ -252,12 +266,6 @@ class FrameReader:
         while True:
             offsets, lengths, end, status = codec.scan_frames(buf, pos, max_records, max_bytes, self._verify)
             n = len(offsets) // 8
-            full = status == codec.FRAME_OK and (end < len(buf) or n == max_records)
-            if not full and status in (codec.FRAME_OK, codec.FRAME_TRUNCATED) and not eof:
-                buf, eof = self._read_more(buf[pos:])
-                base += pos
-                pos = 0
-                continue
             if n:
                 self.records_read += n
                 yield RecordBlock(
@@ -270,9 +278,14 @@ class FrameReader:
                 )
                 index += n
             pos = end
+            if status == codec.FRAME_OK and end < len(buf):
+                continue  # a block limit was reached; more records are buffered
+            if status in (codec.FRAME_OK, codec.FRAME_TRUNCATED) and not eof:
+                buf, eof = self._read_more(buf[pos:])
+                base += pos
+                pos = 0
+                continue
             if status == codec.FRAME_OK:
-                if full:
-                    continue
                 return
             if status == codec.FRAME_TRUNCATED:
                 self._corrupt(

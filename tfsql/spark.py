@@ -648,7 +648,8 @@ def _filter_to_expression(f: Any, schema: pa.Schema) -> pc.Expression | None:
 
 def _partition_schema(paths: list[str], scan: dict[str, Any], hive: bool | None) -> pa.Schema:
     """The partition columns of ``paths`` (a discovery without inference)."""
-    probe = tfsql.dataset(paths, schema=pa.schema([]), hive_partitioning=hive, **scan)
+    # a probe with no columns: nothing is decoded (record_type "bytes" needs its column)
+    probe = tfsql.dataset(paths, schema=pa.schema([]), hive_partitioning=hive, **{**scan, "record_type": "example"})
     return probe.partition_schema
 
 
@@ -788,6 +789,13 @@ def _plan_write(options: Mapping[str, str], schema: StructType, overwrite: bool)
             f"option partitionBy names {missing[0]!r}, which is not a column; the columns are {', '.join(names)}"
         )
     record_type = opts.record_type()
+    if record_type == "example":
+        for f in schema.fields:
+            if isinstance(f.dataType, ArrayType) and isinstance(f.dataType.elementType, ArrayType):
+                raise ValueError(
+                    f"column {f.name!r} is {f.dataType.simpleString()}: arrays of arrays are "
+                    "SequenceExample feature lists; write with .option(\"recordType\", \"SequenceExample\")"
+                )
     if record_type == "bytes":
         data = [f for f in schema.fields if f.name not in partition_by]
         if len(data) != 1 or not isinstance(data[0].dataType, (BinaryType, StringType)):

@@ -136,6 +136,16 @@ def test_sql_writes_partitioned_tfrecord(demo, expected, tmp_path):
     assert back.column("split").to_pylist() == expected.column("split").to_pylist()
 
 
+def test_sql_writes_one_tfrecord_file_when_the_name_says_so(demo, tmp_path, capsys):
+    out = tmp_path / "ids.tfrecord.gz"
+    assert main(["sql", f"SELECT id FROM tfrecord_scan('{demo}') WHERE id < 10", "-o", str(out), "-q"]) == 0
+    assert out.is_file() and out.read_bytes()[:2] == b"\x1f\x8b"
+    assert sorted(tfsql.read_tfrecord(str(out)).column("id").to_pylist()) == list(range(10))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ids.tfrecord.gz"]  # no staging left
+    assert main(["sql", "SELECT 1 AS id", "-o", str(out), "--partition-by", "id"]) == 2
+    assert "names one file: --partition-by and --max-rows-per-file need a directory" in capsys.readouterr().err
+
+
 def test_sql_usage_errors_exit_2(demo, tmp_path, capsys):
     assert main(["sql", "SELECT 1", "--format", "parquet"]) == 2
     assert "--format parquet writes to a file or directory: pass --output" in capsys.readouterr().err
@@ -192,7 +202,7 @@ def test_schema_json(demo, capsys):
 def test_head_shows_text_bytes_and_lists_readably(tmp_path, capsys):
     png = b"\x89PNG\r\n\x1a\n" + bytes(200)
     table = pa.table({"id": [7], "text": ["héllo wörld"], "image": [png], "ascii": [b"plain bytes"],
-                      "vals": [list(range(20))], "empty": pa.array([[]], pa.list_(pa.int64()))})
+                      "vals": [list(range(20))]})
     tfsql.write_tfrecord(table, str(tmp_path / "d"))
     assert main(["head", str(tmp_path / "d"), "-n", "1", "--max-chars", "10"]) == 0
     assert capsys.readouterr().out.splitlines() == [
@@ -202,7 +212,6 @@ def test_head_shows_text_bytes_and_lists_readably(tmp_path, capsys):
         "image  b'\\x89PNG\\r\\n\\x1a\\n\\x00\\x00'… (208 bytes)",
         "ascii  plain byte… (11 chars)",
         "vals   [0, 1, 2, 3, 4, 5, 6, 7, …] (20 values)",
-        "empty  []",
     ]
 
 
@@ -377,7 +386,8 @@ def test_run_substitutes_params_and_prints_query_results(demo, tmp_path, capsys)
     captured = capsys.readouterr()
     assert re.search(rf"│\s+{ROWS} │\s+42 │", captured.out)
     assert "│ true    │" in captured.out
-    assert "Count" not in captured.out  # CREATE's row count is not shown
+    assert "Count" not in captured.out  # CREATE's row count is a note on stderr
+    assert f"CREATE: {ROWS:,} rows\n" in captured.err
     assert f"ran 3 statements of {script}" in captured.err
 
 
@@ -456,8 +466,8 @@ def test_substitute_params_reports_missing_with_their_lines():
 
 
 def test_shell_runs_multiline_statements_and_goes_on_after_errors(capsys):
-    lines = iter([".help", "SELECT 40 +", "  2 AS answer;", "SELECT * FROM missing_table;", ".maxrows 1",
-                  "SELECT range AS r FROM range(5);", ".tables", ".bogus", ".quit", "SELECT 'not reached';"])
+    lines = iter([".help", "SELECT 40 +", "  2 AS answer;", "SELECT * FROM missing_table;", ".maxrows 4",
+                  "SELECT range AS r FROM range(50);", ".tables", ".bogus", ".quit", "SELECT 'not reached';"])
     prompts = []
 
     def read_line(prompt):
@@ -470,7 +480,7 @@ def test_shell_runs_multiline_statements_and_goes_on_after_errors(capsys):
     assert prompts[:3] == ["tfsql> ", "tfsql> ", "  ...> "]
     assert ".quit / .exit  leave" in captured.out
     assert "│     42 │" in captured.out
-    assert re.search(r"5 rows\s+\(1 shown\)", captured.out)
+    assert re.search(r"50 rows\s+\(4 shown\)", captured.out)
     assert "not reached" not in captured.out
     assert "error: Catalog Error: Table with name missing_table does not exist" in captured.err
     assert "unknown command '.bogus'" in captured.err

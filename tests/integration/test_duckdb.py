@@ -318,3 +318,31 @@ def test_bad_option_value(con, data):
 def test_dollar_parameter_inside_call_is_rejected(con):
     with pytest.raises(BinderError, match=r"\$-parameters are not supported"):
         con.execute("SELECT * FROM tfrecord_scan($1)", ["x"])
+
+
+def test_corrupt_record_is_reported_and_can_be_skipped(tmp_path):
+    directory = tmp_path / "corrupt"
+    tfsql.write_tfrecord(pa.table({"x": list(range(1000))}), str(directory), num_shards=1)
+    (path,) = directory.glob("*.tfrecord")
+    damaged = bytearray(path.read_bytes())
+    damaged[5000] ^= 0xFF
+    path.write_bytes(bytes(damaged))
+    with connect() as connection:
+        with pytest.raises(duckdb.InvalidInputException, match=r"data CRC mismatch in .*part-00000-of-00001"
+                                                               r"\.tfrecord, record 165 at byte 4987"):
+            connection.sql(f"SELECT sum(x) FROM tfrecord_scan('{directory}', infer_sample := 10)").fetchall()
+        with pytest.warns(UserWarning, match="skipped the record"):
+            rows = connection.sql(f"SELECT count(*) FROM tfrecord_scan('{directory}', infer_sample := 10, "
+                                  f"ignore_errors := true)").fetchall()
+        assert rows == [(999,)]
+
+
+def test_changed_files_are_seen_by_the_next_statement(tmp_path):
+    directory = tmp_path / "changing"
+    with connect() as connection:
+        connection.sql(f"COPY (SELECT 1 AS a) TO '{directory}' (FORMAT tfrecord, NUM_SHARDS 1)")
+        query = f"SELECT * FROM tfrecord_scan('{directory}')"
+        assert connection.sql(query).fetchall() == [(1,)]
+        assert connection.sql(query).fetchall() == [(1,)]  # unchanged files: the schema is reused
+        connection.sql(f"COPY (SELECT 'x' AS b, 2 AS c) TO '{directory}' (FORMAT tfrecord, NUM_SHARDS 1, OVERWRITE)")
+        assert connection.sql(query).fetchall() == [("x", 2)]

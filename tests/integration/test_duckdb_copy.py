@@ -190,3 +190,9 @@ def test_copy_in_a_script_then_read(con, source, tmp_path):
                        f"SELECT count(*) FROM tfrecord_scan('{out}', hive_partitioning := true)")
     assert relation.fetchall() == con.sql("SELECT count(*) FROM ref WHERE split = 'valid'").fetchall()
     assert "label=__HIVE_DEFAULT_PARTITION__" in os.listdir(out)
+
+
+def test_options_outside_parentheses_are_an_error_for_tfrecord_only(con, tmp_path):
+    with pytest.raises(BinderError, match=r"expected the options in parentheses"):
+        con.sql(f"COPY ref TO '{tmp_path}/x.tfrecord' FORMAT tfrecord")
+    assert not os.listdir(tmp_path)
