@@ -30,6 +30,15 @@ if _importlib_util.find_spec("polars") is not None:
 
     _attach_polars()
 
+
+def __getattr__(name: str):
+    # The DuckDB front end is imported on first use (duckdb takes a while to import).
+    if name in ("connect", "sql"):
+        from tfsql import duckdb as _duckdb_front_end
+
+        return getattr(_duckdb_front_end, name)
+    raise AttributeError(f"module 'tfsql' has no attribute {name!r}")
+
 __all__ = [
     "dataset",
     "Dataset",
@@ -39,6 +48,8 @@ __all__ = [
     "infer_schema",
     "write_tfrecord",
     "scan_tfrecord",
+    "connect",
+    "sql",
     "WriteResult",
     "TFSQLError",
     "CorruptRecordError",

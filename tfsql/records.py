@@ -38,6 +38,7 @@ from tfsql.errors import CorruptRecordError
 __all__ = ["RecordBlock", "FrameReader", "detect_compression", "normalize_compression", "open_decompressed"]
 
 DEFAULT_CHUNK_BYTES = 16 << 20
+_FIRST_READ_BYTES = 256 << 10
 _HEADER = 12
 _FOOTER = 4
 
@@ -235,6 +236,9 @@ class FrameReader:
         self._verify = verify
         self._on_corrupt = on_corrupt
         self._chunk_bytes = chunk_bytes
+        # Reads start small and double up to chunk_bytes, so that sampling or a LIMIT
+        # touches only the start of a file.
+        self._next_read = min(chunk_bytes, _FIRST_READ_BYTES)
         self.skipped_records = 0
         self.records_read = 0
 
@@ -242,7 +246,8 @@ class FrameReader:
         """A fresh buffer holding ``tail`` (the start of an incomplete record) then new
         bytes: at least a chunk, and at least ``len(tail)`` so that a record larger than
         a chunk is assembled in linear time. Returns the buffer and an eof flag."""
-        want = max(self._chunk_bytes, len(tail))
+        want = max(self._next_read, len(tail))
+        self._next_read = min(self._chunk_bytes, 2 * self._next_read)
         buf = bytearray(len(tail) + want)
         buf[: len(tail)] = tail
         got = _readinto(self._stream, memoryview(buf)[len(tail) :])
