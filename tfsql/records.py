@@ -248,12 +248,14 @@ class FrameReader:
         a chunk is assembled in linear time. Returns the buffer and an eof flag."""
         want = max(self._next_read, len(tail))
         self._next_read = min(self._chunk_bytes, 2 * self._next_read)
-        buf = bytearray(len(tail) + want)
+        # numpy allocates without zeroing (and asks for huge pages on large buffers),
+        # so the read is the first and only pass over the new memory.
+        buf = memoryview(np.empty(len(tail) + want, dtype=np.uint8))
         buf[: len(tail)] = tail
-        got = _readinto(self._stream, memoryview(buf)[len(tail) :])
+        got = _readinto(self._stream, buf[len(tail) :])
         if not got:
             return tail, True
-        return memoryview(buf)[: len(tail) + got], False
+        return buf[: len(tail) + got], False
 
     def blocks(self, max_records: int = 65536, max_bytes: int = 64 << 20) -> Iterator[RecordBlock]:
         """Yield blocks of at most ``max_records`` records and ``max_bytes`` payload

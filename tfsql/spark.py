@@ -553,7 +553,8 @@ class _Reader(DataSourceReader):
         if not partition.path:
             return
         target = to_arrow_schema(plan.spark_schema, timezone="UTC")
-        dataset = tfsql.dataset(partition.path, schema=plan.data_schema, hive_partitioning=False, **plan.scan)
+        scan = {**plan.scan, "glob": False}  # the path names one file: take it literally
+        dataset = tfsql.dataset(partition.path, schema=plan.data_schema, hive_partitioning=False, **scan)
         constants = {
             f.name: pa.scalar(partition.partition_values.get(f.name), f.type) for f in plan.partition_schema
         }
@@ -672,8 +673,12 @@ def _plan_read(options: Mapping[str, str], spark_schema: StructType | None) -> t
                 f"no TFRecord files found in {', '.join(paths)} to infer a schema from; "
                 "check the path or pass a schema with .schema(...)"
             )
-        full = pa.schema([f for f in dataset.schema if f.name != file_column])
-        spark_schema = _spark_schema(full)
+        if file_column is not None and file_column in dataset.schema.names:
+            raise ValueError(
+                f"option includeFilePaths={file_column!r} collides with a column of the data; "
+                "choose another name"
+            )
+        spark_schema = _spark_schema(dataset.schema)
         if file_column is not None:
             spark_schema = spark_schema.add(file_column, StringType(), True)
     else:
