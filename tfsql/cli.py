@@ -989,20 +989,17 @@ class Problem:
 
 
 def _verifying_reader(stream, *, path: str, problems: list[Problem]):
+    """A FrameReader that records each corrupt record in ``problems`` and goes on
+    where the framing allows, instead of raising or warning."""
     from tfsql.records import FrameReader
 
-    class VerifyingFrameReader(FrameReader):
-        """Frames a file with CRC checks, recording each corrupt record (and going on
-        where the framing allows) instead of raising or warning."""
+    def record(error) -> None:
+        message = str(error)
+        if error.rest_of_file:
+            message += "; the rest of the file cannot be framed"
+        problems.append(Problem(path, error.record_index, error.offset, message))
 
-        def _corrupt(self, message: str, index: int, offset: int, *, rest_of_file: bool) -> None:
-            # Hook of FrameReader's on_corrupt="skip" path (tfsql/records.py).
-            if rest_of_file:
-                message += "; the rest of the file cannot be framed"
-            problems.append(Problem(self.path, index, offset, message))
-            self.skipped_records += 1
-
-    return VerifyingFrameReader(stream, path=path, verify=True, on_corrupt="skip")
+    return FrameReader(stream, path=path, verify=True, on_corrupt=record)
 
 
 def cmd_verify(args: argparse.Namespace, console: Console) -> int:

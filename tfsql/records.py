@@ -214,10 +214,12 @@ class FrameReader:
         The file's name for messages.
     verify : bool
         Check each record's data CRC (the length CRC is always checked).
-    on_corrupt : {"raise", "skip"}
+    on_corrupt : {"raise", "skip"} or callable
         ``"skip"`` drops a record whose data CRC fails and, for a bad length or a
-        truncated end, the rest of the file, with a warning that counts what was
-        skipped.
+        truncated end, the rest of the file, with a warning. A callable skips the same
+        way but is called with the :class:`~tfsql.errors.CorruptRecordError` instead
+        of warning (its ``rest_of_file`` attribute says whether the rest of the file was
+        skipped); ``tfsql verify`` uses this to list every corrupt record.
     """
 
     def __init__(
@@ -229,8 +231,8 @@ class FrameReader:
         on_corrupt: str = "raise",
         chunk_bytes: int = DEFAULT_CHUNK_BYTES,
     ) -> None:
-        if on_corrupt not in ("raise", "skip"):
-            raise ValueError(f"on_corrupt must be 'raise' or 'skip', not {on_corrupt!r}")
+        if not callable(on_corrupt) and on_corrupt not in ("raise", "skip"):
+            raise ValueError(f"on_corrupt must be 'raise', 'skip' or a callable, not {on_corrupt!r}")
         self._stream = stream
         self.path = path
         self._verify = verify
@@ -334,4 +336,9 @@ class FrameReader:
             raise CorruptRecordError(message + advice, path=self.path, record_index=index, offset=offset)
         self.skipped_records += 1
         what = "the rest of the file" if rest_of_file else "the record"
+        if callable(self._on_corrupt):
+            error = CorruptRecordError(message, path=self.path, record_index=index, offset=offset)
+            error.rest_of_file = rest_of_file
+            self._on_corrupt(error)
+            return
         warnings.warn(f"{message}; skipped {what} (on_corrupt='skip')", stacklevel=4)

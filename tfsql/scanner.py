@@ -77,7 +77,7 @@ class ScanOptions:
     record_type: int = codec.EXAMPLE
     compression: str | None = "infer"
     verify_checksums: bool = True
-    on_corrupt: str = "raise"
+    on_corrupt: Any = "raise"
     include_file_paths: str | None = None
     batch_size: int = DEFAULT_BATCH_SIZE
     batch_bytes: int = DEFAULT_BATCH_BYTES
@@ -95,7 +95,7 @@ def dataset(
     record_type: str = "example",
     compression: str | None = "infer",
     verify_checksums: bool = True,
-    on_corrupt: str = "raise",
+    on_corrupt: Any = "raise",
     hive_partitioning: bool | None = None,
     hive_schema: pa.Schema | Mapping[str, Any] | None = None,
     include_file_paths: str | None = None,
@@ -126,9 +126,10 @@ def dataset(
         ``"infer"`` detects gzip and zlib by their magic bytes, per file.
     verify_checksums : bool
         Check each record's data CRC (the length CRC is always checked).
-    on_corrupt : {"raise", "skip"}
+    on_corrupt : {"raise", "skip"} or callable
         ``"skip"`` drops records whose data CRC fails (and the rest of a file after a
-        bad length or truncation) with a warning counting them.
+        bad length or truncation) with a warning for each; a callable is called with
+        each :class:`~tfsql.errors.CorruptRecordError` instead of the warning.
     hive_partitioning : bool or None
         None discovers ``key=value`` directories; False ignores them; True requires them.
     hive_schema : pyarrow.Schema or dict, optional
@@ -169,7 +170,7 @@ def dataset(
         record_type=rtype,
         compression=normalize_compression(compression),
         verify_checksums=bool(verify_checksums),
-        on_corrupt=_check_choice("on_corrupt", on_corrupt, ("raise", "skip")),
+        on_corrupt=on_corrupt if callable(on_corrupt) else _check_choice("on_corrupt", on_corrupt, ("raise", "skip")),
         include_file_paths=include_file_paths,
         batch_size=_positive("batch_size", batch_size),
         batch_bytes=_positive("batch_bytes", batch_bytes),

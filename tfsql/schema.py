@@ -11,8 +11,9 @@ Inference (see :func:`infer_from_stats`) follows ``FORMAT.md`` section 3:
 
 - ``int64_list`` -> ``int64``, ``float_list`` -> ``float32``, ``bytes_list`` ->
   ``string`` when every sampled value is valid UTF-8, else ``binary``;
-- scalar when no sampled record holds more than one value, else a list
-  (``lists="always"`` forces lists); ``SequenceExample`` feature lists ->
+- scalar when no sampled record holds more than one value and some hold one, else
+  a list (so a feature whose sampled lists are all empty stays a list;
+  ``lists="always"`` forces lists); ``SequenceExample`` feature lists ->
   ``list<list<K>>``;
 - column order is the order in which features are first seen, reading the sampled
   files in order and each record's features in wire order (for files tfsql writes
@@ -377,7 +378,7 @@ def infer_from_stats(
         (kind,) = kinds
         if st.location == codec.FEATURE_LISTS:
             shape = codec.LIST_OF_LIST
-        elif lists == "always" or st.max_len > 1:
+        elif lists == "always" or st.max_len != 1:  # several values, or only empty lists
             shape = codec.LIST
         else:
             shape = codec.SCALAR

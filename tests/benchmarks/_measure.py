@@ -5,8 +5,9 @@ Every configuration a benchmark compares runs in a fresh Python process (the scr
 re-invokes itself with ``--worker <json>``), so its peak RSS is its own and not the
 high-water mark of whatever ran before it. Inside a worker the measured function runs
 ``repeat`` times; the best wall time is kept (the machine is shared) and the peak RSS is
-the process high-water mark minus the RSS just before the first run (so interpreter,
-imports and setup are excluded).
+the process high-water mark (reset just before the first run through
+``/proc/self/clear_refs``) minus the RSS at that point, so interpreter, imports and setup
+are excluded even when setup allocated and freed more than the run.
 
 Examples
 --------
@@ -35,6 +36,7 @@ __all__ = [
     "worker_main",
     "rss_mb",
     "peak_rss_mb",
+    "reset_peak_rss",
     "tensorflow_available",
     "format_table",
     "fmt_int",
@@ -59,6 +61,17 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
 
+def reset_peak_rss() -> bool:
+    """Reset the RSS high-water mark to the current RSS (Linux ``/proc/self/clear_refs``),
+    so setup that allocated and freed memory does not count; False when not allowed."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
 def tensorflow_available() -> bool:
     """Whether ``import tensorflow`` would find a package in this interpreter."""
     return importlib.util.find_spec("tensorflow") is not None
@@ -67,6 +80,7 @@ def tensorflow_available() -> bool:
 def measure(fn: Callable[[], Mapping[str, Any]], *, repeat: int) -> dict[str, Any]:
     """Run ``fn`` ``repeat`` times; return its last result plus ``seconds`` (best run)
     and ``peak_mb`` (RSS high-water over all runs minus the RSS before the first)."""
+    reset_peak_rss()
     baseline = rss_mb()
     best = float("inf")
     result: Mapping[str, Any] = {}

@@ -59,13 +59,16 @@ TF_BATCH = 4096
 
 def _scan_worker(config: dict) -> dict:
     import tfsql
+    from tfsql._codec import codec
 
     ds = tfsql.dataset(config["path"], threads=config["threads"])
 
     def run() -> dict:
         if config.get("stream"):  # batch by batch, nothing kept (as the TF pipelines do)
-            return {"rows": sum(batch.num_rows for batch in ds.to_batches())}
-        return {"rows": ds.to_table().num_rows}
+            rows = sum(batch.num_rows for batch in ds.to_batches())
+        else:
+            rows = ds.to_table().num_rows
+        return {"rows": rows, "backend": codec.__name__}
 
     return measure(run, repeat=config["repeat"])
 
@@ -184,6 +187,10 @@ def bench_dataset(name: str, args: argparse.Namespace, script: str) -> str:
         "t1": run_worker(script, {"kind": "scan", "path": str(subset.path), "threads": 1, "repeat": 1}, env=PURE),
         "mem": run_worker(script, {"kind": "in_memory", "path": str(subset.path), "repeat": 1}, env=PURE),
     }
+    for label, result in [*native.items(), *reference.items()]:
+        expected = "tfsql._reference" if result in reference.values() else "tfsql._native"
+        if result["backend"] != expected:
+            raise RuntimeError(f"the {label!r} run used {result['backend']}, not {expected}")
     tf_results: dict[str, dict | None] = {"serial": None, "interleave": None}
     if tensorflow_available() and not args.no_tensorflow:
         for pipeline in tf_results:
@@ -191,6 +198,8 @@ def bench_dataset(name: str, args: argparse.Namespace, script: str) -> str:
                 script,
                 {"kind": "tf", "dataset": name, "files": data.files, "pipeline": pipeline, "repeat": repeat},
             )
+    from tfsql.scanner import default_threads
+
     tf_rates = [r["rows"] / r["seconds"] for r in tf_results.values() if r]
     tf_best = max(tf_rates) if tf_rates else None
     ref_files = reference["t1"]["rows"] / reference["t1"]["seconds"]
@@ -199,7 +208,7 @@ def bench_dataset(name: str, args: argparse.Namespace, script: str) -> str:
 
     rows = [
         _row("tfsql threads=1 (files -> Table)", native["t1"], nbytes, ref_files, tf_best),
-        _row(f"tfsql threads=default({os.cpu_count()}) (files -> Table)", native["tdef"], nbytes, ref_files, tf_best),
+        _row(f"tfsql threads=default({default_threads()}) (files -> Table)", native["tdef"], nbytes, ref_files, tf_best),
         _row("tfsql threads=1 (files -> batches, dropped)", native["stream"], nbytes, ref_files, tf_best),
         _row("tfsql in-memory, 1 thread (frame+CRC+decode)", {**native["mem"], "peak_mb": None}, nbytes, ref_mem, tf_best),
         _row(f"pure-Python ref threads=1 (first {subset.rows:,})", reference["t1"], sub_bytes, ref_files, tf_best),

@@ -40,8 +40,9 @@ from _measure import (  # noqa: E402
     fmt_ratio,
     format_table,
     measure,
-    rss_mb,
     peak_rss_mb,
+    reset_peak_rss,
+    rss_mb,
     run_worker,
     tensorflow_available,
     worker_main,
@@ -162,6 +163,7 @@ def _stream_worker(config: dict) -> dict:
 
     out = tempfile.mkdtemp(prefix="_stream-", dir=config["data_dir"])
     try:
+        reset_peak_rss()
         baseline = rss_mb()
         start = time.perf_counter()
         result = tfsql.write_tfrecord(timed_batches(), os.path.join(out, "data"))

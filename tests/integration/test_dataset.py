@@ -341,3 +341,22 @@ def test_feature_missing_from_inferred_schema_is_reported_once(tmp_path):
         ds.to_table()  # reported once per dataset
         tfsql.read_tfrecord(tmp_path, schema={"x": pa.int64()})  # a user schema excludes on purpose
     assert tfsql.read_tfrecord(tmp_path, infer_sample=None).column("late").to_pylist() == [None, None, None, 5, 6]
+
+
+def test_feature_with_only_empty_lists_is_inferred_as_a_list(tmp_path):
+    write_examples(tmp_path / "a.tfrecord", [{"e": ()}, {"e": ()}])
+    table = tfsql.read_tfrecord(tmp_path)
+    assert table.schema.field("e").type == pa.list_(pa.int64())
+    assert table.column("e").to_pylist() == [[], []]
+
+
+def test_on_corrupt_callable_receives_each_error(tmp_path):
+    path = write_examples(tmp_path / "a.tfrecord", [{"x": i} for i in range(4)])
+    data = bytearray(path.read_bytes())
+    data[-1] ^= 0xFF  # last record's data CRC
+    path.write_bytes(bytes(data))
+    seen = []
+    table = tfsql.read_tfrecord(path, schema={"x": pa.int64()}, on_corrupt=seen.append)
+    assert table.column("x").to_pylist() == [0, 1, 2]
+    assert [(e.record_index, e.rest_of_file) for e in seen] == [(3, False)]
+    assert str(seen[0]).startswith("data CRC mismatch in ") and seen[0].offset > 0

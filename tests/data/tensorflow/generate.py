@@ -426,7 +426,8 @@ def arrow_type(location: str, specs: list) -> str:
         base = {"int64_list": "int64", "float_list": "float32"}[kind]
     if location == "feature_lists":
         return f"list<list<{base}>>"
-    scalar = all(len(values) <= 1 for spec in specs for _, values in spec)
+    lengths = [len(values) for spec in specs for _, values in spec]
+    scalar = max(lengths, default=0) == 1  # only-empty lists stay lists
     return base if scalar else f"list<{base}>"
 
 
