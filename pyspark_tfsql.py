@@ -1,0 +1,11 @@
+"""Automatic registration of tfsql's PySpark data source.
+
+PySpark (4.x) registers, at session start, the ``DefaultSource`` of every installed
+top-level module whose name starts with ``pyspark_``. This module exists for that
+alone, so ``spark.read.format("tfrecord")`` works after ``pip install tfsql[spark]``
+without calling :func:`tfsql.spark.register`.
+"""
+
+from tfsql.spark import TFRecordDataSource as DefaultSource
+
+__all__ = ["DefaultSource"]
