@@ -15,10 +15,8 @@ Without OUT_DIR the files go to a temporary directory that is removed at the end
 
 from __future__ import annotations
 
-import contextlib
 import struct
 import sys
-import tempfile
 import zlib
 from pathlib import Path
 
@@ -27,6 +25,7 @@ import pyarrow as pa
 
 import tfsql
 import tfsql.duckdb
+from tfsql.demo import workdir
 
 CLASSES = ["cat", "dog", "bird"]
 COLOURS = np.array([[230, 60, 40], [40, 120, 230], [250, 210, 40]], dtype=np.uint8)
@@ -84,17 +83,6 @@ def make_dataset(n_images: int, *, seed: int = 0) -> pa.Table:
              "image/object/class/text": pa.list_(pa.string())}
     types.update({f"image/object/bbox/{n}": pa.list_(pa.float32()) for n in ("xmin", "ymin", "xmax", "ymax")})
     return pa.table({name: pa.array(values, types.get(name)) for name, values in rows.items()})
-
-
-@contextlib.contextmanager
-def workdir(out_dir: str | None):
-    """``out_dir`` (created) or a temporary directory removed afterwards."""
-    if out_dir is not None:
-        Path(out_dir).mkdir(parents=True, exist_ok=True)
-        yield Path(out_dir)
-        return
-    with tempfile.TemporaryDirectory(prefix="tfsql-example-") as tmp:
-        yield Path(tmp)
 
 
 def main(out_dir: str | None = None) -> dict:

@@ -10,27 +10,13 @@ Without OUT_DIR the files go to a temporary directory that is removed at the end
 
 from __future__ import annotations
 
-import contextlib
 import sys
-import tempfile
-from pathlib import Path
 
 import pyarrow as pa
 
 import tfsql
 import tfsql.duckdb
-from tfsql.demo import write_demo_dataset
-
-
-@contextlib.contextmanager
-def workdir(out_dir: str | None):
-    """``out_dir`` (created) or a temporary directory removed afterwards."""
-    if out_dir is not None:
-        Path(out_dir).mkdir(parents=True, exist_ok=True)
-        yield Path(out_dir)
-        return
-    with tempfile.TemporaryDirectory(prefix="tfsql-example-") as tmp:
-        yield Path(tmp)
+from tfsql.demo import workdir, write_demo_dataset
 
 
 def main(out_dir: str | None = None) -> dict:

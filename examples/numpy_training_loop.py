@@ -15,17 +15,14 @@ Without OUT_DIR the files go to a temporary directory that is removed at the end
 
 from __future__ import annotations
 
-import contextlib
 import sys
-import tempfile
-from pathlib import Path
 from typing import Iterator
 
 import numpy as np
 import pyarrow.compute as pc
 
 import tfsql
-from tfsql.demo import EMBEDDING_DIM, write_demo_dataset
+from tfsql.demo import EMBEDDING_DIM, workdir, write_demo_dataset
 
 
 def batches_as_numpy(ds: tfsql.Dataset, split: str, *, batch_size: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
@@ -51,17 +48,6 @@ def accuracy(ds: tfsql.Dataset, split: str, w: np.ndarray, b: float) -> float:
         right += int(((sigmoid(x @ w + b) > 0.5) == (y > 0.5)).sum())
         total += len(y)
     return right / total
-
-
-@contextlib.contextmanager
-def workdir(out_dir: str | None):
-    """``out_dir`` (created) or a temporary directory removed afterwards."""
-    if out_dir is not None:
-        Path(out_dir).mkdir(parents=True, exist_ok=True)
-        yield Path(out_dir)
-        return
-    with tempfile.TemporaryDirectory(prefix="tfsql-example-") as tmp:
-        yield Path(tmp)
 
 
 def main(out_dir: str | None = None, *, epochs: int = 5, learning_rate: float = 0.1) -> dict:

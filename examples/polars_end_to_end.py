@@ -10,15 +10,13 @@ Without OUT_DIR the files go to a temporary directory that is removed at the end
 
 from __future__ import annotations
 
-import contextlib
 import sys
-import tempfile
-from pathlib import Path
 
 import numpy as np
 import polars as pl
 
 import tfsql  # noqa: F401  (adds pl.scan_tfrecord and the DataFrame/LazyFrame .tfrecord namespaces)
+from tfsql.demo import workdir
 
 COUNTRIES = ["DE", "FR", "JP", "US", "BR"]
 
@@ -37,17 +35,6 @@ def make_sessions(rows: int, *, seed: int = 0) -> pl.DataFrame:
             "purchased": (rng.random(rows) < 0.1).astype(np.int64),
         }
     )
-
-
-@contextlib.contextmanager
-def workdir(out_dir: str | None):
-    """``out_dir`` (created) or a temporary directory removed afterwards."""
-    if out_dir is not None:
-        Path(out_dir).mkdir(parents=True, exist_ok=True)
-        yield Path(out_dir)
-        return
-    with tempfile.TemporaryDirectory(prefix="tfsql-example-") as tmp:
-        yield Path(tmp)
 
 
 def main(out_dir: str | None = None) -> dict:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 import crc32c as _crc32c
+import pyarrow as pa
 
 from tfsql._proto import Example, Feature, SequenceExample
 
@@ -93,3 +94,16 @@ def write_records(path: str | Path, payloads: Iterable[bytes], compression: str 
 
 def write_examples(path: str | Path, rows: Iterable[Mapping[str, object]], compression: str | None = None) -> Path:
     return write_records(path, (example(r) for r in rows), compression)
+
+
+def split_table(n: int) -> pa.Table:
+    """``n`` rows of nullable ints and strings, float32, a float list and a ``split`` column
+    (train/test/valid, the partition column of the SQL tests)."""
+    return pa.table({
+        "id": pa.array(range(n), pa.int64()),
+        "label": pa.array([None if i % 11 == 0 else i % 4 for i in range(n)], pa.int64()),
+        "score": pa.array([(i * 37 % 101) / 4 for i in range(n)], pa.float32()),
+        "name": pa.array([None if i % 7 == 3 else f"n{i}" for i in range(n)], pa.string()),
+        "emb": pa.array([[float(i), float(i % 5)] for i in range(n)], pa.list_(pa.float32())),
+        "split": pa.array([("train", "test", "valid")[i % 3] for i in range(n)], pa.string()),
+    })

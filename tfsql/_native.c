@@ -663,6 +663,24 @@ static int skip_field(const uint8_t **pp, const uint8_t *end, uint32_t tag) {
     return 0;
 }
 
+/* Read the next field of a message: its tag and, when it is length-delimited, its body
+ * [*body, *body + *len); any other field is skipped. 0 on success, -1 when malformed. */
+static inline int next_field(const uint8_t **pp, const uint8_t *end, uint32_t *tag,
+                             const uint8_t **body, size_t *len) {
+    if (rd_tag(pp, end, tag)) {
+        return -1;
+    }
+    if ((*tag & 7) != WT_LEN) {
+        return skip_field(pp, end, *tag);
+    }
+    if (rd_len(pp, end, len)) {
+        return -1;
+    }
+    *body = *pp;
+    *pp += *len;
+    return 0;
+}
+
 /* Decode the packed varints of [p, end) into `out` (room for end - p values). */
 static inline int decode_packed_varints(const uint8_t *p, const uint8_t *end, int64_t *out,
                                         size_t *count) {
@@ -834,6 +852,51 @@ enum { EXAMPLE = 0, SEQUENCE_EXAMPLE = 1, RAW = 2 };
 enum { FEATURES = 0, FEATURE_LISTS = 1 };
 enum { KIND_NONE = 0, KIND_BYTES = 1, KIND_FLOAT = 2, KIND_INT64 = 3 };
 enum { SCALAR = 0, LIST = 1, LIST_OF_LIST = 2 };
+
+/* The kind a Feature field sets (its oneof field number: a length-delimited
+ * bytes_list 1, float_list 2 or int64_list 3), or KIND_NONE for any other field. */
+static inline int feature_kind_field(uint32_t tag) {
+    uint32_t field = tag >> 3;
+    return ((tag & 7) == WT_LEN && field >= 1 && field <= 3) ? (int)field : KIND_NONE;
+}
+
+/* Whether a top-level record field holds a feature map: Example.features (1), and for
+ * a SequenceExample also feature_lists (2); the map's location is its field number - 1. */
+static inline int is_map_field(uint32_t tag, int seq) {
+    return tag == TAG(1, WT_LEN) || (seq && tag == TAG(2, WT_LEN));
+}
+
+/* A map entry of Features / FeatureLists: its key (field 1; "" when missing, the last
+ * one when repeated) and its value fields (field 2): how many, and the first one. */
+typedef struct {
+    const uint8_t *key;
+    size_t key_len;
+    const uint8_t *val, *val_end;
+    uint32_t nval;
+} entry_parts;
+
+static inline int read_entry(const uint8_t *p, const uint8_t *end, entry_parts *e) {
+    e->key = p;
+    e->key_len = 0;
+    e->val = e->val_end = NULL;
+    e->nval = 0;
+    while (p < end) {
+        uint32_t tag;
+        const uint8_t *body;
+        size_t len;
+        if (next_field(&p, end, &tag, &body, &len)) {
+            return -1;
+        }
+        if (tag == TAG(1, WT_LEN)) {
+            e->key = body;
+            e->key_len = len;
+        } else if (tag == TAG(2, WT_LEN) && e->nval++ == 0) {
+            e->val = body;
+            e->val_end = body + len;
+        }
+    }
+    return 0;
+}
 
 /* Internal error codes (0 is success). */
 enum {
@@ -1241,35 +1304,30 @@ static int list_append(colbuild *cb, const uint8_t *p, const uint8_t *end) {
 static int feature_feed(colbuild *cb, fstate *st, const uint8_t *p, const uint8_t *end) {
     while (p < end) {
         uint32_t tag;
-        if (rd_tag(&p, end, &tag)) {
+        const uint8_t *sub;
+        size_t len;
+        if (next_field(&p, end, &tag, &sub, &len)) {
             return E_MALFORMED;
         }
-        uint32_t field = tag >> 3;
-        if ((tag & 7) == WT_LEN && field >= 1 && field <= 3) {
-            size_t len;
-            if (rd_len(&p, end, &len)) {
-                return E_MALFORMED;
+        int kind = feature_kind_field(tag);
+        if (kind == KIND_NONE) {
+            continue;
+        }
+        if (kind != st->kind) {
+            if (st->kind == cb->kind) {
+                fstate_rollback(cb, st);
             }
-            const uint8_t *sub = p;
-            p += len;
-            if ((int)field != st->kind) {
-                if (st->kind == cb->kind) {
-                    fstate_rollback(cb, st);
-                }
-                st->kind = (int)field;
-            }
-            int rc;
-            if ((int)field == cb->kind) {
-                rc = list_append(cb, sub, p);
-            } else {
-                uint64_t ignored;
-                rc = list_count((int)field, sub, p, &ignored, NULL) ? E_MALFORMED : 0;
-            }
-            if (rc) {
-                return rc;
-            }
-        } else if (skip_field(&p, end, tag)) {
-            return E_MALFORMED;
+            st->kind = kind;
+        }
+        int rc;
+        if (kind == cb->kind) {
+            rc = list_append(cb, sub, sub + len);
+        } else {
+            uint64_t ignored;
+            rc = list_count(kind, sub, sub + len, &ignored, NULL) ? E_MALFORMED : 0;
+        }
+        if (rc) {
+            return rc;
         }
     }
     return 0;
@@ -1279,21 +1337,14 @@ static int feature_feed(colbuild *cb, fstate *st, const uint8_t *p, const uint8_
 static int feature_feed_entry(colbuild *cb, fstate *st, const uint8_t *p, const uint8_t *end) {
     while (p < end) {
         uint32_t tag;
-        if (rd_tag(&p, end, &tag)) {
+        const uint8_t *value;
+        size_t len;
+        if (next_field(&p, end, &tag, &value, &len)) {
             return E_MALFORMED;
         }
-        if (tag == TAG(2, WT_LEN)) {
-            size_t len;
-            if (rd_len(&p, end, &len)) {
-                return E_MALFORMED;
-            }
-            int rc = feature_feed(cb, st, p, p + len);
-            if (rc) {
-                return rc;
-            }
-            p += len;
-        } else if (skip_field(&p, end, tag)) {
-            return E_MALFORMED;
+        int rc = tag == TAG(2, WT_LEN) ? feature_feed(cb, st, value, value + len) : 0;
+        if (rc) {
+            return rc;
         }
     }
     return 0;
@@ -1340,21 +1391,14 @@ static int lol_step(dctx *x, colbuild *cb, const uint8_t *p, const uint8_t *end)
 static int lol_feature_list(dctx *x, colbuild *cb, const uint8_t *p, const uint8_t *end) {
     while (p < end) {
         uint32_t tag;
-        if (rd_tag(&p, end, &tag)) {
+        const uint8_t *step;
+        size_t len;
+        if (next_field(&p, end, &tag, &step, &len)) {
             return E_MALFORMED;
         }
-        if (tag == TAG(1, WT_LEN)) {
-            size_t len;
-            if (rd_len(&p, end, &len)) {
-                return E_MALFORMED;
-            }
-            int rc = lol_step(x, cb, p, p + len);
-            if (rc) {
-                return rc;
-            }
-            p += len;
-        } else if (skip_field(&p, end, tag)) {
-            return E_MALFORMED;
+        int rc = tag == TAG(1, WT_LEN) ? lol_step(x, cb, step, step + len) : 0;
+        if (rc) {
+            return rc;
         }
     }
     return 0;
@@ -1369,18 +1413,13 @@ static int lol_row(dctx *x, colbuild *cb, const slotstate *s, size_t r, int pres
             const uint8_t *p = s->entry, *end = s->entry_end;
             while (p < end && rc == 0) {
                 uint32_t tag;
-                if (rd_tag(&p, end, &tag)) {
+                const uint8_t *value;
+                size_t len;
+                if (next_field(&p, end, &tag, &value, &len)) {
                     return E_MALFORMED;
                 }
                 if (tag == TAG(2, WT_LEN)) {
-                    size_t len;
-                    if (rd_len(&p, end, &len)) {
-                        return E_MALFORMED;
-                    }
-                    rc = lol_feature_list(x, cb, p, p + len);
-                    p += len;
-                } else if (skip_field(&p, end, tag)) {
-                    return E_MALFORMED;
+                    rc = lol_feature_list(x, cb, value, value + len);
                 }
             }
         }
@@ -1477,36 +1516,12 @@ static void note_unknown(dctx *x, int loc, const uint8_t *key, size_t len) {
 
 static inline int scan_entry(dctx *x, int loc, const uint8_t *p, const uint8_t *end,
                              size_t stamp, int ordinal) {
-    const uint8_t *entry = p;
-    const uint8_t *key = p; /* a missing key is "" */
-    size_t key_len = 0;
-    const uint8_t *val = NULL, *val_end = NULL;
-    uint32_t nval = 0;
-    while (p < end) {
-        uint32_t tag;
-        if (rd_tag(&p, end, &tag)) {
-            return E_MALFORMED;
-        }
-        if (tag == TAG(1, WT_LEN)) {
-            if (rd_len(&p, end, &key_len)) {
-                return E_MALFORMED;
-            }
-            key = p;
-            p += key_len;
-        } else if (tag == TAG(2, WT_LEN)) {
-            size_t len;
-            if (rd_len(&p, end, &len)) {
-                return E_MALFORMED;
-            }
-            if (nval++ == 0) {
-                val = p;
-                val_end = p + len;
-            }
-            p += len;
-        } else if (skip_field(&p, end, tag)) {
-            return E_MALFORMED;
-        }
+    entry_parts e;
+    if (read_entry(p, end, &e)) {
+        return E_MALFORMED;
     }
+    const uint8_t *key = e.key;
+    size_t key_len = e.key_len;
     int c;
     if (ordinal < NHINT) {
         hint *h = &x->hints[loc][ordinal];
@@ -1534,11 +1549,11 @@ static inline int scan_entry(dctx *x, int loc, const uint8_t *p, const uint8_t *
     if (c >= 0) {
         slotstate *s = &x->slots[c];
         s->stamp = stamp;
-        s->entry = entry;
+        s->entry = p;
         s->entry_end = end;
-        s->val = val;
-        s->val_end = val_end;
-        s->nval = nval;
+        s->val = e.val;
+        s->val_end = e.val_end;
+        s->nval = e.nval;
     }
     return 0;
 }
@@ -1548,21 +1563,16 @@ static int scan_map(dctx *x, int loc, const uint8_t *p, const uint8_t *end, size
                     int *ordinal) {
     while (p < end) {
         uint32_t tag;
-        if (rd_tag(&p, end, &tag)) {
+        const uint8_t *entry;
+        size_t len;
+        if (next_field(&p, end, &tag, &entry, &len)) {
             return E_MALFORMED;
         }
-        if (tag == TAG(1, WT_LEN)) {
-            size_t len;
-            if (rd_len(&p, end, &len)) {
-                return E_MALFORMED;
-            }
-            int rc = scan_entry(x, loc, p, p + len, stamp, (*ordinal)++);
-            if (rc) {
-                return rc;
-            }
-            p += len;
-        } else if (skip_field(&p, end, tag)) {
-            return E_MALFORMED;
+        int rc = tag == TAG(1, WT_LEN) ? scan_entry(x, loc, entry, entry + len, stamp,
+                                                    (*ordinal)++)
+                                       : 0;
+        if (rc) {
+            return rc;
         }
     }
     return 0;
@@ -1575,22 +1585,17 @@ static int scan_record(dctx *x, const uint8_t *p, const uint8_t *end, size_t sta
     const int seq = x->sc->record_type == SEQUENCE_EXAMPLE;
     while (p < end) {
         uint32_t tag;
-        if (rd_tag(&p, end, &tag)) {
+        const uint8_t *map;
+        size_t len;
+        if (next_field(&p, end, &tag, &map, &len)) {
             return E_MALFORMED;
         }
-        if (tag == TAG(1, WT_LEN) || (seq && tag == TAG(2, WT_LEN))) {
-            size_t len;
-            if (rd_len(&p, end, &len)) {
-                return E_MALFORMED;
-            }
+        if (is_map_field(tag, seq)) {
             int loc = (int)(tag >> 3) - 1;
-            int rc = scan_map(x, loc, p, p + len, stamp, &ordinal[loc]);
+            int rc = scan_map(x, loc, map, map + len, stamp, &ordinal[loc]);
             if (rc) {
                 return rc;
             }
-            p += len;
-        } else if (skip_field(&p, end, tag)) {
-            return E_MALFORMED;
         }
     }
     return 0;
@@ -1708,6 +1713,17 @@ static int decode_core(dctx *x, const uint8_t *buf, size_t buflen, const uint8_t
 
 /* -- raising DecodeError -------------------------------------------------- */
 
+/* Set obj.name to a new reference `value` and drop it; -1 (an error set) when `value`
+ * is NULL or the attribute cannot be set. */
+static int set_new_attr(PyObject *obj, const char *name, PyObject *value) {
+    if (value == NULL) {
+        return -1;
+    }
+    int rc = PyObject_SetAttrString(obj, name, value);
+    Py_DECREF(value);
+    return rc < 0 ? -1 : 0;
+}
+
 static void raise_decode_error(const char *reason, Py_ssize_t record, int column,
                                int found_kind, PyObject *message) {
     if (message == NULL) {
@@ -1718,30 +1734,12 @@ static void raise_decode_error(const char *reason, Py_ssize_t record, int column
     if (exc == NULL) {
         return;
     }
-    PyObject *v;
-    if ((v = PyUnicode_FromString(reason)) == NULL ||
-        PyObject_SetAttrString(exc, "reason", v) < 0) {
-        goto done;
+    if (set_new_attr(exc, "reason", PyUnicode_FromString(reason)) == 0 &&
+        set_new_attr(exc, "record", PyLong_FromSsize_t(record)) == 0 &&
+        set_new_attr(exc, "column", PyLong_FromLong(column)) == 0 &&
+        set_new_attr(exc, "found_kind", PyLong_FromLong(found_kind)) == 0) {
+        PyErr_SetObject(DecodeError, exc);
     }
-    Py_DECREF(v);
-    if ((v = PyLong_FromSsize_t(record)) == NULL ||
-        PyObject_SetAttrString(exc, "record", v) < 0) {
-        goto done;
-    }
-    Py_DECREF(v);
-    if ((v = PyLong_FromLong(column)) == NULL || PyObject_SetAttrString(exc, "column", v) < 0) {
-        goto done;
-    }
-    Py_DECREF(v);
-    if ((v = PyLong_FromLong(found_kind)) == NULL ||
-        PyObject_SetAttrString(exc, "found_kind", v) < 0) {
-        goto done;
-    }
-    Py_DECREF(v);
-    v = NULL;
-    PyErr_SetObject(DecodeError, exc);
-done:
-    Py_XDECREF(v);
     Py_DECREF(exc);
 }
 
@@ -1835,13 +1833,25 @@ static void Decoder_dealloc(DecoderObject *self) {
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-/* The (offsets, lengths) uint64 arrays of a record batch. */
-static int get_spans(PyObject *offsets, PyObject *lengths, Py_buffer *ov, Py_buffer *lv,
-                     size_t *n) {
+/* A record batch: the buffer and the (offsets, lengths) uint64 arrays of its records;
+ * release_batch frees the three views of a batch got with 0. */
+static void release_batch(Py_buffer *bv, Py_buffer *ov, Py_buffer *lv) {
+    PyBuffer_Release(bv);
+    PyBuffer_Release(ov);
+    PyBuffer_Release(lv);
+}
+
+static int get_batch(PyObject *buf, PyObject *offsets, PyObject *lengths, Py_buffer *bv,
+                     Py_buffer *ov, Py_buffer *lv, size_t *n) {
+    if (get_bytes_view(buf, bv, "buf") < 0) {
+        return -1;
+    }
     if (get_bytes_view(offsets, ov, "offsets") < 0) {
+        PyBuffer_Release(bv);
         return -1;
     }
     if (get_bytes_view(lengths, lv, "lengths") < 0) {
+        PyBuffer_Release(bv);
         PyBuffer_Release(ov);
         return -1;
     }
@@ -1854,8 +1864,7 @@ static int get_spans(PyObject *offsets, PyObject *lengths, Py_buffer *ov, Py_buf
         *n = (size_t)ov->len / 8;
         return 0;
     }
-    PyBuffer_Release(ov);
-    PyBuffer_Release(lv);
+    release_batch(bv, ov, lv);
     return -1;
 }
 
@@ -1912,11 +1921,7 @@ static PyObject *Decoder_decode(DecoderObject *self, PyObject *args, PyObject *k
     }
     Py_buffer bv, ov, lv;
     size_t n;
-    if (get_bytes_view(bufobj, &bv, "buf") < 0) {
-        return NULL;
-    }
-    if (get_spans(offobj, lenobj, &ov, &lv, &n) < 0) {
-        PyBuffer_Release(&bv);
+    if (get_batch(bufobj, offobj, lenobj, &bv, &ov, &lv, &n) < 0) {
         return NULL;
     }
     PyObject *result = NULL;
@@ -1981,9 +1986,7 @@ done:
     }
     PyMem_RawFree(x.cb);
     PyMem_RawFree(x.slots);
-    PyBuffer_Release(&bv);
-    PyBuffer_Release(&ov);
-    PyBuffer_Release(&lv);
+    release_batch(&bv, &ov, &lv);
     return result;
 }
 
@@ -2605,24 +2608,11 @@ static int32_t sctx_lookup(sctx *s, int loc, const uint8_t *key, size_t len) {
 
 static int summarize_entry(sctx *s, int loc, const uint8_t *p, const uint8_t *end,
                            size_t stamp) {
-    const uint8_t *entry = p, *key = p;
-    size_t key_len = 0;
-    while (p < end) {
-        uint32_t tag;
-        if (rd_tag(&p, end, &tag)) {
-            return E_MALFORMED;
-        }
-        if (tag == TAG(1, WT_LEN)) {
-            if (rd_len(&p, end, &key_len)) {
-                return E_MALFORMED;
-            }
-            key = p;
-            p += key_len;
-        } else if (skip_field(&p, end, tag)) {
-            return E_MALFORMED;
-        }
+    entry_parts e;
+    if (read_entry(p, end, &e)) {
+        return E_MALFORMED;
     }
-    int32_t i = sctx_lookup(s, loc, key, key_len);
+    int32_t i = sctx_lookup(s, loc, e.key, e.key_len);
     if (i < 0) {
         return E_NOMEM;
     }
@@ -2636,7 +2626,7 @@ static int summarize_entry(sctx *s, int loc, const uint8_t *p, const uint8_t *en
         memcpy(s->touched.data + s->touched.len, &v, 4);
         s->touched.len += 4;
     }
-    st->entry = entry;
+    st->entry = p;
     st->entry_end = end;
     return 0;
 }
@@ -2644,21 +2634,14 @@ static int summarize_entry(sctx *s, int loc, const uint8_t *p, const uint8_t *en
 static int summarize_map(sctx *s, int loc, const uint8_t *p, const uint8_t *end, size_t stamp) {
     while (p < end) {
         uint32_t tag;
-        if (rd_tag(&p, end, &tag)) {
+        const uint8_t *entry;
+        size_t len;
+        if (next_field(&p, end, &tag, &entry, &len)) {
             return E_MALFORMED;
         }
-        if (tag == TAG(1, WT_LEN)) {
-            size_t len;
-            if (rd_len(&p, end, &len)) {
-                return E_MALFORMED;
-            }
-            int rc = summarize_entry(s, loc, p, p + len, stamp);
-            if (rc) {
-                return rc;
-            }
-            p += len;
-        } else if (skip_field(&p, end, tag)) {
-            return E_MALFORMED;
+        int rc = tag == TAG(1, WT_LEN) ? summarize_entry(s, loc, entry, entry + len, stamp) : 0;
+        if (rc) {
+            return rc;
         }
     }
     return 0;
@@ -2674,30 +2657,26 @@ typedef struct {
 static int sfeat_feed(sfeat *f, const uint8_t *p, const uint8_t *end, int want_utf8) {
     while (p < end) {
         uint32_t tag;
-        if (rd_tag(&p, end, &tag)) {
+        const uint8_t *list;
+        size_t len;
+        if (next_field(&p, end, &tag, &list, &len)) {
             return E_MALFORMED;
         }
-        uint32_t field = tag >> 3;
-        if ((tag & 7) == WT_LEN && field >= 1 && field <= 3) {
-            size_t len;
-            if (rd_len(&p, end, &len)) {
-                return E_MALFORMED;
-            }
-            if ((int)field != f->kind) {
-                f->kind = (int)field;
-                f->count = 0;
-                f->utf8 = 1;
-            }
-            uint64_t k;
-            if (list_count((int)field, p, p + len, &k,
-                           (want_utf8 && field == KIND_BYTES) ? &f->utf8 : NULL)) {
-                return E_MALFORMED;
-            }
-            f->count += k;
-            p += len;
-        } else if (skip_field(&p, end, tag)) {
+        int kind = feature_kind_field(tag);
+        if (kind == KIND_NONE) {
+            continue;
+        }
+        if (kind != f->kind) {
+            f->kind = kind;
+            f->count = 0;
+            f->utf8 = 1;
+        }
+        uint64_t k;
+        if (list_count(kind, list, list + len, &k,
+                       (want_utf8 && kind == KIND_BYTES) ? &f->utf8 : NULL)) {
             return E_MALFORMED;
         }
+        f->count += k;
     }
     return 0;
 }
@@ -2710,21 +2689,15 @@ static int summarize_feature(sstat *st) {
     sfeat f = {KIND_NONE, 0, 1};
     while (p < end) {
         uint32_t tag;
-        if (rd_tag(&p, end, &tag)) {
+        const uint8_t *v;
+        size_t vlen;
+        if (next_field(&p, end, &tag, &v, &vlen)) {
             return E_MALFORMED;
         }
         if (tag != TAG(2, WT_LEN)) {
-            if (skip_field(&p, end, tag)) {
-                return E_MALFORMED;
-            }
             continue;
         }
-        size_t vlen;
-        if (rd_len(&p, end, &vlen)) {
-            return E_MALFORMED;
-        }
-        const uint8_t *v = p, *vend = p + vlen;
-        p = vend;
+        const uint8_t *vend = v + vlen;
         if (st->location == FEATURES) {
             if (sfeat_feed(&f, v, vend, st->utf8)) {
                 return E_MALFORMED;
@@ -2732,24 +2705,18 @@ static int summarize_feature(sstat *st) {
             continue;
         }
         while (v < vend) { /* a FeatureList: its steps */
-            if (rd_tag(&v, vend, &tag)) {
+            const uint8_t *feature;
+            size_t slen;
+            if (next_field(&v, vend, &tag, &feature, &slen)) {
                 return E_MALFORMED;
             }
             if (tag != TAG(1, WT_LEN)) {
-                if (skip_field(&v, vend, tag)) {
-                    return E_MALFORMED;
-                }
                 continue;
             }
-            size_t slen;
-            if (rd_len(&v, vend, &slen)) {
-                return E_MALFORMED;
-            }
             sfeat step = {KIND_NONE, 0, 1};
-            if (sfeat_feed(&step, v, v + slen, st->utf8 && utf8)) {
+            if (sfeat_feed(&step, feature, feature + slen, st->utf8 && utf8)) {
                 return E_MALFORMED;
             }
-            v += slen;
             kinds |= 1ull << step.kind;
             inner_max = step.count > inner_max ? step.count : inner_max;
             if (step.kind == KIND_BYTES && !step.utf8) {
@@ -2794,21 +2761,16 @@ static int summarize_core(sctx *s, int record_type, const uint8_t *buf, size_t b
         s->touched.len = 0;
         while (p < end) {
             uint32_t tag;
-            if (rd_tag(&p, end, &tag)) {
+            const uint8_t *map;
+            size_t mlen;
+            if (next_field(&p, end, &tag, &map, &mlen)) {
                 return E_MALFORMED;
             }
-            if (tag == TAG(1, WT_LEN) || (seq && tag == TAG(2, WT_LEN))) {
-                size_t mlen;
-                if (rd_len(&p, end, &mlen)) {
-                    return E_MALFORMED;
-                }
-                int rc = summarize_map(s, (int)(tag >> 3) - 1, p, p + mlen, r + 1);
-                if (rc) {
-                    return rc;
-                }
-                p += mlen;
-            } else if (skip_field(&p, end, tag)) {
-                return E_MALFORMED;
+            int rc = is_map_field(tag, seq)
+                         ? summarize_map(s, (int)(tag >> 3) - 1, map, map + mlen, r + 1)
+                         : 0;
+            if (rc) {
+                return rc;
             }
         }
         size_t ntouched = s->touched.len / 4;
@@ -2866,11 +2828,7 @@ static PyObject *mod_summarize(PyObject *self, PyObject *args, PyObject *kwds) {
     }
     Py_buffer bv, ov, lv;
     size_t n;
-    if (get_bytes_view(bufobj, &bv, "buf") < 0) {
-        return NULL;
-    }
-    if (get_spans(offobj, lenobj, &ov, &lv, &n) < 0) {
-        PyBuffer_Release(&bv);
+    if (get_batch(bufobj, offobj, lenobj, &bv, &ov, &lv, &n) < 0) {
         return NULL;
     }
     sctx s;
@@ -2897,9 +2855,7 @@ static PyObject *mod_summarize(PyObject *self, PyObject *args, PyObject *kwds) {
     tbuf_free(&s.stats);
     tbuf_free(&s.touched);
     PyMem_RawFree(s.table);
-    PyBuffer_Release(&bv);
-    PyBuffer_Release(&ov);
-    PyBuffer_Release(&lv);
+    release_batch(&bv, &ov, &lv);
     return result;
 }
 

@@ -201,27 +201,38 @@ def _split_complete(script: str) -> tuple[list[Statement], int]:
     start = 0
     i, n = 0, len(script)
     while i < n:
-        ch = script[i]
-        if ch in "'\"":
-            i = _end_of_quoted(script, i, ch)
-        elif script.startswith("--", i):
-            end = script.find("\n", i)
-            i = n if end < 0 else end
-        elif script.startswith("/*", i):
-            end = script.find("*/", i + 2)
-            i = n if end < 0 else end + 2
-        elif ch == "$" and (match := _DOLLAR_QUOTE.match(script, i)):
-            end = script.find(match.group(0), match.end())
-            i = n if end < 0 else end + len(match.group(0))
-        elif ch == ";":
+        kind, end = _token(script, i)
+        if kind == "char" and script[i] == ";":
             text = _strip_comments(script[start:i])
             if text.strip():
                 statements.append(_statement(text, 1 + script.count("\n", 0, start)))
-            i += 1
-            start = i
-        else:
-            i += 1
+            start = end
+        i = end
     return statements, start
+
+
+def _token(text: str, i: int) -> tuple[str, int]:
+    """The kind of the SQL token at ``i`` and the index after it.
+
+    Kinds: ``"quoted"`` (a quoted string or identifier, or a dollar-quoted body: a ``;``
+    or comment marker inside does not count), ``"line comment"`` (up to, not including,
+    its line break), ``"block comment"``, or ``"char"`` (any other single character).
+    An unclosed token runs to the end of ``text``.
+    """
+    n = len(text)
+    ch = text[i]
+    if ch in "'\"":
+        return "quoted", _end_of_quoted(text, i, ch)
+    if text.startswith("--", i):
+        end = text.find("\n", i)
+        return "line comment", n if end < 0 else end
+    if text.startswith("/*", i):
+        end = text.find("*/", i + 2)
+        return "block comment", n if end < 0 else end + 2
+    if ch == "$" and (match := _DOLLAR_QUOTE.match(text, i)):
+        end = text.find(match.group(0), match.end())
+        return "quoted", n if end < 0 else end + len(match.group(0))
+    return "char", i + 1
 
 
 def _end_of_quoted(script: str, i: int, quote: str) -> int:
@@ -242,25 +253,11 @@ def _strip_comments(text: str) -> str:
     out: list[str] = []
     i, n = 0, len(text)
     while i < n:
-        ch = text[i]
-        if ch in "'\"":
-            j = _end_of_quoted(text, i, ch)
-        elif text.startswith("--", i):
-            end = text.find("\n", i)
-            i = n if end < 0 else end
-            continue
-        elif text.startswith("/*", i):
-            end = text.find("*/", i + 2)
-            j = n if end < 0 else end + 2
+        kind, j = _token(text, i)
+        if kind == "block comment":
             out.append("\n" * text.count("\n", i, j) or " ")
-            i = j
-            continue
-        elif ch == "$" and (match := _DOLLAR_QUOTE.match(text, i)):
-            end = text.find(match.group(0), match.end())
-            j = n if end < 0 else end + len(match.group(0))
-        else:
-            j = i + 1
-        out.append(text[i:j])
+        elif kind != "line comment":
+            out.append(text[i:j])
         i = j
     return "".join(out)
 
@@ -1230,22 +1227,21 @@ def _add_write_options(parser: argparse.ArgumentParser, *, tfrecord_help: str) -
 
 
 def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
+    return _int_at_least(text, 1, "a positive integer")
 
 
 def _non_negative_int(text: str) -> int:
+    return _int_at_least(text, 0, "an integer >= 0")
+
+
+def _int_at_least(text: str, minimum: int, expected: str) -> int:
+    """An integer option value of at least ``minimum`` (``expected`` names it in errors)."""
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
     return value
 
 

@@ -30,15 +30,17 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import os
+import tempfile
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["reviews_table", "write_demo_dataset", "run_demo", "DEFAULT_DIR", "DEFAULT_ROWS", "EMBEDDING_DIM"]
+__all__ = ["reviews_table", "write_demo_dataset", "run_demo", "workdir", "DEFAULT_DIR", "DEFAULT_ROWS", "EMBEDDING_DIM"]
 
 DEFAULT_DIR = "demo-data"
 DEFAULT_ROWS = 20_000
@@ -175,6 +177,29 @@ def write_demo_dataset(
         max_rows_per_file=ROWS_PER_FILE,
         mode="overwrite",
     )
+
+
+@contextlib.contextmanager
+def workdir(out_dir: str | os.PathLike | None) -> Iterator[Path]:
+    """``out_dir`` (created) or a temporary directory removed afterwards.
+
+    The output directory of the ``examples/*.py`` scripts (``python examples/NAME.py
+    [OUT_DIR]``).
+
+    Examples
+    --------
+    >>> with workdir(None) as work:
+    ...     work.is_dir()
+    True
+    >>> work.exists()
+    False
+    """
+    if out_dir is not None:
+        Path(out_dir).mkdir(parents=True, exist_ok=True)
+        yield Path(out_dir)
+        return
+    with tempfile.TemporaryDirectory(prefix="tfsql-example-") as tmp:
+        yield Path(tmp)
 
 
 def _sql_literal(text: str) -> str:

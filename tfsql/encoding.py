@@ -204,6 +204,33 @@ class _RowLabel:
         return self.row_base + row
 
 
+@dataclass(frozen=True)
+class _Rows:
+    """Which rows of the input hold the values of a column's (flattened) level, for messages.
+
+    ``levels`` are the offsets of the list levels above the values (none for a scalar
+    column), ``validity`` the column's row validity bytes (None: no null rows).
+    """
+
+    spec: FeatureColumn
+    levels: Sequence[np.ndarray]
+    validity: np.ndarray | None
+    label: _RowLabel
+
+    def of(self, positions: np.ndarray) -> np.ndarray:
+        """The batch row holding each value position."""
+        for offsets in reversed(self.levels):
+            positions = np.searchsorted(offsets, positions, side="right") - 1
+        return positions
+
+    def first_bad(self, bad_positions: np.ndarray) -> int | None:
+        """The first non-null batch row holding a bad position (None: only null rows do)."""
+        rows = self.of(bad_positions)
+        if self.validity is not None:
+            rows = rows[self.validity[rows] != 0]
+        return int(rows.min()) if len(rows) else None
+
+
 # --------------------------------------------------------------------------------------
 # Planning: Arrow schema → column specs
 # --------------------------------------------------------------------------------------
@@ -337,13 +364,14 @@ def _column_arrays(array: pa.Array, spec: FeatureColumn, label: _RowLabel) -> tu
     else:  # LIST_OF_LIST
         inner_lists, outer_offsets = _flatten(array)
         inner_lists = _decode_dictionary(inner_lists)
-        _reject_nulls(inner_lists, spec, [outer_offsets], validity, label, "a null inner list")
+        _reject_nulls(inner_lists, _Rows(spec, [outer_offsets], validity, label), "a null inner list")
         leaf, inner_offsets = _flatten(inner_lists)
         levels = [outer_offsets, inner_offsets]
+    rows = _Rows(spec, levels, validity, label)
     if levels:
         leaf = _decode_dictionary(leaf)
-        _reject_nulls(leaf, spec, levels, validity, label, "a null element inside its list")
-    value_offsets, values = _leaf_buffers(leaf, spec, levels, validity, label)
+        _reject_nulls(leaf, rows, "a null element inside its list")
+    value_offsets, values = _leaf_buffers(leaf, rows)
     return (validity, outer_offsets, inner_offsets, value_offsets, values)
 
 
@@ -371,38 +399,16 @@ def _flatten(array: pa.Array) -> tuple[pa.Array, np.ndarray]:
     return array.flatten(), offsets
 
 
-def _rows_of(positions: np.ndarray, levels: Sequence[np.ndarray]) -> np.ndarray:
-    """Map positions in the innermost values to the row indices holding them."""
-    for offsets in reversed(levels):
-        positions = np.searchsorted(offsets, positions, side="right") - 1
-    return positions
-
-
-def _first_bad_row(
-    bad_positions: np.ndarray, levels: Sequence[np.ndarray], validity: np.ndarray | None
-) -> int | None:
-    rows = _rows_of(bad_positions, levels) if levels else bad_positions
-    if validity is not None:
-        rows = rows[validity[rows] != 0]
-    return int(rows.min()) if len(rows) else None
-
-
-def _reject_nulls(
-    values: pa.Array,
-    spec: FeatureColumn,
-    levels: Sequence[np.ndarray],
-    validity: np.ndarray | None,
-    label: _RowLabel,
-    what: str,
-) -> None:
+def _reject_nulls(values: pa.Array, rows: _Rows, what: str) -> None:
     if values.null_count == 0:
         return
     null_positions = np.flatnonzero(
         ~values.is_valid().to_numpy(zero_copy_only=False)
     )
-    row = _first_bad_row(null_positions, levels, validity)
+    row = rows.first_bad(null_positions)
     if row is None:  # pragma: no cover - flatten() drops the ranges of null rows
         return
+    spec, label = rows.spec, rows.label
     raise SchemaError(
         f"column {spec.name!r} has {what} at row {label(row)}; a TFRecord feature "
         f"cannot hold nulls inside a list: drop or fill them first (for example with "
@@ -412,19 +418,13 @@ def _reject_nulls(
     )
 
 
-def _leaf_buffers(
-    leaf: pa.Array,
-    spec: FeatureColumn,
-    levels: Sequence[np.ndarray],
-    validity: np.ndarray | None,
-    label: _RowLabel,
-) -> tuple[np.ndarray | None, Any]:
+def _leaf_buffers(leaf: pa.Array, rows: _Rows) -> tuple[np.ndarray | None, Any]:
     """``(value_offsets, values)`` of the innermost values, in the feature's kind."""
-    if spec.kind == codec.BYTES:
+    if rows.spec.kind == codec.BYTES:
         return _bytes_buffers(leaf)
-    if spec.kind == codec.FLOAT:
+    if rows.spec.kind == codec.FLOAT:
         return None, _fixed_width_values(_to_float32(leaf), np.float32)
-    return None, _fixed_width_values(_to_int64(leaf, spec, levels, validity, label), np.int64)
+    return None, _fixed_width_values(_to_int64(leaf, rows), np.int64)
 
 
 def _to_float32(leaf: pa.Array) -> pa.Array:
@@ -433,38 +433,26 @@ def _to_float32(leaf: pa.Array) -> pa.Array:
     return pc.cast(leaf, pa.float32(), safe=False)
 
 
-def _to_int64(
-    leaf: pa.Array,
-    spec: FeatureColumn,
-    levels: Sequence[np.ndarray],
-    validity: np.ndarray | None,
-    label: _RowLabel,
-) -> pa.Array:
+def _to_int64(leaf: pa.Array, rows: _Rows) -> pa.Array:
     t = leaf.type
     if pa.types.is_temporal(t):
         leaf = leaf.view(pa.int32() if t.bit_width == 32 else pa.int64())
     elif pa.types.is_uint64(t):
-        _check_uint64_range(leaf, spec, levels, validity, label)
+        _check_uint64_range(leaf, rows)
         return leaf.view(pa.int64())
     return pc.cast(leaf, pa.int64())
 
 
-def _check_uint64_range(
-    leaf: pa.Array,
-    spec: FeatureColumn,
-    levels: Sequence[np.ndarray],
-    validity: np.ndarray | None,
-    label: _RowLabel,
-) -> None:
+def _check_uint64_range(leaf: pa.Array, rows: _Rows) -> None:
     values = _fixed_width_values(leaf, np.uint64)
     too_big = np.flatnonzero(values > _INT64_MAX)
     if len(too_big) == 0:
         return
-    row = _first_bad_row(too_big, levels, validity)
+    row = rows.first_bad(too_big)
     if row is None:
         return  # only null slots hold garbage
-    rows = _rows_of(too_big, levels) if levels else too_big
-    value = int(values[too_big[np.flatnonzero(rows == row)[0]]])
+    value = int(values[too_big[np.flatnonzero(rows.of(too_big) == row)[0]]])
+    spec, label = rows.spec, rows.label
     raise SchemaError(
         f"column {spec.name!r} row {label(row)} holds the uint64 value {value}, "
         f"above the int64 maximum {_INT64_MAX} that an int64_list can store; cast the "

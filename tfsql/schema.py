@@ -114,40 +114,53 @@ def kind_name(kind: int) -> str:
     return _KIND_NAMES.get(kind, f"kind {kind}")
 
 
+_LIST_TYPES = (
+    pa.types.is_list,
+    pa.types.is_large_list,
+    pa.types.is_fixed_size_list,
+    pa.types.is_list_view,
+    pa.types.is_large_list_view,
+)
+
+# The Arrow types each feature kind stores, tried in this order.
+_KIND_TYPES = (
+    (
+        codec.INT64,
+        (
+            pa.types.is_boolean,
+            pa.types.is_integer,
+            pa.types.is_date,
+            pa.types.is_timestamp,
+            pa.types.is_time,
+            pa.types.is_duration,
+        ),
+    ),
+    (codec.FLOAT, (pa.types.is_floating, pa.types.is_decimal)),
+    (
+        codec.BYTES,
+        (
+            pa.types.is_string,
+            pa.types.is_large_string,
+            pa.types.is_binary,
+            pa.types.is_large_binary,
+            pa.types.is_fixed_size_binary,
+            pa.types.is_string_view,
+            pa.types.is_binary_view,
+        ),
+    ),
+)
+
+
 def _is_list(t: pa.DataType) -> bool:
-    return (
-        pa.types.is_list(t)
-        or pa.types.is_large_list(t)
-        or pa.types.is_fixed_size_list(t)
-        or pa.types.is_list_view(t)
-        or pa.types.is_large_list_view(t)
-    )
+    return any(is_type(t) for is_type in _LIST_TYPES)
 
 
 def _scalar_kind(t: pa.DataType) -> int | None:
     if pa.types.is_dictionary(t):
         return _scalar_kind(t.value_type)
-    if (
-        pa.types.is_boolean(t)
-        or pa.types.is_integer(t)
-        or pa.types.is_date(t)
-        or pa.types.is_timestamp(t)
-        or pa.types.is_time(t)
-        or pa.types.is_duration(t)
-    ):
-        return codec.INT64
-    if pa.types.is_floating(t) or pa.types.is_decimal(t):
-        return codec.FLOAT
-    if (
-        pa.types.is_string(t)
-        or pa.types.is_large_string(t)
-        or pa.types.is_binary(t)
-        or pa.types.is_large_binary(t)
-        or pa.types.is_fixed_size_binary(t)
-        or pa.types.is_string_view(t)
-        or pa.types.is_binary_view(t)
-    ):
-        return codec.BYTES
+    for kind, type_tests in _KIND_TYPES:
+        if any(is_type(t) for is_type in type_tests):
+            return kind
     return None
 
 

@@ -18,6 +18,7 @@ import pytest
 
 import tfsql
 from tfsql._sql_rewrite import tokenize
+from tfrecord_files import split_table
 from tfsql.duckdb import (
     BinderError,
     InvalidInputError,
@@ -29,23 +30,11 @@ from tfsql.duckdb import (
 N_ROWS = 400
 
 
-def make_table(n: int = N_ROWS) -> pa.Table:
-    """The test data: nullable ints and strings, float32, a float list, a split column."""
-    return pa.table({
-        "id": pa.array(range(n), pa.int64()),
-        "label": pa.array([None if i % 11 == 0 else i % 4 for i in range(n)], pa.int64()),
-        "score": pa.array([(i * 37 % 101) / 4 for i in range(n)], pa.float32()),
-        "name": pa.array([None if i % 7 == 3 else f"n{i}" for i in range(n)], pa.string()),
-        "emb": pa.array([[float(i), float(i % 5)] for i in range(n)], pa.list_(pa.float32())),
-        "split": pa.array([("train", "test", "valid")[i % 3] for i in range(n)], pa.string()),
-    })
-
-
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
     root = tmp_path_factory.mktemp("duckdb")
     directory = root / "data"
-    tfsql.write_tfrecord(make_table(), str(directory), partition_by="split", max_rows_per_file=60)
+    tfsql.write_tfrecord(split_table(N_ROWS), str(directory), partition_by="split", max_rows_per_file=60)
     parquet_path = root / "labels.parquet"
     pq.write_table(pa.table({"label": [0, 1, 2, 3, 4], "label_name": ["zero", "one", "two", "three", "four"]}),
                    str(parquet_path))

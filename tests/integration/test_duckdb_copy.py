@@ -14,26 +14,16 @@ import pytest
 
 import tfsql
 from tfsql.duckdb import BinderError, TargetExistsError, connect
+from tfrecord_files import split_table
 
 N_ROWS = 300
 COLUMNS = "id, label, score, name, emb, split"
 
 
-def make_table(n: int = N_ROWS) -> pa.Table:
-    return pa.table({
-        "id": pa.array(range(n), pa.int64()),
-        "label": pa.array([None if i % 11 == 0 else i % 4 for i in range(n)], pa.int64()),
-        "score": pa.array([(i * 37 % 101) / 4 for i in range(n)], pa.float32()),
-        "name": pa.array([None if i % 7 == 3 else f"n{i}" for i in range(n)], pa.string()),
-        "emb": pa.array([[float(i), float(i % 5)] for i in range(n)], pa.list_(pa.float32())),
-        "split": pa.array([("train", "test", "valid")[i % 3] for i in range(n)], pa.string()),
-    })
-
-
 @pytest.fixture(scope="module")
 def source(tmp_path_factory):
     directory = tmp_path_factory.mktemp("copy_src") / "data"
-    tfsql.write_tfrecord(make_table(), str(directory), partition_by="split", max_rows_per_file=70)
+    tfsql.write_tfrecord(split_table(N_ROWS), str(directory), partition_by="split", max_rows_per_file=70)
     return str(directory)
 
 

@@ -18,6 +18,7 @@ import pyarrow as pa
 import pytest
 
 from tfsql import _reference as ref
+from wire import read_varint
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "tensorflow"
 GOLDEN = sorted(p.name[: -len(".expected.json")] for p in DATA.glob("*.expected.json"))
@@ -77,17 +78,6 @@ def arrow_cells(array: pa.Array) -> list:
 
 
 # --------------------------------------------------------------------------- wire order
-
-
-def read_varint(data: bytes, pos: int):
-    result = shift = 0
-    while True:
-        byte = data[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return result, pos
-        shift += 7
 
 
 def length_delimited(data: bytes):

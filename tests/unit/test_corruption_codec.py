@@ -145,16 +145,6 @@ def run_fuzz(codec, mutations: int, seed: int) -> None:
             exercise(codec, junk, record_type, columns, rnd)
 
 
-@pytest.fixture(scope="module")
-def native():
-    try:
-        from tfsql import _native
-    except ImportError as exc:
-        pytest.skip(f"tfsql._native is not built ({exc}); run "
-                    f"`pip install -e . --no-build-isolation`")
-    return _native
-
-
 def test_reference_survives_corruption():
     run_fuzz(ref, mutations=2000, seed=SEED)
 

@@ -21,16 +21,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from tfsql import _reference as ref
-
-
-@pytest.fixture(scope="module")
-def native():
-    try:
-        from tfsql import _native
-    except ImportError as exc:
-        pytest.skip(f"tfsql._native is not built ({exc}); run "
-                    f"`pip install -e . --no-build-isolation`")
-    return _native
+from wire import ld, tag, varint
 
 
 # Shrinking these composite batches can take minutes on a busy machine, so it is off
@@ -42,24 +33,6 @@ SETTINGS = settings(
                            HealthCheck.data_too_large])
 
 # --------------------------------------------------------------------------- wire writer
-
-
-def varint(value: int) -> bytes:
-    value &= (1 << 64) - 1
-    out = bytearray()
-    while True:
-        byte, value = value & 0x7F, value >> 7
-        out.append(byte | (0x80 if value else 0))
-        if not value:
-            return bytes(out)
-
-
-def tag(number: int, wire_type: int) -> bytes:
-    return varint(number << 3 | wire_type)
-
-
-def ld(number: int, payload: bytes) -> bytes:
-    return tag(number, 2) + varint(len(payload)) + payload
 
 
 # Groups (wire types 3/4, deprecated but still accepted by every protobuf parser).

@@ -21,6 +21,7 @@ import pytest
 
 from tfsql import _native as N
 from tfsql._proto import Example, Feature, FeatureList, SequenceExample
+from wire import ld, read_varint, tag, varint
 
 EX, SEQ, RAW = N.EXAMPLE, N.SEQUENCE_EXAMPLE, N.RAW
 CTX, FL = N.FEATURES, N.FEATURE_LISTS
@@ -29,25 +30,6 @@ SCALAR, LIST, LOL = N.SCALAR, N.LIST, N.LIST_OF_LIST
 
 
 # --------------------------------------------------------------------------- wire helpers
-
-
-def varint(v: int) -> bytes:
-    v &= (1 << 64) - 1
-    out = bytearray()
-    while v >= 0x80:
-        out.append(v & 0x7F | 0x80)
-        v >>= 7
-    out.append(v)
-    return bytes(out)
-
-
-def tag(field: int, wire_type: int) -> bytes:
-    return varint(field << 3 | wire_type)
-
-
-def ld(field: int, body: bytes) -> bytes:
-    """A length-delimited field."""
-    return tag(field, 2) + varint(len(body)) + body
 
 
 def vi(field: int, value: int) -> bytes:
@@ -685,16 +667,6 @@ def test_decode_many_columns_and_records_in_varying_key_order():
 
 # --------------------------------------------------------------------------- Encoder
 
-
-def read_varint(data: bytes, pos: int):
-    value = shift = 0
-    while True:
-        byte = data[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        shift += 7
-        if byte < 0x80:
-            return value, pos
 
 
 def length_delimited(data: bytes):

@@ -10,6 +10,7 @@ import pytest
 
 from tfsql import _reference as ref
 from tfsql._proto import Example, Feature, SequenceExample
+from wire import ld, varint
 
 # --------------------------------------------------------------------------- helpers
 
@@ -79,19 +80,6 @@ def as_i64(buf) -> list:
 def as_u32(buf) -> list:
     return np.frombuffer(buf, "<u4").tolist()
 
-
-def varint(v: int) -> bytes:
-    v &= (1 << 64) - 1
-    out = bytearray()
-    while True:
-        b, v = v & 0x7F, v >> 7
-        out.append(b | (0x80 if v else 0))
-        if not v:
-            return bytes(out)
-
-
-def ld(number: int, payload: bytes) -> bytes:
-    return varint(number << 3 | 2) + varint(len(payload)) + payload
 
 
 # --------------------------------------------------------------------------- CRC
