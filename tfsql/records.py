@@ -259,7 +259,7 @@ class FrameReader:
             return tail, True
         return buf[: len(tail) + got], False
 
-    def blocks(self, max_records: int = 65536, max_bytes: int = 64 << 20) -> Iterator[RecordBlock]:
+    def blocks(self, max_records: int = 65536, max_bytes: int = 16 << 20) -> Iterator[RecordBlock]:
         """Yield blocks of at most ``max_records`` records and ``max_bytes`` payload
         (a single larger record still makes a block of one).
 

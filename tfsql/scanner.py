@@ -62,7 +62,7 @@ from tfsql.schema import (
 __all__ = ["dataset", "Dataset", "Scanner", "Fragment", "ScanOptions"]
 
 DEFAULT_BATCH_SIZE = 65536
-DEFAULT_BATCH_BYTES = 64 << 20
+DEFAULT_BATCH_BYTES = 16 << 20
 
 
 def default_threads() -> int:

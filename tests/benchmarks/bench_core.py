@@ -12,7 +12,8 @@ fresh subprocess (honest peak RSS) and keeps the best of ``--repeat`` runs:
 - ``tfsql threads=1 (files -> batches, dropped)``: ``to_batches()`` with nothing kept,
   which is what the TensorFlow rows do (so their peak memory compares);
 - ``tfsql in-memory, 1 thread``: the files already in memory, framed (both CRCs) and
-  decoded block by block into Arrow batches, so file IO is excluded;
+  decoded into Arrow batches block by block (65,536 records / 16 MiB, as the scanner's
+  read chunks give the decoder), batches dropped: file IO excluded;
 - ``pure-Python reference``: the same two measurements with ``TFSQL_PURE_PYTHON=1`` on
   the first ``--reference-records`` records of one file (it is ~100x slower);
 - ``TF serial`` / ``TF interleave``: TensorFlow's two fastest pipelines on 2 cores,
@@ -74,11 +75,17 @@ def _scan_worker(config: dict) -> dict:
 
 
 def _in_memory_worker(config: dict) -> dict:
-    """Frame + decode files already read into memory, one thread, batch by batch."""
+    """Frame + decode files already read into memory, one thread, block by block.
+
+    Blocks hold at most 65,536 records and 16 MiB of payload: what the scanner hands the
+    decoder, since it reads files in 16 MiB chunks and a block never spans two chunks.
+    (Larger blocks are slower on big values: every output buffer above glibc's mmap
+    threshold is a fresh mapping that page-faults in.)
+    """
     import tfsql
     from tfsql._codec import codec
     from tfsql.decode import BlockDecoder
-    from tfsql.records import RecordBlock
+    from tfsql.records import DEFAULT_CHUNK_BYTES, RecordBlock
     from tfsql.schema import column_specs
 
     import numpy as np
@@ -92,7 +99,7 @@ def _in_memory_worker(config: dict) -> dict:
         for path, buf in buffers:
             pos = 0
             while pos < len(buf):
-                offsets, lengths, end, status = codec.scan_frames(buf, pos, 65536, 64 << 20, True)
+                offsets, lengths, end, status = codec.scan_frames(buf, pos, 65536, DEFAULT_CHUNK_BYTES, True)
                 if status != codec.FRAME_OK:
                     raise RuntimeError(f"{path}: frame status {status} at byte {end}")
                 block = RecordBlock(
@@ -187,10 +194,10 @@ def bench_dataset(name: str, args: argparse.Namespace, script: str) -> str:
         "t1": run_worker(script, {"kind": "scan", "path": str(subset.path), "threads": 1, "repeat": 1}, env=PURE),
         "mem": run_worker(script, {"kind": "in_memory", "path": str(subset.path), "repeat": 1}, env=PURE),
     }
-    for label, result in [*native.items(), *reference.items()]:
-        expected = "tfsql._reference" if result in reference.values() else "tfsql._native"
-        if result["backend"] != expected:
-            raise RuntimeError(f"the {label!r} run used {result['backend']}, not {expected}")
+    for runs, expected in ((native, "tfsql._native"), (reference, "tfsql._reference")):
+        for label, result in runs.items():
+            if result["backend"] != expected:
+                raise RuntimeError(f"the {label!r} run used {result['backend']}, not {expected}")
     tf_results: dict[str, dict | None] = {"serial": None, "interleave": None}
     if tensorflow_available() and not args.no_tensorflow:
         for pipeline in tf_results:
