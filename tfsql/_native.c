@@ -1298,6 +1298,60 @@ static int list_append(colbuild *cb, const uint8_t *p, const uint8_t *end) {
     return 0;
 }
 
+/* The encoding nearly every writer produces: a Feature holding one field of the
+ * column's kind, whose list holds one packed (or, for bytes, one) value field. Appends
+ * the values and returns 1, or returns 0 without side effects so that the general
+ * path handles (and reports) everything else. */
+static inline int feature_fast(colbuild *cb, const uint8_t *p, const uint8_t *end) {
+    if (p >= end || *p != (uint8_t)TAG(cb->kind, WT_LEN)) {
+        return 0;
+    }
+    p++;
+    size_t list_len;
+    if (rd_len(&p, end, &list_len) || p + list_len != end) {
+        return 0;
+    }
+    if (list_len == 0) {
+        return 1; /* an empty list of the right kind */
+    }
+    if (*p != (uint8_t)TAG(1, WT_LEN)) {
+        return 0;
+    }
+    p++;
+    size_t len;
+    if (rd_len(&p, end, &len) || p + len != end) {
+        return 0;
+    }
+    if (cb->kind == KIND_INT64) {
+        size_t n;
+        if (tbuf_reserve(&cb->values, len * 8) ||
+            decode_packed_varints(p, end, (int64_t *)(cb->values.data + cb->values.len), &n)) {
+            return 0;
+        }
+        cb->values.len += n * 8;
+        cb->nvalues += (int64_t)n;
+    } else if (cb->kind == KIND_FLOAT) {
+        if ((len & 3) || tbuf_reserve(&cb->values, len)) {
+            return 0;
+        }
+        copy_le32_words(cb->values.data + cb->values.len, p, len / 4);
+        cb->values.len += len;
+        cb->nvalues += (int64_t)(len / 4);
+    } else {
+        if ((int64_t)(cb->values.len + len) > INT32_LIMIT || tbuf_reserve(&cb->values, len) ||
+            tbuf_reserve(&cb->voffs, 4)) {
+            return 0;
+        }
+        memcpy(cb->values.data + cb->values.len, p, len);
+        cb->values.len += len;
+        int32_t off = (int32_t)cb->values.len;
+        memcpy(cb->voffs.data + cb->voffs.len, &off, 4);
+        cb->voffs.len += 4;
+        cb->nvalues++;
+    }
+    return 1;
+}
+
 /* Feed one span of Feature bytes. Several spans (a map entry whose value field
  * repeats) merge like one message: the last kind field wins, and the occurrences of
  * that kind after the last different kind concatenate. */
@@ -1443,7 +1497,9 @@ static int column_row(dctx *x, int c, size_t r) {
     }
     int kind = KIND_NONE;
     int64_t before = cb->nvalues;
-    if (present) {
+    if (present && s->nval == 1 && feature_fast(cb, s->val, s->val_end)) {
+        kind = cb->kind;
+    } else if (present) {
         fstate st;
         fstate_begin(cb, &st);
         int rc = 0;
