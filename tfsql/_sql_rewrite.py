@@ -14,7 +14,9 @@ relies on, measured on DuckDB 1.4 and 2.0:
   the gap between two tokens), so both are skipped here and a comment never yields a
   token;
 - operator spellings vary (2.0 types ``.`` as ``numeric_const``, 1.4 types ``:`` and
-  ``::`` as ``keyword``), so punctuation is recognised by its text, not its type.
+  ``::`` as ``keyword``), so punctuation is recognised by its text, not its type;
+- offsets count bytes of the UTF-8 text, not characters, so they are mapped back to
+  string indices before any slicing (``'São Paulo'`` before a call shifts it).
 
 Examples
 --------
@@ -119,7 +121,8 @@ def tokenize(sql: str) -> list[Token]:
     """
     import duckdb
 
-    raw = [(pos, str(kind).rsplit(".", 1)[-1]) for pos, kind in duckdb.tokenize(sql)]
+    to_index = _char_index(sql)
+    raw = [(to_index(pos), str(kind).rsplit(".", 1)[-1]) for pos, kind in duckdb.tokenize(sql)]
     raw = [(pos, kind) for pos, kind in raw if kind != "comment"]
     tokens = []
     for i, (pos, kind) in enumerate(raw):
@@ -129,6 +132,20 @@ def tokenize(sql: str) -> list[Token]:
             continue
         tokens.append(Token(pos, end, kind, text))
     return tokens
+
+
+def _char_index(sql: str):
+    """A function mapping a UTF-8 byte offset of ``sql`` (what ``duckdb.tokenize``
+    returns) to its string index."""
+    if sql.isascii():
+        return lambda offset: offset
+    starts = {}
+    offset = 0
+    for index, char in enumerate(sql):
+        starts[offset] = index
+        offset += len(char.encode("utf-8", errors="surrogatepass"))
+    starts[offset] = len(sql)
+    return starts.__getitem__
 
 
 def unquote_identifier(text: str) -> str:

@@ -337,11 +337,26 @@ def _open_dataset(function: str, source: Any, options: dict[str, Any],
             if _fingerprint(quick.files) == previous[1]:
                 return quick, previous[1]
         data = tfsql.dataset(source, **options)
-        return data, _fingerprint(data.files)
     except FileNotFoundError as err:
         raise NoFilesError(f"IO Error: {function}: {err}") from err
     except (ValueError, TypeError) as err:
         raise InvalidInputError(f"Invalid Input Error: {function}: {err}") from err
+    _check_has_columns(function, source, data)
+    return data, _fingerprint(data.files)
+
+
+def _check_has_columns(function: str, source: Any, data: tfsql.Dataset) -> None:
+    """DuckDB cannot scan a table without columns: say why there are none instead."""
+    if len(data.schema):
+        return
+    if not data.files:
+        raise NoFilesError(f"IO Error: {function}: no files found in {source!r} (hidden files such as "
+                           f"_SUCCESS are skipped)")
+    count = len(data.files)
+    raise InvalidInputError(
+        f"Invalid Input Error: {function}: the {count} file{'' if count == 1 else 's'} of {source!r} "
+        f"hold no features to infer columns from (the files are empty, or no record sets a feature); "
+        f"pass schema := {{'name': 'TYPE', ...}} to read them")
 
 
 def _fingerprint(files: Sequence[str]) -> tuple | None:
@@ -441,6 +456,7 @@ class TFRecordConnection:
         [(2,)]
         """
         data = options.pop("dataset", None) or tfsql.dataset(source, **options)
+        _check_has_columns("register_tfrecord", source, data)
         with self._lock:
             self._con.register(name, data)
             self._datasets[name] = data

@@ -420,7 +420,10 @@ class TFRecordSource:
         batches = scanner.to_batches()
         try:
             for batch in batches:
-                frame = pl.from_arrow(batch, rechunk=False)
+                if batch.num_columns:
+                    frame = pl.from_arrow(batch, rechunk=False)
+                else:  # records without features: from_arrow would drop the row count
+                    frame = pl.DataFrame(height=batch.num_rows)
                 mismatched = {n: t for n, t in target.items() if frame.schema[n] != t}
                 if mismatched:
                     frame = frame.cast(mismatched)

@@ -33,6 +33,7 @@ split: string
 from __future__ import annotations
 
 import contextlib
+import copy
 import os
 import warnings
 from dataclasses import dataclass, replace
@@ -176,6 +177,8 @@ def dataset(
         batch_bytes=_positive("batch_bytes", batch_bytes),
         threads=0 if threads is None else _positive("threads", threads),
     )
+    infer_sample = None if infer_sample is None else _positive("infer_sample", infer_sample, or_none=True)
+    infer_files = None if infer_files is None else _positive("infer_files", infer_files, or_none=True)
     found = discover(source, filesystem=filesystem, glob=glob)
     partitioning = Partitioning.discover(found.files, hive_partitioning=hive_partitioning, hive_schema=hive_schema)
     user_schema = normalize_schema(schema)
@@ -199,9 +202,10 @@ def dataset(
     return Dataset(found, partitioning, data_schema, options, schema_inferred=user_schema is None)
 
 
-def _positive(name: str, value: int) -> int:
+def _positive(name: str, value: int, *, or_none: bool = False) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, not {value!r}")
+        also = " or None (all of them)" if or_none else ""
+        raise ValueError(f"{name} must be a positive integer{also}, not {value!r}")
     return value
 
 
@@ -230,25 +234,33 @@ def open_frame_reader(found: Discovered, file: FileInfo, options: ScanOptions) -
     )
 
 
-def _referenced_columns(expression: pc.Expression, schema: pa.Schema) -> list[str]:
-    """The columns of ``schema`` that ``expression`` reads.
+def _referenced_columns(expression: pc.Expression, schema: pa.Schema, *, role: str = "filter") -> list[str]:
+    """The columns of ``schema`` that ``expression`` (a ``"filter"``, or a
+    ``"projection"`` of any type) reads.
 
     pyarrow has no public API for an expression's field references, so each column
     whose name occurs in the expression's text is dropped in turn from an empty table
     and the expression evaluated: a failure means it is referenced.
     """
+
+    def evaluate(table: pa.Table) -> None:
+        if role == "filter":
+            table.filter(expression)
+        else:
+            pads.dataset(table).to_table(columns={"_": expression})
+
     text = str(expression)
     empty = schema.empty_table()
     try:
-        empty.filter(expression)
+        evaluate(empty)
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
-        raise ValueError(f"filter {expression} does not apply to the dataset's schema: {exc}") from None
+        raise ValueError(f"{role} {expression} does not apply to the dataset's schema: {exc}") from None
     needed = []
     for name in schema.names:
         if name not in text:
             continue
         try:
-            empty.drop_columns([name]).filter(expression)
+            evaluate(empty.drop_columns([name]))
         except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, KeyError):
             needed.append(name)
     return needed
@@ -346,6 +358,16 @@ class Dataset(pads.Dataset):
     def partition_expression(self) -> pc.Expression:
         return pc.scalar(True)
 
+    @property
+    def _scan_options(self):
+        # pyarrow.dataset.dataset([ds, ...]) reads this before building a C++
+        # UnionDataset from the children's C++ datasets, which a tfsql Dataset does not
+        # have (the union would crash the process): refuse clearly instead.
+        raise TypeError(
+            "pyarrow.dataset.dataset() cannot combine tfsql datasets; pass every source to "
+            "one tfsql.dataset([...]) call instead"
+        )
+
     # ------------------------------------------------------------------ derived datasets
     def _derive(self, **changes) -> "Dataset":
         args = dict(
@@ -412,7 +434,7 @@ class Dataset(pads.Dataset):
             self,
             columns=columns,
             filter=filter,
-            batch_size=batch_size or self._options.batch_size,
+            batch_size=self._options.batch_size if batch_size is None else _positive("batch_size", batch_size),
             threads=self._options.decode_threads if use_threads else 1,
             limit=limit,
         )
@@ -556,6 +578,8 @@ class Scanner:
         self._filter = filter
         self._batch_size = batch_size
         self._threads = threads
+        if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):
+            raise ValueError(f"limit must be a non-negative integer or None, not {limit!r}")
         self._limit = limit
         schema = dataset.schema
         if columns is None:
@@ -573,11 +597,12 @@ class Scanner:
                     f"column {missing[0]!r} is not in the dataset; its columns are {', '.join(schema.names)}"
                 )
         needed = set(self._columns)
-        if filter is not None:
-            needed.update(_referenced_columns(filter, schema))
+        filter_columns = set(_referenced_columns(filter, schema)) if filter is not None else set()
+        needed.update(filter_columns)
         if self._expressions is not None:
             for expr in self._expressions.values():
-                needed.update(_referenced_columns(expr, schema) if isinstance(expr, pc.Expression) else [])
+                if isinstance(expr, pc.Expression):
+                    needed.update(_referenced_columns(expr, schema, role="projection"))
         data_names = [n for n in dataset.data_schema.names if n in needed]
         self._specs: list[ColumnSpec] = column_specs(
             pa.schema([dataset.data_schema.field(n) for n in data_names]), dataset.options.record_type
@@ -587,9 +612,7 @@ class Scanner:
         self._with_file_column = file_col is not None and file_col in needed
         self._track_unknown = dataset._schema_inferred and len(data_names) == len(dataset.data_schema)
         self._file_indices = dataset._pruned_indices(filter)
-        self._data_filter_free = filter is None or not (
-            set(_referenced_columns(filter, schema)) - set(dataset.partition_schema.names)
-        )
+        self._data_filter_free = not (filter_columns - set(dataset.partition_schema.names))
         if self._expressions is not None:
             probe = pads.dataset(schema.empty_table()).to_table(columns=self._expressions, filter=filter)
             self._projected = probe.schema
@@ -720,19 +743,20 @@ class Scanner:
         """The first ``num_rows`` rows; reading stops once they are found."""
         if num_rows < 0:
             raise ValueError("head: num_rows must be >= 0")
-        limited = Scanner.__new__(Scanner)
-        limited.__dict__.update(self.__dict__)
+        limited = copy.copy(self)
         limited._limit = num_rows if self._limit is None else min(num_rows, self._limit)
         return limited.to_table()
 
     def count_rows(self) -> int:
         """Count the rows this scan yields; reads only record headers when the filter
-        (if any) touches partition columns only."""
+        (if any) touches partition columns only. With ``on_corrupt`` other than
+        ``"raise"`` the data CRCs are still checked, so that records the scan would
+        skip are not counted."""
         if self._data_filter_free and self._limit is None:
             found = self._dataset._found
             options = self._dataset.options
             total = 0
-            header_only = replace(options, verify_checksums=False)
+            header_only = replace(options, verify_checksums=False) if options.on_corrupt == "raise" else options
             for i in self._file_indices:
                 if found.files[i].size == 0:
                     continue

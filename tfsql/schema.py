@@ -419,7 +419,7 @@ def _first_failing_row(decoded: pa.Array, target: pa.DataType) -> int | None:
     while lo < hi:
         mid = (lo + hi) // 2
         try:
-            pc.cast(decoded.slice(0, mid + 1), target, safe=True)
+            _safe_cast(decoded.slice(0, mid + 1), target)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             hi = mid
         else:
@@ -444,6 +444,53 @@ def _leaf_type(t: pa.DataType) -> pa.DataType:
     return t
 
 
+def _with_leaf(t: pa.DataType, leaf: pa.DataType) -> pa.DataType:
+    """``t`` with its innermost value type replaced by ``leaf`` (list nesting kept)."""
+    if pa.types.is_fixed_size_list(t):
+        return pa.list_(_with_leaf(t.value_type, leaf), t.list_size)
+    if pa.types.is_large_list(t):
+        return pa.large_list(_with_leaf(t.value_type, leaf))
+    if pa.types.is_list_view(t):
+        return pa.list_view(_with_leaf(t.value_type, leaf))
+    if pa.types.is_large_list_view(t):
+        return pa.large_list_view(_with_leaf(t.value_type, leaf))
+    if pa.types.is_list(t):
+        return pa.list_(_with_leaf(t.value_type, leaf))
+    return leaf
+
+
+def _safe_cast(decoded: pa.Array, target: pa.DataType) -> pa.Array:
+    """``pc.cast(decoded, target, safe=True)``; 32-bit temporal targets (``date32``,
+    ``time32``), which Arrow casts only from int32, go through int32 (range-checked),
+    so a column written from ``date32`` reads back with its schema."""
+    leaf = _leaf_type(target)
+    if pa.types.is_date32(leaf) or pa.types.is_time32(leaf):
+        decoded = pc.cast(decoded, _with_leaf(target, pa.int32()), safe=True)
+    return pc.cast(decoded, target, safe=True)
+
+
+def _check_fixed_size(decoded: pa.Array, spec: ColumnSpec, *, where: str, first_record: int) -> None:
+    """A fixed-size list type needs every non-null list to hold exactly its size."""
+    target = spec.arrow_type
+    if not pa.types.is_fixed_size_list(target) or not (
+        pa.types.is_list(decoded.type) or pa.types.is_large_list(decoded.type)
+    ):
+        return
+    lengths = pc.list_value_length(decoded)
+    wrong = pc.and_kleene(pc.is_valid(lengths), pc.not_equal(lengths, target.list_size))
+    if not pc.any(wrong).as_py():
+        return
+    row = pc.index(wrong, True).as_py()
+    raise SchemaError(
+        f"feature {spec.name!r} in {where}, record {first_record + row} holds "
+        f"{lengths[row].as_py()} values, but the requested type {target} needs exactly "
+        f"{target.list_size}; read it as a variable-length list (pa.list_(...)) instead",
+        feature=spec.name,
+        path=where,
+        record_index=first_record + row,
+    )
+
+
 def cast_to_target(
     decoded: pa.Array, spec: ColumnSpec, *, where: str, first_record: int
 ) -> pa.Array:
@@ -462,8 +509,9 @@ def cast_to_target(
             feature=spec.name,
             path=where,
         )
+    _check_fixed_size(decoded, spec, where=where, first_record=first_record)
     try:
-        return pc.cast(decoded, target, safe=True)
+        return _safe_cast(decoded, target)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
         row = _first_failing_row(decoded, target)
         at = f", record {first_record + row}" if row is not None else ""

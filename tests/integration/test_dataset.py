@@ -360,3 +360,16 @@ def test_on_corrupt_callable_receives_each_error(tmp_path):
     assert table.column("x").to_pylist() == [0, 1, 2]
     assert [(e.record_index, e.rest_of_file) for e in seen] == [(3, False)]
     assert str(seen[0]).startswith("data CRC mismatch in ") and seen[0].offset > 0
+
+
+def test_fixed_size_list_length_mismatch_names_the_record(tmp_path):
+    write_examples(tmp_path / "a.tfrecord", [{"v": [1.0, 2.0]}, {"v": [1.0, 2.0, 3.0]}])
+    with pytest.raises(SchemaError, match=r"feature 'v' in .*a.tfrecord, record 1 holds 3 values, but the requested type fixed_size_list<item: float>\[2\] needs exactly 2") as info:
+        tfsql.read_tfrecord(tmp_path, schema={"v": pa.list_(pa.float32(), 2)})
+    assert info.value.record_index == 1
+
+
+def test_batch_size_must_be_positive(tmp_path):
+    write_examples(tmp_path / "a.tfrecord", [{"x": 1}])
+    with pytest.raises(ValueError, match="batch_size must be a positive integer, not 0"):
+        tfsql.dataset(tmp_path).scanner(batch_size=0)
