@@ -16,11 +16,13 @@ Examples
 
 from __future__ import annotations
 
+import warnings
 from typing import Callable, Sequence
 
 import pyarrow as pa
 
 from tfsql._codec import codec
+from tfsql._proto import SequenceExample
 from tfsql.decode import translate_decode_error
 from tfsql.records import FrameReader
 from tfsql.schema import FeatureStats, infer_from_stats, merge_stats
@@ -64,6 +66,8 @@ def infer_data_schema(
             reader = open_reader(i)
             try:
                 for block in reader.blocks(max_records=remaining if remaining else 65536):
+                    if record_type == codec.EXAMPLE and block.first_index == 0:
+                        _warn_if_sequence_examples(block, path)
                     summary = _summarize(block, record_type)
                     merge_stats(merged, summary, path=path)
                     if remaining is not None:
@@ -73,6 +77,23 @@ def infer_data_schema(
             finally:
                 reader.close()
     return infer_from_stats(merged.values(), record_type, lists=lists), merged
+
+
+def _warn_if_sequence_examples(block, path: str) -> None:
+    """Read as Examples, SequenceExamples lose their feature lists (field 2 is unknown to
+    Example); say so when a file's first record has feature lists."""
+    first = bytes(block.buf[int(block.offsets[0]) : int(block.offsets[0] + block.lengths[0])])
+    try:
+        looks_sequence = bool(SequenceExample.FromString(first).feature_lists.feature_list)
+    except Exception:  # not a SequenceExample either; decoding reports what is wrong
+        return
+    if looks_sequence:
+        warnings.warn(
+            f"the records of {path} look like tf.train.SequenceExample (they have feature "
+            "lists), but are read as Examples, which keeps only their context features; "
+            "pass record_type='sequence_example'",
+            stacklevel=4,
+        )
 
 
 def _summarize(block, record_type: int) -> dict:

@@ -373,3 +373,15 @@ def test_batch_size_must_be_positive(tmp_path):
     write_examples(tmp_path / "a.tfrecord", [{"x": 1}])
     with pytest.raises(ValueError, match="batch_size must be a positive integer, not 0"):
         tfsql.dataset(tmp_path).scanner(batch_size=0)
+
+
+def test_sequence_examples_read_as_examples_warn(tmp_path):
+    write_records(tmp_path / "s.tfrecord", [sequence_example({"id": 1}, {"tok": [[1, 2]]})])
+    with pytest.warns(UserWarning, match=r"s.tfrecord look like tf.train.SequenceExample.*record_type='sequence_example'"):
+        table = tfsql.read_tfrecord(tmp_path)
+    assert table.to_pylist() == [{"id": 1}]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tfsql.read_tfrecord(tmp_path, record_type="sequence_example")
+        write_examples(tmp_path / "e" / "e.tfrecord", [{"id": 1}])
+        tfsql.read_tfrecord(tmp_path / "e")
