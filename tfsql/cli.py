@@ -486,10 +486,19 @@ def write_arrow(reader: pa.RecordBatchReader, fmt: str, output: str | None,
             raise UsageError("--format tfrecord writes a directory: pass --output DIR")
         if output.lower().endswith(TFRECORD_FILE_SUFFIXES):
             return _write_tfrecord_file(reader, output, options)
-        result = tfsql.write_tfrecord(
-            reader, output, partition_by=options.partition_by or None, compression=options.compression,
-            mode=options.mode, record_type=options.record_type, max_rows_per_file=options.max_rows_per_file,
-        )
+        try:
+            result = tfsql.write_tfrecord(
+                reader, output, partition_by=options.partition_by or None, compression=options.compression,
+                mode=options.mode, record_type=options.record_type, max_rows_per_file=options.max_rows_per_file,
+            )
+        except FileExistsError as exc:
+            if options.mode != "error" or "already holds data" not in str(exc):
+                raise
+            # the writer's message names its Python keyword (mode='append'); say --mode
+            raise FileExistsError(
+                f"{output} already holds data; pass --mode append, overwrite, "
+                f"overwrite_partitions or ignore, or choose another output"
+            ) from None
         return result.bytes
     if options.partition_by:
         raise UsageError(f"--partition-by works with tfrecord output only, not {fmt}")

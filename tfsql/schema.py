@@ -481,9 +481,10 @@ def _check_fixed_size(decoded: pa.Array, spec: ColumnSpec, *, where: str, first_
     if not pc.any(wrong).as_py():
         return
     row = pc.index(wrong, True).as_py()
+    count = lengths[row].as_py()
     raise SchemaError(
         f"feature {spec.name!r} in {where}, record {first_record + row} holds "
-        f"{lengths[row].as_py()} values, but the requested type {target} needs exactly "
+        f"{count} value{'' if count == 1 else 's'}, but the requested type {target} needs exactly "
         f"{target.list_size}; read it as a variable-length list (pa.list_(...)) instead",
         feature=spec.name,
         path=where,

@@ -351,21 +351,76 @@ def _open_input(data: Any) -> tuple[pa.Schema | None, Iterator[pa.RecordBatch]]:
 def _without_view_types(
     schema: pa.Schema | None, batches: Iterator[pa.RecordBatch]
 ) -> tuple[pa.Schema | None, Iterator[pa.RecordBatch]]:
-    """Cast view-typed columns (Polars exports ``string_view``) to offset-based types,
-    which the partition split and the encoder's kernels support."""
+    """Check that every batch has ``schema``, and convert view-typed columns (Polars
+    exports ``string_view``, and ``dictionary<uint32, string_view>`` for categoricals) to
+    offset-based types, which the partition split and the encoder's kernels support."""
     if schema is None:
         return schema, batches
-    plain = pa.schema([f.with_type(_schema.offset_based_type(f.type)) for f in schema])
-    if plain == schema:
-        return schema, batches
+    plain = pa.schema([f.with_type(_offset_based_type(f.type)) for f in schema])
 
-    def cast() -> Iterator[pa.RecordBatch]:
+    def checked() -> Iterator[pa.RecordBatch]:
         for batch in batches:
-            yield batch.cast(plain)
+            if batch.schema.names != schema.names or batch.schema.types != schema.types:
+                raise ValueError(
+                    f"record batches must all have the same schema; expected {schema}, "
+                    f"got {batch.schema}"
+                )
+            if plain != schema:
+                batch = pa.RecordBatch.from_arrays(
+                    [_offset_based(c, f.type) for c, f in zip(batch.columns, plain)],
+                    schema=plain,
+                )
+            yield batch
 
-    gen = cast()
+    gen = checked()
     close = getattr(batches, "close", None)
     return plain, (_Closing(gen, close) if close is not None else gen)
+
+
+def _offset_based_type(t: pa.DataType) -> pa.DataType:
+    """`tfsql.schema.offset_based_type`, also inside dictionaries and nested lists."""
+    if pa.types.is_dictionary(t):
+        return pa.dictionary(t.index_type, _offset_based_type(t.value_type), t.ordered)
+    if pa.types.is_list_view(t) or pa.types.is_large_list_view(t) or pa.types.is_large_list(t):
+        return pa.large_list(_offset_based_type(t.value_type))
+    if pa.types.is_list(t):
+        return pa.list_(_offset_based_type(t.value_type))
+    if pa.types.is_fixed_size_list(t):
+        return pa.list_(_offset_based_type(t.value_type), t.list_size)
+    return _schema.offset_based_type(t)
+
+
+def _offset_based(array: pa.Array, target: pa.DataType) -> pa.Array:
+    """``array`` converted to ``target = _offset_based_type(array.type)``.
+
+    Lists are rebuilt from their lengths and flattened values rather than cast: pyarrow's
+    cast of a list view to a list builds invalid offsets (pyarrow 26: wrong values,
+    "Negative offsets" or a short offsets buffer). Dictionaries keep their indices.
+    """
+    t = array.type
+    if t == target:
+        return array
+    mask = array.is_null() if array.null_count else None
+    if pa.types.is_dictionary(t):
+        return pa.DictionaryArray.from_arrays(
+            array.indices, _offset_based(array.dictionary, target.value_type)
+        )
+    if pa.types.is_fixed_size_list(t):
+        size = t.list_size
+        values = array.values.slice(array.offset * size, len(array) * size)
+        return pa.FixedSizeListArray.from_arrays(
+            _offset_based(values, target.value_type), type=target, mask=mask
+        )
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_list_view(t) \
+            or pa.types.is_large_list_view(t):
+        lengths = pc.fill_null(pc.list_value_length(array), 0).to_numpy(zero_copy_only=False)
+        offsets = np.zeros(len(array) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        values = _offset_based(array.flatten(), target.value_type)
+        if pa.types.is_large_list(target):
+            return pa.LargeListArray.from_arrays(pa.array(offsets), values, type=target, mask=mask)
+        return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), values, type=target, mask=mask)
+    return array.cast(target)
 
 
 def _peek_batches(items: Iterator[Any]) -> tuple[pa.Schema | None, Iterator[pa.RecordBatch]]:
@@ -657,7 +712,7 @@ class _WriteJob:
             files.abort_all()
             _remove_quietly(fs, self.staging)
             if created is not None:
-                _remove_quietly(fs, created)
+                self._remove_created(created)
             raise
         _remove_quietly(fs, self.trash)
         _remove_quietly(fs, self.staging)
@@ -666,6 +721,24 @@ class _WriteJob:
             files=[WrittenFile(self.target.shown(rel), part, sink.rows, sink.disk_bytes)
                    for rel, part, sink in files.records],
         )
+
+    def _remove_created(self, created: str) -> None:
+        """Remove the directories this job created for the target, from the target up to
+        ``created``, each only while empty: a concurrent writer may have committed files
+        into them since."""
+        fs = self.target.fs
+        path = self.target.root
+        while True:
+            try:
+                if fs.exists(path) and not fs.ls(path, detail=False):
+                    fs.rmdir(path)
+                else:
+                    return
+            except Exception:  # pragma: no cover - cleanup must not mask the original error
+                return
+            if path == created:
+                return
+            path = fs._parent(path)
 
     # -- staging ------------------------------------------------------------------------
 
@@ -713,7 +786,9 @@ class _WriteJob:
         if self.options.mode not in ("overwrite",):
             replaced_set = set(replaced)
             for rel in relative_paths:
-                inside_replaced = any(rel.startswith(r + "/") for r in replaced_set)
+                inside_replaced = rel in replaced_set or any(
+                    rel.startswith(r + "/") for r in replaced_set
+                )
                 if not inside_replaced and fs.exists(target.join(rel)):
                     raise FileExistsError(
                         f"{target.shown(rel)!r} already exists; choose another shard_prefix "

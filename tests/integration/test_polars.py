@@ -355,7 +355,7 @@ def test_user_schema_errors(data_dir):
         pl.scan_tfrecord(data_dir, schema={"id": "int"})
     with pytest.raises(TypeError, match="schema must be a dict of name -> Polars or pyarrow type"):
         pl.scan_tfrecord(data_dir, schema=[("id", pl.Int64)])
-    with pytest.raises(tfsql.SchemaError, match="'label'.*does not fit the requested type"):
+    with pytest.raises(tfsql.SchemaError, match=r"'label' in .*, record 0 holds 1 value, but the requested type fixed_size_list<item: int64>\[3\] needs exactly 3"):
         pl.scan_tfrecord(data_dir, schema={"label": pl.Array(pl.Int64, 3)}).collect()
 
 
