@@ -896,12 +896,14 @@ class _Writer(DataSourceArrowWriter):
                     _move(fs, posixpath.join(task_root, relative), destination, moves)
             fs.touch(posixpath.join(root, SUCCESS_MARKER))
         except BaseException:
+            restored = True
             for src, dst in reversed(moves):
                 try:
                     fs.mv(dst, src, recursive=True)
                 except Exception:  # pragma: no cover - best effort on a failing filesystem
-                    pass
-            _remove_quietly(fs, trash)
+                    restored = False
+            if restored:  # else the trash may still hold old data: keep it for the user
+                _remove_quietly(fs, trash)
             _remove_quietly(fs, posixpath.join(root, staging))
             raise
         _remove_quietly(fs, trash)
