@@ -528,7 +528,7 @@ def cast_to_target(
 def offset_based_type(t: pa.DataType) -> pa.DataType:
     """``t`` with view types (``string_view``, ``binary_view``, list views, as Polars
     exports) replaced by their offset-based equivalents, which every Arrow kernel
-    supports.
+    supports; inside lists and dictionaries too.
 
     Examples
     --------
@@ -536,6 +536,8 @@ def offset_based_type(t: pa.DataType) -> pa.DataType:
     >>> offset_based_type(pa.list_(pa.string_view()))
     ListType(list<item: large_string>)
     """
+    if pa.types.is_dictionary(t):
+        return pa.dictionary(t.index_type, offset_based_type(t.value_type), t.ordered)
     if pa.types.is_string_view(t):
         return pa.large_string()
     if pa.types.is_binary_view(t):

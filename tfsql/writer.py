@@ -356,7 +356,7 @@ def _without_view_types(
     offset-based types, which the partition split and the encoder's kernels support."""
     if schema is None:
         return schema, batches
-    plain = pa.schema([f.with_type(_offset_based_type(f.type)) for f in schema])
+    plain = pa.schema([f.with_type(_schema.offset_based_type(f.type)) for f in schema])
 
     def checked() -> Iterator[pa.RecordBatch]:
         for batch in batches:
@@ -377,21 +377,8 @@ def _without_view_types(
     return plain, (_Closing(gen, close) if close is not None else gen)
 
 
-def _offset_based_type(t: pa.DataType) -> pa.DataType:
-    """`tfsql.schema.offset_based_type`, also inside dictionaries and nested lists."""
-    if pa.types.is_dictionary(t):
-        return pa.dictionary(t.index_type, _offset_based_type(t.value_type), t.ordered)
-    if pa.types.is_list_view(t) or pa.types.is_large_list_view(t) or pa.types.is_large_list(t):
-        return pa.large_list(_offset_based_type(t.value_type))
-    if pa.types.is_list(t):
-        return pa.list_(_offset_based_type(t.value_type))
-    if pa.types.is_fixed_size_list(t):
-        return pa.list_(_offset_based_type(t.value_type), t.list_size)
-    return _schema.offset_based_type(t)
-
-
 def _offset_based(array: pa.Array, target: pa.DataType) -> pa.Array:
-    """``array`` converted to ``target = _offset_based_type(array.type)``.
+    """``array`` converted to ``target = tfsql.schema.offset_based_type(array.type)``.
 
     Lists are rebuilt from their lengths and flattened values rather than cast: pyarrow's
     cast of a list view to a list builds invalid offsets (pyarrow 26: wrong values,
