@@ -1867,26 +1867,35 @@ static void raise_dctx_error(const dctx *x, int record_type) {
 
 /* -- the Decoder type ----------------------------------------------------- */
 
+/* Decoder and Encoder objects are the same thing: a schema (record type and columns)
+ * compiled once. */
 typedef struct {
     PyObject_HEAD
     schema sc;
-} DecoderObject;
+} SchemaObject;
 
-static int Decoder_init(DecoderObject *self, PyObject *args, PyObject *kwds) {
+typedef SchemaObject DecoderObject;
+typedef SchemaObject EncoderObject;
+
+static int schema_object_init(SchemaObject *self, PyObject *args, PyObject *kwds,
+                              const char *format, const char *what) {
     static char *kwlist[] = {"record_type", "columns", NULL};
     int record_type;
     PyObject *columns;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "iO:Decoder", kwlist, &record_type,
-                                     &columns)) {
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, format, kwlist, &record_type, &columns)) {
         return -1;
     }
     schema_free(&self->sc);
-    return schema_init(&self->sc, record_type, columns, "Decoder");
+    return schema_init(&self->sc, record_type, columns, what);
 }
 
-static void Decoder_dealloc(DecoderObject *self) {
+static void schema_object_dealloc(SchemaObject *self) {
     schema_free(&self->sc);
     Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int Decoder_init(DecoderObject *self, PyObject *args, PyObject *kwds) {
+    return schema_object_init(self, args, kwds, "iO:Decoder", "Decoder");
 }
 
 /* A record batch: the buffer and the (offsets, lengths) uint64 arrays of its records;
@@ -2059,7 +2068,7 @@ static PyTypeObject Decoder_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "tfsql._native.Decoder",
     .tp_basicsize = sizeof(DecoderObject),
-    .tp_dealloc = (destructor)Decoder_dealloc,
+    .tp_dealloc = (destructor)schema_object_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "Decoder(record_type, columns)\n--\n\n"
               "A decoder compiled once for a record type and ``(name: bytes, location, kind,\n"
@@ -2331,26 +2340,8 @@ static int check_offsets(const uint8_t *p, size_t count, int64_t limit) {
     return 0;
 }
 
-typedef struct {
-    PyObject_HEAD
-    schema sc;
-} EncoderObject;
-
 static int Encoder_init(EncoderObject *self, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"record_type", "columns", NULL};
-    int record_type;
-    PyObject *columns;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "iO:Encoder", kwlist, &record_type,
-                                     &columns)) {
-        return -1;
-    }
-    schema_free(&self->sc);
-    return schema_init(&self->sc, record_type, columns, "Encoder");
-}
-
-static void Encoder_dealloc(EncoderObject *self) {
-    schema_free(&self->sc);
-    Py_TYPE(self)->tp_free((PyObject *)self);
+    return schema_object_init(self, args, kwds, "iO:Encoder", "Encoder");
 }
 
 /* Borrow and check the five arrays of column `c`. `views` has 5 slots. */
@@ -2567,7 +2558,7 @@ static PyTypeObject Encoder_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "tfsql._native.Encoder",
     .tp_basicsize = sizeof(EncoderObject),
-    .tp_dealloc = (destructor)Encoder_dealloc,
+    .tp_dealloc = (destructor)schema_object_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "Encoder(record_type, columns)\n--\n\n"
               "An encoder compiled once for a record type and ``(name, location, kind,\n"
