@@ -2057,10 +2057,12 @@ done:
 
 static PyMethodDef Decoder_methods[] = {
     {"decode", (PyCFunction)(void (*)(void))Decoder_decode, METH_VARARGS | METH_KEYWORDS,
-     "decode(buf, offsets, lengths)\n--\n\n"
+     "decode(buf, offsets, lengths, unknown=None)\n--\n\n"
      "Decode the records ``buf[offsets[i]:offsets[i]+lengths[i]]`` (uint64 arrays) into\n"
      "one tuple per column: ``(validity, null_count, outer_offsets, inner_validity,\n"
-     "inner_null_count, inner_offsets, value_offsets, values)``. See ``_native.pyi``."},
+     "inner_null_count, inner_offsets, value_offsets, values)``. When ``unknown`` is a\n"
+     "set, ``(location, name)`` of features no column reads are added to it (up to 16).\n"
+     "See ``_native.pyi``."},
     {NULL, NULL, 0, NULL},
 };
 
