@@ -357,8 +357,17 @@ class SQLSession:
 
     def run(self, sql: str, *, show: bool = True):
         """Run one statement and print its rows if it is a query (for COPY, INSERT,
-        CREATE ... AS: the row count, on stderr)."""
-        result = self.query(sql)
+        CREATE ... AS: the row count, on stderr). A ``COPY ... (FORMAT tfrecord)`` shows
+        a progress bar of the rows written."""
+        if statement_type(sql) == "COPY":
+            with self.console.progress(unit=" rows", desc="COPY") as bar:
+                self.connection.copy_progress = bar.update
+                try:
+                    result = self.query(sql)
+                finally:
+                    self.connection.copy_progress = None
+        else:
+            result = self.query(sql)
         if not show or result is None:
             return result
         kind = statement_type(sql)

@@ -52,7 +52,7 @@ from __future__ import annotations
 import itertools
 import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 try:
@@ -404,6 +404,9 @@ class TFRecordConnection:
         self._datasets: dict[str, tfsql.Dataset] = {}  # registered name -> dataset (kept alive)
         self._opened: dict[tuple, tuple] = {}  # normalised call -> (dataset, files fingerprint)
         self._counter = itertools.count(1)
+        #: Called with the row count of each batch a ``COPY ... (FORMAT tfrecord)``
+        #: streams into the writer (the ``tfsql`` command draws its progress bar with it).
+        self.copy_progress: Callable[[int], None] | None = None
 
     # -- delegation ---------------------------------------------------------------------
 
@@ -667,7 +670,7 @@ class TFRecordConnection:
         # (DuckDB 1.4 would silently truncate it, 2.x raises).
         reader = _arrow_reader(relation, COPY_BATCH_ROWS)
         try:
-            result = write_copy(reader, plan)
+            result = write_copy(_reporting(reader, self.copy_progress), plan)
         except FileExistsError as err:
             raise TargetExistsError(
                 f"IO Error: COPY ... TO {path!r}: {err}. In SQL: add OVERWRITE, "
@@ -685,6 +688,19 @@ class TFRecordConnection:
     def _count_relation(self, rows: int, files: list[str] | None) -> Any:
         query, values = self._count_query(rows, files)
         return self._con.sql(query, params=values)
+
+
+def _reporting(reader: pa.RecordBatchReader, progress: Callable[[int], None] | None) -> pa.RecordBatchReader:
+    """``reader``, calling ``progress(rows)`` as each batch passes (when given)."""
+    if progress is None:
+        return reader
+
+    def batches():
+        for batch in reader:
+            progress(batch.num_rows)
+            yield batch
+
+    return pa.RecordBatchReader.from_batches(reader.schema, batches())
 
 
 def _mentions_tfrecord(query: str) -> bool:

@@ -186,3 +186,14 @@ def test_options_outside_parentheses_are_an_error_for_tfrecord_only(con, tmp_pat
     with pytest.raises(BinderError, match=r"expected the options in parentheses"):
         con.sql(f"COPY ref TO '{tmp_path}/x.tfrecord' FORMAT tfrecord")
     assert not os.listdir(tmp_path)
+
+
+def test_copy_reports_progress_per_batch(tmp_path):
+    import tfsql
+
+    con = tfsql.connect()
+    seen = []
+    con.copy_progress = seen.append
+    count = con.sql(f"COPY (SELECT range AS x FROM range(250000)) TO '{tmp_path / 'out'}' (FORMAT tfrecord)").fetchall()
+    assert count == [(250000,)]
+    assert sum(seen) == 250000 and len(seen) >= 2
