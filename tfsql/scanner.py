@@ -368,6 +368,22 @@ class Dataset(pads.Dataset):
             "one tfsql.dataset([...]) call instead"
         )
 
+    def _get_fragments(self, *args, **kwargs):
+        # pyarrow's C++ fragment listing; would dereference the unset C++ dataset.
+        raise TypeError("tfsql.Dataset has no C++ fragments; use get_fragments()")
+
+    def _scanner_options(self, *args, **kwargs):
+        # Builds C++ scan options from the unset C++ dataset; tfsql's scanner is the way in.
+        raise TypeError("tfsql.Dataset has no C++ scan options; use dataset.scanner(...)")
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        """The Arrow PyCapsule stream of a full scan, so that anything taking an Arrow
+        stream reads the dataset: ``pl.DataFrame(ds)``,
+        ``pyarrow.dataset.write_dataset(ds, ...)``, ``tfsql.write_tfrecord(ds, ...)``.
+        (pyarrow functions that need a C++ dataset, such as
+        ``pyarrow.dataset.Scanner.from_dataset``, cannot take a tfsql dataset.)"""
+        return self.scanner().to_reader().__arrow_c_stream__(requested_schema)
+
     # ------------------------------------------------------------------ derived datasets
     def _derive(self, **changes) -> "Dataset":
         args = dict(

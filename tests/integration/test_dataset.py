@@ -385,3 +385,11 @@ def test_sequence_examples_read_as_examples_warn(tmp_path):
         tfsql.read_tfrecord(tmp_path, record_type="sequence_example")
         write_examples(tmp_path / "e" / "e.tfrecord", [{"id": 1}])
         tfsql.read_tfrecord(tmp_path / "e")
+
+
+def test_dataset_is_an_arrow_stream_for_other_writers(tmp_path):
+    spark_tree(tmp_path / "in")
+    ds = tfsql.dataset(tmp_path / "in")
+    pa.dataset.write_dataset(ds, tmp_path / "pq", format="parquet")  # takes the stream, no C++ dataset
+    assert pa.dataset.dataset(tmp_path / "pq").to_table().sort_by("id").equals(ds.to_table().sort_by("id"))
+    assert pa.RecordBatchReader.from_stream(ds).read_all().num_rows == 12
