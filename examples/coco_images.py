@@ -112,8 +112,8 @@ def main(out_dir: str | None = None) -> dict:
         con = tfsql.duckdb.connect()
         per_class = con.sql(
             f"""
-            SELECT unnest("image/object/class/text") AS class, count(*) AS objects
-            FROM tfrecord_scan('{path}')
+            SELECT class, count(*) AS objects FROM (
+                SELECT unnest("image/object/class/text") AS class FROM tfrecord_scan('{path}'))
             GROUP BY class ORDER BY class
             """
         )
