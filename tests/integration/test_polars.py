@@ -27,6 +27,9 @@ tfpl.attach()
 pytestmark = pytest.mark.filterwarnings("ignore::polars.exceptions.PolarsInefficientMapWarning")
 
 ENGINES = ["in-memory", "streaming"]
+POLARS_2 = int(pl.__version__.split(".")[0]) >= 2
+# Polars 1.x wraps an IO source's exception in ComputeError (message kept); 2.x re-raises it.
+SOURCE_ERROR = tfsql.SchemaError if POLARS_2 else pl.exceptions.ComputeError
 SPLITS = ["train", "test"]
 SHARDS = [0, 1, 2]
 
@@ -310,10 +313,11 @@ def test_output_batches_hold_exactly_the_requested_columns(engine, data_dir):
 
 def test_explain_names_the_scan_and_what_was_pushed(data_dir):
     plan = pl.scan_tfrecord(data_dir).filter(pl.col("shard") == 1).select("id").explain()
-    assert "PYTHON[tfrecord] SCAN" in plan
+    assert ("PYTHON[tfrecord] SCAN" if POLARS_2 else "PYTHON SCAN") in plan  # 1.x has no scan names
     assert "PROJECT 2/9 COLUMNS" in plan
     assert 'SELECTION: col("shard") == 1' in plan
-    assert "INFO: 6 files; hive partitions: split, shard" in plan
+    if POLARS_2:  # 1.x shows no source info either
+        assert "INFO: 6 files; hive partitions: split, shard" in plan
 
 
 # --------------------------------------------------------------------------------------
@@ -355,7 +359,7 @@ def test_user_schema_errors(data_dir):
         pl.scan_tfrecord(data_dir, schema={"id": "int"})
     with pytest.raises(TypeError, match="schema must be a dict of name -> Polars or pyarrow type"):
         pl.scan_tfrecord(data_dir, schema=[("id", pl.Int64)])
-    with pytest.raises(tfsql.SchemaError, match=r"'label' in .*, record 0 holds 1 value, but the requested type fixed_size_list<item: int64>\[3\] needs exactly 3"):
+    with pytest.raises(SOURCE_ERROR, match=r"'label' in .*, record 0 holds 1 value, but the requested type fixed_size_list<item: int64>\[3\] needs exactly 3"):
         pl.scan_tfrecord(data_dir, schema={"label": pl.Array(pl.Int64, 3)}).collect()
 
 
