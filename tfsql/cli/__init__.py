@@ -1,0 +1,256 @@
+"""The ``tfsql`` command: SQL over TFRecord files from a terminal or a scheduler.
+
+::
+
+    tfsql sql "SELECT label, count(*) FROM tfrecord_scan('data/**') GROUP BY 1"
+    tfsql run sql/split_train_test.sql --param src=data/ --param out=prepared/
+    tfsql                                  # interactive SQL shell with history
+    tfsql schema data/                     # inferred schema, as a table or JSON
+    tfsql head data/ -n 5                  # first records, readable
+    tfsql count data/                      # fast: record headers only
+    tfsql verify data/                     # check every CRC; report each corrupt record
+    tfsql convert data.parquet out/ --partition-by label --compression gzip
+    tfsql convert out/ data.parquet        # and back
+    tfsql demo                             # generate a dataset and query it
+
+SQL goes through the tfsql DuckDB front end (:mod:`tfsql.duckdb`), so every statement
+understands ``tfrecord_scan(...)`` and ``COPY ... TO ... (FORMAT tfrecord)``.
+
+Exit status: 0 success; 1 a data problem (corrupt or truncated records, data that does
+not fit the schema, a query that fails on valid SQL, an I/O error); 2 a usage problem
+(a bad option or argument, a missing input path, an output that exists without
+``--mode``, an unset ``${param}``, SQL that does not parse or bind). Progress bars go
+to stderr and only when it is a terminal; ``--quiet`` turns them and the summary line
+off. Results go to stdout, messages to stderr.
+
+Examples
+--------
+>>> from tfsql.cli import main
+>>> main(["sql", "SELECT 42 AS answer", "--format", "csv"])
+answer
+42
+0
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+import traceback
+import warnings
+from typing import Any, Sequence
+
+from tfsql.cli.console import Console
+from tfsql.cli.errors import EXIT_DATA, EXIT_INTERRUPTED, EXIT_USAGE, _error_text, _is_known, exit_status
+from tfsql.cli.file_commands import cmd_convert, cmd_count, cmd_demo, cmd_head, cmd_schema
+from tfsql.cli.options import (
+    EXIT_STATUS_HELP,
+    FILE_FORMATS,
+    MAIN_DESCRIPTION,
+    READ_COMPRESSIONS,
+    RESULT_FORMATS,
+    RUN_DESCRIPTION,
+    _add_read_options,
+    _add_write_options,
+    _common,
+    _Formatter,
+    _non_negative_int,
+    _positive_int,
+)
+from tfsql.cli.render import format_value
+from tfsql.cli.shell import Shell, cmd_shell
+from tfsql.cli.sql_commands import cmd_run, cmd_sql
+from tfsql.cli.sqlscript import Statement, split_statements, substitute_params
+from tfsql.cli.sqlsession import DEFAULT_MAX_ROWS, SQLSession
+from tfsql.cli.verify import cmd_verify
+
+__all__ = ["main", "build_parser", "Statement", "split_statements", "substitute_params", "format_value",
+           "Console", "SQLSession", "Shell"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``tfsql`` argument parser (every subcommand and option, with help)."""
+    import tfsql
+
+    parser = argparse.ArgumentParser(
+        prog="tfsql", description=MAIN_DESCRIPTION, epilog=EXIT_STATUS_HELP,
+        formatter_class=_Formatter, parents=[_common()],
+    )
+    parser.add_argument("--version", action="version", version=f"tfsql {tfsql.__version__}")
+    parser.add_argument("-d", "--database", metavar="FILE",
+                        help="shell: DuckDB database file to open (default: in memory)")
+    parser.set_defaults(handler=cmd_shell, max_rows=None)
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND")
+    common = _common(argparse.SUPPRESS)
+
+    def command(name: str, help: str, description: str | None = None, **kw: Any) -> argparse.ArgumentParser:
+        return commands.add_parser(name, help=help, description=description or help, epilog=EXIT_STATUS_HELP,
+                                   formatter_class=_Formatter, parents=[common], **kw)
+
+    database_help = "DuckDB database file to open (default: in memory); tables persist there between runs"
+
+    p = command("sql", "run SQL (one or more statements) and print or save the result",
+                "Run SQL through the tfsql DuckDB front end and print the result of the last statement\n"
+                "as a table, or write it as csv/json (stdout or --output), parquet or tfrecord (--output).\n"
+                "Example: tfsql sql \"SELECT label, count(*) FROM tfrecord_scan('data/') GROUP BY 1\"")
+    p.add_argument("query", help="SQL text; statements separated by ';' run in order")
+    p.add_argument("-f", "--format", choices=RESULT_FORMATS,
+                   help="table (default on stdout), csv, json (JSON lines), parquet, tfrecord; "
+                        "default from the --output extension")
+    p.add_argument("-o", "--output", metavar="PATH",
+                   help="file (csv, json, parquet) or directory (tfrecord; one file when the name ends "
+                        "in .tfrecord, .tfrecord.gz or .tfrecord.zz) to write; csv and json go to stdout "
+                        "without it")
+    p.add_argument("--max-rows", type=_non_negative_int, metavar="N",
+                   help=f"rows to show or write: default {DEFAULT_MAX_ROWS} for the table display "
+                        "(longer results show their head and tail), all rows for other formats; 0: all")
+    p.add_argument("-d", "--database", metavar="FILE", help=database_help)
+    _add_write_options(p, tfrecord_help="options of --output files (tfrecord options need --format tfrecord)")
+    p.set_defaults(handler=cmd_sql)
+
+    p = command("run", "run a SQL script statement by statement, with ${param} substitution",
+                RUN_DESCRIPTION)
+    p.add_argument("file", help="the .sql script ('-' reads standard input)")
+    p.add_argument("-p", "--param", action="append", metavar="NAME=VALUE",
+                   help="value of ${NAME} in the script; repeat for several params")
+    p.add_argument("--max-rows", type=_non_negative_int, metavar="N",
+                   help=f"rows to show of each query result (default {DEFAULT_MAX_ROWS}; 0: all)")
+    p.add_argument("--echo", action="store_true", help="print each statement's line and first line before it runs")
+    p.add_argument("-d", "--database", metavar="FILE", help=database_help)
+    p.set_defaults(handler=cmd_run)
+
+    p = command("shell", "interactive SQL shell (also what bare 'tfsql' starts)",
+                "Interactive SQL shell with history (~/.tfsql_history, or $TFSQL_HISTORY).\n"
+                "Statements end with ';' and may span lines; .help lists the dot commands.\n"
+                "When standard input is not a terminal, it is run as a script instead.")
+    p.add_argument("--max-rows", type=_non_negative_int, metavar="N",
+                   help=f"rows to show of each result (default {DEFAULT_MAX_ROWS}; 0: all)")
+    p.add_argument("-d", "--database", metavar="FILE", help=database_help)
+    p.set_defaults(handler=cmd_shell)
+
+    p = command("schema", "print the schema inferred from TFRecord files",
+                "Print the Arrow schema tfsql infers for PATH: one row per column with its type and\n"
+                "the tf.train.Feature kind it comes from; hive key=value directories add partition\n"
+                "columns after the data columns.")
+    p.add_argument("path", help="file, directory (read recursively), glob or URL")
+    p.add_argument("--json", action="store_true", help="print JSON: {record_type, files, columns: [{name, type, feature, partition}]}")
+    p.add_argument("--infer-sample", type=_non_negative_int, metavar="N",
+                   help="records read per file for inference (default 1000; 0: all records)")
+    p.add_argument("--lists", choices=("auto", "always"), default="auto",
+                   help="auto: a feature with at most one value per sampled record is a scalar column; "
+                        "always: every feature is a list column")
+    _add_read_options(p)
+    p.set_defaults(handler=cmd_schema)
+
+    p = command("head", "print the first records, readably",
+                "Print the first records of PATH, one 'column  value' line per feature. UTF-8 text is\n"
+                "shown as is, other bytes as b'...' with their length, long lists and strings are\n"
+                "truncated with their length.")
+    p.add_argument("path", help="file, directory (read recursively), glob or URL")
+    p.add_argument("-n", type=int, default=5, metavar="N", help="number of records (default 5)")
+    p.add_argument("-c", "--columns", metavar="COL[,COL...]", help="only these columns")
+    p.add_argument("--max-chars", type=_positive_int, default=80, metavar="N",
+                   help="truncate text and bytes after N characters (default 80)")
+    p.add_argument("-f", "--format", choices=("table", "csv", "json"), default="table",
+                   help="table (default: readable), csv or json (JSON lines, full values)")
+    _add_read_options(p)
+    p.set_defaults(handler=cmd_head)
+
+    p = command("count", "count records, reading only the record headers",
+                "Count the records of PATH without decoding them (only the 12-byte record headers\n"
+                "are read; compressed files are decompressed).")
+    p.add_argument("path", help="file, directory (read recursively), glob or URL")
+    p.add_argument("--per-file", action="store_true", help="print each file's count, then the total")
+    _add_read_options(p)
+    p.set_defaults(handler=cmd_count)
+
+    p = command("verify", "check every record's framing and CRCs; report each corrupt record",
+                "Read every record of PATH checking the length and data CRCs, and report EACH problem\n"
+                "with its file, record index and byte offset (in the decompressed stream for gzip and\n"
+                "zlib files). A record with a bad data CRC is skipped and checking goes on; a bad\n"
+                "length or a truncated record ends the check of that file. Exit status 1 when any\n"
+                "problem was found.")
+    p.add_argument("path", help="file, directory (read recursively), glob or URL")
+    p.add_argument("--decode", action="store_true",
+                   help="also parse every record as the --record-type protobuf against the inferred schema")
+    _add_read_options(p)
+    p.set_defaults(handler=cmd_verify)
+
+    p = command("convert", "convert between TFRecord and Parquet, CSV or JSON",
+                "Convert SRC to DST, streaming. Formats come from the extensions (.parquet, .csv,\n"
+                ".json/.jsonl, .tfrecord[.gz]; a directory is TFRecord unless it holds files of another\n"
+                "format) or from --from / --to. TFRecord output is a directory of part files.\n"
+                "Examples:\n"
+                "  tfsql convert data.parquet out/ --partition-by label --compression gzip\n"
+                "  tfsql convert out/ data.parquet")
+    p.add_argument("src", help="source file, directory or glob")
+    p.add_argument("dst", help="target file (parquet, csv, json, or one .tfrecord[.gz] file) or "
+                               "directory (tfrecord)")
+    p.add_argument("--from", dest="source_format", choices=FILE_FORMATS, help="source format (default: from SRC)")
+    p.add_argument("--to", choices=FILE_FORMATS, help="target format (default: from DST's extension, else tfrecord)")
+    p.add_argument("--input-compression", choices=READ_COMPRESSIONS, default="infer",
+                   help="compression of TFRecord input (default: infer per file)")
+    _add_write_options(p, tfrecord_help="options of the output (--record-type also applies to TFRecord input)")
+    p.set_defaults(handler=cmd_convert)
+
+    p = command("demo", "generate a small TFRecord dataset and run example queries on it",
+                "Generate synthetic product reviews (id, label, split, score, text, emb, tags) as\n"
+                "hive-partitioned gzip TFRecord under DIR/reviews (no download), then run SQL\n"
+                "queries, a COPY to DIR/splits and a Polars query on them.")
+    p.add_argument("directory", nargs="?", default="demo-data", metavar="DIR",
+                   help="output directory (default ./demo-data); its reviews/ and splits/ are replaced")
+    p.add_argument("--rows", type=_positive_int, default=20_000, metavar="N", help="reviews to generate (default 20000)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.set_defaults(handler=cmd_demo)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``tfsql`` command; returns the exit status.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments (default ``sys.argv[1:]``).
+
+    Examples
+    --------
+    >>> main(["sql", "SELECT 1 AS one, 'a' AS letter", "--format", "json"])
+    {"one":1,"letter":"a"}
+    0
+    """
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version (0) or a usage error (2)
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    console = Console(quiet=args.quiet)
+    try:
+        with warnings.catch_warnings():
+            if args.quiet:
+                warnings.simplefilter("ignore")
+            else:
+                warnings.showwarning = _show_warning
+            return args.handler(args, console)
+    except KeyboardInterrupt:
+        console.error("tfsql: interrupted")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # e.g. `tfsql sql ... | head`
+        with contextlib.suppress(OSError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_DATA
+    except Exception as exc:
+        status = exit_status(exc)
+        console.error(f"tfsql: error: {_error_text(exc)}")
+        if args.debug:
+            traceback.print_exc(file=sys.stderr)
+        elif status == EXIT_DATA and not _is_known(exc):
+            console.error("tfsql: (an unexpected error: run with --debug for the traceback)")
+        return status
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    print(f"tfsql: warning: {message}", file=sys.stderr)

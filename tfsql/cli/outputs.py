@@ -1,0 +1,175 @@
+"""Writing a result stream: csv / json (DuckDB's writers; a file or stdout), parquet,
+tfrecord (a directory, or one file); output formats named by file extensions."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+import pyarrow as pa
+
+from tfsql.cli.errors import UsageError
+from tfsql.cli.sqlscript import sql_literal
+
+
+TFRECORD_FILE_SUFFIXES = (".tfrecord", ".tfrecords", ".tfrecord.gz", ".tfrecords.gz", ".tfrecord.zz", ".tfrecords.zz")
+
+
+@dataclass
+class WriteOptions:
+    """Options of file outputs (``sql --format``, ``convert``)."""
+
+    partition_by: list[str] = field(default_factory=list)
+    compression: str | None = None
+    mode: str = "error"
+    record_type: str = "example"
+    max_rows_per_file: int | None = None
+
+
+@dataclass
+class Counter:
+    """Rows and batches seen by :func:`counted`."""
+
+    rows: int = 0
+
+
+def counted(reader: pa.RecordBatchReader, counter: Counter, *, limit: int | None = None,
+            progress=None) -> pa.RecordBatchReader:
+    """Wrap a reader to count its rows (and stop after ``limit`` rows)."""
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        try:
+            for batch in reader:
+                if limit is not None and counter.rows + batch.num_rows > limit:
+                    batch = batch.slice(0, limit - counter.rows)
+                counter.rows += batch.num_rows
+                if progress is not None:
+                    progress.update(batch.num_rows)
+                if batch.num_rows:
+                    yield batch
+                if limit is not None and counter.rows >= limit:
+                    return
+        finally:
+            reader.close()
+
+    return pa.RecordBatchReader.from_batches(reader.schema, batches())
+
+
+def write_arrow(reader: pa.RecordBatchReader, fmt: str, output: str | None,
+                options: WriteOptions) -> int:
+    """Write a stream as ``fmt`` to ``output`` (stdout for csv and json when None).
+
+    Returns the bytes written (0 for stdout).
+    """
+    if fmt == "tfrecord":
+        import tfsql
+
+        if output is None:
+            raise UsageError("--format tfrecord writes a directory: pass --output DIR")
+        if output.lower().endswith(TFRECORD_FILE_SUFFIXES):
+            return _write_tfrecord_file(reader, output, options)
+        try:
+            result = tfsql.write_tfrecord(
+                reader, output, partition_by=options.partition_by or None, compression=options.compression,
+                mode=options.mode, record_type=options.record_type, max_rows_per_file=options.max_rows_per_file,
+            )
+        except FileExistsError as exc:
+            if options.mode != "error" or "already holds data" not in str(exc):
+                raise
+            # the writer's message names its Python keyword (mode='append'); say --mode
+            raise FileExistsError(
+                f"{output} already holds data; pass --mode append, overwrite, "
+                f"overwrite_partitions or ignore, or choose another output"
+            ) from None
+        return result.bytes
+    if options.partition_by:
+        raise UsageError(f"--partition-by works with tfrecord output only, not {fmt}")
+    if output is None:
+        if fmt == "parquet":
+            raise UsageError("--format parquet writes a file: pass --output FILE")
+        with tempfile.TemporaryDirectory(prefix="tfsql-") as scratch:
+            path = os.path.join(scratch, f"result.{fmt}")
+            _write_file(reader, fmt, path)
+            with open(path, encoding="utf-8") as f:
+                shutil.copyfileobj(f, sys.stdout)
+            sys.stdout.flush()
+        return 0
+    _check_output_file(output, options.mode)
+    _write_file(reader, fmt, output)
+    return os.path.getsize(output)
+
+
+def _write_tfrecord_file(reader: pa.RecordBatchReader, path: str, options: WriteOptions) -> int:
+    """One TFRecord file at ``path`` (compression from ``.gz`` / ``.zz`` unless given):
+    written as one shard in a hidden directory next to it, then renamed into place."""
+    import tfsql
+
+    if options.partition_by or options.max_rows_per_file:
+        raise UsageError(f"{path} names one file: --partition-by and --max-rows-per-file need a directory")
+    _check_output_file(path, options.mode)
+    compression = options.compression
+    if compression is None:
+        compression = {".gz": "gzip", ".zz": "zlib"}.get(os.path.splitext(path)[1].lower())
+    target = Path(path)
+    staging = target.parent / f".{target.name}.tfsql-tmp-{os.getpid()}"
+    try:
+        result = tfsql.write_tfrecord(reader, str(staging), num_shards=1, compression=compression,
+                                      record_type=options.record_type)
+        os.replace(result.paths[0], target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return os.path.getsize(target)
+
+
+def _check_output_file(path: str, mode: str) -> None:
+    if mode not in ("error", "overwrite"):
+        raise UsageError(f"--mode {mode} applies to tfrecord output; use error or overwrite for a single file")
+    if os.path.isdir(path):
+        raise UsageError(f"{path} is a directory; pass a file name for this output format")
+    if os.path.exists(path) and mode == "error":
+        raise FileExistsError(f"{path} already exists; pass --mode overwrite to replace it")
+
+
+def _write_file(reader: pa.RecordBatchReader, fmt: str, path: str) -> None:
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        with pq.ParquetWriter(path, reader.schema) as writer:
+            for batch in reader:
+                writer.write_batch(batch)
+        return
+    import duckdb
+
+    copy_options = {"csv": "FORMAT csv, HEADER", "json": "FORMAT json"}[fmt]
+    with contextlib.closing(duckdb.connect()) as scratch:
+        scratch.register("tfsql_result", reader)
+        scratch.execute(f"COPY tfsql_result TO {sql_literal(path)} ({copy_options})")
+
+
+def _write_options(args: argparse.Namespace) -> WriteOptions:
+    return WriteOptions(
+        partition_by=[c.strip() for c in (args.partition_by or "").split(",") if c.strip()],
+        compression=None if args.compression in (None, "none") else args.compression,
+        mode=args.mode,
+        record_type=args.record_type,
+        max_rows_per_file=getattr(args, "max_rows_per_file", None),
+    )
+
+
+def _format_from_extension(path: str | None) -> str | None:
+    if not path:
+        return None
+    name = path.lower().rstrip("/")
+    for suffixes, fmt in (((".parquet", ".pq"), "parquet"), ((".csv",), "csv"),
+                          ((".json", ".jsonl", ".ndjson"), "json"),
+                          (TFRECORD_FILE_SUFFIXES, "tfrecord")):
+        if name.endswith(suffixes):
+            return fmt
+    return None

@@ -1,0 +1,187 @@
+"""SQL scripts as text: splitting into statements, ``${param}`` substitution, string literals."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+from tfsql.cli.errors import UsageError
+
+
+_DOLLAR_QUOTE = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)?\$")
+_PARAM = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One statement of a SQL script.
+
+    Attributes
+    ----------
+    sql : str
+        Its text without comments, surrounding blanks and the closing ``;`` (line
+        breaks are kept, so line numbers inside it still count).
+    line : int
+        1-based line of the script where it starts.
+    """
+
+    sql: str
+    line: int
+
+    @property
+    def first_line(self) -> str:
+        """The statement's first line (for messages)."""
+        return self.sql.splitlines()[0].strip()
+
+
+def split_statements(script: str) -> list[Statement]:
+    """Split a SQL script at the ``;`` that end statements.
+
+    Semicolons inside '' strings, "" identifiers, $$ dollar-quoted strings and
+    comments (``--`` and ``/* */``) do not count; comments are dropped. A last
+    statement without ``;`` counts too.
+
+    Examples
+    --------
+    >>> [(s.line, s.sql) for s in split_statements("-- setup\\nSELECT ';';\\n\\nSELECT 2 /* ; */")]
+    [(2, "SELECT ';'"), (4, 'SELECT 2')]
+    """
+    statements, rest = _split_complete(script)
+    tail = _strip_comments(script[rest:])
+    if tail.strip():
+        statements.append(_statement(tail, 1 + script.count("\n", 0, rest)))
+    return statements
+
+
+def _split_complete(script: str) -> tuple[list[Statement], int]:
+    """The statements closed by a ``;`` and the index where the unfinished rest starts."""
+    statements: list[Statement] = []
+    start = 0
+    i, n = 0, len(script)
+    while i < n:
+        kind, end = _token(script, i)
+        if kind == "char" and script[i] == ";":
+            text = _strip_comments(script[start:i])
+            if text.strip():
+                statements.append(_statement(text, 1 + script.count("\n", 0, start)))
+            start = end
+        i = end
+    return statements, start
+
+
+def _token(text: str, i: int) -> tuple[str, int]:
+    """The kind of the SQL token at ``i`` and the index after it.
+
+    Kinds: ``"quoted"`` (a quoted string or identifier, or a dollar-quoted body: a ``;``
+    or comment marker inside does not count), ``"line comment"`` (up to, not including,
+    its line break), ``"block comment"``, or ``"char"`` (any other single character).
+    An unclosed token runs to the end of ``text``.
+    """
+    n = len(text)
+    ch = text[i]
+    if ch in "'\"":
+        return "quoted", _end_of_quoted(text, i, ch)
+    if text.startswith("--", i):
+        end = text.find("\n", i)
+        return "line comment", n if end < 0 else end
+    if text.startswith("/*", i):
+        end = text.find("*/", i + 2)
+        return "block comment", n if end < 0 else end + 2
+    if ch == "$" and (match := _DOLLAR_QUOTE.match(text, i)):
+        end = text.find(match.group(0), match.end())
+        return "quoted", n if end < 0 else end + len(match.group(0))
+    return "char", i + 1
+
+
+def _end_of_quoted(script: str, i: int, quote: str) -> int:
+    """Index after the quote that closes the one at ``i`` (doubled quotes escape)."""
+    j = i + 1
+    while True:
+        k = script.find(quote, j)
+        if k < 0:
+            return len(script)
+        if script.startswith(quote, k + 1):
+            j = k + 2
+            continue
+        return k + 1
+
+
+def _strip_comments(text: str) -> str:
+    """``text`` without comments; a block comment leaves its line breaks."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        kind, j = _token(text, i)
+        if kind == "block comment":
+            out.append("\n" * text.count("\n", i, j) or " ")
+        elif kind != "line comment":
+            out.append(text[i:j])
+        i = j
+    return "".join(out)
+
+
+def _statement(text: str, first_line: int) -> Statement:
+    leading = text[: len(text) - len(text.lstrip())]
+    return Statement(text.strip(), first_line + leading.count("\n"))
+
+
+def substitute_params(statement: Statement, params: Mapping[str, str], *,
+                      used: set[str] | None = None) -> tuple[str, list[tuple[str, int]]]:
+    """Replace ``${name}`` (or ``${name:-default}``) in a statement by its value.
+
+    The replacement is textual: write ``'${src}'`` where a string literal is meant.
+
+    Returns
+    -------
+    (str, list of (name, line))
+        The text, and the placeholders that have neither a value nor a default.
+
+    Examples
+    --------
+    >>> stmt = Statement("SELECT * FROM tfrecord_scan('${src}') LIMIT ${n:-10}", 1)
+    >>> substitute_params(stmt, {"src": "data/"})
+    ("SELECT * FROM tfrecord_scan('data/') LIMIT 10", [])
+    """
+    missing: list[tuple[str, int]] = []
+
+    def replace(match: re.Match) -> str:
+        name, default = match.group(1), match.group(2)
+        if name in params:
+            if used is not None:
+                used.add(name)
+            return params[name]
+        if default is not None:
+            return default
+        missing.append((name, statement.line + statement.sql.count("\n", 0, match.start())))
+        return match.group(0)
+
+    return _PARAM.sub(replace, statement.sql), missing
+
+
+def parse_params(items: Sequence[str]) -> dict[str, str]:
+    """``["src=data/", "n=5"]`` -> ``{"src": "data/", "n": "5"}``.
+
+    Examples
+    --------
+    >>> parse_params(["src=data/", "where=a=b"])
+    {'src': 'data/', 'where': 'a=b'}
+    """
+    params: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise UsageError(f"--param {item!r}: expected NAME=VALUE with NAME made of letters, digits and _")
+        params[name] = value
+    return params
+
+
+def sql_literal(text: str) -> str:
+    """A SQL string literal.
+
+    Examples
+    --------
+    >>> sql_literal("it's")
+    "'it''s'"
+    """
+    return "'" + text.replace("'", "''") + "'"

@@ -1,0 +1,153 @@
+"""Running SQL through the tfsql DuckDB front end: a session that shows results, the
+kinds of statements, and running a script statement by statement."""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import time
+from typing import Mapping
+
+import pyarrow as pa
+
+from tfsql.cli.console import Console
+from tfsql.cli.errors import EXIT_OK, StatementError, UsageError
+from tfsql.cli.sqlscript import Statement, split_statements, sql_literal, substitute_params
+
+
+DEFAULT_MAX_ROWS = 40
+
+
+_ROW_STATEMENTS = {"SELECT", "EXPLAIN", "PRAGMA", "CALL", "EXECUTE", "RELATION"}
+
+
+class SQLSession:
+    """A connection of the tfsql DuckDB front end and the display of results."""
+
+    def __init__(self, console: Console, *, database: str | None = None, max_rows: int = DEFAULT_MAX_ROWS) -> None:
+        self.console = console
+        self.database = database
+        self.max_rows = max_rows
+        self._connection = None
+
+    @property
+    def connection(self):
+        if self._connection is None:
+            import tfsql.duckdb
+
+            self._connection = tfsql.duckdb.connect(self.database)
+        return self._connection
+
+    def query(self, sql: str):
+        """Run one statement; the result relation (None for statements without rows)."""
+        return self.connection.sql(sql)
+
+    def run(self, sql: str, *, show: bool = True):
+        """Run one statement and print its rows if it is a query (for COPY, INSERT,
+        CREATE ... AS: the row count, on stderr). A ``COPY ... (FORMAT tfrecord)`` shows
+        a progress bar of the rows written."""
+        if statement_type(sql) == "COPY":
+            with self.console.progress(unit=" rows", desc="COPY") as bar:
+                self.connection.copy_progress = bar.update
+                try:
+                    result = self.query(sql)
+                finally:
+                    self.connection.copy_progress = None
+        else:
+            result = self.query(sql)
+        if not show or result is None:
+            return result
+        kind = statement_type(sql)
+        if kind is None or kind in _ROW_STATEMENTS:
+            show_relation(result, max_rows=self.max_rows)
+        elif list(getattr(result, "columns", [])) == ["Count"]:
+            count = result.fetchall()[0][0]  # the result of an executed statement: no re-run
+            self.console.note(f"{kind}: {count:,} row{'' if count == 1 else 's'}")
+        return result
+
+    def set_variables(self, params: Mapping[str, str]) -> None:
+        """Make each param available as ``getvariable('name')`` too (DuckDB >= 1.1)."""
+        for name, value in params.items():
+            with contextlib.suppress(Exception):
+                self.connection.execute(f"SET VARIABLE {name} = {sql_literal(value)}")
+
+
+def statement_type(sql: str) -> str | None:
+    """DuckDB's type of the (last) statement: ``"SELECT"``, ``"COPY"``, ``"CREATE"``...;
+    None when it does not parse (running it will say why).
+
+    Examples
+    --------
+    >>> statement_type("DESCRIBE SELECT 1"), statement_type("COPY t TO 'x.csv'")
+    ('SELECT', 'COPY')
+    """
+    import duckdb
+
+    try:
+        statements = duckdb.extract_statements(sql)
+    except Exception:
+        return None
+    return statements[-1].type.name if statements else None
+
+
+def returns_rows(sql: str) -> bool:
+    """True for statements whose result is rows to show (SELECT, DESCRIBE, SUMMARIZE,
+    SHOW, EXPLAIN, PRAGMA, CALL...); False for COPY, CREATE, INSERT, SET..."""
+    kind = statement_type(sql)
+    return kind is None or kind in _ROW_STATEMENTS
+
+
+def show_relation(relation, *, max_rows: int = DEFAULT_MAX_ROWS) -> None:
+    """Print a DuckDB relation as a box table (head and tail when longer than
+    ``max_rows``; 0 shows every row)."""
+    width = shutil.get_terminal_size((120, 24)).columns
+    relation.show(max_width=width, max_rows=max_rows if max_rows > 0 else 2**62)
+
+
+def relation_reader(relation, *, batch_rows: int = 65_536) -> pa.RecordBatchReader:
+    """The rows of a DuckDB relation as a ``pyarrow.RecordBatchReader`` (streamed)."""
+    for name in ("to_arrow_reader", "fetch_arrow_reader", "fetch_record_batch"):
+        method = getattr(relation, name, None)
+        if method is not None:
+            return method(batch_rows)
+    return pa.RecordBatchReader.from_stream(relation)
+
+
+def _run_statement(session: SQLSession, statement: Statement, *, source: str, sql: str | None = None,
+                   show: bool = True) -> None:
+    try:
+        session.run(statement.sql if sql is None else sql, show=show)
+    except Exception as exc:
+        raise StatementError(source, statement, exc) from exc
+
+
+def run_script(session: SQLSession, script: str, params: Mapping[str, str], *, source: str,
+               echo: bool = False) -> int:
+    """Substitute params in every statement, then run them in order; stop at the first error."""
+    console = session.console
+    statements = split_statements(script)
+    used: set[str] = set()
+    prepared: list[tuple[Statement, str]] = []
+    missing: list[tuple[str, int]] = []
+    for statement in statements:
+        text, absent = substitute_params(statement, params, used=used)
+        prepared.append((statement, text))
+        missing += absent
+    if missing:
+        names = sorted({name for name, _ in missing})
+        name, line = missing[0]
+        raise UsageError(
+            f"{source}, line {line}: ${{{name}}} has no value; pass "
+            + " ".join(f"--param {n}=VALUE" for n in names)
+        )
+    for name in sorted(set(params) - used):
+        console.note(f"warning: --param {name} is not used by {source}")
+    session.set_variables(params)
+    started = time.perf_counter()
+    for statement, text in prepared:
+        if echo:
+            console.out(f"-- {source}, line {statement.line}: {statement.first_line}")
+        _run_statement(session, statement, source=source, sql=text)
+    n = len(prepared)
+    console.note(f"ran {n} statement{'' if n == 1 else 's'} of {source} in {time.perf_counter() - started:.2f} s")
+    return EXIT_OK
