@@ -139,6 +139,7 @@ except ImportError:  # pragma: no cover - pyspark 4.0
 import fsspec
 
 import tfsql
+from tfsql.commit import commit_renames, remove_quietly
 from tfsql.schema import parse_record_type, record_type_name
 
 __all__ = [
@@ -166,7 +167,6 @@ MIN_PYSPARK = (4, 0)
 MIN_JAVA = 17
 STAGING_PREFIX = "_temporary-spark-"
 TRASH_PREFIX = "_trash-spark-"
-SUCCESS_MARKER = "_SUCCESS"
 
 
 # --------------------------------------------------------------------------------------
@@ -875,44 +875,35 @@ class _Writer(DataSourceArrowWriter):
     def commit(self, messages: list[_TaskFiles | None]) -> None:
         plan = self.plan
         fs, root = fsspec.core.url_to_fs(plan.target)
-        staging = posixpath.basename(plan.staging)
+        staging = posixpath.join(root, posixpath.basename(plan.staging))
         trash = posixpath.join(root, TRASH_PREFIX + plan.job_id)
-        moves: list[tuple[str, str]] = []
         try:
             fs.makedirs(root, exist_ok=True)
+            replaced = []
             if plan.overwrite:
                 for entry in fs.ls(root, detail=False):
                     name = posixpath.basename(entry.rstrip("/"))
-                    if name != staging and not name.startswith(TRASH_PREFIX):
-                        _move(fs, posixpath.join(root, name), posixpath.join(trash, name), moves)
+                    if name != posixpath.basename(staging) and not name.startswith(TRASH_PREFIX):
+                        replaced.append(name)
+            new = []
             for message in messages:
                 if message is None:
                     continue
                 _, task_root = fsspec.core.url_to_fs(message.task_dir)
                 for relative in message.files:
-                    destination = posixpath.join(root, relative)
-                    if fs.exists(destination):
-                        raise FileExistsError(f"{destination} already exists; the write was rolled back")
-                    _move(fs, posixpath.join(task_root, relative), destination, moves)
-            fs.touch(posixpath.join(root, SUCCESS_MARKER))
-        except BaseException:
-            restored = True
-            for src, dst in reversed(moves):
-                try:
-                    fs.mv(dst, src, recursive=True)
-                except Exception:  # pragma: no cover - best effort on a failing filesystem
-                    restored = False
-            if restored:  # else the trash may still hold old data: keep it for the user
-                _remove_quietly(fs, trash)
-            _remove_quietly(fs, posixpath.join(root, staging))
-            raise
-        _remove_quietly(fs, trash)
-        _remove_quietly(fs, posixpath.join(root, staging))
+                    if not plan.overwrite and fs.exists(posixpath.join(root, relative)):
+                        raise FileExistsError(
+                            f"{posixpath.join(root, relative)} already exists; the write was rolled back"
+                        )
+                    new.append((posixpath.join(task_root, relative), relative))
+            commit_renames(fs, root, new=new, replaced=replaced, trash=trash)
+        finally:
+            remove_quietly(fs, staging)
 
     def abort(self, messages: list[_TaskFiles | None]) -> None:
         plan = self.plan
         fs, root = fsspec.core.url_to_fs(plan.target)
-        _remove_quietly(fs, posixpath.join(root, posixpath.basename(plan.staging)))
+        remove_quietly(fs, posixpath.join(root, posixpath.basename(plan.staging)))
         if not plan.target_existed:
             try:
                 if fs.exists(root) and not fs.ls(root, detail=False):
@@ -921,17 +912,3 @@ class _Writer(DataSourceArrowWriter):
                 pass
 
 
-def _move(fs: Any, src: str, dst: str, moves: list[tuple[str, str]]) -> None:
-    parent = posixpath.dirname(dst)
-    if parent:
-        fs.makedirs(parent, exist_ok=True)
-    fs.mv(src, dst, recursive=True)
-    moves.append((src, dst))
-
-
-def _remove_quietly(fs: Any, path: str) -> None:
-    try:
-        if fs.exists(path):
-            fs.rm(path, recursive=True)
-    except Exception:  # pragma: no cover - cleanup must not mask the original error
-        pass

@@ -37,6 +37,7 @@ import pyarrow.compute as pc
 
 from tfsql import partitioning
 from tfsql import schema as _schema
+from tfsql.commit import commit_renames, remove_quietly
 from tfsql.discovery import _coerce_filesystem, _resolve
 from tfsql.encoding import RecordEncoder
 
@@ -48,7 +49,6 @@ MODES = ("error", "append", "overwrite", "overwrite_partitions", "ignore")
 COMPRESSIONS = {None: "", "gzip": ".gz", "zlib": ".zz"}
 """Supported compressions and the file extension each adds after ``.tfrecord``."""
 
-SUCCESS_MARKER = "_SUCCESS"
 
 _ENCODE_ROWS = 65_536  # rows encoded at once: big enough to amortise per-call overhead
 _ENCODE_BYTES = 64 << 20  # ... and a bound on the Arrow bytes of one encoded slice
@@ -697,12 +697,11 @@ class _WriteJob:
             self._commit(files)
         except BaseException:
             files.abort_all()
-            _remove_quietly(fs, self.staging)
+            remove_quietly(fs, self.staging)
             if created is not None:
                 self._remove_created(created)
             raise
-        _remove_quietly(fs, self.trash)
-        _remove_quietly(fs, self.staging)
+        remove_quietly(fs, self.staging)
         return WriteResult(
             path=self.target.display,
             files=[WrittenFile(self.target.shown(rel), part, sink.rows, sink.disk_bytes)
@@ -781,30 +780,13 @@ class _WriteJob:
                         f"{target.shown(rel)!r} already exists; choose another shard_prefix "
                         f"or write with mode='overwrite'"
                     )
-        moves: list[tuple[str, str]] = []
-        marker = target.join(SUCCESS_MARKER)
-        marker_existed = fs.exists(marker)
-        try:
-            for rel in replaced:
-                self._move(target.join(rel), posixpath.join(self.trash, rel), moves)
-            for rel in relative_paths:
-                self._move(posixpath.join(self.staging, rel), target.join(rel), moves)
-            with fs.open(marker, "wb"):
-                pass
-        except BaseException:
-            for src, dst in reversed(moves):
-                try:
-                    if src:
-                        fs.mv(dst, src, recursive=True)
-                    elif not fs.find(dst):
-                        fs.rm(dst, recursive=True)
-                except Exception:  # pragma: no cover - best effort on a failing filesystem
-                    pass
-            if not marker_existed:
-                _remove_quietly(fs, marker)
-            if fs.exists(self.trash) and not fs.find(self.trash):
-                _remove_quietly(fs, self.trash)  # only when every old file is back
-            raise
+        commit_renames(
+            fs,
+            target.root,
+            new=[(posixpath.join(self.staging, rel), rel) for rel in relative_paths],
+            replaced=replaced,
+            trash=self.trash,
+        )
 
     def _replaced_entries(self, files: _Files) -> list[str]:
         """Relative paths of the existing entries this write replaces."""
@@ -818,27 +800,6 @@ class _WriteJob:
             return sorted(d for d in directories if d and fs.exists(target.join(d)))
         return []
 
-    def _move(self, src: str, dst: str, moves: list[tuple[str, str]]) -> None:
-        """Rename ``src`` to ``dst``, journaling the move and any directory it creates."""
-        fs = self.target.fs
-        missing = []
-        parent = posixpath.dirname(dst)
-        while parent and parent != self.target.root and not fs.exists(parent):
-            missing.append(parent)
-            parent = posixpath.dirname(parent)
-        for directory in reversed(missing):
-            fs.makedirs(directory, exist_ok=True)
-            moves.append(("", directory))  # undo: remove the directory again
-        fs.mv(src, dst, recursive=True)
-        moves.append((src, dst))
-
-
-def _remove_quietly(fs: fsspec.AbstractFileSystem, path: str) -> None:
-    try:
-        if fs.exists(path):
-            fs.rm(path, recursive=True)
-    except Exception:  # pragma: no cover - cleanup must not mask the original error
-        pass
 
 
 # --------------------------------------------------------------------------------------
