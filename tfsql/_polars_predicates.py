@@ -10,8 +10,8 @@ exactly when it passes ``a`` and passes ``b`` (a null is not a pass in ``filter`
 the terms can be applied separately.
 
 :func:`kept_files` evaluates the terms that read partition columns only on a frame
-with one row per file, and :func:`partition_filter` turns the surviving files'
-partition values into a pyarrow expression the core scanner prunes files with.
+with one row per file; the scan then reads only the files it keeps
+(``Dataset.select_files``).
 
 Examples
 --------
@@ -28,10 +28,8 @@ import operator
 from typing import Iterable, Sequence
 
 import polars as pl
-import pyarrow as pa
-import pyarrow.compute as pc
 
-__all__ = ["split_conjuncts", "combine", "references_only", "kept_files", "partition_filter"]
+__all__ = ["split_conjuncts", "combine", "references_only", "kept_files"]
 
 _FILE_INDEX = "__tfsql_file_index__"
 
@@ -82,54 +80,3 @@ def kept_files(partition_values: pl.DataFrame, terms: Sequence[pl.Expr]) -> list
         frame = frame.filter(term)
     return frame.get_column(_FILE_INDEX).to_list()
 
-
-def partition_filter(values: pa.Table, kept: Sequence[int]) -> pc.Expression:
-    """A pyarrow filter true exactly on the rows of files whose partition values are
-    those of the ``kept`` rows of ``values`` (one row per file).
-
-    The core scanner prunes files with it (its guarantee simplification drops every
-    file whose values are not listed) and applies it to each batch, where it holds for
-    every row of a kept file. One key gives ``is_in`` (plus ``is_null``); several keys
-    give an OR of ANDs over the distinct kept value tuples.
-
-    Examples
-    --------
-    >>> import pyarrow as pa
-    >>> partition_filter(pa.table({"p": [1, 2, 2, None]}), [1, 2, 3])
-    <pyarrow.compute.Expression (is_in(p, {value_set=int64:[
-      2
-    ], null_matching_behavior=MATCH}) or is_null(p, {nan_is_null=false}))>
-    """
-    names = values.schema.names
-    columns = [values.column(name).to_pylist() for name in names]
-    distinct = list(dict.fromkeys(tuple(column[i] for column in columns) for i in kept))
-    if len(names) == 1:
-        name, typ = names[0], values.schema.field(0).type
-        present = [row[0] for row in distinct if row[0] is not None]
-        terms = []
-        if present:
-            terms.append(pc.field(name).isin(pa.array(present, typ)))
-        if len(present) < len(distinct):
-            terms.append(pc.field(name).is_null())
-        return _balanced(terms, operator.or_)
-    alternatives = []
-    for row in distinct:
-        equalities = [
-            pc.field(name).is_null()
-            if value is None
-            else pc.field(name) == pa.scalar(value, values.schema.field(name).type)
-            for name, value in zip(names, row)
-        ]
-        alternatives.append(_balanced(equalities, operator.and_))
-    return _balanced(alternatives, operator.or_)
-
-
-def _balanced(terms: Sequence[pc.Expression], op) -> pc.Expression:
-    """Combine with ``op`` as a balanced tree (shallow even for thousands of terms)."""
-    if not terms:
-        return pc.scalar(False)
-    while len(terms) > 1:
-        terms = [
-            op(terms[i], terms[i + 1]) if i + 1 < len(terms) else terms[i] for i in range(0, len(terms), 2)
-        ]
-    return terms[0]

@@ -40,10 +40,9 @@ from typing import Any, Iterable, Iterator, Mapping
 
 import polars as pl
 import pyarrow as pa
-import pyarrow.compute as pc
 from polars.io.plugins import register_io_source
 
-from tfsql._polars_predicates import combine, kept_files, partition_filter, references_only, split_conjuncts
+from tfsql._polars_predicates import combine, kept_files, references_only, split_conjuncts
 from tfsql.scanner import DEFAULT_BATCH_BYTES, DEFAULT_BATCH_SIZE, Dataset, dataset
 from tfsql.inference import DEFAULT_INFER_FILES, DEFAULT_INFER_SAMPLE
 from tfsql.schema import offset_based_type
@@ -320,8 +319,9 @@ class ScanPlan:
     residual : polars.Expr or None
         The predicate applied to each batch (the pushed predicate minus the terms that
         selected files).
-    file_filter : pyarrow.compute.Expression or None
-        The partition-value filter the scanner prunes files with.
+    files : list of int or None
+        Positions (in ``Dataset.files``) of the files the partition terms keep; None:
+        every file.
     limit : int or None
         Raw rows to read (before ``residual``).
     no_files : bool
@@ -331,7 +331,7 @@ class ScanPlan:
     columns: list[str]
     decode: list[str]
     residual: pl.Expr | None
-    file_filter: pc.Expression | None
+    files: list[int] | None
     limit: int | None
     no_files: bool = False
 
@@ -363,10 +363,7 @@ class TFRecordSource:
     def _partition_values(self) -> tuple[pa.Table, pl.DataFrame]:
         """Partition values, one row per file: as Arrow and as Polars (declared types)."""
         if self._partitions is None:
-            table = pa.Table.from_pylist(
-                [fragment.partition_values for fragment in self._dataset.get_fragments()],
-                schema=self._dataset.partition_schema,
-            )
+            table = self._dataset.partition_values
             frame = pl.from_arrow(table)
             frame = frame.cast({name: self.schema[name] for name in frame.columns})
             self._partitions = (table, frame)
@@ -376,7 +373,7 @@ class TFRecordSource:
         """Translate one Polars request into scanner arguments (see :class:`ScanPlan`)."""
         columns = list(self.schema.names()) if with_columns is None else list(with_columns)
         limit = _smaller(self._n_rows, n_rows)
-        residual, file_filter, no_files = predicate, None, False
+        residual, files, no_files = predicate, None, False
         # With a row limit the predicate applies to the first rows of the whole source,
         # so no file may be skipped.
         if predicate is not None and limit is None and self._partition_names:
@@ -389,11 +386,11 @@ class TFRecordSource:
                 if not kept:
                     no_files = True
                 elif len(kept) < table.num_rows:
-                    file_filter = partition_filter(table, kept)
+                    files = kept
         decode = list(columns)
         if residual is not None:
             decode += [name for name in dict.fromkeys(residual.meta.root_names()) if name not in columns]
-        return ScanPlan(columns, decode, residual, file_filter, limit, no_files)
+        return ScanPlan(columns, decode, residual, files, limit, no_files)
 
     # ------------------------------------------------------------------ reading
     def __call__(
@@ -410,9 +407,9 @@ class TFRecordSource:
         if plan.no_files or plan.limit == 0:
             return
         bound = self._dataset.options.batch_size
-        scanner = self._dataset.scanner(
+        source = self._dataset if plan.files is None else self._dataset.select_files(plan.files)
+        scanner = source.scanner(
             columns=plan.decode,
-            filter=plan.file_filter,
             batch_size=bound if batch_size is None else max(1, min(batch_size, bound)),
             limit=plan.limit,
         )

@@ -19,7 +19,7 @@ from polars.testing import assert_frame_equal
 import tfsql
 import tfsql.scanner
 from tfsql import polars as tfpl
-from tfsql._polars_predicates import kept_files, partition_filter, split_conjuncts
+from tfsql._polars_predicates import kept_files, split_conjuncts
 
 tfpl.attach()
 
@@ -296,9 +296,10 @@ def test_scan_plan_decodes_only_requested_and_predicate_columns(data_dir):
     assert plan.columns == ["name", "id"]
     assert plan.decode == ["name", "id", "label"]  # split is settled per file
     assert str(plan.residual) == str(pl.col("label") == 1)
-    assert plan.file_filter is not None and plan.limit is None and not plan.no_files
+    assert plan.files == [i for i, f in enumerate(source._dataset.files) if "split=test" in f]
+    assert plan.limit is None and not plan.no_files
     with_limit = source.plan(["id"], pl.col("split") == "test", 5)
-    assert with_limit.file_filter is None and with_limit.limit == 5 and with_limit.decode == ["id", "split"]
+    assert with_limit.files is None and with_limit.limit == 5 and with_limit.decode == ["id", "split"]
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -402,16 +403,11 @@ def test_split_conjuncts_of_a_deserialized_predicate():
     assert [t.meta.root_names() for t in split_conjuncts(again)] == [["a"], ["p"], ["b"]]
 
 
-def test_kept_files_and_partition_filter():
+def test_kept_files():
     values = pa.table({"p": [1, 2, None, 2], "q": ["x", "y", "y", "x"]})
     frame = pl.from_arrow(values)
     assert kept_files(frame, [pl.col("p") == 2]) == [1, 3]
     assert kept_files(frame, [pl.col("p").is_null() | (pl.col("q") == "x")]) == [0, 2, 3]
-    expr = partition_filter(values, [1, 2])
-    assert pa.table(values).filter(expr)["p"].to_pylist() == [2, None]
-    assert pa.table(values).filter(expr)["q"].to_pylist() == ["y", "y"]
-    single = partition_filter(values.select(["p"]), [1, 2])
-    assert values.select(["p"]).filter(single)["p"].to_pylist() == [2, None, 2]
 
 
 # --------------------------------------------------------------------------------------
