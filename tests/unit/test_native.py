@@ -20,7 +20,7 @@ import pyarrow as pa
 import pytest
 
 from tfsql import _native as N
-from tfsql._proto import Example, Feature, FeatureList, SequenceExample
+from tfsql._proto import Example, SequenceExample
 from wire import ld, read_varint, tag, varint
 
 EX, SEQ, RAW = N.EXAMPLE, N.SEQUENCE_EXAMPLE, N.RAW

@@ -10,7 +10,7 @@ import pytest
 
 from tfsql import _reference as ref
 from tfsql._proto import Example, Feature, SequenceExample
-from wire import ld, varint
+from wire import ld
 
 # --------------------------------------------------------------------------- helpers
 
