@@ -246,8 +246,8 @@ def scan_tfrecord(
     >>> path = tempfile.mkdtemp() + "/out"
     >>> _ = tfsql.write_tfrecord(pl.DataFrame({"id": [1, 2, 3], "emb": [[0.5, 1.0]] * 3}), path)
     >>> lf = scan_tfrecord(path, schema={"id": pl.Int32, "emb": pl.Array(pl.Float32, 2)})
-    >>> lf.collect_schema()
-    Schema([('id', Int32), ('emb', Array(Float32, shape=(2,)))])
+    >>> dict(lf.collect_schema())
+    {'id': Int32, 'emb': Array(Float32, shape=(2,))}
     >>> lf.filter(pl.col("id") > 1).select(pl.len()).collect().item()
     2
     """
