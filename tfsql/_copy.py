@@ -31,6 +31,7 @@ from typing import Any
 import fsspec
 
 from tfsql._sql_rewrite import Token, matching_close, unquote_identifier
+from tfsql.writer import WriteResult, WrittenFile, check_filename_pattern, write_tfrecord
 
 __all__ = ["CopyStatement", "CopyPlan", "parse_copy_to", "write_copy", "OPTIONS", "TFRECORD_SUFFIXES"]
 
@@ -50,7 +51,7 @@ OPTIONS = {
     "FILE_SIZE_BYTES": "start a new file after this many bytes (e.g. 1000000 or '64MB')",
     "ROWS_PER_FILE": "start a new file after this many rows",
     "NUM_SHARDS": "write exactly this many files part-0000k-of-0000N.tfrecord",
-    "FILENAME_PATTERN": "not supported (files are named part-00000-<uuid>-c000.tfrecord)",
+    "FILENAME_PATTERN": "file names with {i} (file number) and/or {uuid}, e.g. 'train_{i}'",
     "RETURN_FILES": "also return the written files in a Files column",
     "USE_TMP_FILE": "accepted; writes are always staged and committed atomically",
 }
@@ -58,7 +59,7 @@ OPTIONS = {
 
 _ALIASES = {"MAX_ROWS_PER_FILE": "ROWS_PER_FILE", "MAX_FILE_SIZE": "FILE_SIZE_BYTES",
             "CODEC": "COMPRESSION", "PARTITION": "PARTITION_BY"}
-_DIRECTORY_OPTIONS = ("PARTITION_BY", "FILE_SIZE_BYTES", "ROWS_PER_FILE", "NUM_SHARDS")
+_DIRECTORY_OPTIONS = ("PARTITION_BY", "FILE_SIZE_BYTES", "ROWS_PER_FILE", "NUM_SHARDS", "FILENAME_PATTERN")
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?i?b?)?\s*$", re.IGNORECASE)
 _SIZE_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "m": 1000**2, "mb": 1000**2, "g": 1000**3,
                "gb": 1000**3, "t": 1000**4, "tb": 1000**4, "kib": 1024, "mib": 1024**2,
@@ -277,18 +278,18 @@ class CopyPlan:
                     else value.names[0]
             else:
                 values[name] = evaluate(value.sql)
-        if "FILENAME_PATTERN" in values:
-            raise CopyOptionError(
-                "FILENAME_PATTERN is not supported for FORMAT tfrecord: tfsql's writer names "
-                "files part-00000-<uuid>-c000.tfrecord (Spark style); use NUM_SHARDS for "
-                "part-0000k-of-0000N names"
-            )
 
         kwargs: dict[str, Any] = {}
         if "PARTITION_BY" in values:
             columns = values["PARTITION_BY"]
             kwargs["partition_by"] = [columns] if isinstance(columns, str) else list(columns)
         kwargs["compression"] = _compression(values.get("COMPRESSION", "auto"), path)
+        if "FILENAME_PATTERN" in values:
+            try:
+                check_filename_pattern(values["FILENAME_PATTERN"])
+            except ValueError as err:
+                raise CopyOptionError(f"COPY option FILENAME_PATTERN: {err}") from None
+            kwargs["filename_pattern"] = values["FILENAME_PATTERN"]
         if "COMPRESSION_LEVEL" in values:
             kwargs["compression_level"] = _integer("COMPRESSION_LEVEL", values["COMPRESSION_LEVEL"])
         if "RECORD_TYPE" in values:
@@ -379,8 +380,6 @@ def write_copy(batches: Any, plan: CopyPlan):
     -------
     tfsql.WriteResult
     """
-    from tfsql.writer import WriteResult, WrittenFile, write_tfrecord
-
     if not plan.single_file:
         return write_tfrecord(batches, plan.path, **plan.writer_options)
 

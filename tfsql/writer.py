@@ -145,6 +145,7 @@ def write_tfrecord(
     max_bytes_per_file: int | None = None,
     num_shards: int | None = None,
     shard_prefix: str = "part",
+    filename_pattern: str | None = None,
     filesystem: Any = None,
 ) -> WriteResult:
     """Write Arrow-shaped data as TFRecord files of ``tf.train.Example`` records.
@@ -193,6 +194,12 @@ def write_tfrecord(
         ``max_*_per_file`` options.
     shard_prefix : str
         File name prefix with ``num_shards``.
+    filename_pattern : str, optional
+        Name files by this pattern instead of Spark's
+        ``part-00000-<uuid>-c000.tfrecord``, as DuckDB's ``FILENAME_PATTERN``: ``{i}``
+        is the file's number in this write (0, 1, ...), ``{uuid}`` a fresh UUID per
+        file; the compression's extension is appended (``"train_{i}"`` ->
+        ``train_0.tfrecord.gz``). Not with ``num_shards``.
     filesystem : fsspec or pyarrow filesystem, optional
         Overrides the filesystem the path implies.
 
@@ -238,6 +245,7 @@ def write_tfrecord(
         max_bytes_per_file=max_bytes_per_file,
         num_shards=num_shards,
         shard_prefix=shard_prefix,
+        filename_pattern=filename_pattern,
     )
     record_code = _schema.parse_record_type(record_type)
     target = _Target.resolve(path, filesystem)
@@ -281,10 +289,11 @@ class _Options:
     max_bytes_per_file: int | None
     num_shards: int | None
     shard_prefix: str
+    filename_pattern: str | None = None
 
     @classmethod
     def check(cls, *, partition_by, compression, compression_level, mode, max_rows_per_file,
-              max_bytes_per_file, num_shards, shard_prefix) -> _Options:
+              max_bytes_per_file, num_shards, shard_prefix, filename_pattern=None) -> _Options:
         if isinstance(partition_by, str):
             partition_by = (partition_by,)
         partition_by = tuple(partition_by or ())
@@ -321,8 +330,27 @@ class _Options:
                 )
         if not isinstance(shard_prefix, str) or not shard_prefix or "/" in shard_prefix:
             raise ValueError(f"shard_prefix must be a non-empty file name prefix, got {shard_prefix!r}")
+        if filename_pattern is not None:
+            check_filename_pattern(filename_pattern)
+            if num_shards is not None:
+                raise ValueError("filename_pattern cannot be combined with num_shards, which names "
+                                 "files <shard_prefix>-0000k-of-0000N")
         return cls(partition_by, compression, level, mode, max_rows_per_file,
-                   max_bytes_per_file, num_shards, shard_prefix)
+                   max_bytes_per_file, num_shards, shard_prefix, filename_pattern)
+
+
+def check_filename_pattern(pattern: Any) -> None:
+    """A file name with ``{i}`` and/or ``{uuid}`` (each file needs its own name)."""
+    if not isinstance(pattern, str) or "/" in pattern or not pattern.strip():
+        raise ValueError(f"filename_pattern must be a file name such as 'part_{{i}}', got {pattern!r}")
+    rest = pattern.replace("{i}", "").replace("{uuid}", "")
+    if rest == pattern:
+        raise ValueError(
+            f"filename_pattern {pattern!r} must contain {{i}} (the file's number) or {{uuid}} "
+            "so that every file gets its own name"
+        )
+    if "{" in rest or "}" in rest:
+        raise ValueError(f"filename_pattern {pattern!r}: only the placeholders {{i}} and {{uuid}} exist")
 
 
 def _open_input(data: Any) -> tuple[pa.Schema | None, Iterator[pa.RecordBatch]]:
@@ -590,9 +618,13 @@ class _Files:
     # -- naming -------------------------------------------------------------------------
 
     def _next_name(self) -> str:
-        name = f"part-00000-{self._job_id}-c{self._sequence:03d}{self._ext}"
+        pattern = self._options.filename_pattern
+        if pattern is None:
+            name = f"part-00000-{self._job_id}-c{self._sequence:03d}"
+        else:
+            name = pattern.replace("{i}", str(self._sequence)).replace("{uuid}", str(uuid.uuid4()))
         self._sequence += 1
-        return name
+        return name + self._ext
 
     def shard_name(self, index: int) -> str:
         n = self._options.num_shards
@@ -777,7 +809,7 @@ class _WriteJob:
                 )
                 if not inside_replaced and fs.exists(target.join(rel)):
                     raise FileExistsError(
-                        f"{target.shown(rel)!r} already exists; choose another shard_prefix "
+                        f"{target.shown(rel)!r} already exists; choose another shard_prefix or filename_pattern "
                         f"or write with mode='overwrite'"
                     )
         commit_renames(

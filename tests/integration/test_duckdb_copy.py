@@ -107,8 +107,8 @@ def test_unknown_and_unsupported_options(con, tmp_path):
     with pytest.raises(BinderError, match=r'Unrecognized option "ROW_GROUP_SIZE" for COPY \.\.\. \(FORMAT '
                                           r"tfrecord\); valid options: FORMAT, PARTITION_BY, COMPRESSION"):
         con.sql(f"COPY ref TO '{tmp_path}/x' (FORMAT tfrecord, ROW_GROUP_SIZE 10)")
-    with pytest.raises(BinderError, match=r"FILENAME_PATTERN is not supported for FORMAT tfrecord"):
-        con.sql(f"COPY ref TO '{tmp_path}/x' (FORMAT tfrecord, PARTITION_BY split, FILENAME_PATTERN 'f_{{i}}')")
+    with pytest.raises(BinderError, match=r"COPY option FILENAME_PATTERN: filename_pattern 'f' must contain \{i\}"):
+        con.sql(f"COPY ref TO '{tmp_path}/x' (FORMAT tfrecord, PARTITION_BY split, FILENAME_PATTERN 'f')")
     with pytest.raises(BinderError, match=r"COPY options OVERWRITE and APPEND contradict each other"):
         con.sql(f"COPY ref TO '{tmp_path}/x' (FORMAT tfrecord, PARTITION_BY split, OVERWRITE, APPEND)")
     with pytest.raises(BinderError, match=r"COMPRESSION expects none, gzip, zlib or auto, got 'snappy'"):
@@ -197,3 +197,14 @@ def test_copy_reports_progress_per_batch(tmp_path):
     count = con.sql(f"COPY (SELECT range AS x FROM range(250000)) TO '{tmp_path / 'out'}' (FORMAT tfrecord)").fetchall()
     assert count == [(250000,)]
     assert sum(seen) == 250000 and len(seen) >= 2
+
+
+def test_copy_filename_pattern_names_the_files(con, tmp_path):
+    out = tmp_path / "named"
+    count = con.sql(f"COPY (SELECT * FROM ref WHERE id < 30) TO '{out}' "
+                    "(FORMAT tfrecord, PARTITION_BY split, FILENAME_PATTERN 'shard_{i}', COMPRESSION gzip)")
+    assert count.fetchall() == [(30,)]
+    files = sorted(p.relative_to(out).as_posix().split("/") for p in out.rglob("*.tfrecord.gz"))
+    assert [directory for directory, _ in files] == ["split=test", "split=train", "split=valid"]
+    assert sorted(name for _, name in files) == ["shard_0.tfrecord.gz", "shard_1.tfrecord.gz", "shard_2.tfrecord.gz"]
+    assert con.sql(f"SELECT count(*) FROM tfrecord_scan('{out}')").fetchall() == [(30,)]

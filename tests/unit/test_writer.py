@@ -555,3 +555,20 @@ def test_round_trip_through_read_tfrecord(tmp_path_factory, case, chunk, compres
         if "float" in name:
             expected = as_float32(expected)
         assert back.column(name).to_pylist() == expected, name
+
+
+def test_filename_pattern(tmp_path):
+    table = pa.table({"x": list(range(5))})
+    result = write_tfrecord(table, tmp_path / "o", filename_pattern="train_{i}", max_rows_per_file=2)
+    assert sorted(p.name for p in (tmp_path / "o").glob("*.tfrecord")) == [
+        "train_0.tfrecord", "train_1.tfrecord", "train_2.tfrecord"]
+    assert [f.rows for f in result.files] == [2, 2, 1]
+    uuids = write_tfrecord(table, tmp_path / "u", filename_pattern="{uuid}", compression="zlib")
+    assert len(uuids.files) == 1 and re.fullmatch(r"[0-9a-f-]{36}\.tfrecord\.zz", uuids.files[0].path.rsplit("/", 1)[1])
+    with pytest.raises(ValueError, match=r"filename_pattern 'fixed' must contain \{i\} \(the file's number\) or \{uuid\}"):
+        write_tfrecord(table, tmp_path / "e", filename_pattern="fixed")
+    with pytest.raises(ValueError, match=r"only the placeholders \{i\} and \{uuid\} exist"):
+        write_tfrecord(table, tmp_path / "e", filename_pattern="{i}_{name}")
+    with pytest.raises(ValueError, match="filename_pattern cannot be combined with num_shards"):
+        write_tfrecord(table, tmp_path / "e", filename_pattern="{i}", num_shards=2)
+    assert not (tmp_path / "e").exists()
