@@ -31,7 +31,7 @@ from typing import Any
 import fsspec
 
 from tfsql._sql_rewrite import Token, matching_close, unquote_identifier
-from tfsql.writer import WriteResult, WrittenFile, check_filename_pattern, write_tfrecord
+from tfsql.writer import WriteResult, WrittenFile, check_filename_pattern, check_write_options, write_tfrecord
 
 __all__ = ["CopyStatement", "CopyPlan", "parse_copy_to", "write_copy", "OPTIONS", "TFRECORD_SUFFIXES"]
 
@@ -316,6 +316,10 @@ class CopyPlan:
                 )
             if not single_file:
                 kwargs["mode"] = mode
+        try:
+            check_write_options(**kwargs)
+        except ValueError as err:
+            raise CopyOptionError(f"COPY ... (FORMAT tfrecord): {err}") from None
         _boolean("USE_TMP_FILE", values.get("USE_TMP_FILE", True))
         return_files = _boolean("RETURN_FILES", values.get("RETURN_FILES", False))
         return cls(path, single_file, kwargs, return_files)

@@ -21,6 +21,7 @@ removed, and the target is left exactly as it was.
 
 from __future__ import annotations
 
+import inspect
 import os
 import posixpath
 import uuid
@@ -337,6 +338,24 @@ class _Options:
                                  "files <shard_prefix>-0000k-of-0000N")
         return cls(partition_by, compression, level, mode, max_rows_per_file,
                    max_bytes_per_file, num_shards, shard_prefix, filename_pattern)
+
+
+def check_write_options(**options: Any) -> None:
+    """Raise ``ValueError`` for options :func:`write_tfrecord` would reject, without
+    writing anything (front ends check theirs before running a query).
+
+    Examples
+    --------
+    >>> check_write_options(compression="gzip", num_shards=4)
+    >>> check_write_options(compression_level=10)
+    Traceback (most recent call last):
+    ValueError: compression_level must be an int from 0 to 9, got 10
+    """
+    bound = inspect.signature(write_tfrecord).bind(None, None, **options)
+    bound.apply_defaults()
+    arguments = dict(bound.arguments)
+    _schema.parse_record_type(arguments["record_type"])
+    _Options.check(**{name: arguments[name] for name in inspect.signature(_Options.check).parameters})
 
 
 def check_filename_pattern(pattern: Any) -> None:

@@ -208,3 +208,14 @@ def test_copy_filename_pattern_names_the_files(con, tmp_path):
     assert [directory for directory, _ in files] == ["split=test", "split=train", "split=valid"]
     assert sorted(name for _, name in files) == ["shard_0.tfrecord.gz", "shard_1.tfrecord.gz", "shard_2.tfrecord.gz"]
     assert con.sql(f"SELECT count(*) FROM tfrecord_scan('{out}')").fetchall() == [(30,)]
+
+
+@pytest.mark.parametrize("option, message", [
+    ("COMPRESSION gzip, COMPRESSION_LEVEL 10", "compression_level must be an int from 0 to 9, got 10"),
+    ("NUM_SHARDS 0", "num_shards must be a positive integer, got 0"),
+    ("ROWS_PER_FILE 0", "max_rows_per_file must be a positive integer, got 0"),
+])
+def test_invalid_writer_option_values_are_binder_errors(con, tmp_path, option, message):
+    with pytest.raises(BinderError, match=rf"COPY \.\.\. \(FORMAT tfrecord\): {message}"):
+        con.sql(f"COPY ref TO '{tmp_path}/x' (FORMAT tfrecord, {option})")
+    assert not os.listdir(tmp_path)
