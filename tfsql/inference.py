@@ -16,6 +16,7 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from typing import Callable, Sequence
 
@@ -62,20 +63,11 @@ def infer_data_schema(
     merged: dict[tuple[int, str], FeatureStats] = {}
     if record_type != codec.RAW:
         for i, path in enumerate(paths):
-            remaining = infer_sample
-            reader = open_reader(i)
-            try:
-                for block in reader.blocks(max_records=remaining if remaining else 65536):
+            with contextlib.closing(open_reader(i)) as reader:
+                for block in reader.blocks(limit=infer_sample):
                     if record_type == codec.EXAMPLE and block.first_index == 0:
                         _warn_if_sequence_examples(block, path)
-                    summary = _summarize(block, record_type)
-                    merge_stats(merged, summary, path=path)
-                    if remaining is not None:
-                        remaining -= len(block)
-                        if remaining <= 0:
-                            break
-            finally:
-                reader.close()
+                    merge_stats(merged, _summarize(block, record_type), path=path)
     return infer_from_stats(merged.values(), record_type, lists=lists), merged
 
 

@@ -259,9 +259,12 @@ class FrameReader:
             return tail, True
         return buf[: len(tail) + got], False
 
-    def blocks(self, max_records: int = 65536, max_bytes: int = 16 << 20) -> Iterator[RecordBlock]:
+    def blocks(
+        self, max_records: int = 65536, max_bytes: int = 16 << 20, *, limit: int | None = None
+    ) -> Iterator[RecordBlock]:
         """Yield blocks of at most ``max_records`` records and ``max_bytes`` payload
-        (a single larger record still makes a block of one).
+        (a single larger record still makes a block of one); with ``limit``, stop after
+        that many records in all (the last block is cut to fit, nothing more is read).
 
         A block ends early where a read chunk ends, so every byte is framed (and its
         CRC checked) exactly once and only the start of a record that straddles two
@@ -271,11 +274,18 @@ class FrameReader:
         base = 0  # file offset of buf[0]
         pos = 0  # scan position in buf
         index = 0  # file-wide index of the record at pos
+        yielded = 0
         eof = False
         while True:
-            offsets, lengths, end, status = codec.scan_frames(buf, pos, max_records, max_bytes, self._verify)
+            cap = max_records
+            if limit is not None:
+                if yielded >= limit:
+                    return
+                cap = limit - yielded if max_records < 0 else min(max_records, limit - yielded)
+            offsets, lengths, end, status = codec.scan_frames(buf, pos, cap, max_bytes, self._verify)
             n = len(offsets) // 8
             if n:
+                yielded += n
                 self.records_read += n
                 yield RecordBlock(
                     buf,

@@ -665,17 +665,11 @@ class Scanner:
                 continue
             if remaining is not None and remaining <= 0:
                 return
-            reader = open_frame_reader(found, file, options)
-            try:
-                batch_rows = self._batch_size if remaining is None else max(1, min(self._batch_size, remaining))
-                for block in reader.blocks(batch_rows, options.batch_bytes):
+            with contextlib.closing(open_frame_reader(found, file, options)) as reader:
+                for block in reader.blocks(self._batch_size, options.batch_bytes, limit=remaining):
                     yield i, block
-                    if remaining is not None:
-                        remaining -= len(block)
-                        if remaining <= 0:
-                            return
-            finally:
-                reader.close()
+                if remaining is not None:
+                    remaining -= reader.records_read
 
     def _decode_block(self, decoder: BlockDecoder, item: tuple[int, Any]) -> pa.RecordBatch:
         file_index, block = item

@@ -149,3 +149,13 @@ def test_wrong_compression_is_a_clear_error():
 def test_normalize_compression_rejects_unknown():
     with pytest.raises(ValueError, match="unknown compression 'lz4'"):
         normalize_compression("lz4")
+
+
+def test_blocks_limit_stops_after_that_many_records():
+    reader = FrameReader(io.BytesIO(DATA), path="f", chunk_bytes=64)
+    blocks = list(reader.blocks(max_records=3, limit=7))
+    assert max(len(b) for b in blocks) <= 3 and sum(len(b) for b in blocks) == 7
+    assert [bytes(b.buf[int(o) : int(o) + int(n)]) for b in blocks for o, n in zip(b.offsets, b.lengths)] == PAYLOADS[:7]
+    assert reader.records_read == 7
+    assert sum(len(b) for b in FrameReader(io.BytesIO(DATA), path="f").blocks(max_records=-1, limit=5)) == 5
+    assert list(FrameReader(io.BytesIO(DATA), path="f").blocks(limit=0)) == []
