@@ -35,7 +35,7 @@ Examples
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -75,6 +75,11 @@ class FeatureColumn:
     steps_from_list : bool
         True when a ``list<T>`` column is written as a feature list of one-value steps
         (``layout={name: "feature_list"}``).
+    feature : str or None
+        The feature list's name when it is not the column name: a feature-list column
+        ``N__feature_list`` beside a context column ``N`` writes the feature list ``N``
+        (:func:`tfsql.schema.feature_list_name`), so a table read from such a file writes
+        it back unchanged.
     """
 
     name: str
@@ -82,10 +87,12 @@ class FeatureColumn:
     kind: int
     shape: int
     steps_from_list: bool = False
+    feature: str | None = None
 
     def native(self) -> tuple[bytes, int, int, int]:
         """The ``(name, location, kind, shape)`` tuple of the native ``Encoder``."""
-        return (self.name.encode("utf-8"), self.location, self.kind, self.shape)
+        name = self.name if self.feature is None else self.feature
+        return (name.encode("utf-8"), self.location, self.kind, self.shape)
 
 
 class RecordEncoder:
@@ -269,10 +276,17 @@ def _plan_columns(
         return (_plan_raw(schema),)
     # A column of Arrow type null holds only nulls: its feature is omitted from every
     # record, so it needs no encoder column.
-    return tuple(
+    columns = [
         _plan_column(f, record_type, layout.get(f.name))
         for f in schema
         if not pa.types.is_null(f.type)
+    ]
+    context = [c.name for c in columns if c.location == codec.FEATURES]
+    return tuple(
+        replace(c, feature=_schema.feature_list_name(c.name, context))
+        if c.location == codec.FEATURE_LISTS and _schema.feature_list_name(c.name, context) != c.name
+        else c
+        for c in columns
     )
 
 

@@ -620,9 +620,11 @@ class Scanner:
                 if isinstance(expr, pc.Expression):
                     needed.update(_referenced_columns(expr, schema, role="projection"))
         data_names = [n for n in dataset.data_schema.names if n in needed]
-        self._specs: list[ColumnSpec] = column_specs(
-            pa.schema([dataset.data_schema.field(n) for n in data_names]), dataset.options.record_type
-        )
+        # Specs come from the whole data schema: a feature-list column's feature name
+        # can depend on another column (tfsql.schema.feature_list_name).
+        self._specs: list[ColumnSpec] = [
+            spec for spec in column_specs(dataset.data_schema, dataset.options.record_type) if spec.name in needed
+        ]
         self._partition_names = [n for n in dataset.partition_schema.names if n in needed]
         file_col = dataset.options.include_file_paths
         self._with_file_column = file_col is not None and file_col in needed

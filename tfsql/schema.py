@@ -465,9 +465,12 @@ def merge_stats(
 
 
 def infer_from_stats(
-    stats: Iterable[FeatureStats], record_type: int, *, lists: str = "auto"
+    stats: Iterable[FeatureStats], record_type: int, *, lists: str = "auto", warn_kindless: bool = True
 ) -> pa.Schema:
     """Build the data schema from merged statistics (see the module docstring).
+
+    A feature that never has a kind is left out, with a warning unless
+    ``warn_kindless=False``.
 
     Examples
     --------
@@ -491,11 +494,16 @@ def infer_from_stats(
                 feature=st.name,
             )
         if not kinds:
-            warnings.warn(
-                f"feature {st.name!r} never has a kind set in the inference sample, so its type "
-                "is unknown and it is left out; pass schema= to read it",
-                stacklevel=3,
-            )
+            if warn_kindless:
+                where = "feature list" if st.location == codec.FEATURE_LISTS else "feature"
+                warnings.warn(
+                    f"{where} {st.name!r} never has a kind set in the inference sample (no "
+                    "bytes_list, float_list or int64_list), so it carries no values and its type "
+                    "is unknown: it is left out. To keep it as a column (null where it has no "
+                    f"values), name it with a type in schema=, e.g. schema={{{st.name!r}: "
+                    "pa.int64(), ...}",
+                    stacklevel=3,
+                )
             continue
         (kind,) = kinds
         if st.location == codec.FEATURE_LISTS:
@@ -700,8 +708,8 @@ def _check_not_null(array: pa.Array, spec: ColumnSpec, *, where: str, first_reco
     raise SchemaError(
         f"{what} {spec.feature_name!r} has no value in {where}, record {first_record + row} "
         f"(missing, no kind set, or an empty list for a scalar), but column {spec.name!r} is "
-        "not nullable in schema=; make the field nullable (pa.field(..., nullable=True)) or "
-        "filter such records out",
+        "not nullable in schema=; make the column nullable there (pa.field(..., nullable=True), "
+        "no NOT NULL) or filter such records out of the files",
         feature=spec.name,
         path=where,
         record_index=first_record + row,
