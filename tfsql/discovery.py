@@ -44,6 +44,8 @@ from typing import Any, Union
 import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
+from tfsql.commit import pending_view
+
 __all__ = ["FileInfo", "Discovered", "discover", "is_hidden_name", "has_glob_magic"]
 
 SourceItem = Union[str, "os.PathLike[str]"]
@@ -437,12 +439,14 @@ def _list_directory(
     suffixes: tuple[str, ...] | None,
 ) -> list[FileInfo]:
     listing = fs.find(directory, withdirs=False, detail=True)
+    # an interrupted commit's record: read the content its rollback restores (tfsql.commit)
+    left_out, in_trash = pending_view(fs, listing) if exclude_hidden else (set(), {})
     files = []
-    for file_path in sorted(listing):
+    for file_path in sorted(listing, key=lambda p: in_trash.get(p, p)):
         info = listing[file_path]
-        if info.get("type", "file") != "file":
+        if info.get("type", "file") != "file" or file_path in left_out:
             continue
-        if _keep(file_path, root, exempt, exclude_hidden, suffixes):
+        if _keep(in_trash.get(file_path, file_path), root, exempt, exclude_hidden, suffixes):
             files.append(FileInfo(file_path, int(info.get("size") or 0), root,
                                   _display_name(fs, file_path)))
     return files
