@@ -57,6 +57,7 @@ __all__ = [
     "INTENT_NAME",
     "Recovery",
     "apply_commit",
+    "recover",
     "recover_locked",
     "pending_view",
     "is_bookkeeping",
@@ -427,6 +428,44 @@ def recover_locked(fs: Any, root: str, *, keep: Iterable[str] = (), display: str
             result.removed.append(name)
     ops.sync()
     return result
+
+
+def recover(path: str | os.PathLike, *, filesystem: Any = None) -> Recovery:
+    """Finish or undo a write that crashed in ``path``, and remove dead writers' leftovers.
+
+    Every tfsql write does this first, so calling it is needed only before reading the
+    target with other tools (Spark, TensorFlow), which do not know the intent record. It
+    waits while a live writer commits, and never touches a live writer's staging.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The target directory of the writes (a local path or an fsspec URL).
+    filesystem : fsspec or pyarrow filesystem, optional
+        Overrides the filesystem the path implies.
+
+    Returns
+    -------
+    Recovery
+        What was found and done.
+
+    Examples
+    --------
+    >>> import tempfile, pyarrow as pa, tfsql
+    >>> out = tempfile.mkdtemp()
+    >>> _ = tfsql.write_tfrecord(pa.table({"x": [1]}), out, mode="overwrite")
+    >>> tfsql.recover(out).commit is None
+    True
+    """
+    from tfsql.discovery import _coerce_filesystem, _resolve
+    from tfsql.locking import target_lock
+
+    text = os.fspath(path)
+    fs, root = _resolve(text, _coerce_filesystem(filesystem))
+    if not fs.isdir(root):
+        raise NotADirectoryError(f"{text!r} is not a directory; tfsql.recover takes a write target")
+    with target_lock(fs, root):
+        return recover_locked(fs, root, display=text)
 
 
 def pending_view(fs: Any, listing: dict[str, Any]) -> tuple[set[str], dict[str, str]]:

@@ -44,6 +44,7 @@ from tfsql.commit import remove_quietly
 from tfsql.discovery import _coerce_filesystem, _resolve
 from tfsql.encoding import RecordEncoder
 from tfsql.errors import WriteConflictError
+from tfsql.output_names import check_file_names
 
 __all__ = ["write_tfrecord", "WriteResult", "WrittenFile", "MODES", "COMPRESSIONS"]
 
@@ -339,6 +340,8 @@ class _Options:
             if num_shards is not None:
                 raise ValueError("filename_pattern cannot be combined with num_shards, which names "
                                  "files <shard_prefix>-0000k-of-0000N")
+        check_file_names(filename_pattern, shard_prefix if num_shards is not None else None,
+                         ".tfrecord" + COMPRESSIONS[compression])
         return cls(partition_by, compression, level, mode, max_rows_per_file,
                    max_bytes_per_file, num_shards, shard_prefix, filename_pattern)
 

@@ -441,16 +441,18 @@ def test_a_failing_commit_rolls_back(tmp_path, monkeypatch, mode, partition_by):
     target = tmp_path / "out"
     existing_tree(target)
     before = tree_snapshot(tmp_path)
-    real_mv = type(fsspec.filesystem("file")).mv
+    import tfsql.commit
+
+    real_rename = os.rename
     calls = []
 
-    def failing_mv(self, src, dst, **kwargs):
+    def failing_rename(src, dst):
         calls.append(dst)
         if len(calls) == 4:  # old data moved to the trash, some new files moved in
             raise OSError("disk full")
-        return real_mv(self, src, dst, **kwargs)
+        return real_rename(src, dst)
 
-    monkeypatch.setattr(type(fsspec.filesystem("file")), "mv", failing_mv)
+    monkeypatch.setattr(tfsql.commit.os, "rename", failing_rename)
     table = pa.table({"k": ["p1", "p7", "p7", "p8"], "x": [1, 7, 9, 8]})
     with pytest.raises(OSError, match="disk full"):
         write_tfrecord(table, target, mode=mode, partition_by=partition_by, max_rows_per_file=1)
