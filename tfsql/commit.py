@@ -53,18 +53,18 @@ from tfsql.errors import TFSQLError
 from tfsql.locking import LOCK_NAME, is_owner_alive
 
 __all__ = [
-    "SUCCESS_MARKER",
     "INTENT_NAME",
+    "SUCCESS_MARKER",
     "Recovery",
     "apply_commit",
+    "data_entries",
+    "is_bookkeeping",
+    "pending_view",
     "recover",
     "recover_locked",
-    "pending_view",
-    "is_bookkeeping",
-    "data_entries",
-    "sync_file",
-    "sync_dirs",
     "remove_quietly",
+    "sync_dirs",
+    "sync_file",
 ]
 
 #: The marker Spark (and tfsql) writes into a directory when a write job committed.
@@ -189,10 +189,15 @@ class _Ops:
     def remove(self, rel: str) -> None:
         path = self.path(rel)
         if self.local:
-            if os.path.isdir(path) and not os.path.islink(path):
-                shutil.rmtree(path)
-            elif os.path.lexists(path):
-                os.unlink(path)
+            for _ in range(10):  # another process may be removing parts of it meanwhile
+                try:
+                    if os.path.isdir(path) and not os.path.islink(path):
+                        shutil.rmtree(path)
+                    elif os.path.lexists(path):
+                        os.unlink(path)
+                    break
+                except FileNotFoundError:
+                    continue
         elif self.fs.exists(path):
             self.fs.rm(path, recursive=True)
         self.touched.add(posixpath.dirname(path))
@@ -283,7 +288,7 @@ def apply_commit(
     """
     ops = _Ops(fs, root)
     prefix = root.rstrip("/") + "/"
-    pairs = [(s[len(prefix):] if s.startswith(prefix) else s, d) for s, d in new]
+    pairs = [(s.removeprefix(prefix), d) for s, d in new]
     replaced = [r for r in replaced if r != SUCCESS_MARKER]
     if ops.exists(SUCCESS_MARKER):
         replaced.insert(0, SUCCESS_MARKER)  # absent from the first move to the commit point

@@ -44,7 +44,7 @@ try:
 except ImportError:  # pragma: no cover - Windows: no flock, tfsql writes unlocked
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["LOCK_NAME", "OWNER_NAME", "Lock", "target_lock", "owner_lock", "is_owner_alive"]
+__all__ = ["LOCK_NAME", "OWNER_NAME", "Lock", "is_owner_alive", "owner_lock", "target_lock"]
 
 #: The target's lock file (hidden from readers by its ``_`` prefix).
 LOCK_NAME = "_tfsql.lock"

@@ -770,13 +770,13 @@ class _WriteJob:
             committed = self._commit(files)
         except BaseException:
             files.abort_all()
+            remove_quietly(fs, self.staging)  # still ours: no cleaner removes it meanwhile
             owner.release()
-            remove_quietly(fs, self.staging)
             if created is not None:
                 self._remove_created(created)
             raise
-        owner.release()
         remove_quietly(fs, self.staging)
+        owner.release()
         if not committed:  # mode="ignore" and another writer committed meanwhile
             return WriteResult(path=self.target.display, skipped=True)
         return WriteResult(
