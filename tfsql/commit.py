@@ -39,6 +39,7 @@ Examples
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import posixpath
@@ -121,10 +122,13 @@ def sync_dirs(fs: Any, directories: Iterable[str]) -> None:
     for directory in sorted(set(directories)):
         try:
             fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-        except FileNotFoundError:
-            continue
+        except (FileNotFoundError, PermissionError):
+            continue  # gone, or a parent we may not read: nothing of ours to make durable
         try:
             os.fsync(fd)
+        except OSError as exc:
+            if exc.errno not in (errno.EINVAL, errno.ENOTSUP):  # no directory fsync here
+                raise
         finally:
             os.close(fd)
 
@@ -306,6 +310,7 @@ def apply_commit(
         for staged, rel in pairs:
             ops.rename(staged, rel)
         ops.touch(SUCCESS_MARKER)
+        ops.touched.add(posixpath.dirname(root.rstrip("/")))  # the target's own entry
         ops.sync()
         intent.state = "committed"
         ops.write_atomic(INTENT_NAME, intent.dump())  # the commit point

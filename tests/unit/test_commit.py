@@ -186,3 +186,20 @@ def test_memory_filesystem_commits_and_recovers():
                  replaced=["old.tfrecord"])
     assert sorted(posixpath.relpath(p, root) for p in fs.find(root)) == ["_SUCCESS", "new.tfrecord"]
     fs.rm(root, recursive=True)
+
+
+def test_recover_api_and_command_roll_back_a_crashed_commit(target, monkeypatch, capsys):
+    from tfsql.cli import main
+
+    fs, root = target
+    crash_after(monkeypatch, 3)  # _SUCCESS and k=1 in the trash
+    with pytest.raises(Crash):
+        apply_commit(fs, root, job="j", new=STAGED, replaced=["k=1"])
+    monkeypatch.undo()
+    assert main(["recover", root]) == 0
+    assert capsys.readouterr().out == (
+        f"{root}: an interrupted commit was rolled back (the old content is kept); no leftovers\n")
+    assert visible(fs, root) == visible_of(OLD) and fs.exists(posixpath.join(root, "_SUCCESS"))
+    assert str(tfsql.recover(root)) == f"{root}: no interrupted commit; no leftovers"
+    assert main(["recover", posixpath.join(root, "_SUCCESS")]) == 2
+    assert "is not a directory; tfsql.recover takes a write target" in capsys.readouterr().err
