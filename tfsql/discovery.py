@@ -25,6 +25,9 @@ Rules
   ``.`` or ``_`` prefix, which is skipped). A glob component that itself starts with
   ``.`` or ``_`` (``data/_staging*/x``) opts its matches back in. A file the user names
   explicitly is never skipped, nor filtered by ``extensions``.
+- A directory holding the intent record of a commit a crashed writer left
+  (``_tfsql-intent.json``, see `tfsql.commit`) is listed as that commit's recovery
+  will leave it: the old files before the commit point, the new ones after.
 - Order: source items in the order given; within an item, files sorted by path string
   (as pyarrow and polars do). A file named by two items is kept once, at its first place.
 - Local paths (plain paths and ``file://`` URLs) use fsspec's ``LocalFileSystem``; their
