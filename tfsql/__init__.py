@@ -15,7 +15,8 @@ Examples
 """
 
 from tfsql.scanner import Dataset, Fragment, Scanner, dataset
-from tfsql.errors import CorruptRecordError, SchemaError, TFSQLError
+from tfsql.commit import recover
+from tfsql.errors import CorruptRecordError, SchemaError, TFSQLError, WriteConflictError
 from tfsql.reader import infer_schema, read_tfrecord
 from tfsql.writer import WriteResult, write_tfrecord
 
@@ -47,6 +48,7 @@ __all__ = [
     "read_tfrecord",
     "infer_schema",
     "write_tfrecord",
+    "recover",
     "scan_tfrecord",
     "connect",
     "sql",
@@ -54,5 +56,6 @@ __all__ = [
     "TFSQLError",
     "CorruptRecordError",
     "SchemaError",
+    "WriteConflictError",
     "__version__",
 ]

@@ -140,7 +140,9 @@ except ImportError:  # pragma: no cover - pyspark 4.0
 import fsspec
 
 import tfsql
-from tfsql.commit import commit_renames, remove_quietly
+from tfsql import locking
+from tfsql.commit import apply_commit, data_entries, recover_locked, remove_quietly
+from tfsql.errors import WriteConflictError
 from tfsql.schema import parse_record_type, record_type_name
 
 __all__ = [
@@ -167,7 +169,6 @@ BYTE_ARRAY_COLUMN = "byteArray"
 MIN_PYSPARK = (4, 0)
 MIN_JAVA = 17
 STAGING_PREFIX = "_temporary-spark-"
-TRASH_PREFIX = "_trash-spark-"
 
 
 # --------------------------------------------------------------------------------------
@@ -880,27 +881,22 @@ class _Writer(DataSourceArrowWriter):
         plan = self.plan
         fs, root = fsspec.core.url_to_fs(plan.target)
         staging = posixpath.join(root, posixpath.basename(plan.staging))
-        trash = posixpath.join(root, TRASH_PREFIX + plan.job_id)
         try:
-            fs.makedirs(root, exist_ok=True)
-            replaced = []
-            if plan.overwrite:
-                for entry in fs.ls(root, detail=False):
-                    name = posixpath.basename(entry.rstrip("/"))
-                    if name != posixpath.basename(staging) and not name.startswith(TRASH_PREFIX):
-                        replaced.append(name)
-            new = []
-            for message in messages:
-                if message is None:
-                    continue
-                _, task_root = fsspec.core.url_to_fs(message.task_dir)
-                for relative in message.files:
-                    if not plan.overwrite and fs.exists(posixpath.join(root, relative)):
-                        raise FileExistsError(
-                            f"{posixpath.join(root, relative)} already exists; the write was rolled back"
-                        )
-                    new.append((posixpath.join(task_root, relative), relative))
-            commit_renames(fs, root, new=new, replaced=replaced, trash=trash)
+            with locking.target_lock(fs, root):
+                recover_locked(fs, root, keep=[posixpath.basename(staging)], display=plan.target)
+                replaced = data_entries(fs, root) if plan.overwrite else []
+                new = []
+                for message in messages:
+                    if message is None:
+                        continue
+                    _, task_root = fsspec.core.url_to_fs(message.task_dir)
+                    for relative in message.files:
+                        if not plan.overwrite and fs.exists(posixpath.join(root, relative)):
+                            raise WriteConflictError(
+                                f"{posixpath.join(root, relative)} already exists; the write was rolled back",
+                                path=posixpath.join(root, relative))
+                        new.append((posixpath.join(task_root, relative), relative))
+                apply_commit(fs, root, job="spark-" + plan.job_id, new=new, replaced=replaced)
         finally:
             remove_quietly(fs, staging)
 

@@ -9,14 +9,15 @@ never by the input size)::
         ─► a file per partition, rotated by rows / bytes, gzip / zlib streamed
         ─► all under ``<target>/_temporary-<uuid>/`` ─► commit (rename into place)
 
-Commit protocol. Every file is first written under the hidden staging directory
-``<target>/_temporary-<uuid>/`` (readers skip ``_`` names). When the whole input has
-been written, the old data the mode replaces is moved into a hidden
-``<target>/_trash-<uuid>/``, the new files are renamed into place, a ``_SUCCESS`` marker
-is written (as Spark does; readers skip it), and only then is the trash deleted. If
-anything fails before that point (the input raising halfway, a schema error, a full
-disk, ``KeyboardInterrupt``) the moves done so far are undone, the staging directory is
-removed, and the target is left exactly as it was.
+Commit protocol (:mod:`tfsql.commit`, :mod:`tfsql.locking`). Every file is first
+written, fsync'd, under the hidden staging directory ``<target>/_temporary-<uuid>/``
+(readers skip ``_`` names). When the whole input has been written, the writer takes the
+target's lock, resolves any commit a crashed writer left, re-checks its mode, writes an
+intent record, moves the old data the mode replaces into a hidden ``_trash-<uuid>/``
+and the new files into place, writes ``_SUCCESS``, marks the record committed, and only
+then deletes the trash. An exception before the commit point undoes the moves and the
+target is left exactly as it was; a crash (``kill -9``, power loss) is undone or
+finished by the next write or by ``tfsql.recover(path)``.
 """
 
 from __future__ import annotations
@@ -36,11 +37,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tfsql import partitioning
+from tfsql import commit as _commit
+from tfsql import locking, partitioning
 from tfsql import schema as _schema
-from tfsql.commit import commit_renames, remove_quietly
+from tfsql.commit import remove_quietly
 from tfsql.discovery import _coerce_filesystem, _resolve
 from tfsql.encoding import RecordEncoder
+from tfsql.errors import WriteConflictError
+from tfsql.output_names import check_file_names
 
 __all__ = ["write_tfrecord", "WriteResult", "WrittenFile", "MODES", "COMPRESSIONS"]
 
@@ -179,7 +183,8 @@ def write_tfrecord(
     compression_level : int, optional
         zlib level 0-9 (default 6).
     mode : {"error", "append", "overwrite", "overwrite_partitions", "ignore"}
-        What to do when the target holds data: raise ``FileExistsError`` (default), add
+        What to do when the target holds data: raise `tfsql.errors.WriteConflictError`
+        (a ``FileExistsError``; the default), add
         files next to it, replace all of it, replace only the partition directories this
         write produces (without ``partition_by``: all of it), or write nothing.
     max_rows_per_file : int, optional
@@ -211,8 +216,9 @@ def write_tfrecord(
 
     Raises
     ------
-    FileExistsError
-        ``mode="error"`` and the target holds data, or an appended file name exists.
+    tfsql.errors.WriteConflictError
+        (a ``FileExistsError``) ``mode="error"`` and the target holds data, also when
+        another writer committed to it during this write; or an appended file name exists.
     tfsql.SchemaError
         A column cannot be written (see FORMAT.md section 4): struct or map columns, a
         list of lists in Example mode, a null inside a list, a uint64 above 2**63-1. The
@@ -255,12 +261,10 @@ def write_tfrecord(
         raise FileExistsError(
             f"{target.display!r} is a file; write_tfrecord writes a directory of files"
         )
+    target.recover()
     if target.has_data():
         if options.mode == "error":
-            raise FileExistsError(
-                f"{target.display!r} already holds data; pass mode='append', 'overwrite', "
-                f"'overwrite_partitions' or 'ignore', or choose another path"
-            )
+            raise target.holds_data_error()
         if options.mode == "ignore":
             return WriteResult(path=target.display, skipped=True)
 
@@ -336,6 +340,8 @@ class _Options:
             if num_shards is not None:
                 raise ValueError("filename_pattern cannot be combined with num_shards, which names "
                                  "files <shard_prefix>-0000k-of-0000N")
+        check_file_names(filename_pattern, shard_prefix if num_shards is not None else None,
+                         ".tfrecord" + COMPRESSIONS[compression])
         return cls(partition_by, compression, level, mode, max_rows_per_file,
                    max_bytes_per_file, num_shards, shard_prefix, filename_pattern)
 
@@ -561,7 +567,20 @@ class _Target:
         return self.fs.isfile(self.root)
 
     def has_data(self) -> bool:
-        return self.fs.isdir(self.root) and bool(self.fs.ls(self.root, detail=False))
+        """Whether the target holds anything but tfsql's bookkeeping (lock, staging, ...)."""
+        return bool(_commit.data_entries(self.fs, self.root))
+
+    def holds_data_error(self, meanwhile: bool = False) -> WriteConflictError:
+        how = " (another writer committed to it while this one was writing)" if meanwhile else ""
+        return WriteConflictError(
+            f"{self.display!r} already holds data{how}; pass mode='append', 'overwrite', "
+            f"'overwrite_partitions' or 'ignore', or choose another path", path=self.display)
+
+    def recover(self) -> None:
+        """Resolve a crashed writer's commit and remove dead writers' leftovers."""
+        if self.fs.isdir(self.root):
+            with locking.target_lock(self.fs, self.root):
+                _commit.recover_locked(self.fs, self.root, display=self.display)
 
     def missing_ancestor(self) -> str | None:
         """The highest directory of the target path that does not exist yet."""
@@ -606,6 +625,7 @@ class _FileSink:
         if self._compressor is not None:
             self._put(self._compressor.flush())
             self._compressor = None
+        _commit.sync_file(self._file)  # complete on disk before the commit renames it
         self._file.close()
 
     def abort(self) -> None:
@@ -734,25 +754,31 @@ class _WriteJob:
         self.options = options
         self.job_id = str(uuid.uuid4())
         self.staging = target.join(f"_temporary-{self.job_id}")
-        self.trash = target.join(f"_trash-{self.job_id}")
 
     def run(self, schema: pa.Schema | None, batches: Iterator[pa.RecordBatch],
             encoder: RecordEncoder | None, data_columns: list[str]) -> WriteResult:
         fs = self.target.fs
         created = self.target.missing_ancestor()
         files = _Files(self.target, self.staging, self.options, self.job_id)
+        owner = locking.Lock(None, None)
         try:
-            fs.makedirs(self.staging, exist_ok=True)
+            with locking.target_lock(fs, self.target.root):  # no cleaner sees it half made
+                owner = locking.owner_lock(fs, self.staging)
             self._stage(batches, encoder, data_columns, files)
             files.close_all()
-            self._commit(files)
+            _commit.sync_dirs(fs, _staged_directories(self.staging, files))
+            committed = self._commit(files)
         except BaseException:
             files.abort_all()
-            remove_quietly(fs, self.staging)
+            remove_quietly(fs, self.staging)  # still ours: no cleaner removes it meanwhile
+            owner.release()
             if created is not None:
                 self._remove_created(created)
             raise
         remove_quietly(fs, self.staging)
+        owner.release()
+        if not committed:  # mode="ignore" and another writer committed meanwhile
+            return WriteResult(path=self.target.display, skipped=True)
         return WriteResult(
             path=self.target.display,
             files=[WrittenFile(self.target.shown(rel), part, sink.rows, sink.disk_bytes)
@@ -816,41 +842,62 @@ class _WriteJob:
 
     # -- commit -------------------------------------------------------------------------
 
-    def _commit(self, files: _Files) -> None:
+    def _commit(self, files: _Files) -> bool:
+        """Commit under the target lock; False when ``mode="ignore"`` found data."""
         fs, target = self.target.fs, self.target
-        relative_paths = [rel for rel, _, _ in files.records]
-        replaced = self._replaced_entries(files)
-        if self.options.mode not in ("overwrite",):
-            replaced_set = set(replaced)
-            for rel in relative_paths:
-                inside_replaced = rel in replaced_set or any(
-                    rel.startswith(r + "/") for r in replaced_set
+        with locking.target_lock(fs, target.root):
+            _commit.recover_locked(fs, target.root, keep=[posixpath.basename(self.staging)],
+                                   display=target.display)
+            if self.options.mode in ("error", "ignore") and target.has_data():
+                if self.options.mode == "ignore":
+                    return False
+                raise target.holds_data_error(meanwhile=True)
+            relative_paths = [rel for rel, _, _ in files.records]
+            replaced = self._replaced_entries(files)
+            self._check_collisions(relative_paths, replaced)
+            _commit.apply_commit(
+                fs, target.root, job=self.job_id, replaced=replaced,
+                new=[(posixpath.join(posixpath.basename(self.staging), rel), rel)
+                     for rel in relative_paths],
+            )
+        return True
+
+    def _check_collisions(self, relative_paths: list[str], replaced: list[str]) -> None:
+        if self.options.mode == "overwrite":
+            return
+        fs, target = self.target.fs, self.target
+        replaced_set = set(replaced)
+        for rel in relative_paths:
+            inside_replaced = rel in replaced_set or any(
+                rel.startswith(r + "/") for r in replaced_set
+            )
+            if not inside_replaced and fs.exists(target.join(rel)):
+                raise WriteConflictError(
+                    f"{target.shown(rel)!r} already exists; choose another shard_prefix or filename_pattern "
+                    f"or write with mode='overwrite'", path=target.shown(rel)
                 )
-                if not inside_replaced and fs.exists(target.join(rel)):
-                    raise FileExistsError(
-                        f"{target.shown(rel)!r} already exists; choose another shard_prefix or filename_pattern "
-                        f"or write with mode='overwrite'"
-                    )
-        commit_renames(
-            fs,
-            target.root,
-            new=[(posixpath.join(self.staging, rel), rel) for rel in relative_paths],
-            replaced=replaced,
-            trash=self.trash,
-        )
 
     def _replaced_entries(self, files: _Files) -> list[str]:
         """Relative paths of the existing entries this write replaces."""
         fs, target, mode = self.target.fs, self.target, self.options.mode
         if mode == "overwrite" or (mode == "overwrite_partitions" and not self.options.partition_by):
-            own = {posixpath.basename(self.staging), posixpath.basename(self.trash)}
-            names = [posixpath.basename(p.rstrip("/")) for p in fs.ls(target.root, detail=False)]
-            return sorted(n for n in names if n not in own)
+            return _commit.data_entries(fs, target.root)  # never another writer's staging
         if mode == "overwrite_partitions":
             directories = {posixpath.dirname(rel) for rel, _, _ in files.records}
             return sorted(d for d in directories if d and fs.exists(target.join(d)))
         return []
 
+
+
+def _staged_directories(staging: str, files: _Files) -> set[str]:
+    """The staging directory and every directory below it that holds staged files."""
+    directories = {staging}
+    for rel, _, _ in files.records:
+        parent = posixpath.dirname(rel)
+        while parent:
+            directories.add(posixpath.join(staging, parent))
+            parent = posixpath.dirname(parent)
+    return directories
 
 
 # --------------------------------------------------------------------------------------

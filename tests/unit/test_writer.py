@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import tfsql
 from tfsql import writer
 from tfsql.errors import SchemaError
 from tfsql.writer import write_tfrecord
@@ -441,16 +442,18 @@ def test_a_failing_commit_rolls_back(tmp_path, monkeypatch, mode, partition_by):
     target = tmp_path / "out"
     existing_tree(target)
     before = tree_snapshot(tmp_path)
-    real_mv = type(fsspec.filesystem("file")).mv
+    import tfsql.commit
+
+    real_rename = os.rename
     calls = []
 
-    def failing_mv(self, src, dst, **kwargs):
+    def failing_rename(src, dst):
         calls.append(dst)
         if len(calls) == 4:  # old data moved to the trash, some new files moved in
             raise OSError("disk full")
-        return real_mv(self, src, dst, **kwargs)
+        return real_rename(src, dst)
 
-    monkeypatch.setattr(type(fsspec.filesystem("file")), "mv", failing_mv)
+    monkeypatch.setattr(tfsql.commit.os, "rename", failing_rename)
     table = pa.table({"k": ["p1", "p7", "p7", "p8"], "x": [1, 7, 9, 8]})
     with pytest.raises(OSError, match="disk full"):
         write_tfrecord(table, target, mode=mode, partition_by=partition_by, max_rows_per_file=1)
@@ -572,3 +575,44 @@ def test_filename_pattern(tmp_path):
     with pytest.raises(ValueError, match="filename_pattern cannot be combined with num_shards"):
         write_tfrecord(table, tmp_path / "e", filename_pattern="{i}", num_shards=2)
     assert not (tmp_path / "e").exists()
+
+
+# --------------------------------------------------------------------------------------
+# Another writer commits while this one stages (the concurrent-writer races, in-process)
+# --------------------------------------------------------------------------------------
+
+
+def _batches_with_a_write_in_between(target, mode, seen):
+    """Input whose consumption lets another writer commit to ``target`` midway."""
+    yield pa.record_batch({"x": [1, 2]})
+    seen.append(sorted(os.listdir(target)))  # our staging exists
+    write_tfrecord(pa.table({"x": [100]}), target, mode=mode)
+    seen.append(sorted(os.listdir(target)))
+    yield pa.record_batch({"x": [3]})
+
+
+def test_a_losing_error_mode_writer_gets_a_write_conflict_naming_the_target(tmp_path):
+    # was: both writers could pass the check; a loser failed with a raw FileNotFoundError
+    target = tmp_path / "out"
+    seen = []
+    with pytest.raises(tfsql.WriteConflictError,
+                       match=rf"'{target}' already holds data \(another writer committed to it while "
+                             r"this one was writing\); pass mode=") as info:
+        write_tfrecord(_batches_with_a_write_in_between(target, "error", seen), target)
+    assert isinstance(info.value, FileExistsError) and info.value.path == str(target)
+    staging = [n for n in seen[0] if n.startswith("_temporary-")]
+    assert len(staging) == 1 and staging[0] in seen[1]  # the other writer left ours alone
+    assert tfsql.read_tfrecord(str(target))["x"].to_pylist() == [100]
+    assert not [n for n in os.listdir(target) if n.startswith(("_temporary", "_trash", "_tfsql"))]
+
+
+@pytest.mark.parametrize("mode, expected", [("overwrite", [1, 2, 3]), ("append", [0, 1, 2, 3, 100])])
+def test_a_write_committed_meanwhile_is_replaced_or_kept_as_if_serial(tmp_path, mode, expected):
+    target = tmp_path / "out"
+    write_tfrecord(pa.table({"x": [0]}), target)
+    seen = []
+    write_tfrecord(_batches_with_a_write_in_between(target, "append", seen), target, mode=mode)
+    assert sorted(tfsql.read_tfrecord(str(target))["x"].to_pylist()) == expected
+    assert [n for n in seen[1] if n.startswith("_temporary-")] == [
+        n for n in seen[0] if n.startswith("_temporary-")]
+    assert not [n for n in os.listdir(target) if n.startswith(("_temporary", "_trash", "_tfsql"))]

@@ -12,6 +12,7 @@
     tfsql convert data.parquet out/ --partition-by label --compression gzip
     tfsql convert out/ data.parquet        # and back
     tfsql demo                             # generate a dataset and query it
+    tfsql recover out/                     # resolve a write that crashed (kill -9, power loss)
 
 SQL goes through the tfsql DuckDB front end (:mod:`tfsql.duckdb`), so every statement
 understands ``tfrecord_scan(...)`` and ``COPY ... TO ... (FORMAT tfrecord)``.
@@ -62,6 +63,7 @@ from tfsql.cli.options import (
     _schema,
     _positive_int,
 )
+from tfsql.cli.recover import cmd_recover
 from tfsql.cli.render import format_value
 from tfsql.cli.shell import Shell, cmd_shell
 from tfsql.cli.sql_commands import cmd_run, cmd_sql
@@ -201,6 +203,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="TFRecord input: " + SCHEMA_HELP)
     _add_write_options(p, tfrecord_help="options of the output (--record-type also applies to TFRecord input)")
     p.set_defaults(handler=cmd_convert)
+
+    p = command("recover", "finish or undo a write that crashed; remove dead writers' leftovers",
+                "Resolve the commit a crashed writer (kill -9, power loss) left in the target directory\n"
+                "PATH: undo it when it had not reached its commit point (the old data stays), finish it\n"
+                "otherwise (the new data stays); then remove the staging and trash directories of dead\n"
+                "writers. Every tfsql write does this first; run it before reading PATH with other tools.")
+    p.add_argument("path", help="the target directory of the writes (path or URL)")
+    p.set_defaults(handler=cmd_recover)
 
     p = command("demo", "generate a small TFRecord dataset and run example queries on it",
                 "Generate synthetic product reviews (id, label, split, score, text, emb, tags) as\n"
