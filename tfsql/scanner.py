@@ -45,12 +45,18 @@ import pyarrow.compute as pc
 import pyarrow.dataset as pads
 
 from tfsql._codec import codec
-from tfsql.decode import BlockDecoder, empty_batch
+from tfsql.decode import BlockDecoder, empty_batch, fixed_row_bits, rows_within
 from tfsql.discovery import Discovered, FileInfo, discover
 from tfsql.inference import DEFAULT_INFER_FILES, DEFAULT_INFER_SAMPLE, infer_data_schema, sample_indices
 from tfsql.parallel import ordered_map
 from tfsql.partitioning import Partitioning
-from tfsql.records import FrameReader, normalize_compression, open_decompressed
+from tfsql.records import (
+    DEFAULT_MAX_RECORD_BYTES,
+    FrameReader,
+    count_plain_records,
+    normalize_compression,
+    open_decompressed,
+)
 from tfsql.schema import (
     RAW_COLUMN,
     ColumnSpec,
@@ -83,6 +89,7 @@ class ScanOptions:
     batch_size: int = DEFAULT_BATCH_SIZE
     batch_bytes: int = DEFAULT_BATCH_BYTES
     threads: int = 0  # 0: default_threads()
+    max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
 
     @property
     def decode_threads(self) -> int:
@@ -108,6 +115,7 @@ def dataset(
     batch_size: int = DEFAULT_BATCH_SIZE,
     batch_bytes: int = DEFAULT_BATCH_BYTES,
     threads: int | None = None,
+    max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
 ) -> "Dataset":
     """Open TFRecord files as a dataset: discovered, partitioned, schema resolved.
 
@@ -148,9 +156,13 @@ def dataset(
     glob : bool
         False treats ``*?[`` in paths literally.
     batch_size, batch_bytes : int
-        Bounds of each batch in rows and in record bytes.
+        Bounds of each batch: rows, and bytes of both the records read and the Arrow
+        columns decoded from them (a batch of many columns holds fewer rows).
     threads : int, optional
         Decode threads (default: cores, at most 8); 1 decodes in the calling thread.
+    max_record_bytes : int
+        A record whose header claims more bytes (default 2 GiB) is reported as corrupt
+        (:class:`~tfsql.errors.CorruptRecordError`) before memory is allocated for it.
 
     Returns
     -------
@@ -176,6 +188,7 @@ def dataset(
         batch_size=_positive("batch_size", batch_size),
         batch_bytes=_positive("batch_bytes", batch_bytes),
         threads=0 if threads is None else _positive("threads", threads),
+        max_record_bytes=_positive("max_record_bytes", max_record_bytes),
     )
     infer_sample = None if infer_sample is None else _positive("infer_sample", infer_sample, or_none=True)
     infer_files = None if infer_files is None else _positive("infer_files", infer_files, or_none=True)
@@ -236,7 +249,37 @@ def open_frame_reader(found: Discovered, file: FileInfo, options: ScanOptions) -
         path=file.display(),
         verify=options.verify_checksums,
         on_corrupt=options.on_corrupt,
+        max_record_bytes=options.max_record_bytes,
+        stream_size=_raw_size(raw, file) if stream is raw else None,
     )
+
+
+def _raw_size(raw: Any, file: FileInfo) -> int | None:
+    """The size of an open file now (it may have changed since discovery)."""
+    try:
+        return os.fstat(raw.fileno()).st_size
+    except (AttributeError, OSError, ValueError, NotImplementedError):
+        return file.size or None
+
+
+def count_file_records(found: Discovered, file: FileInfo, options: ScanOptions) -> int:
+    """The number of records in one file. An uncompressed local file is counted from
+    its record headers alone (12 bytes read per record); other files are framed. With
+    ``on_corrupt`` other than ``"raise"`` data CRCs are checked, so that records a scan
+    would skip are not counted."""
+    if options.on_corrupt == "raise" and found.is_local and hasattr(codec, "count_headers"):
+        with open(file.path, "rb", buffering=0) as raw:
+            stream = open_decompressed(raw, options.compression, path=file.display())
+            if stream is raw:
+                return count_plain_records(
+                    raw.fileno(),
+                    path=file.display(),
+                    size=os.fstat(raw.fileno()).st_size,
+                    max_record_bytes=options.max_record_bytes,
+                )
+    header_only = replace(options, verify_checksums=False) if options.on_corrupt == "raise" else options
+    with contextlib.closing(open_frame_reader(found, file, header_only)) as reader:
+        return sum(len(block) for block in reader.blocks(max_records=1 << 20, max_bytes=-1))
 
 
 def _referenced_columns(expression: pc.Expression, schema: pa.Schema, *, role: str = "filter") -> list[str]:
@@ -672,11 +715,26 @@ class Scanner:
                 continue
             if remaining is not None and remaining <= 0:
                 return
+            rows = rows_within(options.batch_bytes, self._row_bits(i), self._batch_size)
             with contextlib.closing(open_frame_reader(found, file, options)) as reader:
-                for block in reader.blocks(self._batch_size, options.batch_bytes, limit=remaining):
+                for block in reader.blocks(rows, options.batch_bytes, limit=remaining):
                     yield i, block
                 if remaining is not None:
                     remaining -= reader.records_read
+
+    def _row_bits(self, file_index: int) -> int:
+        """Output bits each row of this file costs before its values (decoded columns,
+        partition and file path constants): blocks are cut so that a batch's columns stay
+        within ``batch_bytes`` even when its records are empty."""
+        bits = fixed_row_bits(self._specs)
+        if self._partition_names:
+            values = self._dataset._partitioning.values
+            for name in self._partition_names:
+                scalar = values.column(name)[file_index]
+                bits += 33 + 8 * len(scalar.as_py()) if pa.types.is_string(scalar.type) else 65
+        if self._with_file_column:
+            bits += 33 + 8 * len(self._dataset._found.files[file_index].display().encode())
+        return bits
 
     def _decode_block(self, decoder: BlockDecoder, item: tuple[int, Any]) -> pa.RecordBatch:
         file_index, block = item
@@ -772,16 +830,11 @@ class Scanner:
         if self._data_filter_free and self._limit is None:
             found = self._dataset._found
             options = self._dataset.options
-            total = 0
-            header_only = replace(options, verify_checksums=False) if options.on_corrupt == "raise" else options
-            for i in self._file_indices:
-                if found.files[i].size == 0:
-                    continue
-                reader = open_frame_reader(found, found.files[i], header_only)
-                with contextlib.closing(reader):
-                    for block in reader.blocks(max_records=1 << 20, max_bytes=-1):
-                        total += len(block)
-            return total
+            return sum(
+                count_file_records(found, found.files[i], options)
+                for i in self._file_indices
+                if found.files[i].size > 0
+            )
         return sum(b.num_rows for b in self.to_batches())
 
     def __repr__(self) -> str:

@@ -52,7 +52,14 @@ def test_partition_filter_opens_only_matching_files(tmp_path, monkeypatch):
         opened.append(file.path)
         return real(found, file, options)
 
+    real_count = dataset_module.count_file_records
+
+    def count_spy(found, file, options):
+        opened.append(file.path)
+        return real_count(found, file, options)
+
     monkeypatch.setattr(dataset_module, "open_frame_reader", spy)
+    monkeypatch.setattr(dataset_module, "count_file_records", count_spy)
     ds = tfsql.dataset(tmp_path)
     opened.clear()
     table = ds.to_table(columns=["id"], filter=(pc.field("label") == 1) & (pc.field("split") == "train"))
