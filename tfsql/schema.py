@@ -7,7 +7,7 @@ of lists), plus the Arrow type the user gets. The C decoder produces the *canoni
 Arrow type for a kind and shape (``int64``, ``float32``, ``binary``, wrapped in
 lists); :func:`cast_to_target` then casts, range-checked, to the requested type.
 
-Inference (see :func:`infer_from_stats`) follows ``FORMAT.md`` section 3:
+Inference (see :func:`infer_from_stats`) follows ``docs/format.md`` section 3:
 
 - ``int64_list`` -> ``int64``, ``float_list`` -> ``float32``, ``bytes_list`` ->
   ``string`` when every sampled value is valid UTF-8, else ``binary``;
