@@ -696,7 +696,7 @@ def _check_exact(decoded: pa.Array, cast: pa.Array, spec: ColumnSpec, *, where: 
     )
 
 
-def decimal_to_float(values: pa.Array, float_type: pa.DataType = pa.float32()) -> pa.Array:
+def decimal_to_float(values: pa.Array, float_type: pa.DataType | None = None) -> pa.Array:
     """Decimals to the nearest float (correctly rounded, through their decimal text;
     Arrow's direct cast can be one unit off).
 
@@ -706,7 +706,7 @@ def decimal_to_float(values: pa.Array, float_type: pa.DataType = pa.float32()) -
     >>> decimal_to_float(pa.array([decimal.Decimal("0.10")], pa.decimal128(4, 2))).to_pylist() == [pa.scalar(0.1, pa.float32()).as_py()]
     True
     """
-    return pc.cast(pc.cast(values, pa.string()), float_type)
+    return pc.cast(pc.cast(values, pa.string()), pa.float32() if float_type is None else float_type)
 
 
 def _check_not_null(array: pa.Array, spec: ColumnSpec, *, where: str, first_record: int) -> None:
