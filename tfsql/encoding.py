@@ -1,4 +1,4 @@
-"""Arrow record batches → the buffers the native encoder takes (FORMAT.md section 4).
+"""Arrow record batches → the buffers the native encoder takes (docs/format.md section 5).
 
 ``RecordEncoder`` is compiled once per (Arrow schema, record type, layout): it decides
 each column's feature kind and shape with :func:`tfsql.schema.feature_layout`, where it

@@ -9,7 +9,7 @@ Conventions (Spark's, which spark-tfrecord and Hive share):
 - Reading keeps every ``key=value`` component of a file's directory below the dataset
   root and ignores components without ``=`` (pyarrow's rule; Spark instead stops at the
   first plain directory above a ``key=value`` one). Keys and values are unescaped.
-- Types (FORMAT.md): a column is ``int64`` when every non-null value is a decimal integer
+- Types (docs/format.md, section 3): a column is ``int64`` when every non-null value is a decimal integer
   that fits int64 (an optional ``-``, digits; leading zeros allowed, so ``007`` reads as
   7 like Spark, pyarrow and polars do); otherwise ``string``. A column whose values are
   all null is ``string``. A user ``hive_schema`` overrides the type of the columns it

@@ -7,7 +7,7 @@ of lists), plus the Arrow type the user gets. The C decoder produces the *canoni
 Arrow type for a kind and shape (``int64``, ``float32``, ``binary``, wrapped in
 lists); :func:`cast_to_target` then casts, range-checked, to the requested type.
 
-Inference (see :func:`infer_from_stats`) follows ``FORMAT.md`` section 3:
+Inference (see :func:`infer_from_stats`) follows ``docs/format.md`` section 3:
 
 - ``int64_list`` -> ``int64``, ``float_list`` -> ``float32``, ``bytes_list`` ->
   ``string`` when every sampled value is valid UTF-8, else ``binary``;
@@ -561,15 +561,24 @@ def _first_failing_row(decoded: pa.Array, target: pa.DataType) -> int | None:
     return lo if lo < len(decoded) else None
 
 
-def _check_bool(values: pa.Array) -> bool:
-    """True when every int64 value (possibly nested) is 0 or 1."""
-    flat = values
-    while pa.types.is_list(flat.type) or pa.types.is_large_list(flat.type):
-        flat = flat.flatten()
+def _check_bool(decoded: pa.Array, spec: ColumnSpec, *, where: str, first_record: int) -> None:
+    """Every int64 value (possibly nested) read as bool must be 0 or 1."""
+    flat = _flat_values(decoded)
     if len(flat) == 0:
-        return True
-    bad = pc.any(pc.and_(pc.not_equal(flat, 0), pc.not_equal(flat, 1))).as_py()
-    return not bad
+        return
+    bad = pc.fill_null(pc.and_(pc.not_equal(flat, 0), pc.not_equal(flat, 1)), False)
+    if not pc.any(bad).as_py():
+        return
+    i = pc.index(bad, True).as_py()
+    row = first_record + _flat_rows(decoded)[i].as_py()
+    raise SchemaError(
+        f"feature {spec.feature_name!r} in {where}, record {row} holds {flat[i].as_py()}, which "
+        f"does not fit the requested type {spec.arrow_type} (only 0 and 1 do); read it as an "
+        "integer type",
+        feature=spec.name,
+        path=where,
+        record_index=row,
+    )
 
 
 def _leaf_type(t: pa.DataType) -> pa.DataType:
@@ -687,7 +696,7 @@ def _check_exact(decoded: pa.Array, cast: pa.Array, spec: ColumnSpec, *, where: 
     )
 
 
-def decimal_to_float(values: pa.Array, float_type: pa.DataType = pa.float32()) -> pa.Array:
+def decimal_to_float(values: pa.Array, float_type: pa.DataType | None = None) -> pa.Array:
     """Decimals to the nearest float (correctly rounded, through their decimal text;
     Arrow's direct cast can be one unit off).
 
@@ -697,7 +706,7 @@ def decimal_to_float(values: pa.Array, float_type: pa.DataType = pa.float32()) -
     >>> decimal_to_float(pa.array([decimal.Decimal("0.10")], pa.decimal128(4, 2))).to_pylist() == [pa.scalar(0.1, pa.float32()).as_py()]
     True
     """
-    return pc.cast(pc.cast(values, pa.string()), float_type)
+    return pc.cast(pc.cast(values, pa.string()), pa.float32() if float_type is None else float_type)
 
 
 def _check_not_null(array: pa.Array, spec: ColumnSpec, *, where: str, first_record: int) -> None:
@@ -774,13 +783,8 @@ def _cast(decoded: pa.Array, spec: ColumnSpec, *, where: str, first_record: int)
     target = spec.arrow_type
     if decoded.type == target:
         return decoded
-    if pa.types.is_boolean(_leaf_type(target)) and not _check_bool(decoded):
-        raise SchemaError(
-            f"feature {spec.name!r} in {where} holds integers other than 0 and 1, which do "
-            f"not fit the requested type {target}; read it as an integer type",
-            feature=spec.name,
-            path=where,
-        )
+    if pa.types.is_boolean(_leaf_type(target)):
+        _check_bool(decoded, spec, where=where, first_record=first_record)
     _check_fixed_size(decoded, spec, where=where, first_record=first_record)
     try:
         cast = _safe_cast(decoded, target)

@@ -220,9 +220,9 @@ def write_tfrecord(
         (a ``FileExistsError``) ``mode="error"`` and the target holds data, also when
         another writer committed to it during this write; or an appended file name exists.
     tfsql.SchemaError
-        A column cannot be written (see FORMAT.md section 4): struct or map columns, a
-        list of lists in Example mode, a null inside a list, a uint64 above 2**63-1. The
-        target is left as it was.
+        A column cannot be written (see docs/format.md section 5): struct or map columns, a
+        list of lists in Example mode, a null inside a list or tensor, a uint64 above
+        2**63-1, a decimal that float32 cannot hold exactly. The target is left as it was.
 
     Notes
     -----
