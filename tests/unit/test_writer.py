@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import tfsql
 from tfsql import writer
 from tfsql.errors import SchemaError
 from tfsql.writer import write_tfrecord
