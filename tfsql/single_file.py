@@ -22,7 +22,7 @@ from typing import Any
 from tfsql.discovery import _coerce_filesystem, _resolve
 from tfsql.naming import compression_from_name
 
-__all__ = ["write_single_file"]
+__all__ = ["write_single_file", "concatenate_records"]
 
 _DIRECTORY_OPTIONS = ("partition_by", "max_rows_per_file", "max_bytes_per_file", "filename_pattern", "tfds")
 
@@ -74,7 +74,8 @@ def write_single_file(data: Any, path: Any, options: Any, *, record_type: str, l
                   if result.files else None)
         final = posixpath.join(staging, "final")
         if appending:
-            _concatenate(fs, target, staged, final, compression, options.compression_level)
+            sources = [target] + ([staged] if staged is not None and fs.exists(staged) else [])
+            concatenate_records(fs, sources, final, compression, options.compression_level)
         elif staged is None or not fs.exists(staged):  # no input batches: an empty file
             _write_empty(fs, final, compression)
         else:
@@ -91,8 +92,9 @@ def _level(options: Any) -> int | None:
     return None if options.compression_level == -1 else options.compression_level
 
 
-def _concatenate(fs, old: str, new: str | None, out: str, compression: str | None, level: int) -> None:
-    """``out`` = the records of ``old`` then those of ``new`` (uncompressed), compressed."""
+def concatenate_records(fs, sources: list[str], out: str, compression: str | None, level: int = -1) -> None:
+    """Write ``out``: the records of every file of ``sources`` in order (each
+    decompressed as its magic bytes say), compressed with ``compression``."""
     from tfsql.records import open_decompressed
 
     compressor = None
@@ -104,15 +106,13 @@ def _concatenate(fs, old: str, new: str | None, out: str, compression: str | Non
         def put(chunk: bytes) -> None:
             sink.write(compressor.compress(chunk) if compressor is not None else chunk)
 
-        with fs.open(old, "rb") as raw:
-            stream = open_decompressed(raw, "infer", path=old)
-            try:
-                _copy(stream, put)
-            finally:
-                stream.close()
-        if new is not None and fs.exists(new):
-            with fs.open(new, "rb") as handle:
-                _copy(handle, put)
+        for source in sources:
+            with fs.open(source, "rb") as raw:
+                stream = open_decompressed(raw, "infer", path=source)
+                try:
+                    _copy(stream, put)
+                finally:
+                    stream.close()
         if compressor is not None:
             sink.write(compressor.flush())
 

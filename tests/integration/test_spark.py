@@ -415,3 +415,24 @@ def test_java_version_parsing(tmp_path):
     fake.write_text('#!/bin/sh\necho \'openjdk version "17.0.15" 2025-04-15\' >&2\n')
     assert tfsql.spark.java_version(str(fake)) == 17
     assert tfsql.spark.java_version(str(tmp_path / "missing")) is None
+
+
+def test_single_file_rule(spark, example_df, tmp_path):
+    """A path ending in a TFRecord suffix is one file (tasks joined in order, atomic
+    rename); a trailing '/' or any other name is a directory of part files."""
+    target = tmp_path / "one.tfrecord.gz"
+    example_df.repartition(2).write.format("tfrecord").mode("overwrite").save(str(target))
+    assert target.is_file() and target.read_bytes()[:2] == b"\x1f\x8b"
+    n = example_df.count()
+    assert sorted(tfsql.read_tfrecord(str(target)).column("id").to_pylist()) == sorted(
+        r.id for r in example_df.collect())
+    example_df.write.format("tfrecord").mode("append").save(str(target))
+    assert tfsql.read_tfrecord(str(target)).num_rows == 2 * n
+    example_df.limit(1).write.format("tfrecord").mode("overwrite").save(str(target))
+    assert tfsql.read_tfrecord(str(target)).num_rows == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["one.tfrecord.gz"]  # no staging left
+    example_df.write.format("tfrecord").mode("overwrite").save(str(tmp_path / "d.tfrecord") + "/")
+    assert (tmp_path / "d.tfrecord").is_dir()
+    with pytest.raises(Exception, match="names one file, but option partitionBy writes a directory"):
+        example_df.write.format("tfrecord").mode("overwrite").option("partitionBy", "id").save(
+            str(tmp_path / "p.tfrecord"))
