@@ -28,8 +28,9 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import pyarrow as pa
 
@@ -85,6 +86,20 @@ class Layout:
     kind: str
     splits: list[str]
     directory: str | None = None
+
+    @staticmethod
+    def without_split(hive_schema: Any) -> Any:
+        """`hive_schema` without an entry for ``split`` (the layout gives that column,
+        always as a string), None when nothing is left."""
+        if hive_schema is None:
+            return None
+        if isinstance(hive_schema, pa.Schema):
+            fields = [f for f in hive_schema if f.name != SPLIT_COLUMN]
+            return pa.schema(fields) if fields else None
+        if isinstance(hive_schema, Mapping):
+            kept = {k: v for k, v in hive_schema.items() if k != SPLIT_COLUMN}
+            return kept or None
+        return hive_schema
 
     def add_split_column(self, partitioning: Partitioning | None, data_schema: pa.Schema) -> Partitioning | None:
         """`partitioning` with the ``split`` column appended (unchanged when hive

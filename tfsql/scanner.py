@@ -185,6 +185,8 @@ def dataset(
     infer_sample = None if infer_sample is None else _positive("infer_sample", infer_sample, or_none=True)
     infer_files = None if infer_files is None else _positive("infer_files", infer_files, or_none=True)
     found, layout = detect_layout(discover(source, filesystem=filesystem, glob=glob))
+    if layout is not None:
+        hive_schema = layout.without_split(hive_schema)
     partitioning = Partitioning.discover(found.files, hive_partitioning=hive_partitioning, hive_schema=hive_schema)
     user_schema = normalize_schema(schema)
     if rtype == codec.RAW:

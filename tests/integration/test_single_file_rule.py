@@ -13,7 +13,7 @@ import pyarrow as pa
 import pytest
 
 import tfsql
-import tfsql.polars  # noqa: F401  (registers the namespaces)
+import tfsql.polars  # registers the namespaces
 from tfsql.cli import main
 from tfsql.naming import TFRECORD_SUFFIXES, is_single_file_target
 

@@ -436,3 +436,16 @@ def test_single_file_rule(spark, example_df, tmp_path):
     with pytest.raises(Exception, match="names one file, but option partitionBy writes a directory"):
         example_df.write.format("tfrecord").mode("overwrite").option("partitionBy", "id").save(
             str(tmp_path / "p.tfrecord"))
+
+
+def test_tfds_and_tfx_layouts_read_with_a_split_column(spark, tmp_path):
+    tfds_dir = Path(__file__).resolve().parents[1] / "data" / "tfds" / "tiny_shapes" / "1.0.0"
+    df = spark.read.format("tfrecord").load(str(tfds_dir))
+    assert dict(df.dtypes)["split"] == "string" and dict(df.dtypes)["image"] == "binary"
+    assert sorted(df.groupBy("split").count().collect()) == [Row(split="test", count=3), Row(split="train", count=5)]
+    for split, ids in (("train", [1, 2]), ("eval", [10])):
+        target = tmp_path / "tfx" / f"Split-{split}" / "data_tfrecord-00000-of-00001.gz"
+        tfsql.write_tfrecord(pa.table({"id": ids}), str(target.with_name("x.tfrecord.gz")))
+        os.rename(target.with_name("x.tfrecord.gz"), target)
+    tfx = spark.read.format("tfrecord").load(str(tmp_path / "tfx"))
+    assert sorted(tfx.collect()) == [Row(id=1, split="train"), Row(id=2, split="train"), Row(id=10, split="eval")]
