@@ -28,7 +28,9 @@ and ``{feature}.labels.txt`` for class labels. Features come from the field meta
 above when present, else from the Arrow type: integers, bool, floats and their lists
 → ``Tensor`` (shape ``()``, ``(n,)`` for ``fixed_size_list``, ``(None,)`` for lists);
 ``string`` → ``Text``; ``binary`` → ``Tensor(dtype=string)``; dates and timestamps →
-``int64``. TFDS has no missing values: every row needs a value in every scalar column.
+``int64``. TFDS has no missing values: a null in a column of fixed shape (scalars,
+``fixed_size_list``) is a `tfsql.SchemaError` naming the column and row (a null list
+reads back in TFDS as an empty one).
 
 Examples
 --------
@@ -42,15 +44,16 @@ from __future__ import annotations
 import json
 import posixpath
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
 import fsspec
 import pyarrow as pa
+import pyarrow.compute as pc
 
 __all__ = ["FEATURE_KEY", "CLASS_NAMES_KEY", "features_schema", "apply_features", "feature_of",
-           "features_json", "check_tfds_options", "tfds_options", "shard_file_name",
+           "features_json", "check_tfds_options", "tfds_options", "require_values", "shard_file_name",
            "stage_tfds_metadata"]
 
 FEATURE_KEY = b"tfds.feature"
@@ -189,6 +192,36 @@ def tfds_options(options: Any, schema: pa.Schema | None, root: str) -> Any:
     version = last if _VERSION.match(last) else "1.0.0"
     return replace(options, partition_by=tuple(partition_by), num_shards=options.num_shards or 1,
                    tfds_version=version)
+
+
+def require_values(batches: Iterator[pa.RecordBatch], schema: pa.Schema | None,
+                   split_columns: Sequence[str]) -> Iterator[pa.RecordBatch]:
+    """Pass `batches` through, raising `tfsql.SchemaError` at the first null in a column
+    TFDS parses with a fixed shape (anything but a variable-length list)."""
+    from tfsql.errors import SchemaError
+
+    if schema is None:
+        yield from batches
+        return
+    fixed = [f.name for f in schema if f.name not in split_columns and not _variable_length(f.type)]
+    row_base = 0
+    for batch in batches:
+        for name in fixed:
+            column = batch.column(name)
+            if column.null_count:
+                row = row_base + int(pc.index(column.is_null(), True).as_py())
+                raise SchemaError(
+                    f"column {name!r} is null in input row {row}; a TFDS feature of fixed shape needs a "
+                    "value in every row: fill the nulls (coalesce / fill_null) or drop those rows",
+                    feature=name, record_index=row,
+                )
+        row_base += batch.num_rows
+        yield batch
+
+
+def _variable_length(t: pa.DataType) -> bool:
+    return (pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_list_view(t)
+            or pa.types.is_large_list_view(t))
 
 
 def shard_file_name(name: str, split: Any, index: int, count: int) -> str:

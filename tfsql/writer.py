@@ -292,17 +292,19 @@ def write_tfrecord(
         if options.mode == "ignore":
             return WriteResult(path=target.display, skipped=True)
 
-    schema, batches = _without_view_types(*_open_input(data))
+    schema, source = _without_view_types(*_open_input(data))
+    batches = source
     try:
         if options.tfds is not None:
-            from tfsql.tfds import tfds_options
+            from tfsql.tfds import require_values, tfds_options
 
             options = tfds_options(options, schema, target.root)
+            batches = require_values(source, schema, options.partition_by)
         encoder, data_columns = _prepare(schema, options.partition_by, record_code, layout)
         job = _WriteJob(target, options)
         return job.run(schema, batches, encoder, data_columns)
     finally:
-        close = getattr(batches, "close", None)
+        close = getattr(source, "close", None)
         if close is not None:
             close()
 

@@ -157,6 +157,9 @@ def test_tfds_write_layout_and_metadata(tmp_path):
         tfsql.write_tfrecord(table, str(target), tfds="my_ds")
     with pytest.raises(ValueError, match="tfds with mode='append'"):
         tfsql.write_tfrecord(table, str(target), tfds="my_ds", mode="append")
+    with pytest.raises(tfsql.SchemaError, match=r"column 'x' is null in input row 1; a TFDS feature of fixed shape"):
+        tfsql.write_tfrecord(pa.table({"x": [1, None], "v": [[1.0], None]}), str(tmp_path / "nulls"), tfds="nulls")
+    assert not (tmp_path / "nulls").exists()
     with pytest.raises(ValueError, match="TFDS split names are letters, digits and _"):
         tfsql.write_tfrecord(pa.table({"x": [1], "split": ["a-b"]}), str(tmp_path / "bad"), tfds="bad")
 
