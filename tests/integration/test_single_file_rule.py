@@ -134,3 +134,10 @@ def test_cli_sql_and_convert(tmp_path, capsys):
     assert main(["convert", str(out), str(tmp_path / "c.tfrecord.gz"), "-q"]) == 2
     assert main(["convert", str(out), str(tmp_path / "cdir"), "-q"]) == 0
     assert (tmp_path / "cdir").is_dir() and ids(tmp_path / "cdir") == [1, 2]
+
+
+def test_cli_data_errors_stay_data_errors(tmp_path, capsys):
+    # a null in a TFDS scalar column is a data error (exit 1), not a usage error (exit 2)
+    assert main(["sql", "SELECT NULL::BIGINT AS x", "-o", str(tmp_path / "t"), "--format", "tfrecord",
+                 "--tfds", "t", "-q"]) == 1
+    assert "column 'x' is null in input row 0" in capsys.readouterr().err

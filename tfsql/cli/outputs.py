@@ -88,6 +88,8 @@ def write_arrow(reader: pa.RecordBatchReader, fmt: str, output: str | None,
                 f"overwrite_partitions or ignore, or choose another output"
             ) from None
         except ValueError as exc:
+            if isinstance(exc, tfsql.TFSQLError):  # a data error, not a usage error
+                raise
             raise UsageError(str(exc).replace("partition_by", "--partition-by")
                              .replace("max_rows_per_file", "--max-rows-per-file")
                              .replace("num_shards", "--num-shards")) from None
