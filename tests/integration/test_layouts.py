@@ -252,3 +252,23 @@ def test_tfds_layout_write_loads_with_builder_from_directory(tmp_path):
 
 def test_tfds_test_data_is_small():
     assert sum(p.stat().st_size for p in TFDS_DIR.iterdir()) < 10_000
+
+
+def test_features_json_it_cannot_describe_falls_back_to_inference(tmp_path):
+    copy = tmp_path / "tiny_shapes" / "1.0.0"
+    copy.mkdir(parents=True)
+    for p in TFDS_DIR.iterdir():
+        (copy / p.name).write_bytes(p.read_bytes())
+    document = json.loads((copy / "features.json").read_text())
+    features = document["featuresDict"]["features"]
+    features["id"] = {"pythonClassName": "tensorflow_datasets.core.features.sequence_feature.Sequence",
+                      "sequence": {"length": "-1"}}
+    features["absent"] = {"pythonClassName": "tensorflow_datasets.core.features.text_feature.Text", "text": {}}
+    (copy / "features.json").write_text(json.dumps(document))
+    schema = tfsql.dataset(str(copy)).schema
+    assert {f.name: str(f.type) for f in schema} == {
+        "caption": "string", "id": "int64", "image": "binary", "label": "int64",
+        "vec": "list<item: float>", "absent": "string", "split": "string"}
+    assert schema.names[-2:] == ["absent", "split"]  # described but never seen: after the inferred ones
+    assert schema.field("id").metadata is None  # inferred, not described
+    assert tfsql.dataset(str(copy)).to_table(columns=["absent"]).column("absent").null_count == 8
