@@ -141,3 +141,16 @@ def test_cli_data_errors_stay_data_errors(tmp_path, capsys):
     assert main(["sql", "SELECT NULL::BIGINT AS x", "-o", str(tmp_path / "t"), "--format", "tfrecord",
                  "--tfds", "t", "-q"]) == 1
     assert "column 'x' is null in input row 0" in capsys.readouterr().err
+
+
+def test_single_file_on_an_fsspec_filesystem():
+    import fsspec
+
+    mem = fsspec.filesystem("memory")
+    try:
+        tfsql.write_tfrecord(pa.table({"x": [1, 2]}), "memory://rule/a.tfrecord.gz")
+        tfsql.write_tfrecord(pa.table({"x": [3]}), "memory://rule/a.tfrecord.gz", mode="append")
+        assert mem.ls("/rule", detail=False) == ["/rule/a.tfrecord.gz"]
+        assert ids("memory://rule/a.tfrecord.gz") == [1, 2, 3]
+    finally:
+        mem.rm("/rule", recursive=True)
