@@ -31,7 +31,7 @@ import pyarrow.compute as pc
 
 from tfsql.discovery import FileInfo
 from tfsql.errors import SchemaError
-from tfsql.output_names import NAME_MAX_BYTES, component_too_long
+from tfsql.naming import NAME_MAX_BYTES, component_too_long
 
 __all__ = [
     "HIVE_DEFAULT_PARTITION",

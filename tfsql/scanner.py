@@ -49,6 +49,7 @@ from tfsql.decode import BlockDecoder, empty_batch, fixed_row_bits, rows_within
 from tfsql.discovery import Discovered, FileInfo, discover
 from tfsql.inference import DEFAULT_INFER_FILES, DEFAULT_INFER_SAMPLE, infer_data_schema, sample_indices
 from tfsql.parallel import ordered_map
+from tfsql.layouts import Layout, detect_layout
 from tfsql.partitioning import Partitioning
 from tfsql.records import (
     DEFAULT_MAX_RECORD_BYTES,
@@ -65,6 +66,7 @@ from tfsql.schema import (
     parse_record_type,
     schema_with_partitions,
 )
+from tfsql.tfds import apply_features, features_schema
 
 __all__ = ["dataset", "Dataset", "Scanner", "Fragment", "ScanOptions"]
 
@@ -124,7 +126,10 @@ def dataset(
     source : str, path, or list of them
         Files, directories (read recursively), globs (``*``, ``?``, ``[...]``, ``**``)
         and fsspec URLs (``s3://``, ``gs://``, ``memory://``...). Hidden and bookkeeping
-        files (``_*``, ``.*``, ``_SUCCESS``, ``*.crc``) are skipped.
+        files (``_*``, ``.*``, ``_SUCCESS``, ``*.crc``) are skipped. TFDS dataset
+        directories (their JSON metadata is skipped, the schema comes from
+        ``features.json``) and TFX ``Split-<name>/`` directories get a ``split``
+        column that prunes like a partition column (:mod:`tfsql.layouts`).
     schema : pyarrow.Schema or dict of name -> pyarrow type, optional
         Skip inference: read these columns, cast (range-checked) to these types.
         ``list<list<...>>`` columns read SequenceExample feature lists.
@@ -192,17 +197,21 @@ def dataset(
     )
     infer_sample = None if infer_sample is None else _positive("infer_sample", infer_sample, or_none=True)
     infer_files = None if infer_files is None else _positive("infer_files", infer_files, or_none=True)
-    found = discover(source, filesystem=filesystem, glob=glob)
+    found, layout = detect_layout(discover(source, filesystem=filesystem, glob=glob))
+    if layout is not None:
+        hive_schema = layout.without_split(hive_schema)
     partitioning = Partitioning.discover(found.files, hive_partitioning=hive_partitioning, hive_schema=hive_schema)
     user_schema = normalize_schema(schema)
+    stats: dict = {}
     if rtype == codec.RAW:
         data_schema = user_schema if user_schema is not None else pa.schema([pa.field(RAW_COLUMN, pa.binary())])
         if len(data_schema) != 1:
             raise ValueError("record_type='bytes' reads one column; schema= must name exactly one binary column")
     elif user_schema is not None:
         data_schema = user_schema
-    stats: dict = {}
-    if user_schema is None and rtype != codec.RAW:
+    elif (described := _tfds_features(found, layout)) is not None and described[1]:
+        data_schema = described[0]
+    else:
         chosen = [i for i in range(len(found.files)) if found.files[i].size > 0]
         chosen = [chosen[j] for j in sample_indices(len(chosen), infer_files)]
         data_schema, stats = infer_data_schema(
@@ -212,12 +221,23 @@ def dataset(
             infer_sample=infer_sample,
             lists=lists,
         )
+        if described is not None:
+            data_schema = apply_features(data_schema, described[0])
+    if layout is not None:
+        partitioning = layout.add_split_column(partitioning, data_schema)
     column_specs(data_schema, rtype)  # validate early: unsupported types, lists of lists
     # Features inference saw without a kind were reported then (they carry no values);
     # the scan does not report them again as missing from the sample.
     kindless = {key for key, st in stats.items() if set(st.kinds) <= {codec.KIND_NONE}}
     return Dataset(found, partitioning, data_schema, options, schema_inferred=user_schema is None,
                    reported_unknown=kindless)
+
+
+def _tfds_features(found: Discovered, layout: Layout | None) -> tuple[pa.Schema, bool] | None:
+    """The columns a TFDS directory's ``features.json`` describes (see `tfsql.tfds`)."""
+    if layout is None or layout.kind != "tfds" or layout.directory is None:
+        return None
+    return features_schema(found.filesystem, layout.directory)
 
 
 def _positive(name: str, value: int, *, or_none: bool = False) -> int:

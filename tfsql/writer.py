@@ -44,7 +44,13 @@ from tfsql.commit import remove_quietly
 from tfsql.discovery import _coerce_filesystem, _resolve
 from tfsql.encoding import RecordEncoder
 from tfsql.errors import WriteConflictError
-from tfsql.output_names import check_file_names
+from tfsql.naming import (
+    check_file_names,
+    check_filename_pattern,
+    format_filename,
+    has_tfrecord_name,
+    is_single_file_target,
+)
 
 __all__ = ["write_tfrecord", "WriteResult", "WrittenFile", "MODES", "COMPRESSIONS"]
 
@@ -151,6 +157,7 @@ def write_tfrecord(
     num_shards: int | None = None,
     shard_prefix: str = "part",
     filename_pattern: str | None = None,
+    tfds: str | None = None,
     filesystem: Any = None,
 ) -> WriteResult:
     """Write Arrow-shaped data as TFRecord files of ``tf.train.Example`` records.
@@ -163,7 +170,11 @@ def write_tfrecord(
         ``__arrow_c_array__``; or an iterable of record batches (a generator streams).
         Input is consumed one batch at a time.
     path : str or path-like
-        The target directory; an fsspec URL (``s3://...``, ``memory://...``) works.
+        The target: a name ending in a TFRecord suffix (``.tfrecord``, ``.tfrecords``,
+        ``.tfrecord.gz``, ``.tfrecord.zz``) is **one file** (written under a temporary
+        name and renamed into place; ``.gz`` / ``.zz`` imply the compression); anything
+        else, and any path ending in ``/``, is a directory of part files (see
+        `tfsql.naming`). An fsspec URL (``s3://...``, ``memory://...``) works.
     partition_by : str or list of str, optional
         Columns whose values become ``key=value`` directories (Hive escaping, null as
         ``__HIVE_DEFAULT_PARTITION__``); they are not written into the records. Reading
@@ -196,16 +207,31 @@ def write_tfrecord(
         Write exactly this many files ``<shard_prefix>-00000-of-0000N.tfrecord``, the
         TensorFlow training convention. Rows are dealt round robin (shard ``k`` holds
         input rows ``k, k+N, k+2N, ...``), so shard sizes differ by at most one row and
-        streaming input needs no second pass. Not with ``partition_by`` or the
-        ``max_*_per_file`` options.
+        streaming input needs no second pass. With ``partition_by`` every partition
+        directory gets its own ``N`` shards. Not with the ``max_*_per_file`` options.
     shard_prefix : str
         File name prefix with ``num_shards``.
     filename_pattern : str, optional
         Name files by this pattern instead of Spark's
-        ``part-00000-<uuid>-c000.tfrecord``, as DuckDB's ``FILENAME_PATTERN``: ``{i}``
-        is the file's number in this write (0, 1, ...), ``{uuid}`` a fresh UUID per
-        file; the compression's extension is appended (``"train_{i}"`` ->
-        ``train_0.tfrecord.gz``). Not with ``num_shards``.
+        ``part-00000-<uuid>-c000.tfrecord``, as DuckDB's ``FILENAME_PATTERN``: a Python
+        format string where ``{i}`` is the file's number in this write (0, 1, ...; the
+        shard index with ``num_shards``), ``{n}`` the number of shards (with
+        ``num_shards``), ``{uuid}`` a fresh UUID per file; format specs work
+        (``"train-{i:05d}-of-{n:05d}"``). The extension (``.tfrecord`` plus the
+        compression's) is appended unless the name already holds ``.tfrecord``
+        (``"train_{i}"`` -> ``train_0.tfrecord.gz``; ``"mnist-train.tfrecord-{i:05d}"``
+        stays as is).
+    tfds : str, optional
+        Write a TensorFlow Datasets directory for the dataset of this name, which
+        ``tfds.builder_from_directory(path)`` loads: shards
+        ``{tfds}-{split}.tfrecord-{i:05d}-of-{n:05d}`` side by side (``num_shards`` per
+        split, default 1), plus ``dataset_info.json``, ``features.json`` and the class
+        label files, with the features described from the Arrow schema
+        (`tfsql.tfds`). The split of each row comes from the column named by
+        ``partition_by`` (default: a column ``split`` when there is one, else every row
+        is ``"train"``), which is not written into the records. The version is the
+        path's last component when it looks like ``1.0.0``, else ``1.0.0``. Modes
+        ``"error"``, ``"overwrite"`` and ``"ignore"``.
     filesystem : fsspec or pyarrow filesystem, optional
         Overrides the filesystem the path implies.
 
@@ -253,8 +279,15 @@ def write_tfrecord(
         num_shards=num_shards,
         shard_prefix=shard_prefix,
         filename_pattern=filename_pattern,
+        tfds=tfds,
     )
     record_code = _schema.parse_record_type(record_type)
+    if is_single_file_target(path):
+        from tfsql.single_file import write_single_file
+
+        return write_single_file(
+            data, path, options, record_type=record_type, layout=layout, filesystem=filesystem,
+        )
     target = _Target.resolve(path, filesystem)
 
     if target.is_file():
@@ -268,13 +301,19 @@ def write_tfrecord(
         if options.mode == "ignore":
             return WriteResult(path=target.display, skipped=True)
 
-    schema, batches = _without_view_types(*_open_input(data))
+    schema, source = _without_view_types(*_open_input(data))
+    batches = source
     try:
+        if options.tfds is not None:
+            from tfsql.tfds import require_values, tfds_options
+
+            options = tfds_options(options, schema, target.root)
+            batches = require_values(source, schema, options.partition_by)
         encoder, data_columns = _prepare(schema, options.partition_by, record_code, layout)
         job = _WriteJob(target, options)
         return job.run(schema, batches, encoder, data_columns)
     finally:
-        close = getattr(batches, "close", None)
+        close = getattr(source, "close", None)
         if close is not None:
             close()
 
@@ -295,10 +334,13 @@ class _Options:
     num_shards: int | None
     shard_prefix: str
     filename_pattern: str | None = None
+    tfds: str | None = None  # the TFDS dataset name: shards named {tfds}-{split}.tfrecord-...
+    tfds_version: str = "1.0.0"
 
     @classmethod
     def check(cls, *, partition_by, compression, compression_level, mode, max_rows_per_file,
-              max_bytes_per_file, num_shards, shard_prefix, filename_pattern=None) -> _Options:
+              max_bytes_per_file, num_shards, shard_prefix, filename_pattern=None,
+              tfds=None) -> _Options:
         if isinstance(partition_by, str):
             partition_by = (partition_by,)
         partition_by = tuple(partition_by or ())
@@ -322,12 +364,6 @@ class _Options:
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
         if num_shards is not None:
-            if partition_by:
-                raise ValueError(
-                    "num_shards cannot be combined with partition_by: shards are a fixed "
-                    "set of files, partitions a directory per value; use max_rows_per_file "
-                    "to bound file sizes in a partitioned write"
-                )
             if max_rows_per_file is not None or max_bytes_per_file is not None:
                 raise ValueError(
                     "num_shards fixes the number of files; it cannot be combined with "
@@ -336,14 +372,18 @@ class _Options:
         if not isinstance(shard_prefix, str) or not shard_prefix or "/" in shard_prefix:
             raise ValueError(f"shard_prefix must be a non-empty file name prefix, got {shard_prefix!r}")
         if filename_pattern is not None:
-            check_filename_pattern(filename_pattern)
-            if num_shards is not None:
-                raise ValueError("filename_pattern cannot be combined with num_shards, which names "
-                                 "files <shard_prefix>-0000k-of-0000N")
+            check_filename_pattern(filename_pattern, shards=num_shards is not None)
         check_file_names(filename_pattern, shard_prefix if num_shards is not None else None,
                          ".tfrecord" + COMPRESSIONS[compression])
+        if tfds is not None:
+            from tfsql.tfds import check_tfds_options
+
+            check_tfds_options(tfds, partition_by=partition_by, mode=mode,
+                               filename_pattern=filename_pattern,
+                               max_rows_per_file=max_rows_per_file,
+                               max_bytes_per_file=max_bytes_per_file)
         return cls(partition_by, compression, level, mode, max_rows_per_file,
-                   max_bytes_per_file, num_shards, shard_prefix, filename_pattern)
+                   max_bytes_per_file, num_shards, shard_prefix, filename_pattern, tfds)
 
 
 def check_write_options(**options: Any) -> None:
@@ -362,20 +402,6 @@ def check_write_options(**options: Any) -> None:
     arguments = dict(bound.arguments)
     _schema.parse_record_type(arguments["record_type"])
     _Options.check(**{name: arguments[name] for name in inspect.signature(_Options.check).parameters})
-
-
-def check_filename_pattern(pattern: Any) -> None:
-    """A file name with ``{i}`` and/or ``{uuid}`` (each file needs its own name)."""
-    if not isinstance(pattern, str) or "/" in pattern or not pattern.strip():
-        raise ValueError(f"filename_pattern must be a file name such as 'part_{{i}}', got {pattern!r}")
-    rest = pattern.replace("{i}", "").replace("{uuid}", "")
-    if rest == pattern:
-        raise ValueError(
-            f"filename_pattern {pattern!r} must contain {{i}} (the file's number) or {{uuid}} "
-            "so that every file gets its own name"
-        )
-    if "{" in rest or "}" in rest:
-        raise ValueError(f"filename_pattern {pattern!r}: only the placeholders {{i}} and {{uuid}} exist")
 
 
 def _open_input(data: Any) -> tuple[pa.Schema | None, Iterator[pa.RecordBatch]]:
@@ -661,13 +687,23 @@ class _Files:
         if pattern is None:
             name = f"part-00000-{self._job_id}-c{self._sequence:03d}"
         else:
-            name = pattern.replace("{i}", str(self._sequence)).replace("{uuid}", str(uuid.uuid4()))
+            name = format_filename(pattern, self._sequence)
         self._sequence += 1
-        return name + self._ext
+        return self._with_ext(name)
 
-    def shard_name(self, index: int) -> str:
-        n = self._options.num_shards
-        return f"{self._options.shard_prefix}-{index:05d}-of-{n:05d}{self._ext}"
+    def shard_name(self, index: int, partition: Mapping[str, Any] | None = None) -> str:
+        options = self._options
+        n = options.num_shards
+        if options.tfds is not None:
+            from tfsql.tfds import shard_file_name
+
+            return shard_file_name(options.tfds, next(iter(partition.values())) if partition else "train", index, n)
+        if options.filename_pattern is not None:
+            return self._with_ext(format_filename(options.filename_pattern, index, n))
+        return self._with_ext(f"{options.shard_prefix}-{index:05d}-of-{n:05d}")
+
+    def _with_ext(self, name: str) -> str:
+        return name if has_tfrecord_name(name) else name + self._ext
 
     # -- files --------------------------------------------------------------------------
 
@@ -766,8 +802,15 @@ class _WriteJob:
                 owner = locking.owner_lock(fs, self.staging)
             self._stage(batches, encoder, data_columns, files)
             files.close_all()
+            extra: list[str] = []
+            if self.options.tfds is not None:
+                from tfsql.tfds import stage_tfds_metadata
+
+                data_schema = pa.schema([schema.field(c) for c in data_columns]) if schema is not None else pa.schema([])
+                extra = stage_tfds_metadata(fs, self.staging, self.options, data_schema,
+                                            [(rel, part, sink.rows, sink.disk_bytes) for rel, part, sink in files.records])
             _commit.sync_dirs(fs, _staged_directories(self.staging, files))
-            committed = self._commit(files)
+            committed = self._commit(files, extra)
         except BaseException:
             files.abort_all()
             remove_quietly(fs, self.staging)  # still ours: no cleaner removes it meanwhile
@@ -808,14 +851,32 @@ class _WriteJob:
     def _stage(self, batches: Iterator[pa.RecordBatch], encoder: RecordEncoder | None,
                data_columns: list[str], files: _Files) -> None:
         options = self.options
-        if options.num_shards is not None:
-            sinks = [files.open(None, "", files.shard_name(i), {})
-                     for i in range(options.num_shards)]
+        shard_sets: dict[str, tuple[list[_FileSink], list[int]]] = {}  # partition -> sinks, [rows so far]
+
+        def shards(key: str, partition: dict) -> tuple[list[_FileSink], list[int]]:
+            found = shard_sets.get(key)
+            if found is None:
+                directory = "" if options.tfds is not None else key  # TFDS: split in the name
+                found = shard_sets[key] = (
+                    [files.open(None, directory, files.shard_name(i, partition), partition)
+                     for i in range(options.num_shards)], [0])
+            return found
+
+        if options.num_shards is not None and not options.partition_by:
+            shards("", {})
         row_base = 0
         for batch in batches:
             for chunk in _slices(batch):
-                if options.num_shards is not None:
-                    self._stage_shards(chunk, row_base, encoder, data_columns, sinks)
+                if options.num_shards is not None and options.partition_by:
+                    for directory, values, rows, part in _split_partitions(
+                        chunk, options.partition_by, data_columns
+                    ):
+                        sinks, seen = shards(directory, values)
+                        self._stage_shards(part, seen[0], encoder, sinks, row_base + rows)
+                        seen[0] += len(rows)
+                elif options.num_shards is not None:
+                    sinks, seen = shards("", {})
+                    self._stage_shards(chunk.select(data_columns), row_base, encoder, sinks)
                 elif options.partition_by:
                     for directory, values, rows, part in _split_partitions(
                         chunk, options.partition_by, data_columns
@@ -827,23 +888,28 @@ class _WriteJob:
                     files.write_partition("", {}, framed, ends)
                 row_base += chunk.num_rows
 
-    def _stage_shards(self, chunk: pa.RecordBatch, row_base: int, encoder: RecordEncoder,
-                      data_columns: list[str], sinks: list[_FileSink]) -> None:
+    def _stage_shards(self, data: pa.RecordBatch, dealt: int, encoder: RecordEncoder,
+                      sinks: list[_FileSink], input_rows: np.ndarray | None = None) -> None:
+        """Deal the rows of ``data`` round robin over ``sinks``; ``dealt`` rows were
+        dealt before (``input_rows``: the rows' numbers in the input, for messages)."""
         n_shards = len(sinks)
-        data = chunk.select(data_columns)
         for shard, sink in enumerate(sinks):
-            first = (shard - row_base) % n_shards
-            rows = np.arange(first, chunk.num_rows, n_shards)
+            first = (shard - dealt) % n_shards
+            rows = np.arange(first, data.num_rows, n_shards)
             if len(rows) == 0:
                 continue
             part = data if n_shards == 1 else data.take(pa.array(rows))
-            framed, ends = encoder.encode(part, row_base=row_base, row_numbers=rows)
+            if input_rows is None:
+                framed, ends = encoder.encode(part, row_base=dealt, row_numbers=rows)
+            else:
+                framed, ends = encoder.encode(part, row_base=0, row_numbers=input_rows[rows])
             sink.write(memoryview(framed).cast("B")[: int(ends[-1])], len(rows))
 
     # -- commit -------------------------------------------------------------------------
 
-    def _commit(self, files: _Files) -> bool:
-        """Commit under the target lock; False when ``mode="ignore"`` found data."""
+    def _commit(self, files: _Files, extra: Sequence[str] = ()) -> bool:
+        """Commit the staged files (and ``extra`` staged metadata files) under the target
+        lock; False when ``mode="ignore"`` found data."""
         fs, target = self.target.fs, self.target
         with locking.target_lock(fs, target.root):
             _commit.recover_locked(fs, target.root, keep=[posixpath.basename(self.staging)],
@@ -852,7 +918,7 @@ class _WriteJob:
                 if self.options.mode == "ignore":
                     return False
                 raise target.holds_data_error(meanwhile=True)
-            relative_paths = [rel for rel, _, _ in files.records]
+            relative_paths = [rel for rel, _, _ in files.records] + list(extra)
             replaced = self._replaced_entries(files)
             self._check_collisions(relative_paths, replaced)
             _commit.apply_commit(

@@ -453,3 +453,37 @@ def test_same_name_sequence_example(spark, tmp_path):
     df = spark.read.format("tfrecord").option("recordType", "SequenceExample").load(str(path.parent))
     assert sorted((r.int_feature, r.int_feature__feature_list) for r in df.collect()) == [
         (0, [[0], [1, 2]]), (1, [[3]])]
+
+
+def test_single_file_rule(spark, example_df, tmp_path):
+    """A path ending in a TFRecord suffix is one file (tasks joined in order, atomic
+    rename); a trailing '/' or any other name is a directory of part files."""
+    target = tmp_path / "one.tfrecord.gz"
+    example_df.repartition(2).write.format("tfrecord").mode("overwrite").save(str(target))
+    assert target.is_file() and target.read_bytes()[:2] == b"\x1f\x8b"
+    n = example_df.count()
+    assert sorted(tfsql.read_tfrecord(str(target)).column("id").to_pylist()) == sorted(
+        r.id for r in example_df.collect())
+    example_df.write.format("tfrecord").mode("append").save(str(target))
+    assert tfsql.read_tfrecord(str(target)).num_rows == 2 * n
+    example_df.limit(1).write.format("tfrecord").mode("overwrite").save(str(target))
+    assert tfsql.read_tfrecord(str(target)).num_rows == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["one.tfrecord.gz"]  # no staging left
+    example_df.write.format("tfrecord").mode("overwrite").save(str(tmp_path / "d.tfrecord") + "/")
+    assert (tmp_path / "d.tfrecord").is_dir()
+    with pytest.raises(Exception, match="names one file, but option partitionBy writes a directory"):
+        example_df.write.format("tfrecord").mode("overwrite").option("partitionBy", "id").save(
+            str(tmp_path / "p.tfrecord"))
+
+
+def test_tfds_and_tfx_layouts_read_with_a_split_column(spark, tmp_path):
+    tfds_dir = Path(__file__).resolve().parents[1] / "data" / "tfds" / "tiny_shapes" / "1.0.0"
+    df = spark.read.format("tfrecord").load(str(tfds_dir))
+    assert dict(df.dtypes)["split"] == "string" and dict(df.dtypes)["image"] == "binary"
+    assert sorted(df.groupBy("split").count().collect()) == [Row(split="test", count=3), Row(split="train", count=5)]
+    for split, ids in (("train", [1, 2]), ("eval", [10])):
+        target = tmp_path / "tfx" / f"Split-{split}" / "data_tfrecord-00000-of-00001.gz"
+        tfsql.write_tfrecord(pa.table({"id": ids}), str(target.with_name("x.tfrecord.gz")))
+        os.rename(target.with_name("x.tfrecord.gz"), target)
+    tfx = spark.read.format("tfrecord").load(str(tmp_path / "tfx"))
+    assert sorted(tfx.collect()) == [Row(id=1, split="train"), Row(id=2, split="train"), Row(id=10, split="eval")]

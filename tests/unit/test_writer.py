@@ -258,7 +258,6 @@ def test_num_shards_with_fewer_rows_than_shards_writes_every_shard(tmp_path):
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        ({"num_shards": 2, "partition_by": "k"}, "num_shards cannot be combined with partition_by"),
         ({"num_shards": 2, "max_rows_per_file": 3}, "num_shards fixes the number of files"),
         ({"num_shards": 0}, "num_shards must be a positive integer, got 0"),
         ({"max_rows_per_file": -1}, "max_rows_per_file must be a positive integer, got -1"),
@@ -570,10 +569,12 @@ def test_filename_pattern(tmp_path):
     assert len(uuids.files) == 1 and re.fullmatch(r"[0-9a-f-]{36}\.tfrecord\.zz", uuids.files[0].path.rsplit("/", 1)[1])
     with pytest.raises(ValueError, match=r"filename_pattern 'fixed' must contain \{i\} \(the file's number\) or \{uuid\}"):
         write_tfrecord(table, tmp_path / "e", filename_pattern="fixed")
-    with pytest.raises(ValueError, match=r"only the placeholders \{i\} and \{uuid\} exist"):
+    with pytest.raises(ValueError, match=r"has the field \{name\}; the fields are \{i\} \(the file's number\) and \{uuid\}"):
         write_tfrecord(table, tmp_path / "e", filename_pattern="{i}_{name}")
-    with pytest.raises(ValueError, match="filename_pattern cannot be combined with num_shards"):
-        write_tfrecord(table, tmp_path / "e", filename_pattern="{i}", num_shards=2)
+    with pytest.raises(ValueError, match=r"has the field \{n\}.*; \{n\} needs num_shards"):
+        write_tfrecord(table, tmp_path / "e", filename_pattern="{i}-of-{n}")
+    with pytest.raises(ValueError, match=r"filename_pattern 'x\{i:q\}' cannot be formatted: Unknown format code 'q'"):
+        write_tfrecord(table, tmp_path / "e", filename_pattern="x{i:q}")
     assert not (tmp_path / "e").exists()
 
 
@@ -616,3 +617,29 @@ def test_a_write_committed_meanwhile_is_replaced_or_kept_as_if_serial(tmp_path, 
     assert [n for n in seen[1] if n.startswith("_temporary-")] == [
         n for n in seen[0] if n.startswith("_temporary-")]
     assert not [n for n in os.listdir(target) if n.startswith(("_temporary", "_trash", "_tfsql"))]
+
+
+def test_filename_pattern_format_specs_and_num_shards(tmp_path):
+    table = pa.table({"x": list(range(5))})
+    specs = write_tfrecord(table, tmp_path / "f", filename_pattern="train-{i:03d}", max_rows_per_file=2)
+    assert [p.rsplit("/", 1)[1] for p in specs.paths] == ["train-000.tfrecord", "train-001.tfrecord", "train-002.tfrecord"]
+    shards = write_tfrecord(table, tmp_path / "s", num_shards=2, filename_pattern="train-{i:05d}-of-{n:05d}",
+                            compression="gzip")
+    assert [p.rsplit("/", 1)[1] for p in shards.paths] == ["train-00000-of-00002.tfrecord.gz",
+                                                          "train-00001-of-00002.tfrecord.gz"]
+    assert [f.rows for f in shards.files] == [3, 2]
+    # a name that already says .tfrecord (TFDS style) gets no extra suffix
+    tfds_style = write_tfrecord(table, tmp_path / "t", num_shards=2, shard_prefix="mnist-train.tfrecord")
+    assert [p.rsplit("/", 1)[1] for p in tfds_style.paths] == ["mnist-train.tfrecord-00000-of-00002",
+                                                              "mnist-train.tfrecord-00001-of-00002"]
+    assert sorted(tfsql.read_tfrecord(str(tmp_path / "t")).column("x").to_pylist()) == [0, 1, 2, 3, 4]
+
+
+def test_num_shards_per_partition(tmp_path):
+    table = pa.table({"x": list(range(7)), "k": ["a", "b", "a", "a", "b", "a", "a"]})
+    result = write_tfrecord(table, tmp_path / "o", partition_by="k", num_shards=2)
+    got = {(f.path.rsplit("/", 2)[1], f.path.rsplit("/", 1)[1]): f.rows for f in result.files}
+    assert got == {("k=a", "part-00000-of-00002.tfrecord"): 3, ("k=a", "part-00001-of-00002.tfrecord"): 2,
+                   ("k=b", "part-00000-of-00002.tfrecord"): 1, ("k=b", "part-00001-of-00002.tfrecord"): 1}
+    first = tfsql.read_tfrecord(str(tmp_path / "o" / "k=a" / "part-00000-of-00002.tfrecord"))
+    assert first.column("x").to_pylist() == [0, 3, 6]  # the partition's rows dealt round robin

@@ -106,8 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "default from the --output extension")
     p.add_argument("-o", "--output", metavar="PATH",
                    help="file (csv, json, parquet) or directory (tfrecord; one file when the name ends "
-                        "in .tfrecord, .tfrecord.gz or .tfrecord.zz) to write; csv and json go to stdout "
-                        "without it")
+                        "in .tfrecord, .tfrecords, .tfrecord.gz or .tfrecord.zz, a directory when it ends "
+                        "in /) to write; csv and json go to stdout without it")
     p.add_argument("--max-rows", type=_non_negative_int, metavar="N",
                    help=f"rows to show or write: default {DEFAULT_MAX_ROWS} for the table display "
                         "(longer results show their head and tail), all rows for other formats; 0: all")
@@ -193,8 +193,8 @@ def build_parser() -> argparse.ArgumentParser:
                 "  tfsql convert data.parquet out/ --partition-by label --compression gzip\n"
                 "  tfsql convert out/ data.parquet")
     p.add_argument("src", help="source file, directory or glob")
-    p.add_argument("dst", help="target file (parquet, csv, json, or one .tfrecord[.gz] file) or "
-                               "directory (tfrecord)")
+    p.add_argument("dst", help="target file (parquet, csv, json, or one .tfrecord[.gz|.zz] file) or "
+                               "directory (tfrecord; a trailing / always means a directory)")
     p.add_argument("--from", dest="source_format", choices=FILE_FORMATS, help="source format (default: from SRC)")
     p.add_argument("--to", choices=FILE_FORMATS, help="target format (default: from DST's extension, else tfrecord)")
     p.add_argument("--input-compression", choices=READ_COMPRESSIONS, default="infer",

@@ -102,6 +102,8 @@ def _source_format(path: str, explicit: str | None) -> str:
         return fmt
     if os.path.isdir(path):
         for root, _, names in os.walk(path):
+            if "dataset_info.json" in names:  # a TFDS directory: its JSON is metadata
+                return "tfrecord"
             for name in names:
                 if not name.startswith(("_", ".")) and (found := _format_from_extension(name)):
                     return found

@@ -123,12 +123,19 @@ def _add_write_options(parser: argparse.ArgumentParser, *, tfrecord_help: str) -
     group.add_argument("--mode", choices=WRITE_MODES, default="error",
                        help="when the output exists: error (default), append, overwrite, "
                             "overwrite_partitions (only the partitions written), ignore (write nothing); "
-                            "single-file outputs accept error and overwrite")
+                            "csv, json and parquet outputs accept error and overwrite")
     group.add_argument("--record-type", choices=RECORD_TYPES, default="example",
                        help="tfrecord output: Example (default), SequenceExample (list-of-list columns "
                             "become feature lists) or raw bytes (one binary column)")
     group.add_argument("--max-rows-per-file", type=_positive_int, metavar="N",
                        help="tfrecord output: start a new file after N records")
+    group.add_argument("--num-shards", type=_positive_int, metavar="N",
+                       help="tfrecord output: write exactly N files part-0000k-of-0000N.tfrecord "
+                            "(per partition / split)")
+    group.add_argument("--tfds", metavar="NAME",
+                       help="tfrecord output: write a TensorFlow Datasets directory of dataset NAME "
+                            "(splits from a 'split' column or --partition-by COL; loads with "
+                            "tfds.builder_from_directory)")
 
 
 def _positive_int(text: str) -> int:
