@@ -3,6 +3,8 @@ safe ``${param}`` substitution, and the interactive shell's commands."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tfsql.cli import Statement, main, substitute_params
@@ -126,3 +128,170 @@ def test_getvariable_in_tfrecord_scan(tmp_path, capsys):
     assert main(["run", str(script), "--param", f"src={tmp_path}/d"]) == 0
     captured = capsys.readouterr()
     assert last_cell(captured.out) == "1" and "not used" not in captured.err
+
+
+# -- output formats, progress, Ctrl-C ------------------------------------------------------
+
+
+def test_sql_markdown_format(tmp_path, capsys):
+    assert main(["sql", "SELECT 1 AS id, 'a|b' AS text UNION ALL SELECT 22, NULL ORDER BY id",
+                 "--format", "markdown"]) == 0
+    assert capsys.readouterr().out == ("|  id | text |\n"
+                                       "|----:|:-----|\n"
+                                       "|   1 | a\\|b |\n"
+                                       "|  22 | NULL |\n")
+    assert main(["sql", "SELECT 3 AS n", "--output", str(tmp_path / "r.md")]) == 0
+    assert (tmp_path / "r.md").read_text() == "|   n |\n|----:|\n|   3 |\n"
+
+
+def _run_cli(args, **kwargs):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    return subprocess.Popen([sys.executable, "-m", "tfsql", *args], env=env, **kwargs)
+
+
+def test_duckdb_progress_bar_never_enters_redirected_results():
+    import subprocess
+
+    # DuckDB draws its progress bar on stdout once a query runs longer than progress_bar_time
+    process = _run_cli(["sql", "SET progress_bar_time = 0; SELECT count(*) AS n FROM range(20000000) "
+                               "WHERE hash(range) % 7 = 0", "--format", "csv"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err
+    lines = out.decode().split("\n")
+    assert lines[0] == "n" and lines[1].isdigit() and lines[2:] == [""]
+
+
+def test_duckdb_progress_bar_on_a_terminal():
+    import os
+    import subprocess
+
+    leader, follower = os.openpty()
+    process = _run_cli(["sql", "SET progress_bar_time = 0; SELECT count(*) AS n FROM range(300000000) "
+                               "WHERE hash(range) % 7 = 0"],
+                       stdout=follower, stderr=subprocess.PIPE)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the terminal closed
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    process.communicate(timeout=120)
+    os.close(leader)
+    shown = b"".join(chunks).decode()
+    assert process.returncode == 0
+    assert "100%" in shown and "▕" in shown  # DuckDB's bar, then the result table
+    assert "│ n " in shown or "│    n" in shown or "n" in shown.split()
+
+
+def test_ctrl_c_during_a_long_query_exits_130_without_traceback(tmp_path):
+    import signal
+    import subprocess
+    import time
+
+    marker = tmp_path / "started.csv"
+    process = _run_cli(["sql", f"COPY (SELECT 1 AS started) TO '{marker}'; "
+                               "SELECT sum(hash(range)) FROM range(3000000000)"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    while not marker.exists() and process.poll() is None:
+        time.sleep(0.05)
+    time.sleep(0.5)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert err.decode().strip().endswith("tfsql: interrupted")
+    assert "Traceback" not in err.decode() + out.decode()
+
+
+def test_ctrl_c_during_a_tfrecord_scan_exits_130(tmp_path):
+    import signal
+    import subprocess
+    import time
+
+    data = tmp_path / "data"
+    assert main(["sql", f"COPY (SELECT range AS x FROM range(200000)) TO '{data}' (FORMAT tfrecord)"]) == 0
+    marker = tmp_path / "started.csv"
+    process = _run_cli(["sql", f"COPY (SELECT 1 AS started) TO '{marker}'; SELECT sum(hash(x, r.range)) "
+                               f"FROM tfrecord_scan('{data}') t, range(100000) r"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    while not marker.exists() and process.poll() is None:
+        time.sleep(0.05)
+    time.sleep(0.5)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert "Traceback" not in err.decode() and "tfsql: interrupted" in err.decode()
+
+
+# -- the shell -----------------------------------------------------------------------------
+
+
+def _shell(lines):
+    from tfsql import cli
+
+    feed = iter(lines)
+    return cli.Shell(cli.SQLSession(cli.Console()), read_line=lambda prompt: next(feed))
+
+
+def test_shell_mode_timer_and_schema(capsys):
+    shell = _shell([
+        "CREATE TABLE people (id INTEGER, name VARCHAR);", "INSERT INTO people VALUES (1, 'ann'), (2, 'bo');",
+        "CREATE VIEW names AS SELECT name FROM people;", "CREATE MACRO twice(x) AS 2 * x;",
+        ".mode csv", "SELECT * FROM people ORDER BY id;",
+        ".mode json", "SELECT twice(id) AS t FROM people ORDER BY id;",
+        ".mode markdown", "SELECT name FROM names ORDER BY name;",
+        ".mode yaml", ".mode table", ".timer on", "SELECT 1 AS one;", ".timer off", "SELECT 2 AS two;",
+        ".schema", ".schema PEOPLE", ".quit",
+    ])
+    assert shell.loop() == 0
+    captured = capsys.readouterr()
+    out = captured.out
+    assert "id,name\n1,ann\n2,bo\n" in out
+    assert '{"t":2}\n{"t":4}\n' in out
+    assert "| name |\n|:-----|\n| ann  |\n| bo   |\n" in out
+    assert ".mode yaml: choose one of table, csv, json, markdown (now markdown)" in captured.err
+    run_times = [line for line in out.splitlines() if line.startswith("Run Time: ")]
+    assert len(run_times) == 1 and run_times[0].endswith(" s")
+    assert re.search(r'^CREATE TABLE people\(id INTEGER, "?name"? VARCHAR\);$', out, re.MULTILINE)
+    assert re.search(r'^CREATE VIEW "?names"? AS SELECT "?name"? FROM people;$', out, re.MULTILINE)
+    assert "CREATE MACRO twice(x) AS (2 * x);" in out
+    assert out.count("CREATE TABLE people") == 2  # .schema and .schema PEOPLE
+    assert shell.errors == 0
+
+
+def test_shell_tab_completion():
+    shell = _shell([])
+    shell.session.run("CREATE TABLE training_examples (label_id INTEGER)")
+    shell.run("SELECT 1")  # statements refresh the candidates
+    assert shell.completions("train") == ["training_examples"]
+    assert "label_id" in shell.completions("label")
+    assert "SELECT" in shell.completions("SEL") and "select" in shell.completions("sel")
+    assert "read_parquet" in shell.completions("read_par") and "tfrecord_scan" in shell.completions("tfrec")
+    assert shell.completions(".sch") == [".schema"]
+    assert shell.complete("train", 0) == "training_examples" and shell.complete("train", 1) is None
+
+
+def test_shell_ctrl_c_while_typing_clears_the_line(capsys):
+    from tfsql import cli
+
+    lines = iter(["SELECT", KeyboardInterrupt, "SELECT 5 AS five;", ".quit"])
+
+    def read_line(prompt):
+        line = next(lines)
+        if line is KeyboardInterrupt:
+            raise KeyboardInterrupt
+        return line
+
+    shell = cli.Shell(cli.SQLSession(cli.Console()), read_line=read_line)
+    assert shell.loop() == 0
+    out = capsys.readouterr().out
+    assert "^C" in out and "five" in out

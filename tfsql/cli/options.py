@@ -13,7 +13,7 @@ WRITE_COMPRESSIONS = ("none", "gzip", "zlib")
 WRITE_MODES = ("error", "append", "overwrite", "overwrite_partitions", "ignore")
 
 
-RESULT_FORMATS = ("table", "csv", "json", "parquet", "tfrecord")
+RESULT_FORMATS = ("table", "csv", "json", "markdown", "parquet", "tfrecord")
 FILE_FORMATS = ("tfrecord", "parquet", "csv", "json")
 
 

@@ -11,6 +11,7 @@ import pyarrow as pa
 
 from tfsql.cli.console import Console
 from tfsql.cli.errors import EXIT_OK, StatementError, UsageError
+from tfsql.cli.interrupt import track_connection
 from tfsql.cli.sqlscript import Statement, split_statements, substitute_params, used_variables
 
 
@@ -23,10 +24,12 @@ _ROW_STATEMENTS = {"SELECT", "EXPLAIN", "PRAGMA", "CALL", "EXECUTE", "RELATION"}
 class SQLSession:
     """A connection of the tfsql DuckDB front end and the display of results."""
 
-    def __init__(self, console: Console, *, database: str | None = None, max_rows: int = DEFAULT_MAX_ROWS) -> None:
+    def __init__(self, console: Console, *, database: str | None = None, max_rows: int = DEFAULT_MAX_ROWS,
+                 progress: bool | None = None) -> None:
         self.console = console
         self.database = database
         self.max_rows = max_rows
+        self.progress = progress  # DuckDB's progress bar; None: when stdout is a terminal
         self._connection = None
 
     @property
@@ -34,7 +37,16 @@ class SQLSession:
         if self._connection is None:
             import tfsql.duckdb
 
-            self._connection = tfsql.duckdb.connect(self.database)
+            connection = tfsql.duckdb.connect(self.database)
+            # DuckDB draws its progress bar (long queries) on stdout: never into results
+            # that are redirected or written as csv/json to stdout.
+            on = self.console.shows_query_progress if self.progress is None else self.progress
+            # (progress_bar_time turns enable_progress_bar back on; the print setting stays.)
+            flag = "true" if on else "false"
+            connection.execute(f"SET enable_progress_bar = {flag}").fetchall()
+            connection.execute(f"SET enable_progress_bar_print = {flag}").fetchall()
+            track_connection(connection.duckdb_connection)
+            self._connection = connection
         return self._connection
 
     def query(self, sql: str):
