@@ -35,7 +35,7 @@ from typing import Any
 
 from tfsql._sql_rewrite import Token, unquote_identifier
 
-__all__ = ["LiteralError", "LiteralReader", "string_literal", "ACCEPTED"]
+__all__ = ["ACCEPTED", "LiteralError", "LiteralReader", "string_literal"]
 
 ACCEPTED = ("a string 'text', a number, true or false, a list ['a', 'b'], a struct "
             "{'name': 'TYPE'}, a ? parameter or getvariable('name')")

@@ -83,6 +83,7 @@ from tfsql.duckdb_errors import (
     ErrorContext,
     ScanDataError,
     TargetExistsError,
+    reader_of,
     sql_error,
     translating_reader,
 )
@@ -198,8 +199,7 @@ def _arrow_reader(relation: Any, rows: int) -> pa.RecordBatchReader:
     """A streaming reader over a relation (``to_arrow_reader`` on DuckDB 2.x,
     ``fetch_arrow_reader`` on 1.4) whose errors are DuckDB's exceptions again (see
     `tfsql.duckdb_errors.translating_reader`)."""
-    method = getattr(relation, "to_arrow_reader", None) or relation.fetch_arrow_reader
-    return translating_reader(method(rows))
+    return translating_reader(reader_of(relation, rows))
 
 
 # --------------------------------------------------------------------------------------

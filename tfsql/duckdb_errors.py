@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -36,8 +37,19 @@ import pyarrow as pa
 
 from tfsql import errors as tfsql_errors
 
-__all__ = ["BinderError", "InvalidInputError", "NoFilesError", "TargetExistsError", "ScanDataError",
-           "sql_error", "translate", "ErrorContext", "TranslatingRelation", "translating_reader"]
+__all__ = [
+    "BinderError",
+    "ErrorContext",
+    "InvalidInputError",
+    "NoFilesError",
+    "ScanDataError",
+    "TargetExistsError",
+    "TranslatingRelation",
+    "sql_error",
+    "translate",
+    "reader_of",
+    "translating_reader",
+]
 
 
 class BinderError(duckdb.BinderException, ValueError):
@@ -219,10 +231,18 @@ class ErrorContext:
             raise new from new.__cause__
 
     def wrap(self, result: Any) -> Any:
-        """A relation wrapped so that its errors are translated; anything else as is."""
-        if isinstance(result, duckdb.DuckDBPyRelation):
-            return TranslatingRelation(result, self)
-        return result
+        """A relation whose errors are translated; anything else as is.
+
+        Where DuckDB's relation class is a Python class (DuckDB 2.x) the relation stays
+        itself, its class switched to a subclass that translates (so DuckDB's own APIs,
+        ``FROM python_variable`` included, take it as ever); elsewhere (1.4) it is wrapped
+        in a `TranslatingRelation`.
+        """
+        if type(result) is TranslatingRelation or not isinstance(result, duckdb.DuckDBPyRelation):
+            return result
+        if _translate_in_place(result, self):
+            return result
+        return TranslatingRelation(result, self)
 
     def function(self, method: Any, name: str = "") -> Any:
         """``method`` with its errors translated (and relations / readers it returns wrapped)."""
@@ -241,6 +261,50 @@ class ErrorContext:
         return call
 
 
+_contexts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # relation -> its ErrorContext
+_subclasses: dict[type, type | None] = {}  # relation class -> its translating subclass (None: impossible)
+
+
+def _translate_in_place(relation: Any, context: ErrorContext) -> bool:
+    """Switch ``relation``'s class to one that translates its errors; False when the
+    class cannot be switched (a C++ class: DuckDB 1.4)."""
+    base = type(relation)
+    if base not in _subclasses:
+        _subclasses[base] = _translating_subclass(base)
+    subclass = _subclasses[base]
+    if subclass is None:
+        return False
+    try:
+        _contexts[relation] = context
+        relation.__class__ = subclass
+    except TypeError:
+        _subclasses[base] = None
+        _contexts.pop(relation, None)
+        return False
+    return True
+
+
+def _translating_subclass(base: type) -> type | None:
+    def __getattribute__(self: Any, name: str) -> Any:  # noqa: N807
+        attribute = base.__getattribute__(self, name)
+        if name.startswith("_") or not callable(attribute):
+            return attribute
+        context = _contexts.get(self)
+        return attribute if context is None else context.function(attribute, name)
+
+    def __repr__(self: Any) -> str:  # noqa: N807
+        context = _contexts.get(self) or ErrorContext()
+        with context.translating():
+            return base.__repr__(self)
+
+    try:
+        return type(base.__name__, (base,), {"__slots__": (), "__getattribute__": __getattribute__,
+                                             "__repr__": __repr__, "__str__": __repr__,
+                                             "__module__": base.__module__})
+    except TypeError:
+        return None
+
+
 def _unwrap(value: Any) -> Any:
     return value.duckdb_relation if isinstance(value, TranslatingRelation) else value
 
@@ -250,7 +314,7 @@ class TranslatingRelation:
     user wrote and carry no Python traceback; everything else is the relation's.
     ``duckdb_relation`` is the relation itself, for APIs that need the real object."""
 
-    __slots__ = ("duckdb_relation", "_context")
+    __slots__ = ("_context", "duckdb_relation")
 
     def __init__(self, relation: Any, context: ErrorContext) -> None:
         self.duckdb_relation = relation
@@ -264,6 +328,10 @@ class TranslatingRelation:
 
     def __dir__(self) -> list[str]:
         return dir(self.duckdb_relation)
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:  # isinstance(x, duckdb.DuckDBPyRelation) holds, for DuckDB's own APIs
+        return type(self.duckdb_relation)
 
     def __repr__(self) -> str:
         with self._context.translating():
@@ -279,11 +347,13 @@ class TranslatingRelation:
         return self._context.wrap(self.duckdb_relation[key])
 
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
-        return translating_reader(self._context.function(_reader_of)(self.duckdb_relation),
-                                  self._context).__arrow_c_stream__(requested_schema)
+        reader = self._context.function(reader_of)(self.duckdb_relation)  # translating its errors
+        return reader.__arrow_c_stream__(requested_schema)
 
 
-def _reader_of(relation: Any, rows: int = 1_000_000) -> pa.RecordBatchReader:
+def reader_of(relation: Any, rows: int = 1_000_000) -> pa.RecordBatchReader:
+    """A streaming Arrow reader over a DuckDB relation (``to_arrow_reader`` on DuckDB 2.x,
+    ``fetch_arrow_reader`` on 1.4)."""
     method = getattr(relation, "to_arrow_reader", None) or relation.fetch_arrow_reader
     return method(rows)
 

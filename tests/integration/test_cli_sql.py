@@ -3,12 +3,19 @@ safe ``${param}`` substitution, and the interactive shell's commands."""
 
 from __future__ import annotations
 
+import os
 import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 
 from tfsql.cli import Statement, main, substitute_params
 from tfsql.cli.errors import UsageError
+
 
 def last_cell(out: str) -> str:
     """The last value of the last box table printed."""
@@ -145,17 +152,12 @@ def test_sql_markdown_format(tmp_path, capsys):
 
 
 def _run_cli(args, **kwargs):
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
 
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     return subprocess.Popen([sys.executable, "-m", "tfsql", *args], env=env, **kwargs)
 
 
 def test_duckdb_progress_bar_never_enters_redirected_results():
-    import subprocess
 
     # DuckDB draws its progress bar on stdout once a query runs longer than progress_bar_time
     process = _run_cli(["sql", "SET progress_bar_time = 0; SELECT count(*) AS n FROM range(20000000) "
@@ -168,8 +170,6 @@ def test_duckdb_progress_bar_never_enters_redirected_results():
 
 
 def test_duckdb_progress_bar_on_a_terminal():
-    import os
-    import subprocess
 
     leader, follower = os.openpty()
     process = _run_cli(["sql", "SET progress_bar_time = 0; SELECT count(*) AS n FROM range(300000000) "
@@ -193,29 +193,34 @@ def test_duckdb_progress_bar_on_a_terminal():
     assert "│ n " in shown or "│    n" in shown or "n" in shown.split()
 
 
+def _interrupt_when_started(process, marker):
+    """Ctrl-C once the command wrote ``marker`` (its long query then runs); its output."""
+
+    try:
+        while not marker.exists() and process.poll() is None:
+            time.sleep(0.05)
+        time.sleep(0.5)
+        process.send_signal(signal.SIGINT)
+        return process.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+        raise
+
+
 def test_ctrl_c_during_a_long_query_exits_130_without_traceback(tmp_path):
-    import signal
-    import subprocess
-    import time
 
     marker = tmp_path / "started.csv"
     process = _run_cli(["sql", f"COPY (SELECT 1 AS started) TO '{marker}'; "
                                "SELECT sum(hash(range)) FROM range(3000000000)"],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    while not marker.exists() and process.poll() is None:
-        time.sleep(0.05)
-    time.sleep(0.5)
-    process.send_signal(signal.SIGINT)
-    out, err = process.communicate(timeout=60)
+    out, err = _interrupt_when_started(process, marker)
     assert process.returncode == 130, err
     assert err.decode().strip().endswith("tfsql: interrupted")
     assert "Traceback" not in err.decode() + out.decode()
 
 
 def test_ctrl_c_during_a_tfrecord_scan_exits_130(tmp_path):
-    import signal
-    import subprocess
-    import time
 
     data = tmp_path / "data"
     assert main(["sql", f"COPY (SELECT range AS x FROM range(200000)) TO '{data}' (FORMAT tfrecord)"]) == 0
@@ -223,11 +228,7 @@ def test_ctrl_c_during_a_tfrecord_scan_exits_130(tmp_path):
     process = _run_cli(["sql", f"COPY (SELECT 1 AS started) TO '{marker}'; SELECT sum(hash(x, r.range)) "
                                f"FROM tfrecord_scan('{data}') t, range(100000) r"],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    while not marker.exists() and process.poll() is None:
-        time.sleep(0.05)
-    time.sleep(0.5)
-    process.send_signal(signal.SIGINT)
-    out, err = process.communicate(timeout=60)
+    _, err = _interrupt_when_started(process, marker)
     assert process.returncode == 130, err
     assert "Traceback" not in err.decode() and "tfsql: interrupted" in err.decode()
 

@@ -19,9 +19,10 @@ import signal
 import sys
 import threading
 import weakref
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
-__all__ = ["handle_ctrl_c", "track_connection", "exit_now", "GRACE_SECONDS"]
+__all__ = ["GRACE_SECONDS", "exit_now", "handle_ctrl_c", "track_connection"]
 
 GRACE_SECONDS = 3.0
 """How long the command may take to stop by itself after Ctrl-C."""
