@@ -296,3 +296,10 @@ def test_shell_ctrl_c_while_typing_clears_the_line(capsys):
     assert shell.loop() == 0
     out = capsys.readouterr().out
     assert "^C" in out and "five" in out
+
+
+def test_a_param_named_like_a_keyword(tmp_path, capsys):
+    script = tmp_path / "k.sql"
+    script.write_text("SELECT getvariable('select') AS v, '${select}' AS w;\n")
+    assert main(["run", str(script), "--param", "select=it's"]) == 0
+    assert capsys.readouterr().out.count("it's") == 2

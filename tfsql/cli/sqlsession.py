@@ -87,7 +87,7 @@ class SQLSession:
         bound as a parameter, never spliced into SQL (names are checked by
         `tfsql.cli.sqlscript.parse_params`)."""
         for name, value in params.items():
-            self.connection.execute(f"SET VARIABLE {name} = ?", [value]).fetchall()
+            self.connection.execute(f'SET VARIABLE "{name}" = ?', [value]).fetchall()
 
 
 def statement_type(sql: str) -> str | None:
