@@ -172,7 +172,7 @@ def test_duckdb_progress_bar_never_enters_redirected_results():
 def test_duckdb_progress_bar_on_a_terminal():
 
     leader, follower = os.openpty()
-    process = _run_cli(["sql", "SET progress_bar_time = 0; SELECT count(*) AS n FROM range(300000000) "
+    process = _run_cli(["sql", "SET progress_bar_time = 0; SELECT count(*) AS n FROM range(30000000) "
                                "WHERE hash(range) % 7 = 0"],
                        stdout=follower, stderr=subprocess.PIPE)
     os.close(follower)
