@@ -118,6 +118,7 @@ def cmd_convert(args: argparse.Namespace, console: Console) -> int:
 
     started = time.perf_counter()
     source_format = _source_format(args.src, args.source_format)
+    total = None  # rows, for the progress bar, when cheap to know
     target_format = args.to or _format_from_extension(args.dst) or "tfrecord"
     if source_format == "tfrecord":
         ds = tfsql.dataset(args.src, record_type=args.record_type, schema=args.schema,
@@ -128,10 +129,12 @@ def cmd_convert(args: argparse.Namespace, console: Console) -> int:
             raise FileNotFoundError(f"no such file or directory: {args.src}")
         source = pads.dataset(args.src, format=source_format, partitioning="hive")
         n_files, reader = len(source.files), source.scanner().to_reader()
+        if source_format == "parquet" and console.shows_progress:
+            total = source.count_rows()  # from the files' footers: cheap
     if target_format != "tfrecord" and args.compression not in (None, "none"):
         raise UsageError(f"--compression applies to tfrecord output, not {target_format}")
     counter = Counter()
-    with console.progress(unit=" rows", unit_scale=True, desc="convert") as bar:
+    with console.progress(unit=" rows", unit_scale=True, desc="convert", total=total) as bar:
         nbytes = write_arrow(counted(reader, counter, progress=bar), target_format, args.dst, _write_options(args))
     console.summary(files=n_files, records=counter.rows, nbytes=nbytes, seconds=time.perf_counter() - started,
                     verb=f"converted {source_format} -> {target_format} {args.dst}:")
