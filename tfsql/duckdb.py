@@ -368,17 +368,12 @@ def _with_a_column(source: Any, options: dict[str, Any], data: tfsql.Dataset) ->
 
 
 def _check_has_columns(function: str, source: Any, data: tfsql.Dataset) -> None:
-    """DuckDB cannot scan a table without columns: say why there are none instead."""
+    """DuckDB cannot scan a table without columns; only a source without files has none
+    left after :func:`_with_a_column`: say so."""
     if len(data.schema):
         return
-    if not data.files:
-        raise NoFilesError(f"IO Error: {function}: no files found in {source!r} (hidden files such as "
-                           f"_SUCCESS are skipped)")
-    count = len(data.files)
-    raise InvalidInputError(
-        f"Invalid Input Error: {function}: the {count} file{'' if count == 1 else 's'} of {source!r} "
-        f"hold no features to infer columns from (the files are empty, or no record sets a feature); "
-        f"pass schema := {{'name': 'TYPE', ...}} to read them")
+    raise NoFilesError(f"IO Error: {function}: no files found in {source!r} (hidden files such as "
+                       f"_SUCCESS are skipped)")
 
 
 def _fingerprint(files: Sequence[str]) -> tuple | None:
