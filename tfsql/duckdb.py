@@ -337,18 +337,12 @@ def _with_a_column(source: Any, options: dict[str, Any], data: tfsql.Dataset) ->
 
 
 def _check_has_columns(function: str, source: Any, data: tfsql.Dataset) -> None:
-    """DuckDB cannot scan a table without columns: say why there are none instead."""
+    """DuckDB cannot scan a table without columns; only a source without files has none
+    left after :func:`_with_a_column`: say so."""
     if len(data.schema):
         return
-    if not data.files:
-        raise sql_error(NoFilesError, f"no files found in {source!r} (hidden files such as _SUCCESS are "
-                                      f"skipped)", function=function)
-    count = len(data.files)
-    raise sql_error(
-        InvalidInputError,
-        f"the {count} file{'' if count == 1 else 's'} of {source!r} hold no features to infer columns "
-        f"from (the files are empty, or no record sets a feature); pass schema := {{'name': 'TYPE', ...}} "
-        f"to read them", function=function)
+    raise sql_error(NoFilesError, f"no files found in {source!r} (hidden files such as _SUCCESS are "
+                                  f"skipped)", function=function)
 
 
 def _fingerprint(files: Sequence[str]) -> tuple | None:
