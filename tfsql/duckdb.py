@@ -81,7 +81,7 @@ TABLE_FUNCTIONS = ("tfrecord_scan", "read_tfrecord")
 COPY_BATCH_ROWS = 131_072
 """Rows per record batch pulled from DuckDB by ``COPY ... (FORMAT tfrecord)``."""
 
-SCAN_PARAMETERS = {
+SCAN_PARAMETERS: dict[str, str] = {
     "hive_partitioning": "BOOLEAN",
     "hive_types": "STRUCT",
     "filename": "BOOLEAN or VARCHAR",
@@ -102,6 +102,10 @@ SCAN_PARAMETERS = {
     "threads": "BIGINT",
 }
 """Named parameters of ``tfrecord_scan`` and their DuckDB types (see `_dataset_options`)."""
+
+NATIVE_SCAN_PARAMETERS = frozenset(SCAN_PARAMETERS) - {"schema", "columns", "hive_types"}
+"""The named parameters the DuckDB extension's ``tfrecord_scan`` implements (calls with
+others run through the Arrow path inside `connect`)."""
 
 
 class BinderError(duckdb.BinderException, ValueError):
@@ -397,8 +401,11 @@ class TFRecordConnection:
     [(5,)]
     """
 
-    def __init__(self, connection: duckdb.DuckDBPyConnection) -> None:
+    def __init__(self, connection: duckdb.DuckDBPyConnection, *, native: bool = False) -> None:
         self._con = connection
+        #: True when tfsql's DuckDB extension is loaded here: ``tfrecord_scan`` calls it
+        #: supports run as DuckDB's own table function (see `_native_call`).
+        self.native = native
         self._lock = threading.RLock()
         self._names: dict[tuple, str] = {}  # normalised call -> registered name
         self._datasets: dict[str, tfsql.Dataset] = {}  # registered name -> dataset (kept alive)
@@ -439,7 +446,7 @@ class TFRecordConnection:
 
     def cursor(self) -> TFRecordConnection:
         """A new connection to the same database, also understanding ``tfrecord_scan``."""
-        return TFRecordConnection(self._con.cursor())
+        return TFRecordConnection(self._con.cursor(), native=self.native)
 
     # -- registration -------------------------------------------------------------------
 
@@ -567,6 +574,8 @@ class TFRecordConnection:
             calls = rewrite.find_calls(text, tokens, TABLE_FUNCTIONS)
         except ValueError as err:
             raise duckdb.ParserException(f"Parser Error: {err}") from err
+        if self.native:
+            calls = [call for call in calls if not self._native_call(call, tokens, params)]
         if not calls:
             return text, params
         question_marks = [t.start for t in tokens if t.is_op("?")]
@@ -591,6 +600,36 @@ class TFRecordConnection:
         if consumed:
             params = [value for k, value in enumerate(params) if k not in consumed]
         return rewrite.substitute(text, replacements), params
+
+    def _native_call(self, call: rewrite.Call, tokens: list[rewrite.Token], params: Any) -> bool:
+        """Whether the extension's ``tfrecord_scan`` runs this call (the SQL text is left
+        as written): always, except for options only the Arrow path has, and for a
+        statement with WHERE (not a CREATE) over hive-partitioned files, where the Arrow
+        path's partition pruning opens only the matching directories (DuckDB's C API
+        has no filter pushdown)."""
+        for arg in call.args:
+            if arg.name is None:
+                continue
+            if arg.name not in NATIVE_SCAN_PARAMETERS:
+                return False
+            spelled = tokens[arg.first_token - 1].text.strip() if arg.first_token > 0 else ""
+            if spelled != ":=" and not (spelled == "=" and not any(c in arg.text for c in "<>=!")):
+                return False  # DuckDB's parser reads ``name = a < b`` differently
+        if tokens and tokens[0].is_word("create"):
+            return True
+        if not any(t.is_word("where") for t in tokens):
+            return True
+        positional = [arg for arg in call.args if arg.name is None]
+        hive = [arg for arg in call.args if arg.name == "hive_partitioning"]
+        if len(positional) != 1 or any("?" in arg.text or "$" in arg.text for arg in positional + hive):
+            return True  # the extension reports the problem, or binds the parameters
+        try:
+            values = self._evaluate([positional[0].text] + [arg.text for arg in hive], None, call.name)
+        except duckdb.Error:
+            return True
+        if hive and values[1] is False:
+            return True
+        return _is_partitioned(values[0])
 
     def _register_call(self, call: rewrite.Call, params: list | None) -> str:
         positional = [arg for arg in call.args if arg.name is None]
@@ -703,6 +742,20 @@ def _reporting(reader: pa.RecordBatchReader, progress: Callable[[int], None] | N
     return pa.RecordBatchReader.from_batches(reader.schema, batches())
 
 
+def _is_partitioned(source: Any) -> bool:
+    """Whether ``source`` (a path, glob or list of them) holds ``key=value`` directories."""
+    from tfsql.discovery import discover
+
+    items = list(source) if isinstance(source, (list, tuple)) else [source]
+    if not all(isinstance(item, str) for item in items):
+        return False
+    try:
+        found = discover(items)
+    except (OSError, ValueError, TypeError):
+        return False
+    return any("=" in (f.relative_dir() or "") for f in found.files)
+
+
 def _mentions_tfrecord(query: str) -> bool:
     lowered = query.lower()
     return "tfrecord" in lowered
@@ -726,14 +779,25 @@ def _looks_like_tfrecord_copy(text: str, tokens: list[rewrite.Token]) -> bool:
 # --------------------------------------------------------------------------------------
 
 
-def connect(database_or_connection: Any = None, **duckdb_kwargs: Any) -> TFRecordConnection:
+def connect(database_or_connection: Any = None, *, extension: bool | None = None,
+            **duckdb_kwargs: Any) -> TFRecordConnection:
     """A DuckDB connection that understands ``tfrecord_scan(...)`` and ``COPY ... (FORMAT tfrecord)``.
+
+    A connection it opens allows unsigned extensions and loads tfsql's DuckDB extension
+    (when this installation has it: see `tfsql.duckdb_extension_path`), so
+    ``tfrecord_scan``, ``read_tfrecord`` and ``FROM 'x.tfrecord'`` are DuckDB table
+    functions there, and views over them stored in the database file work in any
+    connection that loads the extension. Calls with ``schema``/``columns``/``hive_types``
+    and filtered scans of hive-partitioned files use the Arrow path described above.
 
     Parameters
     ----------
     database_or_connection : str, path, duckdb.DuckDBPyConnection or TFRecordConnection, optional
         A database file (default: in memory) to open with ``duckdb.connect``, or an open
         connection to wrap (then ``duckdb_kwargs`` must be empty).
+    extension : bool, optional
+        Load the DuckDB extension (default: when available). False keeps every call on
+        the Arrow path; True raises when the extension cannot be loaded.
     **duckdb_kwargs
         Passed to ``duckdb.connect`` (``read_only``, ``config``...).
 
@@ -757,12 +821,29 @@ def connect(database_or_connection: Any = None, **duckdb_kwargs: Any) -> TFRecor
         if duckdb_kwargs:
             raise TypeError("connect() got DuckDB options for an already open connection")
         return database_or_connection
+    from tfsql._extension import extension_available, load_extension
+
+    want = extension_available() if extension is None else extension
     if isinstance(database_or_connection, duckdb.DuckDBPyConnection):
         if duckdb_kwargs:
             raise TypeError("connect() got DuckDB options for an already open connection")
-        return TFRecordConnection(database_or_connection)
-    database = ":memory:" if database_or_connection is None else str(database_or_connection)
-    return TFRecordConnection(duckdb.connect(database, **duckdb_kwargs))
+        con = database_or_connection
+    else:
+        database = ":memory:" if database_or_connection is None else str(database_or_connection)
+        if want:
+            config = dict(duckdb_kwargs.pop("config", None) or {})
+            config.setdefault("allow_unsigned_extensions", "true")
+            duckdb_kwargs["config"] = config
+        con = duckdb.connect(database, **duckdb_kwargs)
+    native = False
+    if want:
+        try:
+            load_extension(con)
+            native = True
+        except (duckdb.Error, OSError):
+            if extension:
+                raise
+    return TFRecordConnection(con, native=native)
 
 
 _default_lock = threading.Lock()
