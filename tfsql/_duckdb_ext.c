@@ -1032,26 +1032,14 @@ static int infer_columns(tfbind *b, char *err, idx_t *cardinality) {
             snprintf(err, ERRLEN, "out of memory");
             goto done;
         }
+        /* A damaged record ends the file's sample; the scan reports it (as a data error,
+         * with its file, record and offset) unless ignore_errors skips it. */
         size_t n = offs.len / 8;
-        if (status != FRAME_OK && !b->skip_corrupt &&
-            (b->infer_sample < 0 || (long long)n < b->infer_sample)) {
-            frame_error(err, f->path, status, n, end, bufs[j].size);
-            goto done;
-        }
         size_t bad = 0;
         int e = summarize_core(&s, b->record_type, bufs[j].data, bufs[j].size, offs.data,
                                lens.data, n, &bad);
-        if (e) {
-            size_t at = n ? (size_t)load_u64(offs.data + 8 * bad) - 12 : 0;
-            if (e == E_NOMEM) {
-                snprintf(err, ERRLEN, "out of memory");
-            } else {
-                snprintf(err, ERRLEN, "record is not a valid %s protobuf in %s, record %zu at "
-                                      "byte %zu; check record_type := (use 'bytes' to read the "
-                                      "raw records)",
-                         b->record_type == EXAMPLE ? "tf.train.Example" : "tf.train.SequenceExample",
-                         f->path, bad, at);
-            }
+        if (e == E_NOMEM) {
+            snprintf(err, ERRLEN, "out of memory");
             goto done;
         }
         sampled_records += n;

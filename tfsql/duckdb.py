@@ -607,6 +607,10 @@ class TFRecordConnection:
         statement with WHERE (not a CREATE) over hive-partitioned files, where the Arrow
         path's partition pruning opens only the matching directories (DuckDB's C API
         has no filter pushdown)."""
+        if not call.in_from:
+            return False  # e.g. ``DESCRIBE tfrecord_scan(...)``, which DuckDB cannot parse
+        if [arg.name for arg in call.args[:1]] != [None] or sum(arg.name is None for arg in call.args) != 1:
+            return False  # the Arrow path explains what the call lacks
         for arg in call.args:
             if arg.name is None:
                 continue
