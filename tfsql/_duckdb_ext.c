@@ -2013,6 +2013,14 @@ static int is_tfrecord_name(const char *name) {
             return 1;
         }
     }
+    /* a glob over such files, such as 'data/part-?.tfrecord.gz' */
+    if (has_glob_magic(name)) {
+        for (const char *p = name; *p; p++) {
+            if (strncasecmp(p, ".tfrecord", 9) == 0) {
+                return 1;
+            }
+        }
+    }
     return 0;
 }
 

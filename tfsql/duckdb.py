@@ -633,7 +633,7 @@ class TFRecordConnection:
             return True
         if hive and values[1] is False:
             return True
-        return _is_partitioned(values[0])
+        return not _is_partitioned(values[0])
 
     def _register_call(self, call: rewrite.Call, params: list | None) -> str:
         positional = [arg for arg in call.args if arg.name is None]
