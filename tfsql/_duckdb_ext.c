@@ -1164,6 +1164,114 @@ done:
     return rc;
 }
 
+/* -- inference cache ----------------------------------------------------------
+ * The columns inferred for a list of files, kept while the files are unchanged (paths,
+ * sizes, modification times) and the options that shape inference are the same, as
+ * tfsql.connect() does: a query over the same files does not sample them again. */
+
+#define INFER_CACHE_SLOTS 16
+
+typedef struct {
+    uint64_t key;   /* hash of options + fingerprints; 0: empty */
+    int ncols;
+    colspec *cols;  /* owned names */
+    int *utf8;
+    idx_t cardinality;
+} infer_entry;
+
+static infer_entry infer_cache[INFER_CACHE_SLOTS];
+static size_t infer_cache_next;
+static pthread_mutex_t infer_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static uint64_t mix64(uint64_t h, uint64_t v) {
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    return h * 0xff51afd7ed558ccdull;
+}
+
+static uint64_t infer_key(const tfbind *b) {
+    uint64_t h = mix64(0x1234567ull, (uint64_t)b->record_type);
+    h = mix64(h, (uint64_t)b->compression);
+    h = mix64(h, (uint64_t)b->verify);
+    h = mix64(h, (uint64_t)b->lists_always);
+    h = mix64(h, (uint64_t)b->skip_corrupt);
+    h = mix64(h, (uint64_t)b->infer_sample);
+    h = mix64(h, (uint64_t)b->infer_files);
+    for (size_t i = 0; i < b->files.n; i++) {
+        struct stat st;
+        if (stat(b->files.items[i].path, &st) != 0) {
+            return 0;
+        }
+        for (const char *p = b->files.items[i].path; *p; p++) {
+            h = mix64(h, (uint8_t)*p);
+        }
+        h = mix64(h, (uint64_t)st.st_size);
+#if defined(__APPLE__)
+        h = mix64(h, (uint64_t)st.st_mtimespec.tv_sec);
+        h = mix64(h, (uint64_t)st.st_mtimespec.tv_nsec);
+#else
+        h = mix64(h, (uint64_t)st.st_mtim.tv_sec);
+        h = mix64(h, (uint64_t)st.st_mtim.tv_nsec);
+#endif
+    }
+    return h ? h : 1;
+}
+
+static int infer_cache_get(tfbind *b, uint64_t key, idx_t *cardinality) {
+    int found = 0;
+    pthread_mutex_lock(&infer_lock);
+    for (int i = 0; i < INFER_CACHE_SLOTS && !found; i++) {
+        infer_entry *e = &infer_cache[i];
+        if (key == 0 || e->key != key) {
+            continue;
+        }
+        int n = e->ncols;
+        b->sc.cols = (colspec *)calloc(n ? (size_t)n : 1, sizeof(colspec));
+        b->utf8 = (int *)calloc(n ? (size_t)n : 1, sizeof(int));
+        if (b->sc.cols == NULL || b->utf8 == NULL) {
+            break;
+        }
+        for (int c = 0; c < n; c++) {
+            b->sc.cols[c] = e->cols[c];
+            b->sc.cols[c].name = (uint8_t *)xstrndup((const char *)e->cols[c].name, e->cols[c].name_len);
+            b->utf8[c] = e->utf8[c];
+        }
+        b->sc.record_type = b->record_type;
+        b->sc.ncols = b->ndata = n;
+        *cardinality = e->cardinality;
+        found = 1;
+    }
+    pthread_mutex_unlock(&infer_lock);
+    return found;
+}
+
+static void infer_cache_put(const tfbind *b, uint64_t key, idx_t cardinality) {
+    if (key == 0) {
+        return;
+    }
+    pthread_mutex_lock(&infer_lock);
+    infer_entry *e = &infer_cache[infer_cache_next++ % INFER_CACHE_SLOTS];
+    for (int c = 0; c < e->ncols; c++) {
+        free(e->cols[c].name);
+    }
+    free(e->cols);
+    free(e->utf8);
+    memset(e, 0, sizeof(*e));
+    int n = b->ndata;
+    e->cols = (colspec *)calloc(n ? (size_t)n : 1, sizeof(colspec));
+    e->utf8 = (int *)calloc(n ? (size_t)n : 1, sizeof(int));
+    if (e->cols != NULL && e->utf8 != NULL) {
+        for (int c = 0; c < n; c++) {
+            e->cols[c] = b->sc.cols[c];
+            e->cols[c].name = (uint8_t *)xstrndup((const char *)b->sc.cols[c].name, b->sc.cols[c].name_len);
+            e->utf8[c] = b->utf8[c];
+        }
+        e->ncols = n;
+        e->cardinality = cardinality;
+        e->key = key;
+    }
+    pthread_mutex_unlock(&infer_lock);
+}
+
 /* Hive partition columns of the files (tfsql.partitioning.Partitioning.discover). */
 static int find_partitions(tfbind *b, char *err) {
     if (b->hive == HIVE_OFF) {
@@ -1526,8 +1634,12 @@ static void tf_bind(duckdb_bind_info info) {
         b->total_bytes += b->files.items[i].size;
     }
     idx_t cardinality = 0;
-    if (infer_columns(b, err, &cardinality)) {
-        goto fail;
+    uint64_t key = b->record_type == RAW ? 0 : infer_key(b);
+    if (!infer_cache_get(b, key, &cardinality)) {
+        if (infer_columns(b, err, &cardinality)) {
+            goto fail;
+        }
+        infer_cache_put(b, key, cardinality);
     }
     if (find_partitions(b, err)) {
         goto fail;

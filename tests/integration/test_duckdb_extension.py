@@ -156,6 +156,19 @@ def test_sources_lists_globs_and_replacement_scan(data, tmp_path):
         ("test",), ("train",), ("valid",)]
 
 
+def test_changed_files_are_inferred_again(tmp_path):
+    con = native_connection()
+    path = tmp_path / "t.tfrecord"
+    tfsql.write_tfrecord(pa.table({"a": [1, 2]}), str(path))
+    assert con.sql(f"SELECT * FROM '{path}'").fetchall() == [(1,), (2,)]
+    assert con.sql(f"SELECT * FROM '{path}'").fetchall() == [(1,), (2,)]  # the cached inference
+    path.unlink()
+    tfsql.write_tfrecord(pa.table({"b": ["x"], "c": [[1.5]]}), str(path))
+    relation = con.sql(f"SELECT * FROM '{path}'")
+    assert relation.columns == ["b", "c"]
+    assert relation.fetchall() == [("x", [1.5])]
+
+
 def test_projection_is_pushed_down(data):
     plan = native_connection().sql(f"EXPLAIN SELECT id FROM tfrecord_scan('{data['dir']}') WHERE label = 1")
     text = plan.fetchall()[0][1]
