@@ -162,7 +162,7 @@ def test_changed_files_are_inferred_again(tmp_path):
     tfsql.write_tfrecord(pa.table({"a": [1, 2]}), str(path))
     assert con.sql(f"SELECT * FROM '{path}'").fetchall() == [(1,), (2,)]
     assert con.sql(f"SELECT * FROM '{path}'").fetchall() == [(1,), (2,)]  # the cached inference
-    path.unlink()
+    shutil.rmtree(path) if path.is_dir() else path.unlink()
     tfsql.write_tfrecord(pa.table({"b": ["x"], "c": [[1.5]]}), str(path))
     relation = con.sql(f"SELECT * FROM '{path}'")
     assert relation.columns == ["b", "c"]
