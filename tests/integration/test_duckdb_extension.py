@@ -166,7 +166,7 @@ def test_changed_files_are_inferred_again(tmp_path):
     tfsql.write_tfrecord(pa.table({"b": ["x"], "c": [[1.5]]}), str(path))
     relation = con.sql(f"SELECT * FROM '{path}'")
     assert relation.columns == ["b", "c"]
-    assert relation.fetchall() == [("x", [1.5])]
+    assert relation.fetchall() == [("x", 1.5)]  # one value per record: a scalar, as read_tfrecord infers
 
 
 def test_projection_is_pushed_down(data):
