@@ -65,7 +65,7 @@ def _cache_dir():
 def _download_headers(target):
     """Fetch the duckdb sdist with pip and extract the two C API headers into `target`."""
     with tempfile.TemporaryDirectory() as tmp:
-        command = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
+        command = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", "duckdb",
                    "--disable-pip-version-check", "-q", "-d", tmp, f"duckdb=={DUCKDB_HEADERS_VERSION}"]
         _note(f"fetching the DuckDB {DUCKDB_HEADERS_VERSION} C API headers (pip download duckdb, "
               "once; set TFSQL_DUCKDB_INCLUDE to a directory holding duckdb.h and "
