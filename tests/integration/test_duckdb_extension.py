@@ -170,8 +170,8 @@ def test_changed_files_are_inferred_again(tmp_path):
 
 
 def test_projection_is_pushed_down(data):
-    plan = native_connection().sql(f"EXPLAIN SELECT id FROM tfrecord_scan('{data['dir']}') WHERE label = 1")
-    text = plan.fetchall()[0][1]
+    con = native_connection()  # kept: DuckDB 1.4's relations do not keep their connection open
+    text = con.sql(f"EXPLAIN SELECT id FROM tfrecord_scan('{data['dir']}') WHERE label = 1").fetchall()[0][1]
     assert "TFRECORD_SCAN" in text.upper()
     assert "name" not in text.split("TFRECORD_SCAN")[-1]
 
