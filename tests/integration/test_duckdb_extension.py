@@ -273,3 +273,50 @@ def test_duckdb_command_loads_the_extension(data):
     refused = subprocess.run([duckdb_cli(), "-c", f"LOAD '{tfsql.duckdb_extension_path()}'"],
                              capture_output=True, text=True)
     assert refused.returncode != 0 and "unsigned" in (refused.stderr + refused.stdout).lower()
+
+
+FUZZ_SCRIPT = r"""
+import random, sys, duckdb, tfsql
+source, work, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+data = open(source, "rb").read()
+con = tfsql.load_extension(duckdb.connect(config={"allow_unsigned_extensions": "true"}))
+rng = random.Random(7)
+outcomes = {"rows": 0, "error": 0}
+for i in range(count):
+    mutated = bytearray(data)
+    kind = i % 3
+    if kind == 0:
+        for _ in range(rng.randint(1, 4)):
+            mutated[rng.randrange(len(mutated))] = rng.randrange(256)
+    elif kind == 1:
+        del mutated[rng.randrange(len(mutated)):]
+    else:
+        at = rng.randrange(len(mutated))
+        mutated[at:at] = bytes(rng.randrange(256) for _ in range(rng.randint(1, 9)))
+    path = f"{work}/m{i}.tfrecord"
+    open(path, "wb").write(bytes(mutated))
+    for options in ("", ", verify_checksums := false", ", ignore_errors := true"):
+        try:
+            con.sql(f"SELECT * FROM tfrecord_scan('{path}'{options})").fetchall()
+            outcomes["rows"] += 1
+        except duckdb.Error as err:
+            assert "Traceback" not in str(err)
+            outcomes["error"] += 1
+print(outcomes["rows"], outcomes["error"])
+"""
+
+
+def test_mutated_files_never_crash_the_scan(tmp_path):
+    """Damaged bytes give rows or a DuckDB error, never a crash of the process."""
+    table = pa.table({"id": list(range(40)), "s": [f"v{i}" for i in range(40)],
+                      "f": [[i * 0.5] * (i % 4) for i in range(40)]})
+    tfsql.write_tfrecord(table, str(tmp_path / "src.tfrecord"))
+    written = tmp_path / "src.tfrecord"
+    source = written if written.is_file() else sorted(p for p in written.rglob("*.tfrecord") if p.is_file())[0]
+    work = tmp_path / "work"
+    work.mkdir()
+    out = subprocess.run([sys.executable, "-c", FUZZ_SCRIPT, str(source), str(work), "150"],
+                         capture_output=True, text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert out.returncode == 0, out.stderr[-2000:]
+    rows, errors = map(int, out.stdout.split())
+    assert rows > 0 and errors > 0
