@@ -500,8 +500,9 @@ static int keep_path(const char *path, const char *root, const strlist *exempt) 
     return 1;
 }
 
-/* Every regular file below `dir` (recursively), as paths. */
-static int walk_dir(const char *dir, strlist *out) {
+/* The entries of directory `dir` whose names match `pattern` (all when NULL), as paths;
+ * "." and ".." are left out, and a directory that cannot be read has none. */
+static int dir_children(const char *dir, const char *pattern, strlist *out) {
     DIR *d = opendir(dir);
     if (d == NULL) {
         return 0;
@@ -509,30 +510,39 @@ static int walk_dir(const char *dir, strlist *out) {
     struct dirent *ent;
     int rc = 0;
     while (rc == 0 && (ent = readdir(d)) != NULL) {
-        if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0) {
+        if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0 ||
+            (pattern != NULL && fnmatch(pattern, ent->d_name, 0) != 0)) {
             continue;
         }
-        char *child = strcmp(dir, "/") == 0 ? xprintf("/%s", ent->d_name)
-                                            : xprintf("%s/%s", dir, ent->d_name);
-        if (child == NULL) {
-            rc = -1;
-            break;
-        }
+        rc = strlist_add(out, strcmp(dir, "/") == 0 ? xprintf("/%s", ent->d_name)
+                                                    : xprintf("%s/%s", dir, ent->d_name));
+    }
+    closedir(d);
+    return rc;
+}
+
+static int is_dir(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Every regular file below `dir` (recursively), as paths. */
+static int walk_dir(const char *dir, strlist *out) {
+    strlist children = {0};
+    int rc = dir_children(dir, NULL, &children);
+    for (size_t i = 0; i < children.n && rc == 0; i++) {
         struct stat st;
-        if (stat(child, &st) != 0) {
-            free(child);
+        if (stat(children.items[i], &st) != 0) {
             continue;
         }
         if (S_ISDIR(st.st_mode)) {
-            rc = walk_dir(child, out);
-            free(child);
+            rc = walk_dir(children.items[i], out);
         } else if (S_ISREG(st.st_mode)) {
-            rc = strlist_add(out, child);
-        } else {
-            free(child);
+            rc = strlist_add(out, children.items[i]);
+            children.items[i] = NULL;
         }
     }
-    closedir(d);
+    strlist_free(&children);
     return rc;
 }
 
@@ -571,66 +581,33 @@ static int glob_walk(const char *dir, char **comps, int ncomps, int k, strlist *
         return strlist_add(out, xstrdup(dir));
     }
     const char *c = comps[k];
-    if (strcmp(c, "**") == 0) {
-        if (glob_walk(dir, comps, ncomps, k + 1, out)) {
-            return -1;
-        }
-        DIR *d = opendir(dir);
-        if (d == NULL) {
-            return 0;
-        }
-        struct dirent *ent;
-        int rc = 0;
-        while (rc == 0 && (ent = readdir(d)) != NULL) {
-            if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0) {
-                continue;
-            }
-            char *child = strcmp(dir, "/") == 0 ? xprintf("/%s", ent->d_name)
-                                                : xprintf("%s/%s", dir, ent->d_name);
-            struct stat st;
-            if (child != NULL && stat(child, &st) == 0 && S_ISDIR(st.st_mode)) {
-                rc = glob_walk(child, comps, ncomps, k, out);
-            } else if (child != NULL && k + 1 == ncomps) {
-                rc = strlist_add(out, child);
-                child = NULL;
-            }
-            free(child);
-        }
-        closedir(d);
-        return rc;
-    }
+    int last = k + 1 == ncomps, rc = 0;
     if (!has_glob_magic(c)) {
         char *child = strcmp(dir, "/") == 0 ? xprintf("/%s", c) : xprintf("%s/%s", dir, c);
         struct stat st;
-        int rc = 0;
-        if (child != NULL && stat(child, &st) == 0 && (k + 1 == ncomps || S_ISDIR(st.st_mode))) {
+        if (child != NULL && stat(child, &st) == 0 && (last || S_ISDIR(st.st_mode))) {
             rc = glob_walk(child, comps, ncomps, k + 1, out);
         }
         free(child);
         return rc;
     }
-    DIR *d = opendir(dir);
-    if (d == NULL) {
-        return 0;
+    int globstar = strcmp(c, "**") == 0;
+    if (globstar && glob_walk(dir, comps, ncomps, k + 1, out)) {
+        return -1;
     }
-    struct dirent *ent;
-    int rc = 0;
-    while (rc == 0 && (ent = readdir(d)) != NULL) {
-        if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0) {
-            continue;
-        }
-        if (fnmatch(c, ent->d_name, 0) != 0) {
-            continue;
-        }
-        char *child = strcmp(dir, "/") == 0 ? xprintf("/%s", ent->d_name)
-                                            : xprintf("%s/%s", dir, ent->d_name);
-        struct stat st;
-        if (child != NULL && stat(child, &st) == 0 && (k + 1 == ncomps || S_ISDIR(st.st_mode))) {
+    strlist children = {0};
+    rc = dir_children(dir, globstar ? NULL : c, &children);
+    for (size_t i = 0; i < children.n && rc == 0; i++) {
+        const char *child = children.items[i];
+        if (globstar) {  /* one level deeper, still matching "**"; or a file it ends on */
+            rc = is_dir(child) ? glob_walk(child, comps, ncomps, k, out)
+                 : last        ? strlist_add(out, xstrdup(child))
+                               : 0;
+        } else if (last || is_dir(child)) {
             rc = glob_walk(child, comps, ncomps, k + 1, out);
         }
-        free(child);
     }
-    closedir(d);
+    strlist_free(&children);
     return rc;
 }
 

@@ -20,7 +20,6 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
 import tfsql
@@ -49,17 +48,7 @@ def native_connection() -> duckdb.DuckDBPyConnection:
     return tfsql.load_extension(duckdb.connect(config={"allow_unsigned_extensions": "true"}))
 
 
-@pytest.fixture(scope="module")
-def data(tmp_path_factory):
-    root = tmp_path_factory.mktemp("duckdb_ext")
-    directory = root / "data"
-    tfsql.write_tfrecord(split_table(N_ROWS), str(directory), partition_by="split", max_rows_per_file=60)
-    parquet_path = root / "labels.parquet"
-    pq.write_table(pa.table({"label": [0, 1, 2, 3, 4], "label_name": ["zero", "one", "two", "three", "four"]}),
-                   str(parquet_path))
-    out = root / "out"
-    out.mkdir()
-    return {"root": root, "dir": str(directory), "pq": str(parquet_path), "out": str(out)}
+data = SUITE.data  # the statement suite's files: a hive-partitioned directory and a Parquet file
 
 
 @pytest.fixture(scope="module")
@@ -320,3 +309,29 @@ def test_mutated_files_never_crash_the_scan(tmp_path):
     assert out.returncode == 0, out.stderr[-2000:]
     rows, errors = map(int, out.stdout.split())
     assert rows > 0 and errors > 0
+
+
+def test_discovery_matches_tfsql_discover(tmp_path):
+    """Directories, globs (``*``, ``?``, ``[...]``, ``**``) and the hidden-file rules list
+    the same files as `tfsql.discovery.discover`."""
+    from tfsql.discovery import discover
+
+    tree = ["a/k=1/part-0.tfrecord", "a/k=1/.part-0.tfrecord.crc", "a/k=2/part-1.tfrecord", "a/_SUCCESS",
+            "a/_temporary/x.tfrecord", "a/.staging/y.tfrecord", "a/_col=3/part-2.tfrecord", "b/x.tfrecord",
+            "b/deep/er/y.tfrecord", "b/z.tfrecords", "b/_skip/w.tfrecord"]
+    tfsql.write_tfrecord(pa.table({"x": [1]}), str(tmp_path / "one"))
+    payload = next(p for p in (tmp_path / "one").rglob("*.tfrecord")).read_bytes()
+    for name in tree:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes(payload)
+    con = native_connection()
+    sources = ["a", "b", "a/*", "b/*.tfrecord", "b/**/*.tfrecord", "b/**", "a/k=[12]/*", "b/?.tfrecord",
+               "a/_col=3", "b/_skip/*", ["a/k=1", "b/x.tfrecord", "a/k=1/part-0.tfrecord"]]
+    for source in sources:
+        items = source if isinstance(source, list) else [source]
+        absolute = [str(tmp_path / item) for item in items]
+        want = [f.path for f in discover(absolute).files]
+        sql = "[" + ", ".join(f"'{p}'" for p in absolute) + "]"
+        got = con.sql(f"SELECT DISTINCT filename FROM tfrecord_scan({sql}, record_type := 'bytes', "
+                      f"filename := true, hive_partitioning := false)").fetchall()
+        assert sorted(row[0] for row in got) == sorted(want), source
