@@ -135,6 +135,8 @@ class BuildWithDuckDBExtension(build_ext):
     def run(self):
         super().run()
         self._extension_output = None
+        if os.path.exists(self._target()):  # never ship an extension left by an earlier build
+            os.remove(self._target())
         if os.environ.get("TFSQL_NO_DUCKDB_EXTENSION"):
             return
         try:
