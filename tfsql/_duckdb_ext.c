@@ -1642,8 +1642,9 @@ static void tf_bind(duckdb_bind_info info) {
     }
     if (b->ndata == 0) {
         snprintf(err, ERRLEN, "%s: the %zu file%s hold no features to infer columns from (the "
-                              "files are empty, or no record sets a feature)", fname,
-                 b->files.n, b->files.n == 1 ? "" : "s");
+                              "files are empty, or no record sets a feature); to read them with "
+                              "schema := {'name': 'TYPE', ...}, run the query through "
+                              "tfsql.connect()", fname, b->files.n, b->files.n == 1 ? "" : "s");
         goto fail;
     }
     if (schema_index(&b->sc)) {

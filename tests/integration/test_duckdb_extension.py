@@ -93,7 +93,7 @@ def test_golden_files_native_arrow_and_read_tfrecord_agree(name):
     con = native_connection()
     table = tfsql.read_tfrecord(path, record_type=record_type)
     if table.num_columns == 0:  # the empty file: nothing to infer, both say so
-        with pytest.raises(duckdb.Error, match="hold no features"):
+        with pytest.raises(duckdb.Error, match="hold no features .* schema := .* tfsql.connect()"):
             con.sql(f"SELECT * FROM tfrecord_scan('{path}', record_type := '{record_type}')")
         return
     con.register("ref", table)
