@@ -1,8 +1,11 @@
 """DuckDB SQL over TFRecord: ``tfrecord_scan(...)`` and ``COPY ... TO ... (FORMAT tfrecord)``.
 
-DuckDB's Python API cannot add a table function or a COPY format, so `connect` returns
-a thin wrapper around a normal ``duckdb.DuckDBPyConnection`` that rewrites SQL text
-before DuckDB sees it:
+`connect` returns a thin wrapper around a normal ``duckdb.DuckDBPyConnection``. When
+this installation has tfsql's DuckDB extension (`tfsql.duckdb_extension_path`), the
+connection loads it and most ``tfrecord_scan`` calls run as DuckDB's own table function
+(see `TFRecordConnection._native_call` for the exceptions). Everything else, and every
+call when the extension is absent, goes through a rewrite of the SQL text before DuckDB
+sees it:
 
 - every call ``tfrecord_scan(source, name := value, ...)`` (alias ``read_tfrecord``),
   wherever a table function may appear, is replaced by the name of a `tfsql.Dataset`
