@@ -1400,7 +1400,7 @@ static duckdb_type value_type_id(duckdb_value v) {
 }
 
 static int parse_options(duckdb_bind_info info, tfbind *b, const char *fname, char *err) {
-    static const char *unsupported[] = {"schema", "columns", "hive_types", NULL};
+    static const char *unsupported[] = {"hive_types", NULL};
     for (int i = 0; unsupported[i]; i++) {
         duckdb_value v = duckdb_bind_get_named_parameter(info, unsupported[i]);
         if (v != NULL) {
@@ -1548,6 +1548,85 @@ static duckdb_logical_type column_type(int kind, int shape, int utf8) {
     return t;
 }
 
+/* A column type of schema := {...}: the Arrow types the decoder produces without a cast
+ * (BIGINT, FLOAT, VARCHAR, BLOB, and lists of them); 0 when supported. */
+static int parse_type_name(const char *text, int *kind, int *shape, int *utf8) {
+    char t[64];
+    size_t o = 0;
+    for (const char *p = text; *p && o < sizeof(t) - 1; p++) {
+        if (*p != ' ') {
+            t[o++] = (char)((*p >= 'a' && *p <= 'z') ? *p - 32 : *p);
+        }
+    }
+    t[o] = 0;
+    *shape = SCALAR;
+    while (o >= 2 && t[o - 2] == '[' && t[o - 1] == ']' && *shape < LIST_OF_LIST) {
+        o -= 2;
+        t[o] = 0;
+        (*shape)++;
+    }
+    static const char *ints[] = {"BIGINT", "INT8", "INT64", "LONG", NULL};
+    static const char *floats[] = {"FLOAT", "FLOAT4", "REAL", NULL};
+    static const char *texts[] = {"VARCHAR", "TEXT", "STRING", NULL};
+    static const char *blobs[] = {"BLOB", "BYTEA", "BINARY", "VARBINARY", NULL};
+    const char **groups[] = {ints, floats, texts, blobs};
+    const int kinds[] = {KIND_INT64, KIND_FLOAT, KIND_BYTES, KIND_BYTES};
+    for (int g = 0; g < 4; g++) {
+        for (int i = 0; groups[g][i]; i++) {
+            if (strcmp(t, groups[g][i]) == 0) {
+                *kind = kinds[g];
+                *utf8 = g == 2;
+                return 0;
+            }
+        }
+    }
+    return -1;
+}
+
+/* schema := {'name': 'TYPE', ...} (or columns :=): the columns to read, no inference. */
+static int user_columns(tfbind *b, duckdb_value v, const char *fname, const char *param,
+                        char *err) {
+    duckdb_logical_type t = duckdb_get_value_type(v);
+    idx_t n = duckdb_get_type_id(t) == DUCKDB_TYPE_STRUCT ? duckdb_struct_type_child_count(t) : 0;
+    if (n == 0) {
+        snprintf(err, ERRLEN, "%s: parameter %s expects a STRUCT of column name -> type name, "
+                              "e.g. %s := {'label': 'BIGINT', 'emb': 'FLOAT[]'}", fname, param,
+                 param);
+        return -1;
+    }
+    b->sc.cols = (colspec *)calloc((size_t)n, sizeof(colspec));
+    b->utf8 = (int *)calloc((size_t)n, sizeof(int));
+    if (b->sc.cols == NULL || b->utf8 == NULL) {
+        snprintf(err, ERRLEN, "out of memory");
+        return -1;
+    }
+    b->sc.record_type = b->record_type;
+    for (idx_t i = 0; i < n; i++) {
+        char *name = duckdb_struct_type_child_name(t, i);
+        duckdb_value child = duckdb_get_struct_child(v, i);
+        char *type = value_text(child);
+        duckdb_destroy_value(&child);
+        colspec *c = &b->sc.cols[i];
+        c->name = (uint8_t *)xstrdup(name ? name : "");
+        c->name_len = strlen((const char *)c->name);
+        duckdb_free(name);
+        int bad = parse_type_name(type, &c->kind, &c->shape, &b->utf8[i]);
+        c->location = c->shape == LIST_OF_LIST ? FEATURE_LISTS : FEATURES;
+        b->sc.ncols = b->ndata = (int)i + 1;
+        if (bad || (c->shape == LIST_OF_LIST && b->record_type != SEQUENCE_EXAMPLE)) {
+            snprintf(err, ERRLEN, "%s: column '%s' of %s has type '%s', which the DuckDB extension "
+                                  "does not read yet (it reads BIGINT, FLOAT, VARCHAR, BLOB, their "
+                                  "lists, and X[][] feature lists of a sequence_example); run the "
+                                  "query through tfsql.connect(), which casts to any type", fname,
+                     (const char *)c->name, param, type);
+            free(type);
+            return -1;
+        }
+        free(type);
+    }
+    return 0;
+}
+
 static void tf_bind(duckdb_bind_info info) {
     const char *fname = (const char *)duckdb_bind_get_extra_info(info);
     char err[ERRLEN] = "";
@@ -1625,12 +1704,31 @@ static void tf_bind(duckdb_bind_info info) {
         b->total_bytes += b->files.items[i].size;
     }
     idx_t cardinality = 0;
-    uint64_t key = b->record_type == RAW ? 0 : infer_key(b);
-    if (!infer_cache_get(b, key, &cardinality)) {
-        if (infer_columns(b, err, &cardinality)) {
+    duckdb_value schema_value = duckdb_bind_get_named_parameter(info, "schema");
+    duckdb_value columns_value = duckdb_bind_get_named_parameter(info, "columns");
+    if (schema_value != NULL && columns_value != NULL) {
+        duckdb_destroy_value(&schema_value);
+        duckdb_destroy_value(&columns_value);
+        snprintf(err, ERRLEN, "%s: give either schema or columns, not both", fname);
+        goto fail;
+    }
+    if (schema_value != NULL || columns_value != NULL) {
+        duckdb_value given = schema_value != NULL ? schema_value : columns_value;
+        int rc = b->record_type == RAW
+                     ? infer_columns(b, err, &cardinality)
+                     : user_columns(b, given, fname, schema_value ? "schema" : "columns", err);
+        duckdb_destroy_value(&given);
+        if (rc) {
             goto fail;
         }
-        infer_cache_put(b, key, cardinality);
+    } else {
+        uint64_t key = b->record_type == RAW ? 0 : infer_key(b);
+        if (!infer_cache_get(b, key, &cardinality)) {
+            if (infer_columns(b, err, &cardinality)) {
+                goto fail;
+            }
+            infer_cache_put(b, key, cardinality);
+        }
     }
     if (find_partitions(b, err)) {
         goto fail;

@@ -128,6 +128,21 @@ def test_options_agree_with_read_tfrecord(data, tmp_path):
             sql_options
 
 
+def test_schema_reads_the_named_columns_as_read_tfrecord_does(data):
+    con = native_connection()
+    spec = {"id": pa.int64(), "name": pa.string(), "emb": pa.list_(pa.float32()), "missing": pa.binary()}
+    table = tfsql.read_tfrecord(data["dir"], schema=spec, hive_partitioning=False)
+    con.register("ref", table)
+    for param in ("schema", "columns"):
+        native = con.sql(f"SELECT * FROM tfrecord_scan('{data['dir']}', hive_partitioning := false, {param} := "
+                         "{'id': 'BIGINT', 'name': 'VARCHAR', 'emb': 'FLOAT[]', 'missing': 'BLOB'})")
+        assert native.columns == ["id", "name", "emb", "missing"]
+        assert repr(sorted(native.fetchall(), key=repr)) == repr(sorted(con.sql("SELECT * FROM ref").fetchall(),
+                                                                        key=repr))
+    with pytest.raises(duckdb.Error, match="'DECIMAL\\(4,2\\)', which the DuckDB extension does not read yet"):
+        con.sql(f"SELECT * FROM tfrecord_scan('{data['dir']}', schema := {{'id': 'DECIMAL(4,2)'}})")
+
+
 def test_sources_lists_globs_and_replacement_scan(data, tmp_path):
     table = pa.table({"id": [1, 2, 3], "w": [[0.5], [], [1.5, 2.5]]})
     tfsql.write_tfrecord(table, str(tmp_path / "a.tfrecord"))
