@@ -38,6 +38,10 @@ def __getattr__(name: str):
         from tfsql import duckdb as _duckdb_front_end
 
         return getattr(_duckdb_front_end, name)
+    if name in ("duckdb_extension_path", "load_extension"):
+        from tfsql import _extension
+
+        return getattr(_extension, name)
     raise AttributeError(f"module 'tfsql' has no attribute {name!r}")
 
 __all__ = [
@@ -52,6 +56,8 @@ __all__ = [
     "scan_tfrecord",
     "connect",
     "sql",
+    "duckdb_extension_path",
+    "load_extension",
     "WriteResult",
     "TFSQLError",
     "CorruptRecordError",

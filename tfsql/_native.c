@@ -24,8 +24,12 @@
  * GIL is held again. Code between Py_BEGIN/END_ALLOW_THREADS touches no Python object.
  */
 
+#ifndef TFSQL_NO_PYTHON
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#else
+#include "_core_nopy.h" /* the DuckDB extension compiles this file without Python */
+#endif
 
 #include <stddef.h>
 #include <stdint.h>
@@ -220,6 +224,7 @@ static void tbuf_free(tbuf *b) {
     b->len = b->cap = 0;
 }
 
+#ifndef TFSQL_NO_PYTHON
 /* -- the Python Buffer type ----------------------------------------------- */
 
 typedef struct {
@@ -308,6 +313,7 @@ static int get_bytes_view(PyObject *obj, Py_buffer *view, const char *what) {
     }
     return 0;
 }
+#endif /* TFSQL_NO_PYTHON */
 
 /* ======================================================================== */
 /* 3. CRC-32C (Castagnoli)                                                  */
@@ -976,7 +982,9 @@ enum {
 
 static const char *const kind_names[4] = {"no kind", "bytes_list", "float_list", "int64_list"};
 
+#ifndef TFSQL_NO_PYTHON
 static PyObject *DecodeError;
+#endif
 
 /* One (name, location, kind, shape) column, compiled. */
 typedef struct {
@@ -1058,6 +1066,45 @@ static void schema_free(schema *s) {
     memset(s, 0, sizeof(*s));
 }
 
+/* Build the name tables of compiled columns: 0; -1 when out of memory; -2 when a name
+ * is listed twice at one location (*dup: the second column's index). */
+static int schema_index(schema *s, int *dup) {
+    for (int loc = 0; loc < 2; loc++) {
+        uint32_t size = 8;
+        while (size < 2 * (uint32_t)s->ncols + 2) {
+            size *= 2;
+        }
+        nametable *t = &s->tables[loc];
+        t->slots = (int32_t *)PyMem_Malloc(size * sizeof(int32_t));
+        if (t->slots == NULL) {
+            return -1;
+        }
+        t->mask = size - 1;
+        for (uint32_t k = 0; k < size; k++) {
+            t->slots[k] = -1;
+        }
+        for (int c = 0; c < s->ncols; c++) {
+            if (s->cols[c].location != loc) {
+                continue;
+            }
+            const colspec *col = &s->cols[c];
+            uint32_t k = name_hash(col->name, col->name_len) & t->mask;
+            while (t->slots[k] >= 0) {
+                const colspec *other = &s->cols[t->slots[k]];
+                if (other->name_len == col->name_len &&
+                    memcmp(other->name, col->name, col->name_len) == 0) {
+                    *dup = c;
+                    return -2;
+                }
+                k = (k + 1) & t->mask;
+            }
+            t->slots[k] = c;
+        }
+    }
+    return 0;
+}
+
+#ifndef TFSQL_NO_PYTHON
 /* Validate and compile `columns`; `what` is "Decoder" or "Encoder". */
 static int schema_init(schema *s, int record_type, PyObject *columns, const char *what) {
     memset(s, 0, sizeof(*s));
@@ -1162,44 +1209,20 @@ static int schema_init(schema *s, int record_type, PyObject *columns, const char
         }
         return 0;
     }
-    for (int loc = 0; loc < 2; loc++) {
-        uint32_t size = 8;
-        while (size < 2 * (uint32_t)s->ncols + 2) {
-            size *= 2;
+    int dup = -1;
+    int indexed = schema_index(s, &dup);
+    if (indexed == -1) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    if (indexed == -2) {
+        PyObject *name = PyBytes_FromStringAndSize((const char *)s->cols[dup].name,
+                                                   (Py_ssize_t)s->cols[dup].name_len);
+        if (name != NULL) {
+            PyErr_Format(PyExc_ValueError, "%s column %d (%R) is listed twice", what, dup, name);
+            Py_DECREF(name);
         }
-        nametable *t = &s->tables[loc];
-        t->slots = (int32_t *)PyMem_Malloc(size * sizeof(int32_t));
-        if (t->slots == NULL) {
-            PyErr_NoMemory();
-            goto fail;
-        }
-        t->mask = size - 1;
-        for (uint32_t k = 0; k < size; k++) {
-            t->slots[k] = -1;
-        }
-        for (int c = 0; c < s->ncols; c++) {
-            if (s->cols[c].location != loc) {
-                continue;
-            }
-            const colspec *col = &s->cols[c];
-            uint32_t k = name_hash(col->name, col->name_len) & t->mask;
-            while (t->slots[k] >= 0) {
-                const colspec *other = &s->cols[t->slots[k]];
-                if (other->name_len == col->name_len &&
-                    memcmp(other->name, col->name, col->name_len) == 0) {
-                    PyObject *dup = PyBytes_FromStringAndSize((const char *)col->name,
-                                                              (Py_ssize_t)col->name_len);
-                    if (dup != NULL) {
-                        PyErr_Format(PyExc_ValueError, "%s column %d (%R) is listed twice", what,
-                                     c, dup);
-                        Py_DECREF(dup);
-                    }
-                    goto fail;
-                }
-                k = (k + 1) & t->mask;
-            }
-            t->slots[k] = c;
-        }
+        goto fail;
     }
     return 0;
 fail:
@@ -1207,6 +1230,7 @@ fail:
     schema_free(s);
     return -1;
 }
+#endif /* TFSQL_NO_PYTHON */
 
 /* -- per-call decoding state ---------------------------------------------- */
 
@@ -1835,6 +1859,7 @@ static int decode_core(dctx *x, const uint8_t *buf, size_t buflen, const uint8_t
     return 0;
 }
 
+#ifndef TFSQL_NO_PYTHON
 /* -- raising DecodeError -------------------------------------------------- */
 
 /* Set obj.name to a new reference `value` and drop it; -1 (an error set) when `value`
@@ -2148,6 +2173,7 @@ static PyTypeObject Decoder_Type = {
     .tp_init = (initproc)Decoder_init,
     .tp_new = PyType_GenericNew,
 };
+#endif /* TFSQL_NO_PYTHON */
 
 /* ======================================================================== */
 /* 7. Encoder                                                               */
@@ -2410,6 +2436,7 @@ static int check_offsets(const uint8_t *p, size_t count, int64_t limit) {
     return 0;
 }
 
+#ifndef TFSQL_NO_PYTHON
 static int Encoder_init(EncoderObject *self, PyObject *args, PyObject *kwds) {
     return schema_object_init(self, args, kwds, "iO:Encoder", "Encoder");
 }
@@ -2637,6 +2664,7 @@ static PyTypeObject Encoder_Type = {
     .tp_init = (initproc)Encoder_init,
     .tp_new = PyType_GenericNew,
 };
+#endif /* TFSQL_NO_PYTHON */
 
 /* ======================================================================== */
 /* 8. Summarize                                                             */
@@ -2903,6 +2931,7 @@ static int summarize_core(sctx *s, int record_type, const uint8_t *buf, size_t b
     return 0;
 }
 
+#ifndef TFSQL_NO_PYTHON
 static PyObject *summarize_result(sctx *s) {
     PyObject *dict = PyDict_New();
     if (dict == NULL) {
@@ -3311,3 +3340,4 @@ fail:
     Py_DECREF(m);
     return NULL;
 }
+#endif /* TFSQL_NO_PYTHON */

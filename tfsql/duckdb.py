@@ -1,8 +1,11 @@
 """DuckDB SQL over TFRecord: ``tfrecord_scan(...)`` and ``COPY ... TO ... (FORMAT tfrecord)``.
 
-DuckDB's Python API cannot add a table function or a COPY format, so `connect` returns
-a thin wrapper around a normal ``duckdb.DuckDBPyConnection`` that rewrites SQL text
-before DuckDB sees it:
+`connect` returns a thin wrapper around a normal ``duckdb.DuckDBPyConnection``. When
+this installation has tfsql's DuckDB extension (`tfsql.duckdb_extension_path`), the
+connection loads it and most ``tfrecord_scan`` calls run as DuckDB's own table function
+(see `TFRecordConnection._native_call` for the exceptions). Everything else, and every
+call when the extension is absent, goes through a rewrite of the SQL text before DuckDB
+sees it:
 
 - every call ``tfrecord_scan(source, name := value, ...)`` (alias ``read_tfrecord``),
   wherever a table function may appear, is replaced by the name of a `tfsql.Dataset`
@@ -100,7 +103,7 @@ TABLE_FUNCTIONS = ("tfrecord_scan", "read_tfrecord")
 COPY_BATCH_ROWS = 131_072
 """Rows per record batch pulled from DuckDB by ``COPY ... (FORMAT tfrecord)``."""
 
-SCAN_PARAMETERS = {
+SCAN_PARAMETERS: dict[str, str] = {
     "hive_partitioning": "BOOLEAN",
     "hive_types": "STRUCT",
     "filename": "BOOLEAN or VARCHAR",
@@ -121,6 +124,10 @@ SCAN_PARAMETERS = {
     "threads": "BIGINT",
 }
 """Named parameters of ``tfrecord_scan`` and their DuckDB types (see `_dataset_options`)."""
+
+NATIVE_SCAN_PARAMETERS = frozenset(SCAN_PARAMETERS) - {"schema", "columns", "hive_types"}
+"""The named parameters the DuckDB extension's ``tfrecord_scan`` implements (calls with
+others run through the Arrow path inside `connect`)."""
 
 
 # --------------------------------------------------------------------------------------
@@ -383,8 +390,11 @@ class TFRecordConnection:
     [(5,)]
     """
 
-    def __init__(self, connection: duckdb.DuckDBPyConnection) -> None:
+    def __init__(self, connection: duckdb.DuckDBPyConnection, *, native: bool = False) -> None:
         self._con = connection
+        #: True when tfsql's DuckDB extension is loaded here: ``tfrecord_scan`` calls it
+        #: supports run as DuckDB's own table function (see `_native_call`).
+        self.native = native
         self._lock = threading.RLock()
         self._names: dict[tuple, str] = {}  # normalised call -> registered name
         self._datasets: dict[str, tfsql.Dataset] = {}  # registered name -> dataset (kept alive)
@@ -431,7 +441,7 @@ class TFRecordConnection:
 
     def cursor(self) -> TFRecordConnection:
         """A new connection to the same database, also understanding ``tfrecord_scan``."""
-        return TFRecordConnection(self._con.cursor())
+        return TFRecordConnection(self._con.cursor(), native=self.native)
 
     # -- registration -------------------------------------------------------------------
 
@@ -530,9 +540,10 @@ class TFRecordConnection:
             result = self._run_statement(text, params if last else None, run, count)
         return result
 
-    def _run_statement(self, text: str, params: Any, run, count) -> Any:
+    def _run_statement(self, text: str, params: Any, run, count, *, native: bool = True) -> Any:
         tokens = rewrite.tokenize(text)
-        rewritten, params, spans = self._rewrite_scans(text, tokens, params)
+        given = params
+        rewritten, params, spans = self._rewrite_scans(text, tokens, params, native=native)
         context = ErrorContext(text, rewritten, spans, self._calls)
         tokens = rewrite.tokenize(rewritten)
         try:
@@ -551,20 +562,27 @@ class TFRecordConnection:
                     rows, files = self._copy_to_tfrecord(statement, path, params)
                 self._last_context = None
                 return count(rows, files)
-        with context.translating():
-            result = run(rewritten, params)
+        try:
+            with context.translating():
+                result = run(rewritten, params)
+        except duckdb.BinderException as err:
+            if native and self.native and _arrow_path_binds(err):
+                return self._run_statement(text, given, run, count, native=False)
+            raise
         self._last_context = context
         return context.wrap(result)
 
-    def _rewrite_scans(self, text: str, tokens: list[rewrite.Token], params: Any
+    def _rewrite_scans(self, text: str, tokens: list[rewrite.Token], params: Any, *, native: bool = True
                        ) -> tuple[str, Any, list[tuple[int, int, int]]]:
-        """Replace each tfrecord_scan call by a registered dataset's name; drop the
-        ``?`` parameters its arguments consumed. Also returns the replaced spans as
-        ``(start, end, new length)``."""
+        """Replace each tfrecord_scan call by a registered dataset's name (except the calls
+        the extension runs, when ``native``); drop the ``?`` parameters its arguments
+        consumed. Also returns the replaced spans as ``(start, end, new length)``."""
         try:
             calls = rewrite.find_calls(text, tokens, TABLE_FUNCTIONS)
         except ValueError as err:
             raise sql_error(duckdb.ParserException, str(err)) from err
+        if self.native and native:
+            calls = [call for call in calls if not self._native_call(call, tokens, params)]
         if not calls:
             return text, params, []
         # A new statement ends any unfinished result of execute(), as DuckDB's own
@@ -595,6 +613,41 @@ class TFRecordConnection:
             params = [value for k, value in enumerate(params) if k not in consumed]
         spans = [(start, end, len(new)) for start, end, new in sorted(replacements)]
         return rewrite.substitute(text, replacements), params, spans
+
+    def _native_call(self, call: rewrite.Call, tokens: list[rewrite.Token], params: Any) -> bool:
+        """Whether the extension's ``tfrecord_scan`` runs this call (the SQL text is left
+        as written): always, except for options only the Arrow path has, and for a
+        statement with WHERE (not a CREATE) over hive-partitioned files, where the Arrow
+        path's partition pruning opens only the matching directories (DuckDB's C API
+        has no filter pushdown)."""
+        if not call.in_from:
+            return False  # e.g. ``DESCRIBE tfrecord_scan(...)``, which DuckDB cannot parse
+        if [arg.name for arg in call.args[:1]] != [None] or sum(arg.name is None for arg in call.args) != 1:
+            return False  # the Arrow path explains what the call lacks
+        for arg in call.args:
+            if arg.name is None:
+                continue
+            if arg.name not in NATIVE_SCAN_PARAMETERS:
+                return False
+            spelled = tokens[arg.first_token - 1].text.strip() if arg.first_token > 0 else ""
+            if spelled != ":=" and not (spelled == "=" and not any(c in arg.text for c in "<>=!")):
+                return False  # DuckDB's parser reads ``name = a < b`` differently
+        # Inside connect() every argument is a literal on either path: a call whose
+        # arguments the literal reader refuses takes the Arrow path, which reports it.
+        reader = LiteralReader(tokens, params or (), self._variable)
+        values: dict[str | None, Any] = {}
+        for arg in call.args:
+            try:
+                values[arg.name] = reader.value(arg.first_token, arg.stop_token)
+            except LiteralError:
+                return False
+        if tokens and tokens[0].is_word("create"):
+            return True
+        if not any(t.is_word("where") for t in tokens):
+            return True
+        if values.get("hive_partitioning") is False:
+            return True
+        return not _is_partitioned(values[None])
 
     def _register_call(self, call: rewrite.Call, tokens: list[rewrite.Token], params: list) -> str:
         positional = [arg for arg in call.args if arg.name is None]
@@ -697,6 +750,31 @@ def _reporting(reader: pa.RecordBatchReader, progress: Callable[[int], None] | N
     return pa.RecordBatchReader.from_batches(reader.schema, batches())
 
 
+#: Binder errors of the extension's tfrecord_scan that the Arrow path handles (it names
+#: the source, renames same-name feature lists, reads what inference cannot type).
+_ARROW_PATH_BINDS = ("is both a context feature and a feature list", "this needs tfsql.connect()",
+                     "run the query through tfsql.connect()", "no files found")
+
+
+def _arrow_path_binds(err: Exception) -> bool:
+    """Whether a statement the extension failed to bind runs again through the Arrow path."""
+    return any(text in str(err) for text in _ARROW_PATH_BINDS)
+
+
+def _is_partitioned(source: Any) -> bool:
+    """Whether ``source`` (a path, glob or list of them) holds ``key=value`` directories."""
+    from tfsql.discovery import discover
+
+    items = list(source) if isinstance(source, (list, tuple)) else [source]
+    if not all(isinstance(item, str) for item in items):
+        return False
+    try:
+        found = discover(items)
+    except (OSError, ValueError, TypeError):
+        return False
+    return any("=" in (f.relative_dir() or "") for f in found.files)
+
+
 def _mentions_tfrecord(query: str) -> bool:
     lowered = query.lower()
     return "tfrecord" in lowered
@@ -720,14 +798,25 @@ def _looks_like_tfrecord_copy(text: str, tokens: list[rewrite.Token]) -> bool:
 # --------------------------------------------------------------------------------------
 
 
-def connect(database_or_connection: Any = None, **duckdb_kwargs: Any) -> TFRecordConnection:
+def connect(database_or_connection: Any = None, *, extension: bool | None = None,
+            **duckdb_kwargs: Any) -> TFRecordConnection:
     """A DuckDB connection that understands ``tfrecord_scan(...)`` and ``COPY ... (FORMAT tfrecord)``.
+
+    A connection it opens allows unsigned extensions and loads tfsql's DuckDB extension
+    (when this installation has it: see `tfsql.duckdb_extension_path`), so
+    ``tfrecord_scan``, ``read_tfrecord`` and ``FROM 'x.tfrecord'`` are DuckDB table
+    functions there, and views over them stored in the database file work in any
+    connection that loads the extension. Calls with ``schema``/``columns``/``hive_types``
+    and filtered scans of hive-partitioned files use the Arrow path described above.
 
     Parameters
     ----------
     database_or_connection : str, path, duckdb.DuckDBPyConnection or TFRecordConnection, optional
         A database file (default: in memory) to open with ``duckdb.connect``, or an open
         connection to wrap (then ``duckdb_kwargs`` must be empty).
+    extension : bool, optional
+        Load the DuckDB extension (default: when available). False keeps every call on
+        the Arrow path; True raises when the extension cannot be loaded.
     **duckdb_kwargs
         Passed to ``duckdb.connect`` (``read_only``, ``config``...).
 
@@ -751,12 +840,29 @@ def connect(database_or_connection: Any = None, **duckdb_kwargs: Any) -> TFRecor
         if duckdb_kwargs:
             raise TypeError("connect() got DuckDB options for an already open connection")
         return database_or_connection
+    from tfsql._extension import extension_available, load_extension
+
+    want = extension_available() if extension is None else extension
     if isinstance(database_or_connection, duckdb.DuckDBPyConnection):
         if duckdb_kwargs:
             raise TypeError("connect() got DuckDB options for an already open connection")
-        return TFRecordConnection(database_or_connection)
-    database = ":memory:" if database_or_connection is None else str(database_or_connection)
-    return TFRecordConnection(duckdb.connect(database, **duckdb_kwargs))
+        con = database_or_connection
+    else:
+        database = ":memory:" if database_or_connection is None else str(database_or_connection)
+        if want:
+            config = dict(duckdb_kwargs.pop("config", None) or {})
+            config.setdefault("allow_unsigned_extensions", "true")
+            duckdb_kwargs["config"] = config
+        con = duckdb.connect(database, **duckdb_kwargs)
+    native = False
+    if want:
+        try:
+            load_extension(con)
+            native = True
+        except (duckdb.Error, OSError):
+            if extension:
+                raise
+    return TFRecordConnection(con, native=native)
 
 
 _default_lock = threading.Lock()

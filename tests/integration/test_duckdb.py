@@ -53,6 +53,14 @@ def con(data):
     connection.close()
 
 
+@pytest.fixture(scope="module")
+def python_con():
+    """A connection without tfsql's DuckDB extension: every call takes the Arrow path."""
+    connection = connect(extension=False)
+    yield connection
+    connection.close()
+
+
 def normalise(value):
     if isinstance(value, float):
         return None if math.isnan(value) else float(f"{value:.7g}")
@@ -147,8 +155,8 @@ def test_statement_count():
     assert len(STATEMENTS) >= 40
 
 
-def test_explain_runs_over_the_registered_dataset(con, data):
-    plan = con.sql(f"EXPLAIN SELECT id FROM tfrecord_scan('{data['dir']}') WHERE label = 1").fetchall()
+def test_explain_runs_over_the_registered_dataset(python_con, data):
+    plan = python_con.sql(f"EXPLAIN SELECT id FROM tfrecord_scan('{data['dir']}') WHERE label = 1").fetchall()
     text = plan[0][1]
     assert "ARROW_SCAN" in text.upper()
 
@@ -209,7 +217,7 @@ def test_filename_and_schema_parameters(con, data):
 
 
 def test_views_stay_valid_for_the_connection(data):
-    with connect() as connection:
+    with connect(extension=False) as connection:
         connection.sql(f"CREATE VIEW tv AS SELECT id, label FROM tfrecord_scan('{data['dir']}') WHERE label = 1")
         for _ in range(3):  # other statements, other calls: the view still works
             connection.sql(f"SELECT count(*) FROM tfrecord_scan('{data['dir']}', hive_partitioning := false)").fetchall()
@@ -287,35 +295,35 @@ def test_missing_source_and_extra_positional(con, data):
         con.sql(f"SELECT * FROM read_tfrecord('{data['dir']}', 'x')")
 
 
-def test_wrong_parameter_types(con, data):
+def test_wrong_parameter_types(python_con, data):
     with pytest.raises(BinderError, match=r"parameter hive_partitioning expects BOOLEAN, got VARCHAR 'yes'"):
-        con.sql(f"SELECT * FROM tfrecord_scan('{data['dir']}', hive_partitioning := 'yes')")
+        python_con.sql(f"SELECT * FROM tfrecord_scan('{data['dir']}', hive_partitioning := 'yes')")
     with pytest.raises(BinderError, match=r"the source must be a VARCHAR path or glob.*got BIGINT 42"):
-        con.sql("SELECT * FROM tfrecord_scan(42)")
+        python_con.sql("SELECT * FROM tfrecord_scan(42)")
     with pytest.raises(BinderError, match=r"unknown column type 'NOT_A_TYPE'"):
-        con.sql(f"SELECT * FROM tfrecord_scan('{data['dir']}', columns := {{'id': 'NOT_A_TYPE'}})")
+        python_con.sql(f"SELECT * FROM tfrecord_scan('{data['dir']}', columns := {{'id': 'NOT_A_TYPE'}})")
 
 
-def test_non_literal_argument(con):
+def test_non_literal_argument(python_con):
     with pytest.raises(duckdb.BinderException, match=r"^Binder Error: tfrecord_scan: the source: 'some_column' "
                                                      r"at offset 28 is not a literal: a value must be a string"):
-        con.sql("SELECT * FROM tfrecord_scan(some_column)")
+        python_con.sql("SELECT * FROM tfrecord_scan(some_column)")
 
 
-def test_no_files(con, data):
+def test_no_files(python_con, data):
     with pytest.raises(NoFilesError, match=r"^IO Error: tfrecord_scan: ") as info:
-        con.sql(f"SELECT * FROM tfrecord_scan('{data['root']}/nothing_here/*.tfrecord')")
+        python_con.sql(f"SELECT * FROM tfrecord_scan('{data['root']}/nothing_here/*.tfrecord')")
     assert isinstance(info.value, FileNotFoundError) and isinstance(info.value, duckdb.IOException)
 
 
-def test_bad_option_value(con, data):
+def test_bad_option_value(python_con, data):
     with pytest.raises(InvalidInputError, match=r"^Invalid Input Error: tfrecord_scan: .*record.type"):
-        con.sql(f"SELECT * FROM tfrecord_scan('{data['dir']}', record_type := 'nonsense')")
+        python_con.sql(f"SELECT * FROM tfrecord_scan('{data['dir']}', record_type := 'nonsense')")
 
 
-def test_dollar_parameter_inside_call_is_rejected(con):
+def test_dollar_parameter_inside_call_is_rejected(python_con):
     with pytest.raises(BinderError, match=r"\$-parameters are not supported"):
-        con.execute("SELECT * FROM tfrecord_scan($1)", ["x"])
+        python_con.execute("SELECT * FROM tfrecord_scan($1)", ["x"])
 
 
 def test_corrupt_record_is_reported_and_can_be_skipped(tmp_path):
@@ -325,7 +333,7 @@ def test_corrupt_record_is_reported_and_can_be_skipped(tmp_path):
     damaged = bytearray(path.read_bytes())
     damaged[5000] ^= 0xFF
     path.write_bytes(bytes(damaged))
-    with connect() as connection:
+    with connect(extension=False) as connection:
         with pytest.raises(duckdb.InvalidInputException, match=r"data CRC mismatch in .*part-00000-of-00001"
                                                                r"\.tfrecord, record 165 at byte 4987"):
             connection.sql(f"SELECT sum(x) FROM tfrecord_scan('{directory}', infer_sample := 10)").fetchall()

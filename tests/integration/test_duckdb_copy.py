@@ -66,7 +66,7 @@ def test_copy_table_to_single_file_without_format(con, tmp_path):
     assert rows(con, f"SELECT {COLUMNS} FROM read_tfrecord('{target}')") == rows(con, f"SELECT {COLUMNS} FROM ref")
     # gzip from the name, columns from the COPY's column list, FORMAT as a string
     gz = tmp_path / "ids.tfrecord.gz"
-    con.execute(f"COPY ref (id, name) TO '{gz}' WITH (FORMAT 'tfrecord')")
+    con.execute(f"COPY ref (id, name) TO '{gz}' WITH (FORMAT 'tfrecord')").fetchall()
     assert gz.read_bytes()[:2] == b"\x1f\x8b"
     assert rows(con, f"SELECT * FROM tfrecord_scan('{gz}')") == rows(con, "SELECT id, name FROM ref")
 

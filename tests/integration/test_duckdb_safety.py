@@ -10,6 +10,7 @@ import pytest
 
 import tfsql
 from tfsql._copy import _ALIASES, OPTIONS
+from tfsql._extension import extension_available
 from tfsql.duckdb import SCAN_PARAMETERS, ScanDataError, connect
 
 SMUGGLED = [
@@ -110,7 +111,7 @@ def _flip_near_end(data: bytearray) -> bytes:
 ])
 def test_data_error_after_the_first_batch_is_one_clean_duckdb_error(tmp_path, change, expected):
     source = _damaged(tmp_path, change)
-    with connect() as connection:
+    with connect(extension=False) as connection:  # the Arrow path; the extension's: below
         with pytest.raises(ScanDataError, match=expected) as info:
             connection.sql(f"SELECT sum(x) FROM tfrecord_scan('{source}', infer_sample := 10)").fetchall()
         assert isinstance(info.value, duckdb.InvalidInputException) and isinstance(info.value, tfsql.TFSQLError)
@@ -124,6 +125,22 @@ def test_data_error_after_the_first_batch_is_one_clean_duckdb_error(tmp_path, ch
             relation = connection.sql(f"SELECT x FROM tfrecord_scan('{source}', infer_sample := 10)")
             relation.to_arrow_reader(1000).read_all() if hasattr(relation, "to_arrow_reader") \
                 else relation.fetch_arrow_reader(1000).read_all()
+
+
+@pytest.mark.parametrize("change, expected", [
+    (_flip_near_end, r"^Invalid Input Error: data CRC mismatch in .*part-00000-of-00001\.tfrecord, record 9999\d "
+                     r"at byte \d+: the record is corrupt \(pass ignore_errors := true to skip it\)$"),
+    (lambda data: bytes(data[:-7]), r"^Invalid Input Error: truncated record in .*part-00000-of-00001\.tfrecord, "
+                                    r"record 99999 at byte \d+: the file ends \d+ bytes into it"),
+])
+def test_data_error_in_the_extension_is_one_clean_duckdb_error(tmp_path, change, expected):
+    if not extension_available():
+        pytest.skip("tfsql was built without its DuckDB extension")
+    source = _damaged(tmp_path, change)
+    with connect() as connection:
+        with pytest.raises(duckdb.InvalidInputException, match=expected) as info:
+            connection.sql(f"SELECT sum(x) FROM tfrecord_scan('{source}', infer_sample := 10)").fetchall()
+        assert "Traceback" not in str(info.value) and "\n" not in str(info.value)
 
 
 def test_invalid_utf8_is_a_clean_duckdb_error(tmp_path):

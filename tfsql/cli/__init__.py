@@ -9,6 +9,7 @@
     tfsql head data/ -n 5                  # first records, readable
     tfsql count data/                      # fast: record headers only
     tfsql verify data/                     # check every CRC; report each corrupt record
+    tfsql extension-path                   # the DuckDB extension to LOAD in duckdb -unsigned
     tfsql convert data.parquet out/ --partition-by label --compression gzip
     tfsql convert out/ data.parquet        # and back
     tfsql demo                             # generate a dataset and query it
@@ -74,6 +75,20 @@ from tfsql.cli.verify import cmd_verify
 
 __all__ = ["main", "build_parser", "Statement", "split_statements", "substitute_params", "format_value",
            "Console", "SQLSession", "Shell"]
+
+
+def cmd_extension_path(args: argparse.Namespace, console: Console) -> int:
+    """``tfsql extension-path``: print where tfsql.duckdb_extension is (exit 1 when this
+    installation was built without it)."""
+    from tfsql._extension import ExtensionNotAvailable, duckdb_extension_path
+
+    try:
+        path = duckdb_extension_path()
+    except ExtensionNotAvailable as err:
+        print(f"tfsql: {err}", file=sys.stderr)
+        return 1
+    print(path)
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -185,6 +200,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also parse every record as the --record-type protobuf against the inferred schema")
     _add_read_options(p)
     p.set_defaults(handler=cmd_verify)
+
+    p = command("extension-path", "print the path of tfsql's DuckDB extension (for LOAD in duckdb)",
+                "Print the path of tfsql.duckdb_extension, the DuckDB extension that gives any DuckDB\n"
+                "connection tfrecord_scan(...), read_tfrecord(...) and FROM 'x.tfrecord'. It is not\n"
+                "signed by DuckDB, so start the duckdb command with -unsigned, then LOAD the path:\n"
+                "  duckdb -unsigned -c \"LOAD '$(tfsql extension-path)'; FROM 'data/part-0.tfrecord'\"")
+    p.set_defaults(handler=cmd_extension_path)
 
     p = command("convert", "convert between TFRecord and Parquet, CSV or JSON",
                 "Convert SRC to DST, streaming. Formats come from the extensions (.parquet, .csv,\n"

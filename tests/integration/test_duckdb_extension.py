@@ -1,0 +1,353 @@
+"""tfsql's DuckDB extension (``tfsql.duckdb_extension``): one behaviour with the Arrow path.
+
+The differential tests run the statement suite of test_duckdb.py and the TensorFlow
+golden files three ways and require identical rows: through the extension's own
+``tfrecord_scan`` on a plain DuckDB connection, through the Arrow path
+(``register_tfrecord``: a `tfsql.Dataset` DuckDB scans) and over the table
+``tfsql.read_tfrecord`` returns. The other tests cover loading, the replacement scan,
+errors, views kept in a database file, and the ``duckdb`` command.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pytest
+
+import tfsql
+from tfsql._extension import extension_available
+from tfrecord_files import split_table
+
+pytestmark = pytest.mark.skipif(not extension_available(),
+                                reason="this tfsql was built without its DuckDB extension")
+
+HERE = Path(__file__).resolve().parent
+GOLDEN_DIR = HERE.parent / "data" / "tensorflow"
+N_ROWS = 400
+
+
+def _suite():
+    spec = importlib.util.spec_from_file_location("duckdb_statement_suite", HERE / "test_duckdb.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+SUITE = _suite()
+
+
+def native_connection() -> duckdb.DuckDBPyConnection:
+    return tfsql.load_extension(duckdb.connect(config={"allow_unsigned_extensions": "true"}))
+
+
+data = SUITE.data  # the statement suite's files: a hive-partitioned directory and a Parquet file
+
+
+@pytest.fixture(scope="module")
+def con(data):
+    """A tfsql.connect() connection (extension loaded) with the three sources side by side."""
+    connection = tfsql.connect()
+    assert connection.native
+    connection.register_tfrecord("arrow_scan", data["dir"])
+    connection.register("ref", tfsql.read_tfrecord(data["dir"]))
+    connection.register("split_names", pa.table({"split": ["train", "test", "valid"],
+                                                 "split_name": ["Training", "Testing", "Validation"]}))
+    yield connection
+    connection.close()
+
+
+@pytest.mark.parametrize("number", range(len(SUITE.STATEMENTS)))
+def test_statement_native_arrow_and_read_tfrecord_agree(con, data, number):
+    template = SUITE.STATEMENTS[number]
+    raw = con.duckdb_connection  # DuckDB itself: no rewrite, the extension's function
+    # DuckDB parses ``DESCRIBE name`` / ``SUMMARIZE name`` but not a table function there
+    wrap = "SELECT * FROM {}" if "DESCRIBE {t}" in template or "SUMMARIZE {t}" in template else "{}"
+    native = template.format(t=wrap.format(f"tfrecord_scan('{data['dir']}')"), u="native", **data)
+    results = [
+        SUITE.rows_of(raw.sql(native)),
+        SUITE.rows_of(raw.sql(template.format(t=wrap.format("arrow_scan"), u="arrow", **data))),
+        SUITE.rows_of(raw.sql(template.format(t=wrap.format("ref"), u="ref", **data))),
+    ]
+    assert sum(results[2].values()) > 0
+    assert results[0] == results[2]
+    assert results[1] == results[2]
+
+
+def golden_names():
+    return sorted(p.name[: -len(".expected.json")] for p in GOLDEN_DIR.glob("*.expected.json"))
+
+
+@pytest.mark.parametrize("name", golden_names())
+def test_golden_files_native_arrow_and_read_tfrecord_agree(name):
+    want = json.loads((GOLDEN_DIR / f"{name}.expected.json").read_text(encoding="utf-8"))
+    path = str(GOLDEN_DIR / name)
+    record_type = want["record_type"]
+    con = native_connection()
+    table = tfsql.read_tfrecord(path, record_type=record_type)
+    if table.num_columns == 0:  # the empty file: only the filename column, as in tfsql.connect()
+        scan = f"tfrecord_scan('{path}', record_type := '{record_type}')"
+        assert con.sql(f"SELECT * FROM {scan}").columns == ["filename"]
+        assert con.sql(f"SELECT count(*) FROM {scan}").fetchall() == [(0,)]
+        return
+    con.register("ref", table)
+    con.register("arrow_scan", tfsql.dataset(path, record_type=record_type))
+    native = con.sql(f"SELECT * FROM tfrecord_scan('{path}', record_type := '{record_type}')")
+    assert native.columns == table.column_names
+    assert [str(t) for t in native.types] == [str(t) for t in con.sql("SELECT * FROM ref").types]
+    expected = con.sql("SELECT * FROM ref").fetchall()
+    assert len(expected) == want["num_records"]
+    # repr: NaN equals NaN, and floats compare bit for bit
+    assert repr(native.fetchall()) == repr(expected)
+    assert repr(con.sql("SELECT * FROM arrow_scan").fetchall()) == repr(expected)
+
+
+def test_options_agree_with_read_tfrecord(data, tmp_path):
+    con = native_connection()
+    cases = [
+        ("hive_partitioning := false", {"hive_partitioning": False}),
+        ("filename := true", {"include_file_paths": "filename"}),
+        ("filename := 'src'", {"include_file_paths": "src"}),
+        ("lists := 'always'", {"lists": "always"}),
+        ("sample_size := 5, infer_files := 1", {"infer_sample": 5, "infer_files": 1}),
+        ("record_type := 'bytes'", {"record_type": "bytes"}),
+        ("verify_checksums := false, compression := 'none'", {"verify_checksums": False, "compression": None}),
+    ]
+    for sql_options, options in cases:
+        table = tfsql.read_tfrecord(data["dir"], **options)
+        con.register("ref", table)
+        native = con.sql(f"SELECT * FROM tfrecord_scan('{data['dir']}', {sql_options})")
+        assert native.columns == table.column_names, sql_options
+        assert sorted(native.fetchall(), key=repr) == sorted(con.sql("SELECT * FROM ref").fetchall(), key=repr), \
+            sql_options
+
+
+def test_schema_reads_the_named_columns_as_read_tfrecord_does(data):
+    con = native_connection()
+    spec = {"id": pa.int64(), "name": pa.string(), "emb": pa.list_(pa.float32()), "missing": pa.binary()}
+    table = tfsql.read_tfrecord(data["dir"], schema=spec, hive_partitioning=False)
+    con.register("ref", table)
+    for param in ("schema", "columns"):
+        native = con.sql(f"SELECT * FROM tfrecord_scan('{data['dir']}', hive_partitioning := false, {param} := "
+                         "{'id': 'BIGINT', 'name': 'VARCHAR', 'emb': 'FLOAT[]', 'missing': 'BLOB'})")
+        assert native.columns == ["id", "name", "emb", "missing"]
+        assert repr(sorted(native.fetchall(), key=repr)) == repr(sorted(con.sql("SELECT * FROM ref").fetchall(),
+                                                                        key=repr))
+    with pytest.raises(duckdb.Error, match="'DECIMAL\\(4,2\\)', which the DuckDB extension does not read yet"):
+        con.sql(f"SELECT * FROM tfrecord_scan('{data['dir']}', schema := {{'id': 'DECIMAL(4,2)'}})")
+
+
+def test_sources_lists_globs_and_replacement_scan(data, tmp_path):
+    table = pa.table({"id": [1, 2, 3], "w": [[0.5], [], [1.5, 2.5]]})
+    tfsql.write_tfrecord(table, str(tmp_path / "a.tfrecord"))
+    tfsql.write_tfrecord(table, str(tmp_path / "b.tfrecord.gz"), compression="gzip")
+    tfsql.write_tfrecord(table, str(tmp_path / "c.tfrecords"))
+    con = native_connection()
+    assert con.sql(f"SELECT sum(id) FROM '{tmp_path}/a.tfrecord'").fetchall() == [(6,)]
+    assert con.sql(f"SELECT sum(id) FROM '{tmp_path}/b.tfrecord.gz'").fetchall() == [(6,)]
+    assert con.sql(f"SELECT sum(id) FROM '{tmp_path}/c.tfrecords'").fetchall() == [(6,)]
+    assert con.sql(f"SELECT count(*) FROM '{tmp_path}/*.tfrecord*'").fetchall() == [(9,)]
+    both = con.sql(f"SELECT id, w FROM read_tfrecord(['{tmp_path}/a.tfrecord', '{tmp_path}/c.tfrecords'])")
+    assert sorted(both.fetchall()) == sorted([(1, [0.5]), (2, []), (3, [1.5, 2.5])] * 2)
+    assert con.sql(f"SELECT count(*) FROM tfrecord_scan('{data['dir']}/**/*.tfrecord')").fetchall() == [(N_ROWS,)]
+    assert con.sql(f"SELECT DISTINCT split FROM tfrecord_scan('{data['dir']}/*') ORDER BY 1").fetchall() == [
+        ("test",), ("train",), ("valid",)]
+
+
+def test_changed_files_are_inferred_again(tmp_path):
+    con = native_connection()
+    path = tmp_path / "t.tfrecord"
+    tfsql.write_tfrecord(pa.table({"a": [1, 2]}), str(path))
+    assert con.sql(f"SELECT * FROM '{path}'").fetchall() == [(1,), (2,)]
+    assert con.sql(f"SELECT * FROM '{path}'").fetchall() == [(1,), (2,)]  # the cached inference
+    shutil.rmtree(path) if path.is_dir() else path.unlink()
+    tfsql.write_tfrecord(pa.table({"b": ["x"], "c": [[1.5]]}), str(path))
+    relation = con.sql(f"SELECT * FROM '{path}'")
+    assert relation.columns == ["b", "c"]
+    assert relation.fetchall() == [("x", 1.5)]  # one value per record: a scalar, as read_tfrecord infers
+
+
+def test_projection_is_pushed_down(data):
+    con = native_connection()  # kept: DuckDB 1.4's relations do not keep their connection open
+    text = con.sql(f"EXPLAIN SELECT id FROM tfrecord_scan('{data['dir']}') WHERE label = 1").fetchall()[0][1]
+    assert "TFRECORD_SCAN" in text.upper()
+    assert "name" not in text.split("TFRECORD_SCAN")[-1]
+
+
+def test_data_error_in_scan_names_file_record_and_offset(tmp_path):
+    tfsql.write_tfrecord(pa.table({"x": list(range(1000))}), str(tmp_path / "d"), num_shards=1)
+    (path,) = (tmp_path / "d").glob("*.tfrecord")
+    damaged = bytearray(path.read_bytes())
+    damaged[5000] ^= 0xFF
+    path.write_bytes(bytes(damaged))
+    con = native_connection()
+    with pytest.raises(duckdb.Error) as caught:
+        con.sql(f"SELECT sum(x) FROM tfrecord_scan('{tmp_path / 'd'}', sample_size := 10)").fetchall()
+    message = str(caught.value)
+    assert f"data CRC mismatch in {path}, record 165 at byte 4987" in message
+    assert "ignore_errors := true" in message
+    assert "Traceback" not in message and "Python" not in message
+    skipped = con.sql(f"SELECT count(*), sum(x) FROM tfrecord_scan('{tmp_path / 'd'}', ignore_errors := true)")
+    assert skipped.fetchall() == [(999, sum(range(1000)) - 165)]
+
+
+def test_bind_errors_are_clear(tmp_path):
+    con = native_connection()
+    with pytest.raises(duckdb.Error, match="no such file or directory: 'nope'"):
+        con.sql("SELECT * FROM tfrecord_scan('nope')")
+    with pytest.raises(duckdb.Error, match="unknown record_type 'nonsense'"):
+        tfsql.write_tfrecord(pa.table({"x": [1]}), str(tmp_path / "x.tfrecord"))
+        con.sql(f"SELECT * FROM tfrecord_scan('{tmp_path}/x.tfrecord', record_type := 'nonsense')")
+
+
+def test_load_extension_needs_unsigned_extensions():
+    with pytest.raises(PermissionError, match="allow_unsigned_extensions"):
+        tfsql.load_extension(duckdb.connect())
+    con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
+    assert tfsql.load_extension(tfsql.load_extension(con)) is con  # twice is harmless
+
+
+def test_extension_path_command():
+    out = subprocess.run([sys.executable, "-m", "tfsql", "extension-path"], capture_output=True, text=True,
+                         check=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert out.stdout.strip() == tfsql.duckdb_extension_path()
+    assert os.path.isfile(out.stdout.strip())
+
+
+def test_view_in_database_file_works_in_a_new_process(data, tmp_path):
+    database = tmp_path / "x.duckdb"
+    with tfsql.connect(str(database)) as con:
+        con.sql(f"CREATE VIEW rv AS SELECT * FROM tfrecord_scan('{data['dir']}')")
+        con.sql(f"CREATE VIEW only_test AS SELECT id FROM tfrecord_scan('{data['dir']}') WHERE split = 'test'")
+    script = ("import sys, tfsql\n"
+              "con = tfsql.connect(sys.argv[1])\n"
+              "print(con.sql('SELECT count(*) FROM rv').fetchall()[0][0])\n"
+              "print(con.sql('SELECT count(*) FROM only_test').fetchall()[0][0])\n")
+    out = subprocess.run([sys.executable, "-c", script, str(database)], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert out.returncode == 0, out.stderr
+    expected_test = sum(1 for row in split_table(N_ROWS).to_pylist() if row["split"] == "test")
+    assert out.stdout.split() == [str(N_ROWS), str(expected_test)]
+
+
+def test_partition_filter_in_connect_prunes_through_the_arrow_path(con, data):
+    """A WHERE on a partition column keeps tfsql.connect() on the Arrow dataset, which
+    opens only the matching directories; the rows are the extension's."""
+    query = f"SELECT id, label FROM tfrecord_scan('{data['dir']}') WHERE split = 'valid'"
+    rewritten = con._rewrite_scans(query, SUITE.tokenize(query), None)[0]
+    assert "__tfrecord_scan_" in rewritten
+    assert sorted(con.sql(query).fetchall()) == sorted(con.duckdb_connection.sql(query).fetchall())
+    unfiltered = f"SELECT count(*) FROM tfrecord_scan('{data['dir']}')"
+    assert con._rewrite_scans(unfiltered, SUITE.tokenize(unfiltered), None)[0] == unfiltered
+
+
+def test_default_connection_recipe(data):
+    if not hasattr(duckdb, "set_default_connection"):
+        pytest.skip("duckdb.set_default_connection needs DuckDB 1.1+")
+    previous = duckdb.default_connection()
+    try:
+        duckdb.set_default_connection(native_connection())
+        assert duckdb.sql(f"SELECT count(*) FROM tfrecord_scan('{data['dir']}')").fetchall() == [(N_ROWS,)]
+    finally:
+        duckdb.set_default_connection(previous)
+
+
+def duckdb_cli() -> str | None:
+    found = shutil.which("duckdb")
+    candidate = Path(sys.executable).parent / "duckdb"
+    return str(candidate) if candidate.is_file() else found
+
+
+@pytest.mark.skipif(duckdb_cli() is None, reason="the duckdb command (pip install duckdb-cli) is not installed")
+def test_duckdb_command_loads_the_extension(data):
+    sql = (f"LOAD '{tfsql.duckdb_extension_path()}'; "
+           f"SELECT split, count(*) FROM tfrecord_scan('{data['dir']}') GROUP BY ALL ORDER BY split;")
+    out = subprocess.run([duckdb_cli(), "-unsigned", "-csv", "-c", sql], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    counts = {}
+    for row in split_table(N_ROWS).to_pylist():
+        counts[row["split"]] = counts.get(row["split"], 0) + 1
+    assert out.stdout.split() == ["split,count_star()"] + [f"{k},{v}" for k, v in sorted(counts.items())]
+    refused = subprocess.run([duckdb_cli(), "-c", f"LOAD '{tfsql.duckdb_extension_path()}'"],
+                             capture_output=True, text=True)
+    assert refused.returncode != 0 and "unsigned" in (refused.stderr + refused.stdout).lower()
+
+
+FUZZ_SCRIPT = r"""
+import random, sys, duckdb, tfsql
+source, work, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+data = open(source, "rb").read()
+con = tfsql.load_extension(duckdb.connect(config={"allow_unsigned_extensions": "true"}))
+rng = random.Random(7)
+outcomes = {"rows": 0, "error": 0}
+for i in range(count):
+    mutated = bytearray(data)
+    kind = i % 3
+    if kind == 0:
+        for _ in range(rng.randint(1, 4)):
+            mutated[rng.randrange(len(mutated))] = rng.randrange(256)
+    elif kind == 1:
+        del mutated[rng.randrange(len(mutated)):]
+    else:
+        at = rng.randrange(len(mutated))
+        mutated[at:at] = bytes(rng.randrange(256) for _ in range(rng.randint(1, 9)))
+    path = f"{work}/m{i}.tfrecord"
+    open(path, "wb").write(bytes(mutated))
+    for options in ("", ", verify_checksums := false", ", ignore_errors := true"):
+        try:
+            con.sql(f"SELECT * FROM tfrecord_scan('{path}'{options})").fetchall()
+            outcomes["rows"] += 1
+        except duckdb.Error as err:
+            assert "Traceback" not in str(err)
+            outcomes["error"] += 1
+print(outcomes["rows"], outcomes["error"])
+"""
+
+
+def test_mutated_files_never_crash_the_scan(tmp_path):
+    """Damaged bytes give rows or a DuckDB error, never a crash of the process."""
+    table = pa.table({"id": list(range(40)), "s": [f"v{i}" for i in range(40)],
+                      "f": [[i * 0.5] * (i % 4) for i in range(40)]})
+    tfsql.write_tfrecord(table, str(tmp_path / "src.tfrecord"))
+    written = tmp_path / "src.tfrecord"
+    source = written if written.is_file() else sorted(p for p in written.rglob("*.tfrecord") if p.is_file())[0]
+    work = tmp_path / "work"
+    work.mkdir()
+    out = subprocess.run([sys.executable, "-c", FUZZ_SCRIPT, str(source), str(work), "150"],
+                         capture_output=True, text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert out.returncode == 0, out.stderr[-2000:]
+    rows, errors = map(int, out.stdout.split())
+    assert rows > 0 and errors > 0
+
+
+def test_discovery_matches_tfsql_discover(tmp_path):
+    """Directories, globs (``*``, ``?``, ``[...]``, ``**``) and the hidden-file rules list
+    the same files as `tfsql.discovery.discover`."""
+    from tfsql.discovery import discover
+
+    tree = ["a/k=1/part-0.tfrecord", "a/k=1/.part-0.tfrecord.crc", "a/k=2/part-1.tfrecord", "a/_SUCCESS",
+            "a/_temporary/x.tfrecord", "a/.staging/y.tfrecord", "a/_col=3/part-2.tfrecord", "b/x.tfrecord",
+            "b/deep/er/y.tfrecord", "b/z.tfrecords", "b/_skip/w.tfrecord"]
+    tfsql.write_tfrecord(pa.table({"x": [1]}), str(tmp_path / "one"))
+    payload = next(p for p in (tmp_path / "one").rglob("*.tfrecord")).read_bytes()
+    for name in tree:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes(payload)
+    con = native_connection()
+    sources = ["a", "b", "a/*", "b/*.tfrecord", "b/**/*.tfrecord", "b/**", "a/k=[12]/*", "b/?.tfrecord",
+               "a/_col=3", "b/_skip/*", ["a/k=1", "b/x.tfrecord", "a/k=1/part-0.tfrecord"]]
+    for source in sources:
+        items = source if isinstance(source, list) else [source]
+        absolute = [str(tmp_path / item) for item in items]
+        want = [f.path for f in discover(absolute).files]
+        sql = "[" + ", ".join(f"'{p}'" for p in absolute) + "]"
+        got = con.sql(f"SELECT DISTINCT filename FROM tfrecord_scan({sql}, record_type := 'bytes', "
+                      f"filename := true, hive_partitioning := false)").fetchall()
+        assert sorted(row[0] for row in got) == sorted(want), source
