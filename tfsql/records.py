@@ -230,6 +230,8 @@ class FrameReader:
         verify: bool = True,
         on_corrupt: str = "raise",
         chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+        base_offset: int = 0,
+        stop: int | None = None,
     ) -> None:
         if not callable(on_corrupt) and on_corrupt not in ("raise", "skip"):
             raise ValueError(f"on_corrupt must be 'raise', 'skip' or a callable, not {on_corrupt!r}")
@@ -243,6 +245,14 @@ class FrameReader:
         self._next_read = min(chunk_bytes, _FIRST_READ_BYTES)
         self.skipped_records = 0
         self.records_read = 0
+        # A byte range of a file (see tfsql.splits): the stream starts at a record
+        # boundary `base_offset` and the reader keeps the records whose header starts
+        # before `stop`; `chain_end` is then where the next range's first record starts
+        # (None when a corrupt region ended the range).
+        self._base_offset = base_offset
+        self._stop = stop
+        self.chain_end: int | None = None
+        self._consumed = 0  # bytes read from the stream
 
     def _read_more(self, tail: memoryview) -> tuple[memoryview, bool]:
         """A fresh buffer holding ``tail`` (the start of an incomplete record) then new
@@ -250,11 +260,14 @@ class FrameReader:
         a chunk is assembled in linear time. Returns the buffer and an eof flag."""
         want = max(self._next_read, len(tail))
         self._next_read = min(self._chunk_bytes, 2 * self._next_read)
+        if self._stop is not None:
+            want = self._want_in_range(want, tail)
         # numpy allocates without zeroing (and asks for huge pages on large buffers),
         # so the read is the first and only pass over the new memory.
         buf = memoryview(np.empty(len(tail) + want, dtype=np.uint8))
         buf[: len(tail)] = tail
         got = _readinto(self._stream, buf[len(tail) :])
+        self._consumed += got
         if not got:
             return tail, True
         return buf[: len(tail) + got], False
@@ -271,7 +284,7 @@ class FrameReader:
         chunks is copied.
         """
         buf = memoryview(b"")
-        base = 0  # file offset of buf[0]
+        base = self._base_offset  # file offset of buf[0]
         pos = 0  # scan position in buf
         index = 0  # file-wide index of the record at pos
         yielded = 0
@@ -284,19 +297,24 @@ class FrameReader:
                 cap = limit - yielded if max_records < 0 else min(max_records, limit - yielded)
             offsets, lengths, end, status = codec.scan_frames(buf, pos, cap, max_bytes, self._verify)
             n = len(offsets) // 8
+            if self._stop is not None:
+                n, end, status = self._cut_at_stop(offsets, n, end, status, base)
             if n:
                 yielded += n
                 self.records_read += n
                 yield RecordBlock(
                     buf,
-                    np.frombuffer(offsets, dtype=np.uint64),
-                    np.frombuffer(lengths, dtype=np.uint64),
+                    np.frombuffer(offsets, dtype=np.uint64)[:n],
+                    np.frombuffer(lengths, dtype=np.uint64)[:n],
                     index,
                     base,
                     self.path,
                 )
                 index += n
             pos = end
+            if self._stop is not None and base + end >= self._stop and status == codec.FRAME_OK:
+                self.chain_end = base + end  # the next record belongs to the next range
+                return
             if status == codec.FRAME_OK and end < len(buf):
                 continue  # a block limit was reached; more records are buffered
             if status in (codec.FRAME_OK, codec.FRAME_TRUNCATED) and not eof:
@@ -305,6 +323,7 @@ class FrameReader:
                 pos = 0
                 continue
             if status == codec.FRAME_OK:
+                self.chain_end = base + end
                 return
             if status == codec.FRAME_TRUNCATED:
                 self._corrupt(
@@ -339,6 +358,28 @@ class FrameReader:
     def close(self) -> None:
         """Close the underlying stream."""
         self._stream.close()
+
+    def _cut_at_stop(self, offsets, n: int, end: int, status: int, base: int) -> tuple[int, int, int]:
+        """Keep the records whose header starts before ``stop``; the first one that does
+        not is where scanning ended (status OK)."""
+        if n == 0 or base + end <= self._stop:
+            return n, end, status
+        heads = np.frombuffer(offsets, dtype=np.uint64)[:n].astype(np.int64) + (base - _HEADER)
+        keep = int(np.searchsorted(heads, self._stop))
+        if keep == n:
+            return n, end, status
+        return keep, int(heads[keep]) - base, codec.FRAME_OK
+
+    def _want_in_range(self, want: int, tail: memoryview) -> int:
+        """Bytes to read next when the reader stops at ``stop``: no more than the range
+        needs, except the rest of a record that starts inside it."""
+        read_pos = self._base_offset + self._consumed
+        left = self._stop - read_pos
+        need = _HEADER - len(tail)
+        if len(tail) >= _HEADER:
+            (length,) = struct.unpack_from("<Q", tail, 0)
+            need = _HEADER + length + _FOOTER - len(tail)
+        return max(min(want, left), need, 1)
 
     def _corrupt(self, message: str, index: int, offset: int, *, rest_of_file: bool) -> None:
         if self._on_corrupt == "raise":
