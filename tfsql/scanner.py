@@ -594,6 +594,11 @@ class Fragment:
         return self._dataset.files[0]
 
     @property
+    def byte_range(self) -> tuple[int, int] | None:
+        """``(start, stop)`` when the fragment is a byte range of its file, else None."""
+        return self._dataset._byte_range
+
+    @property
     def start(self) -> int:
         """First byte of the range this fragment reads (0 for a whole file)."""
         span = self._dataset._byte_range
