@@ -48,7 +48,13 @@ from tfsql._codec import codec
 from tfsql.decode import BlockDecoder, empty_batch
 from tfsql.discovery import Discovered, FileInfo, discover
 from tfsql.errors import TFSQLError
-from tfsql.inference import DEFAULT_INFER_FILES, DEFAULT_INFER_SAMPLE, infer_data_schema, sample_indices
+from tfsql.inference import (
+    DEFAULT_INFER_BYTES,
+    DEFAULT_INFER_FILES,
+    DEFAULT_INFER_SAMPLE,
+    infer_data_schema,
+    sample_indices,
+)
 from tfsql.parallel import ordered_map
 from tfsql.partitioning import Partitioning
 from tfsql.records import FrameReader, detect_compression, normalize_compression, open_decompressed
@@ -105,6 +111,7 @@ def dataset(
     include_file_paths: str | None = None,
     infer_sample: int | None = DEFAULT_INFER_SAMPLE,
     infer_files: int | None = DEFAULT_INFER_FILES,
+    infer_bytes: int | None = DEFAULT_INFER_BYTES,
     lists: str = "auto",
     filesystem: Any = None,
     glob: bool = True,
@@ -145,6 +152,9 @@ def dataset(
     infer_sample, infer_files : int or None
         Inference reads the first ``infer_sample`` records of up to ``infer_files``
         files spread over the list (None: all). See :mod:`tfsql.inference`.
+    infer_bytes : int or None
+        A file's inference sample also ends once it holds this many record bytes
+        (default 4 MiB; None: no byte bound; ignored with ``infer_sample=None``).
     lists : {"auto", "always"}
         ``"always"`` infers list columns even where every record holds one value.
     filesystem : fsspec filesystem, optional
@@ -188,6 +198,7 @@ def dataset(
     )
     infer_sample = None if infer_sample is None else _positive("infer_sample", infer_sample, or_none=True)
     infer_files = None if infer_files is None else _positive("infer_files", infer_files, or_none=True)
+    infer_bytes = None if infer_bytes is None else _positive("infer_bytes", infer_bytes, or_none=True)
     found = discover(source, filesystem=filesystem, glob=glob)
     partitioning = Partitioning.discover(found.files, hive_partitioning=hive_partitioning, hive_schema=hive_schema)
     user_schema = normalize_schema(schema)
@@ -206,6 +217,7 @@ def dataset(
             record_type=rtype,
             infer_sample=infer_sample,
             lists=lists,
+            infer_bytes=infer_bytes,
         )
     column_specs(data_schema, rtype)  # validate early: unsupported types, lists of lists
     return Dataset(found, partitioning, data_schema, options, schema_inferred=user_schema is None)
