@@ -3147,7 +3147,7 @@ static PyObject *mod_scan_frames(PyObject *self, PyObject *args, PyObject *kwds)
 static PyObject *mod_find_boundary(PyObject *self, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"buf", "start", "stop", "at_eof", "lookahead", NULL};
     PyObject *bufobj;
-    Py_ssize_t start = 0, stop = -1, lookahead = 1 << 20;
+    Py_ssize_t start = 0, stop = -1, lookahead = 256 << 10;
     int at_eof = 1;
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|nnpn:find_boundary", kwlist, &bufobj,
                                      &start, &stop, &at_eof, &lookahead)) {
@@ -3262,7 +3262,7 @@ static PyMethodDef module_methods[] = {
      "lengths, end, status)``; see ``_native.pyi``."},
     {"find_boundary", (PyCFunction)(void (*)(void))mod_find_boundary,
      METH_VARARGS | METH_KEYWORDS,
-     "find_boundary(buf, start=0, stop=-1, at_eof=True, lookahead=1048576)\n--\n\n"
+     "find_boundary(buf, start=0, stop=-1, at_eof=True, lookahead=262144)\n--\n\n"
      "The first TFRecord boundary in ``buf[start:stop]`` (resynchronising inside a\n"
      "file). Returns ``(status, pos)``; see ``_native.pyi``."},
     {"encode_frames", (PyCFunction)(void (*)(void))mod_encode_frames,

@@ -114,7 +114,7 @@ def find_boundary(
     start: int = 0,
     stop: int = -1,
     at_eof: bool = True,
-    lookahead: int = 1 << 20,
+    lookahead: int = 256 << 10,
 ) -> Tuple[int, int]:
     """The first record boundary at or after ``start`` and before ``stop`` (-1: the
     buffer's end), for a reader that starts inside a file (splittable reads).

@@ -235,7 +235,7 @@ def _whole_record_at(data: Any, p: int, size: int) -> int:
 
 
 def find_boundary(buf: Any, start: int = 0, stop: int = -1, at_eof: bool = True,
-                  lookahead: int = 1 << 20) -> Tuple[int, int]:
+                  lookahead: int = 256 << 10) -> Tuple[int, int]:
     """The first TFRecord boundary in ``buf[start:stop]``; see ``_native.pyi``."""
     data = _byte_view(buf)
     size = len(data)

@@ -28,10 +28,11 @@ from __future__ import annotations
 
 import threading
 from collections import deque
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable
+from typing import Any
 
-__all__ = ["CompressionPool", "CompressedStream"]
+__all__ = ["CompressedStream", "CompressionPool"]
 
 DEFAULT_MAX_PENDING_BYTES = 64 << 20
 
@@ -46,7 +47,7 @@ class CompressionPool:
         self._pending = 0
         self._budget = threading.Condition()
 
-    def stream(self, compressor: Any, put: Callable[[bytes], None]) -> "CompressedStream":
+    def stream(self, compressor: Any, put: Callable[[bytes], None]) -> CompressedStream:
         """A stream feeding ``compressor`` (a ``zlib.compressobj``) whose output goes to
         ``put``, called from one thread at a time, in order."""
         return CompressedStream(self, compressor, put)

@@ -362,6 +362,7 @@ class FrameReader:
     def _cut_at_stop(self, offsets, n: int, end: int, status: int, base: int) -> tuple[int, int, int]:
         """Keep the records whose header starts before ``stop``; the first one that does
         not is where scanning ended (status OK)."""
+        assert self._stop is not None
         if n == 0 or base + end <= self._stop:
             return n, end, status
         heads = np.frombuffer(offsets, dtype=np.uint64)[:n].astype(np.int64) + (base - _HEADER)
@@ -373,6 +374,7 @@ class FrameReader:
     def _want_in_range(self, want: int, tail: memoryview) -> int:
         """Bytes to read next when the reader stops at ``stop``: no more than the range
         needs, except the rest of a record that starts inside it."""
+        assert self._stop is not None
         read_pos = self._base_offset + self._consumed
         left = self._stop - read_pos
         need = _HEADER - len(tail)

@@ -34,20 +34,26 @@ Examples
 
 from __future__ import annotations
 
-from typing import Any, BinaryIO, Iterator
+from collections.abc import Iterator
+from typing import Any, BinaryIO
 
 from tfsql._codec import codec
 from tfsql.records import FrameReader, RecordBlock
 
 __all__ = [
-    "DEFAULT_SPLIT_BYTES", "RESYNC_LOOKAHEAD", "plan_ranges", "find_range_start", "RangeReader", "range_label",
+    "DEFAULT_SPLIT_BYTES",
+    "RESYNC_LOOKAHEAD",
+    "RangeReader",
+    "find_range_start",
+    "plan_ranges",
+    "range_label",
 ]
 
 #: Byte range size the scanner uses to decode one large file on several threads.
 DEFAULT_SPLIT_BYTES = 32 << 20
 #: Bytes of well-framed records that must follow a resynchronisation point.
-RESYNC_LOOKAHEAD = 1 << 20
-_FIRST_WINDOW = 256 << 10
+RESYNC_LOOKAHEAD = 256 << 10
+_FIRST_WINDOW = 64 << 10  # read with the lookahead: one read usually decides
 
 
 def plan_ranges(size: int, split_bytes: int) -> list[tuple[int, int]]:
@@ -70,7 +76,7 @@ def find_range_start(raw: BinaryIO, start: int, stop: int, size: int) -> int | N
     if start == 0:
         return 0 if size > 0 else None
     pos = start
-    window = _FIRST_WINDOW
+    window = RESYNC_LOOKAHEAD + _FIRST_WINDOW
     while True:
         raw.seek(pos)
         buf = raw.read(min(window, size - pos))
@@ -145,8 +151,9 @@ class RangeReader:
     def blocks(self, max_records: int = 65536, max_bytes: int = 16 << 20) -> Iterator[RecordBlock]:
         if self.first is None:
             return
-        pos, stop, index = self.first, self._stop, 0
-        while True:
+        pos: int | None = self.first
+        stop, index = self._stop, 0
+        while pos is not None:
             self._raw.seek(pos)
             reader = FrameReader(
                 self._raw, path=self._path, verify=self._verify, on_corrupt=self._on_corrupt, base_offset=pos, stop=stop

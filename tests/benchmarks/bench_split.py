@@ -26,15 +26,15 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import tempfile
-import shutil
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import _datasets  # noqa: E402
-from _measure import (  # noqa: E402
+import _datasets
+from _measure import (
     fmt_float,
     fmt_rate,
     fmt_ratio,
@@ -44,7 +44,7 @@ from _measure import (  # noqa: E402
     tensorflow_available,
     worker_main,
 )
-from bench_core import _tf_worker  # noqa: E402
+from bench_core import _tf_worker
 
 
 def _read_worker(config: dict) -> dict:
@@ -151,9 +151,10 @@ def table_gzip(args: argparse.Namespace, script: str) -> str:
 def table_spark(args: argparse.Namespace) -> str:
     import time
 
+    from pyspark.sql import SparkSession
+
     import tfsql
     import tfsql.spark
-    from pyspark.sql import SparkSession
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # tasks import tfsql from this interpreter
     images = _datasets.ensure_dataset("images", args.data_dir, args.scale)

@@ -11,9 +11,9 @@ import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tfrecord_files import frame
 
 import tfsql
-from tfrecord_files import frame
 from tfsql import _reference as ref
 from tfsql.errors import CorruptRecordError
 from tfsql.splits import RangeReader, find_range_start, plan_ranges
