@@ -86,7 +86,7 @@ class BlockDecoder:
     def __init__(self, specs: Sequence[ColumnSpec], record_type: int) -> None:
         self.specs = list(specs)
         self.record_type = record_type
-        self.schema = pa.schema([pa.field(s.name, s.arrow_type) for s in self.specs])
+        self.schema = pa.schema([s.field for s in self.specs])
         self._decoder = (
             codec.Decoder(record_type, [s.as_codec_tuple() for s in self.specs]) if self.specs else None
         )

@@ -208,10 +208,11 @@ def dataset(
             raise ValueError("record_type='bytes' reads one column; schema= must name exactly one binary column")
     elif user_schema is not None:
         data_schema = user_schema
-    else:
+    stats: dict = {}
+    if user_schema is None and rtype != codec.RAW:
         chosen = [i for i in range(len(found.files)) if found.files[i].size > 0]
         chosen = [chosen[j] for j in sample_indices(len(chosen), infer_files)]
-        data_schema, _ = infer_data_schema(
+        data_schema, stats = infer_data_schema(
             [found.files[i].display() for i in chosen],
             lambda j: open_frame_reader(found, found.files[chosen[j]], options),
             record_type=rtype,
@@ -220,7 +221,11 @@ def dataset(
             infer_bytes=infer_bytes,
         )
     column_specs(data_schema, rtype)  # validate early: unsupported types, lists of lists
-    return Dataset(found, partitioning, data_schema, options, schema_inferred=user_schema is None)
+    # Features inference saw without a kind were reported then (they carry no values);
+    # the scan does not report them again as missing from the sample.
+    kindless = {key for key, st in stats.items() if set(st.kinds) <= {codec.KIND_NONE}}
+    return Dataset(found, partitioning, data_schema, options, schema_inferred=user_schema is None,
+                   reported_unknown=kindless)
 
 
 def _positive(name: str, value: int, *, or_none: bool = False) -> int:
@@ -717,9 +722,11 @@ class Scanner:
                 if isinstance(expr, pc.Expression):
                     needed.update(_referenced_columns(expr, schema, role="projection"))
         data_names = [n for n in dataset.data_schema.names if n in needed]
-        self._specs: list[ColumnSpec] = column_specs(
-            pa.schema([dataset.data_schema.field(n) for n in data_names]), dataset.options.record_type
-        )
+        # Specs come from the whole data schema: a feature-list column's feature name
+        # can depend on another column (tfsql.schema.feature_list_name).
+        self._specs: list[ColumnSpec] = [
+            spec for spec in column_specs(dataset.data_schema, dataset.options.record_type) if spec.name in needed
+        ]
         self._partition_names = [n for n in dataset.partition_schema.names if n in needed]
         file_col = dataset.options.include_file_paths
         self._with_file_column = file_col is not None and file_col in needed

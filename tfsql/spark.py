@@ -103,6 +103,7 @@ try:
         BooleanType,
         ByteType,
         DataType,
+        DecimalType,
         DoubleType,
         FloatType,
         IntegerType,
@@ -297,13 +298,14 @@ _SPARK_TO_ARROW = {
     BinaryType: pa.binary(),
 }
 
-_READABLE = "long, int, short, byte, boolean, float, double, string, binary, or arrays of them"
+_READABLE = "long, int, short, byte, boolean, float, double, decimal, string, binary, or arrays of them"
 
 
 def spark_to_arrow(data_type: DataType, *, column: str = "?") -> pa.DataType:
     """The Arrow type tfsql decodes a feature into for a Spark column type.
 
-    ``ArrayType(ArrayType(T))`` reads a SequenceExample feature list.
+    ``ArrayType(ArrayType(T))`` reads a SequenceExample feature list; ``DecimalType``
+    reads a float_list when every value converts exactly (else a clear error).
 
     Examples
     --------
@@ -313,6 +315,8 @@ def spark_to_arrow(data_type: DataType, *, column: str = "?") -> pa.DataType:
     """
     if isinstance(data_type, ArrayType):
         return pa.list_(spark_to_arrow(data_type.elementType, column=column))
+    if isinstance(data_type, DecimalType):  # from float_list, exact or an error (docs/format.md)
+        return pa.decimal128(data_type.precision, data_type.scale)
     for spark_type, arrow_type in _SPARK_TO_ARROW.items():
         if isinstance(data_type, spark_type):
             return arrow_type
@@ -703,7 +707,7 @@ def _plan_read(options: Mapping[str, str], spark_schema: StructType | None) -> t
             if f.name in partition_names:
                 hive_types[f.name] = to_arrow_type(f.dataType, timezone="UTC")
             elif f.name != file_column:
-                data_fields.append(pa.field(f.name, spark_to_arrow(f.dataType, column=f.name)))
+                data_fields.append(pa.field(f.name, spark_to_arrow(f.dataType, column=f.name), f.nullable))
         if file_column is not None and file_column not in names:
             raise ValueError(
                 f"option includeFilePaths={file_column!r} names a column the schema lacks; add "

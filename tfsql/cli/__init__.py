@@ -52,11 +52,14 @@ from tfsql.cli.options import (
     READ_COMPRESSIONS,
     RESULT_FORMATS,
     RUN_DESCRIPTION,
+    SCHEMA_HELP,
     _add_read_options,
+    _add_schema_option,
     _add_write_options,
     _common,
     _Formatter,
     _non_negative_int,
+    _schema,
     _positive_int,
 )
 from tfsql.cli.render import format_value
@@ -141,6 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--lists", choices=("auto", "always"), default="auto",
                    help="auto: a feature with at most one value per sampled record is a scalar column; "
                         "always: every feature is a list column")
+    _add_schema_option(p)
     _add_read_options(p)
     p.set_defaults(handler=cmd_schema)
 
@@ -155,6 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="truncate text and bytes after N characters (default 80)")
     p.add_argument("-f", "--format", choices=("table", "csv", "json"), default="table",
                    help="table (default: readable), csv or json (JSON lines, full values)")
+    _add_schema_option(p)
     _add_read_options(p)
     p.set_defaults(handler=cmd_head)
 
@@ -192,6 +197,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--to", choices=FILE_FORMATS, help="target format (default: from DST's extension, else tfrecord)")
     p.add_argument("--input-compression", choices=READ_COMPRESSIONS, default="infer",
                    help="compression of TFRecord input (default: infer per file)")
+    p.add_argument("--schema", type=_schema, metavar="COLUMNS|FILE.parquet",
+                   help="TFRecord input: " + SCHEMA_HELP)
     _add_write_options(p, tfrecord_help="options of the output (--record-type also applies to TFRecord input)")
     p.set_defaults(handler=cmd_convert)
 

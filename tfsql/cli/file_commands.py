@@ -26,7 +26,7 @@ def cmd_schema(args: argparse.Namespace, console: Console) -> int:
     columns = [
         {
             "name": f.name,
-            "type": type_name(f.type),
+            "type": type_name(f.type) + ("" if f.nullable else " not null"),
             "feature": "hive partition" if f.name in partition_names else (
                 "raw record" if args.record_type == "bytes" else feature_kind(f.type)),
             "partition": f.name in partition_names,
@@ -118,7 +118,7 @@ def cmd_convert(args: argparse.Namespace, console: Console) -> int:
     source_format = _source_format(args.src, args.source_format)
     target_format = args.to or _format_from_extension(args.dst) or "tfrecord"
     if source_format == "tfrecord":
-        ds = tfsql.dataset(args.src, record_type=args.record_type,
+        ds = tfsql.dataset(args.src, record_type=args.record_type, schema=args.schema,
                            compression=None if args.input_compression == "none" else args.input_compression)
         n_files, reader = len(ds.files), ds.scanner().to_reader()
     else:

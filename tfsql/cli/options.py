@@ -69,6 +69,50 @@ def _add_read_options(parser: argparse.ArgumentParser) -> None:
                             "from their first bytes")
 
 
+SCHEMA_HELP = (
+    "read these columns with these types instead of inferring them: DuckDB column definitions "
+    "such as 'id BIGINT NOT NULL, emb FLOAT[], price DECIMAL(10,2), img UTINYINT[28][28]' "
+    "(NOT NULL: every record must have the feature; T[a][b]: a tensor), or a .parquet file "
+    "whose schema to use"
+)
+
+
+def _add_schema_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--schema", type=_schema, metavar="COLUMNS|FILE.parquet", help=SCHEMA_HELP)
+
+
+def _schema(text: str) -> Any:
+    """``--schema``: DuckDB column definitions, or the schema of a Parquet file."""
+    import os
+
+    import pyarrow as pa
+
+    if text.lower().endswith(".parquet") and os.path.isfile(text):
+        import pyarrow.parquet as pq
+
+        return pq.read_schema(text).remove_metadata()
+    if ";" in text or not text.strip():
+        raise argparse.ArgumentTypeError(f"expected column definitions such as 'id BIGINT, emb FLOAT[]', got {text!r}")
+    import duckdb
+
+    from tfsql.duckdb import duckdb_type_to_arrow
+
+    con = duckdb.connect()
+    try:
+        con.execute(f"CREATE TABLE columns_of_schema ({text})")
+        described = con.execute("DESCRIBE columns_of_schema").fetchall()
+    except duckdb.Error as exc:
+        raise argparse.ArgumentTypeError(
+            f"expected column definitions such as 'id BIGINT NOT NULL, emb FLOAT[]': {exc}"
+        ) from None
+    finally:
+        con.close()
+    return pa.schema([
+        pa.field(name, duckdb_type_to_arrow(type_name), nullable=null != "NO")
+        for name, type_name, null, *_ in described
+    ])
+
+
 def _add_write_options(parser: argparse.ArgumentParser, *, tfrecord_help: str) -> None:
     group = parser.add_argument_group("writing", tfrecord_help)
     group.add_argument("--partition-by", metavar="COL[,COL...]",
