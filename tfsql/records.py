@@ -243,6 +243,8 @@ class FrameReader:
         # Reads start small and double up to chunk_bytes, so that sampling or a LIMIT
         # touches only the start of a file.
         self._next_read = min(chunk_bytes, _FIRST_READ_BYTES)
+        if stop is not None:
+            self._next_read = chunk_bytes  # a byte range is read whole: no LIMIT to serve
         self.skipped_records = 0
         self.records_read = 0
         # A byte range of a file (see tfsql.splits): the stream starts at a record
