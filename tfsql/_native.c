@@ -11,7 +11,7 @@
  *   2. Buffer helpers  growable byte buffers (PyMem_Raw*, usable without the GIL)
  *                      and the Python `Buffer` type that exports them
  *   3. CRC-32C         slicing-by-8 fallback, SSE4.2 (3-way interleaved) / ARMv8 paths
- *   4. Framing         scan_frames, encode_frames, count_headers
+ *   4. Framing         scan_frames, find_boundary (resync), encode_frames, count_headers
  *   5. Wire reader     varints, tags, lengths, skipping unknown fields
  *   6. Decoder         compiled column table, per-record map scan, column builders
  *   7. Encoder         two-pass (size, then write) Example / SequenceExample / RAW
@@ -581,6 +581,111 @@ static int count_core(int fd, uint64_t pos, uint64_t size, uint64_t max_length,
     return 0;
 }
 #endif
+/* -- resynchronising inside a file (splittable reads) ---------------------- */
+
+/* A reader that starts at an arbitrary byte of an uncompressed file finds the next
+ * record boundary with find_boundary_core: the first position p in [pos, stop) where
+ *
+ *   1. the 8-byte length at p matches its masked CRC-32C (a random position passes
+ *      with probability 2^-32),
+ *   2. the whole record fits in the file and its data matches its CRC (another
+ *      2^-32; checked whatever the caller's verify_checksums, so a random position is
+ *      taken for a boundary with probability about 2^-64), and
+ *   3. the chain of records that follows stays well framed (each header's length CRC
+ *      and data CRC match) until it has covered `lookahead` bytes from p or ends
+ *      exactly at the end of the file. This rejects whole frames stored inside a
+ *      record's payload (a TFRecord file kept as a bytes feature): their chain breaks
+ *      where the enclosing payload ends. Only such a nested chain longer than
+ *      `lookahead` bytes could still be taken for a boundary.
+ *
+ * A range owns the records whose header starts in it, and its reader, on reaching the
+ * first header past its end, reads on until a header this function accepts (so a
+ * record the next range's search rejects, e.g. one cut short by the end of the file,
+ * is read, or reported, by the range before): the ranges of a file partition its
+ * records. Pure C (no Python API): the DuckDB
+ * extension compiles it too.
+ */
+enum { BOUNDARY_FOUND = 0, BOUNDARY_NONE = 1, BOUNDARY_MORE = 2 };
+enum { CHAIN_NO = 0, CHAIN_YES = 1, CHAIN_MORE = 2 };
+
+/* Rule 3 for the record at p, whose header and data (rules 1 and 2) are verified and
+ * which ends at `next`. */
+static int chain_holds(const uint8_t *buf, size_t size, size_t p, size_t next, int at_eof,
+                       size_t lookahead) {
+    size_t goal = lookahead > (size_t)-1 - p ? (size_t)-1 : p + lookahead;
+    size_t at = next;
+    while (at < goal) {
+        if (at == size) {
+            return at_eof ? CHAIN_YES : CHAIN_MORE;
+        }
+        if (size - at < 12) {
+            /* Too few bytes left for a header: at the end of the file these are more
+             * likely the CRC of a record enclosing p than a header cut short. */
+            return at_eof ? CHAIN_NO : CHAIN_MORE;
+        }
+        const uint8_t *head = buf + at;
+        if (masked_crc(head, 8) != load_le32(head + 8)) {
+            return CHAIN_NO;
+        }
+        uint64_t length = load_le64(head);
+        size_t room = size - at - 12;
+        if (room < 4 || length > room - 4) {
+            /* A record cut short by the end of the file: not a chain to trust (the
+             * range before reads on through it and reports the truncation). */
+            return at_eof ? CHAIN_NO : CHAIN_MORE;
+        }
+        if (masked_crc(head + 12, (size_t)length) != load_le32(head + 12 + length)) {
+            return CHAIN_NO;
+        }
+        at += 12 + (size_t)length + 4;
+    }
+    return CHAIN_YES;
+}
+
+/* The first record boundary at or after `pos` and before `stop` in buf[0:size).
+ * `at_eof` says that buf ends where the file ends. Returns BOUNDARY_FOUND with the
+ * position in *found_out; BOUNDARY_NONE when no boundary starts before `stop`
+ * (*found_out = stop); BOUNDARY_MORE when the candidate at *found_out needs bytes past
+ * `size` to decide (read more, starting at or before it, and call again). */
+static int find_boundary_core(const uint8_t *buf, size_t size, size_t pos, size_t stop,
+                              int at_eof, size_t lookahead, size_t *found_out) {
+    if (stop > size && at_eof) {
+        stop = size;
+    }
+    for (size_t p = pos; p < stop; p++) {
+        if (p > size || size - p < 12) {
+            if (at_eof) {
+                break; /* too short for a header: no boundary */
+            }
+            *found_out = p;
+            return BOUNDARY_MORE;
+        }
+        const uint8_t *head = buf + p;
+        if (masked_crc(head, 8) != load_le32(head + 8)) {
+            continue;
+        }
+        uint64_t length = load_le64(head);
+        size_t room = size - p - 12;
+        if (room < 4 || length > room - 4) {
+            if (at_eof) {
+                continue; /* runs past the end of the file: not a whole record */
+            }
+            *found_out = p;
+            return BOUNDARY_MORE;
+        }
+        if (masked_crc(head + 12, (size_t)length) != load_le32(head + 12 + length)) {
+            continue;
+        }
+        int chain = chain_holds(buf, size, p, p + 12 + (size_t)length + 4, at_eof, lookahead);
+        if (chain == CHAIN_NO) {
+            continue;
+        }
+        *found_out = p;
+        return chain == CHAIN_YES ? BOUNDARY_FOUND : BOUNDARY_MORE;
+    }
+    *found_out = stop;
+    return BOUNDARY_NONE;
+}
 
 /* Write one frame header for a payload of `length` bytes at `out` (12 bytes). */
 static inline void write_frame_header(uint8_t *out, uint64_t length) {
@@ -3159,6 +3264,38 @@ static PyObject *mod_scan_frames(PyObject *self, PyObject *args, PyObject *kwds)
     return result;
 }
 
+static PyObject *mod_find_boundary(PyObject *self, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"buf", "start", "stop", "at_eof", "lookahead", NULL};
+    PyObject *bufobj;
+    Py_ssize_t start = 0, stop = -1, lookahead = 256 << 10;
+    int at_eof = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|nnpn:find_boundary", kwlist, &bufobj,
+                                     &start, &stop, &at_eof, &lookahead)) {
+        return NULL;
+    }
+    Py_buffer v;
+    if (get_bytes_view(bufobj, &v, "buf") < 0) {
+        return NULL;
+    }
+    if (stop < 0) {
+        stop = v.len;
+    }
+    if (start < 0 || start > v.len || stop < start || lookahead < 0) {
+        PyErr_Format(PyExc_ValueError, "find_boundary: start=%zd, stop=%zd, lookahead=%zd do "
+                     "not fit a buffer of %zd bytes", start, stop, lookahead, v.len);
+        PyBuffer_Release(&v);
+        return NULL;
+    }
+    size_t found = 0;
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = find_boundary_core((const uint8_t *)v.buf, (size_t)v.len, (size_t)start,
+                                (size_t)stop, at_eof, (size_t)lookahead, &found);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&v);
+    return Py_BuildValue("(in)", status, (Py_ssize_t)found);
+}
+
 static PyObject *mod_encode_frames(PyObject *self, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"data", "value_offsets", NULL};
     PyObject *dataobj, *offobj;
@@ -3250,6 +3387,11 @@ static PyMethodDef module_methods[] = {
      "reading only their headers.\nReturns ``(count, end, status, length)``; see "
      "``_native.pyi``."},
 #endif
+    {"find_boundary", (PyCFunction)(void (*)(void))mod_find_boundary,
+     METH_VARARGS | METH_KEYWORDS,
+     "find_boundary(buf, start=0, stop=-1, at_eof=True, lookahead=262144)\n--\n\n"
+     "The first TFRecord boundary in ``buf[start:stop]`` (resynchronising inside a\n"
+     "file). Returns ``(status, pos)``; see ``_native.pyi``."},
     {"encode_frames", (PyCFunction)(void (*)(void))mod_encode_frames,
      METH_VARARGS | METH_KEYWORDS,
      "encode_frames(data, value_offsets)\n--\n\nFrame raw payloads; returns ``(framed, "
@@ -3329,6 +3471,9 @@ PyMODINIT_FUNC PyInit__native(void) {
         {"FRAME_BAD_LENGTH_CRC", FRAME_BAD_LENGTH_CRC},
         {"FRAME_BAD_DATA_CRC", FRAME_BAD_DATA_CRC},
         {"FRAME_TOO_LONG", FRAME_TOO_LONG},
+        {"BOUNDARY_FOUND", BOUNDARY_FOUND},
+        {"BOUNDARY_NONE", BOUNDARY_NONE},
+        {"BOUNDARY_MORE", BOUNDARY_MORE},
     };
     for (size_t i = 0; i < sizeof(constants) / sizeof(constants[0]); i++) {
         if (PyModule_AddIntConstant(m, constants[i].name, constants[i].value) < 0) {

@@ -46,6 +46,9 @@ FRAME_TRUNCATED: int
 FRAME_BAD_LENGTH_CRC: int
 FRAME_BAD_DATA_CRC: int
 FRAME_TOO_LONG: int
+BOUNDARY_FOUND: int
+BOUNDARY_NONE: int
+BOUNDARY_MORE: int
 
 class Buffer:
     """Memory owned by the C core, exported through the buffer protocol."""
@@ -117,6 +120,26 @@ def count_headers(fd: int, start: int, size: int, max_length: int) -> Tuple[int,
     ``end`` is incomplete, or its record runs past ``size``), ``FRAME_BAD_LENGTH_CRC`` or
     ``FRAME_TOO_LONG`` (its length, returned as ``length``, exceeds ``max_length``).
     Not available on Windows. Raises ``OSError`` when a read fails.
+def find_boundary(
+    buf: _BufferLike,
+    start: int = 0,
+    stop: int = -1,
+    at_eof: bool = True,
+    lookahead: int = 256 << 10,
+) -> Tuple[int, int]:
+    """The first record boundary at or after ``start`` and before ``stop`` (-1: the
+    buffer's end), for a reader that starts inside a file (splittable reads).
+
+    A position is a boundary when its length CRC matches, the whole record fits and its
+    data CRC matches (always checked: a random position passes both with probability
+    about 2^-64), and the records after it stay well framed (both CRCs) for
+    ``lookahead`` bytes or up to the end of the file (so frames stored inside a payload are not taken for
+    boundaries). ``at_eof`` says that ``buf`` ends where the file ends.
+
+    Returns ``(status, pos)``: ``(BOUNDARY_FOUND, p)``; ``(BOUNDARY_NONE, stop)`` when
+    no boundary starts before ``stop``; ``(BOUNDARY_MORE, p)`` when deciding about ``p``
+    needs bytes past the buffer's end (read more from ``p`` and call again). The GIL is
+    released while searching.
     """
 
 def encode_frames(data: _BufferLike, value_offsets: _BufferLike) -> Tuple[Buffer, Buffer]:

@@ -79,6 +79,9 @@ FRAME_TRUNCATED = 1
 FRAME_BAD_LENGTH_CRC = 2
 FRAME_BAD_DATA_CRC = 3
 FRAME_TOO_LONG = 4
+BOUNDARY_FOUND = 0
+BOUNDARY_NONE = 1
+BOUNDARY_MORE = 2
 
 _KIND_BY_ONEOF = {None: KIND_NONE, "bytes_list": BYTES, "float_list": FLOAT, "int64_list": INT64}
 _KIND_NAMES = {KIND_NONE: "no kind", BYTES: "bytes_list", FLOAT: "float_list", INT64: "int64_list"}
@@ -240,6 +243,60 @@ def count_headers(fd: int, start: int, size: int, max_length: int) -> Tuple[int,
         pos += 16 + length
         count += 1
     return count, pos, status, length
+
+
+def _whole_record_at(data: Any, p: int, size: int) -> int:
+    """The end of the record whose header is at ``p`` when its length CRC matches:
+    ``-1`` when it does not, ``-2`` when the record runs past ``size``."""
+    if size - p < 12:
+        return -2
+    (stored,) = struct.unpack_from("<I", data, p + 8)
+    if masked_crc32c(data[p:p + 8]) != stored:
+        return -1
+    (length,) = struct.unpack_from("<Q", data, p)
+    if size - p - 12 < length + 4:
+        return -2
+    return p + 12 + length + 4
+
+
+def find_boundary(buf: Any, start: int = 0, stop: int = -1, at_eof: bool = True,
+                  lookahead: int = 256 << 10) -> Tuple[int, int]:
+    """The first TFRecord boundary in ``buf[start:stop]``; see ``_native.pyi``."""
+    data = _byte_view(buf)
+    size = len(data)
+    stop = size if stop < 0 else stop
+    if not 0 <= start <= size or stop < start or lookahead < 0:
+        raise ValueError(f"find_boundary: start={start}, stop={stop}, lookahead={lookahead} "
+                         f"do not fit a buffer of {size} bytes")
+    if at_eof:
+        stop = min(stop, size)
+    for p in range(start, stop):
+        end = _whole_record_at(data, p, size)
+        if end == -1 or (end == -2 and at_eof):
+            continue
+        if end == -2:
+            return BOUNDARY_MORE, p
+        (stored,) = struct.unpack_from("<I", data, end - 4)
+        if masked_crc32c(data[p + 12:end - 4]) != stored:
+            continue
+        at, chain = end, BOUNDARY_FOUND
+        while at < p + lookahead and at != size:
+            following = _whole_record_at(data, at, size)
+            if following == -1 or (following == -2 and at_eof):
+                chain = -1  # not framed, or cut short by the end of the file
+                break
+            if following == -2:
+                break
+            (stored,) = struct.unpack_from("<I", data, following - 4)
+            if masked_crc32c(data[at + 12:following - 4]) != stored:
+                chain = -1
+                break
+            at = following
+        if chain == -1:
+            continue
+        whole = at >= p + lookahead or at_eof
+        return (BOUNDARY_FOUND if whole else BOUNDARY_MORE), p
+    return BOUNDARY_NONE, stop
 
 
 def _frame(payload: bytes) -> bytes:
@@ -882,7 +939,8 @@ def summarize(buf: Any, offsets: Any, lengths: Any, record_type: int) -> dict:
 __all__ = [
     "EXAMPLE", "SEQUENCE_EXAMPLE", "RAW", "FEATURES", "FEATURE_LISTS", "KIND_NONE",
     "BYTES", "FLOAT", "INT64", "SCALAR", "LIST", "LIST_OF_LIST", "FRAME_OK",
-    "FRAME_TRUNCATED", "FRAME_BAD_LENGTH_CRC", "FRAME_BAD_DATA_CRC", "DecodeError",
-    "crc32c", "masked_crc32c", "hardware_crc", "scan_frames", "encode_frames",
+    "FRAME_TRUNCATED", "FRAME_BAD_LENGTH_CRC", "FRAME_BAD_DATA_CRC", "BOUNDARY_FOUND",
+    "BOUNDARY_NONE", "BOUNDARY_MORE", "DecodeError", "crc32c", "masked_crc32c",
+    "hardware_crc", "scan_frames", "find_boundary", "encode_frames",
     "Decoder", "Encoder", "summarize",
 ]

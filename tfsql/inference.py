@@ -2,8 +2,11 @@
 
 The sample is the first ``infer_sample`` records of each of up to ``infer_files``
 non-empty files, chosen evenly through the sorted file list (always the first and the
-last file) — never only the first file. ``infer_sample=None`` reads every record of
-every chosen file and ``infer_files=None`` chooses every file, so
+last file) — never only the first file. Each file's sample also ends once its
+records hold ``infer_bytes`` bytes (4 MiB: a hundred large image records tell the
+schema as well as a thousand, and the scan that follows reads them again).
+``infer_sample=None`` reads every record of every chosen file (whatever
+``infer_bytes``) and ``infer_files=None`` chooses every file, so
 ``infer_sample=None, infer_files=None`` infers from the whole dataset.
 
 Examples
@@ -18,23 +21,27 @@ from __future__ import annotations
 
 import contextlib
 import warnings
+from dataclasses import replace
 from typing import Callable, Sequence
 
+import numpy as np
 import pyarrow as pa
 
 from tfsql._codec import codec
 from tfsql._proto import SequenceExample
 from tfsql.decode import translate_decode_error
 from tfsql.errors import SchemaError
-from tfsql.records import FrameReader
+from tfsql.records import FrameReader, RecordBlock
 from tfsql.schema import FeatureStats, infer_from_stats, merge_stats
 
-__all__ = ["sample_indices", "infer_data_schema", "DEFAULT_INFER_SAMPLE", "DEFAULT_INFER_FILES"]
+__all__ = ["sample_indices", "infer_data_schema", "DEFAULT_INFER_SAMPLE", "DEFAULT_INFER_FILES", "DEFAULT_INFER_BYTES"]
 
 #: Records read from the start of each sampled file.
 DEFAULT_INFER_SAMPLE = 1000
 #: Files sampled, spread evenly through the file list.
 DEFAULT_INFER_FILES = 16
+#: Record bytes after which a file's sample ends (even before ``infer_sample`` records).
+DEFAULT_INFER_BYTES = 4 << 20
 
 
 def sample_indices(n_files: int, infer_files: int | None) -> list[int]:
@@ -54,6 +61,7 @@ def infer_data_schema(
     record_type: int,
     infer_sample: int | None,
     lists: str,
+    infer_bytes: int | None = DEFAULT_INFER_BYTES,
 ) -> tuple[pa.Schema, dict[tuple[int, str], FeatureStats]]:
     """Infer the data schema from the files ``open_reader(i)`` opens (``i`` indexes
     ``paths``, already chosen by :func:`sample_indices`).
@@ -62,16 +70,23 @@ def infer_data_schema(
     to report features that appear later but are not in the schema).
     """
     merged: dict[tuple[int, str], FeatureStats] = {}
+    byte_limit = None if infer_sample is None else infer_bytes
     sampled: list[str] = []  # files with at least one sampled record
     if record_type != codec.RAW:
         for i, path in enumerate(paths):
             with contextlib.closing(open_reader(i)) as reader:
+                sampled_bytes = 0
                 for block in reader.blocks(limit=infer_sample):
                     if block.first_index == 0:
                         sampled.append(path)
                         if record_type == codec.EXAMPLE:
                             _warn_if_sequence_examples(block, path)
+                    if byte_limit is not None:
+                        block = _first_bytes(block, byte_limit - sampled_bytes)
+                        sampled_bytes += int(block.lengths.sum())
                     merge_stats(merged, _summarize(block, record_type), path=path)
+                    if byte_limit is not None and sampled_bytes >= byte_limit:
+                        break
     valued = any(k != codec.KIND_NONE for st in merged.values() for k in st.kinds)
     if sampled and not valued:
         _warn_no_features(sampled, record_type)
@@ -91,6 +106,15 @@ def _warn_no_features(paths: Sequence[str], record_type: int) -> None:
         "(one binary column of serialized records) and parse them with their own message class",
         stacklevel=4,
     )
+
+
+def _first_bytes(block: RecordBlock, limit: int) -> RecordBlock:
+    """The block's first records, up to the one whose payload reaches ``limit`` bytes."""
+    ends = np.cumsum(block.lengths)
+    keep = int(np.searchsorted(ends, limit)) + 1
+    if keep >= len(block):
+        return block
+    return replace(block, offsets=block.offsets[:keep], lengths=block.lengths[:keep])
 
 
 def _warn_if_sequence_examples(block, path: str) -> None:

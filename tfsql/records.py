@@ -312,6 +312,8 @@ class FrameReader:
         chunk_bytes: int = DEFAULT_CHUNK_BYTES,
         max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
         stream_size: int | None = None,
+        base_offset: int = 0,
+        stop: int | None = None,
     ) -> None:
         if not callable(on_corrupt) and on_corrupt not in ("raise", "skip"):
             raise ValueError(f"on_corrupt must be 'raise', 'skip' or a callable, not {on_corrupt!r}")
@@ -325,8 +327,18 @@ class FrameReader:
         # Reads start small and double up to chunk_bytes, so that sampling or a LIMIT
         # touches only the start of a file.
         self._next_read = min(chunk_bytes, _FIRST_READ_BYTES)
+        if stop is not None:
+            self._next_read = chunk_bytes  # a byte range is read whole: no LIMIT to serve
         self.skipped_records = 0
         self.records_read = 0
+        # A byte range of a file (see tfsql.splits): the stream starts at a record
+        # boundary `base_offset` and the reader keeps the records whose header starts
+        # before `stop`; `chain_end` is then where the next range's first record starts
+        # (None when a corrupt region ended the range).
+        self._base_offset = base_offset
+        self._stop = stop
+        self.chain_end: int | None = None
+        self._consumed = 0  # bytes read from the stream
 
     def _read_more(self, tail: memoryview, need: int | None = None) -> tuple[memoryview, bool]:
         """A fresh buffer holding ``tail`` (the start of an incomplete record of ``need``
@@ -341,11 +353,14 @@ class FrameReader:
             missing = need - len(tail)
             want = max(want, missing if self._stream_size is not None else min(missing, len(tail)))
         self._next_read = min(self._chunk_bytes, 2 * self._next_read)
+        if self._stop is not None:
+            want = self._want_in_range(want, tail)
         # numpy allocates without zeroing (and asks for huge pages on large buffers),
         # so the read is the first and only pass over the new memory.
         buf = memoryview(np.empty(len(tail) + want, dtype=np.uint8))
         buf[: len(tail)] = tail
         got = _readinto(self._stream, buf[len(tail) :])
+        self._consumed += got
         if not got:
             return tail, True
         return buf[: len(tail) + got], False
@@ -362,7 +377,7 @@ class FrameReader:
         chunks is copied.
         """
         buf = memoryview(b"")
-        base = 0  # file offset of buf[0]
+        base = self._base_offset  # file offset of buf[0]
         pos = 0  # scan position in buf
         index = 0  # file-wide index of the record at pos
         yielded = 0
@@ -380,6 +395,11 @@ class FrameReader:
             if too_long is not None:
                 end = int(offsets[too_long]) - _HEADER
                 offsets, lengths = offsets[:too_long], lengths[:too_long]
+            if self._stop is not None:
+                keep, end, status = self._cut_at_stop(offsets, end, status, base)
+                offsets, lengths = offsets[:keep], lengths[:keep]
+                if too_long is not None and base + end >= self._stop:
+                    too_long = None  # the long record belongs to the next range
             n = len(offsets)
             if n:
                 yielded += n
@@ -387,6 +407,9 @@ class FrameReader:
                 yield RecordBlock(buf, offsets, lengths, index, base, self.path)
                 index += n
             pos = end
+            if self._stop is not None and base + end >= self._stop and status == codec.FRAME_OK:
+                self.chain_end = base + end  # the next record belongs to the next range
+                return
             if too_long is not None:
                 self._pending_record_size(buf, pos, base, index)  # reports it
                 return
@@ -402,6 +425,7 @@ class FrameReader:
                 pos = 0
                 continue
             if status == codec.FRAME_OK:
+                self.chain_end = base + end
                 return
             if status == codec.FRAME_TRUNCATED:
                 self._corrupt(
@@ -460,6 +484,31 @@ class FrameReader:
     def close(self) -> None:
         """Close the underlying stream."""
         self._stream.close()
+
+    def _cut_at_stop(self, offsets: np.ndarray, end: int, status: int, base: int) -> tuple[int, int, int]:
+        """Keep the records whose header starts before ``stop``; the first one that does
+        not is where scanning ended (status OK). Returns (records kept, end, status)."""
+        assert self._stop is not None
+        n = len(offsets)
+        if n == 0 or base + end <= self._stop:
+            return n, end, status
+        heads = offsets.astype(np.int64) + (base - _HEADER)
+        keep = int(np.searchsorted(heads, self._stop))
+        if keep == n:
+            return n, end, status
+        return keep, int(heads[keep]) - base, codec.FRAME_OK
+
+    def _want_in_range(self, want: int, tail: memoryview) -> int:
+        """Bytes to read next when the reader stops at ``stop``: no more than the range
+        needs, except the rest of a record that starts inside it."""
+        assert self._stop is not None
+        read_pos = self._base_offset + self._consumed
+        left = self._stop - read_pos
+        need = _HEADER - len(tail)
+        if len(tail) >= _HEADER:
+            (length,) = struct.unpack_from("<Q", tail, 0)
+            need = _HEADER + length + _FOOTER - len(tail)
+        return max(min(want, left), need, 1)
 
     def _corrupt(self, message: str, index: int, offset: int, *, rest_of_file: bool) -> None:
         if self._on_corrupt == "raise":

@@ -47,7 +47,14 @@ import pyarrow.dataset as pads
 from tfsql._codec import codec
 from tfsql.decode import BlockDecoder, empty_batch, fixed_row_bits, rows_within
 from tfsql.discovery import Discovered, FileInfo, discover
-from tfsql.inference import DEFAULT_INFER_FILES, DEFAULT_INFER_SAMPLE, infer_data_schema, sample_indices
+from tfsql.errors import TFSQLError
+from tfsql.inference import (
+    DEFAULT_INFER_BYTES,
+    DEFAULT_INFER_FILES,
+    DEFAULT_INFER_SAMPLE,
+    infer_data_schema,
+    sample_indices,
+)
 from tfsql.parallel import ordered_map
 from tfsql.layouts import Layout, detect_layout
 from tfsql.partitioning import Partitioning
@@ -55,9 +62,11 @@ from tfsql.records import (
     DEFAULT_MAX_RECORD_BYTES,
     FrameReader,
     count_plain_records,
+    detect_compression,
     normalize_compression,
     open_decompressed,
 )
+from tfsql.splits import DEFAULT_SPLIT_BYTES, RangeReader, plan_ranges
 from tfsql.schema import (
     RAW_COLUMN,
     ColumnSpec,
@@ -92,6 +101,7 @@ class ScanOptions:
     batch_bytes: int = DEFAULT_BATCH_BYTES
     threads: int = 0  # 0: default_threads()
     max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
+    split_bytes: int | None = DEFAULT_SPLIT_BYTES  # None: never split a file
 
     @property
     def decode_threads(self) -> int:
@@ -111,6 +121,7 @@ def dataset(
     include_file_paths: str | None = None,
     infer_sample: int | None = DEFAULT_INFER_SAMPLE,
     infer_files: int | None = DEFAULT_INFER_FILES,
+    infer_bytes: int | None = DEFAULT_INFER_BYTES,
     lists: str = "auto",
     filesystem: Any = None,
     glob: bool = True,
@@ -118,6 +129,7 @@ def dataset(
     batch_bytes: int = DEFAULT_BATCH_BYTES,
     threads: int | None = None,
     max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
+    split_bytes: int | None = DEFAULT_SPLIT_BYTES,
 ) -> "Dataset":
     """Open TFRecord files as a dataset: discovered, partitioned, schema resolved.
 
@@ -154,6 +166,9 @@ def dataset(
     infer_sample, infer_files : int or None
         Inference reads the first ``infer_sample`` records of up to ``infer_files``
         files spread over the list (None: all). See :mod:`tfsql.inference`.
+    infer_bytes : int or None
+        A file's inference sample also ends once it holds this many record bytes
+        (default 4 MiB; None: no byte bound; ignored with ``infer_sample=None``).
     lists : {"auto", "always"}
         ``"always"`` infers list columns even where every record holds one value.
     filesystem : fsspec filesystem, optional
@@ -168,6 +183,10 @@ def dataset(
     max_record_bytes : int
         A record whose header claims more bytes (default 2 GiB) is reported as corrupt
         (:class:`~tfsql.errors.CorruptRecordError`) before memory is allocated for it.
+    split_bytes : int or None
+        With several threads, an uncompressed file of at least twice this size is read
+        as byte ranges of this size on several threads at once (see
+        :mod:`tfsql.splits`; output order is kept); None reads every file whole.
 
     Returns
     -------
@@ -194,9 +213,11 @@ def dataset(
         batch_bytes=_positive("batch_bytes", batch_bytes),
         threads=0 if threads is None else _positive("threads", threads),
         max_record_bytes=_positive("max_record_bytes", max_record_bytes),
+        split_bytes=None if split_bytes is None else _positive("split_bytes", split_bytes, or_none=True),
     )
     infer_sample = None if infer_sample is None else _positive("infer_sample", infer_sample, or_none=True)
     infer_files = None if infer_files is None else _positive("infer_files", infer_files, or_none=True)
+    infer_bytes = None if infer_bytes is None else _positive("infer_bytes", infer_bytes, or_none=True)
     found, layout = detect_layout(discover(source, filesystem=filesystem, glob=glob))
     if layout is not None:
         hive_schema = layout.without_split(hive_schema)
@@ -220,6 +241,7 @@ def dataset(
             record_type=rtype,
             infer_sample=infer_sample,
             lists=lists,
+            infer_bytes=infer_bytes,
         )
         if described is not None:
             data_schema = apply_features(data_schema, described[0])
@@ -253,12 +275,16 @@ def _check_choice(name: str, value: str, choices: Sequence[str]) -> str:
     return value
 
 
+def open_raw(found: Discovered, file: FileInfo) -> Any:
+    """Open one file of a dataset as a binary stream of its stored bytes."""
+    if found.is_local:
+        return open(file.path, "rb", buffering=0)
+    return found.filesystem.open(file.path, "rb")
+
+
 def open_frame_reader(found: Discovered, file: FileInfo, options: ScanOptions) -> FrameReader:
     """Open one file of a dataset for framing (decompressing as the options say)."""
-    if found.is_local:
-        raw = open(file.path, "rb", buffering=0)
-    else:
-        raw = found.filesystem.open(file.path, "rb")
+    raw = open_raw(found, file)
     try:
         stream = open_decompressed(raw, options.compression, path=file.display())
     except BaseException:
@@ -358,6 +384,7 @@ class Dataset(pads.Dataset):
         filter: pc.Expression | None = None,
         schema_inferred: bool = False,
         reported_unknown: set | None = None,
+        byte_range: tuple[int, int] | None = None,
     ) -> None:
         # pyarrow's Dataset.__init__ forbids instantiation; it is deliberately not called.
         self._found = found
@@ -369,6 +396,7 @@ class Dataset(pads.Dataset):
         # Features found while scanning that an inferred schema lacks are reported once.
         self._schema_inferred = schema_inferred and options.record_type != codec.RAW
         self._reported_unknown = set() if reported_unknown is None else reported_unknown
+        self._byte_range = byte_range  # one file's byte range (tfsql.splits)
         self._schema = schema_with_partitions(
             data_schema,
             partitioning.schema if partitioning is not None else None,
@@ -463,6 +491,7 @@ class Dataset(pads.Dataset):
             filter=self._filter,
             schema_inferred=self._schema_inferred,
             reported_unknown=self._reported_unknown,
+            byte_range=self._byte_range,
         )
         args.update(changes)
         return Dataset(
@@ -551,10 +580,59 @@ class Dataset(pads.Dataset):
         """Count rows; without a filter on data columns only record headers are read."""
         return self.scanner(columns=[], filter=filter, batch_size=batch_size, **kwargs).count_rows()
 
-    def get_fragments(self, filter: pc.Expression | None = None) -> list["Fragment"]:
-        """One :class:`Fragment` per file that may match ``filter`` (partition pruning)."""
-        indices = self._pruned_indices(filter)
-        return [Fragment(self._derive(file_indices=[i])) for i in indices]
+    def get_fragments(self, filter: pc.Expression | None = None, *, split_bytes: int | None = None) -> list["Fragment"]:
+        """One :class:`Fragment` per file that may match ``filter`` (partition pruning);
+        with ``split_bytes``, an uncompressed file larger than that is cut into byte
+        ranges of that size, one fragment each (see :mod:`tfsql.splits`).
+
+        Examples
+        --------
+        >>> import tempfile, pyarrow as pa, tfsql
+        >>> path = tempfile.mkdtemp()
+        >>> _ = tfsql.write_tfrecord(pa.table({"x": list(range(100))}), path)
+        >>> parts = tfsql.dataset(path).get_fragments(split_bytes=1000)
+        >>> [(p.start, p.stop) for p in parts]
+        [(0, 1000), (1000, 2000), (2000, 3000)]
+        >>> sum(p.count_rows() for p in parts), parts[1].to_table().column("x")[0].as_py()
+        (100, 34)
+        """
+        if split_bytes is not None:
+            _positive("split_bytes", split_bytes)
+        fragments = []
+        for i in self._pruned_indices(filter):
+            if self._byte_range is not None:
+                fragments.append(Fragment(self._derive(file_indices=[i])))
+                continue
+            file = self._found.files[i]
+            if split_bytes is None or file.size <= split_bytes or not self._splittable(i):
+                fragments.append(Fragment(self._derive(file_indices=[i])))
+                continue
+            for span in plan_ranges(file.size, split_bytes):
+                fragments.append(Fragment(self._derive(file_indices=[i], byte_range=span)))
+        return fragments
+
+    def file_range(self, start: int, stop: int) -> "Dataset":
+        """This one-file dataset restricted to the records whose header starts in
+        bytes ``[start, stop)`` of its (uncompressed) file; see :mod:`tfsql.splits`."""
+        if len(self._file_indices) != 1:
+            raise ValueError(f"file_range needs a dataset of one file, not {len(self._file_indices)}")
+        if not (isinstance(start, int) and isinstance(stop, int) and 0 <= start <= stop):
+            raise ValueError(f"file_range: need 0 <= start <= stop, not {start!r}, {stop!r}")
+        if not self._splittable(self._file_indices[0]):
+            raise ValueError(f"{self.files[0]} is compressed: a compressed file can only be read whole")
+        return self._derive(byte_range=(start, stop))
+
+    def _splittable(self, index: int) -> bool:
+        """Whether file ``index`` can be read in byte ranges: uncompressed and seekable."""
+        compression = self._options.compression
+        if compression not in (None, "infer"):
+            return False
+        file = self._found.files[index]
+        if compression == "infer" and file.size > 0:
+            with contextlib.closing(open_raw(self._found, file)) as raw:
+                if detect_compression(raw.read(12)) is not None:
+                    return False
+        return True
 
     def _pruned_indices(self, filter: pc.Expression | None) -> list[int]:
         if filter is None or self._partitioning is None:
@@ -574,18 +652,20 @@ class Dataset(pads.Dataset):
 
     def __reduce__(self):
         return (Dataset, (self._found, self._partitioning, self._data_schema, self._options),
-                {"_file_indices": self._file_indices, "_filter": self._filter})
+                {"_file_indices": self._file_indices, "_filter": self._filter, "_byte_range": self._byte_range})
 
     def __setstate__(self, state):
         self._file_indices = state["_file_indices"]
         self._filter = state["_filter"]
+        self._byte_range = state.get("_byte_range")
 
     def __repr__(self) -> str:
         return f"<tfsql.Dataset: {len(self._file_indices)} files>\n{self._schema}"
 
 
 class Fragment:
-    """One file of a :class:`Dataset` (what Spark and parallel engines distribute)."""
+    """One file, or one byte range of a file, of a :class:`Dataset` (what Spark and
+    parallel engines distribute)."""
 
     def __init__(self, dataset: Dataset) -> None:
         self._dataset = dataset
@@ -593,6 +673,23 @@ class Fragment:
     @property
     def path(self) -> str:
         return self._dataset.files[0]
+
+    @property
+    def byte_range(self) -> tuple[int, int] | None:
+        """``(start, stop)`` when the fragment is a byte range of its file, else None."""
+        return self._dataset._byte_range
+
+    @property
+    def start(self) -> int:
+        """First byte of the range this fragment reads (0 for a whole file)."""
+        span = self._dataset._byte_range
+        return 0 if span is None else span[0]
+
+    @property
+    def stop(self) -> int:
+        """End of the range this fragment reads (the file's size for a whole file)."""
+        span = self._dataset._byte_range
+        return self._dataset._found.files[self._dataset._file_indices[0]].size if span is None else span[1]
 
     @property
     def partition_values(self) -> dict[str, Any]:
@@ -630,7 +727,8 @@ class Fragment:
         return self._dataset.head(num_rows, columns=columns, filter=filter, **kwargs)
 
     def __repr__(self) -> str:
-        return f"<tfsql.Fragment {self.path}>"
+        span = self._dataset._byte_range
+        return f"<tfsql.Fragment {self.path}{'' if span is None else f' [bytes {span[0]}-{span[1]}]'}>"
 
 
 class Scanner:
@@ -735,6 +833,11 @@ class Scanner:
                 continue
             if remaining is not None and remaining <= 0:
                 return
+            spans = self._ranges_of(i) if remaining is None else None
+            if spans is not None:
+                for start, stop in spans:
+                    yield i, _RangeTask(start, stop)
+                continue
             rows = rows_within(options.batch_bytes, self._row_bits(i), self._batch_size)
             with contextlib.closing(open_frame_reader(found, file, options)) as reader:
                 for block in reader.blocks(rows, options.batch_bytes, limit=remaining):
@@ -755,6 +858,48 @@ class Scanner:
         if self._with_file_column:
             bits += 33 + 8 * len(self._dataset._found.files[file_index].display().encode())
         return bits
+
+    def _ranges_of(self, index: int) -> list[tuple[int, int]] | None:
+        """The byte ranges to read file ``index`` as (None: whole, as blocks): the
+        dataset's own range, or ranges for the decode threads when the file is large
+        and uncompressed."""
+        dataset = self._dataset
+        if dataset._byte_range is not None:
+            return [dataset._byte_range]
+        split = dataset.options.split_bytes
+        size = dataset._found.files[index].size
+        if self._threads <= 1 or split is None or size < 2 * split or not dataset._splittable(index):
+            return None
+        return plan_ranges(size, split)
+
+    def _read_range(self, decoder: BlockDecoder, file_index: int, task: "_RangeTask", start: int | None) -> "_RangeResult":
+        """Decode the records whose header starts in the task's range, from the record
+        boundary ``start`` (None: find it)."""
+        found = self._dataset._found
+        file = found.files[file_index]
+        options = self._dataset.options
+        batches: list[pa.RecordBatch] = []
+        with contextlib.closing(open_raw(found, file)) as raw:
+            reader = RangeReader(
+                raw, task.start, task.stop, file.size, path=file.display(), verify=options.verify_checksums,
+                on_corrupt=options.on_corrupt, boundary=start, max_record_bytes=options.max_record_bytes,
+            )
+            rows = rows_within(options.batch_bytes, self._row_bits(file_index), self._batch_size)
+            try:
+                for block in reader.blocks(rows, options.batch_bytes):
+                    batches.append(self._decode_block(decoder, (file_index, block)))
+            except TFSQLError as exc:
+                if start is not None:
+                    raise
+                # Raised once the check against the previous range says this range
+                # did start at a true boundary (else it is read again from there).
+                return _RangeResult(task, reader.first, None, [], error=exc)
+        return _RangeResult(task, reader.first, reader.chain_end, batches)
+
+    def _decode_item(self, decoder: BlockDecoder, item: tuple[int, Any]) -> Any:
+        if isinstance(item[1], _RangeTask):
+            return item[0], self._read_range(decoder, item[0], item[1], None)
+        return item[0], self._decode_block(decoder, item)
 
     def _decode_block(self, decoder: BlockDecoder, item: tuple[int, Any]) -> pa.RecordBatch:
         file_index, block = item
@@ -810,12 +955,12 @@ class Scanner:
         decoder = BlockDecoder(self._specs, self._dataset.options.record_type)
         stream = ordered_map(
             self._blocks,
-            lambda item: self._decode_block(decoder, item),
+            lambda item: self._decode_item(decoder, item),
             threads=self._threads,
         )
         remaining = self._limit
         try:
-            for batch in stream:
+            for batch in self._checked_ranges(decoder, stream):
                 if remaining is not None:
                     if batch.num_rows >= remaining:
                         if remaining:
@@ -826,6 +971,26 @@ class Scanner:
                     yield batch
         finally:
             stream.close()
+
+    def _checked_ranges(self, decoder: BlockDecoder, stream: Iterator[tuple[int, Any]]) -> Iterator[pa.RecordBatch]:
+        """Flatten decoded items into batches, checking that each byte range of a file
+        starts where the previous one's last record ended; a range that does not (a
+        corrupt region, a misleading payload) is read again from there."""
+        expected: int | None = None  # where the next range's first record must start
+        for file_index, item in stream:
+            if not isinstance(item, _RangeResult):
+                yield item
+                continue
+            task = item.task
+            if task.start == 0 or self._dataset._byte_range is not None:
+                expected = item.first if task.start else 0
+            if expected is not None and item.first != expected and not (item.first is None and expected >= task.stop):
+                item = self._read_range(decoder, file_index, task, expected)
+            if item.error is not None:
+                raise item.error
+            if item.first is not None and item.first < task.stop:
+                expected = item.chain_end
+            yield from item.batches
 
     def to_reader(self) -> pa.RecordBatchReader:
         """A ``pyarrow.RecordBatchReader`` over :meth:`to_batches` (lazy)."""
@@ -847,7 +1012,7 @@ class Scanner:
         (if any) touches partition columns only. With ``on_corrupt`` other than
         ``"raise"`` the data CRCs are still checked, so that records the scan would
         skip are not counted."""
-        if self._data_filter_free and self._limit is None:
+        if self._data_filter_free and self._limit is None and self._dataset._byte_range is None:
             found = self._dataset._found
             options = self._dataset.options
             return sum(
@@ -859,6 +1024,26 @@ class Scanner:
 
     def __repr__(self) -> str:
         return f"<tfsql.Scanner {len(self._file_indices)} files>\n{self._projected}"
+
+
+@dataclass(frozen=True)
+class _RangeTask:
+    """Read the records whose header starts in bytes ``[start, stop)`` of a file."""
+
+    start: int
+    stop: int
+
+
+@dataclass
+class _RangeResult:
+    """A decoded range: where its first record starts (None: none starts in it), where
+    the record after its last one starts (None: unknown after a corrupt region)."""
+
+    task: _RangeTask
+    first: int | None
+    chain_end: int | None
+    batches: list
+    error: Exception | None = None
 
 
 def _project_expressions(batch: pa.RecordBatch, expressions: Mapping[str, Any], schema: pa.Schema) -> pa.RecordBatch:

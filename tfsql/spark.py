@@ -5,7 +5,8 @@ Spark tasks run :func:`tfsql.dataset` scans and :func:`tfsql.write_tfrecord` wri
 no JVM jar is needed and the native decoder does the work. Install ``tfsql[spark]``;
 ``import tfsql`` never imports pyspark.
 
-Reading (one Spark input partition per file)::
+Reading (one Spark input partition per file, or per ``maxPartitionBytes`` byte range
+of a large uncompressed file, see :mod:`tfsql.splits`)::
 
     import tfsql.spark
     tfsql.spark.register(spark)             # registers "tfrecord" and the alias "tfsql"
@@ -64,7 +65,10 @@ for the rest: reading ``hivePartitioning`` (``auto`` | ``true`` | ``false``),
 ``includeFilePaths`` (a column name), ``inferSample`` / ``inferFiles`` (a number or
 ``all``), ``lists`` (``auto`` | ``always``), ``verifyChecksums``, ``onCorrupt``
 (``raise`` | ``skip``), ``batchSize``, ``threads`` (decode threads per task, default 1:
-Spark already runs one task per core), ``glob``, ``filterPushdown``; writing
+Spark already runs one task per core), ``glob``, ``filterPushdown``,
+``maxPartitionBytes`` (byte ranges an uncompressed file is split into, one Spark
+partition each; default 128 MiB like Spark's ``spark.sql.files.maxPartitionBytes``,
+``all`` keeps every file whole); writing
 ``partitionBy``, ``maxRecordsPerFile`` (Spark's name), ``compressionLevel``.
 
 Examples
@@ -178,6 +182,9 @@ BYTE_ARRAY_COLUMN = "byteArray"
 
 MIN_PYSPARK = (4, 0)
 MIN_JAVA = 17
+#: Byte range of an uncompressed file that one Spark partition reads (Spark's default
+#: ``spark.sql.files.maxPartitionBytes``).
+DEFAULT_MAX_PARTITION_BYTES = 128 << 20
 STAGING_PREFIX = "_temporary-spark-"
 
 
@@ -369,7 +376,7 @@ def _spark_schema(schema: pa.Schema) -> StructType:
 _READ_OPTIONS = {
     "path", "paths", "recordtype", "codec", "compression", "hivepartitioning",
     "includefilepaths", "infersample", "inferfiles", "lists", "verifychecksums",
-    "oncorrupt", "batchsize", "threads", "glob", "filterpushdown",
+    "oncorrupt", "batchsize", "threads", "glob", "filterpushdown", "maxpartitionbytes",
 }
 _WRITE_OPTIONS = {
     "path", "recordtype", "codec", "compression", "compressionlevel", "partitionby",
@@ -381,6 +388,7 @@ _OPTION_NAMES = {
         "path", "recordType", "codec", "compression", "hivePartitioning", "includeFilePaths",
         "inferSample", "inferFiles", "lists", "verifyChecksums", "onCorrupt", "batchSize",
         "threads", "glob", "filterPushdown", "compressionLevel", "partitionBy", "maxRecordsPerFile",
+        "maxPartitionBytes",
     )
 }
 
@@ -528,15 +536,18 @@ class _ReadPlan:
     partition_schema: pa.Schema  # partition columns, typed as the driver discovered them
     file_column: str | None  # includeFilePaths
     spark_schema: StructType  # the output schema, in Spark's column order
+    max_partition_bytes: int | None = DEFAULT_MAX_PARTITION_BYTES  # None: whole files
 
 
 class _FilePartition(InputPartition):
-    """One input file and its hive partition values (from the driver's discovery)."""
+    """One input file (or the byte range ``span`` of it) and its hive partition values
+    (from the driver's discovery)."""
 
-    def __init__(self, path: str, partition_values: Mapping[str, Any]) -> None:
+    def __init__(self, path: str, partition_values: Mapping[str, Any], span: tuple[int, int] | None = None) -> None:
         super().__init__(path)
         self.path = path
         self.partition_values = dict(partition_values)
+        self.span = span
 
 
 class _Reader(DataSourceReader):
@@ -556,11 +567,12 @@ class _Reader(DataSourceReader):
         if self._dataset is None:  # pragma: no cover - partitions() runs where reader() ran
             raise RuntimeError("tfsql.spark: partitions() called on a reader without its dataset")
         expression = _filters_to_expression(self.pushed, self.plan.partition_schema)
+        split = self.plan.max_partition_bytes
         try:
-            fragments = self._dataset.get_fragments(expression)
+            fragments = self._dataset.get_fragments(expression, split_bytes=split)
         except (ValueError, TypeError, pa.ArrowException):
-            fragments = self._dataset.get_fragments()  # an unprunable filter: read everything
-        parts = [_FilePartition(f.path, f.partition_values) for f in fragments]
+            fragments = self._dataset.get_fragments(split_bytes=split)  # an unprunable filter: read everything
+        parts = [_FilePartition(f.path, f.partition_values, f.byte_range) for f in fragments]
         return parts or [_FilePartition("", {})]  # Spark needs at least one partition
 
     def read(self, partition: _FilePartition) -> Iterator[pa.RecordBatch]:
@@ -570,6 +582,8 @@ class _Reader(DataSourceReader):
         target = to_arrow_schema(plan.spark_schema, timezone="UTC")
         scan = {**plan.scan, "glob": False}  # the path names one file: take it literally
         dataset = tfsql.dataset(partition.path, schema=plan.data_schema, hive_partitioning=False, **scan)
+        if getattr(partition, "span", None) is not None:
+            dataset = dataset.file_range(*partition.span)
         constants = {
             f.name: pa.scalar(partition.partition_values.get(f.name), f.type) for f in plan.partition_schema
         }
@@ -720,6 +734,7 @@ def _plan_read(options: Mapping[str, str], spark_schema: StructType | None) -> t
         partition_schema=dataset.partition_schema,
         file_column=file_column,
         spark_schema=spark_schema,
+        max_partition_bytes=opts.integer("maxPartitionBytes", DEFAULT_MAX_PARTITION_BYTES, allow_all=True),
     )
     return plan, dataset
 

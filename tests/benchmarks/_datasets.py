@@ -48,6 +48,7 @@ __all__ = [
     "subset_dataset",
     "linked_files",
     "hive_layout",
+    "concatenated_file",
     "add_common_arguments",
 ]
 
@@ -279,6 +280,20 @@ def linked_files(dataset: GeneratedDataset, n_files: int) -> GeneratedDataset:
         for i in range(n_files):
             _link(dataset.files[i % len(dataset.files)], path / f"part-{i:05d}.tfrecord")
         _write_stamp(path, source=str(dataset.path), files=n_files)
+    return GeneratedDataset(dataset.name, path, _tfrecord_files(path), rows_per_file * n_files)
+
+
+def concatenated_file(dataset: GeneratedDataset, n_files: int) -> GeneratedDataset:
+    """One file holding ``n_files`` of ``dataset``'s files (cycling) back to back: a
+    large single file (TFRecord files concatenate into a valid file). A real copy."""
+    path = dataset.path.parent / f"{dataset.path.name}-one{n_files}"
+    rows_per_file = dataset.rows // len(dataset.files)
+    if not _fresh_dir(path, {"source": str(dataset.path), "concatenated": n_files}):
+        with open(path / "part-00000.tfrecord", "wb") as out:
+            for i in range(n_files):
+                with open(dataset.files[i % len(dataset.files)], "rb") as f:
+                    shutil.copyfileobj(f, out, 16 << 20)
+        _write_stamp(path, source=str(dataset.path), concatenated=n_files)
     return GeneratedDataset(dataset.name, path, _tfrecord_files(path), rows_per_file * n_files)
 
 

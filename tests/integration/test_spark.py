@@ -339,6 +339,23 @@ def test_reads_tfsql_tree_like_read_tfrecord(spark, tmp_path):
     assert sorted(float_bits(rows), key=key) == sorted(float_bits(expected.to_pylist()), key=key)
 
 
+def test_one_large_file_reads_as_byte_range_partitions(spark, tmp_path):
+    out = str(tmp_path / "one")
+    n = 5000
+    table = pa.table({"id": pa.array(range(n), pa.int64()), "s": ["x" * (i % 40) for i in range(n)]})
+    tfsql.write_tfrecord(table, out, num_shards=1)
+    expected = tfsql.read_tfrecord(out)
+    [path] = tfsql.dataset(out).files
+    size = os.path.getsize(path)
+    df = spark.read.format("tfrecord").option("maxPartitionBytes", "10000").option("includeFilePaths", "f").load(out)
+    assert df.rdd.getNumPartitions() == -(-size // 10000) >= 8
+    rows = df.collect()
+    assert [r.id for r in rows] == expected.column("id").to_pylist()  # no loss, no duplicate, in order
+    assert [r.s for r in rows] == expected.column("s").to_pylist()
+    whole = spark.read.format("tfrecord").option("maxPartitionBytes", "all").load(out)
+    assert whole.rdd.getNumPartitions() == 1
+
+
 def test_filter_pushdown_prunes_partitions(spark, tmp_path):
     out = str(tmp_path / "pruned")
     table = pa.table({"x": list(range(12)), "part": [i % 4 for i in range(12)]})

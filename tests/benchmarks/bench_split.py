@@ -1,0 +1,222 @@
+"""Benchmark (issue 16): split files, inference in one read, parallel gzip, Spark ranges.
+
+Four tables, every configuration in a fresh process, best of ``--repeat``:
+
+1. ``read_tfrecord`` against TensorFlow's best pipeline on the three datasets: with
+   schema inference (the default sample: 1,000 records or 4 MiB per file), with the
+   previous sample (1,000 records per file, ``infer_bytes=None``) and with ``schema=``
+   given (no inference at all: what decoding the sample into the first batches could
+   reach at best). TensorFlow's rate is the better of ``bench_core``'s two pipelines
+   (run with an interpreter that has TensorFlow).
+2. One large uncompressed file (the 8 image files, about 800 MB, and the 8 tabular
+   files, about 227 MB, concatenated) read with threads=1 and threads=2: threads=2
+   reads byte ranges of the file in parallel (``tfsql.splits``).
+3. gzip writing of tabular rows into 2 shards with 1 and 2 compression threads.
+4. Spark (``local[2]``) reading one ~1 GB uncompressed file: partitions planned (one per
+   128 MiB range) and the time to collect the three integer columns (a schema naming
+   only them: every record is still framed and CRC-checked), checked row by row against
+   ``read_tfrecord`` (with ``--spark``; needs pyspark and Java).
+
+Usage::
+
+    python tests/benchmarks/bench_split.py --data-dir /work/bench-data
+    python tests/benchmarks/bench_split.py --scale 0.05 --repeat 1 --spark
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _datasets
+from _measure import (
+    fmt_float,
+    fmt_rate,
+    fmt_ratio,
+    format_table,
+    measure,
+    run_worker,
+    tensorflow_available,
+    worker_main,
+)
+from bench_core import _tf_worker
+
+
+def _read_worker(config: dict) -> dict:
+    import tfsql
+
+    path = config["path"]
+    options = dict(config.get("options", {}))
+    if config.get("given_schema"):
+        options["schema"] = tfsql.infer_schema(path, infer_sample=None if config.get("full") else 1000)
+
+    def run() -> dict:
+        before = os.times()
+        table = tfsql.read_tfrecord(path, **options)
+        after = os.times()
+        return {"rows": table.num_rows, "cpu": after.user - before.user + after.system - before.system}
+
+    return measure(run, repeat=config["repeat"])
+
+
+def _gzip_worker(config: dict) -> dict:
+    import tfsql
+
+    spec = _datasets.SPECS["tabular"]
+    table = __import__("pyarrow").Table.from_batches(list(_datasets.generate_batches(spec, config["rows"])))
+
+    def run() -> dict:
+        out = tempfile.mkdtemp(dir=config["tmp"])
+        try:
+            tfsql.write_tfrecord(table, out + "/o", compression="gzip", num_shards=config["files"], threads=config["threads"])
+        finally:
+            shutil.rmtree(out)
+        return {"rows": table.num_rows}
+
+    return measure(run, repeat=config["repeat"])
+
+
+WORKERS = {"read": _read_worker, "tf": _tf_worker, "gzip": _gzip_worker}
+
+
+def _rate(result: dict | None) -> float | None:
+    return None if result is None else result["rows"] / result["seconds"]
+
+
+def table_vs_tensorflow(args: argparse.Namespace, script: str) -> str:
+    rows = []
+    for name in ("tabular", "vectors", "images"):
+        data = _datasets.ensure_dataset(name, args.data_dir, args.scale)
+        path = str(data.path)
+        base = {"kind": "read", "path": path, "repeat": args.repeat, "options": {"threads": 2}}
+        runs = {
+            "inferred (1,000 rec or 4 MiB / file)": run_worker(script, base),
+            "inferred (1,000 rec / file, before)": run_worker(script, {**base, "options": {"threads": 2, "infer_bytes": None}}),
+            "schema= given": run_worker(script, {**base, "given_schema": True}),
+        }
+        tf_best = None
+        if tensorflow_available() and not args.no_tensorflow:
+            tf = [
+                run_worker(script, {"kind": "tf", "dataset": name, "files": data.files, "pipeline": p, "repeat": args.repeat})
+                for p in ("serial", "interleave")
+            ]
+            tf_best = max(_rate(r) for r in tf)
+        for label, result in runs.items():
+            rate = _rate(result)
+            rows.append([name, label, fmt_float(result["seconds"], 3), fmt_rate(rate), fmt_ratio(rate / tf_best) if tf_best else "n/a"])
+        rows.append([name, "TensorFlow best pipeline", fmt_float(data.rows / tf_best, 3) if tf_best else "n/a", fmt_rate(tf_best), "1.00x"])
+    return "read_tfrecord(dir, threads=2), all columns, vs TensorFlow\n" + format_table(
+        ["dataset", "configuration", "seconds", "records/s", "x TF"], rows
+    )
+
+
+def table_single_file(args: argparse.Namespace, script: str) -> str:
+    rows = []
+    for name in ("images", "tabular"):
+        one = _datasets.concatenated_file(_datasets.ensure_dataset(name, args.data_dir, args.scale), 8)
+        size = os.path.getsize(one.files[0])
+        results = {
+            t: run_worker(script, {"kind": "read", "path": one.files[0], "repeat": args.repeat, "options": {"threads": t}})
+            for t in (1, 2)
+        }
+        base = _rate(results[1])
+        for t, result in results.items():
+            rows.append([
+                f"{name}: 1 file, {size / 1e6:,.0f} MB", f"threads={t}", fmt_float(result["seconds"], 3),
+                fmt_float(result["cpu"], 3), fmt_rate(_rate(result)), fmt_float(size / 1e6 / result["seconds"]),
+                fmt_ratio(_rate(result) / base),
+            ])
+    return (
+        "One large uncompressed file, read_tfrecord (byte ranges of 32 MiB with threads=2);\n"
+        "cpu s: CPU time of the process in its last run (the work done, whatever the load)\n"
+    ) + format_table(["file", "threads", "seconds", "cpu s", "records/s", "MB/s", "x threads=1"], rows)
+
+
+def table_gzip(args: argparse.Namespace, script: str) -> str:
+    n = max(1000, int(400_000 * args.scale))
+    rows = []
+    results = {}
+    for threads in (1, 2):
+        results[threads] = run_worker(
+            script, {"kind": "gzip", "rows": n, "files": 2, "threads": threads, "repeat": args.repeat, "tmp": args.data_dir}
+        )
+    for threads, result in results.items():
+        rows.append([f"threads={threads}", fmt_float(result["seconds"], 3), fmt_rate(_rate(result)), fmt_ratio(_rate(result) / _rate(results[1]))])
+    return f"gzip write_tfrecord, {n:,} tabular rows into 2 shards\n" + format_table(
+        ["compression threads", "seconds", "rows/s", "x threads=1"], rows
+    )
+
+
+def table_spark(args: argparse.Namespace) -> str:
+    import time
+
+    from pyspark.sql import SparkSession
+
+    import tfsql
+    import tfsql.spark
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # tasks import tfsql from this interpreter
+    images = _datasets.ensure_dataset("images", args.data_dir, args.scale)
+    one = _datasets.concatenated_file(images, 10)
+    path = one.files[0]
+    size = os.path.getsize(path)
+    spark = SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false").getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    tfsql.spark.register(spark)
+    rows = []
+    try:
+        expected = tfsql.read_tfrecord(path, columns=["label", "height", "width"])
+        for option in ("128m", "all"):
+            reader = spark.read.format("tfrecord").schema("label long, height long, width long")
+            if option == "all":
+                reader = reader.option("maxPartitionBytes", "all")
+            df = reader.load(path).select("label", "height", "width")
+            best = float("inf")
+            for _ in range(args.repeat):
+                start = time.perf_counter()
+                got = df.collect()
+                best = min(best, time.perf_counter() - start)
+            same = [tuple(r) for r in got] == list(zip(*(expected.column(c).to_pylist() for c in expected.column_names)))
+            label = "maxPartitionBytes=128 MiB (default)" if option == "128m" else "maxPartitionBytes=all (whole file)"
+            rows.append([label, str(df.rdd.getNumPartitions()), f"{len(got):,}", fmt_float(best, 2), str(same)])
+    finally:
+        spark.stop()
+    return f"Spark local[2] reading one {size / 1e9:.2f} GB uncompressed file (collect of 3 columns)\n" + format_table(
+        ["configuration", "partitions", "rows", "seconds", "same rows as read_tfrecord"], rows
+    )
+
+
+def main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    _datasets.add_common_arguments(parser)
+    parser.add_argument("--repeat", type=int, default=3, help="runs per configuration (best kept); default 3")
+    parser.add_argument("--no-tensorflow", action="store_true", help="skip the TensorFlow rows")
+    parser.add_argument("--tables", default="tf,single,gzip", help="comma-separated: tf, single, gzip, spark")
+    parser.add_argument("--spark", action="store_true", help="also run the Spark table")
+    args = parser.parse_args(argv[1:])
+    script = str(Path(__file__).resolve())
+    tables = args.tables.split(",") + (["spark"] if args.spark else [])
+    load = os.getloadavg()
+    print(f"# tfsql bench_split: python {sys.version.split()[0]}, {os.cpu_count()} cores, "
+          f"load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}", flush=True)
+    builders = {
+        "tf": lambda: table_vs_tensorflow(args, script),
+        "single": lambda: table_single_file(args, script),
+        "gzip": lambda: table_gzip(args, script),
+        "spark": lambda: table_spark(args),
+    }
+    for name in tables:
+        print("\n" + builders[name](), flush=True)
+    load = os.getloadavg()
+    print(f"\n# load average at the end: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
+
+
+if __name__ == "__main__":
+    if not worker_main(sys.argv, WORKERS):
+        main(sys.argv)

@@ -1,0 +1,167 @@
+"""Splittable reads: byte ranges of one file partition its records exactly."""
+
+from __future__ import annotations
+
+import io
+import os
+import struct
+import warnings
+
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tfrecord_files import frame
+
+import tfsql
+from tfsql import _reference as ref
+from tfsql.errors import CorruptRecordError
+from tfsql.splits import RangeReader, find_range_start, plan_ranges
+
+
+def records_of(reader) -> list[bytes]:
+    return [bytes(b.buf[int(o) : int(o) + int(n)]) for b in reader.blocks() for o, n in zip(b.offsets, b.lengths)]
+
+
+def read_by_ranges(data: bytes, split: int) -> list[bytes]:
+    """Every range read on its own (as Spark tasks do), the results concatenated."""
+    out: list[bytes] = []
+    for start, stop in plan_ranges(len(data), split):
+        out += records_of(RangeReader(io.BytesIO(data), start, stop, len(data), path="f"))
+    return out
+
+
+def valid_header(length: int) -> bytes:
+    head = struct.pack("<Q", length)
+    return head + struct.pack("<I", ref.masked_crc32c(head))
+
+
+# Payloads that look like TFRecord data from the inside: whole frames (one or a chain
+# of several), a lone valid header, or random bytes around them.
+frames = st.lists(st.binary(max_size=8), min_size=1, max_size=3).map(lambda ps: b"".join(frame(p) for p in ps))
+pieces = st.one_of(st.binary(max_size=10), frames, st.integers(0, 2**40).map(valid_header))
+payloads = st.lists(pieces, max_size=4).map(b"".join)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(payloads, max_size=6))
+def test_every_split_size_partitions_the_records(records):
+    data = b"".join(frame(p) for p in records)
+    for split in range(1, len(data) + 2):
+        assert read_by_ranges(data, split) == records, split
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(payloads, min_size=1, max_size=5))
+def test_a_payload_that_is_a_whole_file_is_not_a_boundary(records):
+    inner = b"".join(frame(p) for p in records)
+    outer = [b"head", inner, inner + inner, b"tail"]
+    data = b"".join(frame(p) for p in outer)
+    for split in range(1, len(data) + 2, 3):
+        assert read_by_ranges(data, split) == outer, split
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(payloads, st.binary(max_size=40)), max_size=6).map(lambda ps: b"".join(ps)),
+       st.integers(0, 60), st.booleans(), st.integers(0, 64))
+def test_native_find_boundary_matches_the_reference(native, data, start, at_eof, lookahead):
+    start = min(start, len(data))
+    for stop in (start, min(len(data), start + 7), len(data), len(data) + 20):
+        args = (data, start, stop, at_eof, lookahead)
+        assert native.find_boundary(*args) == ref.find_boundary(*args), args
+
+
+def test_find_boundary_statuses(native):
+    data = frame(b"abc") + frame(b"defg")
+    assert native.find_boundary(data) == (native.BOUNDARY_FOUND, 0)
+    assert native.find_boundary(data, 1) == (native.BOUNDARY_FOUND, 19)
+    assert native.find_boundary(data, 20) == (native.BOUNDARY_NONE, len(data))
+    assert native.find_boundary(data, 1, 19) == (native.BOUNDARY_NONE, 19)
+    # The second record is cut off: with more of the file to come, read more first.
+    assert native.find_boundary(data[:30], 1, at_eof=False) == (native.BOUNDARY_MORE, 19)
+    assert native.find_boundary(data[:30], 1, at_eof=True) == (native.BOUNDARY_NONE, 30)
+    with pytest.raises(ValueError, match="find_boundary"):
+        native.find_boundary(data, 5, 2)
+
+
+def test_the_data_crc_is_checked_at_a_resync_point_even_without_verification(tmp_path):
+    good = [frame(b"r%d" % i) for i in range(6)]
+    bad = bytearray(good[3])
+    bad[13] ^= 1  # record 3's data no longer matches its CRC: it cannot be a boundary
+    data = b"".join(good[:3]) + bytes(bad) + b"".join(good[4:])
+    start = len(b"".join(good[:3])) - 1
+    assert find_range_start(io.BytesIO(data), start, len(data), len(data)) == start + 1 + len(bad)
+
+
+def write_file(path, records: list[bytes]) -> bytes:
+    data = b"".join(frame(p) for p in records)
+    path.write_bytes(data)
+    return data
+
+
+def test_scanner_splits_one_file_over_threads_in_order(tmp_path):
+    table = pa.table({"i": list(range(3000)), "s": ["x" * (i % 50) for i in range(3000)]})
+    tfsql.write_tfrecord(table, tmp_path / "t", num_shards=1)
+    ds = tfsql.dataset(tmp_path / "t", threads=2, split_bytes=4096)
+    [file] = [f for f in os.listdir(tmp_path / "t") if not f.startswith("_")]
+    assert os.path.getsize(tmp_path / "t" / file) > 20 * 4096
+    assert ds.to_table() == table
+    assert tfsql.dataset(tmp_path / "t", threads=2, split_bytes=4096).head(5) == table.slice(0, 5)
+    fragments = ds.get_fragments(split_bytes=10_000)
+    assert len(fragments) > 5 and fragments[1].start == 10_000 == fragments[0].stop
+    assert pa.concat_tables(f.to_table() for f in fragments) == table
+    assert [f.count_rows() for f in fragments][0] < 3000
+
+
+def test_compressed_files_stay_whole(tmp_path):
+    tfsql.write_tfrecord(pa.table({"i": list(range(2000))}), tmp_path / "t", compression="gzip")
+    ds = tfsql.dataset(tmp_path / "t")
+    assert [(f.start, f.stop == os.path.getsize(f.path)) for f in ds.get_fragments(split_bytes=100)] == [(0, True)]
+    with pytest.raises(ValueError, match="compressed"):
+        ds.file_range(0, 100)
+
+
+def test_scanner_rereads_a_range_that_starts_inside_a_payload_holding_a_long_chain(tmp_path, monkeypatch):
+    # A payload holding more well-framed records than the resync lookahead: a range
+    # read on its own would take them for records, the scanner's check does not.
+    monkeypatch.setattr("tfsql.splits.RESYNC_LOOKAHEAD", 16)
+    inner = b"".join(frame(b"nested%d" % i) for i in range(50))
+    records = [b"a" * 10, inner, b"b" * 10, b"c" * 700]
+    path = tmp_path / "f.tfrecord"
+    data = write_file(path, records)
+    with pytest.raises(CorruptRecordError):  # a lone range is fooled, and fails further on
+        read_by_ranges(data, 100)
+    got = tfsql.read_tfrecord(path, record_type="bytes", threads=2, split_bytes=100).column("record").to_pylist()
+    assert got == records
+
+
+@pytest.mark.parametrize("verify", [True, False])
+def test_a_corrupt_record_inside_a_range_is_reported_at_its_file_offset(tmp_path, verify):
+    records = [b"%04d" % i * 10 for i in range(200)]
+    frames = [frame(p) for p in records]
+    data = bytearray(b"".join(frames))
+    victim = 150
+    offset = sum(len(f) for f in frames[:victim])
+    data[offset + 3] ^= 0xFF  # the length no longer matches its CRC
+    path = tmp_path / "f.tfrecord"
+    path.write_bytes(bytes(data))
+    kwargs = dict(record_type="bytes", threads=2, split_bytes=1000, verify_checksums=verify)
+    with pytest.raises(CorruptRecordError, match=f"length CRC mismatch in .*f.tfrecord.* at byte {offset}:") as info:
+        tfsql.read_tfrecord(path, **kwargs)
+    assert info.value.offset == offset
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = tfsql.read_tfrecord(path, on_corrupt="skip", **kwargs).column("record").to_pylist()
+    # The damaged record is lost; the range after the damage resynchronises.
+    assert got[:victim] == records[:victim] and set(got) < set(records) and records[-1] == got[-1]
+    assert any(str(offset) in str(w.message) for w in caught)
+
+
+def test_a_truncated_last_record_is_reported_by_ranges(tmp_path):
+    records = [b"%04d" % i * 10 for i in range(100)]
+    path = tmp_path / "f.tfrecord"
+    data = write_file(path, records)
+    path.write_bytes(data[:-7])
+    last = len(data) - len(frame(records[-1]))
+    with pytest.raises(CorruptRecordError, match=f"truncated record in .* at byte {last}"):
+        tfsql.read_tfrecord(path, record_type="bytes", threads=2, split_bytes=500)

@@ -1,0 +1,134 @@
+"""Compress the files of one write on several threads.
+
+gzip and zlib streams are sequential within a file, so the unit of parallel work is
+the file: each :class:`CompressedStream` compresses its chunks in order, one at a time,
+while the streams of different files (shards, partitions) run on the threads of one
+:class:`CompressionPool`. ``zlib``'s ``compress`` releases the GIL while it deflates,
+and so does writing to a file, so the threads run in parallel with each other and
+with the encoder (which releases the GIL too).
+
+Memory is bounded: the writer blocks once ``max_pending_bytes`` of uncompressed
+chunks are queued. An error in a worker is raised by the stream's next ``write`` or
+its ``close``.
+
+Examples
+--------
+>>> import gzip, zlib
+>>> out = []
+>>> pool = CompressionPool(threads=2)
+>>> stream = pool.stream(zlib.compressobj(6, zlib.DEFLATED, 31), out.append)
+>>> for part in (b"abc", b"def"):
+...     stream.write(memoryview(part))
+>>> stream.close(); pool.shutdown()
+>>> gzip.decompress(b"".join(out))
+b'abcdef'
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+__all__ = ["CompressedStream", "CompressionPool"]
+
+DEFAULT_MAX_PENDING_BYTES = 64 << 20
+
+
+class CompressionPool:
+    """Worker threads shared by the compressed files of one write (``threads <= 1``:
+    compress in the writing thread)."""
+
+    def __init__(self, threads: int, max_pending_bytes: int = DEFAULT_MAX_PENDING_BYTES) -> None:
+        self._executor = ThreadPoolExecutor(threads, thread_name_prefix="tfsql-compress") if threads > 1 else None
+        self._max_pending = max_pending_bytes
+        self._pending = 0
+        self._budget = threading.Condition()
+
+    def stream(self, compressor: Any, put: Callable[[bytes], None]) -> CompressedStream:
+        """A stream feeding ``compressor`` (a ``zlib.compressobj``) whose output goes to
+        ``put``, called from one thread at a time, in order."""
+        return CompressedStream(self, compressor, put)
+
+    def shutdown(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
+
+    def _reserve(self, n: int) -> None:
+        with self._budget:
+            while self._pending and self._pending + n > self._max_pending:
+                self._budget.wait()
+            self._pending += n
+
+    def _release(self, n: int) -> None:
+        with self._budget:
+            self._pending -= n
+            self._budget.notify_all()
+
+
+class CompressedStream:
+    """One file's compressor: chunks are compressed in the order written."""
+
+    def __init__(self, pool: CompressionPool, compressor: Any, put: Callable[[bytes], None]) -> None:
+        self._pool = pool
+        self._compressor = compressor
+        self._put = put
+        self._queue: deque = deque()
+        self._lock = threading.Lock()
+        self._active = False
+        self._idle = threading.Event()
+        self._idle.set()
+        self._error: BaseException | None = None
+
+    def write(self, chunk: memoryview) -> None:
+        """Queue ``chunk`` (kept referenced until compressed) for compression."""
+        self._raise_error()
+        executor = self._pool._executor
+        if executor is None:
+            self._emit(self._compressor.compress(chunk))
+            return
+        self._pool._reserve(len(chunk))
+        with self._lock:
+            self._queue.append(chunk)
+            if self._active:
+                return
+            self._active = True
+            self._idle.clear()
+        executor.submit(self._drain)
+
+    def close(self) -> None:
+        """Wait for the queued chunks, then flush the compressor's end of stream."""
+        self._idle.wait()
+        self._raise_error()
+        self._emit(self._compressor.flush())
+
+    def abort(self) -> None:
+        """Wait for the workers to stop touching the file (queued output is dropped)."""
+        self._error = self._error or RuntimeError("aborted")
+        self._idle.wait()
+
+    def _drain(self) -> None:
+        while True:
+            with self._lock:
+                if not self._queue:
+                    self._active = False
+                    self._idle.set()
+                    return
+                chunk = self._queue.popleft()
+            try:
+                if self._error is None:
+                    self._emit(self._compressor.compress(chunk))
+            except BaseException as exc:  # re-raised in the writing thread
+                self._error = exc
+            finally:
+                self._pool._release(len(chunk))
+
+    def _emit(self, data: bytes) -> None:
+        if data:
+            self._put(data)
+
+    def _raise_error(self) -> None:
+        if self._error is not None:
+            raise self._error
