@@ -14,30 +14,56 @@ Examples
 [{'label': 1, 'text': 'hi'}, {'label': 0, 'text': 'yo'}]
 """
 
-from tfsql.scanner import Dataset, Fragment, Scanner, dataset
+from typing import TYPE_CHECKING, Any
+
 from tfsql.errors import CorruptRecordError, SchemaError, TFSQLError
-from tfsql.reader import infer_schema, read_tfrecord
-from tfsql.writer import WriteResult, write_tfrecord
 
 __version__ = "0.1.0"
 
-import importlib.util as _importlib_util
-
-if _importlib_util.find_spec("polars") is not None:
-    # Attaches pl.scan_tfrecord and the df.tfrecord / lf.tfrecord namespaces.
-    from tfsql.polars import attach as _attach_polars
+if TYPE_CHECKING:  # what the lazy attributes below resolve to, for type checkers
+    from tfsql.duckdb import connect, sql
     from tfsql.polars import scan_tfrecord
+    from tfsql.reader import infer_schema, read_tfrecord
+    from tfsql.scanner import Dataset, Fragment, Scanner, dataset
+    from tfsql.writer import WriteResult, write_tfrecord
 
-    _attach_polars()
+# ``import tfsql`` stays light: Polars, DuckDB, PySpark and even pyarrow's compute and
+# dataset modules are imported on first use of the attribute that needs them.
+_LAZY = {
+    "dataset": "tfsql.scanner",
+    "Dataset": "tfsql.scanner",
+    "Scanner": "tfsql.scanner",
+    "Fragment": "tfsql.scanner",
+    "read_tfrecord": "tfsql.reader",
+    "infer_schema": "tfsql.reader",
+    "write_tfrecord": "tfsql.writer",
+    "WriteResult": "tfsql.writer",
+    "scan_tfrecord": "tfsql.polars",
+    "connect": "tfsql.duckdb",
+    "sql": "tfsql.duckdb",
+}
 
 
-def __getattr__(name: str):
-    # The DuckDB front end is imported on first use (duckdb takes a while to import).
-    if name in ("connect", "sql"):
-        from tfsql import duckdb as _duckdb_front_end
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tfsql' has no attribute {name!r}")
+    import importlib
 
-        return getattr(_duckdb_front_end, name)
-    raise AttributeError(f"module 'tfsql' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+# pl.scan_tfrecord, pl.read_tfrecord and the .tfrecord namespaces: attached now if
+# Polars is imported, else the moment it is (see tfsql._polars_hook).
+from tfsql import _polars_hook
+
+_polars_hook.install()
 
 __all__ = [
     "dataset",
