@@ -51,6 +51,9 @@ def install() -> None:
 
 
 def _attach() -> None:
+    module = sys.modules.get("tfsql.polars")
+    if module is not None and not hasattr(module, "attach"):
+        return  # tfsql.polars is importing polars: it attaches when it has finished
     try:
         from tfsql.polars import attach
 

@@ -28,7 +28,7 @@ from tfsql.decode import translate_decode_error
 from tfsql.records import FrameReader
 from tfsql.schema import FeatureStats, infer_from_stats, merge_stats
 
-__all__ = ["sample_indices", "infer_data_schema", "DEFAULT_INFER_SAMPLE", "DEFAULT_INFER_FILES"]
+__all__ = ["sample_indices", "infer_data_schema", "sample_stats", "DEFAULT_INFER_SAMPLE", "DEFAULT_INFER_FILES"]
 
 #: Records read from the start of each sampled file.
 DEFAULT_INFER_SAMPLE = 1000
@@ -60,6 +60,19 @@ def infer_data_schema(
     Returns the schema and the merged per-feature statistics (the scanner uses them
     to report features that appear later but are not in the schema).
     """
+    merged = sample_stats(paths, open_reader, record_type=record_type, infer_sample=infer_sample)
+    return infer_from_stats(merged.values(), record_type, lists=lists), merged
+
+
+def sample_stats(
+    paths: Sequence[str],
+    open_reader: Callable[[int], FrameReader],
+    *,
+    record_type: int,
+    infer_sample: int | None,
+) -> dict[tuple[int, str], FeatureStats]:
+    """Per-feature statistics of the first ``infer_sample`` records of each file
+    ``open_reader(i)`` opens, keyed by ``(location, feature name)``."""
     merged: dict[tuple[int, str], FeatureStats] = {}
     if record_type != codec.RAW:
         for i, path in enumerate(paths):
@@ -68,7 +81,7 @@ def infer_data_schema(
                     if record_type == codec.EXAMPLE and block.first_index == 0:
                         _warn_if_sequence_examples(block, path)
                     merge_stats(merged, _summarize(block, record_type), path=path)
-    return infer_from_stats(merged.values(), record_type, lists=lists), merged
+    return merged
 
 
 def _warn_if_sequence_examples(block, path: str) -> None:

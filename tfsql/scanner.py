@@ -83,6 +83,7 @@ class ScanOptions:
     batch_size: int = DEFAULT_BATCH_SIZE
     batch_bytes: int = DEFAULT_BATCH_BYTES
     threads: int = 0  # 0: default_threads()
+    progress: Any = None  # a tqdm bar that file reads advance (tfsql.progress)
 
     @property
     def decode_threads(self) -> int:
@@ -108,6 +109,7 @@ def dataset(
     batch_size: int = DEFAULT_BATCH_SIZE,
     batch_bytes: int = DEFAULT_BATCH_BYTES,
     threads: int | None = None,
+    hidden_file_prefix: str | Sequence[str] | None = None,
 ) -> "Dataset":
     """Open TFRecord files as a dataset: discovered, partitioned, schema resolved.
 
@@ -151,6 +153,9 @@ def dataset(
         Bounds of each batch in rows and in record bytes.
     threads : int, optional
         Decode threads (default: cores, at most 8); 1 decodes in the calling thread.
+    hidden_file_prefix : str or list of str, optional
+        Also skip files found in directories or by globs whose name starts with one of
+        these prefixes.
 
     Returns
     -------
@@ -179,7 +184,7 @@ def dataset(
     )
     infer_sample = None if infer_sample is None else _positive("infer_sample", infer_sample, or_none=True)
     infer_files = None if infer_files is None else _positive("infer_files", infer_files, or_none=True)
-    found = discover(source, filesystem=filesystem, glob=glob)
+    found = discover(source, filesystem=filesystem, glob=glob, hidden_file_prefix=hidden_file_prefix)
     partitioning = Partitioning.discover(found.files, hive_partitioning=hive_partitioning, hive_schema=hive_schema)
     user_schema = normalize_schema(schema)
     if rtype == codec.RAW:
@@ -221,6 +226,10 @@ def open_frame_reader(found: Discovered, file: FileInfo, options: ScanOptions) -
         raw = open(file.path, "rb", buffering=0)
     else:
         raw = found.filesystem.open(file.path, "rb")
+    if options.progress is not None:
+        from tfsql.progress import CountingFile
+
+        raw = CountingFile(raw, options.progress)
     try:
         stream = open_decompressed(raw, options.compression, path=file.display())
     except BaseException:
@@ -459,9 +468,16 @@ class Dataset(pads.Dataset):
         """Iterate over record batches (see :meth:`scanner`)."""
         return self.scanner(columns=columns, filter=filter, batch_size=batch_size, **kwargs).to_batches()
 
-    def to_table(self, columns=None, filter=None, batch_size=None, **kwargs) -> pa.Table:
-        """Read into a table (see :meth:`scanner`)."""
-        return self.scanner(columns=columns, filter=filter, batch_size=batch_size, **kwargs).to_table()
+    def to_table(self, columns=None, filter=None, batch_size=None, *, progress: bool = False, **kwargs) -> pa.Table:
+        """Read into a table (see :meth:`scanner`); ``progress=True`` shows a bar of the
+        bytes read on stderr."""
+        scanner = self.scanner(columns=columns, filter=filter, batch_size=batch_size, **kwargs)
+        if not progress:
+            return scanner.to_table()
+        from tfsql.progress import with_read_progress
+
+        with with_read_progress(self, "reading", file_indices=scanner._file_indices) as ds:
+            return ds.scanner(columns=columns, filter=filter, batch_size=batch_size, **kwargs).to_table()
 
     def head(self, num_rows: int, columns=None, filter=None, batch_size=None, **kwargs) -> pa.Table:
         """The first ``num_rows`` rows; reading stops as soon as they are found."""
