@@ -37,7 +37,7 @@ from __future__ import annotations
 import inspect
 import warnings
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator, Literal, Mapping, Sequence, Union
+from typing import Any, Callable, Iterable, Iterator, Literal, Mapping, Sequence, Union, overload
 
 import polars as pl
 import pyarrow as pa
@@ -677,7 +677,7 @@ def _arrow_reader(schema: pl.Schema, frames: Iterable[pl.DataFrame]) -> pa.Recor
     return pa.RecordBatchReader.from_batches(arrow, batches())
 
 
-def write_frame(df: pl.DataFrame, path: Any, **options: Any) -> WriteResult:
+def write_frame(df: pl.DataFrame, path: Any, *, progress: bool = False, **options: Any) -> WriteResult:
     """Write a DataFrame as TFRecord files with :func:`tfsql.write_tfrecord`.
 
     The frame is converted to Arrow ``65536`` rows at a time. Reading the files back
@@ -705,7 +705,13 @@ def write_frame(df: pl.DataFrame, path: Any, **options: Any) -> WriteResult:
     >>> write_frame(pl.DataFrame({"x": [1, 2]}), path).rows
     2
     """
-    return write_tfrecord(_arrow_reader(df.schema, df.iter_slices(_WRITE_CHUNK_ROWS)), path, **options)
+    frames = df.iter_slices(_WRITE_CHUNK_ROWS)
+    if not progress:
+        return write_tfrecord(_arrow_reader(df.schema, frames), path, **options)
+    from tfsql.progress import counted_batches, write_bar
+
+    with write_bar("write", total=df.height) as bar:  # the frame knows its rows: a bar with a total
+        return write_tfrecord(_arrow_reader(df.schema, counted_batches(frames, bar)), path, **options)
 
 
 def sink_frame(lf: pl.LazyFrame, path: Any, *, chunk_size: int = _WRITE_CHUNK_ROWS, **options: Any) -> WriteResult:
@@ -774,9 +780,32 @@ class TFRecordLazyFrameNamespace:
     def __init__(self, lf: pl.LazyFrame) -> None:
         self._lf = lf
 
-    def sink(self, path: Any, *, chunk_size: int = _WRITE_CHUNK_ROWS, **options: Any) -> WriteResult:
-        """Stream the query's result into TFRecord files; options as :func:`tfsql.write_tfrecord`."""
-        return sink_frame(self._lf, path, chunk_size=chunk_size, **options)
+    @overload
+    def sink(
+        self, path: Any, *, chunk_size: int = ..., lazy: Literal[False] = ..., **options: Any
+    ) -> WriteResult: ...
+
+    @overload
+    def sink(self, path: Any, *, chunk_size: int = ..., lazy: Literal[True], **options: Any) -> pl.LazyFrame: ...
+
+    def sink(
+        self, path: Any, *, chunk_size: int = _WRITE_CHUNK_ROWS, lazy: bool = False, **options: Any
+    ) -> WriteResult | pl.LazyFrame:
+        """Stream the query's result into TFRecord files; options as :func:`tfsql.write_tfrecord`.
+
+        ``path`` may be a ``pl.PartitionBy`` (see :mod:`tfsql._polars_sink`).
+        ``lazy=True`` writes nothing now and returns a LazyFrame that writes when
+        collected (alone or in ``pl.collect_all``) and lists the files written.
+        """
+        from tfsql._polars_sink import deferred, partition_target
+
+        lf, target, options = partition_target(self._lf, path, options)
+        if lazy:
+            from tfsql.writer import check_write_options
+
+            check_write_options(**options)
+            return deferred(lambda: sink_frame(lf, target, chunk_size=chunk_size, **options))
+        return sink_frame(lf, target, chunk_size=chunk_size, **options)
 
 
 # --------------------------------------------------------------------------------------

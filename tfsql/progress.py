@@ -91,10 +91,15 @@ class CountingFile:
 def counted_batches(batches: Iterable[Any], bar: Any) -> Iterator[Any]:
     """Yield ``batches`` (anything with ``num_rows`` or ``height``), advancing ``bar`` by
     their rows as the consumer takes them."""
-    for batch in batches:
-        yield batch
-        rows = getattr(batch, "num_rows", None)
-        bar.update(rows if rows is not None else getattr(batch, "height", 0))
+    try:
+        for batch in batches:
+            yield batch
+            rows = getattr(batch, "num_rows", None)
+            bar.update(rows if rows is not None else getattr(batch, "height", 0))
+    finally:
+        close = getattr(batches, "close", None)
+        if close is not None:
+            close()
 
 
 def input_rows(data: Any) -> int | None:

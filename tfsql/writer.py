@@ -148,6 +148,7 @@ def write_tfrecord(
     shard_prefix: str = "part",
     filename_pattern: str | None = None,
     filesystem: Any = None,
+    progress: bool = False,
 ) -> WriteResult:
     """Write Arrow-shaped data as TFRecord files of ``tf.train.Example`` records.
 
@@ -203,6 +204,9 @@ def write_tfrecord(
         ``train_0.tfrecord.gz``). Not with ``num_shards``.
     filesystem : fsspec or pyarrow filesystem, optional
         Overrides the filesystem the path implies.
+    progress : bool
+        Show a progress bar of the rows written on stderr (with a total when the input
+        knows its length: a table, a DataFrame).
 
     Returns
     -------
@@ -265,6 +269,12 @@ def write_tfrecord(
             return WriteResult(path=target.display, skipped=True)
 
     schema, batches = _without_view_types(*_open_input(data))
+    bar = None
+    if progress:
+        from tfsql.progress import counted_batches, input_rows, write_bar
+
+        bar = write_bar("write_tfrecord", total=input_rows(data))
+        batches = counted_batches(batches, bar)
     try:
         encoder, data_columns = _prepare(schema, options.partition_by, record_code, layout)
         job = _WriteJob(target, options)
@@ -273,6 +283,8 @@ def write_tfrecord(
         close = getattr(batches, "close", None)
         if close is not None:
             close()
+        if bar is not None:
+            bar.close()
 
 
 # --------------------------------------------------------------------------------------
