@@ -277,7 +277,7 @@ class CopyPlan:
                 values[name] = list(value.names) if name == "PARTITION_BY" or len(value.names) > 1 \
                     else value.names[0]
             else:
-                values[name] = evaluate(value.sql)
+                values[name] = evaluate(value.sql)  # type: ignore[arg-type]  # sql is set when names is empty
 
         kwargs: dict[str, Any] = {}
         if "PARTITION_BY" in values:

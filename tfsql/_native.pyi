@@ -25,9 +25,13 @@ objects: they own their memory and export it through the buffer protocol, so
 Bitmaps are Arrow validity bitmaps: LSB first, bit set = valid.
 """
 
+import sys
 from typing import Any, Optional, Sequence, Tuple
 
-from typing_extensions import Buffer as _BufferLike
+if sys.version_info >= (3, 12):
+    from collections.abc import Buffer as _BufferLike
+else:  # any object exporting the buffer protocol (bytes, memoryview, numpy arrays...)
+    _BufferLike = Any
 
 EXAMPLE: int
 SEQUENCE_EXAMPLE: int

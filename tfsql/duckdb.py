@@ -623,7 +623,7 @@ class TFRecordConnection:
                                             and all(isinstance(s, str) for s in source))):
             raise BinderError(f"Binder Error: {call.name}: the source must be a VARCHAR path or glob, "
                               f"or a VARCHAR[] of them; got {_sql_type_name(source)} {source!r}")
-        named_values = {arg.name: value for arg, value in zip(named, values[1:])}
+        named_values: dict[str, Any] = {arg.name: value for arg, value in zip(named, values[1:])}  # type: ignore[misc]  # named: name is set
         options = _dataset_options(call.name, named_values)
         key = (repr(source), tuple(sorted((k, repr(v)) for k, v in options.items())))
         with self._lock:
@@ -655,7 +655,7 @@ class TFRecordConnection:
 
     # -- COPY ---------------------------------------------------------------------------
 
-    def _copy_to_tfrecord(self, statement, path: str, params: Any) -> tuple[int, list[str]]:
+    def _copy_to_tfrecord(self, statement, path: str, params: Any) -> tuple[int, list[str] | None]:
         try:
             plan = CopyPlan.from_options(
                 path, statement.options,

@@ -151,7 +151,7 @@ def _polars_dtypes(schema: Any) -> dict[str, pl.DataType]:
 
 def _polars_schema(schema: pa.Schema, overrides: Mapping[str, pl.DataType]) -> pl.Schema:
     """The Polars schema of Arrow ``schema`` (user-given Polars types win)."""
-    mapped = pl.from_arrow(schema.empty_table()).schema if len(schema) else pl.Schema()
+    mapped = _frame(schema.empty_table()).schema if len(schema) else pl.Schema()
     return pl.Schema([(name, overrides.get(name, dtype)) for name, dtype in mapped.items()])
 
 
@@ -515,9 +515,8 @@ def scan_dataset(
         "explain_detail": source.describe(),
     }
     accepted = inspect.signature(register_io_source).parameters  # older Polars lack some
-    return register_io_source(
-        source, schema=source.schema, **{k: v for k, v in options.items() if k in accepted}
-    )
+    supported: dict[str, Any] = {k: v for k, v in options.items() if k in accepted}
+    return register_io_source(source, schema=source.schema, **supported)
 
 
 @dataclass(frozen=True)
@@ -579,7 +578,7 @@ class TFRecordSource:
         """Partition values, one row per file: as Arrow and as Polars (declared types)."""
         if self._partitions is None:
             table = self._dataset.partition_values
-            frame = pl.from_arrow(table)
+            frame = _frame(table)
             frame = frame.cast({name: self.schema[name] for name in frame.columns})
             self._partitions = (table, frame)
         return self._partitions
@@ -633,10 +632,10 @@ class TFRecordSource:
         try:
             for batch in batches:
                 if batch.num_columns:
-                    frame = pl.from_arrow(batch, rechunk=False)
+                    frame = _frame(batch, rechunk=False)
                 else:  # records without features: from_arrow would drop the row count
                     frame = pl.DataFrame(height=batch.num_rows)
-                mismatched = {n: t for n, t in target.items() if frame.schema[n] != t}
+                mismatched: dict[Any, Any] = {n: t for n, t in target.items() if frame.schema[n] != t}
                 if mismatched:
                     frame = frame.cast(mismatched)
                 if plan.residual is not None:
@@ -647,6 +646,13 @@ class TFRecordSource:
                     yield frame
         finally:
             batches.close()
+
+
+def _frame(data: pa.Table | pa.RecordBatch, *, rechunk: bool = True) -> pl.DataFrame:
+    """``pl.from_arrow`` of a table or batch (always a DataFrame; typed as one)."""
+    frame = pl.from_arrow(data, rechunk=rechunk)
+    assert isinstance(frame, pl.DataFrame)
+    return frame
 
 
 def _smaller(a: int | None, b: int | None) -> int | None:

@@ -37,7 +37,7 @@ import copy
 import os
 import warnings
 from dataclasses import dataclass, replace
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Generator, Iterator, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -45,6 +45,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as pads
 
 from tfsql._codec import codec
+from tfsql._types import Lists, OnCorrupt, ReadCompression, RecordType
 from tfsql.decode import BlockDecoder, empty_batch
 from tfsql.discovery import Discovered, FileInfo, discover
 from tfsql.inference import DEFAULT_INFER_FILES, DEFAULT_INFER_SAMPLE, infer_data_schema, sample_indices
@@ -94,16 +95,16 @@ def dataset(
     source: Any,
     *,
     schema: pa.Schema | Mapping[str, Any] | None = None,
-    record_type: str = "example",
-    compression: str | None = "infer",
+    record_type: RecordType = "example",
+    compression: ReadCompression = "infer",
     verify_checksums: bool = True,
-    on_corrupt: Any = "raise",
+    on_corrupt: OnCorrupt = "raise",
     hive_partitioning: bool | None = None,
     hive_schema: pa.Schema | Mapping[str, Any] | None = None,
     include_file_paths: str | None = None,
     infer_sample: int | None = DEFAULT_INFER_SAMPLE,
     infer_files: int | None = DEFAULT_INFER_FILES,
-    lists: str = "auto",
+    lists: Lists = "auto",
     filesystem: Any = None,
     glob: bool = True,
     batch_size: int = DEFAULT_BATCH_SIZE,
@@ -222,6 +223,7 @@ def _check_choice(name: str, value: str, choices: Sequence[str]) -> str:
 
 def open_frame_reader(found: Discovered, file: FileInfo, options: ScanOptions) -> FrameReader:
     """Open one file of a dataset for framing (decompressing as the options say)."""
+    raw: Any
     if found.is_local:
         raw = open(file.path, "rb", buffering=0)
     else:
@@ -700,7 +702,7 @@ class Scanner:
         arrays = list(batch.columns)
         fields = list(batch.schema)
         if self._partition_names:
-            values = self._dataset._partitioning.values
+            values = self._dataset._partitioning.values  # type: ignore[union-attr]  # set when partitioned
             for name in self._partition_names:
                 scalar = values.column(name)[file_index]
                 arrays.append(_constant_column(scalar, n))
@@ -736,7 +738,7 @@ class Scanner:
                 stacklevel=2,
             )
 
-    def to_batches(self) -> Iterator[pa.RecordBatch]:
+    def to_batches(self) -> Generator[pa.RecordBatch, None, None]:
         """Yield batches in file order; stops early at the scan's limit."""
         decoder = BlockDecoder(self._specs, self._dataset.options.record_type)
         stream = ordered_map(

@@ -38,6 +38,7 @@ import pyarrow.compute as pc
 
 from tfsql import partitioning
 from tfsql import schema as _schema
+from tfsql._types import Mode, RecordType, WriteCompression
 from tfsql.commit import commit_renames, remove_quietly
 from tfsql.discovery import _coerce_filesystem, _resolve
 from tfsql.encoding import RecordEncoder
@@ -137,11 +138,11 @@ def write_tfrecord(
     path: str | os.PathLike,
     *,
     partition_by: str | Sequence[str] | None = None,
-    record_type: str = "example",
+    record_type: RecordType = "example",
     layout: Mapping[str, str] | None = None,
-    compression: str | None = None,
+    compression: WriteCompression = None,
     compression_level: int | None = None,
-    mode: str = "error",
+    mode: Mode = "error",
     max_rows_per_file: int | None = None,
     max_bytes_per_file: int | None = None,
     num_shards: int | None = None,
@@ -599,6 +600,7 @@ class _FileSink:
     def __init__(self, fs: fsspec.AbstractFileSystem, path: str, compression: str | None,
                  level: int) -> None:
         self._file = fs.open(path, "wb")
+        self._compressor: Any
         if compression == "gzip":
             self._compressor = zlib.compressobj(level, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
         elif compression == "zlib":
@@ -799,6 +801,7 @@ class _WriteJob:
                      for i in range(options.num_shards)]
         row_base = 0
         for batch in batches:
+            assert encoder is not None  # input with batches has a schema, hence an encoder
             for chunk in _slices(batch):
                 if options.num_shards is not None:
                     self._stage_shards(chunk, row_base, encoder, data_columns, sinks)

@@ -15,6 +15,7 @@ from typing import Iterator
 
 import pyarrow as pa
 
+from tfsql._types import Mode, RecordType, WriteCompression
 from tfsql.cli.errors import UsageError
 from tfsql.cli.sqlscript import sql_literal
 
@@ -27,9 +28,9 @@ class WriteOptions:
     """Options of file outputs (``sql --format``, ``convert``)."""
 
     partition_by: list[str] = field(default_factory=list)
-    compression: str | None = None
-    mode: str = "error"
-    record_type: str = "example"
+    compression: WriteCompression = None
+    mode: Mode = "error"
+    record_type: RecordType = "example"
     max_rows_per_file: int | None = None
 
 
@@ -116,7 +117,8 @@ def _write_tfrecord_file(reader: pa.RecordBatchReader, path: str, options: Write
     _check_output_file(path, options.mode)
     compression = options.compression
     if compression is None:
-        compression = {".gz": "gzip", ".zz": "zlib"}.get(os.path.splitext(path)[1].lower())
+        by_suffix: dict[str, WriteCompression] = {".gz": "gzip", ".zz": "zlib"}
+        compression = by_suffix.get(os.path.splitext(path)[1].lower())
     target = Path(path)
     staging = target.parent / f".{target.name}.tfsql-tmp-{os.getpid()}"
     try:
