@@ -432,7 +432,7 @@ def read_tfrecord(
     from tfsql.progress import read_bar
 
     opts.reject_meaningless(use_pyarrow=use_pyarrow, pyarrow_options=pyarrow_options, memory_map=memory_map)
-    bar = read_bar("read_tfrecord", total=None) if progress else None
+    bar = read_bar("reading", total=None) if progress else None
     try:
         return _read(bar, source, columns, row_index_name, row_index_offset, dict(
             n_rows=n_rows,
@@ -716,7 +716,7 @@ def write_frame(df: pl.DataFrame, path: Any, *, progress: bool = False, **option
         return write_tfrecord(_arrow_reader(df.schema, frames), path, **options)
     from tfsql.progress import counted_batches, write_bar
 
-    with write_bar("write", total=df.height) as bar:  # the frame knows its rows: a bar with a total
+    with write_bar("writing", total=df.height) as bar:  # the frame knows its rows: a bar with a total
         return write_tfrecord(_arrow_reader(df.schema, counted_batches(frames, bar)), path, **options)
 
 

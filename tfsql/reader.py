@@ -62,14 +62,7 @@ def read_tfrecord(
     >>> tfsql.read_tfrecord(path, record_type="bytes").column_names
     ['record']
     """
-    ds = dataset(source, **options)
-    scanner = ds.scanner(columns=columns, filter=filter, limit=n_rows)
-    if not progress:
-        return scanner.to_table()
-    from tfsql.progress import with_read_progress
-
-    with with_read_progress(ds, "read_tfrecord", file_indices=scanner._file_indices) as shown:
-        return shown.scanner(columns=columns, filter=filter, limit=n_rows).to_table()
+    return dataset(source, **options).to_table(columns=columns, filter=filter, limit=n_rows, progress=progress)
 
 
 def infer_schema(source: Any, **options: Any) -> pa.Schema:

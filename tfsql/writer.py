@@ -274,7 +274,7 @@ def write_tfrecord(
     if progress:
         from tfsql.progress import counted_batches, input_rows, write_bar
 
-        bar = write_bar("write_tfrecord", total=input_rows(data))
+        bar = write_bar("writing", total=input_rows(data))
         batches = counted_batches(batches, bar)
     try:
         encoder, data_columns = _prepare(schema, options.partition_by, record_code, layout)

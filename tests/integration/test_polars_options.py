@@ -402,7 +402,7 @@ def test_read_tfrecord_progress(both, capsys):
     assert df.height == 6
     err = capsys.readouterr().err
     size = tqdm.format_sizeof(sum(f.stat().st_size for f in Path(both[0]).rglob("part-*")))
-    assert f"read_tfrecord: 100%" in err
+    assert "reading: 100%" in err
     assert f"{size}/{size}" in err
     pl.read_tfrecord(both[0])
     assert capsys.readouterr().err == ""  # off by default

@@ -35,7 +35,7 @@ def test_read_tfrecord_progress_counts_the_bytes_of_the_files(data, capsys):
     assert table.num_rows == N
     line = _final(capsys.readouterr().err)
     size = tqdm.format_sizeof(_size(data))
-    assert line.startswith(f"read_tfrecord: 100%")
+    assert line.startswith("reading: 100%")
     assert f"{size}/{size}" in line
     assert re.search(r"[0-9.]+[kMG]?B/s", line)
 
@@ -65,7 +65,7 @@ def test_gzip_files_count_compressed_bytes(tmp_path, capsys):
 def test_write_tfrecord_progress_has_the_rows_total(tmp_path, capsys):
     tfsql.write_tfrecord(pa.table({"x": range(N)}), tmp_path / "w", progress=True)
     line = _final(capsys.readouterr().err)
-    assert line.startswith("write_tfrecord: 100%")
+    assert line.startswith("writing: 100%")
     assert "50.0k/50.0k" in line and "rows/s" in line
 
 
