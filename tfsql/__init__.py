@@ -16,11 +16,12 @@ Examples
 
 from typing import TYPE_CHECKING, Any
 
-from tfsql.errors import CorruptRecordError, SchemaError, TFSQLError
+from tfsql.errors import CorruptRecordError, SchemaError, TFSQLError, WriteConflictError
 
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:  # what the lazy attributes below resolve to, for type checkers
+    from tfsql.commit import recover
     from tfsql.duckdb import connect, sql
     from tfsql.polars import scan_tfrecord
     from tfsql.reader import infer_schema, read_tfrecord
@@ -38,6 +39,7 @@ _LAZY = {
     "infer_schema": "tfsql.reader",
     "write_tfrecord": "tfsql.writer",
     "WriteResult": "tfsql.writer",
+    "recover": "tfsql.commit",
     "scan_tfrecord": "tfsql.polars",
     "connect": "tfsql.duckdb",
     "sql": "tfsql.duckdb",
@@ -73,6 +75,7 @@ __all__ = [
     "read_tfrecord",
     "infer_schema",
     "write_tfrecord",
+    "recover",
     "scan_tfrecord",
     "connect",
     "sql",
@@ -80,5 +83,6 @@ __all__ = [
     "TFSQLError",
     "CorruptRecordError",
     "SchemaError",
+    "WriteConflictError",
     "__version__",
 ]

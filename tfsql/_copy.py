@@ -11,33 +11,29 @@ that do not touch a connection:
   them to `write_tfrecord` arguments;
 - `write_copy` writes a stream of record batches according to a plan.
 
-Output layout follows DuckDB: one file at the path, replaced atomically, unless
-``PARTITION_BY``, ``FILE_SIZE_BYTES``, ``ROWS_PER_FILE`` or ``NUM_SHARDS`` ask for a
-directory of files (then the writer's modes apply: an existing non-empty directory is an
-error unless ``OVERWRITE``, ``OVERWRITE_OR_IGNORE`` or ``APPEND`` is given).
+Output layout follows tfsql's single-file rule (`tfsql.naming`): a path ending in a
+TFRecord suffix (``.tfrecord``, ``.tfrecords``, ``.tfrecord.gz``, ``.tfrecord.zz``) is
+one file, written under a temporary name and renamed into place; any other path, and
+any path ending in ``/``, is a directory of part files. Existing targets follow the
+writer's modes in both cases: an error unless ``OVERWRITE``, ``OVERWRITE_OR_IGNORE`` or
+``APPEND`` is given (``APPEND`` to a file adds the new records after the old ones).
 """
 
 from __future__ import annotations
 
-import gzip
-import posixpath
 import re
-import uuid
-import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import fsspec
-
 from tfsql._sql_rewrite import Token, matching_close, unquote_identifier
-from tfsql.writer import WriteResult, WrittenFile, check_filename_pattern, check_write_options, write_tfrecord
+from tfsql.naming import TFRECORD_SUFFIXES, compression_from_name, is_single_file_target
+from tfsql.writer import check_filename_pattern, check_write_options, write_tfrecord
 
 __all__ = ["CopyStatement", "CopyPlan", "parse_copy_to", "write_copy", "OPTIONS", "TFRECORD_SUFFIXES"]
 
-TFRECORD_SUFFIXES = (".tfrecord", ".tfrecords", ".tfrecord.gz", ".tfrecords.gz", ".tfrecord.zz",
-                     ".tfrecords.zz")
-"""A COPY target ending like this is written as TFRecord even without ``FORMAT``."""
+# A COPY target ending in one of TFRECORD_SUFFIXES is written as TFRecord even without
+# ``FORMAT``, as one file.
 
 OPTIONS = {
     "FORMAT": "tfrecord",
@@ -51,7 +47,9 @@ OPTIONS = {
     "FILE_SIZE_BYTES": "start a new file after this many bytes (e.g. 1000000 or '64MB')",
     "ROWS_PER_FILE": "start a new file after this many rows",
     "NUM_SHARDS": "write exactly this many files part-0000k-of-0000N.tfrecord",
-    "FILENAME_PATTERN": "file names with {i} (file number) and/or {uuid}, e.g. 'train_{i}'",
+    "FILENAME_PATTERN": "file names with {i} (file number, shard index), {n} (shards) and/or {uuid}, "
+                        "format specs allowed, e.g. 'train-{i:05d}-of-{n:05d}'",
+    "TFDS": "dataset name: write a TensorFlow Datasets directory (splits from a split column)",
     "RETURN_FILES": "also return the written files in a Files column",
     "USE_TMP_FILE": "accepted; writes are always staged and committed atomically",
 }
@@ -59,7 +57,7 @@ OPTIONS = {
 
 _ALIASES = {"MAX_ROWS_PER_FILE": "ROWS_PER_FILE", "MAX_FILE_SIZE": "FILE_SIZE_BYTES",
             "CODEC": "COMPRESSION", "PARTITION": "PARTITION_BY"}
-_DIRECTORY_OPTIONS = ("PARTITION_BY", "FILE_SIZE_BYTES", "ROWS_PER_FILE", "NUM_SHARDS", "FILENAME_PATTERN")
+_DIRECTORY_OPTIONS = ("PARTITION_BY", "FILE_SIZE_BYTES", "ROWS_PER_FILE", "NUM_SHARDS", "FILENAME_PATTERN", "TFDS")
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?i?b?)?\s*$", re.IGNORECASE)
 _SIZE_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "m": 1000**2, "mb": 1000**2, "g": 1000**3,
                "gb": 1000**3, "t": 1000**4, "tb": 1000**4, "kib": 1024, "mib": 1024**2,
@@ -286,7 +284,7 @@ class CopyPlan:
         kwargs["compression"] = _compression(values.get("COMPRESSION", "auto"), path)
         if "FILENAME_PATTERN" in values:
             try:
-                check_filename_pattern(values["FILENAME_PATTERN"])
+                check_filename_pattern(values["FILENAME_PATTERN"], shards="NUM_SHARDS" in values)
             except ValueError as err:
                 raise CopyOptionError(f"COPY option FILENAME_PATTERN: {err}") from None
             kwargs["filename_pattern"] = values["FILENAME_PATTERN"]
@@ -300,22 +298,24 @@ class CopyPlan:
             kwargs["max_rows_per_file"] = _integer("ROWS_PER_FILE", values["ROWS_PER_FILE"])
         if "NUM_SHARDS" in values:
             kwargs["num_shards"] = _integer("NUM_SHARDS", values["NUM_SHARDS"])
+        if "TFDS" in values:
+            kwargs["tfds"] = str(values["TFDS"])
         modes = [name for name, mode in (("OVERWRITE", "overwrite"), ("OVERWRITE_OR_IGNORE",
                                          "overwrite_partitions"), ("APPEND", "append"))
                  if _boolean(name, values.get(name, False))]
         if len(modes) > 1:
             raise CopyOptionError(f"COPY options {' and '.join(modes)} contradict each other; give one")
-        single_file = not any(name in values for name in _DIRECTORY_OPTIONS)
+        single_file = is_single_file_target(path)
+        directory_options = [name for name in _DIRECTORY_OPTIONS if name in values]
+        if single_file and directory_options:
+            raise CopyOptionError(
+                f"COPY ... TO {path!r}: the path ends in a TFRecord suffix, so it names one file, "
+                f"but {directory_options[0]} writes a directory of files; drop the suffix or "
+                "end the path with '/'"
+            )
         if modes:
-            mode = {"OVERWRITE": "overwrite", "OVERWRITE_OR_IGNORE": "overwrite_partitions",
-                    "APPEND": "append"}[modes[0]]
-            if single_file and mode == "append":
-                raise CopyOptionError(
-                    "APPEND writes new files into a directory: add PARTITION_BY, ROWS_PER_FILE, "
-                    "FILE_SIZE_BYTES or NUM_SHARDS (a single-file COPY always replaces the file)"
-                )
-            if not single_file:
-                kwargs["mode"] = mode
+            kwargs["mode"] = {"OVERWRITE": "overwrite", "OVERWRITE_OR_IGNORE": "overwrite_partitions",
+                              "APPEND": "append"}[modes[0]]
         try:
             check_write_options(**kwargs)
         except ValueError as err:
@@ -359,8 +359,7 @@ def _size(value: Any) -> int:
 def _compression(value: Any, path: str) -> str | None:
     name = str(value).lower()
     if name == "auto":
-        lowered = path.lower()
-        return "gzip" if lowered.endswith(".gz") else "zlib" if lowered.endswith(".zz") else None
+        return compression_from_name(path)
     if name in ("none", "uncompressed", ""):
         return None
     if name in ("gzip", "zlib"):
@@ -376,40 +375,12 @@ def _compression(value: Any, path: str) -> str | None:
 def write_copy(batches: Any, plan: CopyPlan):
     """Write ``batches`` (a ``pyarrow.RecordBatchReader``) as ``plan`` says.
 
-    A directory goes straight to `write_tfrecord` (atomic commit). A single file is
-    written as a one-shard directory next to the target, then renamed over it, so a
-    failing query leaves the old file untouched.
+    `write_tfrecord` writes the one file or the directory the path names (atomic
+    commit or rename), so a failing query leaves the old data untouched.
 
     Returns
     -------
     tfsql.WriteResult
     """
-    if not plan.single_file:
-        return write_tfrecord(batches, plan.path, **plan.writer_options)
+    return write_tfrecord(batches, plan.path, **plan.writer_options)
 
-    fs, target = fsspec.core.url_to_fs(plan.path)
-    if fs.isdir(target):
-        raise IsADirectoryError(
-            f"COPY ... TO {plan.path!r}: the target is a directory; add PARTITION_BY, "
-            f"ROWS_PER_FILE or NUM_SHARDS to write a directory of files, or choose a file name"
-        )
-    parent, name = posixpath.split(target.rstrip("/"))
-    staging = posixpath.join(parent, f".{name}.tfsql-{uuid.uuid4().hex}")
-    try:
-        result = write_tfrecord(batches, staging, filesystem=fs, num_shards=1, **plan.writer_options)
-        (written,) = result.files
-        staged_file = posixpath.join(staging, posixpath.basename(written.path))
-        if not fs.exists(staged_file):  # the writer created no file for zero rows
-            _write_empty(fs, staged_file, plan.writer_options.get("compression"))
-        fs.mv(staged_file, target)
-        size = fs.size(target)
-    finally:
-        if fs.exists(staging):
-            fs.rm(staging, recursive=True)
-    return WriteResult(path=plan.path, files=[WrittenFile(plan.path, {}, written.rows, size)])
-
-
-def _write_empty(fs, path: str, compression: str | None) -> None:
-    payload = gzip.compress(b"") if compression == "gzip" else zlib.compress(b"") if compression == "zlib" else b""
-    with fs.open(path, "wb") as handle:
-        handle.write(payload)

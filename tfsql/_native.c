@@ -11,7 +11,7 @@
  *   2. Buffer helpers  growable byte buffers (PyMem_Raw*, usable without the GIL)
  *                      and the Python `Buffer` type that exports them
  *   3. CRC-32C         slicing-by-8 fallback, SSE4.2 (3-way interleaved) / ARMv8 paths
- *   4. Framing         scan_frames, encode_frames
+ *   4. Framing         scan_frames, encode_frames, count_headers
  *   5. Wire reader     varints, tags, lengths, skipping unknown fields
  *   6. Decoder         compiled column table, per-record map scan, column builders
  *   7. Encoder         two-pass (size, then write) Example / SequenceExample / RAW
@@ -33,6 +33,10 @@
 #include <string.h>
 #if defined(__linux__)
 #include <sys/mman.h>
+#endif
+#if !defined(_WIN32)
+#include <errno.h>
+#include <unistd.h>
 #endif
 
 /* ======================================================================== */
@@ -464,7 +468,8 @@ static inline uint32_t masked_crc(const uint8_t *p, size_t n) {
 /* 4. Framing                                                               */
 /* ======================================================================== */
 
-enum { FRAME_OK = 0, FRAME_TRUNCATED = 1, FRAME_BAD_LENGTH_CRC = 2, FRAME_BAD_DATA_CRC = 3 };
+enum { FRAME_OK = 0, FRAME_TRUNCATED = 1, FRAME_BAD_LENGTH_CRC = 2, FRAME_BAD_DATA_CRC = 3,
+       FRAME_TOO_LONG = 4 };
 
 /* Index frames from `pos`; returns -1 only when out of memory. */
 static int scan_core(const uint8_t *buf, size_t size, size_t pos, long long max_records,
@@ -511,6 +516,65 @@ static int scan_core(const uint8_t *buf, size_t size, size_t pos, long long max_
     *status_out = status;
     return 0;
 }
+
+#if !defined(_WIN32)
+/* Count the frames of a plain file from byte `pos` to `size` reading only each record's
+   12-byte header (positioned reads; the payload is never read). The length CRC is
+   checked; a length above `max_length`, or running past `size`, stops the count.
+   Returns -1 with errno set when a read fails. */
+static int count_core(int fd, uint64_t pos, uint64_t size, uint64_t max_length,
+                      long long *count_out, uint64_t *end_out, uint64_t *length_out,
+                      int *status_out) {
+    long long count = 0;
+    int status = FRAME_OK;
+    uint8_t head[12];
+    *length_out = 0;
+    while (pos < size) {
+        if (size - pos < 12) {
+            status = FRAME_TRUNCATED;
+            break;
+        }
+        size_t have = 0;
+        while (have < 12) {
+            ssize_t got = pread(fd, head + have, 12 - have, (off_t)(pos + have));
+            if (got < 0) {
+                if (errno == EINTR) {
+                    continue;
+                }
+                return -1;
+            }
+            if (got == 0) {
+                break; /* the file shrank while being counted */
+            }
+            have += (size_t)got;
+        }
+        if (have < 12) {
+            status = FRAME_TRUNCATED;
+            break;
+        }
+        if (masked_crc(head, 8) != load_le32(head + 8)) {
+            status = FRAME_BAD_LENGTH_CRC;
+            break;
+        }
+        uint64_t length = load_le64(head);
+        *length_out = length;
+        if (length > max_length) {
+            status = FRAME_TOO_LONG;
+            break;
+        }
+        if (size - pos - 12 < 4 || length > size - pos - 16) {
+            status = FRAME_TRUNCATED;
+            break;
+        }
+        pos += 16 + length;
+        count++;
+    }
+    *count_out = count;
+    *end_out = pos;
+    *status_out = status;
+    return 0;
+}
+#endif
 
 /* Write one frame header for a payload of `length` bytes at `out` (12 bytes). */
 static inline void write_frame_header(uint8_t *out, uint64_t length) {
@@ -1086,15 +1150,6 @@ static int schema_init(schema *s, int record_type, PyObject *columns, const char
             Py_DECREF(tuple);
             goto fail;
         }
-        for (Py_ssize_t j = 0; j < i; j++) {
-            if (s->cols[j].location == location && s->cols[j].name_len == c->name_len &&
-                memcmp(s->cols[j].name, c->name, c->name_len) == 0) {
-                PyErr_Format(PyExc_ValueError, "%s column %zd (%R) is listed twice", what, i,
-                             name);
-                Py_DECREF(tuple);
-                goto fail;
-            }
-        }
         Py_DECREF(tuple);
     }
     Py_DECREF(seq);
@@ -1126,8 +1181,21 @@ static int schema_init(schema *s, int record_type, PyObject *columns, const char
             if (s->cols[c].location != loc) {
                 continue;
             }
-            uint32_t k = name_hash(s->cols[c].name, s->cols[c].name_len) & t->mask;
+            const colspec *col = &s->cols[c];
+            uint32_t k = name_hash(col->name, col->name_len) & t->mask;
             while (t->slots[k] >= 0) {
+                const colspec *other = &s->cols[t->slots[k]];
+                if (other->name_len == col->name_len &&
+                    memcmp(other->name, col->name, col->name_len) == 0) {
+                    PyObject *dup = PyBytes_FromStringAndSize((const char *)col->name,
+                                                              (Py_ssize_t)col->name_len);
+                    if (dup != NULL) {
+                        PyErr_Format(PyExc_ValueError, "%s column %d (%R) is listed twice", what,
+                                     c, dup);
+                        Py_DECREF(dup);
+                    }
+                    goto fail;
+                }
                 k = (k + 1) & t->mask;
             }
             t->slots[k] = c;
@@ -2993,6 +3061,30 @@ static PyObject *mod_hardware_crc(PyObject *self, PyObject *unused) {
     return PyBool_FromLong(crc_is_hardware);
 }
 
+#if !defined(_WIN32)
+static PyObject *mod_count_headers(PyObject *self, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"fd", "start", "size", "max_length", NULL};
+    int fd;
+    unsigned long long start, size, max_length;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "iKKK:count_headers", kwlist, &fd, &start,
+                                     &size, &max_length)) {
+        return NULL;
+    }
+    long long count = 0;
+    uint64_t end = 0, length = 0;
+    int status = 0, rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = count_core(fd, (uint64_t)start, (uint64_t)size, (uint64_t)max_length, &count, &end,
+                    &length, &status);
+    Py_END_ALLOW_THREADS
+    if (rc) {
+        return PyErr_SetFromErrno(PyExc_OSError);
+    }
+    return Py_BuildValue("(LKiK)", count, (unsigned long long)end, status,
+                         (unsigned long long)length);
+}
+#endif
+
 static PyObject *mod_scan_frames(PyObject *self, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"buf", "start", "max_records", "max_bytes", "verify", NULL};
     PyObject *bufobj;
@@ -3122,6 +3214,13 @@ static PyMethodDef module_methods[] = {
      "scan_frames(buf, start=0, max_records=-1, max_bytes=-1, verify=True)\n--\n\n"
      "Index the TFRecord frames in ``buf`` from byte ``start``. Returns ``(offsets,\n"
      "lengths, end, status)``; see ``_native.pyi``."},
+#if !defined(_WIN32)
+    {"count_headers", (PyCFunction)(void (*)(void))mod_count_headers,
+     METH_VARARGS | METH_KEYWORDS,
+     "count_headers(fd, start, size, max_length)\n--\n\nCount the frames of a plain file "
+     "reading only their headers.\nReturns ``(count, end, status, length)``; see "
+     "``_native.pyi``."},
+#endif
     {"encode_frames", (PyCFunction)(void (*)(void))mod_encode_frames,
      METH_VARARGS | METH_KEYWORDS,
      "encode_frames(data, value_offsets)\n--\n\nFrame raw payloads; returns ``(framed, "
@@ -3200,6 +3299,7 @@ PyMODINIT_FUNC PyInit__native(void) {
         {"FRAME_TRUNCATED", FRAME_TRUNCATED},
         {"FRAME_BAD_LENGTH_CRC", FRAME_BAD_LENGTH_CRC},
         {"FRAME_BAD_DATA_CRC", FRAME_BAD_DATA_CRC},
+        {"FRAME_TOO_LONG", FRAME_TOO_LONG},
     };
     for (size_t i = 0; i < sizeof(constants) / sizeof(constants[0]); i++) {
         if (PyModule_AddIntConstant(m, constants[i].name, constants[i].value) < 0) {

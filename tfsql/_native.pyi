@@ -14,7 +14,7 @@ kinds        : ``BYTES = 1``, ``FLOAT = 2``, ``INT64 = 3`` (the Feature oneof fi
                ``KIND_NONE = 0`` (a Feature with no kind set)
 shapes       : ``SCALAR = 0``, ``LIST = 1``, ``LIST_OF_LIST = 2``
 frame status : ``FRAME_OK = 0``, ``FRAME_TRUNCATED = 1``, ``FRAME_BAD_LENGTH_CRC = 2``,
-               ``FRAME_BAD_DATA_CRC = 3``
+               ``FRAME_BAD_DATA_CRC = 3``, ``FRAME_TOO_LONG = 4`` (``count_headers``)
 
 Buffers
 -------
@@ -49,6 +49,7 @@ FRAME_OK: int
 FRAME_TRUNCATED: int
 FRAME_BAD_LENGTH_CRC: int
 FRAME_BAD_DATA_CRC: int
+FRAME_TOO_LONG: int
 
 class Buffer:
     """Memory owned by the C core, exported through the buffer protocol."""
@@ -108,6 +109,18 @@ def scan_frames(
     (the record at ``end`` is corrupt; for a bad data CRC its 8-byte length is valid,
     so the caller may skip ``12 + length + 4`` bytes). Records before ``end`` are good.
     The GIL is released while scanning.
+    """
+
+def count_headers(fd: int, start: int, size: int, max_length: int) -> Tuple[int, int, int, int]:
+    """Count the frames of a plain file from byte ``start`` to ``size``, reading only
+    each record's 12-byte header with positioned reads (``pread``) on ``fd``, the GIL
+    released. The length CRC is checked; data CRCs are not (payloads are never read).
+
+    Returns ``(count, end, status, length)``: ``count`` good records end at ``end``;
+    ``status`` is ``FRAME_OK`` (``end == size``), ``FRAME_TRUNCATED`` (the header at
+    ``end`` is incomplete, or its record runs past ``size``), ``FRAME_BAD_LENGTH_CRC`` or
+    ``FRAME_TOO_LONG`` (its length, returned as ``length``, exceeds ``max_length``).
+    Not available on Windows. Raises ``OSError`` when a read fails.
     """
 
 def encode_frames(data: _BufferLike, value_offsets: _BufferLike) -> Tuple[Buffer, Buffer]:

@@ -1,98 +1,511 @@
-"""Commit staged files into a target directory by renames: all of them, or none.
+"""Commit staged files into a target directory so that a crash at any instant is undone
+or finished, never left half done.
 
-Writers (``tfsql.write_tfrecord``, the Spark data source's driver) stage every file
-under a hidden directory inside the target, then call :func:`commit_renames`: existing
-entries the write replaces move into a hidden trash directory, the staged files move
-into place, ``_SUCCESS`` is written, and only then is the trash deleted. Every rename
-and every directory created is journaled; if anything fails, the journal is undone in
-reverse, so the target is exactly as before (old data back from the trash, new
-directories removed), and the error is raised again.
+Writers (``tfsql.write_tfrecord``, the Spark data source's driver) stage complete,
+fsync'd files under a hidden directory inside the target, then, holding the target's
+lock (:mod:`tfsql.locking`), call :func:`apply_commit`:
+
+1. The *intent record* ``<target>/_tfsql-intent.json`` is written (to a temporary name,
+   fsync'd, renamed into place, the directory fsync'd). It lists every move: the entries
+   the write replaces (into ``_trash-<job>/``), ``_SUCCESS`` among them, and each staged
+   file with its final place; its state is ``prepared``.
+2. The moves are made (renames; the directories they touch are fsync'd).
+3. ``_SUCCESS`` is written and the record is rewritten with state ``committed`` (the same
+   atomic replace): this rename is the commit point.
+4. The trash (the old data) is deleted, then the record.
+
+Recovery (:func:`recover_locked`, run by every write before it looks at the target, by
+``tfsql.recover(path)`` and by ``tfsql recover PATH``) reads the record: ``prepared``
+is rolled back (new files back to staging, old entries back from the trash), so the
+target holds the old content; ``committed`` is finished (trash and record deleted), so
+the target holds the new content. Each step checks where files are, so recovery itself
+may be interrupted and run again. It also removes what dead writers left: staging
+directories whose owner lock is free, trash directories, a half-written record.
+
+tfsql's readers that meet a ``prepared`` record in a directory they list read it as the
+rollback would leave it (:func:`pending_view`); a ``committed`` record needs nothing,
+as the new files are in place.
 
 Examples
 --------
->>> import fsspec, posixpath, tempfile
+>>> import fsspec, os, posixpath, tempfile
 >>> fs = fsspec.filesystem("file", auto_mkdir=True)
 >>> root = tempfile.mkdtemp()
 >>> fs.pipe(posixpath.join(root, "_temporary-1/part-0.tfrecord"), b"data")
->>> commit_renames(fs, root, new=[(posixpath.join(root, "_temporary-1/part-0.tfrecord"),
-...                                "k=1/part-0.tfrecord")], trash=posixpath.join(root, "_trash-1"))
+>>> apply_commit(fs, root, job="1", new=[("_temporary-1/part-0.tfrecord", "k=1/part-0.tfrecord")])
 >>> sorted(posixpath.relpath(p, root) for p in fs.find(root))
 ['_SUCCESS', 'k=1/part-0.tfrecord']
 """
 
 from __future__ import annotations
 
+import errno
+import json
+import os
 import posixpath
-from typing import Any, Sequence
+import shutil
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
-__all__ = ["SUCCESS_MARKER", "commit_renames", "remove_quietly"]
+from fsspec.implementations.local import LocalFileSystem
+
+from tfsql.errors import TFSQLError
+from tfsql.locking import LOCK_NAME, is_owner_alive
+
+__all__ = [
+    "INTENT_NAME",
+    "SUCCESS_MARKER",
+    "Recovery",
+    "apply_commit",
+    "data_entries",
+    "is_bookkeeping",
+    "pending_view",
+    "recover",
+    "recover_locked",
+    "remove_quietly",
+    "sync_dirs",
+    "sync_file",
+]
 
 #: The marker Spark (and tfsql) writes into a directory when a write job committed.
 SUCCESS_MARKER = "_SUCCESS"
+#: The intent record of a commit under way (or interrupted).
+INTENT_NAME = "_tfsql-intent.json"
+_INTENT_TMP = INTENT_NAME + ".tmp"
+STAGING_PREFIX = "_temporary-"
+SPARK_STAGING_PREFIX = "_temporary-spark-"
+TRASH_PREFIX = "_trash-"
+_FORMAT = 1
 
 
-def commit_renames(
+def is_bookkeeping(name: str) -> bool:
+    """True for the entries tfsql's writers keep in a target besides the data: lock,
+    intent record, staging and trash directories (``_SUCCESS`` is data's marker, not
+    bookkeeping).
+
+    >>> [is_bookkeeping(n) for n in ["_tfsql.lock", "_temporary-x", "_trash-x", "_SUCCESS", "k=1"]]
+    [True, True, True, False, False]
+    """
+    return (name in (LOCK_NAME, INTENT_NAME, _INTENT_TMP)
+            or name.startswith((STAGING_PREFIX, TRASH_PREFIX)))
+
+
+def data_entries(fs: Any, root: str) -> list[str]:
+    """Names of the entries of ``root`` that are not bookkeeping, sorted ([] if absent)."""
+    try:
+        names = [posixpath.basename(p.rstrip("/")) for p in fs.ls(root, detail=False)]
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    return sorted(n for n in names if not is_bookkeeping(n))
+
+
+# --------------------------------------------------------------------------------------
+# Durable filesystem steps
+# --------------------------------------------------------------------------------------
+
+
+def sync_file(file: Any) -> None:
+    """Flush a file being written and, when it has a descriptor, fsync it."""
+    file.flush()
+    try:
+        fileno = file.fileno()
+    except (AttributeError, OSError, ValueError):
+        return  # not a local file: the filesystem makes it durable on close
+    os.fsync(fileno)
+
+
+def sync_dirs(fs: Any, directories: Iterable[str]) -> None:
+    """fsync local directories so that the renames and creations in them are durable."""
+    if not isinstance(fs, LocalFileSystem) or not hasattr(os, "O_DIRECTORY"):
+        return
+    for directory in sorted(set(directories)):
+        try:
+            fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+        except (FileNotFoundError, PermissionError):
+            continue  # gone, or a parent we may not read: nothing of ours to make durable
+        try:
+            os.fsync(fd)
+        except OSError as exc:
+            if exc.errno not in (errno.EINVAL, errno.ENOTSUP):  # no directory fsync here
+                raise
+        finally:
+            os.close(fd)
+
+
+class _Ops:
+    """The few filesystem steps a commit takes, durable on the local filesystem."""
+
+    def __init__(self, fs: Any, root: str) -> None:
+        self.fs, self.root = fs, root
+        self.local = isinstance(fs, LocalFileSystem)
+        self.touched: set[str] = set()
+
+    def path(self, rel: str) -> str:
+        return posixpath.join(self.root, rel) if rel else self.root
+
+    def exists(self, rel: str) -> bool:
+        return os.path.lexists(self.path(rel)) if self.local else self.fs.exists(self.path(rel))
+
+    def makedirs(self, rel: str) -> None:
+        missing = []
+        while rel and not self.exists(rel):
+            missing.append(rel)
+            rel = posixpath.dirname(rel)
+        for directory in reversed(missing):
+            self.fs.makedirs(self.path(directory), exist_ok=True)
+            self.touched.add(self.path(posixpath.dirname(directory)))
+
+    def rename(self, src: str, dst: str) -> None:
+        self.makedirs(posixpath.dirname(dst))
+        if self.local:
+            os.rename(self.path(src), self.path(dst))
+        else:
+            self.fs.mv(self.path(src), self.path(dst), recursive=True)
+        self.touched.update(posixpath.dirname(self.path(p)) for p in (src, dst))
+
+    def sync(self) -> None:
+        sync_dirs(self.fs, self.touched)
+        self.touched.clear()
+
+    def write_atomic(self, rel: str, data: bytes) -> None:
+        if not self.local:
+            self.fs.pipe(self.path(rel), data)
+            return
+        tmp = self.path(rel + ".tmp")
+        with open(tmp, "wb") as f:
+            f.write(data)
+            sync_file(f)
+        os.replace(tmp, self.path(rel))
+        sync_dirs(self.fs, [posixpath.dirname(self.path(rel))])
+
+    def touch(self, rel: str) -> None:
+        if self.local:
+            with open(self.path(rel), "wb") as f:
+                sync_file(f)
+        else:
+            self.fs.pipe(self.path(rel), b"")
+        self.touched.add(posixpath.dirname(self.path(rel)))
+
+    def read(self, rel: str) -> bytes:
+        return self.fs.cat_file(self.path(rel))
+
+    def remove(self, rel: str) -> None:
+        path = self.path(rel)
+        if self.local:
+            for _ in range(10):  # another process may be removing parts of it meanwhile
+                try:
+                    if os.path.isdir(path) and not os.path.islink(path):
+                        shutil.rmtree(path)
+                    elif os.path.lexists(path):
+                        os.unlink(path)
+                    break
+                except FileNotFoundError:
+                    continue
+        elif self.fs.exists(path):
+            self.fs.rm(path, recursive=True)
+        self.touched.add(posixpath.dirname(path))
+
+    def rmdir_if_empty(self, rel: str) -> None:
+        path = self.path(rel)
+        try:
+            if self.fs.isdir(path) and not self.fs.ls(path, detail=False):
+                self.fs.rmdir(path)
+                self.touched.add(posixpath.dirname(path))
+        except OSError:
+            pass
+
+
+# --------------------------------------------------------------------------------------
+# The intent record
+# --------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Intent:
+    job: str
+    trash: str
+    replaced: list[str]
+    new: list[tuple[str, str]]  # (staged path, final path), both relative to the target
+    created: list[str]  # directories the moves create, shallowest first
+    state: str = "prepared"
+
+    def dump(self) -> bytes:
+        return json.dumps({
+            "tfsql_intent": _FORMAT, "state": self.state, "job": self.job, "trash": self.trash,
+            "replaced": self.replaced, "new": [list(pair) for pair in self.new],
+            "created": self.created,
+        }, indent=1).encode()
+
+    @classmethod
+    def load(cls, data: bytes, where: str) -> _Intent:
+        try:
+            raw = json.loads(data)
+            if raw.get("tfsql_intent") != _FORMAT or raw["state"] not in ("prepared", "committed"):
+                raise ValueError("unknown format or state")
+            intent = cls(str(raw["job"]), raw["trash"], list(raw["replaced"]),
+                         [(s, d) for s, d in raw["new"]], list(raw["created"]), raw["state"])
+            paths = [intent.trash, *intent.replaced, *intent.created,
+                     *(p for pair in intent.new for p in pair)]
+            if not intent.trash.startswith(TRASH_PREFIX) or not all(map(_is_inner, paths)):
+                raise ValueError("a path leaves the target")
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise TFSQLError(
+                f"{where}: the commit intent record is not one tfsql wrote ({exc}); it was left "
+                "as is. Inspect the directory, then remove the record by hand"
+            ) from None
+        return intent
+
+
+def _is_inner(rel: Any) -> bool:
+    """A normalized relative path below the target (no ``..``, not absolute, not empty)."""
+    return (isinstance(rel, str) and rel != "" and not rel.startswith("/")
+            and posixpath.normpath(rel) == rel and not rel.startswith("..")
+            and ".." not in rel.split("/"))
+
+
+def apply_commit(
     fs: Any,
     root: str,
     *,
+    job: str,
     new: Sequence[tuple[str, str]],
     replaced: Sequence[str] = (),
-    trash: str,
 ) -> None:
-    """Move staged files into ``root``, replacing some entries, atomically.
+    """Move staged files into ``root`` and replace entries, all or nothing, crash-safe.
+
+    Call it holding the target lock, after :func:`recover_locked`.
 
     Parameters
     ----------
     fs : fsspec.AbstractFileSystem
     root : str
         The target directory (it exists).
+    job : str
+        The write job's id; the trash is ``_trash-<job>``.
     new : sequence of (str, str)
-        ``(staged path, path relative to root)`` of each file to move into place.
+        ``(staged path, final path)`` of each file, relative to ``root`` (an absolute
+        staged path below ``root`` is accepted). Their final paths must not exist
+        outside the replaced entries.
     replaced : sequence of str
-        Paths relative to ``root`` of existing entries (files or directories) to
-        replace: they move to ``trash`` first and are deleted after the commit.
-    trash : str
-        A hidden directory inside ``root`` for the replaced entries.
+        Paths relative to ``root`` of existing entries (files or directories) to replace.
     """
-    moves: list[tuple[str, str]] = []  # (source, destination); source "" = directory made
-    marker = posixpath.join(root, SUCCESS_MARKER)
-    marker_existed = fs.exists(marker)
+    ops = _Ops(fs, root)
+    prefix = root.rstrip("/") + "/"
+    pairs = [(s.removeprefix(prefix), d) for s, d in new]
+    replaced = [r for r in replaced if r != SUCCESS_MARKER]
+    if ops.exists(SUCCESS_MARKER):
+        replaced.insert(0, SUCCESS_MARKER)  # absent from the first move to the commit point
+    outside = [p for p in [*replaced, *(p for pair in pairs for p in pair)] if not _is_inner(p)]
+    if outside:
+        raise ValueError(f"commit paths must be relative paths inside {root}, got {outside[0]!r}")
+    intent = _Intent(job, TRASH_PREFIX + job, replaced, pairs,
+                     _created_directories(ops, pairs, replaced))
+    ops.write_atomic(INTENT_NAME, intent.dump())
     try:
         for rel in replaced:
-            _move(fs, root, posixpath.join(root, rel), posixpath.join(trash, rel), moves)
-        for staged, rel in new:
-            _move(fs, root, staged, posixpath.join(root, rel), moves)
-        with fs.open(marker, "wb"):
-            pass
+            ops.rename(rel, posixpath.join(intent.trash, rel))
+        for directory in intent.created:
+            ops.makedirs(directory)
+        for staged, rel in pairs:
+            ops.rename(staged, rel)
+        ops.touch(SUCCESS_MARKER)
+        ops.touched.add(posixpath.dirname(root.rstrip("/")))  # the target's own entry
+        ops.sync()
+        intent.state = "committed"
+        ops.write_atomic(INTENT_NAME, intent.dump())  # the commit point
     except BaseException:
-        for src, dst in reversed(moves):
-            try:
-                if src:
-                    fs.mv(dst, src, recursive=True)
-                elif not fs.find(dst):
-                    fs.rm(dst, recursive=True)
-            except Exception:  # pragma: no cover - best effort on a failing filesystem
-                pass
-        if not marker_existed:
-            remove_quietly(fs, marker)
-        if fs.exists(trash) and not fs.find(trash):
-            remove_quietly(fs, trash)  # only when every old file is back
+        try:
+            _roll_back(ops, intent)
+        except Exception:  # pragma: no cover - the next write or recover() finishes it
+            pass
         raise
-    remove_quietly(fs, trash)
+    try:
+        _finish(ops, intent)
+    except Exception:  # pragma: no cover - committed; the next write finishes the cleanup
+        pass
 
 
-def _move(fs: Any, root: str, src: str, dst: str, moves: list[tuple[str, str]]) -> None:
-    """Rename ``src`` to ``dst``, journaling the move and any directory it creates."""
-    missing = []
-    parent = posixpath.dirname(dst)
-    while parent and parent != root and not fs.exists(parent):
-        missing.append(parent)
-        parent = posixpath.dirname(parent)
-    for directory in reversed(missing):
-        fs.makedirs(directory, exist_ok=True)
-        moves.append(("", directory))  # undo: remove the directory again
-    fs.mv(src, dst, recursive=True)
-    moves.append((src, dst))
+def _created_directories(ops: _Ops, pairs: Sequence[tuple[str, str]],
+                         replaced: Sequence[str]) -> list[str]:
+    """Directories the moves will create: missing now, or inside a replaced entry."""
+    gone = tuple(r + "/" for r in replaced)
+    created: set[str] = set()
+    for _, rel in pairs:
+        parent = posixpath.dirname(rel)
+        while parent and parent not in created:
+            if ops.exists(parent) and not (parent + "/").startswith(gone):
+                break
+            created.add(parent)
+            parent = posixpath.dirname(parent)
+    return sorted(created, key=lambda d: (d.count("/"), d))
+
+
+def _roll_back(ops: _Ops, intent: _Intent) -> None:
+    """Undo a ``prepared`` commit: the target holds exactly its old content again."""
+    for staged, rel in reversed(intent.new):
+        if not ops.exists(staged) and ops.exists(rel):
+            ops.rename(rel, staged)
+    def in_trash(rel: str) -> bool:
+        return ops.exists(posixpath.join(intent.trash, rel))
+
+    if ops.exists(SUCCESS_MARKER) and (SUCCESS_MARKER not in intent.replaced
+                                       or in_trash(SUCCESS_MARKER)):
+        ops.remove(SUCCESS_MARKER)  # the new marker
+    for directory in reversed(intent.created):
+        ops.rmdir_if_empty(directory)
+    for rel in reversed(intent.replaced):
+        if in_trash(rel):
+            if ops.exists(rel):
+                raise TFSQLError(
+                    f"{ops.path(rel)} exists and its old version is in {ops.path(intent.trash)}: "
+                    "the interrupted commit cannot be undone automatically; nothing was removed"
+                )
+            ops.rename(posixpath.join(intent.trash, rel), rel)
+    ops.sync()
+    ops.remove(intent.trash)
+    ops.remove(INTENT_NAME)
+    ops.sync()
+
+
+def _finish(ops: _Ops, intent: _Intent) -> None:
+    """Complete a ``committed`` commit: delete the old data, then the record."""
+    ops.remove(intent.trash)
+    ops.remove(INTENT_NAME)
+    ops.sync()
+
+
+# --------------------------------------------------------------------------------------
+# Recovery
+# --------------------------------------------------------------------------------------
+
+
+@dataclass
+class Recovery:
+    """What :func:`tfsql.recover` found and did in a target directory.
+
+    Attributes
+    ----------
+    path : str
+        The target directory.
+    commit : str or None
+        ``"rolled back"`` (an interrupted commit was undone: the old content stays),
+        ``"finished"`` (it had reached its commit point: the new content stays), or None.
+    removed : list of str
+        Leftovers of dead writers that were removed (staging, trash, a half-written record).
+    """
+
+    path: str
+    commit: str | None = None
+    removed: list[str] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        done = {None: "no interrupted commit",
+                "rolled back": "an interrupted commit was rolled back (the old content is kept)",
+                "finished": "an interrupted commit was finished (the new content is kept)"}[self.commit]
+        removed = f"; removed {', '.join(self.removed)}" if self.removed else "; no leftovers"
+        return f"{self.path}: {done}{removed}"
+
+
+def recover_locked(fs: Any, root: str, *, keep: Iterable[str] = (), display: str | None = None) -> Recovery:
+    """Resolve an interrupted commit in ``root`` and remove dead writers' leftovers.
+
+    Call it holding the target lock. ``keep`` names entries of the caller's own (its
+    staging directory, on filesystems without locks where liveness cannot be checked).
+    Staging directories of Spark jobs (``_temporary-spark-*``) are left alone: their
+    writers are Spark tasks and drivers whose liveness tfsql cannot see.
+    """
+    ops = _Ops(fs, root)
+    result = Recovery(display or root)
+    if not fs.isdir(root):
+        return result
+    if ops.exists(INTENT_NAME):
+        intent = _Intent.load(ops.read(INTENT_NAME), ops.path(INTENT_NAME))
+        if intent.state == "committed":
+            _finish(ops, intent)
+            result.commit = "finished"
+        else:
+            _roll_back(ops, intent)
+            result.commit = "rolled back"
+    own = set(keep)
+    for name in sorted(posixpath.basename(p.rstrip("/")) for p in fs.ls(root, detail=False)):
+        if name in own or name.startswith(SPARK_STAGING_PREFIX):
+            continue
+        dead = (name == _INTENT_TMP or name.startswith(TRASH_PREFIX)
+                or (name.startswith(STAGING_PREFIX) and not is_owner_alive(fs, ops.path(name))))
+        if dead:
+            ops.remove(name)
+            result.removed.append(name)
+    ops.sync()
+    return result
+
+
+def recover(path: str | os.PathLike, *, filesystem: Any = None) -> Recovery:
+    """Finish or undo a write that crashed in ``path``, and remove dead writers' leftovers.
+
+    Every tfsql write does this first, so calling it is needed only before reading the
+    target with other tools (Spark, TensorFlow), which do not know the intent record. It
+    waits while a live writer commits, and never touches a live writer's staging.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The target directory of the writes (a local path or an fsspec URL).
+    filesystem : fsspec or pyarrow filesystem, optional
+        Overrides the filesystem the path implies.
+
+    Returns
+    -------
+    Recovery
+        What was found and done.
+
+    Examples
+    --------
+    >>> import tempfile, pyarrow as pa, tfsql
+    >>> out = tempfile.mkdtemp()
+    >>> _ = tfsql.write_tfrecord(pa.table({"x": [1]}), out, mode="overwrite")
+    >>> tfsql.recover(out).commit is None
+    True
+    """
+    from tfsql.discovery import _coerce_filesystem, _resolve
+    from tfsql.locking import target_lock
+
+    text = os.fspath(path)
+    fs, root = _resolve(text, _coerce_filesystem(filesystem))
+    if not fs.isdir(root):
+        raise NotADirectoryError(f"{text!r} is not a directory; tfsql.recover takes a write target")
+    with target_lock(fs, root):
+        return recover_locked(fs, root, display=text)
+
+
+def pending_view(fs: Any, listing: dict[str, Any]) -> tuple[set[str], dict[str, str]]:
+    """How to read a directory listing that holds ``prepared`` intent records.
+
+    ``listing`` maps the paths of every file below a directory (hidden ones included,
+    as ``fs.find`` gives them) to their info. Returns the paths to leave out (new files
+    already moved into place) and, for old files sitting in a trash directory, the path
+    each has in the old content: reading the result gives exactly the content a
+    rollback restores. Committed records need nothing (the new files are in place).
+    """
+    hidden: set[str] = set()
+    moved: dict[str, str] = {}
+    suffix = "/" + INTENT_NAME
+    for record in [p for p in listing if p.endswith(suffix)]:
+        root = record[: -len(suffix)]
+        try:
+            intent = _Intent.load(fs.cat_file(record), record)
+        except (TFSQLError, OSError):
+            continue  # unreadable or gone: read the files as they are
+        if intent.state != "prepared":
+            continue
+        for staged, rel in intent.new:
+            if posixpath.join(root, staged) not in listing:
+                hidden.add(posixpath.join(root, rel))
+        trash = posixpath.join(root, intent.trash) + "/"
+        for path in listing:
+            if path.startswith(trash):
+                moved[path] = posixpath.join(root, path[len(trash):])
+    return hidden, moved
 
 
 def remove_quietly(fs: Any, path: str) -> None:

@@ -34,7 +34,7 @@ from tfsql.errors import CorruptRecordError, SchemaError, TFSQLError
 from tfsql.records import RecordBlock
 from tfsql.schema import ColumnSpec, cast_to_target, kind_name, record_type_name
 
-__all__ = ["BlockDecoder", "empty_batch", "translate_decode_error"]
+__all__ = ["BlockDecoder", "empty_batch", "translate_decode_error", "fixed_row_bits", "rows_within"]
 
 _VALUE_TYPES = {codec.INT64: pa.int64(), codec.FLOAT: pa.float32(), codec.BYTES: pa.binary()}
 _VALUE_WIDTH = {codec.INT64: 8, codec.FLOAT: 4}
@@ -75,6 +75,50 @@ def _column_array(spec: ColumnSpec, n: int, parts: tuple) -> pa.Array:
     )
 
 
+def fixed_row_bits(specs: Sequence[ColumnSpec]) -> int:
+    """Output bits every decoded row costs whatever it holds: per column a validity bit
+    plus a value slot (scalars; a 32-bit offset for bytes) or a 32-bit list offset
+    (lists; lists of lists count one inner offset too). A row that is empty in the
+    records still costs this much in the batch.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from tfsql.schema import column_specs
+    >>> fixed_row_bits(column_specs(pa.schema({"a": pa.int64(), "b": pa.list_(pa.string())}), codec.EXAMPLE))
+    130
+    """
+    bits = 0
+    for spec in specs:
+        if spec.shape == codec.SCALAR:
+            bits += 1 + 8 * _VALUE_WIDTH.get(spec.kind, 4)
+        else:
+            bits += 1 + 32 * spec.shape  # LIST = 1, LIST_OF_LIST = 2
+        if spec.arrow_type != spec.decoded_type:
+            bits += _slot_bits(spec.arrow_type)  # the cast makes a copy
+    return bits
+
+
+def _slot_bits(arrow_type: pa.DataType) -> int:
+    try:
+        return max(arrow_type.bit_width, 32)
+    except ValueError:  # variable width (string, lists): an offset
+        return 32
+
+
+def rows_within(budget_bytes: int, row_bits: int, max_rows: int) -> int:
+    """Rows of ``row_bits`` each that fit in ``budget_bytes`` (at least 1, at most ``max_rows``).
+
+    Examples
+    --------
+    >>> rows_within(16 << 20, 20_000 * 65, 65536), rows_within(16 << 20, 65, 65536)
+    (103, 65536)
+    """
+    if row_bits <= 0:
+        return max_rows
+    return max(1, min(max_rows, budget_bytes * 8 // row_bits))
+
+
 def empty_batch(num_rows: int) -> pa.RecordBatch:
     """A batch with no columns and ``num_rows`` rows (for ``count(*)``-style scans)."""
     return pa.RecordBatch.from_struct_array(pa.nulls(num_rows, pa.struct([])))
@@ -86,7 +130,7 @@ class BlockDecoder:
     def __init__(self, specs: Sequence[ColumnSpec], record_type: int) -> None:
         self.specs = list(specs)
         self.record_type = record_type
-        self.schema = pa.schema([pa.field(s.name, s.arrow_type) for s in self.specs])
+        self.schema = pa.schema([s.field for s in self.specs])
         self._decoder = (
             codec.Decoder(record_type, [s.as_codec_tuple() for s in self.specs]) if self.specs else None
         )

@@ -25,6 +25,9 @@ Rules
   ``.`` or ``_`` prefix, which is skipped). A glob component that itself starts with
   ``.`` or ``_`` (``data/_staging*/x``) opts its matches back in. A file the user names
   explicitly is never skipped, nor filtered by ``extensions``.
+- A directory holding the intent record of a commit a crashed writer left
+  (``_tfsql-intent.json``, see `tfsql.commit`) is listed as that commit's recovery
+  will leave it: the old files before the commit point, the new ones after.
 - Order: source items in the order given; within an item, files sorted by path string
   (as pyarrow and polars do). A file named by two items is kept once, at its first place.
 - Local paths (plain paths and ``file://`` URLs) use fsspec's ``LocalFileSystem``; their
@@ -43,6 +46,8 @@ from typing import Any, Union
 
 import fsspec
 from fsspec.implementations.local import LocalFileSystem
+
+from tfsql.commit import pending_view
 
 __all__ = ["FileInfo", "Discovered", "discover", "is_hidden_name", "has_glob_magic"]
 
@@ -444,12 +449,14 @@ def _list_directory(
     suffixes: tuple[str, ...] | None,
 ) -> list[FileInfo]:
     listing = fs.find(directory, withdirs=False, detail=True)
+    # an interrupted commit's record: read the content its rollback restores (tfsql.commit)
+    left_out, in_trash = pending_view(fs, listing) if exclude_hidden else (set(), {})
     files = []
-    for file_path in sorted(listing):
+    for file_path in sorted(listing, key=lambda p: in_trash.get(p, p)):
         info = listing[file_path]
-        if info.get("type", "file") != "file":
+        if info.get("type", "file") != "file" or file_path in left_out:
             continue
-        if _keep(file_path, root, exempt, exclude_hidden, suffixes):
+        if _keep(in_trash.get(file_path, file_path), root, exempt, exclude_hidden, suffixes):
             files.append(FileInfo(file_path, int(info.get("size") or 0), root,
                                   _display_name(fs, file_path)))
     return files

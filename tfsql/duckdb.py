@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -260,14 +261,26 @@ def _expect(function: str, name: str, value: Any, *kinds: type) -> Any:
     )
 
 
-def _type_struct(function: str, name: str, value: Any) -> dict[str, pa.DataType]:
+def _type_struct(function: str, name: str, value: Any) -> pa.Schema:
     if not isinstance(value, Mapping) or not value:
         raise BinderError(
             f"Binder Error: {function}: parameter {name} expects a STRUCT of column name -> type "
             f"name, e.g. {name} := {{'label': 'BIGINT', 'emb': 'FLOAT[]'}}; got "
             f"{_sql_type_name(value)} {value!r}"
         )
-    return {str(column): duckdb_type_to_arrow(type_name) for column, type_name in value.items()}
+    return pa.schema([_typed_field(str(column), type_name) for column, type_name in value.items()])
+
+
+_NOT_NULL = re.compile(r"(?is)(.*?)\s+NOT\s+NULL\s*")
+
+
+def _typed_field(column: str, type_name: Any) -> pa.Field:
+    """A schema entry: ``'BIGINT'``, or ``'BIGINT NOT NULL'`` for a column that every
+    record must have."""
+    match = _NOT_NULL.fullmatch(type_name) if isinstance(type_name, str) else None
+    if match:
+        return pa.field(column, duckdb_type_to_arrow(match.group(1)), nullable=False)
+    return pa.field(column, duckdb_type_to_arrow(type_name))
 
 
 def _optional_count(function: str, name: str, value: Any) -> int | None:
@@ -335,14 +348,23 @@ def _open_dataset(function: str, source: Any, options: dict[str, Any],
         if previous is not None and previous[1] is not None and "schema" not in options:
             quick = tfsql.dataset(source, schema=previous[0].data_schema, **options)
             if _fingerprint(quick.files) == previous[1]:
-                return quick, previous[1]
+                return _with_a_column(source, options, quick), previous[1]
         data = tfsql.dataset(source, **options)
     except FileNotFoundError as err:
         raise NoFilesError(f"IO Error: {function}: {err}") from err
     except (ValueError, TypeError) as err:
         raise InvalidInputError(f"Invalid Input Error: {function}: {err}") from err
+    data = _with_a_column(source, options, data)
     _check_has_columns(function, source, data)
     return data, _fingerprint(data.files)
+
+
+def _with_a_column(source: Any, options: dict[str, Any], data: tfsql.Dataset) -> tfsql.Dataset:
+    """DuckDB scans no table without columns: records holding no features (inference has
+    already warned how to read them) get the ``filename`` column, so ``count(*)`` works."""
+    if len(data.schema) or not data.files or "include_file_paths" in options:
+        return data
+    return tfsql.dataset(source, **{**options, "schema": data.data_schema, "include_file_paths": "filename"})
 
 
 def _check_has_columns(function: str, source: Any, data: tfsql.Dataset) -> None:

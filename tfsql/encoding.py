@@ -1,4 +1,4 @@
-"""Arrow record batches → the buffers the native encoder takes (FORMAT.md section 4).
+"""Arrow record batches → the buffers the native encoder takes (docs/format.md section 5).
 
 ``RecordEncoder`` is compiled once per (Arrow schema, record type, layout): it decides
 each column's feature kind and shape with :func:`tfsql.schema.feature_layout`, where it
@@ -12,10 +12,14 @@ Conversions (done by Arrow compute kernels, never per value in Python):
 
 - bool → 0/1, every integer type → int64 (a uint64 above 2**63-1 is a ``SchemaError``),
   date / time / timestamp / duration → int64 of the stored integer;
-- float16 / float32 / float64 / decimal → float32 (float64 and decimal are narrowed:
-  precision is lost and values beyond float32's range become ±inf);
+- float16 / float32 / float64 → float32 (float64 is narrowed: precision is lost and
+  values beyond float32's range become ±inf);
+- decimal → float32 only when exact (the float32 reads back as the same decimal), else a
+  ``SchemaError`` that says to cast to string (exact bytes) or float64 (rounding accepted);
 - string / binary in every Arrow flavour → bytes (strings as UTF-8);
 - dictionary → its values; list / large_list / fixed_size_list / list_view → all values;
+- tensors (``arrow.fixed_shape_tensor``, fixed_size_list of fixed_size_list) → one flat
+  list of their values in row-major (storage) order;
 - a null value omits the feature; a null element inside a list is a ``SchemaError``.
 
 Examples
@@ -31,7 +35,7 @@ Examples
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -71,6 +75,11 @@ class FeatureColumn:
     steps_from_list : bool
         True when a ``list<T>`` column is written as a feature list of one-value steps
         (``layout={name: "feature_list"}``).
+    feature : str or None
+        The feature list's name when it is not the column name: a feature-list column
+        ``N__feature_list`` beside a context column ``N`` writes the feature list ``N``
+        (:func:`tfsql.schema.feature_list_name`), so a table read from such a file writes
+        it back unchanged.
     """
 
     name: str
@@ -78,10 +87,12 @@ class FeatureColumn:
     kind: int
     shape: int
     steps_from_list: bool = False
+    feature: str | None = None
 
     def native(self) -> tuple[bytes, int, int, int]:
         """The ``(name, location, kind, shape)`` tuple of the native ``Encoder``."""
-        return (self.name.encode("utf-8"), self.location, self.kind, self.shape)
+        name = self.name if self.feature is None else self.feature
+        return (name.encode("utf-8"), self.location, self.kind, self.shape)
 
 
 class RecordEncoder:
@@ -266,10 +277,17 @@ def _plan_columns(
         return (_plan_raw(schema),)
     # A column of Arrow type null holds only nulls: its feature is omitted from every
     # record, so it needs no encoder column.
-    return tuple(
+    columns = [
         _plan_column(f, record_type, layout.get(f.name))
         for f in schema
         if not pa.types.is_null(f.type)
+    ]
+    context = [c.name for c in columns if c.location == codec.FEATURES]
+    return tuple(
+        replace(c, feature=_schema.feature_list_name(c.name, context))
+        if c.location == codec.FEATURE_LISTS and _schema.feature_list_name(c.name, context) != c.name
+        else c
+        for c in columns
     )
 
 
@@ -349,7 +367,7 @@ def _check_same_schema(got: pa.Schema, expected: pa.Schema) -> None:
 
 def _column_arrays(array: pa.Array, spec: FeatureColumn, label: _RowLabel) -> tuple:
     """``(validity, outer_offsets, inner_offsets, value_offsets, values)`` for a column."""
-    array = _decode_dictionary(array)
+    array = _flat_tensor(_decode_dictionary(array), spec, label)
     validity = _validity(array)
     outer_offsets = inner_offsets = None
     if spec.shape == codec.SCALAR:
@@ -374,6 +392,37 @@ def _column_arrays(array: pa.Array, spec: FeatureColumn, label: _RowLabel) -> tu
         _reject_nulls(leaf, rows, "a null element inside its list")
     value_offsets, values = _leaf_buffers(leaf, rows)
     return (validity, outer_offsets, inner_offsets, value_offsets, values)
+
+
+def _flat_tensor(array: pa.Array, spec: FeatureColumn, label: _RowLabel) -> pa.Array:
+    """A tensor column (fixed-shape tensor, or fixed_size_list of fixed_size_list) as one
+    flat fixed_size_list per row, values in row-major (storage) order; other columns as
+    they are."""
+    layout = _schema.tensor_layout(array.type)
+    if layout is None:
+        return array
+    if isinstance(array, pa.ExtensionArray):
+        array = array.storage
+    total = int(np.prod(layout[0], dtype=np.int64))
+    valid = array.is_valid().to_numpy(zero_copy_only=False)
+    values, per_row = array, 1
+    while pa.types.is_fixed_size_list(values.type):
+        if values is not array and values.null_count:
+            rows = np.flatnonzero(values.is_null().to_numpy(zero_copy_only=False)) // per_row
+            rows = rows[valid[rows]]
+            if len(rows):
+                row = label(int(rows[0]))
+                raise SchemaError(
+                    f"column {spec.name!r} has a null inside its tensor at row {row}; a "
+                    "feature holds no nulls: fill them first",
+                    feature=spec.name,
+                    record_index=row,
+                )
+        size = values.type.list_size
+        values = values.values.slice(values.offset * size, len(values) * size)
+        per_row *= size
+    mask = array.is_null() if array.null_count else None
+    return pa.FixedSizeListArray.from_arrays(values, total, mask=mask)
 
 
 def _decode_dictionary(array: pa.Array) -> pa.Array:
@@ -424,14 +473,42 @@ def _leaf_buffers(leaf: pa.Array, rows: _Rows) -> tuple[np.ndarray | None, Any]:
     if rows.spec.kind == codec.BYTES:
         return _bytes_buffers(leaf)
     if rows.spec.kind == codec.FLOAT:
-        return None, _fixed_width_values(_to_float32(leaf), np.float32)
+        return None, _fixed_width_values(_to_float32(leaf, rows), np.float32)
     return None, _fixed_width_values(_to_int64(leaf, rows), np.int64)
 
 
-def _to_float32(leaf: pa.Array) -> pa.Array:
+def _to_float32(leaf: pa.Array, rows: _Rows) -> pa.Array:
     if pa.types.is_decimal(leaf.type):
-        leaf = pc.cast(leaf, pa.float64(), safe=False)
+        values = _schema.decimal_to_float(leaf)
+        _check_decimal_exact(leaf, values, rows)
+        return values
     return pc.cast(leaf, pa.float32(), safe=False)
+
+
+def _check_decimal_exact(leaf: pa.Array, values: pa.Array, rows: _Rows) -> None:
+    """Decimals are written as float32 only when reading the float back as the same
+    decimal type gives the same value; anything else is an error, never rounding."""
+    try:
+        back = pc.cast(values, leaf.type, safe=False)
+        differs = pc.fill_null(pc.not_equal(back, leaf), False)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # beyond the decimal's range
+        differs = pc.is_valid(leaf)
+    bad = np.flatnonzero(differs.to_numpy(zero_copy_only=False))
+    row = rows.first_bad(bad) if len(bad) else None
+    if row is None:
+        return
+    spec, label = rows.spec, rows.label
+    at = int(bad[np.flatnonzero(rows.of(bad) == row)[0]])
+    value = leaf[at].as_py()
+    raise SchemaError(
+        f"column {spec.name!r} row {label(row)} holds the decimal {value}, which a "
+        f"float_list (float32) cannot store exactly (it would read back as "
+        f"{values[at].as_py()}); decimals "
+        f"are written only when exact: cast the column to string to keep every digit "
+        f"(a bytes_list), or to float64 to accept float32 rounding",
+        feature=spec.name,
+        record_index=label(row),
+    )
 
 
 def _to_int64(leaf: pa.Array, rows: _Rows) -> pa.Array:

@@ -15,7 +15,7 @@ True
 
 from __future__ import annotations
 
-__all__ = ["TFSQLError", "CorruptRecordError", "SchemaError"]
+__all__ = ["TFSQLError", "CorruptRecordError", "SchemaError", "WriteConflictError"]
 
 
 class TFSQLError(Exception):
@@ -75,3 +75,20 @@ class SchemaError(TFSQLError, ValueError):
         self.feature = feature
         self.path = path
         self.record_index = record_index
+
+
+class WriteConflictError(TFSQLError, FileExistsError):
+    """A write found data its mode does not allow it to replace or add to: the target
+    holds data and ``mode="error"``, or a file it would add already exists. Raised also
+    when another writer committed to the target while this one was writing; the target
+    is left as that writer committed it.
+
+    Attributes
+    ----------
+    path : str or None
+        The target directory (or the existing file).
+    """
+
+    def __init__(self, message: str, *, path: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path

@@ -60,8 +60,12 @@ def infer_data_schema(
     Returns the schema and the merged per-feature statistics (the scanner uses them
     to report features that appear later but are not in the schema).
     """
-    merged = sample_stats(paths, open_reader, record_type=record_type, infer_sample=infer_sample)
-    return infer_from_stats(merged.values(), record_type, lists=lists), merged
+    merged, sampled = _sample(paths, open_reader, record_type, infer_sample)
+    valued = any(k != codec.KIND_NONE for st in merged.values() for k in st.kinds)
+    if sampled and not valued:
+        _warn_no_features(sampled, record_type)
+    schema = infer_from_stats(merged.values(), record_type, lists=lists, warn_kindless=valued)
+    return schema, merged
 
 
 def sample_stats(
@@ -73,15 +77,39 @@ def sample_stats(
 ) -> dict[tuple[int, str], FeatureStats]:
     """Per-feature statistics of the first ``infer_sample`` records of each file
     ``open_reader(i)`` opens, keyed by ``(location, feature name)``."""
+    return _sample(paths, open_reader, record_type, infer_sample)[0]
+
+
+def _sample(
+    paths: Sequence[str], open_reader: Callable[[int], FrameReader], record_type: int, infer_sample: int | None
+) -> tuple[dict[tuple[int, str], FeatureStats], list[str]]:
+    """The merged statistics of the sample, and the files that had sampled records."""
     merged: dict[tuple[int, str], FeatureStats] = {}
+    sampled: list[str] = []  # files with at least one sampled record
     if record_type != codec.RAW:
         for i, path in enumerate(paths):
             with contextlib.closing(open_reader(i)) as reader:
                 for block in reader.blocks(limit=infer_sample):
-                    if record_type == codec.EXAMPLE and block.first_index == 0:
-                        _warn_if_sequence_examples(block, path)
+                    if block.first_index == 0:
+                        sampled.append(path)
+                        if record_type == codec.EXAMPLE:
+                            _warn_if_sequence_examples(block, path)
                     merge_stats(merged, _summarize(block, record_type), path=path)
-    return merged
+    return merged, sampled
+
+
+def _warn_no_features(paths: Sequence[str], record_type: int) -> None:
+    """Records in which no feature holds values are usually other protobufs (ranking's
+    ExampleListWithContext, NoteSequence, ...) that happen to parse: say how to read them."""
+    kind = "tf.train.Example" if record_type == codec.EXAMPLE else "tf.train.SequenceExample"
+    more = f" and {len(paths) - 1} more" if len(paths) > 1 else ""
+    warnings.warn(
+        f"no feature holds values in the sampled records of {paths[0]}{more} read as {kind}, "
+        "so the table has no data columns. If the records are other protobufs (for example "
+        "tensorflow_ranking's ExampleListWithContext), read them with record_type='bytes' "
+        "(one binary column of serialized records) and parse them with their own message class",
+        stacklevel=4,
+    )
 
 
 def _warn_if_sequence_examples(block, path: str) -> None:
@@ -89,7 +117,10 @@ def _warn_if_sequence_examples(block, path: str) -> None:
     Example); say so when a file's first record has feature lists."""
     first = bytes(block.buf[int(block.offsets[0]) : int(block.offsets[0] + block.lengths[0])])
     try:
-        looks_sequence = bool(SequenceExample.FromString(first).feature_lists.feature_list)
+        lists = SequenceExample.FromString(first).feature_lists.feature_list
+        # Other protobufs can parse as a SequenceExample with feature lists; real ones
+        # hold values in at least one step.
+        looks_sequence = any(step.WhichOneof("kind") for fl in lists.values() for step in fl.feature)
     except Exception:  # not a SequenceExample either; decoding reports what is wrong
         return
     if looks_sequence:

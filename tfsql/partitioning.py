@@ -9,7 +9,7 @@ Conventions (Spark's, which spark-tfrecord and Hive share):
 - Reading keeps every ``key=value`` component of a file's directory below the dataset
   root and ignores components without ``=`` (pyarrow's rule; Spark instead stops at the
   first plain directory above a ``key=value`` one). Keys and values are unescaped.
-- Types (FORMAT.md): a column is ``int64`` when every non-null value is a decimal integer
+- Types (docs/format.md, section 3): a column is ``int64`` when every non-null value is a decimal integer
   that fits int64 (an optional ``-``, digits; leading zeros allowed, so ``007`` reads as
   7 like Spark, pyarrow and polars do); otherwise ``string``. A column whose values are
   all null is ``string``. A user ``hive_schema`` overrides the type of the columns it
@@ -30,6 +30,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from tfsql.discovery import FileInfo
+from tfsql.errors import SchemaError
+from tfsql.naming import NAME_MAX_BYTES, component_too_long
 
 __all__ = [
     "HIVE_DEFAULT_PARTITION",
@@ -43,10 +45,10 @@ __all__ = [
 HIVE_DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 
 # Spark's ExternalCatalogUtils.charToEscape (control characters, " # % ' * / : = ? \ DEL
-# { [ ] ^), plus < > | which Spark escapes only on Windows: escaping them everywhere keeps
-# written trees portable, and every reader unescapes any %XX.
+# { [ ] ^), plus NUL (no path can hold it) and < > | which Spark escapes only on Windows:
+# escaping them everywhere keeps written trees portable, and every reader unescapes %XX.
 _CHARS_TO_ESCAPE = frozenset(
-    [chr(c) for c in range(0x01, 0x20)]
+    [chr(c) for c in range(0x00, 0x20)]
     + list("\"#%'*/:=?\\\x7f{[]^")
     + list("<>|")
 )
@@ -137,7 +139,16 @@ def partition_path(names: Sequence[str], values: Sequence[object]) -> str:
 
     Keys and values are escaped with `escape_partition_value`; values are formatted with
     `format_partition_value` (None → ``__HIVE_DEFAULT_PARTITION__``, bool →
-    ``true``/``false``, others via ``str``).
+    ``true``/``false``, others via ``str``). So that every directory reads back exactly
+    (and is not skipped as hidden), a key's leading ``.``, the ``.`` of a value ending in
+    ``.crc`` or ``._COPYING_`` and the first ``_`` of the text value
+    ``__HIVE_DEFAULT_PARTITION__`` (which would read back as null) are escaped too.
+
+    Raises
+    ------
+    tfsql.SchemaError
+        A ``key=value`` component is over 255 bytes of UTF-8 (no filesystem can name
+        it); the error names the column and the value.
 
     Examples
     --------
@@ -145,6 +156,8 @@ def partition_path(names: Sequence[str], values: Sequence[object]) -> str:
     'a=1/b=x%2Fy'
     >>> partition_path(["day", "ok"], [None, False])
     'day=__HIVE_DEFAULT_PARTITION__/ok=false'
+    >>> partition_path(["..", "k", "n"], ["a.crc", "__HIVE_DEFAULT_PARTITION__", "nul\\x00"])
+    '%2E.=a%2Ecrc/k=%5F_HIVE_DEFAULT_PARTITION__/n=nul%00'
     """
     if len(names) != len(values):
         raise ValueError(
@@ -154,10 +167,33 @@ def partition_path(names: Sequence[str], values: Sequence[object]) -> str:
     for name, value in zip(names, values):
         if not isinstance(name, str) or not name:
             raise ValueError(f"partition column names must be non-empty strings, not {name!r}")
-        text = format_partition_value(value)
-        escaped = text if text == HIVE_DEFAULT_PARTITION else escape_partition_value(text)
-        segments.append(f"{escape_partition_value(name)}={escaped}")
+        segment = f"{_escape_key(name)}={_escape_value(value)}"
+        if component_too_long(segment):
+            shown = value if not isinstance(value, str) or len(value) <= 60 else value[:60] + "..."
+            raise SchemaError(
+                f"partition column {name!r}: the value {shown!r} makes the directory name "
+                f"{segment[:60]}... of {len(segment.encode())} bytes, over the {NAME_MAX_BYTES}-byte "
+                "limit of a file name; shorten or hash the value, or do not partition by this column",
+                feature=name)
+        segments.append(segment)
     return "/".join(segments)
+
+
+def _escape_key(name: str) -> str:
+    key = escape_partition_value(name)
+    return "%2E" + key[1:] if key.startswith(".") else key  # not a hidden directory
+
+
+def _escape_value(value: object) -> str:
+    text = format_partition_value(value)
+    if text == HIVE_DEFAULT_PARTITION:
+        raw = value.as_py() if isinstance(value, pa.Scalar) else value
+        return text if raw is None or raw == "" else "%5F" + text[1:]  # the text, not null
+    text = escape_partition_value(text)
+    for suffix in (".crc", "._COPYING_"):  # readers skip names ending so
+        if text.endswith(suffix):
+            return text[: -len(suffix)] + "%2E" + suffix[1:]
+    return text
 
 
 def parse_partition_segments(relative_dir: str) -> list[tuple[str, str | None]]:

@@ -4,7 +4,7 @@
 over :func:`tfsql.dataset`: it decodes nothing itself, it translates what Polars asks
 for into one :class:`tfsql.Scanner` per query and converts the Arrow batches.
 
-Polars trusts an IO source completely (see ``ARCHITECTURE.md``, Polars contract), so
+Polars trusts an IO source completely (see ``docs/architecture.md``, Polars contract), so
 the source
 
 - outputs exactly the requested ``with_columns``, in that order (``select(pl.len())``

@@ -35,9 +35,20 @@ import numpy as np
 from tfsql._codec import codec
 from tfsql.errors import CorruptRecordError
 
-__all__ = ["RecordBlock", "FrameReader", "detect_compression", "normalize_compression", "open_decompressed"]
+__all__ = [
+    "RecordBlock",
+    "FrameReader",
+    "count_plain_records",
+    "detect_compression",
+    "normalize_compression",
+    "open_decompressed",
+    "DEFAULT_MAX_RECORD_BYTES",
+]
 
 DEFAULT_CHUNK_BYTES = 16 << 20
+#: A record length above this is reported as corruption before anything is allocated
+#: for it (``max_record_bytes=`` of :func:`tfsql.dataset` changes it).
+DEFAULT_MAX_RECORD_BYTES = 2 << 30
 _FIRST_READ_BYTES = 256 << 10
 _HEADER = 12
 _FOOTER = 4
@@ -203,6 +214,68 @@ def _not_tfrecord_hint(offset: int) -> str:
     return "; at byte 0 this usually means the file is not a TFRecord file (or is compressed: pass compression=)" if offset == 0 else ""
 
 
+def _too_long_message(path: str, index: int, offset: int, length: int, limit: int) -> str:
+    return (
+        f"record length {length} exceeds max_record_bytes={limit} in {path}, record {index} at "
+        f"byte {offset}: the header is corrupt (or, if the file really holds records this "
+        "large, pass a larger max_record_bytes)"
+    )
+
+
+def _past_end_message(path: str, index: int, offset: int, length: int, size: int) -> str:
+    return (
+        f"truncated record in {path}, record {index} at byte {offset}: its header claims "
+        f"{length} bytes but the file ends {size - offset} bytes after the record's start "
+        f"(the file is truncated or the header corrupt){_not_tfrecord_hint(offset)}"
+    )
+
+
+def _header_length(buf: memoryview, pos: int) -> int | None:
+    """The payload length in the header at ``buf[pos:]`` when its 12 bytes are there and
+    their length CRC is valid, else None."""
+    if len(buf) - pos < _HEADER:
+        return None
+    head = bytes(buf[pos : pos + _HEADER])
+    if codec.masked_crc32c(head[:8]) != struct.unpack_from("<I", head, 8)[0]:
+        return None
+    return int(struct.unpack_from("<Q", head)[0])
+
+
+def count_plain_records(fd: int, *, path: str, size: int, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES) -> int:
+    """Count the records of an uncompressed file of ``size`` bytes by reading only each
+    record's 12-byte header (positioned reads on ``fd``, the GIL released; payloads are
+    never read, so data CRCs are not checked). A bad length CRC, a length above
+    ``max_record_bytes`` or one running past ``size`` is a
+    :class:`~tfsql.errors.CorruptRecordError`.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> framed, _ = codec.encode_frames(b"abcdef", np.array([0, 2, 2, 6], dtype=np.int64))
+    >>> fd, name = tempfile.mkstemp()
+    >>> _ = os.write(fd, bytes(framed))
+    >>> count_plain_records(fd, path=name, size=len(framed))
+    3
+    >>> os.close(fd)
+    """
+    count, end, status, length = codec.count_headers(fd, 0, size, max_record_bytes)
+    if status == codec.FRAME_OK:
+        return count
+    if status == codec.FRAME_TOO_LONG:
+        message = _too_long_message(path, count, end, length, max_record_bytes)
+    elif status == codec.FRAME_BAD_LENGTH_CRC:
+        message = f"length CRC mismatch in {path}, record {count} at byte {end}: the file is corrupt{_not_tfrecord_hint(end)}"
+    elif size - end < _HEADER:
+        message = f"truncated record in {path}, record {count} at byte {end}: the file ends {size - end} bytes into it{_not_tfrecord_hint(end)}"
+    else:
+        message = _past_end_message(path, count, end, length, size)
+    raise CorruptRecordError(message, path=path, record_index=count, offset=end)
+
+
+_SKIP_REST = -1  # _pending_record_size: the rest of the file was skipped
+
+
 class FrameReader:
     """Read one (decompressed) stream as blocks of verified records.
 
@@ -220,6 +293,13 @@ class FrameReader:
         way but is called with the :class:`~tfsql.errors.CorruptRecordError` instead
         of warning (its ``rest_of_file`` attribute says whether the rest of the file was
         skipped); ``tfsql verify`` uses this to list every corrupt record.
+    max_record_bytes : int
+        A record whose header claims more is corrupt: it is reported (as a bad length
+        is) before any memory is allocated for it.
+    stream_size : int, optional
+        The stream's size when known (uncompressed files): a record running past it is
+        reported as truncated at once, without reading or buffering it. Otherwise a
+        large record is buffered as its bytes arrive, never more than its length.
     """
 
     def __init__(
@@ -230,6 +310,8 @@ class FrameReader:
         verify: bool = True,
         on_corrupt: str | Callable[[CorruptRecordError], object] = "raise",
         chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+        max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
+        stream_size: int | None = None,
     ) -> None:
         if not callable(on_corrupt) and on_corrupt not in ("raise", "skip"):
             raise ValueError(f"on_corrupt must be 'raise', 'skip' or a callable, not {on_corrupt!r}")
@@ -238,17 +320,26 @@ class FrameReader:
         self._verify = verify
         self._on_corrupt = on_corrupt
         self._chunk_bytes = chunk_bytes
+        self._max_record_bytes = max_record_bytes
+        self._stream_size = stream_size
         # Reads start small and double up to chunk_bytes, so that sampling or a LIMIT
         # touches only the start of a file.
         self._next_read = min(chunk_bytes, _FIRST_READ_BYTES)
         self.skipped_records = 0
         self.records_read = 0
 
-    def _read_more(self, tail: memoryview) -> tuple[memoryview, bool]:
-        """A fresh buffer holding ``tail`` (the start of an incomplete record) then new
-        bytes: at least a chunk, and at least ``len(tail)`` so that a record larger than
-        a chunk is assembled in linear time. Returns the buffer and an eof flag."""
-        want = max(self._next_read, len(tail))
+    def _read_more(self, tail: memoryview, need: int | None = None) -> tuple[memoryview, bool]:
+        """A fresh buffer holding ``tail`` (the start of an incomplete record of ``need``
+        framed bytes; None when its header is incomplete) then new bytes: at least a
+        chunk and, for a record larger than a chunk, what it still lacks when the
+        stream's size vouches for it, else at most ``len(tail)`` more — the buffer doubles
+        as bytes arrive, so a record is assembled in linear time and a header that lies
+        about its length costs no more memory than the bytes really there.
+        Returns the buffer and an eof flag."""
+        want = self._next_read
+        if need is not None:
+            missing = need - len(tail)
+            want = max(want, missing if self._stream_size is not None else min(missing, len(tail)))
         self._next_read = min(self._chunk_bytes, 2 * self._next_read)
         # numpy allocates without zeroing (and asks for huge pages on large buffers),
         # so the read is the first and only pass over the new memory.
@@ -283,24 +374,30 @@ class FrameReader:
                     return
                 cap = limit - yielded if max_records < 0 else min(max_records, limit - yielded)
             offsets, lengths, end, status = codec.scan_frames(buf, pos, cap, max_bytes, self._verify)
-            n = len(offsets) // 8
+            offsets = np.frombuffer(offsets, dtype=np.uint64)
+            lengths = np.frombuffer(lengths, dtype=np.uint64)
+            too_long = self._first_too_long(lengths) if len(buf) - pos > self._max_record_bytes else None
+            if too_long is not None:
+                end = int(offsets[too_long]) - _HEADER
+                offsets, lengths = offsets[:too_long], lengths[:too_long]
+            n = len(offsets)
             if n:
                 yielded += n
                 self.records_read += n
-                yield RecordBlock(
-                    buf,
-                    np.frombuffer(offsets, dtype=np.uint64),
-                    np.frombuffer(lengths, dtype=np.uint64),
-                    index,
-                    base,
-                    self.path,
-                )
+                yield RecordBlock(buf, offsets, lengths, index, base, self.path)
                 index += n
             pos = end
+            if too_long is not None:
+                self._pending_record_size(buf, pos, base, index)  # reports it
+                return
             if status == codec.FRAME_OK and end < len(buf):
                 continue  # a block limit was reached; more records are buffered
             if status in (codec.FRAME_OK, codec.FRAME_TRUNCATED) and not eof:
-                buf, eof = self._read_more(buf[pos:])
+                truncated = status == codec.FRAME_TRUNCATED
+                need = self._pending_record_size(buf, pos, base, index) if truncated else None
+                if need == _SKIP_REST:
+                    return
+                buf, eof = self._read_more(buf[pos:], need)
                 base += pos
                 pos = 0
                 continue
@@ -335,6 +432,30 @@ class FrameReader:
             )
             pos = end + _HEADER + length + _FOOTER
             index += 1
+
+    def _first_too_long(self, lengths: np.ndarray) -> int | None:
+        """Index of the first length above ``max_record_bytes`` (only possible when a
+        buffer is larger than the limit), or None."""
+        over = np.flatnonzero(lengths > self._max_record_bytes)
+        return int(over[0]) if len(over) else None
+
+    def _pending_record_size(self, buf: memoryview, pos: int, base: int, index: int) -> int | None:
+        """Framed size of the record at ``buf[pos:]`` after checking its length against
+        ``max_record_bytes`` and the stream's size (None when its header is incomplete or
+        its length CRC bad: the scan reports those). A failed check is reported: raised,
+        or the rest of the file skipped, and then ``_SKIP_REST`` is returned."""
+        length = _header_length(buf, pos)
+        if length is None:
+            return None
+        offset = base + pos
+        if length > self._max_record_bytes:
+            message = _too_long_message(self.path, index, offset, length, self._max_record_bytes)
+        elif self._stream_size is not None and length + _HEADER + _FOOTER > self._stream_size - offset:
+            message = _past_end_message(self.path, index, offset, length, self._stream_size)
+        else:
+            return length + _HEADER + _FOOTER
+        self._corrupt(message, index, offset, rest_of_file=True)
+        return _SKIP_REST
 
     def close(self) -> None:
         """Close the underlying stream."""

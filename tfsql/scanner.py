@@ -46,12 +46,19 @@ import pyarrow.dataset as pads
 
 from tfsql._codec import codec
 from tfsql._types import Lists, OnCorrupt, ReadCompression, RecordType
-from tfsql.decode import BlockDecoder, empty_batch
+from tfsql.decode import BlockDecoder, empty_batch, fixed_row_bits, rows_within
 from tfsql.discovery import Discovered, FileInfo, discover
 from tfsql.inference import DEFAULT_INFER_FILES, DEFAULT_INFER_SAMPLE, infer_data_schema, sample_indices
 from tfsql.parallel import ordered_map
+from tfsql.layouts import Layout, detect_layout
 from tfsql.partitioning import Partitioning
-from tfsql.records import FrameReader, normalize_compression, open_decompressed
+from tfsql.records import (
+    DEFAULT_MAX_RECORD_BYTES,
+    FrameReader,
+    count_plain_records,
+    normalize_compression,
+    open_decompressed,
+)
 from tfsql.schema import (
     RAW_COLUMN,
     ColumnSpec,
@@ -60,6 +67,7 @@ from tfsql.schema import (
     parse_record_type,
     schema_with_partitions,
 )
+from tfsql.tfds import apply_features, features_schema
 
 __all__ = ["dataset", "Dataset", "Scanner", "Fragment", "ScanOptions"]
 
@@ -84,6 +92,7 @@ class ScanOptions:
     batch_size: int = DEFAULT_BATCH_SIZE
     batch_bytes: int = DEFAULT_BATCH_BYTES
     threads: int = 0  # 0: default_threads()
+    max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
     progress: Any = None  # a tqdm bar that file reads advance (tfsql.progress)
 
     @property
@@ -110,6 +119,7 @@ def dataset(
     batch_size: int = DEFAULT_BATCH_SIZE,
     batch_bytes: int = DEFAULT_BATCH_BYTES,
     threads: int | None = None,
+    max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
     hidden_file_prefix: str | Sequence[str] | None = None,
 ) -> "Dataset":
     """Open TFRecord files as a dataset: discovered, partitioned, schema resolved.
@@ -119,7 +129,10 @@ def dataset(
     source : str, path, or list of them
         Files, directories (read recursively), globs (``*``, ``?``, ``[...]``, ``**``)
         and fsspec URLs (``s3://``, ``gs://``, ``memory://``...). Hidden and bookkeeping
-        files (``_*``, ``.*``, ``_SUCCESS``, ``*.crc``) are skipped.
+        files (``_*``, ``.*``, ``_SUCCESS``, ``*.crc``) are skipped. TFDS dataset
+        directories (their JSON metadata is skipped, the schema comes from
+        ``features.json``) and TFX ``Split-<name>/`` directories get a ``split``
+        column that prunes like a partition column (:mod:`tfsql.layouts`).
     schema : pyarrow.Schema or dict of name -> pyarrow type, optional
         Skip inference: read these columns, cast (range-checked) to these types.
         ``list<list<...>>`` columns read SequenceExample feature lists.
@@ -151,9 +164,13 @@ def dataset(
     glob : bool
         False treats ``*?[`` in paths literally.
     batch_size, batch_bytes : int
-        Bounds of each batch in rows and in record bytes.
+        Bounds of each batch: rows, and bytes of both the records read and the Arrow
+        columns decoded from them (a batch of many columns holds fewer rows).
     threads : int, optional
         Decode threads (default: cores, at most 8); 1 decodes in the calling thread.
+    max_record_bytes : int
+        A record whose header claims more bytes (default 2 GiB) is reported as corrupt
+        (:class:`~tfsql.errors.CorruptRecordError`) before memory is allocated for it.
     hidden_file_prefix : str or list of str, optional
         Also skip files found in directories or by globs whose name starts with one of
         these prefixes.
@@ -182,30 +199,51 @@ def dataset(
         batch_size=_positive("batch_size", batch_size),
         batch_bytes=_positive("batch_bytes", batch_bytes),
         threads=0 if threads is None else _positive("threads", threads),
+        max_record_bytes=_positive("max_record_bytes", max_record_bytes),
     )
     infer_sample = None if infer_sample is None else _positive("infer_sample", infer_sample, or_none=True)
     infer_files = None if infer_files is None else _positive("infer_files", infer_files, or_none=True)
-    found = discover(source, filesystem=filesystem, glob=glob, hidden_file_prefix=hidden_file_prefix)
+    found, layout = detect_layout(discover(source, filesystem=filesystem, glob=glob, hidden_file_prefix=hidden_file_prefix))
+    if layout is not None:
+        hive_schema = layout.without_split(hive_schema)
     partitioning = Partitioning.discover(found.files, hive_partitioning=hive_partitioning, hive_schema=hive_schema)
     user_schema = normalize_schema(schema)
+    stats: dict = {}
     if rtype == codec.RAW:
         data_schema = user_schema if user_schema is not None else pa.schema([pa.field(RAW_COLUMN, pa.binary())])
         if len(data_schema) != 1:
             raise ValueError("record_type='bytes' reads one column; schema= must name exactly one binary column")
     elif user_schema is not None:
         data_schema = user_schema
+    elif (described := _tfds_features(found, layout)) is not None and described[1]:
+        data_schema = described[0]
     else:
         chosen = [i for i in range(len(found.files)) if found.files[i].size > 0]
         chosen = [chosen[j] for j in sample_indices(len(chosen), infer_files)]
-        data_schema, _ = infer_data_schema(
+        data_schema, stats = infer_data_schema(
             [found.files[i].display() for i in chosen],
             lambda j: open_frame_reader(found, found.files[chosen[j]], options),
             record_type=rtype,
             infer_sample=infer_sample,
             lists=lists,
         )
+        if described is not None:
+            data_schema = apply_features(data_schema, described[0])
+    if layout is not None:
+        partitioning = layout.add_split_column(partitioning, data_schema)
     column_specs(data_schema, rtype)  # validate early: unsupported types, lists of lists
-    return Dataset(found, partitioning, data_schema, options, schema_inferred=user_schema is None)
+    # Features inference saw without a kind were reported then (they carry no values);
+    # the scan does not report them again as missing from the sample.
+    kindless = {key for key, st in stats.items() if set(st.kinds) <= {codec.KIND_NONE}}
+    return Dataset(found, partitioning, data_schema, options, schema_inferred=user_schema is None,
+                   reported_unknown=kindless)
+
+
+def _tfds_features(found: Discovered, layout: Layout | None) -> tuple[pa.Schema, bool] | None:
+    """The columns a TFDS directory's ``features.json`` describes (see `tfsql.tfds`)."""
+    if layout is None or layout.kind != "tfds" or layout.directory is None:
+        return None
+    return features_schema(found.filesystem, layout.directory)
 
 
 def _positive(name: str, value: int, *, or_none: bool = False) -> int:
@@ -242,7 +280,37 @@ def open_frame_reader(found: Discovered, file: FileInfo, options: ScanOptions) -
         path=file.display(),
         verify=options.verify_checksums,
         on_corrupt=options.on_corrupt,
+        max_record_bytes=options.max_record_bytes,
+        stream_size=_raw_size(raw, file) if stream is raw else None,
     )
+
+
+def _raw_size(raw: Any, file: FileInfo) -> int | None:
+    """The size of an open file now (it may have changed since discovery)."""
+    try:
+        return os.fstat(raw.fileno()).st_size
+    except (AttributeError, OSError, ValueError, NotImplementedError):
+        return file.size or None
+
+
+def count_file_records(found: Discovered, file: FileInfo, options: ScanOptions) -> int:
+    """The number of records in one file. An uncompressed local file is counted from
+    its record headers alone (12 bytes read per record); other files are framed. With
+    ``on_corrupt`` other than ``"raise"`` data CRCs are checked, so that records a scan
+    would skip are not counted."""
+    if options.on_corrupt == "raise" and found.is_local and hasattr(codec, "count_headers"):
+        with open(file.path, "rb", buffering=0) as raw:
+            stream = open_decompressed(raw, options.compression, path=file.display())
+            if stream is raw:
+                return count_plain_records(
+                    raw.fileno(),
+                    path=file.display(),
+                    size=os.fstat(raw.fileno()).st_size,
+                    max_record_bytes=options.max_record_bytes,
+                )
+    header_only = replace(options, verify_checksums=False) if options.on_corrupt == "raise" else options
+    with contextlib.closing(open_frame_reader(found, file, header_only)) as reader:
+        return sum(len(block) for block in reader.blocks(max_records=1 << 20, max_bytes=-1))
 
 
 def _referenced_columns(expression: pc.Expression, schema: pa.Schema, *, role: str = "filter") -> list[str]:
@@ -638,9 +706,11 @@ class Scanner:
                 if isinstance(expr, pc.Expression):
                     needed.update(_referenced_columns(expr, schema, role="projection"))
         data_names = [n for n in dataset.data_schema.names if n in needed]
-        self._specs: list[ColumnSpec] = column_specs(
-            pa.schema([dataset.data_schema.field(n) for n in data_names]), dataset.options.record_type
-        )
+        # Specs come from the whole data schema: a feature-list column's feature name
+        # can depend on another column (tfsql.schema.feature_list_name).
+        self._specs: list[ColumnSpec] = [
+            spec for spec in column_specs(dataset.data_schema, dataset.options.record_type) if spec.name in needed
+        ]
         self._partition_names = [n for n in dataset.partition_schema.names if n in needed]
         file_col = dataset.options.include_file_paths
         self._with_file_column = file_col is not None and file_col in needed
@@ -683,11 +753,26 @@ class Scanner:
                 continue
             if remaining is not None and remaining <= 0:
                 return
+            rows = rows_within(options.batch_bytes, self._row_bits(i), self._batch_size)
             with contextlib.closing(open_frame_reader(found, file, options)) as reader:
-                for block in reader.blocks(self._batch_size, options.batch_bytes, limit=remaining):
+                for block in reader.blocks(rows, options.batch_bytes, limit=remaining):
                     yield i, block
                 if remaining is not None:
                     remaining -= reader.records_read
+
+    def _row_bits(self, file_index: int) -> int:
+        """Output bits each row of this file costs before its values (decoded columns,
+        partition and file path constants): blocks are cut so that a batch's columns stay
+        within ``batch_bytes`` even when its records are empty."""
+        bits = fixed_row_bits(self._specs)
+        if self._partition_names:
+            values = self._dataset._partitioning.values  # type: ignore[union-attr]  # set when partitioned
+            for name in self._partition_names:
+                scalar = values.column(name)[file_index]
+                bits += 33 + 8 * len(scalar.as_py()) if pa.types.is_string(scalar.type) else 65
+        if self._with_file_column:
+            bits += 33 + 8 * len(self._dataset._found.files[file_index].display().encode())
+        return bits
 
     def _decode_block(self, decoder: BlockDecoder, item: tuple[int, Any]) -> pa.RecordBatch:
         file_index, block = item
@@ -783,16 +868,11 @@ class Scanner:
         if self._data_filter_free and self._limit is None:
             found = self._dataset._found
             options = self._dataset.options
-            total = 0
-            header_only = replace(options, verify_checksums=False) if options.on_corrupt == "raise" else options
-            for i in self._file_indices:
-                if found.files[i].size == 0:
-                    continue
-                reader = open_frame_reader(found, found.files[i], header_only)
-                with contextlib.closing(reader):
-                    for block in reader.blocks(max_records=1 << 20, max_bytes=-1):
-                        total += len(block)
-            return total
+            return sum(
+                count_file_records(found, found.files[i], options)
+                for i in self._file_indices
+                if found.files[i].size > 0
+            )
         return sum(b.num_rows for b in self.to_batches())
 
     def __repr__(self) -> str:

@@ -7,7 +7,7 @@ of lists), plus the Arrow type the user gets. The C decoder produces the *canoni
 Arrow type for a kind and shape (``int64``, ``float32``, ``binary``, wrapped in
 lists); :func:`cast_to_target` then casts, range-checked, to the requested type.
 
-Inference (see :func:`infer_from_stats`) follows ``FORMAT.md`` section 3:
+Inference (see :func:`infer_from_stats`) follows ``docs/format.md`` section 3:
 
 - ``int64_list`` -> ``int64``, ``float_list`` -> ``float32``, ``bytes_list`` ->
   ``string`` when every sampled value is valid UTF-8, else ``binary``;
@@ -33,7 +33,7 @@ Examples
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping
 
 import pyarrow as pa
@@ -56,6 +56,10 @@ __all__ = [
     "infer_from_stats",
     "cast_to_target",
     "RAW_COLUMN",
+    "FEATURE_LIST_SUFFIX",
+    "feature_list_name",
+    "tensor_layout",
+    "decimal_to_float",
     "schema_with_partitions",
     "offset_based_type",
 ]
@@ -188,7 +192,11 @@ def feature_layout(arrow_type: pa.DataType) -> tuple[int, int]:
     inner = arrow_type
     if pa.types.is_dictionary(inner):
         inner = inner.value_type
-    if _is_list(inner):
+    tensor = tensor_layout(inner)
+    if tensor is not None:
+        shape = codec.LIST
+        inner = tensor[1]
+    elif _is_list(inner):
         shape = codec.LIST
         inner = inner.value_type
         if pa.types.is_dictionary(inner):
@@ -200,11 +208,63 @@ def feature_layout(arrow_type: pa.DataType) -> tuple[int, int]:
                 inner = inner.value_type
     kind = _scalar_kind(inner)
     if kind is None:
+        if isinstance(inner, pa.BaseExtensionType):
+            raise SchemaError(_extension_message(inner))
         raise SchemaError(
             f"Arrow type {arrow_type} has no TFRecord feature representation; features hold "
             "integers, floats, strings/binary, and lists (or lists of lists) of those"
         )
     return kind, shape
+
+
+TENSOR_EXTENSION = "arrow.fixed_shape_tensor"
+
+
+def tensor_layout(arrow_type: pa.DataType) -> tuple[tuple[int, ...], pa.DataType] | None:
+    """``(shape, value type)`` when ``arrow_type`` is a tensor stored as one flat feature,
+    else None.
+
+    Tensors are Arrow fixed-shape tensor columns (extension ``arrow.fixed_shape_tensor``;
+    their values are taken in storage order, which is row-major for the default
+    permutation) and ``fixed_size_list`` of ``fixed_size_list`` (row-major). A single
+    ``fixed_size_list`` is a plain list, not a tensor.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> tensor_layout(pa.fixed_shape_tensor(pa.float32(), [2, 3]))
+    ((2, 3), DataType(float))
+    >>> tensor_layout(pa.list_(pa.list_(pa.int64(), 3), 2))
+    ((2, 3), DataType(int64))
+    >>> tensor_layout(pa.list_(pa.int64(), 3)) is None
+    True
+    """
+    if isinstance(arrow_type, pa.FixedShapeTensorType):
+        return tuple(arrow_type.shape), arrow_type.value_type
+    if not (pa.types.is_fixed_size_list(arrow_type) and pa.types.is_fixed_size_list(arrow_type.value_type)):
+        return None
+    sizes = []
+    inner = arrow_type
+    while pa.types.is_fixed_size_list(inner):
+        sizes.append(inner.list_size)
+        inner = inner.value_type
+    return tuple(sizes), inner
+
+
+def _extension_message(t: pa.BaseExtensionType) -> str:
+    name = getattr(t, "extension_name", str(t))
+    if "variable_shape_tensor" in name:
+        return (
+            f"Arrow type {t} (a variable-shape tensor) has no TFRecord feature representation: "
+            "a feature holds one flat list and no shape; write the values flattened "
+            "(row-major) in one list column and the shape in another (a list<int64> column), "
+            "or convert to fixed-shape tensors when every row has the same shape"
+        )
+    return (
+        f"Arrow extension type {t} ({name}) has no TFRecord feature representation; cast the "
+        "column to its storage type first (features hold integers, floats, strings/binary, "
+        "lists of those, and fixed-shape tensors)"
+    )
 
 
 def canonical_type(kind: int, shape: int, *, utf8: bool = False) -> pa.DataType:
@@ -245,13 +305,48 @@ class ColumnSpec:
     kind: int
     shape: int
     arrow_type: pa.DataType
+    nullable: bool = True
+    feature: str | None = None  # the feature's name in the records, when not ``name``
+
+    @property
+    def feature_name(self) -> str:
+        """The name of the feature (or feature list) in the records."""
+        return self.name if self.feature is None else self.feature
 
     @property
     def decoded_type(self) -> pa.DataType:
         return canonical_type(self.kind, self.shape)
 
+    @property
+    def field(self) -> pa.Field:
+        """The output column as an Arrow field (nullability kept)."""
+        return pa.field(self.name, self.arrow_type, nullable=self.nullable)
+
     def as_codec_tuple(self) -> tuple[bytes, int, int, int]:
-        return (self.name.encode("utf-8"), self.location, self.kind, self.shape)
+        return (self.feature_name.encode("utf-8"), self.location, self.kind, self.shape)
+
+
+#: Appended to the column name of a SequenceExample feature list whose name is also a
+#: context feature's (the context feature keeps the plain name).
+FEATURE_LIST_SUFFIX = "__feature_list"
+
+
+def feature_list_name(column: str, context_columns: Iterable[str]) -> str:
+    """The feature list a list-of-lists column reads or writes: ``N`` for a column named
+    ``N__feature_list`` when ``N`` is also a context column, else the column name.
+
+    Examples
+    --------
+    >>> feature_list_name("ids__feature_list", ["ids", "label"])
+    'ids'
+    >>> feature_list_name("ids__feature_list", ["label"])
+    'ids__feature_list'
+    """
+    if column.endswith(FEATURE_LIST_SUFFIX):
+        base = column[: -len(FEATURE_LIST_SUFFIX)]
+        if base in set(context_columns):
+            return base
+    return column
 
 
 def normalize_schema(schema: pa.Schema | Mapping[str, Any] | None) -> pa.Schema | None:
@@ -284,7 +379,11 @@ def column_specs(schema: pa.Schema, record_type: int) -> list[ColumnSpec]:
     """Column specs for a (user or inferred) schema of data columns.
 
     For ``SequenceExample``, list-of-list columns read ``feature_lists`` and every other
-    column the context. For raw records the schema must be one binary/string column.
+    column the context; a list-of-lists column ``N__feature_list`` reads the feature list
+    ``N`` when the schema also has the context column ``N`` (see
+    :func:`feature_list_name`). For raw records the schema must be one binary/string
+    column. Non-nullable fields stay non-nullable (a record without a value is then an
+    error).
 
     Examples
     --------
@@ -294,6 +393,7 @@ def column_specs(schema: pa.Schema, record_type: int) -> list[ColumnSpec]:
     True
     """
     specs = []
+    context = [f.name for f in schema if not _is_list_of_lists(f.type)]
     for f in schema:
         try:
             kind, shape = feature_layout(f.type)
@@ -313,8 +413,18 @@ def column_specs(schema: pa.Schema, record_type: int) -> list[ColumnSpec]:
                 feature=f.name,
             )
         location = codec.FEATURE_LISTS if shape == codec.LIST_OF_LIST else codec.FEATURES
-        specs.append(ColumnSpec(f.name, location, kind, shape, f.type))
+        feature = feature_list_name(f.name, context) if shape == codec.LIST_OF_LIST else f.name
+        specs.append(
+            ColumnSpec(f.name, location, kind, shape, f.type, f.nullable, None if feature == f.name else feature)
+        )
     return specs
+
+
+def _is_list_of_lists(t: pa.DataType) -> bool:
+    try:
+        return feature_layout(t)[1] == codec.LIST_OF_LIST
+    except SchemaError:
+        return False
 
 
 # --------------------------------------------------------------------------- inference
@@ -355,9 +465,12 @@ def merge_stats(
 
 
 def infer_from_stats(
-    stats: Iterable[FeatureStats], record_type: int, *, lists: str = "auto"
+    stats: Iterable[FeatureStats], record_type: int, *, lists: str = "auto", warn_kindless: bool = True
 ) -> pa.Schema:
     """Build the data schema from merged statistics (see the module docstring).
+
+    A feature that never has a kind is left out, with a warning unless
+    ``warn_kindless=False``.
 
     Examples
     --------
@@ -370,8 +483,7 @@ def infer_from_stats(
         raise ValueError(f"lists must be 'auto' or 'always', not {lists!r}")
     if record_type == codec.RAW:
         return pa.schema([pa.field(RAW_COLUMN, pa.binary())])
-    fields: list[pa.Field] = []
-    seen: dict[str, int] = {}
+    fields: list[tuple[FeatureStats, pa.Field]] = []
     for st in stats:
         kinds = {k: p for k, p in st.kinds.items() if k != codec.KIND_NONE}
         if len(kinds) > 1:
@@ -382,11 +494,16 @@ def infer_from_stats(
                 feature=st.name,
             )
         if not kinds:
-            warnings.warn(
-                f"feature {st.name!r} never has a kind set in the inference sample, so its type "
-                "is unknown and it is left out; pass schema= to read it",
-                stacklevel=3,
-            )
+            if warn_kindless:
+                where = "feature list" if st.location == codec.FEATURE_LISTS else "feature"
+                warnings.warn(
+                    f"{where} {st.name!r} never has a kind set in the inference sample (no "
+                    "bytes_list, float_list or int64_list), so it carries no values and its type "
+                    "is unknown: it is left out. To keep it as a column (null where it has no "
+                    f"values), name it with a type in schema=, e.g. schema={{{st.name!r}: "
+                    "pa.int64(), ...}",
+                    stacklevel=3,
+                )
             continue
         (kind,) = kinds
         if st.location == codec.FEATURE_LISTS:
@@ -396,15 +513,32 @@ def infer_from_stats(
         else:
             shape = codec.SCALAR
         typ = canonical_type(kind, shape, utf8=st.utf8)
-        if st.name in seen:
+        fields.append((st, pa.field(st.name, typ)))
+    return pa.schema(_name_columns(fields))
+
+
+def _name_columns(fields: list[tuple[FeatureStats, pa.Field]]) -> list[pa.Field]:
+    """Column names: the feature names, except that a feature list sharing its name with
+    a context feature becomes ``name + FEATURE_LIST_SUFFIX``."""
+    context = {st.name for st, _ in fields if st.location != codec.FEATURE_LISTS}
+    named: list[pa.Field] = []
+    taken: set[str] = set()
+    for st, f in fields:
+        name = st.name
+        if st.location == codec.FEATURE_LISTS and name in context:
+            name = st.name + FEATURE_LIST_SUFFIX
+        elif st.location == codec.FEATURE_LISTS and feature_list_name(name, context) != name:
+            taken.add(name)  # a literal "N__feature_list" beside a context "N" is ambiguous
+        if name in taken or (name != st.name and name in context):
             raise SchemaError(
-                f"feature {st.name!r} is both a context feature and a feature list; pass "
-                "schema= naming the one to read",
+                f"feature list {st.name!r} shares its name with a context feature, and its "
+                f"column name {name!r} is taken by another feature; pass schema= naming the "
+                "columns to read",
                 feature=st.name,
             )
-        seen[st.name] = len(fields)
-        fields.append(pa.field(st.name, typ))
-    return pa.schema(fields)
+        taken.add(name)
+        named.append(f.with_name(name))
+    return named
 
 
 # --------------------------------------------------------------------------- read casts
@@ -427,15 +561,24 @@ def _first_failing_row(decoded: pa.Array, target: pa.DataType) -> int | None:
     return lo if lo < len(decoded) else None
 
 
-def _check_bool(values: pa.Array) -> bool:
-    """True when every int64 value (possibly nested) is 0 or 1."""
-    flat = values
-    while pa.types.is_list(flat.type) or pa.types.is_large_list(flat.type):
-        flat = flat.flatten()
+def _check_bool(decoded: pa.Array, spec: ColumnSpec, *, where: str, first_record: int) -> None:
+    """Every int64 value (possibly nested) read as bool must be 0 or 1."""
+    flat = _flat_values(decoded)
     if len(flat) == 0:
-        return True
-    bad = pc.any(pc.and_(pc.not_equal(flat, 0), pc.not_equal(flat, 1))).as_py()
-    return not bad
+        return
+    bad = pc.fill_null(pc.and_(pc.not_equal(flat, 0), pc.not_equal(flat, 1)), False)
+    if not pc.any(bad).as_py():
+        return
+    i = pc.index(bad, True).as_py()
+    row = first_record + _flat_rows(decoded)[i].as_py()
+    raise SchemaError(
+        f"feature {spec.feature_name!r} in {where}, record {row} holds {flat[i].as_py()}, which "
+        f"does not fit the requested type {spec.arrow_type} (only 0 and 1 do); read it as an "
+        "integer type",
+        feature=spec.name,
+        path=where,
+        record_index=row,
+    )
 
 
 def _leaf_type(t: pa.DataType) -> pa.DataType:
@@ -469,8 +612,11 @@ def _safe_cast(decoded: pa.Array, target: pa.DataType) -> pa.Array:
     return pc.cast(decoded, target, safe=True)
 
 
-def _check_fixed_size(decoded: pa.Array, spec: ColumnSpec, *, where: str, first_record: int) -> None:
-    """A fixed-size list type needs every non-null list to hold exactly its size."""
+def _check_fixed_size(
+    decoded: pa.Array, spec: ColumnSpec, *, where: str, first_record: int, tensor_shape: tuple | None = None
+) -> None:
+    """A fixed-size list type needs every non-null list to hold exactly its size (a
+    tensor: the product of its shape)."""
     target = spec.arrow_type
     if not pa.types.is_fixed_size_list(target) or not (
         pa.types.is_list(decoded.type) or pa.types.is_large_list(decoded.type)
@@ -482,37 +628,166 @@ def _check_fixed_size(decoded: pa.Array, spec: ColumnSpec, *, where: str, first_
         return
     row = pc.index(wrong, True).as_py()
     count = lengths[row].as_py()
+    if tensor_shape is not None:
+        shape = " x ".join(map(str, tensor_shape))
+        needs = (
+            f"the requested tensor shape ({shape}) needs exactly {target.list_size}; "
+            "check the shape in schema=, or read it as a variable-length list (pa.list_(...))"
+        )
+    else:
+        needs = (
+            f"the requested type {target} needs exactly {target.list_size}; read it as a "
+            "variable-length list (pa.list_(...)) instead"
+        )
     raise SchemaError(
-        f"feature {spec.name!r} in {where}, record {first_record + row} holds "
-        f"{count} value{'' if count == 1 else 's'}, but the requested type {target} needs exactly "
-        f"{target.list_size}; read it as a variable-length list (pa.list_(...)) instead",
+        f"feature {spec.feature_name!r} in {where}, record {first_record + row} holds "
+        f"{count} value{'' if count == 1 else 's'}, but {needs}",
         feature=spec.name,
         path=where,
         record_index=first_record + row,
     )
 
 
+def _flat_rows(array: pa.Array) -> pa.Array:
+    """For each innermost value of ``array`` (lists flattened), the row holding it."""
+    rows = None
+    while _is_list(array.type):
+        parents = pc.list_parent_indices(array)
+        rows = parents if rows is None else pc.take(rows, parents)
+        array = array.flatten()
+    return rows if rows is not None else pa.array(range(len(array)), pa.int64())
+
+
+def _flat_values(array: pa.Array) -> pa.Array:
+    while _is_list(array.type):
+        array = array.flatten()
+    return array
+
+
+def _check_exact(decoded: pa.Array, cast: pa.Array, spec: ColumnSpec, *, where: str, first_record: int) -> None:
+    """Casts that Arrow may round (float to decimal or float16) must give back the
+    decoded value exactly: the cast value converted back is compared with the original."""
+    leaf = _leaf_type(spec.arrow_type)
+    if not (pa.types.is_decimal(leaf) or pa.types.is_float16(leaf)):
+        return
+    original = _flat_values(decoded)
+    back = pc.cast(_flat_values(cast), original.type, safe=False)
+    if pa.types.is_decimal(leaf):
+        back = decimal_to_float(_flat_values(cast), original.type)
+    differs = pc.fill_null(pc.not_equal(back, original), False)
+    if not pc.any(differs).as_py():
+        return
+    i = pc.index(differs, True).as_py()
+    row = _flat_rows(decoded)[i].as_py()
+    if pa.types.is_decimal(leaf):
+        how = (
+            f"decimals read exactly: the float32 value must survive {leaf} and back; raise "
+            "the scale, or read it as float32/float64"
+        )
+    else:
+        how = "read it as float32 or float64"
+    raise SchemaError(
+        f"feature {spec.feature_name!r} in {where}, record {first_record + row} holds "
+        f"{original[i].as_py()!r}, which {leaf} cannot hold exactly (it would read as "
+        f"{_flat_values(cast)[i].as_py()}); {how}",
+        feature=spec.name,
+        path=where,
+        record_index=first_record + row,
+    )
+
+
+def decimal_to_float(values: pa.Array, float_type: pa.DataType | None = None) -> pa.Array:
+    """Decimals to the nearest float (correctly rounded, through their decimal text;
+    Arrow's direct cast can be one unit off).
+
+    Examples
+    --------
+    >>> import decimal, pyarrow as pa
+    >>> decimal_to_float(pa.array([decimal.Decimal("0.10")], pa.decimal128(4, 2))).to_pylist() == [pa.scalar(0.1, pa.float32()).as_py()]
+    True
+    """
+    return pc.cast(pc.cast(values, pa.string()), pa.float32() if float_type is None else float_type)
+
+
+def _check_not_null(array: pa.Array, spec: ColumnSpec, *, where: str, first_record: int) -> None:
+    if spec.nullable or array.null_count == 0:
+        return
+    row = pc.index(pc.is_null(array), True).as_py()
+    what = "feature list" if spec.location == codec.FEATURE_LISTS else "feature"
+    raise SchemaError(
+        f"{what} {spec.feature_name!r} has no value in {where}, record {first_record + row} "
+        f"(missing, no kind set, or an empty list for a scalar), but column {spec.name!r} is "
+        "not nullable in schema=; make the column nullable there (pa.field(..., nullable=True), "
+        "no NOT NULL) or filter such records out of the files",
+        feature=spec.name,
+        path=where,
+        record_index=first_record + row,
+    )
+
+
+def _read_tensor(
+    decoded: pa.Array, spec: ColumnSpec, layout: tuple, *, where: str, first_record: int
+) -> pa.Array:
+    """A flat list column reshaped to the tensor type ``spec.arrow_type`` (row-major)."""
+    shape, value_type = layout
+    total = 1
+    for size in shape:
+        total *= size
+    flat = replace(spec, arrow_type=pa.list_(value_type, total), nullable=True)
+    _check_fixed_size(decoded, flat, where=where, first_record=first_record, tensor_shape=shape)
+    storage = _cast(decoded, flat, where=where, first_record=first_record)
+    target = spec.arrow_type
+    if isinstance(target, pa.BaseExtensionType):
+        return pa.ExtensionArray.from_storage(target, storage)
+    values = storage.values.slice(storage.offset * total, len(storage) * total)
+    for size in reversed(shape[1:]):
+        values = pa.FixedSizeListArray.from_arrays(values, size)
+    mask = storage.is_null() if storage.null_count else None
+    return pa.FixedSizeListArray.from_arrays(values, shape[0], mask=mask).cast(target)
+
+
 def cast_to_target(
     decoded: pa.Array, spec: ColumnSpec, *, where: str, first_record: int
 ) -> pa.Array:
-    """Cast a decoded column to ``spec.arrow_type``, range- and UTF-8-checked.
+    """Cast a decoded column to ``spec.arrow_type``: exact or a :class:`SchemaError`.
 
-    ``where`` names the file for messages and ``first_record`` is the record index of
-    row 0 in that file.
+    Integers are range-checked, bytes UTF-8-checked; a float read as a decimal (or
+    float16) must convert back to the same float32; a tensor type reshapes a flat list
+    (row-major) after checking its value count; a non-nullable column must have a value
+    in every record. ``where`` names the file for messages and ``first_record`` is the
+    record index of row 0 in that file.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from tfsql._codec import codec
+    >>> spec = ColumnSpec("price", codec.FEATURES, codec.FLOAT, codec.SCALAR, pa.decimal128(10, 2))
+    >>> cast_to_target(pa.array([2.5], pa.float32()), spec, where="f", first_record=0).to_pylist()
+    [Decimal('2.50')]
+    >>> spec = ColumnSpec("price", codec.FEATURES, codec.FLOAT, codec.SCALAR, pa.decimal128(10, 0))
+    >>> cast_to_target(pa.array([2.5], pa.float32()), spec, where="f", first_record=0)
+    Traceback (most recent call last):
+    ...
+    tfsql.errors.SchemaError: feature 'price' in f, record 0 holds 2.5, which decimal128(10, 0) cannot hold exactly (it would read as 2); decimals read exactly: the float32 value must survive decimal128(10, 0) and back; raise the scale, or read it as float32/float64
     """
+    tensor = tensor_layout(spec.arrow_type)
+    if tensor is not None:
+        result = _read_tensor(decoded, spec, tensor, where=where, first_record=first_record)
+    else:
+        result = _cast(decoded, spec, where=where, first_record=first_record)
+    _check_not_null(result, spec, where=where, first_record=first_record)
+    return result
+
+
+def _cast(decoded: pa.Array, spec: ColumnSpec, *, where: str, first_record: int) -> pa.Array:
     target = spec.arrow_type
     if decoded.type == target:
         return decoded
-    if pa.types.is_boolean(_leaf_type(target)) and not _check_bool(decoded):
-        raise SchemaError(
-            f"feature {spec.name!r} in {where} holds integers other than 0 and 1, which do "
-            f"not fit the requested type {target}; read it as an integer type",
-            feature=spec.name,
-            path=where,
-        )
+    if pa.types.is_boolean(_leaf_type(target)):
+        _check_bool(decoded, spec, where=where, first_record=first_record)
     _check_fixed_size(decoded, spec, where=where, first_record=first_record)
     try:
-        return _safe_cast(decoded, target)
+        cast = _safe_cast(decoded, target)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
         row = _first_failing_row(decoded, target)
         at = f", record {first_record + row}" if row is not None else ""
@@ -523,6 +798,8 @@ def cast_to_target(
             path=where,
             record_index=None if row is None else first_record + row,
         ) from None
+    _check_exact(decoded, cast, spec, where=where, first_record=first_record)
+    return cast
 
 
 def offset_based_type(t: pa.DataType) -> pa.DataType:

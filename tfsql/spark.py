@@ -29,6 +29,14 @@ succeeded (an overwrite removes the old data only then) and removes the director
 the job aborts. Files are named as Spark names them:
 ``part-<task:05d>-<job uuid>-c<seq:03d>.tfrecord[.gz|.zz]``.
 
+tfsql's single-file rule applies (`tfsql.naming`): ``.save("train.tfrecord")`` (a path
+ending in ``.tfrecord``, ``.tfrecords``, ``.tfrecord.gz`` or ``.tfrecord.zz``) writes one
+file — the tasks stage uncompressed files, the driver joins them in task order (after the
+old records with ``mode("append")``) into a hidden temporary file, compresses it as the
+codec or the name says, and renames it over the target. Any other path, and any path
+ending in ``/``, is a directory of part files (Spark-TFRecord writes a directory even
+for ``*.tfrecord`` names; add a ``/`` for that).
+
 Spark facts this module is built around (measured on pyspark 4.3; ``register`` checks
 the version):
 
@@ -99,6 +107,7 @@ try:
         BooleanType,
         ByteType,
         DataType,
+        DecimalType,
         DoubleType,
         FloatType,
         IntegerType,
@@ -139,9 +148,13 @@ except ImportError:  # pragma: no cover - pyspark 4.0
 import fsspec
 
 import tfsql
+from tfsql import locking
 from tfsql._types import RecordType, WriteCompression
-from tfsql.commit import commit_renames, remove_quietly
+from tfsql.commit import apply_commit, data_entries, recover_locked, remove_quietly
+from tfsql.errors import WriteConflictError
+from tfsql.naming import compression_from_name, is_single_file_target
 from tfsql.schema import parse_record_type, record_type_name
+from tfsql.single_file import concatenate_records
 
 __all__ = [
     "register",
@@ -167,7 +180,6 @@ BYTE_ARRAY_COLUMN = "byteArray"
 MIN_PYSPARK = (4, 0)
 MIN_JAVA = 17
 STAGING_PREFIX = "_temporary-spark-"
-TRASH_PREFIX = "_trash-spark-"
 
 
 # --------------------------------------------------------------------------------------
@@ -291,13 +303,14 @@ _SPARK_TO_ARROW = {
     BinaryType: pa.binary(),
 }
 
-_READABLE = "long, int, short, byte, boolean, float, double, string, binary, or arrays of them"
+_READABLE = "long, int, short, byte, boolean, float, double, decimal, string, binary, or arrays of them"
 
 
 def spark_to_arrow(data_type: DataType, *, column: str = "?") -> pa.DataType:
     """The Arrow type tfsql decodes a feature into for a Spark column type.
 
-    ``ArrayType(ArrayType(T))`` reads a SequenceExample feature list.
+    ``ArrayType(ArrayType(T))`` reads a SequenceExample feature list; ``DecimalType``
+    reads a float_list when every value converts exactly (else a clear error).
 
     Examples
     --------
@@ -307,6 +320,8 @@ def spark_to_arrow(data_type: DataType, *, column: str = "?") -> pa.DataType:
     """
     if isinstance(data_type, ArrayType):
         return pa.list_(spark_to_arrow(data_type.elementType, column=column))
+    if isinstance(data_type, DecimalType):  # from float_list, exact or an error (docs/format.md)
+        return pa.decimal128(data_type.precision, data_type.scale)
     for spark_type, arrow_type in _SPARK_TO_ARROW.items():
         if isinstance(data_type, spark_type):
             return arrow_type
@@ -690,7 +705,7 @@ def _plan_read(options: Mapping[str, str], spark_schema: StructType | None) -> t
             if f.name in partition_names:
                 hive_types[f.name] = to_arrow_type(f.dataType, timezone="UTC")
             elif f.name != file_column:
-                data_fields.append(pa.field(f.name, spark_to_arrow(f.dataType, column=f.name)))
+                data_fields.append(pa.field(f.name, spark_to_arrow(f.dataType, column=f.name), f.nullable))
         if file_column is not None and file_column not in names:
             raise ValueError(
                 f"option includeFilePaths={file_column!r} names a column the schema lacks; add "
@@ -769,9 +784,13 @@ class _WritePlan:
     partition_by: list[str]
     max_rows_per_file: int | None
     target_existed: bool
+    single_file: bool = False  # the target ends in a TFRecord suffix (tfsql.naming)
 
     @property
     def staging(self) -> str:
+        if self.single_file:  # a hidden sibling of the file
+            parent, name = posixpath.split(self.target)
+            return posixpath.join(parent, f".{name}.{STAGING_PREFIX}{self.job_id}")
         return posixpath.join(self.target, STAGING_PREFIX + self.job_id)
 
 
@@ -811,16 +830,26 @@ def _plan_write(options: Mapping[str, str], schema: StructType, overwrite: bool)
             )
     level = opts.get("compressionLevel")
     fs, root = fsspec.core.url_to_fs(target)
+    raw = options.get("path") or (json.loads(options.get("paths") or "[]") or [""])[0]
+    single_file = is_single_file_target(raw)
+    if single_file:
+        given = "partitionBy" if partition_by else "maxRecordsPerFile" if opts.get("maxRecordsPerFile") else None
+        if given:
+            raise ValueError(f"{raw!r} ends in a TFRecord suffix, so it names one file, but option {given} "
+                             "writes a directory of files; drop the suffix or end the path with '/'")
+        if fs.isdir(root):
+            raise ValueError(f"{raw!r} is a directory; end the path with '/' to write part files into it")
     return _WritePlan(
         target=target,
         job_id=str(uuid.uuid4()),
         overwrite=bool(overwrite),
         record_type=record_type,
-        compression=opts.codec(),
+        compression=opts.codec() or (compression_from_name(target) if single_file else None),
         compression_level=None if level is None else opts.integer("compressionLevel", None),
         partition_by=partition_by,
         max_rows_per_file=opts.integer("maxRecordsPerFile", None),
         target_existed=fs.exists(root),
+        single_file=single_file,
     )
 
 
@@ -854,7 +883,7 @@ class _Writer(DataSourceArrowWriter):
             task_dir,
             partition_by=plan.partition_by or None,
             record_type=plan.record_type,
-            compression=plan.compression,
+            compression=None if plan.single_file else plan.compression,  # compressed once, when joined
             compression_level=plan.compression_level,
             mode="overwrite",
             max_rows_per_file=plan.max_rows_per_file,
@@ -875,34 +904,55 @@ class _Writer(DataSourceArrowWriter):
 
     def commit(self, messages: list[_TaskFiles | None]) -> None:  # type: ignore[override]  # our tasks' messages
         plan = self.plan
+        if plan.single_file:
+            self._commit_file(messages)
+            return
         fs, root = fsspec.core.url_to_fs(plan.target)
         staging = posixpath.join(root, posixpath.basename(plan.staging))
-        trash = posixpath.join(root, TRASH_PREFIX + plan.job_id)
         try:
-            fs.makedirs(root, exist_ok=True)
-            replaced = []
-            if plan.overwrite:
-                for entry in fs.ls(root, detail=False):
-                    name = posixpath.basename(entry.rstrip("/"))
-                    if name != posixpath.basename(staging) and not name.startswith(TRASH_PREFIX):
-                        replaced.append(name)
-            new = []
+            with locking.target_lock(fs, root):
+                recover_locked(fs, root, keep=[posixpath.basename(staging)], display=plan.target)
+                replaced = data_entries(fs, root) if plan.overwrite else []
+                new = []
+                for message in messages:
+                    if message is None:
+                        continue
+                    _, task_root = fsspec.core.url_to_fs(message.task_dir)
+                    for relative in message.files:
+                        if not plan.overwrite and fs.exists(posixpath.join(root, relative)):
+                            raise WriteConflictError(
+                                f"{posixpath.join(root, relative)} already exists; the write was rolled back",
+                                path=posixpath.join(root, relative))
+                        new.append((posixpath.join(task_root, relative), relative))
+                apply_commit(fs, root, job="spark-" + plan.job_id, new=new, replaced=replaced)
+        finally:
+            remove_quietly(fs, staging)
+
+    def _commit_file(self, messages: list[_TaskFiles | None]) -> None:
+        """One file: the old records (append), then every task's in task order, written
+        to a hidden temporary file and renamed over the target."""
+        plan = self.plan
+        fs, target = fsspec.core.url_to_fs(plan.target)
+        _, staging = fsspec.core.url_to_fs(plan.staging)
+        try:
+            sources = [target] if not plan.overwrite and fs.exists(target) else []
             for message in messages:
-                if message is None:
-                    continue
-                _, task_root = fsspec.core.url_to_fs(message.task_dir)
-                for relative in message.files:
-                    if not plan.overwrite and fs.exists(posixpath.join(root, relative)):
-                        raise FileExistsError(
-                            f"{posixpath.join(root, relative)} already exists; the write was rolled back"
-                        )
-                    new.append((posixpath.join(task_root, relative), relative))
-            commit_renames(fs, root, new=new, replaced=replaced, trash=trash)
+                if message is not None:
+                    _, task_root = fsspec.core.url_to_fs(message.task_dir)
+                    sources.extend(posixpath.join(task_root, relative) for relative in message.files)
+            fs.makedirs(staging, exist_ok=True)
+            final = posixpath.join(staging, "final")
+            level = -1 if plan.compression_level is None else plan.compression_level
+            concatenate_records(fs, sources, final, plan.compression, level)
+            fs.mv(final, target)
         finally:
             remove_quietly(fs, staging)
 
     def abort(self, messages: list[_TaskFiles | None]) -> None:  # type: ignore[override]  # our tasks' messages
         plan = self.plan
+        if plan.single_file:
+            remove_quietly(*fsspec.core.url_to_fs(plan.staging))
+            return
         fs, root = fsspec.core.url_to_fs(plan.target)
         remove_quietly(fs, posixpath.join(root, posixpath.basename(plan.staging)))
         if not plan.target_existed:

@@ -9,14 +9,15 @@ never by the input size)::
         ─► a file per partition, rotated by rows / bytes, gzip / zlib streamed
         ─► all under ``<target>/_temporary-<uuid>/`` ─► commit (rename into place)
 
-Commit protocol. Every file is first written under the hidden staging directory
-``<target>/_temporary-<uuid>/`` (readers skip ``_`` names). When the whole input has
-been written, the old data the mode replaces is moved into a hidden
-``<target>/_trash-<uuid>/``, the new files are renamed into place, a ``_SUCCESS`` marker
-is written (as Spark does; readers skip it), and only then is the trash deleted. If
-anything fails before that point (the input raising halfway, a schema error, a full
-disk, ``KeyboardInterrupt``) the moves done so far are undone, the staging directory is
-removed, and the target is left exactly as it was.
+Commit protocol (:mod:`tfsql.commit`, :mod:`tfsql.locking`). Every file is first
+written, fsync'd, under the hidden staging directory ``<target>/_temporary-<uuid>/``
+(readers skip ``_`` names). When the whole input has been written, the writer takes the
+target's lock, resolves any commit a crashed writer left, re-checks its mode, writes an
+intent record, moves the old data the mode replaces into a hidden ``_trash-<uuid>/``
+and the new files into place, writes ``_SUCCESS``, marks the record committed, and only
+then deletes the trash. An exception before the commit point undoes the moves and the
+target is left exactly as it was; a crash (``kill -9``, power loss) is undone or
+finished by the next write or by ``tfsql.recover(path)``.
 """
 
 from __future__ import annotations
@@ -36,12 +37,21 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tfsql import partitioning
+from tfsql import commit as _commit
+from tfsql import locking, partitioning
 from tfsql import schema as _schema
 from tfsql._types import Mode, RecordType, WriteCompression
-from tfsql.commit import commit_renames, remove_quietly
+from tfsql.commit import remove_quietly
 from tfsql.discovery import _coerce_filesystem, _resolve
 from tfsql.encoding import RecordEncoder
+from tfsql.errors import WriteConflictError
+from tfsql.naming import (
+    check_file_names,
+    check_filename_pattern,
+    format_filename,
+    has_tfrecord_name,
+    is_single_file_target,
+)
 
 __all__ = ["write_tfrecord", "WriteResult", "WrittenFile", "MODES", "COMPRESSIONS"]
 
@@ -148,6 +158,7 @@ def write_tfrecord(
     num_shards: int | None = None,
     shard_prefix: str = "part",
     filename_pattern: str | None = None,
+    tfds: str | None = None,
     filesystem: Any = None,
     progress: bool = False,
 ) -> WriteResult:
@@ -161,7 +172,11 @@ def write_tfrecord(
         ``__arrow_c_array__``; or an iterable of record batches (a generator streams).
         Input is consumed one batch at a time.
     path : str or path-like
-        The target directory; an fsspec URL (``s3://...``, ``memory://...``) works.
+        The target: a name ending in a TFRecord suffix (``.tfrecord``, ``.tfrecords``,
+        ``.tfrecord.gz``, ``.tfrecord.zz``) is **one file** (written under a temporary
+        name and renamed into place; ``.gz`` / ``.zz`` imply the compression); anything
+        else, and any path ending in ``/``, is a directory of part files (see
+        `tfsql.naming`). An fsspec URL (``s3://...``, ``memory://...``) works.
     partition_by : str or list of str, optional
         Columns whose values become ``key=value`` directories (Hive escaping, null as
         ``__HIVE_DEFAULT_PARTITION__``); they are not written into the records. Reading
@@ -181,7 +196,8 @@ def write_tfrecord(
     compression_level : int, optional
         zlib level 0-9 (default 6).
     mode : {"error", "append", "overwrite", "overwrite_partitions", "ignore"}
-        What to do when the target holds data: raise ``FileExistsError`` (default), add
+        What to do when the target holds data: raise `tfsql.errors.WriteConflictError`
+        (a ``FileExistsError``; the default), add
         files next to it, replace all of it, replace only the partition directories this
         write produces (without ``partition_by``: all of it), or write nothing.
     max_rows_per_file : int, optional
@@ -193,16 +209,31 @@ def write_tfrecord(
         Write exactly this many files ``<shard_prefix>-00000-of-0000N.tfrecord``, the
         TensorFlow training convention. Rows are dealt round robin (shard ``k`` holds
         input rows ``k, k+N, k+2N, ...``), so shard sizes differ by at most one row and
-        streaming input needs no second pass. Not with ``partition_by`` or the
-        ``max_*_per_file`` options.
+        streaming input needs no second pass. With ``partition_by`` every partition
+        directory gets its own ``N`` shards. Not with the ``max_*_per_file`` options.
     shard_prefix : str
         File name prefix with ``num_shards``.
     filename_pattern : str, optional
         Name files by this pattern instead of Spark's
-        ``part-00000-<uuid>-c000.tfrecord``, as DuckDB's ``FILENAME_PATTERN``: ``{i}``
-        is the file's number in this write (0, 1, ...), ``{uuid}`` a fresh UUID per
-        file; the compression's extension is appended (``"train_{i}"`` ->
-        ``train_0.tfrecord.gz``). Not with ``num_shards``.
+        ``part-00000-<uuid>-c000.tfrecord``, as DuckDB's ``FILENAME_PATTERN``: a Python
+        format string where ``{i}`` is the file's number in this write (0, 1, ...; the
+        shard index with ``num_shards``), ``{n}`` the number of shards (with
+        ``num_shards``), ``{uuid}`` a fresh UUID per file; format specs work
+        (``"train-{i:05d}-of-{n:05d}"``). The extension (``.tfrecord`` plus the
+        compression's) is appended unless the name already holds ``.tfrecord``
+        (``"train_{i}"`` -> ``train_0.tfrecord.gz``; ``"mnist-train.tfrecord-{i:05d}"``
+        stays as is).
+    tfds : str, optional
+        Write a TensorFlow Datasets directory for the dataset of this name, which
+        ``tfds.builder_from_directory(path)`` loads: shards
+        ``{tfds}-{split}.tfrecord-{i:05d}-of-{n:05d}`` side by side (``num_shards`` per
+        split, default 1), plus ``dataset_info.json``, ``features.json`` and the class
+        label files, with the features described from the Arrow schema
+        (`tfsql.tfds`). The split of each row comes from the column named by
+        ``partition_by`` (default: a column ``split`` when there is one, else every row
+        is ``"train"``), which is not written into the records. The version is the
+        path's last component when it looks like ``1.0.0``, else ``1.0.0``. Modes
+        ``"error"``, ``"overwrite"`` and ``"ignore"``.
     filesystem : fsspec or pyarrow filesystem, optional
         Overrides the filesystem the path implies.
     progress : bool
@@ -216,12 +247,13 @@ def write_tfrecord(
 
     Raises
     ------
-    FileExistsError
-        ``mode="error"`` and the target holds data, or an appended file name exists.
+    tfsql.errors.WriteConflictError
+        (a ``FileExistsError``) ``mode="error"`` and the target holds data, also when
+        another writer committed to it during this write; or an appended file name exists.
     tfsql.SchemaError
-        A column cannot be written (see FORMAT.md section 4): struct or map columns, a
-        list of lists in Example mode, a null inside a list, a uint64 above 2**63-1. The
-        target is left as it was.
+        A column cannot be written (see docs/format.md section 5): struct or map columns, a
+        list of lists in Example mode, a null inside a list or tensor, a uint64 above
+        2**63-1, a decimal that float32 cannot hold exactly. The target is left as it was.
 
     Notes
     -----
@@ -252,36 +284,47 @@ def write_tfrecord(
         num_shards=num_shards,
         shard_prefix=shard_prefix,
         filename_pattern=filename_pattern,
+        tfds=tfds,
     )
     record_code = _schema.parse_record_type(record_type)
+    if is_single_file_target(path):
+        from tfsql.single_file import write_single_file
+
+        return write_single_file(
+            data, path, options, record_type=record_type, layout=layout, filesystem=filesystem,
+        )
     target = _Target.resolve(path, filesystem)
 
     if target.is_file():
         raise FileExistsError(
             f"{target.display!r} is a file; write_tfrecord writes a directory of files"
         )
+    target.recover()
     if target.has_data():
         if options.mode == "error":
-            raise FileExistsError(
-                f"{target.display!r} already holds data; pass mode='append', 'overwrite', "
-                f"'overwrite_partitions' or 'ignore', or choose another path"
-            )
+            raise target.holds_data_error()
         if options.mode == "ignore":
             return WriteResult(path=target.display, skipped=True)
 
-    schema, batches = _without_view_types(*_open_input(data))
+    schema, source = _without_view_types(*_open_input(data))
+    batches = source
     bar = None
-    if progress:
-        from tfsql.progress import counted_batches, input_rows, write_bar
-
-        bar = write_bar("writing", total=input_rows(data))
-        batches = counted_batches(batches, bar)
     try:
+        if options.tfds is not None:
+            from tfsql.tfds import require_values, tfds_options
+
+            options = tfds_options(options, schema, target.root)
+            batches = require_values(source, schema, options.partition_by)
+        if progress:
+            from tfsql.progress import counted_batches, input_rows, write_bar
+
+            bar = write_bar("writing", total=input_rows(data))
+            batches = counted_batches(batches, bar)
         encoder, data_columns = _prepare(schema, options.partition_by, record_code, layout)
         job = _WriteJob(target, options)
         return job.run(schema, batches, encoder, data_columns)
     finally:
-        close = getattr(batches, "close", None)
+        close = getattr(source, "close", None)
         if close is not None:
             close()
         if bar is not None:
@@ -304,10 +347,13 @@ class _Options:
     num_shards: int | None
     shard_prefix: str
     filename_pattern: str | None = None
+    tfds: str | None = None  # the TFDS dataset name: shards named {tfds}-{split}.tfrecord-...
+    tfds_version: str = "1.0.0"
 
     @classmethod
     def check(cls, *, partition_by, compression, compression_level, mode, max_rows_per_file,
-              max_bytes_per_file, num_shards, shard_prefix, filename_pattern=None) -> _Options:
+              max_bytes_per_file, num_shards, shard_prefix, filename_pattern=None,
+              tfds=None) -> _Options:
         if isinstance(partition_by, str):
             partition_by = (partition_by,)
         partition_by = tuple(partition_by or ())
@@ -331,12 +377,6 @@ class _Options:
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
         if num_shards is not None:
-            if partition_by:
-                raise ValueError(
-                    "num_shards cannot be combined with partition_by: shards are a fixed "
-                    "set of files, partitions a directory per value; use max_rows_per_file "
-                    "to bound file sizes in a partitioned write"
-                )
             if max_rows_per_file is not None or max_bytes_per_file is not None:
                 raise ValueError(
                     "num_shards fixes the number of files; it cannot be combined with "
@@ -345,12 +385,18 @@ class _Options:
         if not isinstance(shard_prefix, str) or not shard_prefix or "/" in shard_prefix:
             raise ValueError(f"shard_prefix must be a non-empty file name prefix, got {shard_prefix!r}")
         if filename_pattern is not None:
-            check_filename_pattern(filename_pattern)
-            if num_shards is not None:
-                raise ValueError("filename_pattern cannot be combined with num_shards, which names "
-                                 "files <shard_prefix>-0000k-of-0000N")
+            check_filename_pattern(filename_pattern, shards=num_shards is not None)
+        check_file_names(filename_pattern, shard_prefix if num_shards is not None else None,
+                         ".tfrecord" + COMPRESSIONS[compression])
+        if tfds is not None:
+            from tfsql.tfds import check_tfds_options
+
+            check_tfds_options(tfds, partition_by=partition_by, mode=mode,
+                               filename_pattern=filename_pattern,
+                               max_rows_per_file=max_rows_per_file,
+                               max_bytes_per_file=max_bytes_per_file)
         return cls(partition_by, compression, level, mode, max_rows_per_file,
-                   max_bytes_per_file, num_shards, shard_prefix, filename_pattern)
+                   max_bytes_per_file, num_shards, shard_prefix, filename_pattern, tfds)
 
 
 def check_write_options(**options: Any) -> None:
@@ -369,20 +415,6 @@ def check_write_options(**options: Any) -> None:
     arguments = dict(bound.arguments)
     _schema.parse_record_type(arguments["record_type"])
     _Options.check(**{name: arguments[name] for name in inspect.signature(_Options.check).parameters})
-
-
-def check_filename_pattern(pattern: Any) -> None:
-    """A file name with ``{i}`` and/or ``{uuid}`` (each file needs its own name)."""
-    if not isinstance(pattern, str) or "/" in pattern or not pattern.strip():
-        raise ValueError(f"filename_pattern must be a file name such as 'part_{{i}}', got {pattern!r}")
-    rest = pattern.replace("{i}", "").replace("{uuid}", "")
-    if rest == pattern:
-        raise ValueError(
-            f"filename_pattern {pattern!r} must contain {{i}} (the file's number) or {{uuid}} "
-            "so that every file gets its own name"
-        )
-    if "{" in rest or "}" in rest:
-        raise ValueError(f"filename_pattern {pattern!r}: only the placeholders {{i}} and {{uuid}} exist")
 
 
 def _open_input(data: Any) -> tuple[pa.Schema | None, Iterator[pa.RecordBatch]]:
@@ -574,7 +606,20 @@ class _Target:
         return self.fs.isfile(self.root)
 
     def has_data(self) -> bool:
-        return self.fs.isdir(self.root) and bool(self.fs.ls(self.root, detail=False))
+        """Whether the target holds anything but tfsql's bookkeeping (lock, staging, ...)."""
+        return bool(_commit.data_entries(self.fs, self.root))
+
+    def holds_data_error(self, meanwhile: bool = False) -> WriteConflictError:
+        how = " (another writer committed to it while this one was writing)" if meanwhile else ""
+        return WriteConflictError(
+            f"{self.display!r} already holds data{how}; pass mode='append', 'overwrite', "
+            f"'overwrite_partitions' or 'ignore', or choose another path", path=self.display)
+
+    def recover(self) -> None:
+        """Resolve a crashed writer's commit and remove dead writers' leftovers."""
+        if self.fs.isdir(self.root):
+            with locking.target_lock(self.fs, self.root):
+                _commit.recover_locked(self.fs, self.root, display=self.display)
 
     def missing_ancestor(self) -> str | None:
         """The highest directory of the target path that does not exist yet."""
@@ -620,6 +665,7 @@ class _FileSink:
         if self._compressor is not None:
             self._put(self._compressor.flush())
             self._compressor = None
+        _commit.sync_file(self._file)  # complete on disk before the commit renames it
         self._file.close()
 
     def abort(self) -> None:
@@ -655,13 +701,23 @@ class _Files:
         if pattern is None:
             name = f"part-00000-{self._job_id}-c{self._sequence:03d}"
         else:
-            name = pattern.replace("{i}", str(self._sequence)).replace("{uuid}", str(uuid.uuid4()))
+            name = format_filename(pattern, self._sequence)
         self._sequence += 1
-        return name + self._ext
+        return self._with_ext(name)
 
-    def shard_name(self, index: int) -> str:
-        n = self._options.num_shards
-        return f"{self._options.shard_prefix}-{index:05d}-of-{n:05d}{self._ext}"
+    def shard_name(self, index: int, partition: Mapping[str, Any] | None = None) -> str:
+        options = self._options
+        n = options.num_shards
+        if options.tfds is not None:
+            from tfsql.tfds import shard_file_name
+
+            return shard_file_name(options.tfds, next(iter(partition.values())) if partition else "train", index, n)  # type: ignore[arg-type]  # TFDS writes shards
+        if options.filename_pattern is not None:
+            return self._with_ext(format_filename(options.filename_pattern, index, n))
+        return self._with_ext(f"{options.shard_prefix}-{index:05d}-of-{n:05d}")
+
+    def _with_ext(self, name: str) -> str:
+        return name if has_tfrecord_name(name) else name + self._ext
 
     # -- files --------------------------------------------------------------------------
 
@@ -748,25 +804,38 @@ class _WriteJob:
         self.options = options
         self.job_id = str(uuid.uuid4())
         self.staging = target.join(f"_temporary-{self.job_id}")
-        self.trash = target.join(f"_trash-{self.job_id}")
 
     def run(self, schema: pa.Schema | None, batches: Iterator[pa.RecordBatch],
             encoder: RecordEncoder | None, data_columns: list[str]) -> WriteResult:
         fs = self.target.fs
         created = self.target.missing_ancestor()
         files = _Files(self.target, self.staging, self.options, self.job_id)
+        owner = locking.Lock(None, None)
         try:
-            fs.makedirs(self.staging, exist_ok=True)
+            with locking.target_lock(fs, self.target.root):  # no cleaner sees it half made
+                owner = locking.owner_lock(fs, self.staging)
             self._stage(batches, encoder, data_columns, files)
             files.close_all()
-            self._commit(files)
+            extra: list[str] = []
+            if self.options.tfds is not None:
+                from tfsql.tfds import stage_tfds_metadata
+
+                data_schema = pa.schema([schema.field(c) for c in data_columns]) if schema is not None else pa.schema([])
+                extra = stage_tfds_metadata(fs, self.staging, self.options, data_schema,
+                                            [(rel, part, sink.rows, sink.disk_bytes) for rel, part, sink in files.records])
+            _commit.sync_dirs(fs, _staged_directories(self.staging, files))
+            committed = self._commit(files, extra)
         except BaseException:
             files.abort_all()
-            remove_quietly(fs, self.staging)
+            remove_quietly(fs, self.staging)  # still ours: no cleaner removes it meanwhile
+            owner.release()
             if created is not None:
                 self._remove_created(created)
             raise
         remove_quietly(fs, self.staging)
+        owner.release()
+        if not committed:  # mode="ignore" and another writer committed meanwhile
+            return WriteResult(path=self.target.display, skipped=True)
         return WriteResult(
             path=self.target.display,
             files=[WrittenFile(self.target.shown(rel), part, sink.rows, sink.disk_bytes)
@@ -796,15 +865,33 @@ class _WriteJob:
     def _stage(self, batches: Iterator[pa.RecordBatch], encoder: RecordEncoder | None,
                data_columns: list[str], files: _Files) -> None:
         options = self.options
-        if options.num_shards is not None:
-            sinks = [files.open(None, "", files.shard_name(i), {})
-                     for i in range(options.num_shards)]
+        shard_sets: dict[str, tuple[list[_FileSink], list[int]]] = {}  # partition -> sinks, [rows so far]
+
+        def shards(key: str, partition: dict) -> tuple[list[_FileSink], list[int]]:
+            found = shard_sets.get(key)
+            if found is None:
+                directory = "" if options.tfds is not None else key  # TFDS: split in the name
+                found = shard_sets[key] = (
+                    [files.open(None, directory, files.shard_name(i, partition), partition)
+                     for i in range(options.num_shards)], [0])  # type: ignore[arg-type]  # set here
+            return found
+
+        if options.num_shards is not None and not options.partition_by:
+            shards("", {})
         row_base = 0
         for batch in batches:
             assert encoder is not None  # input with batches has a schema, hence an encoder
             for chunk in _slices(batch):
-                if options.num_shards is not None:
-                    self._stage_shards(chunk, row_base, encoder, data_columns, sinks)
+                if options.num_shards is not None and options.partition_by:
+                    for directory, values, rows, part in _split_partitions(
+                        chunk, options.partition_by, data_columns
+                    ):
+                        sinks, seen = shards(directory, values)
+                        self._stage_shards(part, seen[0], encoder, sinks, row_base + rows)
+                        seen[0] += len(rows)
+                elif options.num_shards is not None:
+                    sinks, seen = shards("", {})
+                    self._stage_shards(chunk.select(data_columns), row_base, encoder, sinks)
                 elif options.partition_by:
                     for directory, values, rows, part in _split_partitions(
                         chunk, options.partition_by, data_columns
@@ -816,56 +903,82 @@ class _WriteJob:
                     files.write_partition("", {}, framed, ends)
                 row_base += chunk.num_rows
 
-    def _stage_shards(self, chunk: pa.RecordBatch, row_base: int, encoder: RecordEncoder,
-                      data_columns: list[str], sinks: list[_FileSink]) -> None:
+    def _stage_shards(self, data: pa.RecordBatch, dealt: int, encoder: RecordEncoder,
+                      sinks: list[_FileSink], input_rows: np.ndarray | None = None) -> None:
+        """Deal the rows of ``data`` round robin over ``sinks``; ``dealt`` rows were
+        dealt before (``input_rows``: the rows' numbers in the input, for messages)."""
         n_shards = len(sinks)
-        data = chunk.select(data_columns)
         for shard, sink in enumerate(sinks):
-            first = (shard - row_base) % n_shards
-            rows = np.arange(first, chunk.num_rows, n_shards)
+            first = (shard - dealt) % n_shards
+            rows = np.arange(first, data.num_rows, n_shards)
             if len(rows) == 0:
                 continue
             part = data if n_shards == 1 else data.take(pa.array(rows))
-            framed, ends = encoder.encode(part, row_base=row_base, row_numbers=rows)
+            if input_rows is None:
+                framed, ends = encoder.encode(part, row_base=dealt, row_numbers=rows)
+            else:
+                framed, ends = encoder.encode(part, row_base=0, row_numbers=input_rows[rows])
             sink.write(memoryview(framed).cast("B")[: int(ends[-1])], len(rows))
 
     # -- commit -------------------------------------------------------------------------
 
-    def _commit(self, files: _Files) -> None:
+    def _commit(self, files: _Files, extra: Sequence[str] = ()) -> bool:
+        """Commit the staged files (and ``extra`` staged metadata files) under the target
+        lock; False when ``mode="ignore"`` found data."""
         fs, target = self.target.fs, self.target
-        relative_paths = [rel for rel, _, _ in files.records]
-        replaced = self._replaced_entries(files)
-        if self.options.mode not in ("overwrite",):
-            replaced_set = set(replaced)
-            for rel in relative_paths:
-                inside_replaced = rel in replaced_set or any(
-                    rel.startswith(r + "/") for r in replaced_set
+        with locking.target_lock(fs, target.root):
+            _commit.recover_locked(fs, target.root, keep=[posixpath.basename(self.staging)],
+                                   display=target.display)
+            if self.options.mode in ("error", "ignore") and target.has_data():
+                if self.options.mode == "ignore":
+                    return False
+                raise target.holds_data_error(meanwhile=True)
+            relative_paths = [rel for rel, _, _ in files.records] + list(extra)
+            replaced = self._replaced_entries(files)
+            self._check_collisions(relative_paths, replaced)
+            _commit.apply_commit(
+                fs, target.root, job=self.job_id, replaced=replaced,
+                new=[(posixpath.join(posixpath.basename(self.staging), rel), rel)
+                     for rel in relative_paths],
+            )
+        return True
+
+    def _check_collisions(self, relative_paths: list[str], replaced: list[str]) -> None:
+        if self.options.mode == "overwrite":
+            return
+        fs, target = self.target.fs, self.target
+        replaced_set = set(replaced)
+        for rel in relative_paths:
+            inside_replaced = rel in replaced_set or any(
+                rel.startswith(r + "/") for r in replaced_set
+            )
+            if not inside_replaced and fs.exists(target.join(rel)):
+                raise WriteConflictError(
+                    f"{target.shown(rel)!r} already exists; choose another shard_prefix or filename_pattern "
+                    f"or write with mode='overwrite'", path=target.shown(rel)
                 )
-                if not inside_replaced and fs.exists(target.join(rel)):
-                    raise FileExistsError(
-                        f"{target.shown(rel)!r} already exists; choose another shard_prefix or filename_pattern "
-                        f"or write with mode='overwrite'"
-                    )
-        commit_renames(
-            fs,
-            target.root,
-            new=[(posixpath.join(self.staging, rel), rel) for rel in relative_paths],
-            replaced=replaced,
-            trash=self.trash,
-        )
 
     def _replaced_entries(self, files: _Files) -> list[str]:
         """Relative paths of the existing entries this write replaces."""
         fs, target, mode = self.target.fs, self.target, self.options.mode
         if mode == "overwrite" or (mode == "overwrite_partitions" and not self.options.partition_by):
-            own = {posixpath.basename(self.staging), posixpath.basename(self.trash)}
-            names = [posixpath.basename(p.rstrip("/")) for p in fs.ls(target.root, detail=False)]
-            return sorted(n for n in names if n not in own)
+            return _commit.data_entries(fs, target.root)  # never another writer's staging
         if mode == "overwrite_partitions":
             directories = {posixpath.dirname(rel) for rel, _, _ in files.records}
             return sorted(d for d in directories if d and fs.exists(target.join(d)))
         return []
 
+
+
+def _staged_directories(staging: str, files: _Files) -> set[str]:
+    """The staging directory and every directory below it that holds staged files."""
+    directories = {staging}
+    for rel, _, _ in files.records:
+        parent = posixpath.dirname(rel)
+        while parent:
+            directories.add(posixpath.join(staging, parent))
+            parent = posixpath.dirname(parent)
+    return directories
 
 
 # --------------------------------------------------------------------------------------

@@ -144,7 +144,7 @@ def test_sql_writes_one_tfrecord_file_when_the_name_says_so(demo, tmp_path, caps
     assert sorted(tfsql.read_tfrecord(str(out)).column("id").to_pylist()) == list(range(10))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ids.tfrecord.gz"]  # no staging left
     assert main(["sql", "SELECT 1 AS id", "-o", str(out), "--partition-by", "id"]) == 2
-    assert "names one file: --partition-by and --max-rows-per-file need a directory" in capsys.readouterr().err
+    assert "names one file (it ends in a TFRecord suffix), but --partition-by writes a directory" in capsys.readouterr().err
 
 
 def test_sql_usage_errors_exit_2(demo, tmp_path, capsys):

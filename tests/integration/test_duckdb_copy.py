@@ -113,8 +113,9 @@ def test_unknown_and_unsupported_options(con, tmp_path):
         con.sql(f"COPY ref TO '{tmp_path}/x' (FORMAT tfrecord, PARTITION_BY split, OVERWRITE, APPEND)")
     with pytest.raises(BinderError, match=r"COMPRESSION expects none, gzip, zlib or auto, got 'snappy'"):
         con.sql(f"COPY ref TO '{tmp_path}/x.tfrecord' (COMPRESSION snappy)")
-    with pytest.raises(BinderError, match=r"APPEND writes new files into a directory"):
-        con.sql(f"COPY ref TO '{tmp_path}/x.tfrecord' (APPEND)")
+    with pytest.raises(BinderError, match=r"the path ends in a TFRecord suffix, so it names one file, but "
+                                          r"PARTITION_BY writes a directory of files; drop the suffix or end the path with '/'"):
+        con.sql(f"COPY ref TO '{tmp_path}/x.tfrecord' (PARTITION_BY split)")
     assert not os.listdir(tmp_path)
 
 
@@ -138,7 +139,7 @@ def test_failing_query_leaves_file_target_unchanged(con, tmp_path):
     before = target.read_bytes()
     with pytest.raises(duckdb.Error, match="boom"):
         con.sql(f"COPY (SELECT CASE WHEN range = 250000 THEN error('boom') ELSE range END AS id "
-                f"FROM range(300000)) TO '{target}'")
+                f"FROM range(300000)) TO '{target}' (OVERWRITE)")
     assert target.read_bytes() == before
     assert os.listdir(tmp_path) == ["one.tfrecord"]
     with pytest.raises(duckdb.Error, match="boom"):

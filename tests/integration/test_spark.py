@@ -307,8 +307,8 @@ def test_option_errors(spark, example_df, tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(Exception, match="no TFRecord files found in .*/empty to infer a schema from"):
         spark.read.format("tfrecord").load(str(tmp_path / "empty")).schema
-    with pytest.raises(Exception, match="column 'd' has Spark type decimal\\(10,0\\)"):
-        spark.read.format("tfrecord").schema("d decimal(10,0)").load(str(GOLDEN / "tabular.tfrecord")).collect()
+    with pytest.raises(Exception, match="column 'd' has Spark type map<string,int>"):
+        spark.read.format("tfrecord").schema("d map<string,int>").load(str(GOLDEN / "tabular.tfrecord")).collect()
 
 
 # --------------------------------------------------------------------------------------
@@ -415,3 +415,75 @@ def test_java_version_parsing(tmp_path):
     fake.write_text('#!/bin/sh\necho \'openjdk version "17.0.15" 2025-04-15\' >&2\n')
     assert tfsql.spark.java_version(str(fake)) == 17
     assert tfsql.spark.java_version(str(tmp_path / "missing")) is None
+
+
+# --------------------------------------------------------------------------------------
+# Issue 13: decimal and non-nullable read schemas, same-name SequenceExample features
+# --------------------------------------------------------------------------------------
+
+
+def test_decimal_read_schema_is_exact_or_an_error(spark, tmp_path):
+    from decimal import Decimal
+
+    path = str(tmp_path / "prices")
+    tfsql.write_tfrecord(pa.table({"price": pa.array([2.5, 0.1, -7.25], pa.float32())}), path)
+    back = spark.read.format("tfrecord").schema("price decimal(10,2)").load(path)
+    assert sorted(r.price for r in back.collect()) == [Decimal("-7.25"), Decimal("0.10"), Decimal("2.50")]
+    with pytest.raises(Exception, match=r"holds 2\.5, which decimal128\(10, 0\) cannot hold exactly"):
+        spark.read.format("tfrecord").schema("price decimal(10,0)").load(path).collect()
+
+
+def test_non_nullable_read_schema(spark, tmp_path):
+    path = str(tmp_path / "nn")
+    tfsql.write_tfrecord(pa.table({"x": [1, 2, None], "y": ["a", "b", "c"]}), path)
+    schema = StructType([StructField("y", StringType(), nullable=False)])
+    assert sorted(r.y for r in spark.read.format("tfrecord").schema(schema).load(path).collect()) == ["a", "b", "c"]
+    schema = StructType([StructField("x", LongType(), nullable=False)])
+    with pytest.raises(Exception, match=r"feature 'x' has no value in .*record 2"):
+        spark.read.format("tfrecord").schema(schema).load(path).collect()
+
+
+def test_same_name_sequence_example(spark, tmp_path):
+    from tfrecord_files import sequence_example, write_records
+
+    path = write_records(tmp_path / "same" / "part-0.tfrecord", [
+        sequence_example({"int_feature": 0}, {"int_feature": [[0], [1, 2]]}),
+        sequence_example({"int_feature": 1}, {"int_feature": [[3]]}),
+    ])
+    df = spark.read.format("tfrecord").option("recordType", "SequenceExample").load(str(path.parent))
+    assert sorted((r.int_feature, r.int_feature__feature_list) for r in df.collect()) == [
+        (0, [[0], [1, 2]]), (1, [[3]])]
+
+
+def test_single_file_rule(spark, example_df, tmp_path):
+    """A path ending in a TFRecord suffix is one file (tasks joined in order, atomic
+    rename); a trailing '/' or any other name is a directory of part files."""
+    target = tmp_path / "one.tfrecord.gz"
+    example_df.repartition(2).write.format("tfrecord").mode("overwrite").save(str(target))
+    assert target.is_file() and target.read_bytes()[:2] == b"\x1f\x8b"
+    n = example_df.count()
+    assert sorted(tfsql.read_tfrecord(str(target)).column("id").to_pylist()) == sorted(
+        r.id for r in example_df.collect())
+    example_df.write.format("tfrecord").mode("append").save(str(target))
+    assert tfsql.read_tfrecord(str(target)).num_rows == 2 * n
+    example_df.limit(1).write.format("tfrecord").mode("overwrite").save(str(target))
+    assert tfsql.read_tfrecord(str(target)).num_rows == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["one.tfrecord.gz"]  # no staging left
+    example_df.write.format("tfrecord").mode("overwrite").save(str(tmp_path / "d.tfrecord") + "/")
+    assert (tmp_path / "d.tfrecord").is_dir()
+    with pytest.raises(Exception, match="names one file, but option partitionBy writes a directory"):
+        example_df.write.format("tfrecord").mode("overwrite").option("partitionBy", "id").save(
+            str(tmp_path / "p.tfrecord"))
+
+
+def test_tfds_and_tfx_layouts_read_with_a_split_column(spark, tmp_path):
+    tfds_dir = Path(__file__).resolve().parents[1] / "data" / "tfds" / "tiny_shapes" / "1.0.0"
+    df = spark.read.format("tfrecord").load(str(tfds_dir))
+    assert dict(df.dtypes)["split"] == "string" and dict(df.dtypes)["image"] == "binary"
+    assert sorted(df.groupBy("split").count().collect()) == [Row(split="test", count=3), Row(split="train", count=5)]
+    for split, ids in (("train", [1, 2]), ("eval", [10])):
+        target = tmp_path / "tfx" / f"Split-{split}" / "data_tfrecord-00000-of-00001.gz"
+        tfsql.write_tfrecord(pa.table({"id": ids}), str(target.with_name("x.tfrecord.gz")))
+        os.rename(target.with_name("x.tfrecord.gz"), target)
+    tfx = spark.read.format("tfrecord").load(str(tmp_path / "tfx"))
+    assert sorted(tfx.collect()) == [Row(id=1, split="train"), Row(id=2, split="train"), Row(id=10, split="eval")]

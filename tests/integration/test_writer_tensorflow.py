@@ -120,3 +120,35 @@ def test_tensorflow_reads_raw_records(tmp_path, compression, tf_compression):
     table = pa.table({"record": [b"\x00one", b"", b"three"]})
     result = write_tfrecord(table, tmp_path / "out", record_type="bytes", compression=compression)
     assert records(result.paths, tf_compression) == [b"\x00one", b"", b"three"]
+
+
+def test_tensorflow_parses_tensor_columns_with_their_shape(tmp_path):
+    values = np.arange(24, dtype=np.float32).reshape(2, 3, 4) / 8
+    table = pa.table({
+        "t": pa.FixedShapeTensorArray.from_numpy_ndarray(values),
+        "n": pa.array([[[1, 2], [3, 4]], [[5, 6], [7, 8]]], pa.list_(pa.list_(pa.int64(), 2), 2)),
+    })
+    result = write_tfrecord(table, tmp_path / "out")
+    parsed = tf.io.parse_example(records(result.paths, ""), {
+        "t": tf.io.FixedLenFeature([3, 4], tf.float32),  # TensorFlow reshapes row-major
+        "n": tf.io.FixedLenFeature([2, 2], tf.int64),
+    })
+    np.testing.assert_array_equal(parsed["t"].numpy(), values)
+    assert parsed["n"].numpy().tolist() == [[[1, 2], [3, 4]], [[5, 6], [7, 8]]]
+
+
+def test_tensorflow_parses_same_name_context_and_feature_list(tmp_path):
+    table = pa.table({
+        "int_feature": [0, 1],
+        "int_feature__feature_list": pa.array([[[0], [1]], [[2]]], pa.list_(pa.list_(pa.int64()))),
+    })
+    result = write_tfrecord(table, tmp_path / "out", record_type="sequence_example")
+    first, second = records(result.paths, "")
+    for serialized, context, steps in ((first, 0, [[0], [1]]), (second, 1, [[2]])):
+        ctx, seq = tf.io.parse_single_sequence_example(
+            serialized,
+            context_features={"int_feature": tf.io.FixedLenFeature([], tf.int64)},
+            sequence_features={"int_feature": tf.io.FixedLenSequenceFeature([1], tf.int64)},
+        )
+        assert int(ctx["int_feature"].numpy()) == context
+        assert seq["int_feature"].numpy().tolist() == steps

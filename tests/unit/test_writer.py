@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import tfsql
 from tfsql import writer
 from tfsql.errors import SchemaError
 from tfsql.writer import write_tfrecord
@@ -257,7 +258,6 @@ def test_num_shards_with_fewer_rows_than_shards_writes_every_shard(tmp_path):
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        ({"num_shards": 2, "partition_by": "k"}, "num_shards cannot be combined with partition_by"),
         ({"num_shards": 2, "max_rows_per_file": 3}, "num_shards fixes the number of files"),
         ({"num_shards": 0}, "num_shards must be a positive integer, got 0"),
         ({"max_rows_per_file": -1}, "max_rows_per_file must be a positive integer, got -1"),
@@ -441,16 +441,18 @@ def test_a_failing_commit_rolls_back(tmp_path, monkeypatch, mode, partition_by):
     target = tmp_path / "out"
     existing_tree(target)
     before = tree_snapshot(tmp_path)
-    real_mv = type(fsspec.filesystem("file")).mv
+    import tfsql.commit
+
+    real_rename = os.rename
     calls = []
 
-    def failing_mv(self, src, dst, **kwargs):
+    def failing_rename(src, dst):
         calls.append(dst)
         if len(calls) == 4:  # old data moved to the trash, some new files moved in
             raise OSError("disk full")
-        return real_mv(self, src, dst, **kwargs)
+        return real_rename(src, dst)
 
-    monkeypatch.setattr(type(fsspec.filesystem("file")), "mv", failing_mv)
+    monkeypatch.setattr(tfsql.commit.os, "rename", failing_rename)
     table = pa.table({"k": ["p1", "p7", "p7", "p8"], "x": [1, 7, 9, 8]})
     with pytest.raises(OSError, match="disk full"):
         write_tfrecord(table, target, mode=mode, partition_by=partition_by, max_rows_per_file=1)
@@ -567,8 +569,77 @@ def test_filename_pattern(tmp_path):
     assert len(uuids.files) == 1 and re.fullmatch(r"[0-9a-f-]{36}\.tfrecord\.zz", uuids.files[0].path.rsplit("/", 1)[1])
     with pytest.raises(ValueError, match=r"filename_pattern 'fixed' must contain \{i\} \(the file's number\) or \{uuid\}"):
         write_tfrecord(table, tmp_path / "e", filename_pattern="fixed")
-    with pytest.raises(ValueError, match=r"only the placeholders \{i\} and \{uuid\} exist"):
+    with pytest.raises(ValueError, match=r"has the field \{name\}; the fields are \{i\} \(the file's number\) and \{uuid\}"):
         write_tfrecord(table, tmp_path / "e", filename_pattern="{i}_{name}")
-    with pytest.raises(ValueError, match="filename_pattern cannot be combined with num_shards"):
-        write_tfrecord(table, tmp_path / "e", filename_pattern="{i}", num_shards=2)
+    with pytest.raises(ValueError, match=r"has the field \{n\}.*; \{n\} needs num_shards"):
+        write_tfrecord(table, tmp_path / "e", filename_pattern="{i}-of-{n}")
+    with pytest.raises(ValueError, match=r"filename_pattern 'x\{i:q\}' cannot be formatted: Unknown format code 'q'"):
+        write_tfrecord(table, tmp_path / "e", filename_pattern="x{i:q}")
     assert not (tmp_path / "e").exists()
+
+
+# --------------------------------------------------------------------------------------
+# Another writer commits while this one stages (the concurrent-writer races, in-process)
+# --------------------------------------------------------------------------------------
+
+
+def _batches_with_a_write_in_between(target, mode, seen):
+    """Input whose consumption lets another writer commit to ``target`` midway."""
+    yield pa.record_batch({"x": [1, 2]})
+    seen.append(sorted(os.listdir(target)))  # our staging exists
+    write_tfrecord(pa.table({"x": [100]}), target, mode=mode)
+    seen.append(sorted(os.listdir(target)))
+    yield pa.record_batch({"x": [3]})
+
+
+def test_a_losing_error_mode_writer_gets_a_write_conflict_naming_the_target(tmp_path):
+    # was: both writers could pass the check; a loser failed with a raw FileNotFoundError
+    target = tmp_path / "out"
+    seen = []
+    with pytest.raises(tfsql.WriteConflictError,
+                       match=rf"'{target}' already holds data \(another writer committed to it while "
+                             r"this one was writing\); pass mode=") as info:
+        write_tfrecord(_batches_with_a_write_in_between(target, "error", seen), target)
+    assert isinstance(info.value, FileExistsError) and info.value.path == str(target)
+    staging = [n for n in seen[0] if n.startswith("_temporary-")]
+    assert len(staging) == 1 and staging[0] in seen[1]  # the other writer left ours alone
+    assert tfsql.read_tfrecord(str(target))["x"].to_pylist() == [100]
+    assert not [n for n in os.listdir(target) if n.startswith(("_temporary", "_trash", "_tfsql"))]
+
+
+@pytest.mark.parametrize("mode, expected", [("overwrite", [1, 2, 3]), ("append", [0, 1, 2, 3, 100])])
+def test_a_write_committed_meanwhile_is_replaced_or_kept_as_if_serial(tmp_path, mode, expected):
+    target = tmp_path / "out"
+    write_tfrecord(pa.table({"x": [0]}), target)
+    seen = []
+    write_tfrecord(_batches_with_a_write_in_between(target, "append", seen), target, mode=mode)
+    assert sorted(tfsql.read_tfrecord(str(target))["x"].to_pylist()) == expected
+    assert [n for n in seen[1] if n.startswith("_temporary-")] == [
+        n for n in seen[0] if n.startswith("_temporary-")]
+    assert not [n for n in os.listdir(target) if n.startswith(("_temporary", "_trash", "_tfsql"))]
+
+
+def test_filename_pattern_format_specs_and_num_shards(tmp_path):
+    table = pa.table({"x": list(range(5))})
+    specs = write_tfrecord(table, tmp_path / "f", filename_pattern="train-{i:03d}", max_rows_per_file=2)
+    assert [p.rsplit("/", 1)[1] for p in specs.paths] == ["train-000.tfrecord", "train-001.tfrecord", "train-002.tfrecord"]
+    shards = write_tfrecord(table, tmp_path / "s", num_shards=2, filename_pattern="train-{i:05d}-of-{n:05d}",
+                            compression="gzip")
+    assert [p.rsplit("/", 1)[1] for p in shards.paths] == ["train-00000-of-00002.tfrecord.gz",
+                                                          "train-00001-of-00002.tfrecord.gz"]
+    assert [f.rows for f in shards.files] == [3, 2]
+    # a name that already says .tfrecord (TFDS style) gets no extra suffix
+    tfds_style = write_tfrecord(table, tmp_path / "t", num_shards=2, shard_prefix="mnist-train.tfrecord")
+    assert [p.rsplit("/", 1)[1] for p in tfds_style.paths] == ["mnist-train.tfrecord-00000-of-00002",
+                                                              "mnist-train.tfrecord-00001-of-00002"]
+    assert sorted(tfsql.read_tfrecord(str(tmp_path / "t")).column("x").to_pylist()) == [0, 1, 2, 3, 4]
+
+
+def test_num_shards_per_partition(tmp_path):
+    table = pa.table({"x": list(range(7)), "k": ["a", "b", "a", "a", "b", "a", "a"]})
+    result = write_tfrecord(table, tmp_path / "o", partition_by="k", num_shards=2)
+    got = {(f.path.rsplit("/", 2)[1], f.path.rsplit("/", 1)[1]): f.rows for f in result.files}
+    assert got == {("k=a", "part-00000-of-00002.tfrecord"): 3, ("k=a", "part-00001-of-00002.tfrecord"): 2,
+                   ("k=b", "part-00000-of-00002.tfrecord"): 1, ("k=b", "part-00001-of-00002.tfrecord"): 1}
+    first = tfsql.read_tfrecord(str(tmp_path / "o" / "k=a" / "part-00000-of-00002.tfrecord"))
+    assert first.column("x").to_pylist() == [0, 3, 6]  # the partition's rows dealt round robin

@@ -12,6 +12,7 @@
     tfsql convert data.parquet out/ --partition-by label --compression gzip
     tfsql convert out/ data.parquet        # and back
     tfsql demo                             # generate a dataset and query it
+    tfsql recover out/                     # resolve a write that crashed (kill -9, power loss)
 
 SQL goes through the tfsql DuckDB front end (:mod:`tfsql.duckdb`), so every statement
 understands ``tfrecord_scan(...)`` and ``COPY ... TO ... (FORMAT tfrecord)``.
@@ -52,13 +53,17 @@ from tfsql.cli.options import (
     READ_COMPRESSIONS,
     RESULT_FORMATS,
     RUN_DESCRIPTION,
+    SCHEMA_HELP,
     _add_read_options,
+    _add_schema_option,
     _add_write_options,
     _common,
     _Formatter,
     _non_negative_int,
+    _schema,
     _positive_int,
 )
+from tfsql.cli.recover import cmd_recover
 from tfsql.cli.render import format_value
 from tfsql.cli.shell import Shell, cmd_shell
 from tfsql.cli.sql_commands import cmd_run, cmd_sql
@@ -101,8 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "default from the --output extension")
     p.add_argument("-o", "--output", metavar="PATH",
                    help="file (csv, json, parquet) or directory (tfrecord; one file when the name ends "
-                        "in .tfrecord, .tfrecord.gz or .tfrecord.zz) to write; csv and json go to stdout "
-                        "without it")
+                        "in .tfrecord, .tfrecords, .tfrecord.gz or .tfrecord.zz, a directory when it ends "
+                        "in /) to write; csv and json go to stdout without it")
     p.add_argument("--max-rows", type=_non_negative_int, metavar="N",
                    help=f"rows to show or write: default {DEFAULT_MAX_ROWS} for the table display "
                         "(longer results show their head and tail), all rows for other formats; 0: all")
@@ -141,6 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--lists", choices=("auto", "always"), default="auto",
                    help="auto: a feature with at most one value per sampled record is a scalar column; "
                         "always: every feature is a list column")
+    _add_schema_option(p)
     _add_read_options(p)
     p.set_defaults(handler=cmd_schema)
 
@@ -155,6 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="truncate text and bytes after N characters (default 80)")
     p.add_argument("-f", "--format", choices=("table", "csv", "json"), default="table",
                    help="table (default: readable), csv or json (JSON lines, full values)")
+    _add_schema_option(p)
     _add_read_options(p)
     p.set_defaults(handler=cmd_head)
 
@@ -186,14 +193,24 @@ def build_parser() -> argparse.ArgumentParser:
                 "  tfsql convert data.parquet out/ --partition-by label --compression gzip\n"
                 "  tfsql convert out/ data.parquet")
     p.add_argument("src", help="source file, directory or glob")
-    p.add_argument("dst", help="target file (parquet, csv, json, or one .tfrecord[.gz] file) or "
-                               "directory (tfrecord)")
+    p.add_argument("dst", help="target file (parquet, csv, json, or one .tfrecord[.gz|.zz] file) or "
+                               "directory (tfrecord; a trailing / always means a directory)")
     p.add_argument("--from", dest="source_format", choices=FILE_FORMATS, help="source format (default: from SRC)")
     p.add_argument("--to", choices=FILE_FORMATS, help="target format (default: from DST's extension, else tfrecord)")
     p.add_argument("--input-compression", choices=READ_COMPRESSIONS, default="infer",
                    help="compression of TFRecord input (default: infer per file)")
+    p.add_argument("--schema", type=_schema, metavar="COLUMNS|FILE.parquet",
+                   help="TFRecord input: " + SCHEMA_HELP)
     _add_write_options(p, tfrecord_help="options of the output (--record-type also applies to TFRecord input)")
     p.set_defaults(handler=cmd_convert)
+
+    p = command("recover", "finish or undo a write that crashed; remove dead writers' leftovers",
+                "Resolve the commit a crashed writer (kill -9, power loss) left in the target directory\n"
+                "PATH: undo it when it had not reached its commit point (the old data stays), finish it\n"
+                "otherwise (the new data stays); then remove the staging and trash directories of dead\n"
+                "writers. Every tfsql write does this first; run it before reading PATH with other tools.")
+    p.add_argument("path", help="the target directory of the writes (path or URL)")
+    p.set_defaults(handler=cmd_recover)
 
     p = command("demo", "generate a small TFRecord dataset and run example queries on it",
                 "Generate synthetic product reviews (id, label, split, score, text, emb, tags) as\n"

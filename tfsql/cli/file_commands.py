@@ -26,7 +26,7 @@ def cmd_schema(args: argparse.Namespace, console: Console) -> int:
     columns = [
         {
             "name": f.name,
-            "type": type_name(f.type),
+            "type": type_name(f.type) + ("" if f.nullable else " not null"),
             "feature": "hive partition" if f.name in partition_names else (
                 "raw record" if args.record_type == "bytes" else feature_kind(f.type)),
             "partition": f.name in partition_names,
@@ -102,6 +102,8 @@ def _source_format(path: str, explicit: str | None) -> str:
         return fmt
     if os.path.isdir(path):
         for root, _, names in os.walk(path):
+            if "dataset_info.json" in names:  # a TFDS directory: its JSON is metadata
+                return "tfrecord"
             for name in names:
                 if not name.startswith(("_", ".")) and (found := _format_from_extension(name)):
                     return found
@@ -118,7 +120,7 @@ def cmd_convert(args: argparse.Namespace, console: Console) -> int:
     source_format = _source_format(args.src, args.source_format)
     target_format = args.to or _format_from_extension(args.dst) or "tfrecord"
     if source_format == "tfrecord":
-        ds = tfsql.dataset(args.src, record_type=args.record_type,
+        ds = tfsql.dataset(args.src, record_type=args.record_type, schema=args.schema,
                            compression=None if args.input_compression == "none" else args.input_compression)
         n_files, reader = len(ds.files), ds.scanner().to_reader()
     else:

@@ -10,10 +10,13 @@ from typing import Any
 
 def _dataset_options(args: argparse.Namespace) -> dict[str, Any]:
     compression = getattr(args, "input_compression", None) or getattr(args, "compression", "infer")
-    return {
+    options = {
         "record_type": args.record_type,
         "compression": None if compression == "none" else compression,
     }
+    if getattr(args, "schema", None) is not None:
+        options["schema"] = args.schema
+    return options
 
 
 def _open_dataset(path: str, args: argparse.Namespace, **extra: Any):

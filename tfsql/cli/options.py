@@ -69,6 +69,50 @@ def _add_read_options(parser: argparse.ArgumentParser) -> None:
                             "from their first bytes")
 
 
+SCHEMA_HELP = (
+    "read these columns with these types instead of inferring them: DuckDB column definitions "
+    "such as 'id BIGINT NOT NULL, emb FLOAT[], price DECIMAL(10,2), img UTINYINT[28][28]' "
+    "(NOT NULL: every record must have the feature; T[a][b]: a tensor), or a .parquet file "
+    "whose schema to use"
+)
+
+
+def _add_schema_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--schema", type=_schema, metavar="COLUMNS|FILE.parquet", help=SCHEMA_HELP)
+
+
+def _schema(text: str) -> Any:
+    """``--schema``: DuckDB column definitions, or the schema of a Parquet file."""
+    import os
+
+    import pyarrow as pa
+
+    if text.lower().endswith(".parquet") and os.path.isfile(text):
+        import pyarrow.parquet as pq
+
+        return pq.read_schema(text).remove_metadata()
+    if ";" in text or not text.strip():
+        raise argparse.ArgumentTypeError(f"expected column definitions such as 'id BIGINT, emb FLOAT[]', got {text!r}")
+    import duckdb
+
+    from tfsql.duckdb import duckdb_type_to_arrow
+
+    con = duckdb.connect()
+    try:
+        con.execute(f"CREATE TABLE columns_of_schema ({text})")
+        described = con.execute("DESCRIBE columns_of_schema").fetchall()
+    except duckdb.Error as exc:
+        raise argparse.ArgumentTypeError(
+            f"expected column definitions such as 'id BIGINT NOT NULL, emb FLOAT[]': {exc}"
+        ) from None
+    finally:
+        con.close()
+    return pa.schema([
+        pa.field(name, duckdb_type_to_arrow(type_name), nullable=null != "NO")
+        for name, type_name, null, *_ in described
+    ])
+
+
 def _add_write_options(parser: argparse.ArgumentParser, *, tfrecord_help: str) -> None:
     group = parser.add_argument_group("writing", tfrecord_help)
     group.add_argument("--partition-by", metavar="COL[,COL...]",
@@ -79,12 +123,19 @@ def _add_write_options(parser: argparse.ArgumentParser, *, tfrecord_help: str) -
     group.add_argument("--mode", choices=WRITE_MODES, default="error",
                        help="when the output exists: error (default), append, overwrite, "
                             "overwrite_partitions (only the partitions written), ignore (write nothing); "
-                            "single-file outputs accept error and overwrite")
+                            "csv, json and parquet outputs accept error and overwrite")
     group.add_argument("--record-type", choices=RECORD_TYPES, default="example",
                        help="tfrecord output: Example (default), SequenceExample (list-of-list columns "
                             "become feature lists) or raw bytes (one binary column)")
     group.add_argument("--max-rows-per-file", type=_positive_int, metavar="N",
                        help="tfrecord output: start a new file after N records")
+    group.add_argument("--num-shards", type=_positive_int, metavar="N",
+                       help="tfrecord output: write exactly N files part-0000k-of-0000N.tfrecord "
+                            "(per partition / split)")
+    group.add_argument("--tfds", metavar="NAME",
+                       help="tfrecord output: write a TensorFlow Datasets directory of dataset NAME "
+                            "(splits from a 'split' column or --partition-by COL; loads with "
+                            "tfds.builder_from_directory)")
 
 
 def _positive_int(text: str) -> int:

@@ -10,7 +10,6 @@ import shutil
 import sys
 import tempfile
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Iterator
 
 import pyarrow as pa
@@ -18,9 +17,7 @@ import pyarrow as pa
 from tfsql._types import Mode, RecordType, WriteCompression
 from tfsql.cli.errors import UsageError
 from tfsql.cli.sqlscript import sql_literal
-
-
-TFRECORD_FILE_SUFFIXES = (".tfrecord", ".tfrecords", ".tfrecord.gz", ".tfrecords.gz", ".tfrecord.zz", ".tfrecords.zz")
+from tfsql.naming import TFRECORD_SUFFIXES
 
 
 @dataclass
@@ -32,6 +29,8 @@ class WriteOptions:
     mode: Mode = "error"
     record_type: RecordType = "example"
     max_rows_per_file: int | None = None
+    num_shards: int | None = None
+    tfds: str | None = None
 
 
 @dataclass
@@ -74,21 +73,27 @@ def write_arrow(reader: pa.RecordBatchReader, fmt: str, output: str | None,
 
         if output is None:
             raise UsageError("--format tfrecord writes a directory: pass --output DIR")
-        if output.lower().endswith(TFRECORD_FILE_SUFFIXES):
-            return _write_tfrecord_file(reader, output, options)
         try:
             result = tfsql.write_tfrecord(
                 reader, output, partition_by=options.partition_by or None, compression=options.compression,
                 mode=options.mode, record_type=options.record_type, max_rows_per_file=options.max_rows_per_file,
+                num_shards=options.num_shards, tfds=options.tfds,
             )
         except FileExistsError as exc:
-            if options.mode != "error" or "already holds data" not in str(exc):
+            if options.mode != "error" or not ("already holds data" in str(exc) or "already exists" in str(exc)):
                 raise
             # the writer's message names its Python keyword (mode='append'); say --mode
+            exists = "already holds data" if "already holds data" in str(exc) else "already exists"
             raise FileExistsError(
-                f"{output} already holds data; pass --mode append, overwrite, "
+                f"{output} {exists}; pass --mode append, overwrite, "
                 f"overwrite_partitions or ignore, or choose another output"
             ) from None
+        except ValueError as exc:
+            if isinstance(exc, tfsql.TFSQLError):  # a data error, not a usage error
+                raise
+            raise UsageError(str(exc).replace("partition_by", "--partition-by")
+                             .replace("max_rows_per_file", "--max-rows-per-file")
+                             .replace("num_shards", "--num-shards")) from None
         return result.bytes
     if options.partition_by:
         raise UsageError(f"--partition-by works with tfrecord output only, not {fmt}")
@@ -105,29 +110,6 @@ def write_arrow(reader: pa.RecordBatchReader, fmt: str, output: str | None,
     _check_output_file(output, options.mode)
     _write_file(reader, fmt, output)
     return os.path.getsize(output)
-
-
-def _write_tfrecord_file(reader: pa.RecordBatchReader, path: str, options: WriteOptions) -> int:
-    """One TFRecord file at ``path`` (compression from ``.gz`` / ``.zz`` unless given):
-    written as one shard in a hidden directory next to it, then renamed into place."""
-    import tfsql
-
-    if options.partition_by or options.max_rows_per_file:
-        raise UsageError(f"{path} names one file: --partition-by and --max-rows-per-file need a directory")
-    _check_output_file(path, options.mode)
-    compression = options.compression
-    if compression is None:
-        by_suffix: dict[str, WriteCompression] = {".gz": "gzip", ".zz": "zlib"}
-        compression = by_suffix.get(os.path.splitext(path)[1].lower())
-    target = Path(path)
-    staging = target.parent / f".{target.name}.tfsql-tmp-{os.getpid()}"
-    try:
-        result = tfsql.write_tfrecord(reader, str(staging), num_shards=1, compression=compression,
-                                      record_type=options.record_type)
-        os.replace(result.paths[0], target)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return os.path.getsize(target)
 
 
 def _check_output_file(path: str, mode: str) -> None:
@@ -162,6 +144,8 @@ def _write_options(args: argparse.Namespace) -> WriteOptions:
         mode=args.mode,
         record_type=args.record_type,
         max_rows_per_file=getattr(args, "max_rows_per_file", None),
+        num_shards=getattr(args, "num_shards", None),
+        tfds=getattr(args, "tfds", None),
     )
 
 
@@ -171,7 +155,7 @@ def _format_from_extension(path: str | None) -> str | None:
     name = path.lower().rstrip("/")
     for suffixes, fmt in (((".parquet", ".pq"), "parquet"), ((".csv",), "csv"),
                           ((".json", ".jsonl", ".ndjson"), "json"),
-                          (TFRECORD_FILE_SUFFIXES, "tfrecord")):
+                          (TFRECORD_SUFFIXES, "tfrecord")):
         if name.endswith(suffixes):
             return fmt
     return None

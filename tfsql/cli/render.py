@@ -94,13 +94,12 @@ def feature_kind(t: pa.DataType) -> str:
     >>> feature_kind(pa.list_(pa.float32())), feature_kind(pa.string())
     ('float_list', 'bytes_list')
     """
-    depth = 0
-    while pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
-        t, depth = t.value_type, depth + 1
-    if pa.types.is_floating(t) or pa.types.is_decimal(t):
-        kind = "float_list"
-    elif pa.types.is_string(t) or pa.types.is_binary(t) or pa.types.is_large_string(t) or pa.types.is_large_binary(t):
-        kind = "bytes_list"
-    else:
-        kind = "int64_list"
-    return f"feature_list of {kind}" if depth >= 2 else kind
+    from tfsql._codec import codec
+    from tfsql.errors import SchemaError
+    from tfsql.schema import feature_layout, kind_name
+
+    try:
+        kind, shape = feature_layout(t)
+    except SchemaError:
+        return "?"
+    return f"feature_list of {kind_name(kind)}" if shape == codec.LIST_OF_LIST else kind_name(kind)

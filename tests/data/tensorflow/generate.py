@@ -18,7 +18,7 @@ produces. Next to each file, ``<file>.expected.json`` holds:
   their bits, bytes as base64. SequenceExample records hold ``context`` and
   ``feature_lists`` (a list of such features, one per step).
 - ``columns``: for each column, its ``location``, the Arrow type tfsql infers
-  (FORMAT.md section 3) and its ``values``, one cell per record: null, or the scalar,
+  (docs/format.md section 3) and its ``values``, one cell per record: null, or the scalar,
   or a list (of lists); int64 as integers, float32 as hex bits, string as text,
   binary as base64.
 - ``column_order``: the columns in first-seen order (records in file order, map
@@ -30,7 +30,7 @@ protobuf classes and with ``tf.io.parse_example`` / ``parse_single_sequence_exam
 and asserts that both agree with the expected values (bitwise for floats). Where
 ``tf.io.parse_example``'s fast parser departs from protobuf's merge rules the json
 says so under ``tensorflow_parse_example_differs`` (protobuf's answer is the expected
-one, see FORMAT.md section 2).
+one, see docs/format.md section 2).
 """
 
 from __future__ import annotations
@@ -408,7 +408,7 @@ def wire_keys(raw: bytes, record_type: str) -> dict:
 
 
 def arrow_type(location: str, specs: list) -> str:
-    """FORMAT.md section 3: the Arrow type inferred from every record's feature."""
+    """docs/format.md section 3: the Arrow type inferred from every record's feature."""
     kinds = {kind for spec in specs for kind, _ in spec if kind is not None}
     assert len(kinds) == 1, f"one kind per column expected, got {kinds}"
     (kind,) = kinds

@@ -1,0 +1,148 @@
+"""Dataset layouts with splits: TensorFlow Datasets (TFDS) and TFX directories.
+
+`tfsql.dataset` (and so every front end and the CLI) recognises two layouts among the
+files a source lists and adds a string partition column ``split``, which prunes like a
+hive partition column (a filter on ``split`` opens only that split's files):
+
+- **TFDS** — a dataset version directory such as ``~/tensorflow_datasets/mnist/3.0.1``
+  holds shards named ``{name}-{split}.tfrecord-{i:05d}-of-{n:05d}`` next to
+  ``dataset_info.json``, ``features.json`` and ``{feature}.labels.txt``. When every
+  file's name has that form, the split comes from the name. The metadata files are
+  skipped: in a directory (listed below a source directory or glob) that holds a
+  ``dataset_info.json``, files ending in ``.json`` or ``.txt`` are not data. The
+  schema is then taken from ``features.json`` where it describes a feature
+  (`tfsql.tfds`).
+- **TFX** — ExampleGen output directories ``Split-{split}/data_tfrecord-*.gz``: when
+  every file sits below a ``Split-{split}`` directory, the split is that directory's.
+
+No ``split`` column is added when the files mix layouts, when hive directories already
+give a ``split`` column, or when the records hold a feature named ``split``.
+
+Examples
+--------
+>>> tfds_split("mnist-train.tfrecord-00000-of-00016"), tfds_split("part-0.tfrecord")
+('train', None)
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import pyarrow as pa
+
+from tfsql.discovery import Discovered, FileInfo
+from tfsql.partitioning import Partitioning
+
+__all__ = ["SPLIT_COLUMN", "Layout", "detect_layout", "tfds_split", "tfx_split"]
+
+SPLIT_COLUMN = "split"
+TFDS_METADATA = "dataset_info.json"
+
+_TFDS_SHARD = re.compile(r"^(?P<name>.+)-(?P<split>[^-./]+)\.tfrecord-(?P<index>\d+)-of-(?P<count>\d+)\Z")
+_TFX_SPLIT_DIR = re.compile(r"^Split-(?P<split>.+)\Z")
+
+
+def tfds_split(name: str) -> str | None:
+    """The split of a TFDS shard file name (``mnist-test.tfrecord-00000-of-00001`` →
+    ``"test"``), None for other names."""
+    match = _TFDS_SHARD.match(posixpath.basename(name))
+    return match.group("split") if match else None
+
+
+def tfx_split(file: FileInfo) -> str | None:
+    """The split of a file below a TFX ``Split-{name}`` directory, None otherwise.
+
+    Examples
+    --------
+    >>> tfx_split(FileInfo("/d/Split-eval/data_tfrecord-00000-of-00001.gz", 1, "/d"))
+    'eval'
+    """
+    parent = posixpath.dirname(file.path)
+    for part in reversed(parent.split("/")):
+        match = _TFX_SPLIT_DIR.match(part)
+        if match:
+            return match.group("split")
+    return None
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The layout `detect_layout` found.
+
+    Attributes
+    ----------
+    kind : {"tfds", "tfx"}
+    splits : list of str
+        The split of each file, in the files' order.
+    directory : str or None
+        For TFDS, the directory of the shards when they share one (where
+        ``features.json`` lives); None otherwise.
+    """
+
+    kind: str
+    splits: list[str]
+    directory: str | None = None
+
+    @staticmethod
+    def without_split(hive_schema: Any) -> Any:
+        """`hive_schema` without an entry for ``split`` (the layout gives that column,
+        always as a string), None when nothing is left."""
+        if hive_schema is None:
+            return None
+        if isinstance(hive_schema, pa.Schema):
+            fields = [f for f in hive_schema if f.name != SPLIT_COLUMN]
+            return pa.schema(fields) if fields else None
+        if isinstance(hive_schema, Mapping):
+            kept = {k: v for k, v in hive_schema.items() if k != SPLIT_COLUMN}
+            return kept or None
+        return hive_schema
+
+    def add_split_column(self, partitioning: Partitioning | None, data_schema: pa.Schema) -> Partitioning | None:
+        """`partitioning` with the ``split`` column appended (unchanged when hive
+        directories or the records already have a column of that name)."""
+        if SPLIT_COLUMN in data_schema.names:
+            return partitioning
+        column = pa.array(self.splits, pa.string())
+        field = pa.field(SPLIT_COLUMN, pa.string())
+        if partitioning is None:
+            schema = pa.schema([field])
+            return Partitioning(schema=schema, values=pa.Table.from_arrays([column], schema=schema))
+        if SPLIT_COLUMN in partitioning.schema.names:
+            return partitioning
+        return Partitioning(schema=partitioning.schema.append(field),
+                            values=partitioning.values.append_column(field, column))
+
+
+def detect_layout(found: Discovered) -> tuple[Discovered, Layout | None]:
+    """Drop TFDS metadata files from `found` and recognise a TFDS or TFX layout."""
+    found = _without_tfds_metadata(found)
+    files = found.files
+    if not files:
+        return found, None
+    splits = [tfds_split(f.path) for f in files]
+    if all(s is not None for s in splits):
+        directories = {posixpath.dirname(f.path) for f in files}
+        directory = directories.pop() if len(directories) == 1 else None
+        return found, Layout("tfds", [s for s in splits if s is not None], directory)
+    splits = [tfx_split(f) for f in files]
+    if all(s is not None for s in splits):
+        return found, Layout("tfx", [s for s in splits if s is not None])
+    return found, None
+
+
+def _without_tfds_metadata(found: Discovered) -> Discovered:
+    tfds_dirs = {posixpath.dirname(f.path) for f in found.files
+                 if f.root is not None and posixpath.basename(f.path) == TFDS_METADATA}
+    if not tfds_dirs:
+        return found
+    kept = [f for f in found.files if not _is_tfds_metadata(f, tfds_dirs)]
+    return replace(found, files=kept)
+
+
+def _is_tfds_metadata(file: FileInfo, tfds_dirs: Sequence[str] | set[str]) -> bool:
+    return (file.root is not None and posixpath.dirname(file.path) in tfds_dirs
+            and file.path.lower().endswith((".json", ".txt")))

@@ -1,0 +1,189 @@
+"""Names of written files: the TFRecord suffixes, the single-file rule, file name patterns.
+
+The single-file rule (every writer follows it: `tfsql.write_tfrecord`, Polars'
+``df.tfrecord.write`` / ``lf.tfrecord.sink``, DuckDB ``COPY ... TO``, the CLI):
+
+- a target whose name ends in a TFRecord suffix (`TFRECORD_SUFFIXES`, any letter case)
+  is **one file**;
+- anything else is a **directory** of part files;
+- a trailing ``/`` always means a directory (``"train.tfrecord/"`` is a directory).
+
+Existing targets follow the writer's ``mode`` in both cases; nothing is replaced unless
+``mode`` says so.
+
+File name patterns (``filename_pattern``) are Python format strings with the fields
+``{i}`` (the file's number in the write, or the shard index), ``{n}`` (the number of
+shards, with ``num_shards`` only) and ``{uuid}``; format specs work (``{i:05d}``).
+
+What the writer may name a file or directory, so that its own reader reads it back
+(checked before anything is written, by `check_file_names`):
+
+- A file name (from ``filename_pattern`` or ``shard_prefix``) that the reader's
+  hidden-file rule skips (``_*``, ``.*``: see `tfsql.discovery.is_hidden_name`) is
+  rejected: the write would report rows that no read returns.
+- A name holding NUL, or longer than `NAME_MAX_BYTES` bytes of UTF-8 (the limit of a
+  path component on Linux, macOS and Windows filesystems), is rejected. Partition
+  directories (`tfsql.partitioning.partition_path`) follow the same length rule; their
+  other hazards (a hidden-looking key such as ``..``, a value ending in ``.crc``, NUL,
+  the text ``__HIVE_DEFAULT_PARTITION__``) are escaped so that they read back exactly.
+"""
+
+from __future__ import annotations
+
+import string
+import uuid as _uuid
+from typing import Any, Literal
+
+from tfsql.discovery import is_hidden_name
+
+__all__ = [
+    "TFRECORD_SUFFIXES",
+    "is_single_file_target",
+    "compression_from_name",
+    "has_tfrecord_name",
+    "check_filename_pattern",
+    "format_filename",
+    "NAME_MAX_BYTES",
+    "check_file_names",
+    "component_too_long",
+]
+
+TFRECORD_SUFFIXES = (".tfrecord", ".tfrecords", ".tfrecord.gz", ".tfrecords.gz", ".tfrecord.zz",
+                     ".tfrecords.zz")
+"""File name endings that mark a TFRecord file (compared in lower case)."""
+
+_FIELDS = ("i", "n", "uuid")
+
+
+def is_single_file_target(path: Any) -> bool:
+    """True when a write target names one file (see the module docstring).
+
+    Examples
+    --------
+    >>> [is_single_file_target(p) for p in ["out/train.tfrecord", "x.TFRecord.GZ", "out", "train.tfrecord/"]]
+    [True, True, False, False]
+    """
+    text = str(path)
+    if text.endswith(("/", "\\")):
+        return False
+    return text.lower().endswith(TFRECORD_SUFFIXES)
+
+
+def compression_from_name(path: str) -> Literal["gzip", "zlib"] | None:
+    """The compression a file name implies: ``"gzip"`` for ``.gz``, ``"zlib"`` for ``.zz``.
+
+    Examples
+    --------
+    >>> compression_from_name("a.tfrecord.gz"), compression_from_name("a.tfrecord.zz"), compression_from_name("a")
+    ('gzip', 'zlib', None)
+    """
+    lowered = path.lower()
+    return "gzip" if lowered.endswith(".gz") else "zlib" if lowered.endswith(".zz") else None
+
+
+def has_tfrecord_name(name: str) -> bool:
+    """True when a file name already says TFRecord (``x.tfrecord``, TFDS's
+    ``mnist-train.tfrecord-00000-of-00001``), so writers add no ``.tfrecord`` suffix.
+
+    Examples
+    --------
+    >>> has_tfrecord_name("mnist-train.tfrecord-00000-of-00004"), has_tfrecord_name("part-0")
+    (True, False)
+    """
+    return ".tfrecord" in name.lower()
+
+
+def check_filename_pattern(pattern: Any, *, shards: bool = False) -> None:
+    """Raise ``ValueError`` unless `pattern` is a usable ``filename_pattern``.
+
+    A file name (no ``/``) and a Python format string whose fields are ``{i}``, ``{uuid}``
+    and, when ``shards`` (with ``num_shards``), ``{n}``; it must contain ``{i}`` or
+    ``{uuid}`` so that every file gets its own name.
+
+    Examples
+    --------
+    >>> check_filename_pattern("train-{i:05d}-of-{n:05d}", shards=True)
+    >>> check_filename_pattern("train_{j}")
+    Traceback (most recent call last):
+    ValueError: filename_pattern 'train_{j}' has the field {j}; the fields are {i} (the file's number) and {uuid}
+    """
+    if not isinstance(pattern, str) or "/" in pattern or "\\" in pattern or not pattern.strip():
+        raise ValueError(f"filename_pattern must be a file name such as 'part_{{i}}', got {pattern!r}")
+    allowed = _FIELDS if shards else ("i", "uuid")
+    try:
+        fields = [name for _, name, _, _ in string.Formatter().parse(pattern) if name is not None]
+    except ValueError as exc:
+        raise ValueError(f"filename_pattern {pattern!r} is not a valid format string: {exc}; "
+                         "write a literal brace as {{ or }}") from None
+    for name in fields:
+        if name not in allowed:
+            known = " and ".join(["{i} (the file's number)", "{uuid}"] + (["{n} (the number of shards)"] if shards else []))
+            also = "; {n} needs num_shards" if name == "n" else ""
+            raise ValueError(f"filename_pattern {pattern!r} has the field {{{name}}}; the fields are {known}{also}")
+    if not {"i", "uuid"} & set(fields):
+        raise ValueError(
+            f"filename_pattern {pattern!r} must contain {{i}} (the file's number) or {{uuid}} "
+            "so that every file gets its own name"
+        )
+    try:
+        name = format_filename(pattern, 0, 1)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"filename_pattern {pattern!r} cannot be formatted: {exc}") from None
+    if "/" in name or not name.strip():
+        raise ValueError(f"filename_pattern {pattern!r} gives the file name {name!r}")
+
+
+def format_filename(pattern: str, i: int, n: int | None = None) -> str:
+    """Fill a checked pattern: ``{i}`` → `i`, ``{n}`` → `n`, ``{uuid}`` → a fresh UUID.
+
+    Examples
+    --------
+    >>> format_filename("mnist-train.tfrecord-{i:05d}-of-{n:05d}", 3, 16)
+    'mnist-train.tfrecord-00003-of-00016'
+    """
+    return pattern.format(i=i, n=n if n is not None else 0, uuid=str(_uuid.uuid4()))
+
+
+#: The longest path component, in bytes of UTF-8, that the writer creates.
+NAME_MAX_BYTES = 255
+_WIDEST_NUMBER = 10**12 - 1  # file numbers of {i} never get wider in practice
+
+
+def component_too_long(name: str) -> bool:
+    """True when ``name`` is over `NAME_MAX_BYTES` bytes of UTF-8."""
+    return len(name.encode("utf-8", "surrogatepass")) > NAME_MAX_BYTES
+
+
+def check_file_names(pattern: str | None, shard_prefix: str | None, extension: str) -> None:
+    """Raise ``ValueError`` when ``filename_pattern`` or ``shard_prefix`` would make file
+    names the reader hides or the filesystem refuses (NUL, over the length limit).
+
+    ``pattern`` has passed `check_filename_pattern` already.
+
+    Examples
+    --------
+    >>> check_file_names("part_{i:03d}", None, ".tfrecord")
+    >>> check_file_names("_part_{i}", None, ".tfrecord")
+    Traceback (most recent call last):
+    ValueError: filename_pattern '_part_{i}' makes file names such as '_part_0.tfrecord', which readers skip as hidden (names starting with '_' or '.'); start it with another character
+    """
+    zero_uuid = str(_uuid.UUID(int=0))
+    candidates = []
+    if pattern is not None:
+        shortest = pattern.format(i=0, n=1, uuid=zero_uuid)
+        widest = pattern.format(i=_WIDEST_NUMBER, n=_WIDEST_NUMBER, uuid=zero_uuid)
+        candidates.append(("filename_pattern", pattern, shortest + extension, widest + extension))
+    if shard_prefix is not None:
+        name = f"{shard_prefix}-00000-of-00001{extension}"
+        candidates.append(("shard_prefix", shard_prefix, name, name))
+    for option, value, example, widest in candidates:
+        if "\x00" in value:
+            raise ValueError(f"{option} {value!r} holds a NUL character, which no file name can hold")
+        if is_hidden_name(example):
+            raise ValueError(
+                f"{option} {value!r} makes file names such as {example!r}, which readers skip as "
+                f"hidden (names starting with '_' or '.'); start it with another character")
+        if component_too_long(widest):
+            raise ValueError(
+                f"{option} {value!r} makes file names of up to {len(widest.encode())} bytes, over the "
+                f"{NAME_MAX_BYTES}-byte limit of a file name; use a shorter {option}")
