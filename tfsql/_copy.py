@@ -6,7 +6,8 @@ out of DuckDB and hands them to `tfsql.write_tfrecord`. This module holds the pa
 that do not touch a connection:
 
 - `parse_copy_to` splits ``COPY <query or table> TO <path> [WITH] (<options>)`` into
-  the query to run, the path expression and the raw options;
+  the query to run, the path literal and the options, whose values are literals read
+  from the tokens (`tfsql._sql_args`): no option value is ever run as SQL;
 - `CopyPlan.from_options` checks the options (DuckDB's Parquet-style names) and maps
   them to `write_tfrecord` arguments;
 - `write_copy` writes a stream of record batches according to a plan.
@@ -22,10 +23,12 @@ writer's modes in both cases: an error unless ``OVERWRITE``, ``OVERWRITE_OR_IGNO
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+
+from tfsql._sql_args import LiteralError, LiteralReader
 from tfsql._sql_rewrite import Token, matching_close, unquote_identifier
 from tfsql.naming import TFRECORD_SUFFIXES, compression_from_name, is_single_file_target
 from tfsql.writer import check_filename_pattern, check_write_options, write_tfrecord
@@ -78,11 +81,11 @@ class CopyOptionError(ValueError):
 @dataclass(frozen=True)
 class OptionValue:
     """An option as written: ``flag`` (no value), ``names`` (a parenthesised list or a
-    bare word), or ``sql`` (an expression to evaluate: a string, a number...)."""
+    bare word), or ``value`` (a literal: a number, true / false...)."""
 
     flag: bool = False
     names: tuple[str, ...] = ()
-    sql: str | None = None
+    value: Any = None
 
 
 @dataclass(frozen=True)
@@ -94,7 +97,7 @@ class CopyStatement:
     query : str
         SQL producing the rows (``SELECT * FROM tbl`` for ``COPY tbl TO ...``).
     path_sql : str
-        The target expression (a string literal), to evaluate.
+        The target as written (a string literal token).
     options : dict
         Upper-case option name -> `OptionValue`, in the order written.
     """
@@ -194,11 +197,14 @@ def _parse_options(sql: str, tokens: Sequence[Token], first: int, stop: int) -> 
         i += 1  # the comma
         if name in options:
             raise CopyOptionError(f"COPY option {name} is given twice")
-        options[name] = _option_value(sql, value_tokens)
+        try:
+            options[name] = _option_value(value_tokens)
+        except LiteralError as err:
+            raise CopyOptionError(f"COPY option {name}: {err}") from None
     return options
 
 
-def _option_value(sql: str, value_tokens: Sequence[Token]) -> OptionValue:
+def _option_value(value_tokens: Sequence[Token]) -> OptionValue:
     if not value_tokens:
         return OptionValue(flag=True)
     if len(value_tokens) == 1 and value_tokens[0].is_name:
@@ -210,9 +216,7 @@ def _option_value(sql: str, value_tokens: Sequence[Token]) -> OptionValue:
         items = [t for t in inner if not t.is_op(",")]
         if all(t.is_name or t.kind == "string_const" for t in items) and len(inner) == 2 * len(items) - 1:
             return OptionValue(names=tuple(_name_or_string(t.text) for t in items))
-    start = value_tokens[0].start
-    last = value_tokens[-1]
-    return OptionValue(sql=sql[start:last.start + len(last.text)])
+    return OptionValue(value=LiteralReader(value_tokens).value(0, len(value_tokens)))
 
 
 def _name_or_string(text: str) -> str:
@@ -248,11 +252,8 @@ class CopyPlan:
     return_files: bool = False
 
     @classmethod
-    def from_options(cls, path: str, options: dict[str, OptionValue],
-                     evaluate: Callable[[str], Any]) -> CopyPlan:
+    def from_options(cls, path: str, options: dict[str, OptionValue]) -> CopyPlan:
         """Check ``options`` and map them to `write_tfrecord` arguments.
-
-        ``evaluate`` turns an option's SQL expression into a Python value (DuckDB does it).
 
         Raises
         ------
@@ -275,7 +276,7 @@ class CopyPlan:
                 values[name] = list(value.names) if name == "PARTITION_BY" or len(value.names) > 1 \
                     else value.names[0]
             else:
-                values[name] = evaluate(value.sql)  # type: ignore[arg-type]  # sql is set when names is empty
+                values[name] = value.value
 
         kwargs: dict[str, Any] = {}
         if "PARTITION_BY" in values:

@@ -83,6 +83,7 @@ class Argument:
     name: str | None
     text: str
     first_token: int  # index of the value's first token
+    stop_token: int = -1  # index just past the value's last token
 
 
 @dataclass(frozen=True)
@@ -155,32 +156,57 @@ def unquote_identifier(text: str) -> str:
     return text
 
 
-def split_statements(sql: str, tokens: Sequence[Token]) -> list[tuple[int, int]]:
-    """Token index ranges ``[first, stop)`` of each non-empty statement of a script
-    (split on top-level ``;``).
+def split_statements(sql: str) -> list[str]:
+    """The statements of a script, split by DuckDB's own parser, each without its closing ``;``.
+
+    SQL that does not parse raises DuckDB's ``ParserException`` (quoting the text as
+    written), so nothing is rewritten or run from a script DuckDB would reject.
 
     Examples
     --------
-    >>> sql = "SELECT ';'; SELECT 2;"
-    >>> toks = tokenize(sql)
-    >>> [" ".join(t.text for t in toks[a:b]) for a, b in split_statements(sql, toks)]
-    ["SELECT ';'", 'SELECT 2']
+    >>> split_statements("SELECT ';'; SELECT 2 -- two;\\n;")
+    ["SELECT ';'", 'SELECT 2 -- two;']
     """
-    ranges = []
-    first = 0
+    import duckdb
+
+    # DuckDB's parser checks the script; its statements' text is not used (DuckDB 1.4
+    # expands a PIVOT into two statements without text), the split is at top-level ``;``
+    # tokens. Forms only the rewrite makes valid (DESCRIBE tfrecord_scan(...)) do not
+    # parse: then a ``;`` inside brackets is DuckDB's parse error.
+    parse_error: Exception | None = None
+    try:
+        duckdb.extract_statements(sql)
+    except duckdb.Error as err:
+        parse_error = err
+    texts = _split_on_semicolons(sql, parse_error)
+    statements = []
+    for text in texts:
+        text = text.strip()
+        tokens = tokenize(text)
+        while tokens and tokens[-1].is_op(";"):
+            text = text[:tokens.pop().start].rstrip()
+        if tokens:
+            statements.append(text)
+    return statements
+
+
+def _split_on_semicolons(sql: str, parse_error: Exception | None) -> list[str]:
+    tokens = tokenize(sql)
+    texts = []
+    start = 0
     depth = 0
-    for i, token in enumerate(tokens):
+    for token in tokens:
         if token.is_op(*_OPENERS):
             depth += 1
         elif token.is_op(*_CLOSERS):
             depth = max(0, depth - 1)
-        elif token.is_op(";") and depth == 0:
-            if i > first:
-                ranges.append((first, i))
-            first = i + 1
-    if len(tokens) > first:
-        ranges.append((first, len(tokens)))
-    return ranges
+        elif token.is_op(";"):
+            if depth and parse_error is not None:
+                raise parse_error
+            texts.append(sql[start:token.start])
+            start = token.end
+    texts.append(sql[start:])
+    return texts
 
 
 def matching_close(tokens: Sequence[Token], open_index: int) -> int:
@@ -225,7 +251,7 @@ def _split_arguments(sql: str, tokens: Sequence[Token], open_index: int, close_i
                 name = unquote_identifier(tokens[first].text).lower()
                 value_first = first + 2
             text = sql[tokens[value_first].start:token.start].rstrip()
-            args.append(Argument(name, text, value_first))
+            args.append(Argument(name, text, value_first, i))
             first = i + 1
     return tuple(args)
 

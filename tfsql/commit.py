@@ -259,8 +259,8 @@ class _Intent:
 
 def _is_inner(rel: Any) -> bool:
     """A normalized relative path below the target (no ``..``, not absolute, not empty)."""
-    return (isinstance(rel, str) and rel != "" and not rel.startswith("/")
-            and posixpath.normpath(rel) == rel and not rel.startswith("..")
+    return (isinstance(rel, str) and rel not in ("", ".") and not rel.startswith("/")
+            and posixpath.normpath(rel) == rel
             and ".." not in rel.split("/"))
 
 

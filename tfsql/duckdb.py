@@ -8,14 +8,17 @@ before DuckDB sees it:
   wherever a table function may appear, is replaced by the name of a `tfsql.Dataset`
   registered on the connection. DuckDB scans a registered Dataset with projection and
   filter pushdown, so only the needed features are decoded and partition filters
-  prune files. The arguments are constant expressions that DuckDB itself evaluates.
+  prune files. The arguments are literals read from the tokens (strings, numbers,
+  true/false, lists, structs, ``?`` parameters, ``getvariable('name')``): nothing in them
+  is ever run as SQL, so no statement can be smuggled through them.
 - ``COPY (query) TO 'path' (FORMAT tfrecord, ...)`` / ``COPY table TO ...`` / a path
   ending in ``.tfrecord`` (``.gz``) without FORMAT run the query, stream its record
   batches into `tfsql.write_tfrecord` (nothing is materialised) and return the row count
   in a ``Count`` column, as DuckDB's COPY does.
 
+A script is split into statements by DuckDB's own parser before anything is rewritten.
 Text in string literals and comments is never touched (DuckDB's own tokenizer finds the
-calls). Everything else (`sql`, `execute`, `table`, `register`, ...) is DuckDB's.
+calls); COPY option values are literals too. Everything else (`sql`, `execute`, `table`, `register`, ...) is DuckDB's.
 
 Registered names are ``__tfrecord_scan_<n>``, one per distinct call (same arguments,
 same name), kept for the connection's life so views over ``tfrecord_scan`` stay valid.
@@ -30,7 +33,9 @@ with no files raises `NoFilesError` (``duckdb.IOException`` and
 ``FileNotFoundError``). All messages start like DuckDB's (``Binder Error: tfrecord_scan:
 ...``). Data problems (corrupt records, a feature that does not fit the schema) surface
 as tfsql's own errors (`tfsql.CorruptRecordError`, `tfsql.SchemaError`) when the
-dataset is opened, or as the error DuckDB reports for a failing scan.
+dataset is opened, or as a `ScanDataError` (a ``duckdb.InvalidInputException`` and a
+`tfsql.TFSQLError`) naming file, record and byte offset when the scan meets them.
+Errors quote the SQL as written, never the rewritten text (see `tfsql.duckdb_errors`).
 
 Examples
 --------
@@ -63,6 +68,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 import pyarrow as pa
 
 from tfsql import _sql_rewrite as rewrite
+from tfsql._sql_args import LiteralError, LiteralReader, string_literal
 from tfsql._copy import (
     TFRECORD_SUFFIXES,
     CopyOptionError,
@@ -71,10 +77,22 @@ from tfsql._copy import (
     parse_copy_to,
     write_copy,
 )
+from tfsql.duckdb_errors import (
+    BinderError,
+    InvalidInputError,
+    NoFilesError,
+    ErrorContext,
+    ScanDataError,
+    TargetExistsError,
+    reader_of,
+    sql_error,
+    translating_reader,
+)
 import tfsql
 
 __all__ = ["connect", "sql", "TFRecordConnection", "TABLE_FUNCTIONS", "SCAN_PARAMETERS",
-           "BinderError", "InvalidInputError", "NoFilesError", "TargetExistsError", "duckdb_type_to_arrow"]
+           "BinderError", "InvalidInputError", "NoFilesError", "TargetExistsError", "ScanDataError",
+           "duckdb_type_to_arrow"]
 
 TABLE_FUNCTIONS = ("tfrecord_scan", "read_tfrecord")
 """The table function names the SQL front end understands."""
@@ -105,24 +123,6 @@ SCAN_PARAMETERS = {
 """Named parameters of ``tfrecord_scan`` and their DuckDB types (see `_dataset_options`)."""
 
 
-class BinderError(duckdb.BinderException, ValueError):
-    """A ``tfrecord_scan`` call or a ``COPY ... (FORMAT tfrecord)`` option that cannot be
-    bound: unknown parameter, wrong type, no source."""
-
-
-class InvalidInputError(duckdb.InvalidInputException, ValueError):
-    """A ``tfrecord_scan`` parameter value that tfsql rejects (an unknown record type...)."""
-
-
-class NoFilesError(duckdb.IOException, FileNotFoundError):
-    """A ``tfrecord_scan`` source matches no file."""
-
-
-class TargetExistsError(duckdb.IOException, FileExistsError):
-    """``COPY ... (FORMAT tfrecord)`` into a directory that holds data, without OVERWRITE,
-    OVERWRITE_OR_IGNORE or APPEND."""
-
-
 # --------------------------------------------------------------------------------------
 # Type names
 # --------------------------------------------------------------------------------------
@@ -148,8 +148,8 @@ def duckdb_type_to_arrow(type_name: str) -> pa.DataType:
     """
     global _types_connection
     if not isinstance(type_name, str):
-        raise BinderError(f"Binder Error: tfrecord_scan: a column type must be a VARCHAR such as "
-                          f"'BIGINT' or 'FLOAT[]', got {type_name!r}")
+        raise sql_error(BinderError, f"a column type must be a VARCHAR such as 'BIGINT' or 'FLOAT[]', "
+                                     f"got {type_name!r}", function="tfrecord_scan")
     key = type_name.strip()
     with _types_lock:
         if key in _type_cache:
@@ -157,20 +157,21 @@ def duckdb_type_to_arrow(type_name: str) -> pa.DataType:
         if _types_connection is None:
             _types_connection = duckdb.connect()
         arrow_type = None
-        if ";" not in key:
-            try:
-                relation = _types_connection.sql(f"SELECT CAST(NULL AS {key}) AS c LIMIT 0")
-                arrow_type = _to_arrow_table(relation).schema.field(0).type
-            except duckdb.Error:
-                arrow_type = None
+        try:  # DuckDB parses the name as a type (never as SQL text)
+            sql_type = duckdb.sqltype(key)
+            relation = _types_connection.sql("SELECT 1 AS c LIMIT 0").select(
+                duckdb.ConstantExpression(None).cast(sql_type).alias("c"))
+            arrow_type = _to_arrow_table(relation).schema.field(0).type
+        except duckdb.Error:
+            arrow_type = None
         if arrow_type is None:
             try:
                 arrow_type = pa.type_for_alias(key)
             except ValueError:
-                raise BinderError(
-                    f"Binder Error: tfrecord_scan: unknown column type {type_name!r}; use a DuckDB "
-                    f"type such as 'BIGINT', 'DOUBLE', 'VARCHAR', 'BLOB', 'FLOAT[]' or 'BIGINT[128]'"
-                ) from None
+                raise sql_error(
+                    BinderError, f"unknown column type {type_name!r}; use a DuckDB type such as 'BIGINT', "
+                                 f"'DOUBLE', 'VARCHAR', 'BLOB', 'FLOAT[]' or 'BIGINT[128]'",
+                    function="tfrecord_scan") from None
         arrow_type = _plain_arrow_type(arrow_type)
         _type_cache[key] = arrow_type
         return arrow_type
@@ -197,38 +198,9 @@ def _to_arrow_table(relation: Any) -> pa.Table:
 
 def _arrow_reader(relation: Any, rows: int) -> pa.RecordBatchReader:
     """A streaming reader over a relation (``to_arrow_reader`` on DuckDB 2.x,
-    ``fetch_arrow_reader`` on 1.4) whose errors are DuckDB's exceptions again (the Arrow
-    stream turns them into ``OSError("Invalid Input Error: ...")``)."""
-    method = getattr(relation, "to_arrow_reader", None) or relation.fetch_arrow_reader
-    reader = method(rows)
-
-    def batches():
-        try:
-            while True:
-                try:
-                    batch = reader.read_next_batch()
-                except StopIteration:
-                    return
-                except (OSError, pa.ArrowException) as err:
-                    raise _as_duckdb_error(err) from err
-                yield batch
-        finally:
-            reader.close()
-
-    return pa.RecordBatchReader.from_batches(reader.schema, batches())
-
-
-def _as_duckdb_error(err: Exception) -> Exception:
-    """``OSError("Invalid Input Error: boom")`` -> ``duckdb.InvalidInputException(...)``."""
-    message = str(err)
-    prefix, separator, _ = message.partition(" Error: ")
-    if not separator or len(prefix.split()) > 3:
-        return err
-    name = "".join(word if word.isupper() else word.capitalize() for word in prefix.split()) + "Exception"
-    cls = getattr(duckdb, name, None)
-    if not (isinstance(cls, type) and issubclass(cls, duckdb.Error)):
-        cls = duckdb.Error
-    return cls(message)
+    ``fetch_arrow_reader`` on 1.4) whose errors are DuckDB's exceptions again (see
+    `tfsql.duckdb_errors.translating_reader`)."""
+    return translating_reader(reader_of(relation, rows))
 
 
 # --------------------------------------------------------------------------------------
@@ -255,19 +227,16 @@ def _sql_type_name(value: Any) -> str:
 def _expect(function: str, name: str, value: Any, *kinds: type) -> Any:
     if isinstance(value, kinds) and not (bool not in kinds and isinstance(value, bool)):
         return value
-    raise BinderError(
-        f"Binder Error: {function}: parameter {name} expects {SCAN_PARAMETERS[name]}, got "
-        f"{_sql_type_name(value)} {value!r}"
-    )
+    raise sql_error(BinderError, f"parameter {name} expects {SCAN_PARAMETERS[name]}, got "
+                                 f"{_sql_type_name(value)} {value!r}", function=function)
 
 
 def _type_struct(function: str, name: str, value: Any) -> pa.Schema:
     if not isinstance(value, Mapping) or not value:
-        raise BinderError(
-            f"Binder Error: {function}: parameter {name} expects a STRUCT of column name -> type "
-            f"name, e.g. {name} := {{'label': 'BIGINT', 'emb': 'FLOAT[]'}}; got "
-            f"{_sql_type_name(value)} {value!r}"
-        )
+        raise sql_error(
+            BinderError, f"parameter {name} expects a STRUCT of column name -> type name, e.g. "
+                         f"{name} := {{'label': 'BIGINT', 'emb': 'FLOAT[]'}}; got {_sql_type_name(value)} {value!r}",
+            function=function)
     return pa.schema([_typed_field(str(column), type_name) for column, type_name in value.items()])
 
 
@@ -309,7 +278,7 @@ def _dataset_options(function: str, named: Mapping[str, Any]) -> dict[str, Any]:
                 options["on_corrupt"] = "skip"
         elif name in ("schema", "columns"):
             if "schema" in options:
-                raise BinderError(f"Binder Error: {function}: give either schema or columns, not both")
+                raise sql_error(BinderError, "give either schema or columns, not both", function=function)
             options["schema"] = _type_struct(function, name, value)
         elif name == "hive_types":
             options["hive_schema"] = _type_struct(function, name, value)
@@ -351,9 +320,9 @@ def _open_dataset(function: str, source: Any, options: dict[str, Any],
                 return _with_a_column(source, options, quick), previous[1]
         data = tfsql.dataset(source, **options)
     except FileNotFoundError as err:
-        raise NoFilesError(f"IO Error: {function}: {err}") from err
+        raise sql_error(NoFilesError, str(err), function=function) from err
     except (ValueError, TypeError) as err:
-        raise InvalidInputError(f"Invalid Input Error: {function}: {err}") from err
+        raise sql_error(InvalidInputError, str(err), function=function) from err
     data = _with_a_column(source, options, data)
     _check_has_columns(function, source, data)
     return data, _fingerprint(data.files)
@@ -368,17 +337,12 @@ def _with_a_column(source: Any, options: dict[str, Any], data: tfsql.Dataset) ->
 
 
 def _check_has_columns(function: str, source: Any, data: tfsql.Dataset) -> None:
-    """DuckDB cannot scan a table without columns: say why there are none instead."""
+    """DuckDB cannot scan a table without columns; only a source without files has none
+    left after :func:`_with_a_column`: say so."""
     if len(data.schema):
         return
-    if not data.files:
-        raise NoFilesError(f"IO Error: {function}: no files found in {source!r} (hidden files such as "
-                           f"_SUCCESS are skipped)")
-    count = len(data.files)
-    raise InvalidInputError(
-        f"Invalid Input Error: {function}: the {count} file{'' if count == 1 else 's'} of {source!r} "
-        f"hold no features to infer columns from (the files are empty, or no record sets a feature); "
-        f"pass schema := {{'name': 'TYPE', ...}} to read them")
+    raise sql_error(NoFilesError, f"no files found in {source!r} (hidden files such as _SUCCESS are "
+                                  f"skipped)", function=function)
 
 
 def _fingerprint(files: Sequence[str]) -> tuple | None:
@@ -426,6 +390,8 @@ class TFRecordConnection:
         self._datasets: dict[str, tfsql.Dataset] = {}  # registered name -> dataset (kept alive)
         self._opened: dict[tuple, tuple] = {}  # normalised call -> (dataset, files fingerprint)
         self._counter = itertools.count(1)
+        self._calls: dict[str, str] = {}  # registered name -> the call's SQL text (for messages)
+        self._last_context: ErrorContext | None = None  # of the last statement run by execute/sql
         #: Called with the row count of each batch a ``COPY ... (FORMAT tfrecord)``
         #: streams into the writer (the ``tfsql`` command draws its progress bar with it).
         self.copy_progress: Callable[[int], None] | None = None
@@ -438,9 +404,13 @@ class TFRecordConnection:
         return self._con
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") or name == "_con":
+        if name.startswith("__") or name in ("_con", "_last_context"):
             raise AttributeError(name)
-        return getattr(self._con, name)
+        attribute = getattr(self._con, name)
+        context = self._last_context
+        if context is not None and name.startswith("fetch"):  # the result of execute()
+            return context.function(attribute, name)
+        return attribute
 
     def __enter__(self) -> TFRecordConnection:
         return self
@@ -540,7 +510,7 @@ class TFRecordConnection:
     def executemany(self, query: Any, parameters: Any = None) -> TFRecordConnection:
         """DuckDB's ``executemany`` after rewriting ``tfrecord_scan`` calls (no COPY)."""
         if isinstance(query, str) and _mentions_tfrecord(query):
-            query, _ = self._rewrite_scans(query, rewrite.tokenize(query), None)
+            query, _, _ = self._rewrite_scans(query, rewrite.tokenize(query), None)
         if parameters is None:
             self._con.executemany(query)
         else:
@@ -551,46 +521,55 @@ class TFRecordConnection:
 
     def _run(self, query: Any, params: Any, run, count) -> Any:
         if not isinstance(query, str) or not _mentions_tfrecord(query):
+            self._last_context = None
             return run(query, params)
-        tokens = rewrite.tokenize(query)
-        statements = rewrite.split_statements(query, tokens)
-        if not statements:
-            return run(query, params)
+        statements = rewrite.split_statements(query)
         result = None
-        for number, (first, stop) in enumerate(statements):
+        for number, text in enumerate(statements):
             last = number == len(statements) - 1
-            text = query[tokens[first].start:tokens[stop - 1].end].rstrip()
             result = self._run_statement(text, params if last else None, run, count)
         return result
 
     def _run_statement(self, text: str, params: Any, run, count) -> Any:
         tokens = rewrite.tokenize(text)
-        text, params = self._rewrite_scans(text, tokens, params)
-        tokens = rewrite.tokenize(text)
+        rewritten, params, spans = self._rewrite_scans(text, tokens, params)
+        context = ErrorContext(text, rewritten, spans, self._calls)
+        tokens = rewrite.tokenize(rewritten)
         try:
-            statement = parse_copy_to(text, tokens)
+            statement = parse_copy_to(rewritten, tokens)
         except CopyOptionError as err:
             statement = None
-            if _looks_like_tfrecord_copy(text, tokens):
-                raise BinderError(f"Binder Error: {err}") from err
+            if _looks_like_tfrecord_copy(rewritten, tokens):
+                raise sql_error(BinderError, str(err)) from err
         if statement is not None:
-            path = self._evaluate([statement.path_sql], None, "COPY")[0]
-            if not isinstance(path, str):
-                raise BinderError(f"Binder Error: COPY ... TO expects a file name (VARCHAR), got {path!r}")
+            try:
+                path = string_literal(statement.path_sql)
+            except LiteralError as err:
+                raise sql_error(BinderError, f"COPY ... TO: {err}") from None
             if is_tfrecord_copy(statement, path):
-                rows, files = self._copy_to_tfrecord(statement, path, params)
+                with context.translating():
+                    rows, files = self._copy_to_tfrecord(statement, path, params)
+                self._last_context = None
                 return count(rows, files)
-        return run(text, params)
+        with context.translating():
+            result = run(rewritten, params)
+        self._last_context = context
+        return context.wrap(result)
 
-    def _rewrite_scans(self, text: str, tokens: list[rewrite.Token], params: Any) -> tuple[str, Any]:
+    def _rewrite_scans(self, text: str, tokens: list[rewrite.Token], params: Any
+                       ) -> tuple[str, Any, list[tuple[int, int, int]]]:
         """Replace each tfrecord_scan call by a registered dataset's name; drop the
-        ``?`` parameters its arguments consumed."""
+        ``?`` parameters its arguments consumed. Also returns the replaced spans as
+        ``(start, end, new length)``."""
         try:
             calls = rewrite.find_calls(text, tokens, TABLE_FUNCTIONS)
         except ValueError as err:
-            raise duckdb.ParserException(f"Parser Error: {err}") from err
+            raise sql_error(duckdb.ParserException, str(err)) from err
         if not calls:
-            return text, params
+            return text, params, []
+        # A new statement ends any unfinished result of execute(), as DuckDB's own
+        # statements do; registering a dataset would otherwise be refused (DuckDB 2.x).
+        self._con.execute("SELECT NULL").fetchall()
         question_marks = [t.start for t in tokens if t.is_op("?")]
         consumed: set[int] = set()
         replacements = []
@@ -598,53 +577,58 @@ class TFRecordConnection:
             inside = [k for k, start in enumerate(question_marks) if call.start < start < call.end]
             if any(t.kind != "string_const" and t.text.startswith("$")
                    for t in tokens if call.start < t.start < call.end):
-                raise BinderError(f"Binder Error: {call.name}: $-parameters are not supported in its "
-                                  f"arguments; use ? or a constant")
-            values = None
+                raise sql_error(BinderError, "$-parameters are not supported in its arguments; use ? or "
+                                             "a literal", function=call.name)
+            values: list = []
             if inside:
                 if not isinstance(params, Sequence) or isinstance(params, str) or len(params) <= max(inside):
-                    raise InvalidInputError(f"Invalid Input Error: {call.name}: its arguments use ? "
-                                            f"parameters but not enough values were passed")
+                    raise sql_error(InvalidInputError, "its arguments use ? parameters but not enough "
+                                                       "values were passed", function=call.name)
                 values = [params[k] for k in inside]
                 consumed.update(inside)
-            name = self._register_call(call, values)
+            name = self._register_call(call, tokens, values)
+            with self._lock:
+                self._calls[name] = text[call.start:call.end]
             replacement = name if call.has_alias or not call.in_from else f"{name} AS {call.name}"
             replacements.append((call.start, call.end, replacement))
         if consumed:
             params = [value for k, value in enumerate(params) if k not in consumed]
-        return rewrite.substitute(text, replacements), params
+        spans = [(start, end, len(new)) for start, end, new in sorted(replacements)]
+        return rewrite.substitute(text, replacements), params, spans
 
-    def _register_call(self, call: rewrite.Call, params: list | None) -> str:
+    def _register_call(self, call: rewrite.Call, tokens: list[rewrite.Token], params: list) -> str:
         positional = [arg for arg in call.args if arg.name is None]
         named = [arg for arg in call.args if arg.name is not None]
         if not positional:
-            raise BinderError(
-                f"Binder Error: {call.name}: expected a source as the first argument, e.g. "
-                f"{call.name}('data/*.tfrecord') or {call.name}(['a.tfrecord', 'b.tfrecord'])"
-            )
+            raise sql_error(BinderError, f"expected a source as the first argument, e.g. "
+                                         f"{call.name}('data/*.tfrecord') or {call.name}(['a.tfrecord', "
+                                         f"'b.tfrecord'])", function=call.name)
         if len(positional) > 1 or call.args[0].name is not None:
-            raise BinderError(
-                f"Binder Error: {call.name}: takes one positional argument (the source, a path, "
-                f"glob or list of them); pass options by name: {call.name}('data/*', "
-                f"hive_partitioning := true)"
-            )
+            raise sql_error(BinderError, f"takes one positional argument (the source, a path, glob or list "
+                                         f"of them); pass options by name: {call.name}('data/*', "
+                                         f"hive_partitioning := true)", function=call.name)
         seen = set()
         for arg in named:
             if arg.name not in SCAN_PARAMETERS:
                 candidates = "\n".join(f"    {n} {t}" for n, t in SCAN_PARAMETERS.items())
-                raise BinderError(f'Binder Error: Invalid named parameter "{arg.name}" for function '
-                                  f"{call.name}\nCandidates:\n{candidates}")
+                raise sql_error(BinderError, f'Invalid named parameter "{arg.name}" for function '
+                                             f"{call.name}\nCandidates:\n{candidates}")
             if arg.name in seen:
-                raise BinderError(f'Binder Error: {call.name}: named parameter "{arg.name}" given twice')
+                raise sql_error(BinderError, f'named parameter "{arg.name}" given twice', function=call.name)
             seen.add(arg.name)
-        values = self._evaluate([a.text for a in positional + named], params, call.name)
+        reader = LiteralReader(tokens, params, self._variable)
+        values = []
+        for arg in positional + named:
+            try:
+                values.append(reader.value(arg.first_token, arg.stop_token))
+            except LiteralError as err:
+                what = "the source" if arg.name is None else f"parameter {arg.name}"
+                raise sql_error(BinderError, f"{what}: {err}", function=call.name) from None
         source = values[0]
-        if isinstance(source, tuple):
-            source = list(source)
         if not (isinstance(source, str) or (isinstance(source, list) and source
                                             and all(isinstance(s, str) for s in source))):
-            raise BinderError(f"Binder Error: {call.name}: the source must be a VARCHAR path or glob, "
-                              f"or a VARCHAR[] of them; got {_sql_type_name(source)} {source!r}")
+            raise sql_error(BinderError, f"the source must be a VARCHAR path or glob, or a VARCHAR[] of "
+                                         f"them; got {_sql_type_name(source)} {source!r}", function=call.name)
         named_values: dict[str, Any] = {arg.name: value for arg, value in zip(named, values[1:])}  # type: ignore[misc]  # named: name is set
         options = _dataset_options(call.name, named_values)
         key = (repr(source), tuple(sorted((k, repr(v)) for k, v in options.items())))
@@ -661,42 +645,30 @@ class TFRecordConnection:
             self._opened[key] = (data, fingerprint)
         return name
 
-    def _evaluate(self, expressions: list[str], params: list | None, function: str) -> tuple:
-        """Evaluate constant SQL expressions with DuckDB: ``SELECT e1, e2, ...``."""
-        select = "SELECT\n" + "\n,\n".join(expressions) + "\n"
-        try:
-            if params:
-                row = self._con.execute(select, params).fetchall()[0]
-            else:
-                row = self._con.execute(select).fetchall()[0]
-        except duckdb.Error as err:
-            prefix, _, message = str(err).split("\n", 1)[0].rpartition(" Error: ")
-            raise type(err)(f"{prefix + ' Error: ' if prefix else ''}{function}: its arguments must be "
-                            f"constant expressions: {message}") from err
-        return tuple(row)
+    def _variable(self, name: str) -> Any:
+        """The value of DuckDB variable ``name`` (``getvariable('name')`` in an argument),
+        read with a bound parameter."""
+        return self._con.execute("SELECT getvariable(?)", [name]).fetchall()[0][0]
 
     # -- COPY ---------------------------------------------------------------------------
 
     def _copy_to_tfrecord(self, statement, path: str, params: Any) -> tuple[int, list[str] | None]:
         try:
-            plan = CopyPlan.from_options(
-                path, statement.options,
-                lambda expression: self._evaluate([expression], None, "COPY")[0])
+            plan = CopyPlan.from_options(path, statement.options)
         except CopyOptionError as err:
-            raise BinderError(f"Binder Error: {err}") from err
+            raise sql_error(BinderError, str(err)) from err
         relation = self._con.sql(statement.query, params=params) if params else self._con.sql(statement.query)
         if relation is None:
-            raise BinderError("Binder Error: COPY ... (FORMAT tfrecord): the query returns no rows "
-                              "to write (it is not a SELECT)")
+            raise sql_error(BinderError, "the query returns no rows to write (it is not a SELECT)",
+                            function="COPY ... (FORMAT tfrecord)")
         # The stream must be drained before any other statement runs on this connection
         # (DuckDB 1.4 would silently truncate it, 2.x raises).
         reader = _arrow_reader(relation, COPY_BATCH_ROWS)
         try:
             result = write_copy(_reporting(reader, self.copy_progress), plan)
         except FileExistsError as err:
-            raise TargetExistsError(
-                f"IO Error: COPY ... TO {path!r}: {err}. In SQL: add OVERWRITE, "
-                f"OVERWRITE_OR_IGNORE or APPEND to the COPY options") from err
+            raise sql_error(TargetExistsError, f"{err}. In SQL: add OVERWRITE, OVERWRITE_OR_IGNORE or "
+                                               f"APPEND to the COPY options", function=f"COPY ... TO {path!r}") from err
         finally:
             reader.close()
         return result.rows, (result.paths if plan.return_files else None)

@@ -25,6 +25,7 @@ import pyarrow as pa
 from tfsql._codec import codec
 from tfsql._proto import SequenceExample
 from tfsql.decode import translate_decode_error
+from tfsql.errors import SchemaError
 from tfsql.records import FrameReader
 from tfsql.schema import FeatureStats, infer_from_stats, merge_stats
 
@@ -134,6 +135,38 @@ def _warn_if_sequence_examples(block, path: str) -> None:
 
 def _summarize(block, record_type: int) -> dict:
     try:
-        return codec.summarize(block.buf, block.offsets, block.lengths, record_type)
+        summary = codec.summarize(block.buf, block.offsets, block.lengths, record_type)
     except codec.DecodeError as exc:
         raise translate_decode_error(exc, block, record_type, specs=()) from None
+    for _, name in summary:
+        if not _is_utf8(name):
+            raise _non_utf8_name_error(block, record_type, name)
+    return summary
+
+
+def _is_utf8(name: bytes) -> bool:
+    try:
+        name.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _non_utf8_name_error(block, record_type: int, name: bytes) -> SchemaError:
+    """A column cannot be named by bytes that are not UTF-8 (Arrow field names are
+    strings): name the file, the first record holding ``name`` and its bytes."""
+    record = 0
+    for i in range(len(block)):
+        one = codec.summarize(block.buf, block.offsets[i : i + 1], block.lengths[i : i + 1], record_type)
+        if any(key == name for _, key in one):
+            record = i
+            break
+    index = block.first_index + record
+    return SchemaError(
+        f"feature name {name!r} in {block.path}, record {index} at byte "
+        f"{block.record_offset(record)} is not valid UTF-8, so it cannot name a column; "
+        "pass schema= with the columns to read (features not in it are skipped)",
+        feature=name.decode("utf-8", errors="backslashreplace"),
+        path=block.path,
+        record_index=index,
+    )

@@ -769,7 +769,7 @@ class Scanner:
             values = self._dataset._partitioning.values  # type: ignore[union-attr]  # set when partitioned
             for name in self._partition_names:
                 scalar = values.column(name)[file_index]
-                bits += 33 + 8 * len(scalar.as_py()) if pa.types.is_string(scalar.type) else 65
+                bits += 33 + 8 * len(scalar.as_py() or "") if pa.types.is_string(scalar.type) else 65
         if self._with_file_column:
             bits += 33 + 8 * len(self._dataset._found.files[file_index].display().encode())
         return bits

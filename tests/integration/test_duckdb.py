@@ -71,7 +71,7 @@ def rows_of(result) -> collections.Counter:
 SCAN_SPELLINGS = [
     "tfrecord_scan('{dir}', hive_partitioning := true)",
     "read_tfrecord('{dir}')",
-    "TFRECORD_SCAN('{dir}' || '', hive_partitioning = 1 < 2, verify_checksums := true)",
+    "TFRECORD_SCAN($${dir}$$, hive_partitioning = true, verify_checksums := true)",
     "tfrecord_scan('{dir}/**', compression := 'auto', union_by_name := true)",
 ]
 
@@ -160,15 +160,24 @@ def test_default_alias_is_the_function_name(con, data):
     assert rows.fetchall() == [(7,)]
 
 
-def test_list_source_and_constant_expressions(con, data):
+def test_list_source_and_literal_arguments(con, data):
     train, test = (f"{data['dir']}/split={s}/*.tfrecord" for s in ("train", "test"))
-    result = con.sql(f"SELECT count(*) FROM tfrecord_scan(['{train}', '{test}'])").fetchall()
+    result = con.sql(f"SELECT count(*) FROM tfrecord_scan(['{train}', '{test}',])").fetchall()
     expected = con.sql("SELECT count(*) FROM ref WHERE split IN ('train', 'test')").fetchall()
     assert result == expected
-    glob = data["dir"] + "/split=tr"
-    result = con.sql(f"SELECT count(*) FROM tfrecord_scan(concat('{glob}', 'ain/*'), "
-                     f"infer_sample := 10 * 10, hive_partitioning := false)").fetchall()
+    result = con.sql(f"SELECT count(*) FROM tfrecord_scan('{train}', infer_sample := 1_00, "
+                     f"hive_partitioning := false, sample_size := -1)").fetchall()
     assert result == con.sql("SELECT count(*) FROM ref WHERE split = 'train'").fetchall()
+
+
+@pytest.mark.parametrize("argument", ["concat('a', 'b')", "'a' || 'b'", "1 + 1", "some_column", "(SELECT 'x')",
+                                      "E'a\\tb'", "'a'::VARCHAR", "NULL"])
+def test_arguments_must_be_literals(con, argument):
+    with pytest.raises(BinderError, match=r"^Binder Error: tfrecord_scan: the source: .*(not a literal|"
+                                          r"unexpected|plain string literal)"):
+        con.sql(f"SELECT * FROM tfrecord_scan({argument})")
+    with pytest.raises(BinderError, match=r"^Binder Error: tfrecord_scan: parameter infer_sample: "):
+        con.sql(f"SELECT * FROM tfrecord_scan('x', infer_sample := {argument})")
 
 
 def test_execute_keeps_parameters(con, data):
@@ -287,9 +296,9 @@ def test_wrong_parameter_types(con, data):
         con.sql(f"SELECT * FROM tfrecord_scan('{data['dir']}', columns := {{'id': 'NOT_A_TYPE'}})")
 
 
-def test_non_constant_argument(con):
-    with pytest.raises(duckdb.BinderException, match=r"^Binder Error: tfrecord_scan: its arguments must be "
-                                                     r"constant expressions: Referenced column \"some_column\""):
+def test_non_literal_argument(con):
+    with pytest.raises(duckdb.BinderException, match=r"^Binder Error: tfrecord_scan: the source: 'some_column' "
+                                                     r"at offset 28 is not a literal: a value must be a string"):
         con.sql("SELECT * FROM tfrecord_scan(some_column)")
 
 

@@ -6,6 +6,7 @@ whose tokenizers differ (1.4 emits no comment tokens; 2.0 types ``.`` as a numbe
 
 from __future__ import annotations
 
+import duckdb
 import pytest
 
 from tfsql._copy import CopyOptionError, parse_copy_to
@@ -48,11 +49,12 @@ def test_unbalanced_call_is_an_error():
         calls("SELECT * FROM tfrecord_scan('x'")
 
 
-def test_split_statements_on_top_level_semicolons():
+def test_split_statements_with_duckdbs_parser():
     sql = "SELECT ';'; -- a; comment\nSELECT $$;$$ ;; SELECT 3"
-    tokens = tokenize(sql)
-    assert [" ".join(t.text for t in tokens[a:b]) for a, b in split_statements(sql, tokens)] == [
+    assert [" ".join(t.text for t in tokenize(s)) for s in split_statements(sql)] == [
         "SELECT ';'", "SELECT $$;$$", "SELECT 3"]
+    with pytest.raises(duckdb.ParserException, match=r"syntax error at or near \";\""):
+        split_statements("SELECT count(*) FROM tfrecord_scan('x'; DROP TABLE victim; SELECT 'data')")
 
 
 def test_parse_copy_forms():
@@ -62,7 +64,7 @@ def test_parse_copy_forms():
     assert statement.format == "tfrecord"
     assert statement.options["PARTITION_BY"].names == ("a", "B")
     assert statement.options["OVERWRITE"].flag
-    assert statement.options["ROWS_PER_FILE"].sql == "10"
+    assert statement.options["ROWS_PER_FILE"].value == 10
     sql = "COPY main.tbl (x, y) TO 'p' (FORMAT 'tfrecord', COMPRESSION 'gzip')"
     statement = parse_copy_to(sql, tokenize(sql))
     assert statement.query == "SELECT x, y FROM main.tbl"

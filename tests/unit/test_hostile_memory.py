@@ -88,6 +88,7 @@ for name, fn in [
     ("n_rows", lambda: tfsql.read_tfrecord(path, schema=schema, n_rows=3).num_rows),
     ("count_rows", lambda: tfsql.dataset(path, schema=schema).count_rows()),
     ("cli_count", lambda: cli_main(["count", "-q", path])),
+    ("cli_verify", lambda: cli_main(["verify", "-q", path])),
 ]:
     print(json.dumps(attempt(name, fn)), flush=True)
 """
@@ -99,9 +100,9 @@ def _header(length: int) -> bytes:
 
 
 def _assert_clean_corruption(results: list[dict], *, needle: str) -> None:
-    assert [r["op"] for r in results] == ["infer", "n_rows", "count_rows", "cli_count"]
+    assert [r["op"] for r in results] == ["infer", "n_rows", "count_rows", "cli_count", "cli_verify"]
     for r in results:
-        if r["op"] == "cli_count":
+        if r["op"].startswith("cli_"):
             assert r.get("ok") == 1, r  # exit status 1: a data problem
             continue
         assert r.get("error") == "CorruptRecordError", r

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import gzip
 import io
+import struct
 import warnings
 import zlib
 
 import pytest
 
-from tfrecord_files import example, frame
+from tfrecord_files import example, frame, masked_crc
+from tfsql._reference import FRAME_BAD_LENGTH_CRC, FRAME_OK, FRAME_TOO_LONG, FRAME_TRUNCATED
 from tfsql.errors import CorruptRecordError
-from tfsql.records import FrameReader, detect_compression, normalize_compression, open_decompressed
+from tfsql.records import FrameReader, count_plain_records, detect_compression, normalize_compression, open_decompressed
 
 PAYLOADS = [example({"i": i, "s": "x" * i}) for i in range(20)]
 FRAMED = [frame(p) for p in PAYLOADS]
@@ -159,3 +161,45 @@ def test_blocks_limit_stops_after_that_many_records():
     assert reader.records_read == 7
     assert sum(len(b) for b in FrameReader(io.BytesIO(DATA), path="f").blocks(max_records=-1, limit=5)) == 5
     assert list(FrameReader(io.BytesIO(DATA), path="f").blocks(limit=0)) == []
+
+
+def _lying_header(length: int) -> bytes:
+    head = struct.pack("<Q", length)
+    return head + struct.pack("<I", masked_crc(head))
+
+
+COUNT_CASES = {
+    "good": (DATA, (20, len(DATA), FRAME_OK)),
+    "empty": (b"", (0, 0, FRAME_OK)),
+    "truncated payload": (DATA[:-3], (19, record_offset(19), FRAME_TRUNCATED)),
+    "truncated header": (DATA + b"\x01\x02", (20, len(DATA), FRAME_TRUNCATED)),
+    "bad length crc": (FRAMED[0] + b"\x00" * 12 + DATA, (1, len(FRAMED[0]), FRAME_BAD_LENGTH_CRC)),
+    "too long": (FRAMED[0] + _lying_header(1 << 40) + DATA, (1, len(FRAMED[0]), FRAME_TOO_LONG)),
+    "past the end": (FRAMED[0] + _lying_header(1000) + b"\x00" * 100, (1, len(FRAMED[0]), FRAME_TRUNCATED)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(COUNT_CASES))
+def test_count_headers_native_and_reference_agree(case, tmp_path):
+    from tfsql import _native, _reference
+
+    data, (count, end, status) = COUNT_CASES[case]
+    path = tmp_path / "f.tfrecord"
+    path.write_bytes(data)
+    with open(path, "rb") as f:
+        results = [m.count_headers(f.fileno(), 0, len(data), 1 << 31) for m in (_native, _reference)]
+    assert results[0] == results[1]
+    assert results[0][:3] == (count, end, status)
+    if status == FRAME_TOO_LONG:
+        assert results[0][3] == 1 << 40
+
+
+@pytest.mark.parametrize("case", ["too long", "past the end", "truncated payload", "bad length crc"])
+def test_count_plain_records_names_record_and_offset(case, tmp_path):
+    data, (count, end, _) = COUNT_CASES[case]
+    path = tmp_path / "f.tfrecord"
+    path.write_bytes(data)
+    with open(path, "rb") as f, pytest.raises(CorruptRecordError) as info:
+        count_plain_records(f.fileno(), path=str(path), size=len(data))
+    assert (info.value.record_index, info.value.offset) == (count, end)
+    assert f"record {count} at byte {end}" in str(info.value)

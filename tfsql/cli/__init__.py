@@ -45,6 +45,7 @@ from typing import Any, Sequence
 
 from tfsql.cli.console import Console
 from tfsql.cli.errors import EXIT_DATA, EXIT_INTERRUPTED, EXIT_USAGE, _error_text, _is_known, exit_status
+from tfsql.cli.interrupt import exit_now, handle_ctrl_c
 from tfsql.cli.file_commands import cmd_convert, cmd_count, cmd_demo, cmd_head, cmd_schema
 from tfsql.cli.options import (
     EXIT_STATUS_HELP,
@@ -102,12 +103,12 @@ def build_parser() -> argparse.ArgumentParser:
                 "Example: tfsql sql \"SELECT label, count(*) FROM tfrecord_scan('data/') GROUP BY 1\"")
     p.add_argument("query", help="SQL text; statements separated by ';' run in order")
     p.add_argument("-f", "--format", choices=RESULT_FORMATS,
-                   help="table (default on stdout), csv, json (JSON lines), parquet, tfrecord; "
+                   help="table (default on stdout), csv, json (JSON lines), markdown, parquet, tfrecord; "
                         "default from the --output extension")
     p.add_argument("-o", "--output", metavar="PATH",
-                   help="file (csv, json, parquet) or directory (tfrecord; one file when the name ends "
-                        "in .tfrecord, .tfrecords, .tfrecord.gz or .tfrecord.zz, a directory when it ends "
-                        "in /) to write; csv and json go to stdout without it")
+                   help="file (csv, json, markdown, parquet) or directory (tfrecord; one file when the name "
+                        "ends in .tfrecord, .tfrecords, .tfrecord.gz or .tfrecord.zz, a directory when it "
+                        "ends in /) to write; csv, json and markdown go to stdout without it")
     p.add_argument("--max-rows", type=_non_negative_int, metavar="N",
                    help=f"rows to show or write: default {DEFAULT_MAX_ROWS} for the table display "
                         "(longer results show their head and tail), all rows for other formats; 0: all")
@@ -244,8 +245,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help, --version (0) or a usage error (2)
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     console = Console(quiet=args.quiet)
+    as_program = argv is None and args.handler is not cmd_shell  # the shell handles Ctrl-C itself
+    status = _run(args, console, as_program)
+    if as_program and status == EXIT_INTERRUPTED:
+        exit_now(status)  # do not wait for threads a stopped scan may leave behind
+    return status
+
+
+def _run(args: argparse.Namespace, console: Console, as_program: bool) -> int:
+    """Run the command's handler; its exit status (errors become messages)."""
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), (handle_ctrl_c() if as_program else contextlib.nullcontext()):
             if args.quiet:
                 warnings.simplefilter("ignore")
             else:
@@ -261,6 +271,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_DATA
     except Exception as exc:
         status = exit_status(exc)
+        if status == EXIT_INTERRUPTED:
+            console.error("tfsql: interrupted")
+            return status
         console.error(f"tfsql: error: {_error_text(exc)}")
         if args.debug:
             traceback.print_exc(file=sys.stderr)

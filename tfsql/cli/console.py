@@ -32,6 +32,12 @@ class Console:
     def shows_progress(self) -> bool:
         return not self.quiet and _isatty(sys.stderr)
 
+    @property
+    def shows_query_progress(self) -> bool:
+        """Whether DuckDB may draw its own progress bar: it prints it on stdout, so only
+        when stdout is a terminal (never into a redirected result)."""
+        return not self.quiet and _isatty(sys.stdout)
+
     def progress(self, **options: Any):
         """A tqdm progress bar on stderr, disabled when not on a terminal or quiet."""
         from tqdm import tqdm

@@ -39,8 +39,35 @@ class StatementError(Exception):
 _DUCKDB_USAGE_ERRORS = ("ParserException", "SyntaxException", "BinderException", "CatalogException")
 
 
+def is_interrupt(error: BaseException) -> bool:
+    """True for Ctrl-C, however it surfaced: ``KeyboardInterrupt``, DuckDB's interrupted
+    query (``RuntimeError: Query interrupted`` / ``InterruptException``), or a scan whose
+    Python thread was interrupted (DuckDB then reports the ``KeyboardInterrupt`` inside an
+    Invalid Input Error).
+
+    Examples
+    --------
+    >>> is_interrupt(RuntimeError("Query interrupted")), is_interrupt(ValueError("bad"))
+    (True, False)
+    """
+    cause: BaseException | None = error
+    while cause is not None:
+        if isinstance(cause, KeyboardInterrupt) or type(cause).__name__ == "InterruptException":
+            return True
+        if isinstance(cause, StatementError):
+            cause = cause.error
+            continue
+        text = str(cause)
+        if (isinstance(cause, RuntimeError) and text.startswith("Query interrupted")) or (
+                "Python exception" in text and "\nKeyboardInterrupt" in text):
+            return True
+        cause = cause.__cause__
+    return False
+
+
 def exit_status(error: BaseException) -> int:
-    """The exit status for an error: 1 for data problems, 2 for usage problems.
+    """The exit status for an error: 1 for data problems, 2 for usage problems, 130 for
+    an interruption (Ctrl-C).
 
     Examples
     --------
@@ -50,6 +77,8 @@ def exit_status(error: BaseException) -> int:
     """
     from tfsql.errors import TFSQLError
 
+    if is_interrupt(error):
+        return EXIT_INTERRUPTED
     if isinstance(error, StatementError):
         return exit_status(error.error)
     cause: BaseException | None = error

@@ -11,6 +11,7 @@ from typing import Any
 
 from tfsql.cli.console import Console
 from tfsql.cli.errors import EXIT_OK, UsageError
+from tfsql.cli.formats import source_format as detect_source_format
 from tfsql.cli.inputs import _file_size, _open_dataset, _open_files
 from tfsql.cli.outputs import Counter, WriteOptions, _format_from_extension, _write_options, counted, write_arrow
 from tfsql.cli.render import feature_kind, format_table, format_value, type_name
@@ -94,22 +95,6 @@ def cmd_count(args: argparse.Namespace, console: Console) -> int:
     return EXIT_OK
 
 
-def _source_format(path: str, explicit: str | None) -> str:
-    if explicit:
-        return explicit
-    fmt = _format_from_extension(path)
-    if fmt:
-        return fmt
-    if os.path.isdir(path):
-        for root, _, names in os.walk(path):
-            if "dataset_info.json" in names:  # a TFDS directory: its JSON is metadata
-                return "tfrecord"
-            for name in names:
-                if not name.startswith(("_", ".")) and (found := _format_from_extension(name)):
-                    return found
-    return "tfrecord"
-
-
 def cmd_convert(args: argparse.Namespace, console: Console) -> int:
     """``tfsql convert SRC DST``."""
     import pyarrow.dataset as pads
@@ -117,7 +102,8 @@ def cmd_convert(args: argparse.Namespace, console: Console) -> int:
     import tfsql
 
     started = time.perf_counter()
-    source_format = _source_format(args.src, args.source_format)
+    source_format = detect_source_format(args.src, args.source_format)
+    total = None  # rows, for the progress bar, when cheap to know
     target_format = args.to or _format_from_extension(args.dst) or "tfrecord"
     if source_format == "tfrecord":
         ds = tfsql.dataset(args.src, record_type=args.record_type, schema=args.schema,
@@ -128,10 +114,12 @@ def cmd_convert(args: argparse.Namespace, console: Console) -> int:
             raise FileNotFoundError(f"no such file or directory: {args.src}")
         source = pads.dataset(args.src, format=source_format, partitioning="hive")
         n_files, reader = len(source.files), source.scanner().to_reader()
+        if source_format == "parquet" and console.shows_progress:
+            total = source.count_rows()  # from the files' footers: cheap
     if target_format != "tfrecord" and args.compression not in (None, "none"):
         raise UsageError(f"--compression applies to tfrecord output, not {target_format}")
     counter = Counter()
-    with console.progress(unit=" rows", unit_scale=True, desc="convert") as bar:
+    with console.progress(unit=" rows", unit_scale=True, desc="convert", total=total) as bar:
         nbytes = write_arrow(counted(reader, counter, progress=bar), target_format, args.dst, _write_options(args))
     console.summary(files=n_files, records=counter.rows, nbytes=nbytes, seconds=time.perf_counter() - started,
                     verb=f"converted {source_format} -> {target_format} {args.dst}:")

@@ -13,7 +13,7 @@ WRITE_COMPRESSIONS = ("none", "gzip", "zlib")
 WRITE_MODES = ("error", "append", "overwrite", "overwrite_partitions", "ignore")
 
 
-RESULT_FORMATS = ("table", "csv", "json", "parquet", "tfrecord")
+RESULT_FORMATS = ("table", "csv", "json", "markdown", "parquet", "tfrecord")
 FILE_FORMATS = ("tfrecord", "parquet", "csv", "json")
 
 
@@ -37,12 +37,14 @@ Run a SQL script statement by statement through the tfsql DuckDB front end, prin
 the rows of each query (SELECT, DESCRIBE, SUMMARIZE, SHOW...). Stops at the first
 failing statement, printing its line in the file and its first line.
 
-Parameters: ${name} in the script is replaced by the value of --param name=VALUE before
-the statement runs (textual replacement: write '${src}' where a string is meant);
-${name:-default} uses the default when the param is not given. Placeholders inside
-comments are ignored. Every param is also set as a DuckDB variable, readable with
-getvariable('name'). A placeholder with neither value nor default stops the script
-before anything runs (exit 2)."""
+Parameters: every --param name=VALUE is a DuckDB variable, read in SQL with
+getvariable('name') (bound as a value, never spliced into the SQL), e.g.
+tfrecord_scan(getvariable('src')). ${name} in the script is also replaced by the value
+before the statement runs: write '${src}' where a string is meant (quotes in the value
+are doubled, so they cannot end the string); outside quotes (LIMIT ${n}, a column
+${key}) the value must be a number or a name. ${name:-default} uses the default when
+the param is not given. Placeholders inside comments are ignored. A placeholder with
+neither value nor default stops the script before anything runs (exit 2)."""
 
 
 class _Formatter(argparse.RawDescriptionHelpFormatter):

@@ -1,4 +1,4 @@
-"""Writing a result stream: csv / json (DuckDB's writers; a file or stdout), parquet,
+"""Writing a result stream: csv / json (DuckDB's writers; a file or stdout), markdown, parquet,
 tfrecord (a directory, or one file); output formats named by file extensions."""
 
 from __future__ import annotations
@@ -122,6 +122,12 @@ def _check_output_file(path: str, mode: str) -> None:
 
 
 def _write_file(reader: pa.RecordBatchReader, fmt: str, path: str) -> None:
+    if fmt == "markdown":
+        from tfsql.cli.render import markdown_table
+
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(markdown_table(reader.read_all()) + "\n")
+        return
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
@@ -154,7 +160,7 @@ def _format_from_extension(path: str | None) -> str | None:
         return None
     name = path.lower().rstrip("/")
     for suffixes, fmt in (((".parquet", ".pq"), "parquet"), ((".csv",), "csv"),
-                          ((".json", ".jsonl", ".ndjson"), "json"),
+                          ((".json", ".jsonl", ".ndjson"), "json"), ((".md", ".markdown"), "markdown"),
                           (TFRECORD_SUFFIXES, "tfrecord")):
         if name.endswith(suffixes):
             return fmt

@@ -103,3 +103,36 @@ def feature_kind(t: pa.DataType) -> str:
     except SchemaError:
         return "?"
     return f"feature_list of {kind_name(kind)}" if shape == codec.LIST_OF_LIST else kind_name(kind)
+
+
+def markdown_table(table: pa.Table) -> str:
+    """A Markdown (GitHub) table of ``table``: numbers right-aligned, ``|`` escaped, line
+    breaks as ``<br>``, nulls as ``NULL``.
+
+    Examples
+    --------
+    >>> print(markdown_table(pa.table({"id": [1, None], "text": ["a|b", "two\\nlines"]})))
+    |   id | text         |
+    |-----:|:-------------|
+    |    1 | a\\|b         |
+    | NULL | two<br>lines |
+    """
+    def cell(value: Any) -> str:
+        if value is None:
+            return "NULL"
+        text = value if isinstance(value, str) else format_value(value, max_chars=10**9, max_items=10**9)
+        return text.replace("|", "\\|").replace("\r\n", "<br>").replace("\n", "<br>")
+
+    numeric = [pa.types.is_integer(f.type) or pa.types.is_floating(f.type) or pa.types.is_decimal(f.type)
+               for f in table.schema]
+    rows = [[cell(v) for v in row.values()] for row in table.to_pylist()]
+    headers = [h.replace("|", "\\|") for h in table.column_names]
+    widths = [max([len(h), 3] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
+
+    def line(cells: list[str]) -> str:
+        return "| " + " | ".join(c.rjust(w) if right else c.ljust(w)
+                                 for c, w, right in zip(cells, widths, numeric)) + " |"
+
+    rule = "|" + "|".join(("-" * (w + 1) + ":") if right else (":" + "-" * (w + 1))
+                          for w, right in zip(widths, numeric)) + "|"
+    return "\n".join([line(headers), rule] + [line(r) for r in rows])

@@ -30,9 +30,11 @@ def cmd_sql(args: argparse.Namespace, console: Console) -> int:
     if fmt in ("parquet", "tfrecord") and not args.output:
         raise UsageError(f"--format {fmt} writes to a file or directory: pass --output")
     if fmt == "table" and args.output:
-        raise UsageError("--output needs --format csv, json, parquet or tfrecord (or a file extension that names one)")
+        raise UsageError("--output needs --format csv, json, markdown, parquet or tfrecord (or a file extension "
+                         "that names one)")
     max_rows = args.max_rows if args.max_rows is not None else (DEFAULT_MAX_ROWS if fmt == "table" else 0)
-    session = SQLSession(console, database=args.database, max_rows=max_rows)
+    session = SQLSession(console, database=args.database, max_rows=max_rows,
+                         progress=False if fmt in ("csv", "json", "markdown") and not args.output else None)
     started = time.perf_counter()
     *before, last = statements
     for statement in before:

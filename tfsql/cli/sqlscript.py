@@ -126,37 +126,99 @@ def _statement(text: str, first_line: int) -> Statement:
     return Statement(text.strip(), first_line + leading.count("\n"))
 
 
+_BARE_VALUE = re.compile(r"-?[A-Za-z0-9_.]+|\"(?:[^\"]|\"\")+\"")
+
+
 def substitute_params(statement: Statement, params: Mapping[str, str], *,
                       used: set[str] | None = None) -> tuple[str, list[tuple[str, int]]]:
-    """Replace ``${name}`` (or ``${name:-default}``) in a statement by its value.
+    """Replace ``${name}`` (or ``${name:-default}``) in a statement by its value, so that
+    no value can change the statement's structure.
 
-    The replacement is textual: write ``'${src}'`` where a string literal is meant.
+    Inside a string literal (``'${src}'``) the value's quotes are doubled, inside a
+    quoted identifier (``"${col}"``) its double quotes; inside a dollar-quoted string it
+    must not hold the closing tag. Elsewhere (``LIMIT ${n}``, ``PARTITION BY ${key}``)
+    the value must be a number or a name (letters, digits, ``_``, ``.``, a leading
+    ``-``, or a ``"quoted name"``): anything else is a usage error that suggests
+    ``'${name}'`` or ``getvariable('name')``.
 
     Returns
     -------
     (str, list of (name, line))
         The text, and the placeholders that have neither a value nor a default.
 
+    Raises
+    ------
+    UsageError
+        A value that does not fit where its placeholder stands.
+
     Examples
     --------
     >>> stmt = Statement("SELECT * FROM tfrecord_scan('${src}') LIMIT ${n:-10}", 1)
-    >>> substitute_params(stmt, {"src": "data/"})
-    ("SELECT * FROM tfrecord_scan('data/') LIMIT 10", [])
+    >>> substitute_params(stmt, {"src": "it's/"})
+    ("SELECT * FROM tfrecord_scan('it''s/') LIMIT 10", [])
     """
     missing: list[tuple[str, int]] = []
+    text = statement.sql
 
-    def replace(match: re.Match) -> str:
-        name, default = match.group(1), match.group(2)
-        if name in params:
-            if used is not None:
-                used.add(name)
-            return params[name]
-        if default is not None:
-            return default
-        missing.append((name, statement.line + statement.sql.count("\n", 0, match.start())))
-        return match.group(0)
+    def substitute(segment: str, offset: int, quote: str) -> str:
+        def replace(match: re.Match) -> str:
+            name, default = match.group(1), match.group(2)
+            line = statement.line + text.count("\n", 0, offset + match.start())
+            if name in params:
+                if used is not None:
+                    used.add(name)
+                value = params[name]
+            elif default is not None:
+                value = default
+            else:
+                missing.append((name, line))
+                return match.group(0)
+            return _quoted_value(name, value, quote, line)
 
-    return _PARAM.sub(replace, statement.sql), missing
+        return _PARAM.sub(replace, segment)
+
+    out: list[str] = []
+    i = bare_start = 0
+    while i < len(text):
+        kind, end = _token(text, i)
+        if kind == "quoted":
+            out.append(substitute(text[bare_start:i], bare_start, ""))
+            token = text[i:end]
+            quote = token[0] if token[0] in "'\"" else _DOLLAR_QUOTE.match(token).group(0)
+            out.append(substitute(token, i, quote))
+            bare_start = end
+        i = end
+    out.append(substitute(text[bare_start:], bare_start, ""))
+    return "".join(out), missing
+
+
+def _quoted_value(name: str, value: str, quote: str, line: int) -> str:
+    """``value`` made safe for where its placeholder stands (``quote``: the enclosing
+    quote, ``''`` for none)."""
+    if quote in ("'", '"'):
+        return value.replace(quote, quote * 2)
+    if quote:  # a dollar-quoted string: its tag cannot be escaped
+        if quote in value:
+            raise UsageError(f"line {line}: the value of --param {name} holds {quote}, which would end the "
+                             f"dollar-quoted string around ${{{name}}}; use '${{{name}}}' instead")
+        return value
+    if not _BARE_VALUE.fullmatch(value):
+        raise UsageError(
+            f"line {line}: ${{{name}}} stands outside quotes, so its value must be a number or a name; "
+            f"got {value!r}. Write '${{{name}}}' for a string, or read the value with getvariable('{name}')"
+        )
+    return value
+
+
+def used_variables(script: str) -> set[str]:
+    """The names read with ``getvariable('name')`` in a script.
+
+    Examples
+    --------
+    >>> sorted(used_variables("SELECT * FROM tfrecord_scan(GetVariable ( 'src' )) LIMIT getvariable('n')"))
+    ['n', 'src']
+    """
+    return set(re.findall(r"getvariable\s*\(\s*'([A-Za-z_][A-Za-z0-9_]*)'\s*\)", script, re.IGNORECASE))
 
 
 def parse_params(items: Sequence[str]) -> dict[str, str]:

@@ -3,7 +3,6 @@ kinds of statements, and running a script statement by statement."""
 
 from __future__ import annotations
 
-import contextlib
 import shutil
 import time
 from typing import Mapping
@@ -12,7 +11,8 @@ import pyarrow as pa
 
 from tfsql.cli.console import Console
 from tfsql.cli.errors import EXIT_OK, StatementError, UsageError
-from tfsql.cli.sqlscript import Statement, split_statements, sql_literal, substitute_params
+from tfsql.cli.interrupt import track_connection
+from tfsql.cli.sqlscript import Statement, split_statements, substitute_params, used_variables
 
 
 DEFAULT_MAX_ROWS = 40
@@ -24,10 +24,12 @@ _ROW_STATEMENTS = {"SELECT", "EXPLAIN", "PRAGMA", "CALL", "EXECUTE", "RELATION"}
 class SQLSession:
     """A connection of the tfsql DuckDB front end and the display of results."""
 
-    def __init__(self, console: Console, *, database: str | None = None, max_rows: int = DEFAULT_MAX_ROWS) -> None:
+    def __init__(self, console: Console, *, database: str | None = None, max_rows: int = DEFAULT_MAX_ROWS,
+                 progress: bool | None = None) -> None:
         self.console = console
         self.database = database
         self.max_rows = max_rows
+        self.progress = progress  # DuckDB's progress bar; None: when stdout is a terminal
         self._connection = None
 
     @property
@@ -35,7 +37,16 @@ class SQLSession:
         if self._connection is None:
             import tfsql.duckdb
 
-            self._connection = tfsql.duckdb.connect(self.database)
+            connection = tfsql.duckdb.connect(self.database)
+            # DuckDB draws its progress bar (long queries) on stdout: never into results
+            # that are redirected or written as csv/json to stdout.
+            on = self.console.shows_query_progress if self.progress is None else self.progress
+            # (progress_bar_time turns enable_progress_bar back on; the print setting stays.)
+            flag = "true" if on else "false"
+            connection.execute(f"SET enable_progress_bar = {flag}").fetchall()
+            connection.execute(f"SET enable_progress_bar_print = {flag}").fetchall()
+            track_connection(connection.duckdb_connection)
+            self._connection = connection
         return self._connection
 
     def query(self, sql: str):
@@ -47,7 +58,7 @@ class SQLSession:
         CREATE ... AS: the row count, on stderr). A ``COPY ... (FORMAT tfrecord)`` shows
         a progress bar of the rows written."""
         if statement_type(sql) == "COPY":
-            with self.console.progress(unit=" rows", desc="COPY") as bar:
+            with self.console.progress(unit=" rows", unit_scale=True, desc="COPY") as bar:
                 self.connection.copy_progress = bar.update
                 try:
                     result = self.query(sql)
@@ -58,18 +69,25 @@ class SQLSession:
         if not show or result is None:
             return result
         kind = statement_type(sql)
-        if kind is None or kind in _ROW_STATEMENTS:
+        if kind == "EXPLAIN":
+            show_plan(result, self.console)
+        elif kind is None or kind in _ROW_STATEMENTS:
             show_relation(result, max_rows=self.max_rows)
         elif list(getattr(result, "columns", [])) == ["Count"]:
-            count = result.fetchall()[0][0]  # the result of an executed statement: no re-run
-            self.console.note(f"{kind}: {count:,} row{'' if count == 1 else 's'}")
+            # The result of an executed statement (no re-run). DuckDB 2.x gives CREATE
+            # VIEW / MACRO / TABLE a Count column without rows; 1.4 gives no relation.
+            rows = result.fetchall()
+            if rows and isinstance(rows[0][0], int):
+                count = rows[0][0]
+                self.console.note(f"{kind}: {count:,} row{'' if count == 1 else 's'}")
         return result
 
     def set_variables(self, params: Mapping[str, str]) -> None:
-        """Make each param available as ``getvariable('name')`` too (DuckDB >= 1.1)."""
+        """Make each param a DuckDB variable, ``getvariable('name')`` in SQL. The value is
+        bound as a parameter, never spliced into SQL (names are checked by
+        `tfsql.cli.sqlscript.parse_params`)."""
         for name, value in params.items():
-            with contextlib.suppress(Exception):
-                self.connection.execute(f"SET VARIABLE {name} = {sql_literal(value)}")
+            self.connection.execute(f'SET VARIABLE "{name}" = ?', [value]).fetchall()
 
 
 def statement_type(sql: str) -> str | None:
@@ -102,6 +120,16 @@ def show_relation(relation, *, max_rows: int = DEFAULT_MAX_ROWS) -> None:
     ``max_rows``; 0 shows every row)."""
     width = shutil.get_terminal_size((120, 24)).columns
     relation.show(max_width=width, max_rows=max_rows if max_rows > 0 else 2**62)
+
+
+def show_plan(relation, console: Console) -> None:
+    """Print an EXPLAIN result as DuckDB's CLI does: each plan as the text it is, its line
+    breaks rendered (a table would show them as ``\\n``)."""
+    rows = relation.fetchall()
+    for key, plan in rows:
+        if len(rows) > 1:
+            console.out(f"-- {key}")
+        console.out(str(plan).rstrip("\n"))
 
 
 def relation_reader(relation, *, batch_rows: int = 65_536) -> pa.RecordBatchReader:
@@ -140,6 +168,7 @@ def run_script(session: SQLSession, script: str, params: Mapping[str, str], *, s
             f"{source}, line {line}: ${{{name}}} has no value; pass "
             + " ".join(f"--param {n}=VALUE" for n in names)
         )
+    used |= used_variables(script)
     for name in sorted(set(params) - used):
         console.note(f"warning: --param {name} is not used by {source}")
     session.set_variables(params)

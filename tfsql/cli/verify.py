@@ -25,7 +25,7 @@ class Problem:
     message: str
 
 
-def _verifying_reader(stream, *, path: str, problems: list[Problem]):
+def _verifying_reader(stream, *, path: str, problems: list[Problem], size: int | None = None):
     """A FrameReader that records each corrupt record in ``problems`` and goes on
     where the framing allows, instead of raising or warning."""
     from tfsql.records import FrameReader
@@ -36,7 +36,7 @@ def _verifying_reader(stream, *, path: str, problems: list[Problem]):
             message += "; the rest of the file cannot be framed"
         problems.append(Problem(path, error.record_index, error.offset, message))
 
-    return FrameReader(stream, path=path, verify=True, on_corrupt=record)
+    return FrameReader(stream, path=path, verify=True, on_corrupt=record, stream_size=size)
 
 
 def cmd_verify(args: argparse.Namespace, console: Console) -> int:
@@ -61,12 +61,13 @@ def cmd_verify(args: argparse.Namespace, console: Console) -> int:
     with console.progress(total=len(files), unit=" files", desc="verify") as bar:
         for path in files:
             before = len(problems)
-            nbytes += _file_size(path)
+            size = _file_size(path)
+            nbytes += size
             fs, inner = fsspec.core.url_to_fs(path)
             raw = fs.open(inner, "rb")
             try:
                 stream = open_decompressed(raw, compression, path=path)
-                reader = _verifying_reader(stream, path=path, problems=problems)
+                reader = _verifying_reader(stream, path=path, problems=problems, size=size if stream is raw else None)
                 for block in reader.blocks():
                     records += len(block)
                     if decoder is not None:
