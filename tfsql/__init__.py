@@ -14,35 +14,61 @@ Examples
 [{'label': 1, 'text': 'hi'}, {'label': 0, 'text': 'yo'}]
 """
 
-from tfsql.scanner import Dataset, Fragment, Scanner, dataset
-from tfsql.commit import recover
+from typing import TYPE_CHECKING, Any
+
 from tfsql.errors import CorruptRecordError, SchemaError, TFSQLError, WriteConflictError
-from tfsql.reader import infer_schema, read_tfrecord
-from tfsql.writer import WriteResult, write_tfrecord
 
 __version__ = "0.1.0"
 
-import importlib.util as _importlib_util
-
-if _importlib_util.find_spec("polars") is not None:
-    # Attaches pl.scan_tfrecord and the df.tfrecord / lf.tfrecord namespaces.
-    from tfsql.polars import attach as _attach_polars
+if TYPE_CHECKING:  # what the lazy attributes below resolve to, for type checkers
+    from tfsql.commit import recover
+    from tfsql._extension import duckdb_extension_path, load_extension
+    from tfsql.duckdb import connect, sql
     from tfsql.polars import scan_tfrecord
+    from tfsql.reader import infer_schema, read_tfrecord
+    from tfsql.scanner import Dataset, Fragment, Scanner, dataset
+    from tfsql.writer import WriteResult, write_tfrecord
 
-    _attach_polars()
+# ``import tfsql`` stays light: Polars, DuckDB, PySpark and even pyarrow's compute and
+# dataset modules are imported on first use of the attribute that needs them.
+_LAZY = {
+    "dataset": "tfsql.scanner",
+    "Dataset": "tfsql.scanner",
+    "Scanner": "tfsql.scanner",
+    "Fragment": "tfsql.scanner",
+    "read_tfrecord": "tfsql.reader",
+    "infer_schema": "tfsql.reader",
+    "write_tfrecord": "tfsql.writer",
+    "WriteResult": "tfsql.writer",
+    "recover": "tfsql.commit",
+    "scan_tfrecord": "tfsql.polars",
+    "connect": "tfsql.duckdb",
+    "sql": "tfsql.duckdb",
+    "duckdb_extension_path": "tfsql._extension",
+    "load_extension": "tfsql._extension",
+}
 
 
-def __getattr__(name: str):
-    # The DuckDB front end is imported on first use (duckdb takes a while to import).
-    if name in ("connect", "sql"):
-        from tfsql import duckdb as _duckdb_front_end
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tfsql' has no attribute {name!r}")
+    import importlib
 
-        return getattr(_duckdb_front_end, name)
-    if name in ("duckdb_extension_path", "load_extension"):
-        from tfsql import _extension
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
-        return getattr(_extension, name)
-    raise AttributeError(f"module 'tfsql' has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+# pl.scan_tfrecord, pl.read_tfrecord and the .tfrecord namespaces: attached now if
+# Polars is imported, else the moment it is (see tfsql._polars_hook).
+from tfsql import _polars_hook
+
+_polars_hook.install()
 
 __all__ = [
     "dataset",

@@ -25,9 +25,13 @@ objects: they own their memory and export it through the buffer protocol, so
 Bitmaps are Arrow validity bitmaps: LSB first, bit set = valid.
 """
 
+import sys
 from typing import Any, Optional, Sequence, Tuple
 
-from typing_extensions import Buffer as _BufferLike
+if sys.version_info >= (3, 12):
+    from collections.abc import Buffer as _BufferLike
+else:  # any object exporting the buffer protocol (bytes, memoryview, numpy arrays...)
+    _BufferLike = Any
 
 EXAMPLE: int
 SEQUENCE_EXAMPLE: int
@@ -120,6 +124,8 @@ def count_headers(fd: int, start: int, size: int, max_length: int) -> Tuple[int,
     ``end`` is incomplete, or its record runs past ``size``), ``FRAME_BAD_LENGTH_CRC`` or
     ``FRAME_TOO_LONG`` (its length, returned as ``length``, exceeds ``max_length``).
     Not available on Windows. Raises ``OSError`` when a read fails.
+    """
+
 def find_boundary(
     buf: _BufferLike,
     start: int = 0,

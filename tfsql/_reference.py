@@ -85,7 +85,7 @@ BOUNDARY_MORE = 2
 
 _KIND_BY_ONEOF = {None: KIND_NONE, "bytes_list": BYTES, "float_list": FLOAT, "int64_list": INT64}
 _KIND_NAMES = {KIND_NONE: "no kind", BYTES: "bytes_list", FLOAT: "float_list", INT64: "int64_list"}
-_NUMPY_DTYPE = {FLOAT: np.dtype("<f4"), INT64: np.dtype("<i8")}
+_NUMPY_DTYPE: dict[int, np.dtype] = {FLOAT: np.dtype("<f4"), INT64: np.dtype("<i8")}
 _INT32_MAX = 2**31 - 1
 _MASK_DELTA = 0xA282EAD8
 
@@ -696,7 +696,9 @@ class _ColumnInput:
         else:
             self.values = _array(values, _NUMPY_DTYPE[self.kind].str, f"{where} values")
             item_count = len(self.values)
-        self.outer = self.inner = None
+        # offsets arrays, set for the shapes that have them (Any: indexed only then)
+        self.outer: Any = None
+        self.inner: Any = None
         if self.shape == LIST_OF_LIST:
             if inner is None:
                 raise ValueError(f"{where}: LIST_OF_LIST needs inner_offsets")
@@ -763,7 +765,7 @@ class Encoder:
             if not column.is_valid(row):
                 raise ValueError(f"RAW record {row} is null; a record cannot be null")
             return column._items(row, row + 1)[0]
-        parts = {FEATURES: [], FEATURE_LISTS: []}
+        parts: dict[int, list[bytes]] = {FEATURES: [], FEATURE_LISTS: []}
         for column in inputs:
             if column.is_valid(row):
                 entry = _field(1, column.name) + _field(2, column.feature(row))

@@ -132,6 +132,7 @@ def discover(
     glob: bool = True,
     exclude_hidden: bool = True,
     extensions: str | Iterable[str] | None = None,
+    hidden_file_prefix: str | Sequence[str] | None = None,
 ) -> Discovered:
     """List the files named by `source`.
 
@@ -152,6 +153,9 @@ def discover(
     extensions : str or iterable of str, optional
         Keep only listed files whose name ends with one of these suffixes
         (``".tfrecord"``, ``[".tfrecord", ".gz"]``); explicitly named files are kept.
+    hidden_file_prefix : str or list of str, optional
+        Also skip listed files whose name starts with one of these prefixes (as
+        Polars' ``scan_parquet``); explicitly named files are kept.
 
     Returns
     -------
@@ -201,6 +205,9 @@ def discover(
                 seen.add(info.path)
                 files.append(info)
     assert chosen_fs is not None
+    if hidden_file_prefix:
+        prefixes = (hidden_file_prefix,) if isinstance(hidden_file_prefix, str) else tuple(hidden_file_prefix)
+        files = [f for f in files if f.root is None or not posixpath.basename(f.path).startswith(prefixes)]
     return Discovered(
         filesystem=chosen_fs,
         files=files,

@@ -682,7 +682,7 @@ class TFRecordConnection:
                                             and all(isinstance(s, str) for s in source))):
             raise sql_error(BinderError, f"the source must be a VARCHAR path or glob, or a VARCHAR[] of "
                                          f"them; got {_sql_type_name(source)} {source!r}", function=call.name)
-        named_values = {arg.name: value for arg, value in zip(named, values[1:])}
+        named_values: dict[str, Any] = {arg.name: value for arg, value in zip(named, values[1:])}  # type: ignore[misc]  # named: name is set
         options = _dataset_options(call.name, named_values)
         key = (repr(source), tuple(sorted((k, repr(v)) for k, v in options.items())))
         with self._lock:
@@ -705,7 +705,7 @@ class TFRecordConnection:
 
     # -- COPY ---------------------------------------------------------------------------
 
-    def _copy_to_tfrecord(self, statement, path: str, params: Any) -> tuple[int, list[str]]:
+    def _copy_to_tfrecord(self, statement, path: str, params: Any) -> tuple[int, list[str] | None]:
         try:
             plan = CopyPlan.from_options(path, statement.options)
         except CopyOptionError as err:

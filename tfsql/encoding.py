@@ -141,6 +141,7 @@ class RecordEncoder:
         )
         self.columns: tuple[FeatureColumn, ...] = _plan_columns(schema, self.record_type, layout or {})
         self._positions = [schema.get_field_index(c.name) for c in self.columns]
+        self._encoder: Any
         if self.record_type == codec.RAW:
             self._encoder = None
         else:

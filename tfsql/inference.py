@@ -34,7 +34,8 @@ from tfsql.errors import SchemaError
 from tfsql.records import FrameReader, RecordBlock
 from tfsql.schema import FeatureStats, infer_from_stats, merge_stats
 
-__all__ = ["sample_indices", "infer_data_schema", "DEFAULT_INFER_SAMPLE", "DEFAULT_INFER_FILES", "DEFAULT_INFER_BYTES"]
+__all__ = ["sample_indices", "infer_data_schema", "sample_stats", "DEFAULT_INFER_SAMPLE", "DEFAULT_INFER_FILES",
+           "DEFAULT_INFER_BYTES"]
 
 #: Records read from the start of each sampled file.
 DEFAULT_INFER_SAMPLE = 1000
@@ -69,6 +70,32 @@ def infer_data_schema(
     Returns the schema and the merged per-feature statistics (the scanner uses them
     to report features that appear later but are not in the schema).
     """
+    merged, sampled = _sample(paths, open_reader, record_type, infer_sample, infer_bytes)
+    valued = any(k != codec.KIND_NONE for st in merged.values() for k in st.kinds)
+    if sampled and not valued:
+        _warn_no_features(sampled, record_type)
+    schema = infer_from_stats(merged.values(), record_type, lists=lists, warn_kindless=valued)
+    return schema, merged
+
+
+def sample_stats(
+    paths: Sequence[str],
+    open_reader: Callable[[int], FrameReader],
+    *,
+    record_type: int,
+    infer_sample: int | None,
+    infer_bytes: int | None = DEFAULT_INFER_BYTES,
+) -> dict[tuple[int, str], FeatureStats]:
+    """Per-feature statistics of the first ``infer_sample`` records (or ``infer_bytes``)
+    of each file ``open_reader(i)`` opens, keyed by ``(location, feature name)``."""
+    return _sample(paths, open_reader, record_type, infer_sample, infer_bytes)[0]
+
+
+def _sample(
+    paths: Sequence[str], open_reader: Callable[[int], FrameReader], record_type: int, infer_sample: int | None,
+    infer_bytes: int | None,
+) -> tuple[dict[tuple[int, str], FeatureStats], list[str]]:
+    """The merged statistics of the sample, and the files that had sampled records."""
     merged: dict[tuple[int, str], FeatureStats] = {}
     byte_limit = None if infer_sample is None else infer_bytes
     sampled: list[str] = []  # files with at least one sampled record
@@ -87,11 +114,7 @@ def infer_data_schema(
                     merge_stats(merged, _summarize(block, record_type), path=path)
                     if byte_limit is not None and sampled_bytes >= byte_limit:
                         break
-    valued = any(k != codec.KIND_NONE for st in merged.values() for k in st.kinds)
-    if sampled and not valued:
-        _warn_no_features(sampled, record_type)
-    schema = infer_from_stats(merged.values(), record_type, lists=lists, warn_kindless=valued)
-    return schema, merged
+    return merged, sampled
 
 
 def _warn_no_features(paths: Sequence[str], record_type: int) -> None:

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import string
 import uuid as _uuid
-from typing import Any
+from typing import Any, Literal
 
 from tfsql.discovery import is_hidden_name
 
@@ -69,7 +69,7 @@ def is_single_file_target(path: Any) -> bool:
     return text.lower().endswith(TFRECORD_SUFFIXES)
 
 
-def compression_from_name(path: str) -> str | None:
+def compression_from_name(path: str) -> Literal["gzip", "zlib"] | None:
     """The compression a file name implies: ``"gzip"`` for ``.gz``, ``"zlib"`` for ``.zz``.
 
     Examples

@@ -20,7 +20,7 @@ from __future__ import annotations
 import queue
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Callable, Iterable, Iterator, TypeVar
+from typing import Callable, Generator, Iterable, Iterator, TypeVar
 
 __all__ = ["ordered_map"]
 
@@ -36,7 +36,7 @@ def ordered_map(
     *,
     threads: int,
     prefetch: int | None = None,
-) -> Iterator[R]:
+) -> Generator[R, None, None]:
     """Yield ``work(item)`` for each item of ``produce()``, in order.
 
     ``threads <= 1`` runs everything in the calling thread (no background threads).
@@ -61,7 +61,7 @@ def ordered_map(
         return False
 
     def producer() -> None:
-        iterator = iter(())
+        iterator: Iterator[T] = iter(())
         try:
             iterator = iter(produce())
             for item in iterator:

@@ -30,6 +30,7 @@ def read_tfrecord(
     columns: Sequence[str] | None = None,
     filter: pc.Expression | None = None,
     n_rows: int | None = None,
+    progress: bool = False,
     **options: Any,
 ) -> pa.Table:
     """Read TFRecord files into a ``pyarrow.Table``.
@@ -44,6 +45,8 @@ def read_tfrecord(
         Keep matching rows (partition terms prune files without opening them).
     n_rows : int, optional
         Stop after this many rows.
+    progress : bool
+        Show a progress bar of the bytes read (of the files the scan opens) on stderr.
     **options
         Any option of :func:`tfsql.dataset`: ``schema``, ``record_type``,
         ``compression``, ``verify_checksums``, ``on_corrupt``, ``hive_partitioning``,
@@ -59,8 +62,7 @@ def read_tfrecord(
     >>> tfsql.read_tfrecord(path, record_type="bytes").column_names
     ['record']
     """
-    scanner = dataset(source, **options).scanner(columns=columns, filter=filter, limit=n_rows)
-    return scanner.to_table()
+    return dataset(source, **options).to_table(columns=columns, filter=filter, limit=n_rows, progress=progress)
 
 
 def infer_schema(source: Any, **options: Any) -> pa.Schema:

@@ -28,7 +28,7 @@ import struct
 import warnings
 import zlib
 from dataclasses import dataclass
-from typing import BinaryIO, Iterator
+from typing import BinaryIO, Callable, Iterator
 
 import numpy as np
 
@@ -308,7 +308,7 @@ class FrameReader:
         *,
         path: str,
         verify: bool = True,
-        on_corrupt: str = "raise",
+        on_corrupt: str | Callable[[CorruptRecordError], object] = "raise",
         chunk_bytes: int = DEFAULT_CHUNK_BYTES,
         max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
         stream_size: int | None = None,
@@ -357,7 +357,7 @@ class FrameReader:
             want = self._want_in_range(want, tail)
         # numpy allocates without zeroing (and asks for huge pages on large buffers),
         # so the read is the first and only pass over the new memory.
-        buf = memoryview(np.empty(len(tail) + want, dtype=np.uint8))
+        buf = memoryview(np.empty(len(tail) + want, dtype=np.uint8))  # type: ignore[arg-type, unused-ignore]  # numpy arrays are buffers
         buf[: len(tail)] = tail
         got = _readinto(self._stream, buf[len(tail) :])
         self._consumed += got
@@ -518,7 +518,7 @@ class FrameReader:
         what = "the rest of the file" if rest_of_file else "the record"
         if callable(self._on_corrupt):
             error = CorruptRecordError(message, path=self.path, record_index=index, offset=offset)
-            error.rest_of_file = rest_of_file
+            error.rest_of_file = rest_of_file  # type: ignore[attr-defined]  # documented extra attribute
             self._on_corrupt(error)
             return
         warnings.warn(f"{message}; skipped {what} (on_corrupt='skip')", stacklevel=4)

@@ -37,7 +37,7 @@ import copy
 import os
 import warnings
 from dataclasses import dataclass, replace
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Generator, Iterator, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -45,6 +45,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as pads
 
 from tfsql._codec import codec
+from tfsql._types import Lists, OnCorrupt, ReadCompression, RecordType
 from tfsql.decode import BlockDecoder, empty_batch, fixed_row_bits, rows_within
 from tfsql.discovery import Discovered, FileInfo, discover
 from tfsql.errors import TFSQLError
@@ -102,6 +103,7 @@ class ScanOptions:
     threads: int = 0  # 0: default_threads()
     max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
     split_bytes: int | None = DEFAULT_SPLIT_BYTES  # None: never split a file
+    progress: Any = None  # a tqdm bar that file reads advance (tfsql.progress)
 
     @property
     def decode_threads(self) -> int:
@@ -112,17 +114,17 @@ def dataset(
     source: Any,
     *,
     schema: pa.Schema | Mapping[str, Any] | None = None,
-    record_type: str = "example",
-    compression: str | None = "infer",
+    record_type: RecordType = "example",
+    compression: ReadCompression = "infer",
     verify_checksums: bool = True,
-    on_corrupt: Any = "raise",
+    on_corrupt: OnCorrupt = "raise",
     hive_partitioning: bool | None = None,
     hive_schema: pa.Schema | Mapping[str, Any] | None = None,
     include_file_paths: str | None = None,
     infer_sample: int | None = DEFAULT_INFER_SAMPLE,
     infer_files: int | None = DEFAULT_INFER_FILES,
     infer_bytes: int | None = DEFAULT_INFER_BYTES,
-    lists: str = "auto",
+    lists: Lists = "auto",
     filesystem: Any = None,
     glob: bool = True,
     batch_size: int = DEFAULT_BATCH_SIZE,
@@ -130,6 +132,7 @@ def dataset(
     threads: int | None = None,
     max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
     split_bytes: int | None = DEFAULT_SPLIT_BYTES,
+    hidden_file_prefix: str | Sequence[str] | None = None,
 ) -> "Dataset":
     """Open TFRecord files as a dataset: discovered, partitioned, schema resolved.
 
@@ -187,6 +190,9 @@ def dataset(
         With several threads, an uncompressed file of at least twice this size is read
         as byte ranges of this size on several threads at once (see
         :mod:`tfsql.splits`; output order is kept); None reads every file whole.
+    hidden_file_prefix : str or list of str, optional
+        Also skip files found in directories or by globs whose name starts with one of
+        these prefixes.
 
     Returns
     -------
@@ -218,7 +224,7 @@ def dataset(
     infer_sample = None if infer_sample is None else _positive("infer_sample", infer_sample, or_none=True)
     infer_files = None if infer_files is None else _positive("infer_files", infer_files, or_none=True)
     infer_bytes = None if infer_bytes is None else _positive("infer_bytes", infer_bytes, or_none=True)
-    found, layout = detect_layout(discover(source, filesystem=filesystem, glob=glob))
+    found, layout = detect_layout(discover(source, filesystem=filesystem, glob=glob, hidden_file_prefix=hidden_file_prefix))
     if layout is not None:
         hive_schema = layout.without_split(hive_schema)
     partitioning = Partitioning.discover(found.files, hive_partitioning=hive_partitioning, hive_schema=hive_schema)
@@ -282,9 +288,18 @@ def open_raw(found: Discovered, file: FileInfo) -> Any:
     return found.filesystem.open(file.path, "rb")
 
 
+def _counted(raw: Any, options: ScanOptions) -> Any:
+    """``raw``, counting its reads on the scan's progress bar when it has one."""
+    if options.progress is None:
+        return raw
+    from tfsql.progress import CountingFile
+
+    return CountingFile(raw, options.progress)
+
+
 def open_frame_reader(found: Discovered, file: FileInfo, options: ScanOptions) -> FrameReader:
     """Open one file of a dataset for framing (decompressing as the options say)."""
-    raw = open_raw(found, file)
+    raw = _counted(open_raw(found, file), options)
     try:
         stream = open_decompressed(raw, options.compression, path=file.display())
     except BaseException:
@@ -556,9 +571,16 @@ class Dataset(pads.Dataset):
         """Iterate over record batches (see :meth:`scanner`)."""
         return self.scanner(columns=columns, filter=filter, batch_size=batch_size, **kwargs).to_batches()
 
-    def to_table(self, columns=None, filter=None, batch_size=None, **kwargs) -> pa.Table:
-        """Read into a table (see :meth:`scanner`)."""
-        return self.scanner(columns=columns, filter=filter, batch_size=batch_size, **kwargs).to_table()
+    def to_table(self, columns=None, filter=None, batch_size=None, *, progress: bool = False, **kwargs) -> pa.Table:
+        """Read into a table (see :meth:`scanner`); ``progress=True`` shows a bar of the
+        bytes read on stderr."""
+        scanner = self.scanner(columns=columns, filter=filter, batch_size=batch_size, **kwargs)
+        if not progress:
+            return scanner.to_table()
+        from tfsql.progress import with_read_progress
+
+        with with_read_progress(self, "reading", file_indices=scanner._file_indices) as ds:
+            return ds.scanner(columns=columns, filter=filter, batch_size=batch_size, **kwargs).to_table()
 
     def head(self, num_rows: int, columns=None, filter=None, batch_size=None, **kwargs) -> pa.Table:
         """The first ``num_rows`` rows; reading stops as soon as they are found."""
@@ -851,7 +873,7 @@ class Scanner:
         within ``batch_bytes`` even when its records are empty."""
         bits = fixed_row_bits(self._specs)
         if self._partition_names:
-            values = self._dataset._partitioning.values
+            values = self._dataset._partitioning.values  # type: ignore[union-attr]  # set when partitioned
             for name in self._partition_names:
                 scalar = values.column(name)[file_index]
                 bits += 33 + 8 * len(scalar.as_py() or "") if pa.types.is_string(scalar.type) else 65
@@ -879,7 +901,7 @@ class Scanner:
         file = found.files[file_index]
         options = self._dataset.options
         batches: list[pa.RecordBatch] = []
-        with contextlib.closing(open_raw(found, file)) as raw:
+        with contextlib.closing(_counted(open_raw(found, file), options)) as raw:
             reader = RangeReader(
                 raw, task.start, task.stop, file.size, path=file.display(), verify=options.verify_checksums,
                 on_corrupt=options.on_corrupt, boundary=start, max_record_bytes=options.max_record_bytes,
@@ -914,7 +936,7 @@ class Scanner:
         arrays = list(batch.columns)
         fields = list(batch.schema)
         if self._partition_names:
-            values = self._dataset._partitioning.values
+            values = self._dataset._partitioning.values  # type: ignore[union-attr]  # set when partitioned
             for name in self._partition_names:
                 scalar = values.column(name)[file_index]
                 arrays.append(_constant_column(scalar, n))
@@ -950,7 +972,7 @@ class Scanner:
                 stacklevel=2,
             )
 
-    def to_batches(self) -> Iterator[pa.RecordBatch]:
+    def to_batches(self) -> Generator[pa.RecordBatch, None, None]:
         """Yield batches in file order; stops early at the scan's limit."""
         decoder = BlockDecoder(self._specs, self._dataset.options.record_type)
         stream = ordered_map(

@@ -19,6 +19,7 @@ import uuid
 import zlib
 from typing import Any
 
+from tfsql._types import RecordType
 from tfsql.discovery import _coerce_filesystem, _resolve
 from tfsql.naming import compression_from_name
 
@@ -27,7 +28,7 @@ __all__ = ["write_single_file", "concatenate_records"]
 _DIRECTORY_OPTIONS = ("partition_by", "max_rows_per_file", "max_bytes_per_file", "filename_pattern", "tfds")
 
 
-def write_single_file(data: Any, path: Any, options: Any, *, record_type: str, layout: Any,
+def write_single_file(data: Any, path: Any, options: Any, *, record_type: RecordType, layout: Any,
                       filesystem: Any):
     """Write `data` as the one file `path` (`options`: the writer's checked options).
 

@@ -90,7 +90,7 @@ import shutil
 import subprocess
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence, cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -153,6 +153,7 @@ import fsspec
 
 import tfsql
 from tfsql import locking
+from tfsql._types import RecordType, WriteCompression
 from tfsql.commit import apply_commit, data_entries, recover_locked, remove_quietly
 from tfsql.errors import WriteConflictError
 from tfsql.naming import compression_from_name, is_single_file_target
@@ -392,7 +393,7 @@ _OPTION_NAMES = {
     )
 }
 
-_CODECS = {
+_CODECS: dict[str, WriteCompression] = {
     "": None,
     "none": None,
     "uncompressed": None,
@@ -463,7 +464,7 @@ class _Options:
             raise ValueError(f"option {name} must be one of {', '.join(choices)}, not {self.get(name)!r}")
         return value
 
-    def record_type(self) -> str:
+    def record_type(self) -> RecordType:
         value = self.get("recordType", "Example")
         try:
             code = parse_record_type(value)
@@ -471,9 +472,9 @@ class _Options:
             raise ValueError(
                 f"option recordType must be Example, SequenceExample or ByteArray, not {value!r}"
             ) from None
-        return record_type_name(code)
+        return cast(RecordType, record_type_name(code))
 
-    def codec(self) -> str | None:
+    def codec(self) -> WriteCompression:
         value = self.get("codec", self.get("compression"))
         if value is None:
             return None
@@ -575,7 +576,7 @@ class _Reader(DataSourceReader):
         parts = [_FilePartition(f.path, f.partition_values, f.byte_range) for f in fragments]
         return parts or [_FilePartition("", {})]  # Spark needs at least one partition
 
-    def read(self, partition: _FilePartition) -> Iterator[pa.RecordBatch]:
+    def read(self, partition: _FilePartition) -> Iterator[pa.RecordBatch]:  # type: ignore[override]  # Spark passes back our partitions
         plan = self.plan
         if not partition.path:
             return
@@ -609,7 +610,7 @@ if HAS_FILTER_PUSHDOWN:
             return filters  # Spark still applies every filter; pruning only skips files
 
 else:  # pragma: no cover - pyspark 4.0
-    _PruningReader = _Reader
+    _PruningReader = _Reader  # type: ignore[misc, assignment]
 
 
 def _filter_columns(f: Any) -> set[str]:
@@ -792,8 +793,8 @@ class _WritePlan:
     target: str  # the output directory (absolute local path or URL)
     job_id: str
     overwrite: bool
-    record_type: str
-    compression: str | None
+    record_type: RecordType  # checked by _Options
+    compression: WriteCompression
     compression_level: int | None
     partition_by: list[str]
     max_rows_per_file: int | None
@@ -916,7 +917,7 @@ class _Writer(DataSourceArrowWriter):
             staged.append(final)
         return _TaskFiles(task_dir, staged, result.rows)
 
-    def commit(self, messages: list[_TaskFiles | None]) -> None:
+    def commit(self, messages: list[_TaskFiles | None]) -> None:  # type: ignore[override]  # our tasks' messages
         plan = self.plan
         if plan.single_file:
             self._commit_file(messages)
@@ -962,7 +963,7 @@ class _Writer(DataSourceArrowWriter):
         finally:
             remove_quietly(fs, staging)
 
-    def abort(self, messages: list[_TaskFiles | None]) -> None:
+    def abort(self, messages: list[_TaskFiles | None]) -> None:  # type: ignore[override]  # our tasks' messages
         plan = self.plan
         if plan.single_file:
             remove_quietly(*fsspec.core.url_to_fs(plan.staging))

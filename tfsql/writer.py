@@ -40,6 +40,7 @@ import pyarrow.compute as pc
 from tfsql import commit as _commit
 from tfsql import locking, partitioning
 from tfsql import schema as _schema
+from tfsql._types import Mode, RecordType, WriteCompression
 from tfsql.commit import remove_quietly
 from tfsql.compressing import CompressionPool
 from tfsql.discovery import _coerce_filesystem, _resolve
@@ -148,11 +149,11 @@ def write_tfrecord(
     path: str | os.PathLike,
     *,
     partition_by: str | Sequence[str] | None = None,
-    record_type: str = "example",
+    record_type: RecordType = "example",
     layout: Mapping[str, str] | None = None,
-    compression: str | None = None,
+    compression: WriteCompression = None,
     compression_level: int | None = None,
-    mode: str = "error",
+    mode: Mode = "error",
     max_rows_per_file: int | None = None,
     max_bytes_per_file: int | None = None,
     num_shards: int | None = None,
@@ -161,6 +162,7 @@ def write_tfrecord(
     tfds: str | None = None,
     filesystem: Any = None,
     threads: int | None = None,
+    progress: bool = False,
 ) -> WriteResult:
     """Write Arrow-shaped data as TFRecord files of ``tf.train.Example`` records.
 
@@ -240,6 +242,9 @@ def write_tfrecord(
         With compression, threads compressing the files in parallel (default: cores,
         at most 8). Each file is one gzip / zlib stream, so this speeds up writes of
         several files at once (``num_shards``, ``partition_by``).
+    progress : bool
+        Show a progress bar of the rows written on stderr (with a total when the input
+        knows its length: a table, a DataFrame).
 
     Returns
     -------
@@ -309,12 +314,18 @@ def write_tfrecord(
 
     schema, source = _without_view_types(*_open_input(data))
     batches = source
+    bar = None
     try:
         if options.tfds is not None:
             from tfsql.tfds import require_values, tfds_options
 
             options = tfds_options(options, schema, target.root)
             batches = require_values(source, schema, options.partition_by)
+        if progress:
+            from tfsql.progress import counted_batches, input_rows, write_bar
+
+            bar = write_bar("writing", total=input_rows(data))
+            batches = counted_batches(batches, bar)
         encoder, data_columns = _prepare(schema, options.partition_by, record_code, layout)
         job = _WriteJob(target, options, threads=compression_threads(threads, options.compression))
         return job.run(schema, batches, encoder, data_columns)
@@ -322,6 +333,8 @@ def write_tfrecord(
         close = getattr(source, "close", None)
         if close is not None:
             close()
+        if bar is not None:
+            bar.close()
 
 
 # --------------------------------------------------------------------------------------
@@ -654,6 +667,7 @@ class _FileSink:
     def __init__(self, fs: fsspec.AbstractFileSystem, path: str, compression: str | None,
                  level: int, pool: CompressionPool | None = None) -> None:
         self._file = fs.open(path, "wb")
+        self._compressor: Any
         if compression == "gzip":
             self._compressor = zlib.compressobj(level, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
         elif compression == "zlib":
@@ -731,7 +745,7 @@ class _Files:
         if options.tfds is not None:
             from tfsql.tfds import shard_file_name
 
-            return shard_file_name(options.tfds, next(iter(partition.values())) if partition else "train", index, n)
+            return shard_file_name(options.tfds, next(iter(partition.values())) if partition else "train", index, n)  # type: ignore[arg-type]  # TFDS writes shards
         if options.filename_pattern is not None:
             return self._with_ext(format_filename(options.filename_pattern, index, n))
         return self._with_ext(f"{options.shard_prefix}-{index:05d}-of-{n:05d}")
@@ -897,13 +911,14 @@ class _WriteJob:
                 directory = "" if options.tfds is not None else key  # TFDS: split in the name
                 found = shard_sets[key] = (
                     [files.open(None, directory, files.shard_name(i, partition), partition)
-                     for i in range(options.num_shards)], [0])
+                     for i in range(options.num_shards)], [0])  # type: ignore[arg-type]  # set here
             return found
 
         if options.num_shards is not None and not options.partition_by:
             shards("", {})
         row_base = 0
         for batch in batches:
+            assert encoder is not None  # input with batches has a schema, hence an encoder
             for chunk in _slices(batch):
                 if options.num_shards is not None and options.partition_by:
                     for directory, values, rows, part in _split_partitions(

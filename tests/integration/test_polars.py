@@ -336,7 +336,9 @@ def test_user_schema_in_polars_types(engine, data_dir, base):
         "tags": pl.List(pl.String),
         "opt": pa.int64(),
     }
-    lf = pl.scan_tfrecord(data_dir, schema=schema, hive_schema={"split": pl.String, "shard": pl.Int16})
+    lf = pl.scan_tfrecord(
+        data_dir, schema=schema, hive_schema={"split": pl.String, "shard": pl.Int16}, extra_columns="ignore"
+    )
     assert lf.collect_schema() == pl.Schema(
         [
             ("id", pl.Int32),
@@ -361,7 +363,7 @@ def test_user_schema_errors(data_dir):
     with pytest.raises(TypeError, match="schema must be a dict of name -> Polars or pyarrow type"):
         pl.scan_tfrecord(data_dir, schema=[("id", pl.Int64)])
     with pytest.raises(SOURCE_ERROR, match=r"'label' in .*, record 0 holds 1 value, but the requested type fixed_size_list<item: int64>\[3\] needs exactly 3"):
-        pl.scan_tfrecord(data_dir, schema={"label": pl.Array(pl.Int64, 3)}).collect()
+        pl.scan_tfrecord(data_dir, schema={"label": pl.Array(pl.Int64, 3)}, extra_columns="ignore").collect()
 
 
 def test_include_file_paths(data_dir):

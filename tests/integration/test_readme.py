@@ -1,6 +1,7 @@
-"""The README's code runs as shown: every Python block (but Spark's, which needs a
-SparkSession) and every command of the CLI section, on demo data, from a scratch
-directory holding ``demo-data/`` and links to the repository's ``sql/`` and ``examples/``.
+"""The README's code runs as shown: every Python block and every command of the CLI
+section, on demo data, from a scratch directory holding ``demo-data/`` and links to the
+repository's ``sql/`` and ``examples/``. The Spark block runs in its own process (it
+starts and stops a SparkSession) when pyspark 4 and Java 17+ are present.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ def workdir(tmp_path_factory) -> Path:
 
 
 PYTHON_BLOCKS = [b for b in _blocks("python") if "spark" not in b]
+SPARK_BLOCKS = [b for b in _blocks("python") if "SparkSession" in b]
 
 
 def test_the_readme_has_the_blocks_this_test_runs():
@@ -52,6 +54,29 @@ def test_the_readme_has_the_blocks_this_test_runs():
 def test_python_block_runs(workdir, index, monkeypatch):
     monkeypatch.chdir(workdir)
     exec(compile(PYTHON_BLOCKS[index], f"README.md python block {index}", "exec"), {"__name__": "readme"})
+
+
+@pytest.mark.spark
+def test_spark_block_runs_as_written(workdir):
+    pytest.importorskip("pyspark.sql.datasource", reason="needs pyspark >= 4.0")
+    from tfsql.spark import java_version
+
+    if (java_version() or 0) < 17:
+        pytest.skip("needs Java 17+ for Spark 4")
+    assert len(SPARK_BLOCKS) == 1
+    env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")}
+    done = subprocess.run(
+        [sys.executable, "-c", SPARK_BLOCKS[0]],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=900,
+        env={**env, "PYTHONPATH": str(ROOT)},  # the block itself sets PYSPARK_PYTHON
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "2000"  # every demo row, read back
+    assert "Traceback" not in done.stderr and "BrokenPipeError" not in done.stderr, done.stderr
 
 
 def _cli_lines() -> list[str]:

@@ -14,6 +14,7 @@ from typing import Iterator
 
 import pyarrow as pa
 
+from tfsql._types import Mode, RecordType, WriteCompression
 from tfsql.cli.errors import UsageError
 from tfsql.cli.sqlscript import sql_literal
 from tfsql.naming import TFRECORD_SUFFIXES
@@ -24,9 +25,9 @@ class WriteOptions:
     """Options of file outputs (``sql --format``, ``convert``)."""
 
     partition_by: list[str] = field(default_factory=list)
-    compression: str | None = None
-    mode: str = "error"
-    record_type: str = "example"
+    compression: WriteCompression = None
+    mode: Mode = "error"
+    record_type: RecordType = "example"
     max_rows_per_file: int | None = None
     num_shards: int | None = None
     tfds: str | None = None

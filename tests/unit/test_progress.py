@@ -1,0 +1,91 @@
+"""``progress=True`` on reads and writes: a bar on stderr with a total, a rate and
+human-formatted numbers; nothing when off (the default)."""
+
+from __future__ import annotations
+
+import re
+
+import polars as pl
+import pyarrow as pa
+import pytest
+from tqdm import tqdm
+
+import tfsql
+
+N = 50_000
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    path = tmp_path_factory.mktemp("progress") / "data"
+    tfsql.write_tfrecord(pa.table({"x": range(N), "k": [i % 2 for i in range(N)]}), path, partition_by="k")
+    return path
+
+
+def _size(path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("part-*"))
+
+
+def _final(err: str) -> str:
+    return err.replace("\r", "\n").strip().splitlines()[-1]
+
+
+def test_read_tfrecord_progress_counts_the_bytes_of_the_files(data, capsys):
+    table = tfsql.read_tfrecord(data, progress=True)
+    assert table.num_rows == N
+    line = _final(capsys.readouterr().err)
+    size = tqdm.format_sizeof(_size(data))
+    assert line.startswith("reading: 100%")
+    assert f"{size}/{size}" in line
+    assert re.search(r"[0-9.]+[kMG]?B/s", line)
+
+
+def test_a_pruned_read_ends_full_at_what_it_read(data, capsys):
+    import pyarrow.compute as pc
+
+    table = tfsql.read_tfrecord(data, filter=pc.field("k") == 1, progress=True)
+    assert table.num_rows == N // 2
+    line = _final(capsys.readouterr().err)
+    half = tqdm.format_sizeof(_size(data / "k=1"))
+    assert f"{half}/{half}" in line and "100%" in line
+
+
+def test_dataset_to_table_progress(data, capsys):
+    assert tfsql.dataset(data).to_table(progress=True).num_rows == N
+    assert _final(capsys.readouterr().err).startswith("reading: 100%")
+
+
+def test_gzip_files_count_compressed_bytes(tmp_path, capsys):
+    tfsql.write_tfrecord(pa.table({"x": range(N)}), tmp_path / "g", compression="gzip")
+    assert tfsql.read_tfrecord(tmp_path / "g", progress=True).num_rows == N
+    size = tqdm.format_sizeof(_size(tmp_path / "g"))
+    assert f"{size}/{size}" in _final(capsys.readouterr().err)
+
+
+def test_write_tfrecord_progress_has_the_rows_total(tmp_path, capsys):
+    tfsql.write_tfrecord(pa.table({"x": range(N)}), tmp_path / "w", progress=True)
+    line = _final(capsys.readouterr().err)
+    assert line.startswith("writing: 100%")
+    assert "50.0k/50.0k" in line and "rows/s" in line
+
+
+def test_write_of_a_stream_counts_without_a_total(tmp_path, capsys):
+    batches = (pa.record_batch({"x": list(range(i, i + 1000))}) for i in range(0, N, 1000))
+    tfsql.write_tfrecord(batches, tmp_path / "s", progress=True)
+    line = _final(capsys.readouterr().err)
+    assert "50.0k rows" in line and "%" not in line
+
+
+def test_polars_write_and_sink_progress(tmp_path, capsys):
+    df = pl.DataFrame({"x": range(N)})
+    df.tfrecord.write(tmp_path / "a", progress=True)
+    assert "50.0k/50.0k" in _final(capsys.readouterr().err)
+    df.lazy().tfrecord.sink(tmp_path / "b", progress=True)
+    assert "50.0k rows" in _final(capsys.readouterr().err)
+
+
+def test_progress_is_off_by_default(data, tmp_path, capsys):
+    tfsql.read_tfrecord(data)
+    tfsql.write_tfrecord(pa.table({"x": [1]}), tmp_path / "q")
+    pl.read_tfrecord(data)
+    assert capsys.readouterr().err == ""
