@@ -641,13 +641,16 @@ class TFRecordConnection:
                 values[arg.name] = reader.value(arg.first_token, arg.stop_token)
             except LiteralError:
                 return False
+        partitioned, layout = _source_shape(values[None])
+        if layout:
+            return False  # the split column of a TFDS / TFX layout comes from the Arrow path
         if tokens and tokens[0].is_word("create"):
             return True
         if not any(t.is_word("where") for t in tokens):
             return True
         if values.get("hive_partitioning") is False:
             return True
-        return not _is_partitioned(values[None])
+        return not partitioned
 
     def _register_call(self, call: rewrite.Call, tokens: list[rewrite.Token], params: list) -> str:
         positional = [arg for arg in call.args if arg.name is None]
@@ -761,18 +764,20 @@ def _arrow_path_binds(err: Exception) -> bool:
     return any(text in str(err) for text in _ARROW_PATH_BINDS)
 
 
-def _is_partitioned(source: Any) -> bool:
-    """Whether ``source`` (a path, glob or list of them) holds ``key=value`` directories."""
+def _source_shape(source: Any) -> tuple[bool, bool]:
+    """Whether ``source`` (a path, glob or list of them) holds ``key=value`` directories,
+    and whether its files form a TFDS or TFX layout (`tfsql.layouts`)."""
     from tfsql.discovery import discover
+    from tfsql.layouts import detect_layout
 
     items = list(source) if isinstance(source, (list, tuple)) else [source]
     if not all(isinstance(item, str) for item in items):
-        return False
+        return False, False
     try:
-        found = discover(items)
+        found, layout = detect_layout(discover(items))
     except (OSError, ValueError, TypeError):
-        return False
-    return any("=" in (f.relative_dir() or "") for f in found.files)
+        return False, False
+    return any("=" in (f.relative_dir() or "") for f in found.files), layout is not None
 
 
 def _mentions_tfrecord(query: str) -> bool:

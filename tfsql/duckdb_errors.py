@@ -30,7 +30,7 @@ import contextlib
 import re
 import weakref
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, cast
 
 import duckdb
 import pyarrow as pa
@@ -122,9 +122,10 @@ def translate(error: BaseException, *, sql: str | None = None, rewritten: str | 
         return _scan_data_error(data.group(1), data.group(2).strip())
     cls = type(error)
     if isinstance(error, (OSError, pa.ArrowException)) and not isinstance(error, duckdb.Error):
-        cls = _duckdb_class(message)
-        if cls is None:
+        found = _duckdb_class(message)
+        if found is None:
             return error
+        cls = found
     if sql is not None and rewritten is not None and rewritten != sql:
         message = _LINE.sub(lambda m: _relocate(m, sql, rewritten, sorted(spans)), message)
     if names:
@@ -286,7 +287,7 @@ def _translate_in_place(relation: Any, context: ErrorContext) -> bool:
 
 def _translating_subclass(base: type) -> type | None:
     def __getattribute__(self: Any, name: str) -> Any:  # noqa: N807
-        attribute = base.__getattribute__(self, name)
+        attribute = cast(Any, base).__getattribute__(self, name)
         if name.startswith("_") or not callable(attribute):
             return attribute
         context = _contexts.get(self)
@@ -295,7 +296,7 @@ def _translating_subclass(base: type) -> type | None:
     def __repr__(self: Any) -> str:  # noqa: N807
         context = _contexts.get(self) or ErrorContext()
         with context.translating():
-            return base.__repr__(self)
+            return cast(Any, base).__repr__(self)
 
     try:
         return type(base.__name__, (base,), {"__slots__": (), "__getattribute__": __getattribute__,

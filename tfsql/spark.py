@@ -583,8 +583,9 @@ class _Reader(DataSourceReader):
         target = to_arrow_schema(plan.spark_schema, timezone="UTC")
         scan = {**plan.scan, "glob": False}  # the path names one file: take it literally
         dataset = tfsql.dataset(partition.path, schema=plan.data_schema, hive_partitioning=False, **scan)
-        if getattr(partition, "span", None) is not None:
-            dataset = dataset.file_range(*partition.span)
+        span = getattr(partition, "span", None)
+        if span is not None:
+            dataset = dataset.file_range(span[0], span[1])
         constants = {
             f.name: pa.scalar(partition.partition_values.get(f.name), f.type) for f in plan.partition_schema
         }
