@@ -67,7 +67,7 @@ from tfsql.records import (
     normalize_compression,
     open_decompressed,
 )
-from tfsql.splits import DEFAULT_SPLIT_BYTES, RangeReader, plan_ranges
+from tfsql.splits import RangeReader, plan_ranges
 from tfsql.schema import (
     RAW_COLUMN,
     ColumnSpec,
@@ -102,7 +102,7 @@ class ScanOptions:
     batch_bytes: int = DEFAULT_BATCH_BYTES
     threads: int = 0  # 0: default_threads()
     max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
-    split_bytes: int | None = DEFAULT_SPLIT_BYTES  # None: never split a file
+    split_bytes: int | None = None  # None: never split a file
     progress: Any = None  # a tqdm bar that file reads advance (tfsql.progress)
 
     @property
@@ -131,7 +131,7 @@ def dataset(
     batch_bytes: int = DEFAULT_BATCH_BYTES,
     threads: int | None = None,
     max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
-    split_bytes: int | None = DEFAULT_SPLIT_BYTES,
+    split_bytes: int | None = None,
     hidden_file_prefix: str | Sequence[str] | None = None,
 ) -> "Dataset":
     """Open TFRecord files as a dataset: discovered, partitioned, schema resolved.
@@ -189,7 +189,8 @@ def dataset(
     split_bytes : int or None
         With several threads, an uncompressed file of at least twice this size is read
         as byte ranges of this size on several threads at once (see
-        :mod:`tfsql.splits`; output order is kept); None reads every file whole.
+        :mod:`tfsql.splits`; output order is kept); None (the default) reads every file
+        whole.
     hidden_file_prefix : str or list of str, optional
         Also skip files found in directories or by globs whose name starts with one of
         these prefixes.
