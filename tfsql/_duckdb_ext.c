@@ -83,10 +83,8 @@ typedef struct {
     size_t n, cap;
 } strlist;
 
-static int strlist_add(strlist *l, char *s) { /* takes ownership of s */
-    if (s == NULL) {
-        return -1;
-    }
+/* Append s (owned; NULL is kept: a null partition value); -1 when out of memory. */
+static int strlist_push(strlist *l, char *s) {
     if (l->n == l->cap) {
         size_t cap = l->cap ? 2 * l->cap : 16;
         char **items = (char **)realloc(l->items, cap * sizeof(char *));
@@ -99,6 +97,13 @@ static int strlist_add(strlist *l, char *s) { /* takes ownership of s */
     }
     l->items[l->n++] = s;
     return 0;
+}
+
+static int strlist_add(strlist *l, char *s) { /* takes ownership of s; NULL: out of memory */
+    if (s == NULL) {
+        return -1;
+    }
+    return strlist_push(l, s);
 }
 
 static void strlist_free(strlist *l) {
@@ -815,17 +820,9 @@ static int file_segments(const tfile *f, strlist *keys, strlist *values, strlist
                 free(val);
                 return -1;
             }
-            if (values->n == values->cap) {
-                size_t cap = values->cap ? 2 * values->cap : 16;
-                char **items = (char **)realloc(values->items, cap * sizeof(char *));
-                if (items == NULL) {
-                    free(val);
-                    return -1;
-                }
-                values->items = items;
-                values->cap = cap;
+            if (strlist_push(values, val)) { /* val may be NULL */
+                return -1;
             }
-            values->items[values->n++] = val; /* may be NULL */
         }
         s = e + 1;
     }
