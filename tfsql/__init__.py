@@ -66,7 +66,7 @@ def __dir__() -> list[str]:
 
 # pl.scan_tfrecord, pl.read_tfrecord and the .tfrecord namespaces: attached now if
 # Polars is imported, else the moment it is (see tfsql._polars_hook).
-from tfsql import _polars_hook
+from tfsql import _polars_hook  # noqa: E402  (after the lazy attributes it may use)
 
 _polars_hook.install()
 

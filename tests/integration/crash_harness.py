@@ -23,7 +23,7 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-from crash_writer import table
+from crash_writer import table  # noqa: E402  (this directory, put on sys.path above)
 
 WRITER = str(HERE / "crash_writer.py")
 MODES = ("error", "append", "overwrite", "overwrite_partitions")

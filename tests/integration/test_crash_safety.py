@@ -16,7 +16,7 @@ import pytest
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL and flock are POSIX")
 
-from crash_harness import concurrency_table, crash_table, run
+from crash_harness import concurrency_table, crash_table, run  # noqa: E402
 
 
 def check(crashes, concurrent):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import operator
 import os
 import subprocess
 import sys
@@ -173,8 +174,8 @@ def test_tfds_round_trip_keeps_features(tmp_path):
     assert (target / "label.labels.txt").read_text() == "circle\nsquare\ntriangle\n"
     back = tfsql.dataset(str(target)).to_table()
     assert back.schema == source.schema
-    key = lambda r: r["id"]
-    assert sorted(back.to_pylist(), key=key) == sorted(source.to_pylist(), key=key)
+    assert sorted(back.to_pylist(), key=operator.itemgetter("id")) == sorted(
+        source.to_pylist(), key=operator.itemgetter("id"))
 
 
 def test_tfds_write_from_copy_and_cli(tmp_path, capsys):
