@@ -402,6 +402,22 @@ static int is_hidden_name(const char *name, size_t n) {
            (n >= 10 && memcmp(name + n - 10, "._COPYING_", 10) == 0);
 }
 
+/* The next '/'-separated component of *s, leading slashes skipped: its start, its length
+ * in *len (0 at the end of the string); *s moves past it. */
+static const char *next_component(const char **s, size_t *len) {
+    const char *p = *s;
+    while (*p == '/') {
+        p++;
+    }
+    const char *e = p;
+    while (*e && *e != '/') {
+        e++;
+    }
+    *len = (size_t)(e - p);
+    *s = e;
+    return p;
+}
+
 /* os.path.abspath: absolute, without ".", ".." and repeated "/". */
 static char *abs_path(const char *p) {
     if (strncmp(p, "file://", 7) == 0) {
@@ -429,17 +445,11 @@ static char *abs_path(const char *p) {
     size_t o = 0;
     const char *s = joined;
     while (*s) {
-        while (*s == '/') {
-            s++;
-        }
-        const char *e = s;
-        while (*e && *e != '/') {
-            e++;
-        }
-        size_t len = (size_t)(e - s);
-        if (len == 0 || (len == 1 && s[0] == '.')) {
+        size_t len;
+        const char *c = next_component(&s, &len);
+        if (len == 0 || (len == 1 && c[0] == '.')) {
             /* skip */
-        } else if (len == 2 && s[0] == '.' && s[1] == '.') {
+        } else if (len == 2 && c[0] == '.' && c[1] == '.') {
             while (o > 0 && out[o - 1] != '/') {
                 o--;
             }
@@ -448,10 +458,9 @@ static char *abs_path(const char *p) {
             }
         } else {
             out[o++] = '/';
-            memcpy(out + o, s, len);
+            memcpy(out + o, c, len);
             o += len;
         }
-        s = e;
     }
     if (o == 0) {
         out[o++] = '/';
@@ -633,17 +642,11 @@ static int list_item(const char *item, int glob, filelist *files, char *err) {
         strlist comps = {0};
         const char *s = path;
         while (*s) {
-            while (*s == '/') {
-                s++;
+            size_t len;
+            const char *c = next_component(&s, &len);
+            if (len > 0) {
+                strlist_add(&comps, xstrndup(c, len));
             }
-            const char *e = s;
-            while (*e && *e != '/') {
-                e++;
-            }
-            if (e > s) {
-                strlist_add(&comps, xstrndup(s, (size_t)(e - s)));
-            }
-            s = e;
         }
         /* the root: the longest directory prefix without glob characters */
         int nroot = 0;
