@@ -22,6 +22,7 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:  # what the lazy attributes below resolve to, for type checkers
     from tfsql.commit import recover
+    from tfsql.options import ReadOptions, WriteOptions
     from tfsql._extension import duckdb_extension_path, load_extension
     from tfsql.duckdb import connect, sql
     from tfsql.polars import scan_tfrecord
@@ -41,6 +42,8 @@ _LAZY = {
     "write_tfrecord": "tfsql.writer",
     "WriteResult": "tfsql.writer",
     "recover": "tfsql.commit",
+    "ReadOptions": "tfsql.options",
+    "WriteOptions": "tfsql.options",
     "scan_tfrecord": "tfsql.polars",
     "connect": "tfsql.duckdb",
     "sql": "tfsql.duckdb",
@@ -85,6 +88,8 @@ __all__ = [
     "duckdb_extension_path",
     "load_extension",
     "WriteResult",
+    "ReadOptions",
+    "WriteOptions",
     "TFSQLError",
     "CorruptRecordError",
     "SchemaError",
