@@ -19,7 +19,7 @@ from polars.testing import assert_frame_equal
 import tfsql
 import tfsql.scanner
 from tfsql import polars as tfpl
-from tfsql._polars_predicates import kept_files, split_conjuncts
+from tfsql.polars.predicates import kept_files, split_conjuncts
 
 tfpl.attach()
 

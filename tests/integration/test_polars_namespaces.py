@@ -11,6 +11,7 @@ from polars.testing import assert_frame_equal
 
 import tfsql
 from tfsql import polars as tfpl
+from tfsql.polars.sink import _arrow_reader
 
 tfpl.attach()
 
@@ -115,5 +116,5 @@ def test_sink_of_an_empty_result_writes_no_rows(tmp_path):
 
 
 def test_view_types_are_exported_as_plain_arrow_types():
-    reader = tfpl._arrow_reader(pl.Schema({"s": pl.String, "l": pl.List(pl.Binary)}), [])
+    reader = _arrow_reader(pl.Schema({"s": pl.String, "l": pl.List(pl.Binary)}), [])
     assert reader.schema == pa.schema([("s", pa.large_string()), ("l", pa.large_list(pa.large_binary()))])

@@ -16,6 +16,9 @@ from fsspec.implementations.memory import MemoryFileSystem
 
 import tfsql
 import tfsql.polars as tp
+import tfsql.polars.scan
+import tfsql.polars.source
+from tfsql.options import READ_OPTIONS, ReadOptions
 
 # --------------------------------------------------------------------------------------
 # The signatures
@@ -42,18 +45,9 @@ EXTRA = {
     "cast_options": "scan_parquet's; read_parquet lacks it",
     # TFRecord's own
     "schema_overrides": "infer the schema but force some types (as read_csv's)",
-    "record_type": "Example, SequenceExample or raw records",
-    "compression": "gzip / zlib stream compression of whole files",
-    "verify_checksums": "CRC check of each record",
-    "on_corrupt": "raise or skip corrupt records",
-    "infer_sample": "records per file schema inference reads",
-    "infer_files": "files schema inference reads",
-    "lists": "infer list columns always or only where needed",
-    "filesystem": "an fsspec filesystem for plain paths",
-    "batch_size": "rows per batch",
-    "batch_bytes": "record bytes per batch",
-    "threads": "decode threads",
     "progress": "read_tfrecord's progress bar",
+    # the reading options of tfsql.options offered to Polars (explained there)
+    **{name: option.doc for name, option in READ_OPTIONS.items() if option.polars},
 }
 
 #: Parquet options with a different default, and why.
@@ -80,6 +74,41 @@ def test_parameters_match_the_installed_parquet_reader(ours, theirs):
             continue
         assert mine[name].default == param.default, f"{name}: default {mine[name].default!r} != {param.default!r}"
         assert mine[name].kind == param.kind, name
+
+
+def test_tfrecord_options_take_the_specs_defaults():
+    defaults = ReadOptions()
+    for function in (tp.scan_tfrecord, tp.read_tfrecord):
+        parameters = inspect.signature(function).parameters
+        for name, option in READ_OPTIONS.items():
+            if option.polars:
+                assert parameters[name].default == getattr(defaults, name), (function.__name__, name)
+                assert parameters[name].kind is inspect.Parameter.KEYWORD_ONLY, (function.__name__, name)
+
+
+#: read_tfrecord's own parameters (read_parquet's that scan_parquet lacks, and the bar);
+#: scan_tfrecord's that read_tfrecord lacks.
+READ_ONLY = {"columns", "use_pyarrow", "pyarrow_options", "memory_map", "progress"}
+SCAN_ONLY = {"cache"}
+
+
+def test_read_tfrecord_takes_scan_tfrecords_parameters():
+    scan, read = _public(tp.scan_tfrecord), _public(tp.read_tfrecord)
+    assert set(read) - set(scan) == READ_ONLY
+    assert set(scan) - set(read) == SCAN_ONLY
+    for name in set(scan) - SCAN_ONLY:
+        assert (read[name].default, read[name].annotation, read[name].kind) == (
+            scan[name].default, scan[name].annotation, scan[name].kind), name
+
+
+@pytest.mark.parametrize("function", [tp.scan_tfrecord], ids=["scan"])
+def test_every_parameter_is_documented(function):
+    import re
+
+    documented = set()
+    for names in re.findall(r"^    (\w+(?:, \w+)*) :", function.__doc__, flags=re.M):
+        documented.update(names.split(", "))
+    assert [name for name in _public(function) if name not in documented] == []
 
 
 def test_pl_read_tfrecord_is_attached():
@@ -207,15 +236,15 @@ def test_hive_datetimes(tmp_path):
 
 def _dataset_options(monkeypatch, source, **options) -> dict:
     seen: dict = {}
-    real = tp.dataset
+    real = tfsql.polars.scan.dataset
 
     def spy(*args, **kwargs):
         seen.update(kwargs)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(tp, "dataset", spy)
+    monkeypatch.setattr(tfsql.polars.scan, "dataset", spy)
     pl.scan_tfrecord(source, **options)
-    monkeypatch.setattr(tp, "dataset", real)
+    monkeypatch.setattr(tfsql.polars.scan, "dataset", real)
     return seen
 
 
@@ -231,14 +260,14 @@ def test_low_memory_decodes_in_one_thread(both, monkeypatch):
 def test_cache_is_the_sources_purity(both, monkeypatch, cache):
     tf, _ = both
     seen = {}
-    real = tp.register_io_source
+    real = tfsql.polars.source.register_io_source
 
     @functools.wraps(real)
     def spy(source, **kwargs):
         seen.update(kwargs)
         return real(source, **kwargs)
 
-    monkeypatch.setattr(tp, "register_io_source", spy)
+    monkeypatch.setattr(tfsql.polars.source, "register_io_source", spy)
     assert pl.scan_tfrecord(tf, cache=cache).collect().height == 6
     assert seen["is_pure"] is cache
 
@@ -274,7 +303,7 @@ def test_storage_options_reach_fsspec(remote):
 
 
 def test_storage_options_translate_polars_s3_names():
-    from tfsql._polars_options import _fsspec_options
+    from tfsql.polars.parquet_options import _fsspec_options
 
     assert _fsspec_options("s3", {"aws_access_key_id": "k", "aws_secret_access_key": "s", "aws_region": "eu"}) == {
         "key": "k",

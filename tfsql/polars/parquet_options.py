@@ -1,4 +1,4 @@
-"""``scan_parquet``'s options, translated for TFRecord (used by :mod:`tfsql.polars`).
+"""``scan_parquet``'s options, translated for TFRecord (used by :mod:`tfsql.polars.scan`).
 
 Each function takes one family of Polars' Parquet options and either applies it to a
 :class:`tfsql.Dataset` (or to what opens one) or raises a ``ValueError`` saying why
@@ -173,7 +173,7 @@ def parse_hive_dates(ds: Any, hive_partitioning: bool | None, hive_schema: Any) 
     return ds._derive(partitioning=partitioning)
 
 
-def _sampled_features(ds: Any, infer_sample: int | None, infer_files: int | None) -> set[str]:
+def _sampled_features(ds: Any, infer_sample: int | None, infer_files: int | None, infer_bytes: int | None) -> set[str]:
     from tfsql.inference import sample_indices, sample_stats
     from tfsql.scanner import open_frame_reader
 
@@ -185,6 +185,7 @@ def _sampled_features(ds: Any, infer_sample: int | None, infer_files: int | None
         lambda j: open_frame_reader(found, found.files[chosen[j]], ds.options),
         record_type=ds.options.record_type,
         infer_sample=infer_sample,
+        infer_bytes=infer_bytes,
     )
     return {name for _, name in stats}
 
@@ -196,6 +197,7 @@ def check_columns(
     *,
     infer_sample: int | None,
     infer_files: int | None,
+    infer_bytes: int | None,
 ) -> None:
     """``missing_columns`` / ``extra_columns`` for a user ``schema=``, judged on the
     records schema inference would sample: a schema feature in none of them is missing,
@@ -210,7 +212,7 @@ def check_columns(
 
     if ds.options.record_type == codec.RAW or not ds.files:
         return
-    seen = _sampled_features(ds, infer_sample, infer_files)
+    seen = _sampled_features(ds, infer_sample, infer_files, infer_bytes)
     if not seen:
         return  # no records, or records without features: nothing to judge
     wanted = list(ds.data_schema.names)

@@ -1,0 +1,181 @@
+"""Writing Polars frames as TFRecord: ``df.tfrecord.write`` and ``lf.tfrecord.sink``.
+
+:func:`write_frame` converts a DataFrame to Arrow a slice at a time and
+:func:`sink_frame` runs a LazyFrame on Polars' streaming engine; both hand the batches
+to :func:`tfsql.write_tfrecord`. ``sink_parquet``'s ways of writing work too:
+``pl.PartitionBy`` targets (:func:`partition_target`) and ``lazy=True``
+(:func:`deferred`).
+
+A :class:`polars.PartitionBy` becomes :func:`tfsql.write_tfrecord` options: its
+``key`` columns (or expressions, computed first) become ``partition_by``, its
+``max_rows_per_file`` and ``approximate_bytes_per_file`` the writer's
+``max_rows_per_file`` and ``max_bytes_per_file``. Keys are written as hive
+``key=value`` directories only, never inside the records (TFRecord readers, tfsql's and
+Spark's, restore them from the directories), so ``include_key=True`` raises; Polars'
+default ``None`` writes them into Parquet files too. A ``file_path_provider`` raises:
+file names come from the writer (``filename_pattern=``).
+
+Examples
+--------
+>>> import polars as pl
+>>> lf = pl.LazyFrame({"a": [1, 1, 2], "b": [3, 4, 5]})
+>>> lf2, path, options = partition_target(lf, pl.PartitionBy("out", key="a", max_rows_per_file=10), {})
+>>> path, options
+('out', {'partition_by': ['a'], 'max_rows_per_file': 10})
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable, Iterator
+
+import polars as pl
+import pyarrow as pa
+
+from tfsql.schema import offset_based_type
+from tfsql.writer import WriteResult, write_tfrecord
+
+__all__ = ["write_frame", "sink_frame", "partition_target", "deferred", "WRITE_CHUNK_ROWS"]
+
+#: Rows converted to Arrow at once by the writer namespaces.
+WRITE_CHUNK_ROWS = 65_536
+
+_NO_LIMIT = (1 << 64) - 1  # PartitionBy's approximate_bytes_per_file when "auto" / None
+
+
+def partition_target(lf: Any, path: Any, options: dict[str, Any]) -> tuple[Any, Any, dict[str, Any]]:
+    """``(frame, target directory, writer options)`` for a sink ``path`` that may be a
+    :class:`polars.PartitionBy` (anything else passes through)."""
+    partition_by_class = getattr(pl, "PartitionBy", None)
+    if partition_by_class is None or not isinstance(path, partition_by_class):
+        return lf, path, options
+    inner = getattr(path, "_pl_partition_by", None)
+    if inner is None:
+        raise TypeError("this Polars' PartitionBy is not understood by tfsql; pass partition_by= and a directory")
+    if inner.file_path_provider is not None:
+        raise ValueError(
+            "PartitionBy(file_path_provider=...) is not supported: tfsql names the files; "
+            "pass filename_pattern= (e.g. 'train_{i}') to choose their names"
+        )
+    if inner.include_key:
+        raise ValueError(
+            "PartitionBy(include_key=True) is not supported: tfsql writes partition keys as hive "
+            "key=value directories only (readers restore them as columns); leave include_key unset"
+        )
+    out = dict(options)
+    for option in ("partition_by", "max_rows_per_file", "max_bytes_per_file"):
+        if option in out:
+            raise ValueError(f"{option}= and a pl.PartitionBy target both say how to split files: use one")
+    keys = [pl.Expr._from_pyexpr(e) for e in (inner.key or [])]
+    if keys:
+        computed = [e for e in keys if not e.meta.is_column()]
+        if computed:
+            lf = lf.with_columns(computed)
+        out["partition_by"] = [e.meta.output_name() for e in keys]
+    if inner.max_rows_per_file not in (None, _NO_LIMIT):
+        out["max_rows_per_file"] = int(inner.max_rows_per_file)
+    if inner.approximate_bytes_per_file not in (None, _NO_LIMIT):
+        out["max_bytes_per_file"] = int(inner.approximate_bytes_per_file)
+    return lf, str(inner.base_path), out
+
+
+def deferred(write: Callable[[], Any]) -> pl.LazyFrame:
+    """A LazyFrame that runs ``write()`` (returning a :class:`tfsql.WriteResult`) when
+    collected, and holds one row per written file: ``path``, ``rows``, ``bytes``
+    (``sink_parquet(lazy=True)``'s frame is empty; collect either with
+    ``pl.collect_all``)."""
+    schema = {"path": pl.String, "rows": pl.Int64, "bytes": pl.Int64}
+
+    def run() -> pl.DataFrame:
+        result = write()
+        return pl.DataFrame(
+            {"path": result.paths, "rows": [f.rows for f in result.files], "bytes": [f.bytes for f in result.files]},
+            schema=schema,
+        )
+
+    return pl.defer(run, schema=schema)
+
+
+# R2 replaces this with tfsql.writer.inputs (the writer's one normalisation of input types).
+def _arrow_reader(schema: pl.Schema, frames: Iterable[pl.DataFrame]) -> pa.RecordBatchReader:
+    """A lazy RecordBatchReader over Polars frames, converted one at a time."""
+    exported = pl.DataFrame(schema=schema).to_arrow().schema
+    arrow = pa.schema([f.with_type(offset_based_type(f.type)) for f in exported])
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        for frame in frames:
+            table = frame.to_arrow()
+            if table.schema != arrow:
+                table = table.cast(arrow)
+            yield from table.to_batches()
+
+    return pa.RecordBatchReader.from_batches(arrow, batches())
+
+
+def write_frame(df: pl.DataFrame, path: Any, *, progress: bool = False, **options: Any) -> WriteResult:
+    """Write a DataFrame as TFRecord files with :func:`tfsql.write_tfrecord`.
+
+    The frame is converted to Arrow ``65536`` rows at a time. Reading the files back
+    gives the same rows; types may widen (integers and booleans to Int64, floats to
+    Float32, Array to List, partition columns to Int64/String) unless
+    ``scan_tfrecord(path, schema=df.schema)`` names them.
+
+    Parameters
+    ----------
+    df : polars.DataFrame
+    path : str or path-like
+        Target directory.
+    **options
+        Any keyword option of :func:`tfsql.write_tfrecord` (``partition_by``,
+        ``compression``, ``mode``, ``max_rows_per_file``, ``num_shards``...).
+
+    Returns
+    -------
+    tfsql.WriteResult
+
+    Examples
+    --------
+    >>> import tempfile, polars as pl
+    >>> path = tempfile.mkdtemp() + "/out"
+    >>> write_frame(pl.DataFrame({"x": [1, 2]}), path).rows
+    2
+    """
+    frames = df.iter_slices(WRITE_CHUNK_ROWS)
+    if not progress:
+        return write_tfrecord(_arrow_reader(df.schema, frames), path, **options)
+    from tfsql.progress import counted_batches, write_bar
+
+    with write_bar("writing", total=df.height) as bar:  # the frame knows its rows: a bar with a total
+        return write_tfrecord(_arrow_reader(df.schema, counted_batches(frames, bar)), path, **options)
+
+
+def sink_frame(lf: pl.LazyFrame, path: Any, *, chunk_size: int = WRITE_CHUNK_ROWS, **options: Any) -> WriteResult:
+    """Run a LazyFrame on Polars' streaming engine and write its result as TFRecord.
+
+    Batches of about ``chunk_size`` rows go straight to :func:`tfsql.write_tfrecord`
+    (``LazyFrame.collect_batches``), so memory stays bounded by the batch size and the
+    open files, not by the result size.
+
+    Parameters
+    ----------
+    lf : polars.LazyFrame
+    path : str or path-like
+        Target directory.
+    chunk_size : int
+        Rows per batch handed to the writer.
+    **options
+        Any keyword option of :func:`tfsql.write_tfrecord`.
+
+    Returns
+    -------
+    tfsql.WriteResult
+
+    Examples
+    --------
+    >>> import tempfile, polars as pl
+    >>> path = tempfile.mkdtemp() + "/out"
+    >>> sink_frame(pl.LazyFrame({"x": [1, 2, 3]}).filter(pl.col("x") > 1), path).rows
+    2
+    """
+    schema = lf.collect_schema()
+    frames = lf.collect_batches(chunk_size=chunk_size, maintain_order=True, lazy=True)
+    return write_tfrecord(_arrow_reader(schema, frames), path, **options)
