@@ -256,6 +256,34 @@ def test_low_memory_decodes_in_one_thread(both, monkeypatch):
     assert pl.scan_tfrecord(tf, low_memory=True).collect().height == 6
 
 
+def test_tfrecord_options_reach_the_dataset_as_given(both, monkeypatch):
+    tf, _ = both
+    given = {"record_type": "example", "compression": None, "verify_checksums": False, "on_corrupt": "skip",
+             "hive_partitioning": True, "include_file_paths": "f", "infer_sample": 7, "infer_files": 3,
+             "infer_bytes": 999, "lists": "always", "glob": False, "hidden_file_prefix": "zz_", "batch_size": 5,
+             "batch_bytes": 1 << 20, "threads": 2, "max_record_bytes": 1 << 20, "split_bytes": 1 << 20}
+    assert set(given) | {"schema", "hive_schema", "filesystem"} == {n for n, o in READ_OPTIONS.items() if o.polars}
+    seen = _dataset_options(monkeypatch, tf, **given)
+    assert {name: seen[name] for name in given} == given
+
+
+def test_max_record_bytes_reports_longer_records_as_corrupt(both):
+    tf, _ = both
+    with pytest.raises(tfsql.CorruptRecordError, match="exceeds max_record_bytes=8"):
+        pl.read_tfrecord(tf, max_record_bytes=8)
+    with pytest.warns(UserWarning):
+        assert pl.scan_tfrecord(tf, max_record_bytes=8, on_corrupt="skip").collect().height == 0
+    assert pl.read_tfrecord(tf, max_record_bytes=1 << 10).height == 6
+
+
+def test_split_bytes_and_infer_bytes_read_the_same_rows(both):
+    tf, _ = both
+    expected = pl.scan_tfrecord(tf).sort("id").collect()
+    got = pl.scan_tfrecord(tf, split_bytes=16, threads=2, infer_bytes=1).sort("id").collect()
+    assert got.equals(expected)
+    assert pl.read_tfrecord(tf, split_bytes=16, infer_bytes=1).sort("id").equals(expected)
+
+
 @pytest.mark.parametrize("cache", [True, False])
 def test_cache_is_the_sources_purity(both, monkeypatch, cache):
     tf, _ = both

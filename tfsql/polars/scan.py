@@ -291,12 +291,27 @@ def read_tfrecord(
     """Read TFRecord files into a Polars DataFrame: ``pl.read_tfrecord``, the eager twin of
     :func:`scan_tfrecord` as ``pl.read_parquet`` is of ``pl.scan_parquet``.
 
-    ``columns`` (names, or positions in the file schema) selects columns; only their
-    features are decoded. ``progress=True`` shows a progress bar of the bytes read on
-    stderr. ``use_pyarrow``, ``pyarrow_options``, ``memory_map`` and ``decryption``
-    exist for Parquet only (their defaults are accepted, anything else raises). Every
-    other option is :func:`scan_tfrecord`'s (for an Arrow table use
-    :func:`tfsql.read_tfrecord`).
+    For an Arrow table use :func:`tfsql.read_tfrecord`.
+
+    Parameters
+    ----------
+    source : str, path, or list of them
+        As for :func:`scan_tfrecord`.
+    columns : list of str or list of int, optional
+        Select these columns (names, or positions in the file schema); only their
+        features are decoded.
+    use_pyarrow, pyarrow_options, memory_map : bool, dict, bool
+        Parquet only: their defaults are accepted, anything else raises.
+    progress : bool
+        Show a progress bar of the bytes read on stderr.
+    n_rows, row_index_name, ..., split_bytes
+        Every other parameter is :func:`scan_tfrecord`'s, with its meaning and default
+        (the TFRecord options are those of :mod:`tfsql.options`, including
+        ``infer_bytes``, ``max_record_bytes`` and ``split_bytes``).
+
+    Returns
+    -------
+    polars.DataFrame
 
     Examples
     --------
