@@ -109,6 +109,13 @@ def test_every_parameter_is_documented(function):
     for names in re.findall(r"^    (\w+(?:, \w+)*) :", function.__doc__, flags=re.M):
         documented.update(names.split(", "))
     assert [name for name in _public(function) if name not in documented] == []
+    # the values a TFRecord option's entry lists are the spec's
+    for name, option in READ_OPTIONS.items():
+        if option.polars and option.choices:
+            listed = re.search(rf"^    {name} : {{(.*?)}}", function.__doc__, flags=re.M)
+            assert listed is not None, name
+            values = [v.strip().strip('"') for v in listed.group(1).split(",")]
+            assert ["none" if v == "None" else v for v in values] == list(option.choices), name
 
 
 def test_pl_read_tfrecord_is_attached():
