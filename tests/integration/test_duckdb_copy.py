@@ -105,7 +105,7 @@ def test_existing_directory_needs_a_mode(con, tmp_path):
 
 def test_unknown_and_unsupported_options(con, tmp_path):
     with pytest.raises(BinderError, match=r'Unrecognized option "ROW_GROUP_SIZE" for COPY \.\.\. \(FORMAT '
-                                          r"tfrecord\); valid options: FORMAT, PARTITION_BY, COMPRESSION"):
+                                          r"tfrecord\); valid options: FORMAT, PARTITION_BY, RECORD_TYPE, COMPRESSION"):
         con.sql(f"COPY ref TO '{tmp_path}/x' (FORMAT tfrecord, ROW_GROUP_SIZE 10)")
     with pytest.raises(BinderError, match=r"COPY option FILENAME_PATTERN: filename_pattern 'f' must contain \{i\}"):
         con.sql(f"COPY ref TO '{tmp_path}/x' (FORMAT tfrecord, PARTITION_BY split, FILENAME_PATTERN 'f')")

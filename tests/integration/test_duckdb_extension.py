@@ -23,7 +23,7 @@ import pyarrow as pa
 import pytest
 
 import tfsql
-from tfsql._extension import extension_available
+from tfsql.duckdb.extension import extension_available
 from tfrecord_files import split_table
 
 pytestmark = pytest.mark.skipif(not extension_available(),

@@ -9,8 +9,8 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from tfsql._copy import CopyOptionError, parse_copy_to
-from tfsql._sql_rewrite import find_calls, split_statements, tokenize
+from tfsql.duckdb.copy import CopyOptionError, parse_copy_to
+from tfsql.duckdb.rewrite import find_calls, split_statements, tokenize
 
 NAMES = ("tfrecord_scan", "read_tfrecord")
 
