@@ -71,9 +71,11 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("tfsql.duckdb needs DuckDB: pip install 'duckdb>=1.4'") from exc
 
-from tfsql.duckdb.connection import TFRecordConnection, connect, default_connection, sql
+from tfsql.duckdb.connection import TFRecordConnection, connect, sql
+from tfsql.duckdb.connection import default_connection as default_connection  # public, not in __all__
 from tfsql.duckdb.errors import BinderError, InvalidInputError, NoFilesError, ScanDataError, TargetExistsError
-from tfsql.duckdb.parameters import NATIVE_SCAN_PARAMETERS, SCAN_PARAMETERS, TABLE_FUNCTIONS
+from tfsql.duckdb.parameters import SCAN_PARAMETERS, TABLE_FUNCTIONS
+from tfsql.duckdb.parameters import NATIVE_SCAN_PARAMETERS as NATIVE_SCAN_PARAMETERS  # public, not in __all__
 from tfsql.duckdb.types import duckdb_type_to_arrow
 
 __all__ = ["connect", "sql", "TFRecordConnection", "TABLE_FUNCTIONS", "SCAN_PARAMETERS",

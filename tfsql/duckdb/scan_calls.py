@@ -31,7 +31,7 @@ from typing import Any
 import duckdb
 
 import tfsql
-from tfsql.duckdb import rewrite
+from tfsql.duckdb.rewrite import Call, Token, find_calls, substitute
 from tfsql.duckdb.arguments import LiteralError, LiteralReader
 from tfsql.duckdb.errors import BinderError, InvalidInputError, NoFilesError, sql_error
 from tfsql.duckdb.parameters import NATIVE_SCAN_PARAMETERS, SCAN_PARAMETERS, TABLE_FUNCTIONS, dataset_options
@@ -75,13 +75,13 @@ class ScanCalls:
             self._names.clear()
             self._opened.clear()
 
-    def rewrite(self, text: str, tokens: list[rewrite.Token], params: Any, *, native: bool = True
+    def rewrite(self, text: str, tokens: list[Token], params: Any, *, native: bool = True
                 ) -> tuple[str, Any, list[tuple[int, int, int]]]:
         """Replace each call by a registered dataset's name (except the calls the
         extension runs, when ``native``); drop the ``?`` parameters its arguments
         consumed. Also returns the replaced spans as ``(start, end, new length)``."""
         try:
-            calls = rewrite.find_calls(text, tokens, TABLE_FUNCTIONS)
+            calls = find_calls(text, tokens, TABLE_FUNCTIONS)
         except ValueError as err:
             raise sql_error(duckdb.ParserException, str(err)) from err
         if self.native and native:
@@ -115,9 +115,9 @@ class ScanCalls:
         if consumed:
             params = [value for k, value in enumerate(params) if k not in consumed]
         spans = [(start, end, len(new)) for start, end, new in sorted(replacements)]
-        return rewrite.substitute(text, replacements), params, spans
+        return substitute(text, replacements), params, spans
 
-    def _register_call(self, call: rewrite.Call, tokens: list[rewrite.Token], params: list) -> str:
+    def _register_call(self, call: Call, tokens: list[Token], params: list) -> str:
         positional = [arg for arg in call.args if arg.name is None]
         named = [arg for arg in call.args if arg.name is not None]
         if not positional:
@@ -176,7 +176,7 @@ class ScanCalls:
 # --------------------------------------------------------------------------------------
 
 
-def native_route(call: rewrite.Call, tokens: list[rewrite.Token], params: Any, variable: Any) -> bool:
+def native_route(call: Call, tokens: list[Token], params: Any, variable: Any) -> bool:
     """Whether the extension's ``tfrecord_scan`` runs this call (the SQL text is left as
     written): always, except for options only the Arrow path has (not in
     `NATIVE_SCAN_PARAMETERS`), a TFDS / TFX layout, and a statement with WHERE (not a
