@@ -349,6 +349,8 @@ def _convert(spelling: Spelling, given: OptionValue, path: str) -> Any:
             return list(given.names)
         if isinstance(given.value, str):
             return [given.value]
+        if isinstance(given.value, list) and all(isinstance(v, str) for v in given.value):
+            return list(given.value)
         raise CopyOptionError(f"COPY option {name} expects a column name or (columns), got {given.value!r}")
     value = given.names[0] if len(given.names) == 1 else (True if given.flag else given.value)
     if given.names and len(given.names) > 1 or given.flag:
