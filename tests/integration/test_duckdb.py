@@ -352,3 +352,14 @@ def test_changed_files_are_seen_by_the_next_statement(tmp_path):
         assert connection.sql(query).fetchall() == [(1,)]  # unchanged files: the schema is reused
         connection.sql(f"COPY (SELECT 'x' AS b, 2 AS c) TO '{directory}' (FORMAT tfrecord, NUM_SHARDS 1, OVERWRITE)")
         assert connection.sql(query).fetchall() == [("x", 2)]
+
+
+def test_arrow_only_options_take_the_arrow_path(con, data):
+    query = f"SELECT count(*) FROM tfrecord_scan('{data['dir']}', infer_bytes := 1000, batch_bytes := 1048576)"
+    assert "__tfrecord_scan_" in con._scans.rewrite(query, tokenize(query), None)[0]
+    assert con.sql(query).fetchall() == [(N_ROWS,)]
+    with pytest.raises(BinderError, match=r"tfrecord_scan: give either schema or columns, not both"):
+        con.sql(f"SELECT * FROM tfrecord_scan('{data['dir']}', schema := {{'id': 'BIGINT'}}, "
+                f"columns := {{'id': 'BIGINT'}})")
+    with pytest.raises(InvalidInputError, match=r"tfrecord_scan: batch_bytes must be a positive integer, not 0"):
+        con.sql(f"SELECT * FROM tfrecord_scan('{data['dir']}', batch_bytes := 0)")
