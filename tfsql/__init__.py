@@ -23,7 +23,7 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:  # what the lazy attributes below resolve to, for type checkers
     from tfsql.commit import recover
     from tfsql.options import ReadOptions, WriteOptions
-    from tfsql._extension import duckdb_extension_path, load_extension
+    from tfsql.duckdb.extension import duckdb_extension_path, load_extension
     from tfsql.duckdb import connect, sql
     from tfsql.polars import scan_tfrecord
     from tfsql.reader import infer_schema, read_tfrecord
@@ -47,8 +47,8 @@ _LAZY = {
     "scan_tfrecord": "tfsql.polars",
     "connect": "tfsql.duckdb",
     "sql": "tfsql.duckdb",
-    "duckdb_extension_path": "tfsql._extension",
-    "load_extension": "tfsql._extension",
+    "duckdb_extension_path": "tfsql.duckdb.extension",
+    "load_extension": "tfsql.duckdb.extension",
 }
 
 

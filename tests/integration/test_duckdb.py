@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import tfsql
-from tfsql._sql_rewrite import tokenize
+from tfsql.duckdb.rewrite import tokenize
 from tfrecord_files import split_table
 from tfsql.duckdb import (
     BinderError,
@@ -226,7 +226,7 @@ def test_views_stay_valid_for_the_connection(data):
             1 for i in range(N_ROWS) if i % 11 and i % 4 == 1),)]
         # the same call reuses the registered name
         text = f"SELECT * FROM tfrecord_scan('{data['dir']}') x"
-        first = connection._rewrite_scans(text, tokenize(text), None)
+        first = connection._scans.rewrite(text, tokenize(text), None)
         assert "__tfrecord_scan_1 x" in first[0]
 
 
@@ -284,7 +284,7 @@ def test_register_tfrecord_and_cursor(data):
 
 def test_unknown_named_parameter_lists_candidates(con, data):
     with pytest.raises(BinderError, match=r'Invalid named parameter "foo" for function tfrecord_scan\n'
-                                          r"Candidates:\n    hive_partitioning BOOLEAN"):
+                                          r"Candidates:\n(?:    .+\n)*    hive_partitioning BOOLEAN\n"):
         con.sql(f"SELECT * FROM tfrecord_scan('{data['dir']}', foo := 1)")
 
 
@@ -352,3 +352,14 @@ def test_changed_files_are_seen_by_the_next_statement(tmp_path):
         assert connection.sql(query).fetchall() == [(1,)]  # unchanged files: the schema is reused
         connection.sql(f"COPY (SELECT 'x' AS b, 2 AS c) TO '{directory}' (FORMAT tfrecord, NUM_SHARDS 1, OVERWRITE)")
         assert connection.sql(query).fetchall() == [("x", 2)]
+
+
+def test_arrow_only_options_take_the_arrow_path(con, data):
+    query = f"SELECT count(*) FROM tfrecord_scan('{data['dir']}', infer_bytes := 1000, batch_bytes := 1048576)"
+    assert "__tfrecord_scan_" in con._scans.rewrite(query, tokenize(query), None)[0]
+    assert con.sql(query).fetchall() == [(N_ROWS,)]
+    with pytest.raises(BinderError, match=r"tfrecord_scan: give either schema or columns, not both"):
+        con.sql(f"SELECT * FROM tfrecord_scan('{data['dir']}', schema := {{'id': 'BIGINT'}}, "
+                f"columns := {{'id': 'BIGINT'}})")
+    with pytest.raises(InvalidInputError, match=r"tfrecord_scan: batch_bytes must be a positive integer, not 0"):
+        con.sql(f"SELECT * FROM tfrecord_scan('{data['dir']}', batch_bytes := 0)")

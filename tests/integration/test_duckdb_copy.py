@@ -105,7 +105,7 @@ def test_existing_directory_needs_a_mode(con, tmp_path):
 
 def test_unknown_and_unsupported_options(con, tmp_path):
     with pytest.raises(BinderError, match=r'Unrecognized option "ROW_GROUP_SIZE" for COPY \.\.\. \(FORMAT '
-                                          r"tfrecord\); valid options: FORMAT, PARTITION_BY, COMPRESSION"):
+                                          r"tfrecord\); valid options: FORMAT, PARTITION_BY, RECORD_TYPE, COMPRESSION"):
         con.sql(f"COPY ref TO '{tmp_path}/x' (FORMAT tfrecord, ROW_GROUP_SIZE 10)")
     with pytest.raises(BinderError, match=r"COPY option FILENAME_PATTERN: filename_pattern 'f' must contain \{i\}"):
         con.sql(f"COPY ref TO '{tmp_path}/x' (FORMAT tfrecord, PARTITION_BY split, FILENAME_PATTERN 'f')")
@@ -220,3 +220,11 @@ def test_invalid_writer_option_values_are_binder_errors(con, tmp_path, option, m
     with pytest.raises(BinderError, match=rf"COPY \.\.\. \(FORMAT tfrecord\): {message}"):
         con.sql(f"COPY ref TO '{tmp_path}/x' (FORMAT tfrecord, {option})")
     assert not os.listdir(tmp_path)
+
+
+def test_two_spellings_of_one_option_contradict(con, tmp_path):
+    with pytest.raises(BinderError, match=r"COPY options ROWS_PER_FILE and MAX_ROWS_PER_FILE contradict each other"):
+        con.sql(f"COPY ref TO '{tmp_path}/x' (FORMAT tfrecord, ROWS_PER_FILE 2, MAX_ROWS_PER_FILE 3)")
+    assert con.sql(f"COPY ref TO '{tmp_path}/y' (FORMAT tfrecord, PARTITION_BY ['split'], THREADS 1, "
+                   f"MAX_FILE_SIZE '1MB')").fetchall() == con.sql("SELECT count(*) FROM ref").fetchall()
+    assert not os.path.exists(tmp_path / "x")

@@ -23,7 +23,7 @@ import pyarrow as pa
 import pytest
 
 import tfsql
-from tfsql._extension import extension_available
+from tfsql.duckdb.extension import extension_available
 from tfrecord_files import split_table
 
 pytestmark = pytest.mark.skipif(not extension_available(),
@@ -241,11 +241,11 @@ def test_partition_filter_in_connect_prunes_through_the_arrow_path(con, data):
     """A WHERE on a partition column keeps tfsql.connect() on the Arrow dataset, which
     opens only the matching directories; the rows are the extension's."""
     query = f"SELECT id, label FROM tfrecord_scan('{data['dir']}') WHERE split = 'valid'"
-    rewritten = con._rewrite_scans(query, SUITE.tokenize(query), None)[0]
+    rewritten = con._scans.rewrite(query, SUITE.tokenize(query), None)[0]
     assert "__tfrecord_scan_" in rewritten
     assert sorted(con.sql(query).fetchall()) == sorted(con.duckdb_connection.sql(query).fetchall())
     unfiltered = f"SELECT count(*) FROM tfrecord_scan('{data['dir']}')"
-    assert con._rewrite_scans(unfiltered, SUITE.tokenize(unfiltered), None)[0] == unfiltered
+    assert con._scans.rewrite(unfiltered, SUITE.tokenize(unfiltered), None)[0] == unfiltered
 
 
 def test_default_connection_recipe(data):

@@ -9,8 +9,8 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from tfsql._copy import CopyOptionError, parse_copy_to
-from tfsql._sql_rewrite import find_calls, split_statements, tokenize
+from tfsql.duckdb.copy import CopyOptionError, parse_copy_to
+from tfsql.duckdb.rewrite import find_calls, split_statements, tokenize
 
 NAMES = ("tfrecord_scan", "read_tfrecord")
 
@@ -74,3 +74,13 @@ def test_parse_copy_forms():
     with pytest.raises(CopyOptionError, match="COPY option FORMAT is given twice"):
         sql = "COPY t TO 'x' (FORMAT tfrecord, FORMAT csv)"
         parse_copy_to(sql, tokenize(sql))
+
+
+def test_one_splitter_for_the_connection_and_the_cli():
+    from tfsql.cli.sqlscript import split_statements as split_script
+
+    script = "SELECT E'it\\'s;'; /* a /* nested; */ still; */ SELECT 2 -- two;\n; SELECT '${x}'"
+    assert split_statements(script) == ["SELECT E'it\\'s;'", "/* a /* nested; */ still; */ SELECT 2 -- two;",
+                                         "SELECT '${x}'"]
+    assert [(s.line, s.sql) for s in split_script(script)] == [
+        (1, "SELECT E'it\\'s;'"), (1, "SELECT 2"), (2, "SELECT '${x}'")]

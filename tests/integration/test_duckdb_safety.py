@@ -9,8 +9,8 @@ import pyarrow as pa
 import pytest
 
 import tfsql
-from tfsql._copy import _ALIASES, OPTIONS
-from tfsql._extension import extension_available
+from tfsql.duckdb.copy import COPY_ALIASES, COPY_OPTIONS
+from tfsql.duckdb.extension import extension_available
 from tfsql.duckdb import SCAN_PARAMETERS, ScanDataError, connect
 
 SMUGGLED = [
@@ -52,7 +52,7 @@ def test_no_scan_argument_runs_as_sql(con, tmp_path, argument, value):
 
 
 @pytest.mark.parametrize("value", SMUGGLED)
-@pytest.mark.parametrize("option", [*[o for o in OPTIONS if o != "FORMAT"], *_ALIASES])
+@pytest.mark.parametrize("option", [*[o for o in COPY_OPTIONS if o != "FORMAT"], *COPY_ALIASES])
 def test_no_copy_option_runs_as_sql(con, tmp_path, option, value):
     with pytest.raises((duckdb.ParserException, duckdb.BinderException)):
         con.sql(f"COPY (SELECT 1 AS a) TO '{tmp_path}/out.tfrecord' (FORMAT tfrecord, {option} {value})")

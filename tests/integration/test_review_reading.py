@@ -13,7 +13,7 @@ import pytest
 import tfsql
 import tfsql.duckdb
 from tfrecord_files import example, frame, write_examples, write_records
-from tfsql._sql_rewrite import tokenize
+from tfsql.duckdb.rewrite import tokenize
 
 
 # --------------------------------------------------------------------------- DuckDB SQL text

@@ -27,12 +27,12 @@ def listing(directory) -> list[str]:
 
 
 def test_suffixes_are_defined_once():
-    import tfsql._copy
+    import tfsql.duckdb.copy
     import tfsql.cli.outputs
 
     assert TFRECORD_SUFFIXES == (".tfrecord", ".tfrecords", ".tfrecord.gz", ".tfrecords.gz", ".tfrecord.zz",
                                  ".tfrecords.zz")
-    assert tfsql._copy.TFRECORD_SUFFIXES is TFRECORD_SUFFIXES
+    assert tfsql.duckdb.copy.TFRECORD_SUFFIXES is TFRECORD_SUFFIXES
     assert tfsql.cli.outputs.TFRECORD_SUFFIXES is TFRECORD_SUFFIXES
     assert [is_single_file_target(p) for p in ("a.tfrecord", "a.TFRECORDS", "a.tfrecord.gz", "a.tfrecord.zz",
                                                "a.tfrecord/", "a", "a.gz")] == [True] * 4 + [False] * 3

@@ -80,7 +80,7 @@ __all__ = ["main", "build_parser", "Statement", "split_statements", "substitute_
 def cmd_extension_path(args: argparse.Namespace, console: Console) -> int:
     """``tfsql extension-path``: print where tfsql.duckdb_extension is (exit 1 when this
     installation was built without it)."""
-    from tfsql._extension import ExtensionNotAvailable, duckdb_extension_path
+    from tfsql.duckdb.extension import ExtensionNotAvailable, duckdb_extension_path
 
     try:
         path = duckdb_extension_path()

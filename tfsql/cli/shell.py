@@ -12,7 +12,7 @@ from typing import Callable
 from tfsql.cli.console import Console, _isatty
 from tfsql.cli.errors import EXIT_OK, _error_text, is_interrupt
 from tfsql.cli.outputs import WriteOptions, write_arrow
-from tfsql.cli.sqlscript import _split_complete
+from tfsql.cli.sqlscript import split_complete
 from tfsql.cli.sqlsession import DEFAULT_MAX_ROWS, SQLSession, relation_reader, returns_rows, run_script
 
 
@@ -144,7 +144,7 @@ class Shell:
                     break
                 continue
             buffer += line + "\n"
-            statements, rest = _split_complete(buffer)
+            statements, rest = split_complete(buffer)
             buffer = buffer[rest:]
             for statement in statements:
                 try:

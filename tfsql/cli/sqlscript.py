@@ -1,4 +1,9 @@
-"""SQL scripts as text: splitting into statements, ``${param}`` substitution, string literals."""
+"""SQL scripts as text: splitting into statements, ``${param}`` substitution, string literals.
+
+Statements, comments and quoted text are found by the DuckDB front end's one SQL
+reader (`tfsql.duckdb.rewrite`, DuckDB's own tokenizer), imported when a script is
+read so that the ``tfsql`` command starts without DuckDB.
+"""
 
 from __future__ import annotations
 
@@ -47,78 +52,27 @@ def split_statements(script: str) -> list[Statement]:
     >>> [(s.line, s.sql) for s in split_statements("-- setup\\nSELECT ';';\\n\\nSELECT 2 /* ; */")]
     [(2, "SELECT ';'"), (4, 'SELECT 2')]
     """
-    statements, rest = _split_complete(script)
-    tail = _strip_comments(script[rest:])
+    from tfsql.duckdb.rewrite import strip_comments
+
+    statements, rest = split_complete(script)
+    tail = strip_comments(script[rest:])
     if tail.strip():
         statements.append(_statement(tail, 1 + script.count("\n", 0, rest)))
     return statements
 
 
-def _split_complete(script: str) -> tuple[list[Statement], int]:
-    """The statements closed by a ``;`` and the index where the unfinished rest starts."""
+def split_complete(script: str) -> tuple[list[Statement], int]:
+    """The statements closed by a ``;`` and the index where the unfinished rest starts
+    (the shell keeps reading lines until a statement is closed)."""
+    from tfsql.duckdb.rewrite import statement_spans, strip_comments
+
+    spans, rest = statement_spans(script)
     statements: list[Statement] = []
-    start = 0
-    i, n = 0, len(script)
-    while i < n:
-        kind, end = _token(script, i)
-        if kind == "char" and script[i] == ";":
-            text = _strip_comments(script[start:i])
-            if text.strip():
-                statements.append(_statement(text, 1 + script.count("\n", 0, start)))
-            start = end
-        i = end
-    return statements, start
-
-
-def _token(text: str, i: int) -> tuple[str, int]:
-    """The kind of the SQL token at ``i`` and the index after it.
-
-    Kinds: ``"quoted"`` (a quoted string or identifier, or a dollar-quoted body: a ``;``
-    or comment marker inside does not count), ``"line comment"`` (up to, not including,
-    its line break), ``"block comment"``, or ``"char"`` (any other single character).
-    An unclosed token runs to the end of ``text``.
-    """
-    n = len(text)
-    ch = text[i]
-    if ch in "'\"":
-        return "quoted", _end_of_quoted(text, i, ch)
-    if text.startswith("--", i):
-        end = text.find("\n", i)
-        return "line comment", n if end < 0 else end
-    if text.startswith("/*", i):
-        end = text.find("*/", i + 2)
-        return "block comment", n if end < 0 else end + 2
-    if ch == "$" and (match := _DOLLAR_QUOTE.match(text, i)):
-        end = text.find(match.group(0), match.end())
-        return "quoted", n if end < 0 else end + len(match.group(0))
-    return "char", i + 1
-
-
-def _end_of_quoted(script: str, i: int, quote: str) -> int:
-    """Index after the quote that closes the one at ``i`` (doubled quotes escape)."""
-    j = i + 1
-    while True:
-        k = script.find(quote, j)
-        if k < 0:
-            return len(script)
-        if script.startswith(quote, k + 1):
-            j = k + 2
-            continue
-        return k + 1
-
-
-def _strip_comments(text: str) -> str:
-    """``text`` without comments; a block comment leaves its line breaks."""
-    out: list[str] = []
-    i, n = 0, len(text)
-    while i < n:
-        kind, j = _token(text, i)
-        if kind == "block comment":
-            out.append("\n" * text.count("\n", i, j) or " ")
-        elif kind != "line comment":
-            out.append(text[i:j])
-        i = j
-    return "".join(out)
+    for start, end, _ in spans:
+        text = strip_comments(script[start:end])
+        if text.strip():
+            statements.append(_statement(text, 1 + script.count("\n", 0, start)))
+    return statements, rest
 
 
 def _statement(text: str, first_line: int) -> Statement:
@@ -177,19 +131,30 @@ def substitute_params(statement: Statement, params: Mapping[str, str], *,
 
         return _PARAM.sub(replace, segment)
 
+    from tfsql.duckdb.rewrite import tokenize
+
     out: list[str] = []
-    i = bare_start = 0
-    while i < len(text):
-        kind, end = _token(text, i)
-        if kind == "quoted":
-            out.append(substitute(text[bare_start:i], bare_start, ""))
-            token = text[i:end]
-            quote = token[0] if token[0] in "'\"" else _DOLLAR_QUOTE.match(token).group(0)
-            out.append(substitute(token, i, quote))
+    bare_start = 0
+    for token in tokenize(text):
+        quote = _quote_of(token.text) if token.kind in ("string_const", "identifier") else ""
+        if quote:
+            end = token.start + len(token.text)
+            out.append(substitute(text[bare_start:token.start], bare_start, ""))
+            out.append(substitute(text[token.start:end], token.start, quote))
             bare_start = end
-        i = end
     out.append(substitute(text[bare_start:], bare_start, ""))
     return "".join(out), missing
+
+
+def _quote_of(token: str) -> str:
+    """The quote around a quoted token: ``'``, ``"`` or a dollar tag (``$$``, ``$q$``); ``''`` for
+    an unquoted name."""
+    if token[:1] in ("'", '"'):
+        return token[0]
+    if token[:2].lower() == "e'":
+        return "'"
+    match = _DOLLAR_QUOTE.match(token)
+    return match.group(0) if match else ""
 
 
 def _quoted_value(name: str, value: str, quote: str, line: int) -> str:

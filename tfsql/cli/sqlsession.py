@@ -133,12 +133,12 @@ def show_plan(relation, console: Console) -> None:
 
 
 def relation_reader(relation, *, batch_rows: int = 65_536) -> pa.RecordBatchReader:
-    """The rows of a DuckDB relation as a ``pyarrow.RecordBatchReader`` (streamed)."""
-    for name in ("to_arrow_reader", "fetch_arrow_reader", "fetch_record_batch"):
-        method = getattr(relation, name, None)
-        if method is not None:
-            return method(batch_rows)
-    return pa.RecordBatchReader.from_stream(relation)
+    """The rows of a DuckDB relation as a ``pyarrow.RecordBatchReader`` (streamed, by
+    `tfsql.duckdb.results.arrow_reader`, imported here so that the command starts
+    without DuckDB)."""
+    from tfsql.duckdb.results import arrow_reader
+
+    return arrow_reader(relation, batch_rows)
 
 
 def _run_statement(session: SQLSession, statement: Statement, *, source: str, sql: str | None = None,

@@ -3,12 +3,14 @@
 The extension gives any DuckDB connection ``tfrecord_scan(...)`` / ``read_tfrecord(...)``
 and ``FROM 'x.tfrecord'`` as real table functions. It is not signed by DuckDB, so a
 connection loads it only when ``allow_unsigned_extensions`` is set (the ``duckdb``
-command: ``duckdb -unsigned``).
+command: ``duckdb -unsigned``). ``setup.py`` builds the file next to tfsql's own
+modules (``tfsql/tfsql.duckdb_extension``, shipped as package data of ``tfsql``), one
+directory above this package.
 
 Examples
 --------
 >>> import duckdb
->>> from tfsql._extension import load_extension
+>>> from tfsql.duckdb.extension import load_extension
 >>> con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
 >>> load_extension(con) is con
 True
@@ -20,6 +22,8 @@ from __future__ import annotations
 
 import os
 from typing import Any
+
+from tfsql.duckdb.errors import sql_error
 
 __all__ = ["duckdb_extension_path", "load_extension", "extension_available", "ExtensionNotAvailable"]
 
@@ -41,7 +45,8 @@ def duckdb_extension_path() -> str:
     >>> duckdb_extension_path().endswith("tfsql.duckdb_extension")
     True
     """
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), EXTENSION_FILE)
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # tfsql/
+    path = os.path.join(package, EXTENSION_FILE)
     if not os.path.isfile(path):
         raise ExtensionNotAvailable(
             f"{path} does not exist: this tfsql was installed without its DuckDB extension "
@@ -87,8 +92,9 @@ def load_extension(con: Any) -> Any:
     except duckdb.Error:
         allowed = None
     if allowed is False or str(allowed).lower() == "false":
-        raise UnsignedExtensionsNotAllowed(
-            "Permission Error: tfsql's DuckDB extension is not signed by DuckDB, and this connection "
+        raise sql_error(
+            UnsignedExtensionsNotAllowed,
+            "tfsql's DuckDB extension is not signed by DuckDB, and this connection "
             "does not allow unsigned extensions. Open it with "
             "duckdb.connect(config={'allow_unsigned_extensions': 'true'}) (the duckdb command: "
             "duckdb -unsigned), or use tfsql.connect(), which does this for you")

@@ -2,15 +2,18 @@
 
 DuckDB cannot be taught a new COPY format from Python, so `tfsql.duckdb` recognises
 the statement in the SQL text (with DuckDB's tokenizer), streams the rows of its query
-out of DuckDB and hands them to `tfsql.write_tfrecord`. This module holds the parts
-that do not touch a connection:
+out of DuckDB and hands them to `tfsql.write_tfrecord`:
 
 - `parse_copy_to` splits ``COPY <query or table> TO <path> [WITH] (<options>)`` into
   the query to run, the path literal and the options, whose values are literals read
-  from the tokens (`tfsql._sql_args`): no option value is ever run as SQL;
-- `CopyPlan.from_options` checks the options (DuckDB's Parquet-style names) and maps
-  them to `write_tfrecord` arguments;
-- `write_copy` writes a stream of record batches according to a plan.
+  from the tokens (`tfsql.duckdb.arguments`): no option value is ever run as SQL;
+- `CopyPlan.from_options` checks the options and maps them to `write_tfrecord`
+  arguments. The option names, their aliases and kinds of value are the SQL spellings
+  of `tfsql.options.WRITE_OPTIONS` (``OVERWRITE``, ``OVERWRITE_OR_IGNORE`` and
+  ``APPEND`` are flags spelling the write mode); `COPY_ONLY` holds the few options of
+  the COPY statement itself (``FORMAT``, ``RETURN_FILES``, ``USE_TMP_FILE``);
+- `copy_to_tfrecord` runs the query on a connection and writes its record batches
+  (nothing is materialised), returning the row count (and files).
 
 Output layout follows tfsql's single-file rule (`tfsql.naming`): a path ending in a
 TFRecord suffix (``.tfrecord``, ``.tfrecords``, ``.tfrecord.gz``, ``.tfrecord.zz``) is
@@ -18,59 +21,77 @@ one file, written under a temporary name and renamed into place; any other path,
 any path ending in ``/``, is a directory of part files. Existing targets follow the
 writer's modes in both cases: an error unless ``OVERWRITE``, ``OVERWRITE_OR_IGNORE`` or
 ``APPEND`` is given (``APPEND`` to a file adds the new records after the old ones).
+
+Examples
+--------
+>>> plan = CopyPlan.from_options("out/", {"CODEC": OptionValue(names=("GZIP",)), "OVERWRITE": OptionValue(flag=True)})
+>>> plan.writer_options
+{'compression': 'gzip', 'mode': 'overwrite'}
+>>> list(COPY_OPTIONS)[:3], list(COPY_OPTIONS)[-2:], COPY_ALIASES["MAX_FILE_SIZE"]
+(['FORMAT', 'PARTITION_BY', 'RECORD_TYPE'], ['RETURN_FILES', 'USE_TMP_FILE'], 'FILE_SIZE_BYTES')
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import pyarrow as pa
 
-from tfsql._sql_args import LiteralError, LiteralReader
-from tfsql._sql_rewrite import Token, matching_close, unquote_identifier
+from tfsql.duckdb.arguments import LiteralError, LiteralReader
+from tfsql.duckdb.errors import BinderError, TargetExistsError, sql_error, translating_reader
+from tfsql.duckdb.results import arrow_reader
+from tfsql.duckdb.rewrite import Token, matching_close, unquote_identifier
 from tfsql.naming import TFRECORD_SUFFIXES, compression_from_name, is_single_file_target
+from tfsql.options import WRITE_OPTIONS, Option, OptionError, Spelling, parse_size
+from tfsql.single_file import _DIRECTORY_OPTIONS
 from tfsql.writer import check_filename_pattern, check_write_options, write_tfrecord
 
-__all__ = ["CopyStatement", "CopyPlan", "parse_copy_to", "write_copy", "OPTIONS", "TFRECORD_SUFFIXES"]
+__all__ = ["CopyStatement", "CopyPlan", "CopyOptionError", "parse_copy_to", "is_tfrecord_copy",
+           "looks_like_tfrecord_copy", "copy_to_tfrecord", "count_query", "COPY_OPTIONS", "COPY_ALIASES",
+           "COPY_ONLY", "TFRECORD_SUFFIXES", "COPY_BATCH_ROWS"]
 
-# A COPY target ending in one of TFRECORD_SUFFIXES is written as TFRecord even without
-# ``FORMAT``, as one file.
+COPY_BATCH_ROWS = 131_072
+"""Rows per record batch pulled from DuckDB by ``COPY ... (FORMAT tfrecord)``."""
 
-OPTIONS = {
+COPY_ONLY: dict[str, str] = {
     "FORMAT": "tfrecord",
-    "PARTITION_BY": "column or (columns): hive key=value directories",
-    "COMPRESSION": "none | gzip | zlib | auto (auto: from the file name)",
-    "COMPRESSION_LEVEL": "0-9 (gzip/zlib)",
-    "RECORD_TYPE": "example | sequence_example | bytes",
-    "OVERWRITE": "replace the target directory's data",
-    "OVERWRITE_OR_IGNORE": "replace only the partition directories written",
-    "APPEND": "add files to the target directory",
-    "FILE_SIZE_BYTES": "start a new file after this many bytes (e.g. 1000000 or '64MB')",
-    "ROWS_PER_FILE": "start a new file after this many rows",
-    "NUM_SHARDS": "write exactly this many files part-0000k-of-0000N.tfrecord",
-    "FILENAME_PATTERN": "file names with {i} (file number, shard index), {n} (shards) and/or {uuid}, "
-                        "format specs allowed, e.g. 'train-{i:05d}-of-{n:05d}'",
-    "TFDS": "dataset name: write a TensorFlow Datasets directory (splits from a split column)",
     "RETURN_FILES": "also return the written files in a Files column",
     "USE_TMP_FILE": "accepted; writes are always staged and committed atomically",
 }
-"""The COPY options understood for ``FORMAT tfrecord``, with what they do."""
+"""Options of the COPY statement itself (not writing options), with what they do."""
 
-_ALIASES = {"MAX_ROWS_PER_FILE": "ROWS_PER_FILE", "MAX_FILE_SIZE": "FILE_SIZE_BYTES",
-            "CODEC": "COMPRESSION", "PARTITION": "PARTITION_BY"}
-_DIRECTORY_OPTIONS = ("PARTITION_BY", "FILE_SIZE_BYTES", "ROWS_PER_FILE", "NUM_SHARDS", "FILENAME_PATTERN", "TFDS")
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?i?b?)?\s*$", re.IGNORECASE)
-_SIZE_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "m": 1000**2, "mb": 1000**2, "g": 1000**3,
-               "gb": 1000**3, "t": 1000**4, "tb": 1000**4, "kib": 1024, "mib": 1024**2,
-               "gib": 1024**3, "tib": 1024**4}
+SPELLINGS: dict[str, tuple[Option, Spelling]] = {
+    spelling.name: (option, spelling) for option in WRITE_OPTIONS.values() for spelling in option.sql}
+"""COPY option name (upper case) -> (the writing option, its spelling)."""
+
+
+
+def _copy_options() -> dict[str, str]:
+    options = {"FORMAT": COPY_ONLY["FORMAT"]}
+    for option in WRITE_OPTIONS.values():
+        for spelling in option.sql:
+            if spelling.value == "flag":  # each mode flag is an option of its own
+                options[spelling.name] = f"{option.name} {spelling.translate(True)!r}: {option.doc}"
+            elif spelling is option.sql[0]:
+                options[spelling.name] = option.doc
+    return {**options, **COPY_ONLY}
+
+
+COPY_OPTIONS: dict[str, str] = _copy_options()
+"""The COPY options understood for ``FORMAT tfrecord`` (main spellings), with what they do."""
+
+COPY_ALIASES: dict[str, str] = {name: option.sql[0].name for name, (option, spelling) in SPELLINGS.items()
+                                if name not in COPY_OPTIONS}
+"""Other spellings of COPY options -> the main one."""
 
 
 class CopyOptionError(ValueError):
     """An option of a ``COPY ... (FORMAT tfrecord)`` statement is unknown or invalid.
 
-    `tfsql.duckdb` re-raises it as a ``duckdb.BinderException``."""
+    `copy_to_tfrecord` re-raises it as a ``duckdb.BinderException``."""
 
 
 # --------------------------------------------------------------------------------------
@@ -123,7 +144,7 @@ def parse_copy_to(sql: str, tokens: Sequence[Token]) -> CopyStatement | None:
 
     Examples
     --------
-    >>> from tfsql._sql_rewrite import tokenize
+    >>> from tfsql.duckdb.rewrite import tokenize
     >>> sql = "COPY (SELECT 1 AS a) TO 'out' (FORMAT tfrecord, PARTITION_BY (a, b))"
     >>> stmt = parse_copy_to(sql, tokenize(sql))
     >>> stmt.query, stmt.path_sql, stmt.format, stmt.options["PARTITION_BY"].names
@@ -242,6 +263,20 @@ def is_tfrecord_copy(statement: CopyStatement, path: str | None = None) -> bool:
     return target.endswith(TFRECORD_SUFFIXES)
 
 
+def looks_like_tfrecord_copy(tokens: Sequence[Token]) -> bool:
+    """A COPY statement naming ``FORMAT tfrecord`` or a ``.tfrecord[.gz]`` target (its
+    option errors are ours to report even when it could not be taken apart)."""
+    if not tokens or not tokens[0].is_word("copy"):
+        return False
+    for i, token in enumerate(tokens):
+        if token.is_word("format") and i + 1 < len(tokens) \
+                and tokens[i + 1].text.strip("'\"").lower() in ("tfrecord", "tfrecords"):
+            return True
+        if token.kind == "string_const" and token.text.strip("'").lower().endswith(TFRECORD_SUFFIXES):
+            return True
+    return False
+
+
 @dataclass(frozen=True)
 class CopyPlan:
     """Where and how to write: the target, one file or a directory, `write_tfrecord` kwargs."""
@@ -261,72 +296,93 @@ class CopyPlan:
             An unknown option (the message lists the valid ones), a bad value, or
             options that contradict each other.
         """
-        values: dict[str, Any] = {}
-        for raw_name, value in options.items():
-            name = _ALIASES.get(raw_name, raw_name)
-            if name not in OPTIONS:
-                valid = ", ".join(OPTIONS)
-                raise CopyOptionError(
-                    f'Unrecognized option "{raw_name}" for COPY ... (FORMAT tfrecord); '
-                    f"valid options: {valid}"
-                )
-            if value.flag:
-                values[name] = True
-            elif value.names:
-                values[name] = list(value.names) if name == "PARTITION_BY" or len(value.names) > 1 \
-                    else value.names[0]
-            else:
-                values[name] = value.value
-
         kwargs: dict[str, Any] = {}
-        if "PARTITION_BY" in values:
-            columns = values["PARTITION_BY"]
-            kwargs["partition_by"] = [columns] if isinstance(columns, str) else list(columns)
-        kwargs["compression"] = _compression(values.get("COMPRESSION", "auto"), path)
-        if "FILENAME_PATTERN" in values:
+        given: dict[str, str] = {}  # writing option -> the COPY option that set it
+        for name, value in options.items():
+            if name in COPY_ONLY:
+                continue
+            if name not in SPELLINGS:
+                raise CopyOptionError(f'Unrecognized option "{name}" for COPY ... (FORMAT tfrecord); '
+                                      f"valid options: {', '.join(COPY_OPTIONS)}")
+            option, spelling = SPELLINGS[name]
+            converted = _convert(spelling, value, path)
+            if spelling.value == "flag" and not converted:
+                continue  # OVERWRITE false: no mode
+            if option.name in given:
+                raise CopyOptionError(f"COPY options {given[option.name]} and {name} contradict each other; "
+                                      f"give one")
+            given[option.name] = name
+            kwargs[option.name] = spelling.translate(converted)
+        if "compression" not in kwargs:
+            kwargs["compression"] = compression_from_name(path)
+        kwargs = {"compression": kwargs.pop("compression"), **kwargs}
+        if "filename_pattern" in kwargs:
             try:
-                check_filename_pattern(values["FILENAME_PATTERN"], shards="NUM_SHARDS" in values)
+                check_filename_pattern(kwargs["filename_pattern"], shards="num_shards" in kwargs)
             except ValueError as err:
-                raise CopyOptionError(f"COPY option FILENAME_PATTERN: {err}") from None
-            kwargs["filename_pattern"] = values["FILENAME_PATTERN"]
-        if "COMPRESSION_LEVEL" in values:
-            kwargs["compression_level"] = _integer("COMPRESSION_LEVEL", values["COMPRESSION_LEVEL"])
-        if "RECORD_TYPE" in values:
-            kwargs["record_type"] = str(values["RECORD_TYPE"]).lower()
-        if "FILE_SIZE_BYTES" in values:
-            kwargs["max_bytes_per_file"] = _size(values["FILE_SIZE_BYTES"])
-        if "ROWS_PER_FILE" in values:
-            kwargs["max_rows_per_file"] = _integer("ROWS_PER_FILE", values["ROWS_PER_FILE"])
-        if "NUM_SHARDS" in values:
-            kwargs["num_shards"] = _integer("NUM_SHARDS", values["NUM_SHARDS"])
-        if "TFDS" in values:
-            kwargs["tfds"] = str(values["TFDS"])
-        modes = [name for name, mode in (("OVERWRITE", "overwrite"), ("OVERWRITE_OR_IGNORE",
-                                         "overwrite_partitions"), ("APPEND", "append"))
-                 if _boolean(name, values.get(name, False))]
-        if len(modes) > 1:
-            raise CopyOptionError(f"COPY options {' and '.join(modes)} contradict each other; give one")
+                raise CopyOptionError(f"COPY option {given['filename_pattern']}: {err}") from None
         single_file = is_single_file_target(path)
-        directory_options = [name for name in _DIRECTORY_OPTIONS if name in values]
+        directory_options = [given[name] for name in (*_DIRECTORY_OPTIONS, "num_shards") if name in given]
         if single_file and directory_options:
             raise CopyOptionError(
                 f"COPY ... TO {path!r}: the path ends in a TFRecord suffix, so it names one file, "
                 f"but {directory_options[0]} writes a directory of files; drop the suffix or "
                 "end the path with '/'"
             )
-        if modes:
-            kwargs["mode"] = {"OVERWRITE": "overwrite", "OVERWRITE_OR_IGNORE": "overwrite_partitions",
-                              "APPEND": "append"}[modes[0]]
         try:
             check_write_options(**kwargs)
         except ValueError as err:
             raise CopyOptionError(f"COPY ... (FORMAT tfrecord): {err}") from None
-        _boolean("USE_TMP_FILE", values.get("USE_TMP_FILE", True))
-        return_files = _boolean("RETURN_FILES", values.get("RETURN_FILES", False))
+        _boolean("USE_TMP_FILE", options.get("USE_TMP_FILE", OptionValue(value=True)))
+        return_files = _boolean("RETURN_FILES", options.get("RETURN_FILES", OptionValue(value=False)))
         return cls(path, single_file, kwargs, return_files)
 
 
-def _boolean(name: str, value: Any) -> bool:
+def _convert(spelling: Spelling, given: OptionValue, path: str) -> Any:
+    """The Python value of a COPY option as written, by its spelling's kind of value
+    (range checks are the writer's, `check_write_options`)."""
+    name, kind = spelling.name, spelling.value
+    if kind == "flag":
+        return _boolean(name, given)
+    if kind == "columns":
+        if given.names:
+            return list(given.names)
+        if isinstance(given.value, str):
+            return [given.value]
+        if isinstance(given.value, list) and all(isinstance(v, str) for v in given.value):
+            return list(given.value)
+        raise CopyOptionError(f"COPY option {name} expects a column name or (columns), got {given.value!r}")
+    value = given.names[0] if len(given.names) == 1 else (True if given.flag else given.value)
+    if given.names and len(given.names) > 1 or given.flag:
+        raise CopyOptionError(f"COPY option {name} expects one value, got {given.names or 'none'}")
+    if kind == "choice":
+        option = SPELLINGS[name][0]
+        if option.name == "compression" and str(value).lower() == "auto":
+            return compression_from_name(path)
+        try:
+            return option.validate(str(value), as_spelled=name)
+        except OptionError:
+            choices = ", ".join(option.choices) + (" or auto" if option.name == "compression" else "")
+            raise CopyOptionError(f"COPY option {name} expects {choices}, got {value!r}") from None
+    if kind in ("count", "level"):
+        if isinstance(value, str) and value.strip().isdigit():
+            value = int(value)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise CopyOptionError(f"COPY option {name} expects a non-negative integer, got {value!r}")
+        return value
+    if kind == "size":
+        try:
+            return parse_size(value, name)
+        except OptionError:
+            raise CopyOptionError(f"COPY option {name} expects a positive byte count such as 1000000 or "
+                                  f"'64MB', got {value!r}") from None
+    if not isinstance(value, str):  # text, name
+        raise CopyOptionError(f"COPY option {name} expects a string, got {value!r}")
+    return value
+
+
+def _boolean(name: str, given: OptionValue) -> bool:
+    value = True if given.flag else (given.names[0] if len(given.names) == 1 else given.value)
     if isinstance(value, bool):
         return value
     if isinstance(value, int) and value in (0, 1):
@@ -336,52 +392,57 @@ def _boolean(name: str, value: Any) -> bool:
     raise CopyOptionError(f"COPY option {name} expects a boolean, got {value!r}")
 
 
-def _integer(name: str, value: Any) -> int:
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value)
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise CopyOptionError(f"COPY option {name} expects a non-negative integer, got {value!r}")
-    return value
-
-
-def _size(value: Any) -> int:
-    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-        return value
-    match = _SIZE.match(value) if isinstance(value, str) else None
-    unit = (match.group(2) or "").lower() if match else ""
-    if match is None or unit not in _SIZE_UNITS or float(match.group(1)) <= 0:
-        raise CopyOptionError(
-            f"COPY option FILE_SIZE_BYTES expects a positive byte count such as 1000000 or "
-            f"'64MB', got {value!r}"
-        )
-    return int(float(match.group(1)) * _SIZE_UNITS[unit])
-
-
-def _compression(value: Any, path: str) -> str | None:
-    name = str(value).lower()
-    if name == "auto":
-        return compression_from_name(path)
-    if name in ("none", "uncompressed", ""):
-        return None
-    if name in ("gzip", "zlib"):
-        return name
-    raise CopyOptionError(f"COPY option COMPRESSION expects none, gzip, zlib or auto, got {value!r}")
-
-
 # --------------------------------------------------------------------------------------
 # Writing
 # --------------------------------------------------------------------------------------
 
 
-def write_copy(batches: Any, plan: CopyPlan):
-    """Write ``batches`` (a ``pyarrow.RecordBatchReader``) as ``plan`` says.
+def copy_to_tfrecord(con: Any, statement: CopyStatement, path: str, params: Any, *,
+                     progress: Callable[[int], None] | None = None) -> tuple[int, list[str] | None]:
+    """Run ``statement``'s query on ``con`` (a ``duckdb.DuckDBPyConnection``) and write its
+    rows as the statement's options say. Returns the row count, and the written files
+    when ``RETURN_FILES`` is given.
 
     `write_tfrecord` writes the one file or the directory the path names (atomic
     commit or rename), so a failing query leaves the old data untouched.
-
-    Returns
-    -------
-    tfsql.WriteResult
     """
-    return write_tfrecord(batches, plan.path, **plan.writer_options)
+    try:
+        plan = CopyPlan.from_options(path, statement.options)
+    except CopyOptionError as err:
+        raise sql_error(BinderError, str(err)) from err
+    relation = con.sql(statement.query, params=params) if params else con.sql(statement.query)
+    if relation is None:
+        raise sql_error(BinderError, "the query returns no rows to write (it is not a SELECT)",
+                        function="COPY ... (FORMAT tfrecord)")
+    # The stream must be drained before any other statement runs on this connection
+    # (DuckDB 1.4 would silently truncate it, 2.x raises).
+    reader = translating_reader(arrow_reader(relation, COPY_BATCH_ROWS))
+    try:
+        result = write_tfrecord(_reporting(reader, progress), plan.path, **plan.writer_options)
+    except FileExistsError as err:
+        raise sql_error(TargetExistsError, f"{err}. In SQL: add OVERWRITE, OVERWRITE_OR_IGNORE or "
+                                           f"APPEND to the COPY options", function=f"COPY ... TO {path!r}") from err
+    finally:
+        reader.close()
+    return result.rows, (result.paths if plan.return_files else None)
 
+
+def count_query(rows: int, files: list[str] | None) -> tuple[str, list]:
+    """The query (and its parameters) whose result is a COPY's: a ``Count`` column, and
+    ``Files`` when asked for."""
+    if files is None:
+        return 'SELECT CAST(? AS BIGINT) AS "Count"', [rows]
+    return 'SELECT CAST(? AS BIGINT) AS "Count", CAST(? AS VARCHAR[]) AS "Files"', [rows, files]
+
+
+def _reporting(reader: pa.RecordBatchReader, progress: Callable[[int], None] | None) -> pa.RecordBatchReader:
+    """``reader``, calling ``progress(rows)`` as each batch passes (when given)."""
+    if progress is None:
+        return reader
+
+    def batches():
+        for batch in reader:
+            progress(batch.num_rows)
+            yield batch
+
+    return pa.RecordBatchReader.from_batches(reader.schema, batches())

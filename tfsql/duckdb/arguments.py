@@ -1,7 +1,7 @@
 """SQL literals read from the token stream: the values of ``tfrecord_scan`` arguments and
 COPY options, never evaluated as SQL.
 
-`tfsql.duckdb` rewrites SQL text (see `tfsql._sql_rewrite`); the values a call or a
+`tfsql.duckdb` rewrites SQL text (see `tfsql.duckdb.rewrite`); the values a call or a
 COPY statement passes to tfsql are read here, token by token, so that no part of them
 is ever run as SQL or spliced into another statement. Accepted forms:
 
@@ -18,7 +18,7 @@ Anything else (a column, an expression, a function call, a ``;``) raises
 
 Examples
 --------
->>> from tfsql._sql_rewrite import tokenize
+>>> from tfsql.duckdb.rewrite import tokenize
 >>> tokens = tokenize("[ 'a''b', $$c$$ ] {'id': 'BIGINT', emb: 'FLOAT[]'} -1_000 2.5 true")
 >>> reader = LiteralReader(tokens)
 >>> reader.value(0, 5), reader.value(5, 14)
@@ -33,7 +33,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from tfsql._sql_rewrite import Token, unquote_identifier
+from tfsql.duckdb.rewrite import Token, unquote_identifier
 
 __all__ = ["ACCEPTED", "LiteralError", "LiteralReader", "string_literal"]
 
@@ -80,7 +80,7 @@ class LiteralReader:
     Parameters
     ----------
     tokens : sequence of Token
-        The statement's tokens (`tfsql._sql_rewrite.tokenize`).
+        The statement's tokens (`tfsql.duckdb.rewrite.tokenize`).
     parameters : sequence, optional
         Values of the ``?`` parameters met, in order of appearance.
     variable : callable, optional

@@ -1,7 +1,7 @@
 """Errors of the DuckDB SQL front end, and the one place where a failure becomes the
 DuckDB error the user sees.
 
-`tfsql.duckdb` runs rewritten SQL (``tfrecord_scan(...)`` replaced by a registered
+`tfsql.duckdb.connection` runs rewritten SQL (``tfrecord_scan(...)`` replaced by a registered
 dataset); what goes wrong there must still read as DuckDB's error about the SQL the user
 wrote:
 
@@ -36,6 +36,7 @@ import duckdb
 import pyarrow as pa
 
 from tfsql import errors as tfsql_errors
+from tfsql.duckdb.results import arrow_reader
 
 __all__ = [
     "BinderError",
@@ -47,7 +48,6 @@ __all__ = [
     "TranslatingRelation",
     "sql_error",
     "translate",
-    "reader_of",
     "translating_reader",
 ]
 
@@ -83,6 +83,7 @@ _PREFIXES = {
     "ParserException": "Parser Error",
     "CatalogException": "Catalog Error",
     "ConversionException": "Conversion Error",
+    "PermissionException": "Permission Error",
 }
 
 _TRACEBACK = re.compile(r"^tfsql\.errors\.(\w+): (.*)", re.MULTILINE | re.DOTALL)
@@ -348,15 +349,8 @@ class TranslatingRelation:
         return self._context.wrap(self.duckdb_relation[key])
 
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
-        reader = self._context.function(reader_of)(self.duckdb_relation)  # translating its errors
+        reader = self._context.function(arrow_reader)(self.duckdb_relation)  # translating its errors
         return reader.__arrow_c_stream__(requested_schema)
-
-
-def reader_of(relation: Any, rows: int = 1_000_000) -> pa.RecordBatchReader:
-    """A streaming Arrow reader over a DuckDB relation (``to_arrow_reader`` on DuckDB 2.x,
-    ``fetch_arrow_reader`` on 1.4)."""
-    method = getattr(relation, "to_arrow_reader", None) or relation.fetch_arrow_reader
-    return method(rows)
 
 
 def translating_reader(reader: pa.RecordBatchReader, context: ErrorContext | None = None

@@ -1,9 +1,11 @@
-"""Find ``tfrecord_scan(...)`` calls and statement boundaries in SQL text, with DuckDB's tokenizer.
+"""SQL text, read with DuckDB's tokenizer: statement boundaries, comments, ``tfrecord_scan(...)`` calls.
 
 DuckDB offers no Python API to add a table function, so `tfsql.duckdb` rewrites the
 SQL text instead: every call of a tfsql table function is replaced by the name of a
 registered `tfsql.Dataset`. This module does the text part only; it never evaluates
-anything.
+anything. It is also tfsql's one SQL splitter: `statement_spans` finds the statements
+of a script for the connection (`split_statements`) and for the ``tfsql`` command's
+scripts and shell (`tfsql.cli.sqlscript`).
 
 ``duckdb.tokenize`` gives each token's start offset and a coarse type. Facts it
 relies on, measured on DuckDB 1.4 and 2.0:
@@ -31,8 +33,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-__all__ = ["Token", "Argument", "Call", "tokenize", "split_statements", "find_calls", "matching_close",
-           "substitute", "unquote_identifier"]
+__all__ = ["Token", "Argument", "Call", "tokenize", "split_statements", "statement_spans", "strip_comments",
+           "find_calls", "matching_close", "substitute", "unquote_identifier"]
 
 _WORD = re.compile(r'"(?:[^"]|"")*"|[^\s()\[\]{},;:=<>!+\-*/%|&^~\'".?$]+')
 _OPENERS = {"(": ")", "[": "]", "{": "}"}
@@ -123,15 +125,19 @@ def tokenize(sql: str) -> list[Token]:
     import duckdb
 
     to_index = _char_index(sql)
-    raw = [(to_index(pos), str(kind).rsplit(".", 1)[-1]) for pos, kind in duckdb.tokenize(sql)]
-    raw = [(pos, kind) for pos, kind in raw if kind != "comment"]
+    every = [(to_index(pos), str(kind).rsplit(".", 1)[-1]) for pos, kind in duckdb.tokenize(sql)]
     tokens = []
-    for i, (pos, kind) in enumerate(raw):
-        end = raw[i + 1][0] if i + 1 < len(raw) else len(sql)
-        text = _token_text(sql, pos, end, kind)
-        if not text:
+    end = len(sql)
+    for i in range(len(every) - 1, -1, -1):  # backwards: ``end`` is the next token that is not a comment
+        pos, kind = every[i]
+        if kind == "comment":
             continue
-        tokens.append(Token(pos, end, kind, text))
+        # The text stops at the next token, a comment included (DuckDB 2.x types them).
+        text = _token_text(sql, pos, every[i + 1][0] if i + 1 < len(every) else len(sql), kind)
+        if text:
+            tokens.append(Token(pos, end, kind, text))
+        end = pos
+    tokens.reverse()
     return tokens
 
 
@@ -170,15 +176,18 @@ def split_statements(sql: str) -> list[str]:
     import duckdb
 
     # DuckDB's parser checks the script; its statements' text is not used (DuckDB 1.4
-    # expands a PIVOT into two statements without text), the split is at top-level ``;``
-    # tokens. Forms only the rewrite makes valid (DESCRIBE tfrecord_scan(...)) do not
-    # parse: then a ``;`` inside brackets is DuckDB's parse error.
+    # expands a PIVOT into two statements without text), the split is at ``;`` tokens.
+    # Forms only the rewrite makes valid (DESCRIBE tfrecord_scan(...)) do not parse: then
+    # a ``;`` inside brackets is DuckDB's parse error.
     parse_error: Exception | None = None
     try:
         duckdb.extract_statements(sql)
     except duckdb.Error as err:
         parse_error = err
-    texts = _split_on_semicolons(sql, parse_error)
+    spans, rest = statement_spans(sql)
+    if parse_error is not None and any(nested for _, _, nested in spans):
+        raise parse_error
+    texts = [sql[start:end] for start, end, _ in spans] + [sql[rest:]]
     statements = []
     for text in texts:
         text = text.strip()
@@ -190,23 +199,78 @@ def split_statements(sql: str) -> list[str]:
     return statements
 
 
-def _split_on_semicolons(sql: str, parse_error: Exception | None) -> list[str]:
-    tokens = tokenize(sql)
-    texts = []
+def statement_spans(sql: str) -> tuple[list[tuple[int, int, bool]], int]:
+    """Where the statements of a script are, found at its ``;`` tokens (so a ``;`` in a
+    string, a quoted name or a comment never ends one).
+
+    Returns ``(spans, rest)``: ``(start, end, nested)`` for each statement a ``;`` closes
+    (``end`` is the ``;``'s offset; ``nested``: that ``;`` stands inside brackets, which
+    no valid statement has), and the offset where the text no ``;`` closes starts (an
+    unfinished statement, blanks or comments).
+
+    Examples
+    --------
+    >>> script = "SELECT ';' /* ; */; SELECT (1;"
+    >>> spans, rest = statement_spans(script)
+    >>> [(script[start:end], nested) for start, end, nested in spans], script[rest:]
+    ([("SELECT ';' /* ; */", False), (' SELECT (1', True)], '')
+    """
+    spans: list[tuple[int, int, bool]] = []
     start = 0
     depth = 0
-    for token in tokens:
+    for token in tokenize(sql):
         if token.is_op(*_OPENERS):
             depth += 1
         elif token.is_op(*_CLOSERS):
             depth = max(0, depth - 1)
         elif token.is_op(";"):
-            if depth and parse_error is not None:
-                raise parse_error
-            texts.append(sql[start:token.start])
-            start = token.end
-    texts.append(sql[start:])
-    return texts
+            spans.append((start, token.start, depth > 0))
+            start = token.start + 1
+    return spans, start
+
+
+def strip_comments(sql: str) -> str:
+    """``sql`` without its comments (``--`` to the end of the line, ``/* */``, nested or
+    not); a block comment leaves its line breaks (or a blank), so line numbers still count.
+
+    Examples
+    --------
+    >>> strip_comments("SELECT '--x' -- note\\n/* a\\n /* b */ */ FROM t")
+    "SELECT '--x' \\n\\n FROM t"
+    """
+    out: list[str] = []
+    position = 0
+    for token in tokenize(sql):
+        out.append(_without_comments(sql[position:token.start]))
+        position = token.start + len(token.text)
+        out.append(sql[token.start:position])
+    out.append(_without_comments(sql[position:]))
+    return "".join(out)
+
+
+def _without_comments(gap: str) -> str:
+    """The text between two tokens (blanks and comments only) without the comments."""
+    out: list[str] = []
+    i = 0
+    while i < len(gap):
+        if gap.startswith("--", i):
+            end = gap.find("\n", i)
+            i = len(gap) if end < 0 else end
+        elif gap.startswith("/*", i):
+            depth, j = 1, i + 2
+            while j < len(gap) and depth:
+                if gap.startswith("/*", j):
+                    depth, j = depth + 1, j + 2
+                elif gap.startswith("*/", j):
+                    depth, j = depth - 1, j + 2
+                else:
+                    j += 1
+            out.append("\n" * gap.count("\n", i, j) or " ")
+            i = j
+        else:
+            out.append(gap[i])
+            i += 1
+    return "".join(out)
 
 
 def matching_close(tokens: Sequence[Token], open_index: int) -> int:

@@ -1,0 +1,302 @@
+"""``tfrecord_scan(...)`` calls in a statement: which path runs each, and the Arrow path's
+datasets.
+
+Given a statement's tokens, `ScanCalls.rewrite` decides for each call whether the
+DuckDB extension runs it as written (`native_route`) or it takes the Arrow path: its
+arguments are read as literals (`tfsql.duckdb.arguments`, `tfsql.duckdb.parameters`),
+its dataset is opened (or reused) and registered on the connection, and the call is
+replaced by the registered name.
+
+Registered names are ``__tfrecord_scan_<n>``, one per distinct call (same arguments,
+same name), kept for the connection's life so views over ``tfrecord_scan`` stay valid.
+Each statement that spells out a call re-opens its dataset (files are listed again, as
+``read_parquet`` does; the schema is inferred again only when the files changed, see
+`open_dataset`).
+
+Routing lists the source's files once in Python (`source_shape`) before the extension
+lists them again in C: whether the files form a TFDS / TFX layout (whose split column
+only the Arrow path provides) and whether they sit in ``key=value`` directories (a
+filtered scan of those takes the Arrow path, which prunes directories) cannot be told
+from the path text. The listing is short next to a scan (names and sizes, no data).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import duckdb
+
+import tfsql
+from tfsql.duckdb.rewrite import Call, Token, find_calls, substitute
+from tfsql.duckdb.arguments import LiteralError, LiteralReader
+from tfsql.duckdb.errors import BinderError, InvalidInputError, NoFilesError, sql_error
+from tfsql.duckdb.parameters import NATIVE_SCAN_PARAMETERS, SCAN_PARAMETERS, TABLE_FUNCTIONS, dataset_options
+from tfsql.duckdb.types import sql_type_name
+
+__all__ = ["ScanCalls", "native_route", "open_dataset", "check_has_columns", "arrow_path_binds"]
+
+
+class ScanCalls:
+    """The ``tfrecord_scan`` calls of one connection: the datasets registered for the
+    Arrow path, by call, and the SQL text of each (for messages)."""
+
+    def __init__(self, connection: duckdb.DuckDBPyConnection, *, native: bool) -> None:
+        self._con = connection
+        self.native = native
+        self._lock = threading.RLock()
+        self._names: dict[tuple, str] = {}  # normalised call -> registered name
+        self._datasets: dict[str, tfsql.Dataset] = {}  # registered name -> dataset (kept alive)
+        self._opened: dict[tuple, tuple] = {}  # normalised call -> (dataset, files fingerprint)
+        self._counter = itertools.count(1)
+        #: Registered name -> the call's SQL text (errors name the call, not the name).
+        self.calls: dict[str, str] = {}
+
+    def register(self, name: str, data: tfsql.Dataset) -> None:
+        """Register ``data`` as ``name`` on the connection (kept alive here)."""
+        with self._lock:
+            self._con.register(name, data)
+            self._datasets[name] = data
+
+    def forget(self, name: str) -> None:
+        """Forget what was registered as ``name`` (DuckDB's unregister is the caller's)."""
+        with self._lock:
+            self._datasets.pop(name, None)
+            for key in [k for k, v in self._names.items() if v == name]:
+                del self._names[key]
+                self._opened.pop(key, None)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._datasets.clear()
+            self._names.clear()
+            self._opened.clear()
+
+    def rewrite(self, text: str, tokens: list[Token], params: Any, *, native: bool = True
+                ) -> tuple[str, Any, list[tuple[int, int, int]]]:
+        """Replace each call by a registered dataset's name (except the calls the
+        extension runs, when ``native``); drop the ``?`` parameters its arguments
+        consumed. Also returns the replaced spans as ``(start, end, new length)``."""
+        try:
+            calls = find_calls(text, tokens, TABLE_FUNCTIONS)
+        except ValueError as err:
+            raise sql_error(duckdb.ParserException, str(err)) from err
+        if self.native and native:
+            calls = [call for call in calls if not native_route(call, tokens, params, self.variable)]
+        if not calls:
+            return text, params, []
+        # A new statement ends any unfinished result of execute(), as DuckDB's own
+        # statements do; registering a dataset would otherwise be refused (DuckDB 2.x).
+        self._con.execute("SELECT NULL").fetchall()
+        question_marks = [t.start for t in tokens if t.is_op("?")]
+        consumed: set[int] = set()
+        replacements = []
+        for call in calls:
+            inside = [k for k, start in enumerate(question_marks) if call.start < start < call.end]
+            if any(t.kind != "string_const" and t.text.startswith("$")
+                   for t in tokens if call.start < t.start < call.end):
+                raise sql_error(BinderError, "$-parameters are not supported in its arguments; use ? or "
+                                             "a literal", function=call.name)
+            values: list = []
+            if inside:
+                if not isinstance(params, Sequence) or isinstance(params, str) or len(params) <= max(inside):
+                    raise sql_error(InvalidInputError, "its arguments use ? parameters but not enough "
+                                                       "values were passed", function=call.name)
+                values = [params[k] for k in inside]
+                consumed.update(inside)
+            name = self._register_call(call, tokens, values)
+            with self._lock:
+                self.calls[name] = text[call.start:call.end]
+            replacement = name if call.has_alias or not call.in_from else f"{name} AS {call.name}"
+            replacements.append((call.start, call.end, replacement))
+        if consumed:
+            params = [value for k, value in enumerate(params) if k not in consumed]
+        spans = [(start, end, len(new)) for start, end, new in sorted(replacements)]
+        return substitute(text, replacements), params, spans
+
+    def _register_call(self, call: Call, tokens: list[Token], params: list) -> str:
+        positional = [arg for arg in call.args if arg.name is None]
+        named = [arg for arg in call.args if arg.name is not None]
+        if not positional:
+            raise sql_error(BinderError, f"expected a source as the first argument, e.g. "
+                                         f"{call.name}('data/*.tfrecord') or {call.name}(['a.tfrecord', "
+                                         f"'b.tfrecord'])", function=call.name)
+        if len(positional) > 1 or call.args[0].name is not None:
+            raise sql_error(BinderError, f"takes one positional argument (the source, a path, glob or list "
+                                         f"of them); pass options by name: {call.name}('data/*', "
+                                         f"hive_partitioning := true)", function=call.name)
+        seen = set()
+        for arg in named:
+            if arg.name not in SCAN_PARAMETERS:
+                candidates = "\n".join(f"    {n} {t}" for n, t in SCAN_PARAMETERS.items())
+                raise sql_error(BinderError, f'Invalid named parameter "{arg.name}" for function '
+                                             f"{call.name}\nCandidates:\n{candidates}")
+            if arg.name in seen:
+                raise sql_error(BinderError, f'named parameter "{arg.name}" given twice', function=call.name)
+            seen.add(arg.name)
+        reader = LiteralReader(tokens, params, self.variable)
+        values = []
+        for arg in positional + named:
+            try:
+                values.append(reader.value(arg.first_token, arg.stop_token))
+            except LiteralError as err:
+                what = "the source" if arg.name is None else f"parameter {arg.name}"
+                raise sql_error(BinderError, f"{what}: {err}", function=call.name) from None
+        source = values[0]
+        if not (isinstance(source, str) or (isinstance(source, list) and source
+                                            and all(isinstance(s, str) for s in source))):
+            raise sql_error(BinderError, f"the source must be a VARCHAR path or glob, or a VARCHAR[] of "
+                                         f"them; got {sql_type_name(source)} {source!r}", function=call.name)
+        named_values: dict[str, Any] = {arg.name: value for arg, value in zip(named, values[1:])}  # type: ignore[misc]  # named: name is set
+        options = dataset_options(call.name, named_values)
+        key = (repr(source), tuple(sorted((k, repr(v)) for k, v in options.items())))
+        with self._lock:
+            previous = self._opened.get(key)
+        data, fingerprint = open_dataset(call.name, source, options, previous)
+        with self._lock:
+            name = self._names.get(key)
+            if name is None:
+                name = f"__tfrecord_scan_{next(self._counter)}"
+                self._names[key] = name
+            self.register(name, data)
+            self._opened[key] = (data, fingerprint)
+        return name
+
+    def variable(self, name: str) -> Any:
+        """The value of DuckDB variable ``name`` (``getvariable('name')`` in an argument),
+        read with a bound parameter."""
+        return self._con.execute("SELECT getvariable(?)", [name]).fetchall()[0][0]
+
+
+# --------------------------------------------------------------------------------------
+# Routing: the extension or the Arrow path
+# --------------------------------------------------------------------------------------
+
+
+def native_route(call: Call, tokens: list[Token], params: Any, variable: Any) -> bool:
+    """Whether the extension's ``tfrecord_scan`` runs this call (the SQL text is left as
+    written): always, except for options only the Arrow path has (not in
+    `NATIVE_SCAN_PARAMETERS`), a TFDS / TFX layout, and a statement with WHERE (not a
+    CREATE) over hive-partitioned files, where the Arrow path's partition pruning opens
+    only the matching directories (DuckDB's C API has no filter pushdown)."""
+    if not call.in_from:
+        return False  # e.g. ``DESCRIBE tfrecord_scan(...)``, which DuckDB cannot parse
+    if [arg.name for arg in call.args[:1]] != [None] or sum(arg.name is None for arg in call.args) != 1:
+        return False  # the Arrow path explains what the call lacks
+    for arg in call.args:
+        if arg.name is None:
+            continue
+        if arg.name not in NATIVE_SCAN_PARAMETERS:
+            return False
+        spelled = tokens[arg.first_token - 1].text.strip() if arg.first_token > 0 else ""
+        if spelled != ":=" and not (spelled == "=" and not any(c in arg.text for c in "<>=!")):
+            return False  # DuckDB's parser reads ``name = a < b`` differently
+    # Inside connect() every argument is a literal on either path: a call whose
+    # arguments the literal reader refuses takes the Arrow path, which reports it.
+    reader = LiteralReader(tokens, params or (), variable)
+    values: dict[str | None, Any] = {}
+    for arg in call.args:
+        try:
+            values[arg.name] = reader.value(arg.first_token, arg.stop_token)
+        except LiteralError:
+            return False
+    partitioned, layout = source_shape(values[None])
+    if layout:
+        return False  # the split column of a TFDS / TFX layout comes from the Arrow path
+    if tokens and tokens[0].is_word("create"):
+        return True
+    if not any(t.is_word("where") for t in tokens):
+        return True
+    if values.get("hive_partitioning") is False:
+        return True
+    return not partitioned
+
+
+def source_shape(source: Any) -> tuple[bool, bool]:
+    """Whether ``source`` (a path, glob or list of them) holds ``key=value`` directories,
+    and whether its files form a TFDS or TFX layout (`tfsql.layouts`)."""
+    from tfsql.discovery import discover
+    from tfsql.layouts import detect_layout
+
+    items = list(source) if isinstance(source, (list, tuple)) else [source]
+    if not all(isinstance(item, str) for item in items):
+        return False, False
+    try:
+        found, layout = detect_layout(discover(items))
+    except (OSError, ValueError, TypeError):
+        return False, False
+    return any("=" in (f.relative_dir() or "") for f in found.files), layout is not None
+
+
+#: Binder errors of the extension's tfrecord_scan that the Arrow path handles (it names
+#: the source, renames same-name feature lists, reads what inference cannot type).
+_ARROW_PATH_BINDS = ("is both a context feature and a feature list", "this needs tfsql.connect()",
+                     "run the query through tfsql.connect()", "no files found")
+
+
+def arrow_path_binds(err: Exception) -> bool:
+    """Whether a statement the extension failed to bind runs again through the Arrow path."""
+    return any(text in str(err) for text in _ARROW_PATH_BINDS)
+
+
+# --------------------------------------------------------------------------------------
+# Opening a call's dataset
+# --------------------------------------------------------------------------------------
+
+
+def open_dataset(function: str, source: Any, options: dict[str, Any],
+                 previous: tuple[tfsql.Dataset, tuple | None] | None = None
+                 ) -> tuple[tfsql.Dataset, tuple | None]:
+    """Open the dataset of a call, with its files' fingerprint.
+
+    Given the dataset and fingerprint the same call opened before, schema inference is
+    skipped when the files (local paths, sizes, modification times) are unchanged; any
+    change infers again.
+    """
+    try:
+        if previous is not None and previous[1] is not None and "schema" not in options:
+            quick = tfsql.dataset(source, schema=previous[0].data_schema, **options)
+            if _fingerprint(quick.files) == previous[1]:
+                return _with_a_column(source, options, quick), previous[1]
+        data = tfsql.dataset(source, **options)
+    except FileNotFoundError as err:
+        raise sql_error(NoFilesError, str(err), function=function) from err
+    except (ValueError, TypeError) as err:
+        raise sql_error(InvalidInputError, str(err), function=function) from err
+    data = _with_a_column(source, options, data)
+    check_has_columns(function, source, data)
+    return data, _fingerprint(data.files)
+
+
+def _with_a_column(source: Any, options: dict[str, Any], data: tfsql.Dataset) -> tfsql.Dataset:
+    """DuckDB scans no table without columns: records holding no features (inference has
+    already warned how to read them) get the ``filename`` column, so ``count(*)`` works."""
+    if len(data.schema) or not data.files or options.get("include_file_paths"):
+        return data
+    return tfsql.dataset(source, **{**options, "schema": data.data_schema, "include_file_paths": "filename"})
+
+
+def check_has_columns(function: str, source: Any, data: tfsql.Dataset) -> None:
+    """DuckDB cannot scan a table without columns; only a source without files has none
+    left after :func:`_with_a_column`: say so."""
+    if len(data.schema):
+        return
+    raise sql_error(NoFilesError, f"no files found in {source!r} (hidden files such as _SUCCESS are "
+                                  f"skipped)", function=function)
+
+
+def _fingerprint(files: Sequence[str]) -> tuple | None:
+    """(path, size, mtime) of local files; None when a file is remote or gone."""
+    entries = []
+    for path in files:
+        if "://" in path and not path.startswith("file://"):
+            return None
+        try:
+            stat = os.stat(path.removeprefix("file://"))
+        except OSError:
+            return None
+        entries.append((path, stat.st_size, stat.st_mtime_ns))
+    return tuple(entries)
