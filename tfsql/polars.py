@@ -44,9 +44,10 @@ import pyarrow as pa
 from polars.io.plugins import register_io_source
 
 from tfsql._polars_predicates import combine, kept_files, references_only, split_conjuncts
-from tfsql.scanner import DEFAULT_BATCH_BYTES, DEFAULT_BATCH_SIZE, Dataset, dataset
+from tfsql.arrow_dataset import Dataset
+from tfsql.opening import dataset
+from tfsql.options import DEFAULT_BATCH_BYTES, DEFAULT_BATCH_SIZE, DEFAULT_INFER_FILES, DEFAULT_INFER_SAMPLE
 from tfsql._types import Lists, OnCorrupt, ReadCompression, RecordType
-from tfsql.inference import DEFAULT_INFER_FILES, DEFAULT_INFER_SAMPLE
 from tfsql.schema import offset_based_type
 from tfsql.writer import WriteResult, write_tfrecord
 

@@ -38,7 +38,8 @@ from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 from tfsql._codec import codec
-from tfsql.records import DEFAULT_MAX_RECORD_BYTES, FrameReader, RecordBlock
+from tfsql.framing import FrameReader, RecordBlock
+from tfsql.options import DEFAULT_MAX_RECORD_BYTES
 
 __all__ = [
     "DEFAULT_SPLIT_BYTES",

@@ -10,7 +10,7 @@ import pyarrow.compute as pc
 import pytest
 
 import tfsql
-import tfsql.scanner as dataset_module
+import tfsql.scanning as dataset_module
 from tfrecord_files import NO_KIND, example, sequence_example, write_examples, write_records
 from tfsql.errors import CorruptRecordError, SchemaError
 
