@@ -80,6 +80,8 @@ RECORD_TYPES: dict[str, str] = {
     "sequenceexample": "sequence_example",
     "bytes": "bytes",
     "bytearray": "bytes",
+    "byte_array": "bytes",
+    "raw": "bytes",
 }
 
 #: Compression names when reading -> canonical value (``"infer"`` detects per file).
