@@ -24,6 +24,7 @@ from typing import Any, Mapping, Sequence
 
 import pyarrow as pa
 
+from tfsql import scanning
 from tfsql._codec import codec
 from tfsql._types import Lists, OnCorrupt, ReadCompression, RecordType
 from tfsql.arrow_dataset import Dataset
@@ -33,7 +34,6 @@ from tfsql.inference import infer_data_schema, sample_indices
 from tfsql.layouts import Layout, detect_layout
 from tfsql.options import ReadOptions
 from tfsql.partitioning import Partitioning
-from tfsql.scanning import open_frame_reader
 from tfsql.schema import RAW_COLUMN, column_specs, normalize_schema
 from tfsql.tfds import apply_features, features_schema
 
@@ -166,7 +166,8 @@ def dataset(
         chosen = [chosen[j] for j in sample_indices(len(chosen), options.infer_files)]
         data_schema, stats = infer_data_schema(
             [found.files[i].display() for i in chosen],
-            lambda j: open_frame_reader(found, found.files[chosen[j]], options),
+            # through the module, so that a test spying on the files a scan opens sees these
+            lambda j: scanning.open_frame_reader(found, found.files[chosen[j]], options),
             record_type=code,
             infer_sample=options.infer_sample,
             lists=options.lists,
