@@ -26,19 +26,21 @@ if TYPE_CHECKING:  # what the lazy attributes below resolve to, for type checker
     from tfsql.duckdb.extension import duckdb_extension_path, load_extension
     from tfsql.duckdb import connect, sql
     from tfsql.polars import scan_tfrecord
-    from tfsql.reader import infer_schema, read_tfrecord
-    from tfsql.scanner import Dataset, Fragment, Scanner, dataset
+    from tfsql.arrow_dataset import Dataset, Fragment
+    from tfsql.opening import dataset
+    from tfsql.reading import infer_schema, read_tfrecord
+    from tfsql.scanning import Scanner
     from tfsql.writer import WriteResult, write_tfrecord
 
 # ``import tfsql`` stays light: Polars, DuckDB, PySpark and even pyarrow's compute and
 # dataset modules are imported on first use of the attribute that needs them.
 _LAZY = {
-    "dataset": "tfsql.scanner",
-    "Dataset": "tfsql.scanner",
-    "Scanner": "tfsql.scanner",
-    "Fragment": "tfsql.scanner",
-    "read_tfrecord": "tfsql.reader",
-    "infer_schema": "tfsql.reader",
+    "dataset": "tfsql.opening",
+    "Dataset": "tfsql.arrow_dataset",
+    "Scanner": "tfsql.scanning",
+    "Fragment": "tfsql.arrow_dataset",
+    "read_tfrecord": "tfsql.reading",
+    "infer_schema": "tfsql.reading",
     "write_tfrecord": "tfsql.writer",
     "WriteResult": "tfsql.writer",
     "recover": "tfsql.commit",

@@ -3,7 +3,7 @@
  *
  * TFRecord framing with CRC-32C, and tf.train.Example / SequenceExample decoding
  * straight into Arrow column buffers (and encoding back). The contract is
- * tfsql/_native.pyi; the pure-Python oracle is tfsql/_reference.py.
+ * tfsql/_native.pyi; the pure-Python oracle is the tfsql/_reference/ package.
  *
  * Layout of this file (one bannered section per job):
  *
@@ -11,12 +11,16 @@
  *   2. Buffer helpers  growable byte buffers (PyMem_Raw*, usable without the GIL)
  *                      and the Python `Buffer` type that exports them
  *   3. CRC-32C         slicing-by-8 fallback, SSE4.2 (3-way interleaved) / ARMv8 paths
- *   4. Framing         scan_frames, find_boundary (resync), encode_frames, count_headers
- *   5. Wire reader     varints, tags, lengths, skipping unknown fields
- *   6. Decoder         compiled column table, per-record map scan, column builders
- *   7. Encoder         two-pass (size, then write) Example / SequenceExample / RAW
- *   8. Summarize       statistics for schema inference
- *   9. Module          errors, constants, method table, init
+ *   4. Framing         scan_frames, count_headers, find_boundary (resync), frame headers
+ *   5. Wire reader     varints, tags, lengths, skipping unknown fields, UTF-8 checks,
+ *                      validating and counting a feature's values
+ *   6. Decoder         compiled column table, per-record map scan, column builders,
+ *                      DecodeError, the Decoder type
+ *   7. Encoder         two-pass (size, then write) Example / SequenceExample / RAW,
+ *                      the Encoder type
+ *   8. Summarize       statistics for schema inference, summarize()
+ *   9. Module          the CRC and framing functions, exception class, constants,
+ *                      method table, init
  *
  * Safety rules followed everywhere: every length read from input is checked against
  * the bytes remaining before it is used; nothing is allocated from an unchecked size;

@@ -45,6 +45,7 @@ import pyarrow.compute as pc
 from tfsql import schema as _schema
 from tfsql._codec import codec
 from tfsql.errors import SchemaError
+from tfsql.options import record_code
 
 __all__ = ["FeatureColumn", "RecordEncoder", "LAYOUT_CHOICES"]
 
@@ -137,7 +138,7 @@ class RecordEncoder:
     ) -> None:
         self.schema = schema
         self.record_type = (
-            record_type if isinstance(record_type, int) else _schema.parse_record_type(record_type)
+            record_type if isinstance(record_type, int) else record_code(record_type)
         )
         self.columns: tuple[FeatureColumn, ...] = _plan_columns(schema, self.record_type, layout or {})
         self._positions = [schema.get_field_index(c.name) for c in self.columns]

@@ -15,6 +15,8 @@ True
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = ["TFSQLError", "CorruptRecordError", "SchemaError", "WriteConflictError"]
 
 
@@ -25,28 +27,151 @@ class TFSQLError(Exception):
 class CorruptRecordError(TFSQLError, ValueError):
     """A record is truncated, fails its CRC check, or is not a valid protobuf.
 
+    The fields say what and where; the message is composed from them here, and only
+    here, so every reader (Python, DuckDB, Polars, Spark, the CLI) words a corruption
+    the same way. ``record_index`` always counts from the start of the file (or of the
+    byte range a split reads, whose ``path`` then names the range).
+
     Attributes
     ----------
+    reason : str
+        What is wrong: one of :data:`CorruptRecordError.REASONS` (or a free text, for
+        callers that have no record to point at).
     path : str or None
         The file holding the record.
     record_index : int or None
         0-based index of the record in its file.
     offset : int or None
         Byte offset of the record's header in the (decompressed) file.
+    rest_of_file : bool
+        Whether skipping this corruption skips the rest of the file (a bad length or a
+        truncated end: the records after it cannot be found).
+    length : int or None
+        The payload length the record's header claims (``"too_long"``, ``"past_end"``).
+    limit : int or None
+        ``max_record_bytes`` (``"too_long"``), or the bytes the file holds from the
+        record's start (``"truncated"``, ``"past_end"``).
+    compression : str or None
+        The stream's compression (``"stream_truncated"``, ``"stream_corrupt"``).
+    record_type : str or None
+        The record type the record was read as (``"malformed"``).
+    detail : str or None
+        Further detail from the decoder or decompressor.
+    suggest_skip : bool
+        End the message with how to skip the record (``on_corrupt='skip'``).
+
+    Examples
+    --------
+    >>> str(CorruptRecordError("data_crc", path="f.tfrecord", record_index=3, offset=120))
+    'data CRC mismatch in f.tfrecord, record 3 at byte 120: the record is corrupt'
+    >>> err = CorruptRecordError("length_crc", path="f", record_index=0, offset=0, rest_of_file=True,
+    ...                          suggest_skip=True)
+    >>> print(err)  # doctest: +NORMALIZE_WHITESPACE
+    length CRC mismatch in f, record 0 at byte 0: the file is corrupt; at byte 0 this usually
+    means the file is not a TFRecord file (or is compressed: pass compression=) (pass
+    on_corrupt='skip' to skip it and the rest of the file)
+    >>> err.skipped_message().split("; ")[-1]
+    "skipped the rest of the file (on_corrupt='skip')"
     """
+
+    #: The reasons the message composer knows, with their wording.
+    REASONS: dict[str, str] = {
+        "truncated": "truncated record in {where}: the file ends {limit} bytes into it{hint}",
+        "past_end": (
+            "truncated record in {where}: its header claims {length} bytes but the file ends {limit} "
+            "bytes after the record's start (the file is truncated or the header corrupt){hint}"
+        ),
+        "length_crc": "length CRC mismatch in {where}: the file is corrupt{hint}",
+        "data_crc": "data CRC mismatch in {where}: the record is corrupt",
+        "too_long": (
+            "record length {length} exceeds max_record_bytes={limit} in {where}: the header is corrupt "
+            "(or, if the file really holds records this large, pass a larger max_record_bytes)"
+        ),
+        "stream_truncated": (
+            "the {compression} stream of {path} ends early: the file is truncated (copy it again from "
+            "its source)"
+        ),
+        "stream_corrupt": (
+            "the {compression} data of {path} is corrupt ({detail}); if the file is not compressed, "
+            "pass compression=None"
+        ),
+        "malformed": (
+            "record is not a valid {record_type} protobuf in {where}{detail}; check record_type= "
+            "(use 'bytes' to read the raw records)"
+        ),
+        "undecodable": "cannot decode {where}: {detail}",
+    }
 
     def __init__(
         self,
-        message: str,
+        reason: str,
         *,
         path: str | None = None,
         record_index: int | None = None,
         offset: int | None = None,
+        rest_of_file: bool = False,
+        length: int | None = None,
+        limit: int | None = None,
+        compression: str | None = None,
+        record_type: str | None = None,
+        detail: str | None = None,
+        suggest_skip: bool = False,
     ) -> None:
-        super().__init__(message)
+        self.reason = reason
         self.path = path
         self.record_index = record_index
         self.offset = offset
+        self.rest_of_file = rest_of_file
+        self.length = length
+        self.limit = limit
+        self.compression = compression
+        self.record_type = record_type
+        self.detail = detail
+        self.suggest_skip = suggest_skip
+        super().__init__(self._compose())
+
+    def _where(self) -> str:
+        where = str(self.path)
+        if self.record_index is not None:
+            where += f", record {self.record_index}"
+        if self.offset is not None:
+            where += f" at byte {self.offset}"
+        return where
+
+    def _base(self) -> str:
+        template = self.REASONS.get(self.reason)
+        if template is None:
+            return self.reason
+        hint = ""
+        if self.offset == 0:
+            hint = "; at byte 0 this usually means the file is not a TFRecord file (or is compressed: pass compression=)"
+        detail = self.detail or ""
+        if self.reason == "malformed" and detail:
+            detail = f" ({detail})"
+        return template.format(where=self._where(), hint=hint, path=self.path, length=self.length,
+                               limit=self.limit, compression=self.compression, record_type=self.record_type,
+                               detail=detail)
+
+    def _compose(self) -> str:
+        message = self._base()
+        if self.suggest_skip:
+            message += " (pass on_corrupt='skip' to skip it" + (" and the rest of the file)" if self.rest_of_file else ")")
+        return message
+
+    def skipped_message(self) -> str:
+        """The warning of ``on_corrupt='skip'``: what is wrong and what was skipped."""
+        what = "the rest of the file" if self.rest_of_file else "the record"
+        return f"{self._base()}; skipped {what} (on_corrupt='skip')"
+
+    def __reduce__(self) -> Any:
+        fields = {name: getattr(self, name) for name in (
+            "path", "record_index", "offset", "rest_of_file", "length", "limit", "compression", "record_type",
+            "detail", "suggest_skip")}
+        return (_rebuild_corrupt, (self.reason, fields))
+
+
+def _rebuild_corrupt(reason: str, fields: dict) -> CorruptRecordError:
+    return CorruptRecordError(reason, **fields)
 
 
 class SchemaError(TFSQLError, ValueError):

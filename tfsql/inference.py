@@ -1,4 +1,5 @@
-"""Schema inference over an explicit, deterministic sample of records.
+"""Schema inference: the data schema of records read without one, from an explicit,
+deterministic sample.
 
 The sample is the first ``infer_sample`` records of each of up to ``infer_files``
 non-empty files, chosen evenly through the sorted file list (always the first and the
@@ -8,6 +9,21 @@ schema as well as a thousand, and the scan that follows reads them again).
 ``infer_sample=None`` reads every record of every chosen file (whatever
 ``infer_bytes``) and ``infer_files=None`` chooses every file, so
 ``infer_sample=None, infer_files=None`` infers from the whole dataset.
+
+The C core summarises each sampled block (``codec.summarize``: per feature its kinds,
+value counts and UTF-8-ness); :func:`merge_stats` folds the summaries and
+:func:`infer_from_stats` maps them to columns, following ``docs/format.md`` section 3:
+
+- ``int64_list`` -> ``int64``, ``float_list`` -> ``float32``, ``bytes_list`` ->
+  ``string`` when every sampled value is valid UTF-8, else ``binary``;
+- scalar when no sampled record holds more than one value and some hold one, else
+  a list (so a feature whose sampled lists are all empty stays a list;
+  ``lists="always"`` forces lists); ``SequenceExample`` feature lists ->
+  ``list<list<K>>``;
+- column order is the order in which features are first seen, reading the sampled
+  files in order and each record's features in wire order (for files tfsql writes
+  that is the written column order);
+- a feature seen with two kinds is a :class:`~tfsql.errors.SchemaError` naming both.
 
 Examples
 --------
@@ -21,28 +37,21 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-from dataclasses import replace
-from typing import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
 
 from tfsql._codec import codec
 from tfsql._proto import SequenceExample
-from tfsql.decode import translate_decode_error
+from tfsql.decoding import translate_decode_error
 from tfsql.errors import SchemaError
-from tfsql.records import FrameReader, RecordBlock
-from tfsql.schema import FeatureStats, infer_from_stats, merge_stats
+from tfsql.framing import FrameReader, RecordBlock
+from tfsql.options import DEFAULT_INFER_BYTES, READ_OPTIONS
+from tfsql.schema import FEATURE_LIST_SUFFIX, RAW_COLUMN, canonical_type, feature_list_name, kind_name
 
-__all__ = ["sample_indices", "infer_data_schema", "sample_stats", "DEFAULT_INFER_SAMPLE", "DEFAULT_INFER_FILES",
-           "DEFAULT_INFER_BYTES"]
-
-#: Records read from the start of each sampled file.
-DEFAULT_INFER_SAMPLE = 1000
-#: Files sampled, spread evenly through the file list.
-DEFAULT_INFER_FILES = 16
-#: Record bytes after which a file's sample ends (even before ``infer_sample`` records).
-DEFAULT_INFER_BYTES = 4 << 20
+__all__ = ["sample_indices", "infer_data_schema", "sample_stats", "FeatureStats", "merge_stats", "infer_from_stats"]
 
 
 def sample_indices(n_files: int, infer_files: int | None) -> list[int]:
@@ -197,3 +206,113 @@ def _non_utf8_name_error(block, record_type: int, name: bytes) -> SchemaError:
         path=block.path,
         record_index=index,
     )
+
+
+@dataclass
+class FeatureStats:
+    """Merged inference statistics of one feature across sampled records."""
+
+    location: int
+    name: str
+    kinds: dict[int, str] = field(default_factory=dict)  # kind -> first file seen with it
+    present: int = 0
+    min_len: int = 0
+    max_len: int = 0
+    utf8: bool = True
+    max_inner_len: int = 0
+
+
+def merge_stats(
+    merged: dict[tuple[int, str], FeatureStats], summary: Mapping, *, path: str
+) -> None:
+    """Fold one ``codec.summarize`` result, from file ``path``, into ``merged``."""
+    for (location, raw_name), (mask, present, min_len, max_len, utf8, max_inner) in summary.items():
+        name = raw_name.decode("utf-8", errors="surrogateescape")
+        key = (location, name)
+        stats = merged.get(key)
+        if stats is None:
+            stats = merged[key] = FeatureStats(location, name, min_len=min_len)
+        for kind in (codec.KIND_NONE, codec.BYTES, codec.FLOAT, codec.INT64):
+            if mask & (1 << kind):
+                stats.kinds.setdefault(kind, path)
+        stats.present += present
+        stats.min_len = min(stats.min_len, min_len)
+        stats.max_len = max(stats.max_len, max_len)
+        stats.max_inner_len = max(stats.max_inner_len, max_inner)
+        stats.utf8 = stats.utf8 and bool(utf8)
+
+
+def infer_from_stats(
+    stats: Iterable[FeatureStats], record_type: int, *, lists: str = "auto", warn_kindless: bool = True
+) -> pa.Schema:
+    """Build the data schema from merged statistics (see the module docstring).
+
+    A feature that never has a kind is left out, with a warning unless
+    ``warn_kindless=False``.
+
+    Examples
+    --------
+    >>> from tfsql._codec import codec
+    >>> s = FeatureStats(codec.FEATURES, "label", {codec.INT64: "f"}, present=2, min_len=1, max_len=1)
+    >>> infer_from_stats([s], codec.EXAMPLE)
+    label: int64
+    """
+    lists = READ_OPTIONS["lists"].validate(lists)
+    if record_type == codec.RAW:
+        return pa.schema([pa.field(RAW_COLUMN, pa.binary())])
+    fields: list[tuple[FeatureStats, pa.Field]] = []
+    for st in stats:
+        kinds = {k: p for k, p in st.kinds.items() if k != codec.KIND_NONE}
+        if len(kinds) > 1:
+            described = " and ".join(f"{kind_name(k)} (first in {p})" for k, p in sorted(kinds.items()))
+            raise SchemaError(
+                f"feature {st.name!r} holds two kinds in the inference sample: {described}; "
+                "pass schema= with the type to read it as, or fix the data",
+                feature=st.name,
+            )
+        if not kinds:
+            if warn_kindless:
+                where = "feature list" if st.location == codec.FEATURE_LISTS else "feature"
+                warnings.warn(
+                    f"{where} {st.name!r} never has a kind set in the inference sample (no "
+                    "bytes_list, float_list or int64_list), so it carries no values and its type "
+                    "is unknown: it is left out. To keep it as a column (null where it has no "
+                    f"values), name it with a type in schema=, e.g. schema={{{st.name!r}: "
+                    "pa.int64(), ...}",
+                    stacklevel=3,
+                )
+            continue
+        (kind,) = kinds
+        if st.location == codec.FEATURE_LISTS:
+            shape = codec.LIST_OF_LIST
+        elif lists == "always" or st.max_len != 1:  # several values, or only empty lists
+            shape = codec.LIST
+        else:
+            shape = codec.SCALAR
+        typ = canonical_type(kind, shape, utf8=st.utf8)
+        fields.append((st, pa.field(st.name, typ)))
+    return pa.schema(_name_columns(fields))
+
+
+def _name_columns(fields: list[tuple[FeatureStats, pa.Field]]) -> list[pa.Field]:
+    """Column names: the feature names, except that a feature list sharing its name with
+    a context feature becomes ``name + FEATURE_LIST_SUFFIX``."""
+    context = {st.name for st, _ in fields if st.location != codec.FEATURE_LISTS}
+    named: list[pa.Field] = []
+    taken: set[str] = set()
+    for st, f in fields:
+        name = st.name
+        if st.location == codec.FEATURE_LISTS and name in context:
+            name = st.name + FEATURE_LIST_SUFFIX
+        elif st.location == codec.FEATURE_LISTS and feature_list_name(name, context) != name:
+            taken.add(name)  # a literal "N__feature_list" beside a context "N" is ambiguous
+        if name in taken or (name != st.name and name in context):
+            raise SchemaError(
+                f"feature list {st.name!r} shares its name with a context feature, and its "
+                f"column name {name!r} is taken by another feature; pass schema= naming the "
+                "columns to read",
+                feature=st.name,
+            )
+        taken.add(name)
+        named.append(f.with_name(name))
+    return named

@@ -58,6 +58,7 @@ __all__ = [
     "ON_CORRUPT",
     "LISTS",
     "record_type_name",
+    "record_code",
     "read_compression",
     "write_compression",
     "from_text",
@@ -79,6 +80,8 @@ RECORD_TYPES: dict[str, str] = {
     "sequenceexample": "sequence_example",
     "bytes": "bytes",
     "bytearray": "bytes",
+    "byte_array": "bytes",
+    "raw": "bytes",
 }
 
 #: Compression names when reading -> canonical value (``"infer"`` detects per file).
@@ -135,7 +138,11 @@ def default_threads() -> int:
 # --------------------------------------------------------------------------------------
 
 
-def _choice(vocabulary: Mapping[str, Any] | Sequence[str], what: str) -> Callable[[str, Any], Any]:
+def _choice(vocabulary: Mapping[str, Any] | Sequence[str], what: str, *, unknown: bool = False
+            ) -> Callable[[str, Any], Any]:
+    """A check of names in ``vocabulary``; an error says ``what`` they are (``unknown``:
+    worded "unknown NAME 'value'; use WHAT")."""
+
     def check(name: str, value: Any) -> Any:
         key = value.strip().lower() if isinstance(value, str) else value
         if isinstance(vocabulary, Mapping):
@@ -145,6 +152,8 @@ def _choice(vocabulary: Mapping[str, Any] | Sequence[str], what: str) -> Callabl
                 return vocabulary[key]
         elif key in vocabulary:
             return key
+        if unknown:
+            raise OptionError(f"unknown {name} {value!r}; use {what}")
         raise OptionError(f"{name} must be {what}, not {value!r}")
 
     return check
@@ -157,6 +166,19 @@ def record_type_name(value: Any, name: str = "record_type") -> str:
     ('bytes', 'sequence_example')
     """
     return cast(str, _record_type(name, value))
+
+
+def record_code(value: Any, name: str = "record_type") -> int:
+    """The C codec's code of a record type (any name :data:`RECORD_TYPES` accepts).
+
+    >>> from tfsql._codec import codec
+    >>> record_code("SequenceExample") == codec.SEQUENCE_EXAMPLE
+    True
+    """
+    from tfsql._codec import codec
+
+    codes = {"example": codec.EXAMPLE, "sequence_example": codec.SEQUENCE_EXAMPLE, "bytes": codec.RAW}
+    return codes[record_type_name(value, name)]
 
 
 def read_compression(value: Any, name: str = "compression") -> str | None:
@@ -179,10 +201,11 @@ def write_compression(value: Any, name: str = "compression") -> str | None:
 
 _record_type = _choice(
     RECORD_TYPES, "'example', 'sequence_example' or 'bytes' (Spark-TFRecord's 'Example', "
-    "'SequenceExample', 'ByteArray' work too)"
+    "'SequenceExample', 'ByteArray' work too)", unknown=True,
 )
-_read_compression = _choice(READ_COMPRESSIONS, "'infer' (alias 'auto'), 'gzip', 'zlib' (alias 'deflate') or none")
-_write_compression = _choice(WRITE_COMPRESSIONS, "'gzip', 'zlib' (alias 'deflate') or none")
+_read_compression = _choice(READ_COMPRESSIONS, "'infer' (alias 'auto'), None, 'gzip' or 'zlib' (alias 'deflate')",
+                            unknown=True)
+_write_compression = _choice(WRITE_COMPRESSIONS, "None, 'gzip' or 'zlib' (alias 'deflate')", unknown=True)
 _mode = _choice(MODES, "one of " + ", ".join(repr(m) for m in MODES))
 _lists = _choice(LISTS, "'auto' or 'always'")
 
@@ -190,7 +213,8 @@ _lists = _choice(LISTS, "'auto' or 'always'")
 def _on_corrupt(name: str, value: Any) -> Any:
     if callable(value):
         return value
-    return _choice(ON_CORRUPT, "'raise', 'skip' or a function called with each CorruptRecordError")(name, value)
+    return _choice(ON_CORRUPT, "one of 'raise', 'skip' or a function called with each CorruptRecordError")(
+        name, value)
 
 
 def _boolean(name: str, value: Any) -> bool:
@@ -211,6 +235,12 @@ def _positive(name: str, value: Any) -> int:
 
 def _positive_or_none(name: str, value: Any) -> int | None:
     return None if value is None else _positive(name, value)
+
+
+def _positive_or_all(name: str, value: Any) -> int | None:
+    if value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+        return value
+    raise OptionError(f"{name} must be a positive integer or None (all of them), not {value!r}")
 
 
 def _level(name: str, value: Any) -> int | None:
@@ -422,16 +452,16 @@ class ReadOptions(_Checked):
         scan_time=True)
     infer_sample: int | None = _option(
         DEFAULT_INFER_SAMPLE, "records read from each sampled file to infer the schema (None: all)",
-        _positive_or_none, native=True,
+        _positive_or_all, native=True,
         sql=(Spelling("infer_sample", "count_or_all"), Spelling("sample_size", "count_or_all")),
         spark=(Spelling("inferSample", "count_or_all"),), cli="--infer-sample", cli_value="count_or_all")
     infer_files: int | None = _option(
         DEFAULT_INFER_FILES, "files sampled to infer the schema, spread over the list (None: all)",
-        _positive_or_none, native=True, sql=(Spelling("infer_files", "count_or_all"),),
+        _positive_or_all, native=True, sql=(Spelling("infer_files", "count_or_all"),),
         spark=(Spelling("inferFiles", "count_or_all"),), cli="--infer-files", cli_value="count_or_all")
     infer_bytes: int | None = _option(
         DEFAULT_INFER_BYTES, "a file's inference sample also ends once it holds this many record bytes",
-        _positive_or_none, sql=(Spelling("infer_bytes", "count_or_all"),),
+        _positive_or_all, sql=(Spelling("infer_bytes", "count_or_all"),),
         spark=(Spelling("inferBytes", "count_or_all"),), cli="--infer-bytes", cli_value="count_or_all")
     lists: Lists = _option(
         "auto", "'always' infers list columns even where every record holds one value", _lists,
@@ -477,10 +507,7 @@ class ReadOptions(_Checked):
     @property
     def record_code(self) -> int:
         """The C codec's code of ``record_type``."""
-        from tfsql._codec import codec
-
-        return {"example": codec.EXAMPLE, "sequence_example": codec.SEQUENCE_EXAMPLE, "bytes": codec.RAW}[
-            self.record_type]
+        return record_code(self.record_type)
 
 
 @dataclass(frozen=True)

@@ -481,11 +481,11 @@ def _cast_column(name: str, raw: Sequence[str | None], target: pa.DataType, file
             try:
                 pa.array([value], type=pa.string()).cast(target)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
-                raise ValueError(
+                raise SchemaError(
                     f"hive partition value {value!r} of column {name!r} (in {file.display()}) "
                     f"cannot be cast to {target}; fix hive_schema (or use string)"
                 ) from exc
-        raise ValueError(f"hive partition column {name!r} cannot be cast to {target}: {exc}") from exc
+        raise SchemaError(f"hive partition column {name!r} cannot be cast to {target}: {exc}", feature=name) from exc
 
 
 def _guarantee(names: Sequence[str], row: tuple, schema: pa.Schema) -> pc.Expression:

@@ -1,39 +1,28 @@
-"""Arrow <-> feature mapping: record types, column layouts, inference and read casts.
+"""The type mapping: which feature (location, kind, shape) stores each Arrow type, and
+the column specs a decoder is compiled from.
 
 A *column spec* says where a column's values live in a record (``Example.features`` /
 ``SequenceExample.context``, or ``SequenceExample.feature_lists``), which ``Feature``
 kind holds them (bytes, float or int64 list) and their shape (scalar, list, or list
 of lists), plus the Arrow type the user gets. The C decoder produces the *canonical*
 Arrow type for a kind and shape (``int64``, ``float32``, ``binary``, wrapped in
-lists); :func:`cast_to_target` then casts, range-checked, to the requested type.
+lists); :mod:`tfsql.casting` then casts, range-checked, to the requested type.
+Inference (the schema of records read without one) is :mod:`tfsql.inference`; the
+mapping both ways is ``docs/format.md``.
 
-Inference (see :func:`infer_from_stats`) follows ``docs/format.md`` section 3:
-
-- ``int64_list`` -> ``int64``, ``float_list`` -> ``float32``, ``bytes_list`` ->
-  ``string`` when every sampled value is valid UTF-8, else ``binary``;
-- scalar when no sampled record holds more than one value and some hold one, else
-  a list (so a feature whose sampled lists are all empty stays a list;
-  ``lists="always"`` forces lists); ``SequenceExample`` feature lists ->
-  ``list<list<K>>``;
-- column order is the order in which features are first seen, reading the sampled
-  files in order and each record's features in wire order (for files tfsql writes
-  that is the written column order);
-- a feature seen with two kinds is a :class:`~tfsql.errors.SchemaError` naming both.
+A type no feature can hold is a :class:`~tfsql.errors.SchemaError`.
 
 Examples
 --------
 >>> import pyarrow as pa
->>> from tfsql.schema import feature_layout, parse_record_type
+>>> from tfsql.schema import feature_layout
 >>> feature_layout(pa.list_(pa.float64()))  # (FLOAT, LIST)
 (2, 1)
->>> parse_record_type("SequenceExample")
-1
 """
 
 from __future__ import annotations
 
-import warnings
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 import pyarrow as pa
@@ -44,17 +33,12 @@ from tfsql.errors import SchemaError
 
 __all__ = [
     "ColumnSpec",
-    "FeatureStats",
-    "parse_record_type",
-    "record_type_name",
     "feature_layout",
     "canonical_type",
     "kind_name",
     "normalize_schema",
     "column_specs",
-    "merge_stats",
-    "infer_from_stats",
-    "cast_to_target",
+    "is_list_type",
     "RAW_COLUMN",
     "FEATURE_LIST_SUFFIX",
     "feature_list_name",
@@ -67,50 +51,12 @@ __all__ = [
 #: The name of the one column of ``record_type="bytes"``.
 RAW_COLUMN = "record"
 
-_RECORD_TYPES = {
-    "example": codec.EXAMPLE,
-    "sequence_example": codec.SEQUENCE_EXAMPLE,
-    "sequenceexample": codec.SEQUENCE_EXAMPLE,
-    "bytes": codec.RAW,
-    "bytearray": codec.RAW,
-    "byte_array": codec.RAW,
-    "raw": codec.RAW,
-}
-
 _KIND_NAMES = {
     codec.KIND_NONE: "no kind",
     codec.BYTES: "bytes_list",
     codec.FLOAT: "float_list",
     codec.INT64: "int64_list",
 }
-
-
-def parse_record_type(value: str | int) -> int:
-    """Return the codec code of a record type name.
-
-    Accepts tfsql's names (``"example"``, ``"sequence_example"``, ``"bytes"``) and
-    Spark-TFRecord's (``"Example"``, ``"SequenceExample"``, ``"ByteArray"``), any case.
-
-    Examples
-    --------
-    >>> parse_record_type("ByteArray") == parse_record_type("bytes")
-    True
-    """
-    if isinstance(value, int) and value in (codec.EXAMPLE, codec.SEQUENCE_EXAMPLE, codec.RAW):
-        return value
-    if isinstance(value, str):
-        code = _RECORD_TYPES.get(value.strip().lower())
-        if code is not None:
-            return code
-    raise ValueError(
-        f"unknown record_type {value!r}; use 'example', 'sequence_example' or 'bytes' "
-        "(Spark-TFRecord's 'Example', 'SequenceExample', 'ByteArray' work too)"
-    )
-
-
-def record_type_name(code: int) -> str:
-    """The canonical name of a record type code (``0`` -> ``"example"``)."""
-    return {codec.EXAMPLE: "example", codec.SEQUENCE_EXAMPLE: "sequence_example", codec.RAW: "bytes"}[code]
 
 
 def kind_name(kind: int) -> str:
@@ -155,7 +101,8 @@ _KIND_TYPES = (
 )
 
 
-def _is_list(t: pa.DataType) -> bool:
+def is_list_type(t: pa.DataType) -> bool:
+    """Whether ``t`` is a list type of any layout (list, large, fixed-size, view)."""
     return any(is_type(t) for is_type in _LIST_TYPES)
 
 
@@ -196,12 +143,12 @@ def feature_layout(arrow_type: pa.DataType) -> tuple[int, int]:
     if tensor is not None:
         shape = codec.LIST
         inner = tensor[1]
-    elif _is_list(inner):
+    elif is_list_type(inner):
         shape = codec.LIST
         inner = inner.value_type
         if pa.types.is_dictionary(inner):
             inner = inner.value_type
-        if _is_list(inner):
+        if is_list_type(inner):
             shape = codec.LIST_OF_LIST
             inner = inner.value_type
             if pa.types.is_dictionary(inner):
@@ -283,7 +230,7 @@ def canonical_type(kind: int, shape: int, *, utf8: bool = False) -> pa.DataType:
     elif kind == codec.BYTES:
         value = pa.string() if utf8 else pa.binary()
     else:
-        raise ValueError(f"no Arrow type for {kind_name(kind)}")
+        raise SchemaError(f"no Arrow type for {kind_name(kind)}")
     if shape == codec.SCALAR:
         return value
     if shape == codec.LIST:
@@ -427,275 +374,6 @@ def _is_list_of_lists(t: pa.DataType) -> bool:
         return False
 
 
-# --------------------------------------------------------------------------- inference
-
-
-@dataclass
-class FeatureStats:
-    """Merged inference statistics of one feature across sampled records."""
-
-    location: int
-    name: str
-    kinds: dict[int, str] = field(default_factory=dict)  # kind -> first file seen with it
-    present: int = 0
-    min_len: int = 0
-    max_len: int = 0
-    utf8: bool = True
-    max_inner_len: int = 0
-
-
-def merge_stats(
-    merged: dict[tuple[int, str], FeatureStats], summary: Mapping, *, path: str
-) -> None:
-    """Fold one ``codec.summarize`` result, from file ``path``, into ``merged``."""
-    for (location, raw_name), (mask, present, min_len, max_len, utf8, max_inner) in summary.items():
-        name = raw_name.decode("utf-8", errors="surrogateescape")
-        key = (location, name)
-        stats = merged.get(key)
-        if stats is None:
-            stats = merged[key] = FeatureStats(location, name, min_len=min_len)
-        for kind in (codec.KIND_NONE, codec.BYTES, codec.FLOAT, codec.INT64):
-            if mask & (1 << kind):
-                stats.kinds.setdefault(kind, path)
-        stats.present += present
-        stats.min_len = min(stats.min_len, min_len)
-        stats.max_len = max(stats.max_len, max_len)
-        stats.max_inner_len = max(stats.max_inner_len, max_inner)
-        stats.utf8 = stats.utf8 and bool(utf8)
-
-
-def infer_from_stats(
-    stats: Iterable[FeatureStats], record_type: int, *, lists: str = "auto", warn_kindless: bool = True
-) -> pa.Schema:
-    """Build the data schema from merged statistics (see the module docstring).
-
-    A feature that never has a kind is left out, with a warning unless
-    ``warn_kindless=False``.
-
-    Examples
-    --------
-    >>> from tfsql._codec import codec
-    >>> s = FeatureStats(codec.FEATURES, "label", {codec.INT64: "f"}, present=2, min_len=1, max_len=1)
-    >>> infer_from_stats([s], codec.EXAMPLE)
-    label: int64
-    """
-    if lists not in ("auto", "always"):
-        raise ValueError(f"lists must be 'auto' or 'always', not {lists!r}")
-    if record_type == codec.RAW:
-        return pa.schema([pa.field(RAW_COLUMN, pa.binary())])
-    fields: list[tuple[FeatureStats, pa.Field]] = []
-    for st in stats:
-        kinds = {k: p for k, p in st.kinds.items() if k != codec.KIND_NONE}
-        if len(kinds) > 1:
-            described = " and ".join(f"{kind_name(k)} (first in {p})" for k, p in sorted(kinds.items()))
-            raise SchemaError(
-                f"feature {st.name!r} holds two kinds in the inference sample: {described}; "
-                "pass schema= with the type to read it as, or fix the data",
-                feature=st.name,
-            )
-        if not kinds:
-            if warn_kindless:
-                where = "feature list" if st.location == codec.FEATURE_LISTS else "feature"
-                warnings.warn(
-                    f"{where} {st.name!r} never has a kind set in the inference sample (no "
-                    "bytes_list, float_list or int64_list), so it carries no values and its type "
-                    "is unknown: it is left out. To keep it as a column (null where it has no "
-                    f"values), name it with a type in schema=, e.g. schema={{{st.name!r}: "
-                    "pa.int64(), ...}",
-                    stacklevel=3,
-                )
-            continue
-        (kind,) = kinds
-        if st.location == codec.FEATURE_LISTS:
-            shape = codec.LIST_OF_LIST
-        elif lists == "always" or st.max_len != 1:  # several values, or only empty lists
-            shape = codec.LIST
-        else:
-            shape = codec.SCALAR
-        typ = canonical_type(kind, shape, utf8=st.utf8)
-        fields.append((st, pa.field(st.name, typ)))
-    return pa.schema(_name_columns(fields))
-
-
-def _name_columns(fields: list[tuple[FeatureStats, pa.Field]]) -> list[pa.Field]:
-    """Column names: the feature names, except that a feature list sharing its name with
-    a context feature becomes ``name + FEATURE_LIST_SUFFIX``."""
-    context = {st.name for st, _ in fields if st.location != codec.FEATURE_LISTS}
-    named: list[pa.Field] = []
-    taken: set[str] = set()
-    for st, f in fields:
-        name = st.name
-        if st.location == codec.FEATURE_LISTS and name in context:
-            name = st.name + FEATURE_LIST_SUFFIX
-        elif st.location == codec.FEATURE_LISTS and feature_list_name(name, context) != name:
-            taken.add(name)  # a literal "N__feature_list" beside a context "N" is ambiguous
-        if name in taken or (name != st.name and name in context):
-            raise SchemaError(
-                f"feature list {st.name!r} shares its name with a context feature, and its "
-                f"column name {name!r} is taken by another feature; pass schema= naming the "
-                "columns to read",
-                feature=st.name,
-            )
-        taken.add(name)
-        named.append(f.with_name(name))
-    return named
-
-
-# --------------------------------------------------------------------------- read casts
-
-
-def _first_failing_row(decoded: pa.Array, target: pa.DataType) -> int | None:
-    """Locate the first row whose cast fails, for error messages (slow path only)."""
-    lo, hi = 0, len(decoded)
-    if hi == 0:
-        return None
-    # Binary search on prefixes: the smallest prefix that fails to cast.
-    while lo < hi:
-        mid = (lo + hi) // 2
-        try:
-            _safe_cast(decoded.slice(0, mid + 1), target)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo if lo < len(decoded) else None
-
-
-def _check_bool(decoded: pa.Array, spec: ColumnSpec, *, where: str, first_record: int) -> None:
-    """Every int64 value (possibly nested) read as bool must be 0 or 1."""
-    flat = _flat_values(decoded)
-    if len(flat) == 0:
-        return
-    bad = pc.fill_null(pc.and_(pc.not_equal(flat, 0), pc.not_equal(flat, 1)), False)
-    if not pc.any(bad).as_py():
-        return
-    i = pc.index(bad, True).as_py()
-    row = first_record + _flat_rows(decoded)[i].as_py()
-    raise SchemaError(
-        f"feature {spec.feature_name!r} in {where}, record {row} holds {flat[i].as_py()}, which "
-        f"does not fit the requested type {spec.arrow_type} (only 0 and 1 do); read it as an "
-        "integer type",
-        feature=spec.name,
-        path=where,
-        record_index=row,
-    )
-
-
-def _leaf_type(t: pa.DataType) -> pa.DataType:
-    while _is_list(t):
-        t = t.value_type
-    return t
-
-
-def _with_leaf(t: pa.DataType, leaf: pa.DataType) -> pa.DataType:
-    """``t`` with its innermost value type replaced by ``leaf`` (list nesting kept)."""
-    if pa.types.is_fixed_size_list(t):
-        return pa.list_(_with_leaf(t.value_type, leaf), t.list_size)
-    if pa.types.is_large_list(t):
-        return pa.large_list(_with_leaf(t.value_type, leaf))
-    if pa.types.is_list_view(t):
-        return pa.list_view(_with_leaf(t.value_type, leaf))
-    if pa.types.is_large_list_view(t):
-        return pa.large_list_view(_with_leaf(t.value_type, leaf))
-    if pa.types.is_list(t):
-        return pa.list_(_with_leaf(t.value_type, leaf))
-    return leaf
-
-
-def _safe_cast(decoded: pa.Array, target: pa.DataType) -> pa.Array:
-    """``pc.cast(decoded, target, safe=True)``; 32-bit temporal targets (``date32``,
-    ``time32``), which Arrow casts only from int32, go through int32 (range-checked),
-    so a column written from ``date32`` reads back with its schema."""
-    leaf = _leaf_type(target)
-    if pa.types.is_date32(leaf) or pa.types.is_time32(leaf):
-        decoded = pc.cast(decoded, _with_leaf(target, pa.int32()), safe=True)
-    return pc.cast(decoded, target, safe=True)
-
-
-def _check_fixed_size(
-    decoded: pa.Array, spec: ColumnSpec, *, where: str, first_record: int, tensor_shape: tuple | None = None
-) -> None:
-    """A fixed-size list type needs every non-null list to hold exactly its size (a
-    tensor: the product of its shape)."""
-    target = spec.arrow_type
-    if not pa.types.is_fixed_size_list(target) or not (
-        pa.types.is_list(decoded.type) or pa.types.is_large_list(decoded.type)
-    ):
-        return
-    lengths = pc.list_value_length(decoded)
-    wrong = pc.and_kleene(pc.is_valid(lengths), pc.not_equal(lengths, target.list_size))
-    if not pc.any(wrong).as_py():
-        return
-    row = pc.index(wrong, True).as_py()
-    count = lengths[row].as_py()
-    if tensor_shape is not None:
-        shape = " x ".join(map(str, tensor_shape))
-        needs = (
-            f"the requested tensor shape ({shape}) needs exactly {target.list_size}; "
-            "check the shape in schema=, or read it as a variable-length list (pa.list_(...))"
-        )
-    else:
-        needs = (
-            f"the requested type {target} needs exactly {target.list_size}; read it as a "
-            "variable-length list (pa.list_(...)) instead"
-        )
-    raise SchemaError(
-        f"feature {spec.feature_name!r} in {where}, record {first_record + row} holds "
-        f"{count} value{'' if count == 1 else 's'}, but {needs}",
-        feature=spec.name,
-        path=where,
-        record_index=first_record + row,
-    )
-
-
-def _flat_rows(array: pa.Array) -> pa.Array:
-    """For each innermost value of ``array`` (lists flattened), the row holding it."""
-    rows = None
-    while _is_list(array.type):
-        parents = pc.list_parent_indices(array)
-        rows = parents if rows is None else pc.take(rows, parents)
-        array = array.flatten()
-    return rows if rows is not None else pa.array(range(len(array)), pa.int64())
-
-
-def _flat_values(array: pa.Array) -> pa.Array:
-    while _is_list(array.type):
-        array = array.flatten()
-    return array
-
-
-def _check_exact(decoded: pa.Array, cast: pa.Array, spec: ColumnSpec, *, where: str, first_record: int) -> None:
-    """Casts that Arrow may round (float to decimal or float16) must give back the
-    decoded value exactly: the cast value converted back is compared with the original."""
-    leaf = _leaf_type(spec.arrow_type)
-    if not (pa.types.is_decimal(leaf) or pa.types.is_float16(leaf)):
-        return
-    original = _flat_values(decoded)
-    back = pc.cast(_flat_values(cast), original.type, safe=False)
-    if pa.types.is_decimal(leaf):
-        back = decimal_to_float(_flat_values(cast), original.type)
-    differs = pc.fill_null(pc.not_equal(back, original), False)
-    if not pc.any(differs).as_py():
-        return
-    i = pc.index(differs, True).as_py()
-    row = _flat_rows(decoded)[i].as_py()
-    if pa.types.is_decimal(leaf):
-        how = (
-            f"decimals read exactly: the float32 value must survive {leaf} and back; raise "
-            "the scale, or read it as float32/float64"
-        )
-    else:
-        how = "read it as float32 or float64"
-    raise SchemaError(
-        f"feature {spec.feature_name!r} in {where}, record {first_record + row} holds "
-        f"{original[i].as_py()!r}, which {leaf} cannot hold exactly (it would read as "
-        f"{_flat_values(cast)[i].as_py()}); {how}",
-        feature=spec.name,
-        path=where,
-        record_index=first_record + row,
-    )
-
-
 def decimal_to_float(values: pa.Array, float_type: pa.DataType | None = None) -> pa.Array:
     """Decimals to the nearest float (correctly rounded, through their decimal text;
     Arrow's direct cast can be one unit off).
@@ -707,99 +385,6 @@ def decimal_to_float(values: pa.Array, float_type: pa.DataType | None = None) ->
     True
     """
     return pc.cast(pc.cast(values, pa.string()), pa.float32() if float_type is None else float_type)
-
-
-def _check_not_null(array: pa.Array, spec: ColumnSpec, *, where: str, first_record: int) -> None:
-    if spec.nullable or array.null_count == 0:
-        return
-    row = pc.index(pc.is_null(array), True).as_py()
-    what = "feature list" if spec.location == codec.FEATURE_LISTS else "feature"
-    raise SchemaError(
-        f"{what} {spec.feature_name!r} has no value in {where}, record {first_record + row} "
-        f"(missing, no kind set, or an empty list for a scalar), but column {spec.name!r} is "
-        "not nullable in schema=; make the column nullable there (pa.field(..., nullable=True), "
-        "no NOT NULL) or filter such records out of the files",
-        feature=spec.name,
-        path=where,
-        record_index=first_record + row,
-    )
-
-
-def _read_tensor(
-    decoded: pa.Array, spec: ColumnSpec, layout: tuple, *, where: str, first_record: int
-) -> pa.Array:
-    """A flat list column reshaped to the tensor type ``spec.arrow_type`` (row-major)."""
-    shape, value_type = layout
-    total = 1
-    for size in shape:
-        total *= size
-    flat = replace(spec, arrow_type=pa.list_(value_type, total), nullable=True)
-    _check_fixed_size(decoded, flat, where=where, first_record=first_record, tensor_shape=shape)
-    storage = _cast(decoded, flat, where=where, first_record=first_record)
-    target = spec.arrow_type
-    if isinstance(target, pa.BaseExtensionType):
-        return pa.ExtensionArray.from_storage(target, storage)
-    values = storage.values.slice(storage.offset * total, len(storage) * total)
-    for size in reversed(shape[1:]):
-        values = pa.FixedSizeListArray.from_arrays(values, size)
-    mask = storage.is_null() if storage.null_count else None
-    return pa.FixedSizeListArray.from_arrays(values, shape[0], mask=mask).cast(target)
-
-
-def cast_to_target(
-    decoded: pa.Array, spec: ColumnSpec, *, where: str, first_record: int
-) -> pa.Array:
-    """Cast a decoded column to ``spec.arrow_type``: exact or a :class:`SchemaError`.
-
-    Integers are range-checked, bytes UTF-8-checked; a float read as a decimal (or
-    float16) must convert back to the same float32; a tensor type reshapes a flat list
-    (row-major) after checking its value count; a non-nullable column must have a value
-    in every record. ``where`` names the file for messages and ``first_record`` is the
-    record index of row 0 in that file.
-
-    Examples
-    --------
-    >>> import pyarrow as pa
-    >>> from tfsql._codec import codec
-    >>> spec = ColumnSpec("price", codec.FEATURES, codec.FLOAT, codec.SCALAR, pa.decimal128(10, 2))
-    >>> cast_to_target(pa.array([2.5], pa.float32()), spec, where="f", first_record=0).to_pylist()
-    [Decimal('2.50')]
-    >>> spec = ColumnSpec("price", codec.FEATURES, codec.FLOAT, codec.SCALAR, pa.decimal128(10, 0))
-    >>> cast_to_target(pa.array([2.5], pa.float32()), spec, where="f", first_record=0)
-    Traceback (most recent call last):
-    ...
-    tfsql.errors.SchemaError: feature 'price' in f, record 0 holds 2.5, which decimal128(10, 0) cannot hold exactly (it would read as 2); decimals read exactly: the float32 value must survive decimal128(10, 0) and back; raise the scale, or read it as float32/float64
-    """
-    tensor = tensor_layout(spec.arrow_type)
-    if tensor is not None:
-        result = _read_tensor(decoded, spec, tensor, where=where, first_record=first_record)
-    else:
-        result = _cast(decoded, spec, where=where, first_record=first_record)
-    _check_not_null(result, spec, where=where, first_record=first_record)
-    return result
-
-
-def _cast(decoded: pa.Array, spec: ColumnSpec, *, where: str, first_record: int) -> pa.Array:
-    target = spec.arrow_type
-    if decoded.type == target:
-        return decoded
-    if pa.types.is_boolean(_leaf_type(target)):
-        _check_bool(decoded, spec, where=where, first_record=first_record)
-    _check_fixed_size(decoded, spec, where=where, first_record=first_record)
-    try:
-        cast = _safe_cast(decoded, target)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-        row = _first_failing_row(decoded, target)
-        at = f", record {first_record + row}" if row is not None else ""
-        raise SchemaError(
-            f"feature {spec.name!r} in {where}{at} does not fit the requested type {target}: "
-            f"{exc}; widen the type in schema= (decoded as {decoded.type})",
-            feature=spec.name,
-            path=where,
-            record_index=None if row is None else first_record + row,
-        ) from None
-    _check_exact(decoded, cast, spec, where=where, first_record=first_record)
-    return cast
 
 
 def offset_based_type(t: pa.DataType) -> pa.DataType:
@@ -835,7 +420,7 @@ def schema_with_partitions(data: pa.Schema, partition: pa.Schema | None, file_co
     if partition is not None:
         for f in partition:
             if f.name in names:
-                raise ValueError(
+                raise SchemaError(
                     f"partition column {f.name!r} is also a feature in the records; rename the "
                     "directory key or pass hive_partitioning=False"
                 )
@@ -843,7 +428,8 @@ def schema_with_partitions(data: pa.Schema, partition: pa.Schema | None, file_co
             names.add(f.name)
     if file_column is not None:
         if file_column in names:
-            raise ValueError(f"include_file_paths={file_column!r} collides with an existing column")
+            raise SchemaError(f"include_file_paths={file_column!r} collides with an existing column",
+                              feature=file_column)
         fields.append(pa.field(file_column, pa.string()))
     return pa.schema(fields)
 

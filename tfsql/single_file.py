@@ -96,7 +96,7 @@ def _level(options: Any) -> int | None:
 def concatenate_records(fs, sources: list[str], out: str, compression: str | None, level: int = -1) -> None:
     """Write ``out``: the records of every file of ``sources`` in order (each
     decompressed as its magic bytes say), compressed with ``compression``."""
-    from tfsql.records import open_decompressed
+    from tfsql.framing import open_decompressed
 
     compressor = None
     if compression == "gzip":

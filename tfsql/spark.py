@@ -157,7 +157,7 @@ from tfsql._types import RecordType, WriteCompression
 from tfsql.commit import apply_commit, data_entries, recover_locked, remove_quietly
 from tfsql.errors import WriteConflictError
 from tfsql.naming import compression_from_name, is_single_file_target
-from tfsql.schema import parse_record_type, record_type_name
+from tfsql.options import record_type_name
 from tfsql.single_file import concatenate_records
 
 __all__ = [
@@ -467,12 +467,12 @@ class _Options:
     def record_type(self) -> RecordType:
         value = self.get("recordType", "Example")
         try:
-            code = parse_record_type(value)
+            name = record_type_name(value)
         except ValueError:
             raise ValueError(
                 f"option recordType must be Example, SequenceExample or ByteArray, not {value!r}"
             ) from None
-        return cast(RecordType, record_type_name(code))
+        return cast(RecordType, name)
 
     def codec(self) -> WriteCompression:
         value = self.get("codec", self.get("compression"))

@@ -38,10 +38,10 @@ from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 from tfsql._codec import codec
-from tfsql.records import DEFAULT_MAX_RECORD_BYTES, FrameReader, RecordBlock
+from tfsql.framing import FrameReader, RecordBlock
+from tfsql.options import DEFAULT_MAX_RECORD_BYTES
 
 __all__ = [
-    "DEFAULT_SPLIT_BYTES",
     "RESYNC_LOOKAHEAD",
     "RangeReader",
     "find_range_start",
@@ -49,8 +49,6 @@ __all__ = [
     "range_label",
 ]
 
-#: Byte range size the scanner uses to decode one large file on several threads.
-DEFAULT_SPLIT_BYTES = 32 << 20
 #: Bytes of well-framed records that must follow a resynchronisation point.
 RESYNC_LOOKAHEAD = 256 << 10
 _FIRST_WINDOW = 64 << 10  # read with the lookahead: one read usually decides

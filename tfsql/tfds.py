@@ -52,6 +52,8 @@ import fsspec
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from tfsql.errors import SchemaError
+
 __all__ = ["FEATURE_KEY", "CLASS_NAMES_KEY", "features_schema", "apply_features", "feature_of",
            "features_json", "check_tfds_options", "tfds_options", "require_values", "shard_file_name",
            "stage_tfds_metadata"]
@@ -187,7 +189,8 @@ def tfds_options(options: Any, schema: pa.Schema | None, root: str) -> Any:
             t = schema.field(column).type
             if not (pa.types.is_string(t) or pa.types.is_large_string(t)
                     or (pa.types.is_dictionary(t) and pa.types.is_string(t.value_type))):
-                raise ValueError(f"the split column {column!r} must hold strings such as 'train', not {t}")
+                raise SchemaError(f"the split column {column!r} must hold strings such as 'train', not {t}",
+                                  feature=column)
     last = posixpath.basename(root.rstrip("/"))
     version = last if _VERSION.match(last) else "1.0.0"
     return replace(options, partition_by=tuple(partition_by), num_shards=options.num_shards or 1,
@@ -198,7 +201,6 @@ def require_values(batches: Iterator[pa.RecordBatch], schema: pa.Schema | None,
                    split_columns: Sequence[str]) -> Iterator[pa.RecordBatch]:
     """Pass `batches` through, raising `tfsql.SchemaError` at the first null in a column
     TFDS parses with a fixed shape (anything but a variable-length list)."""
-    from tfsql.errors import SchemaError
 
     if schema is None:
         yield from batches
@@ -274,7 +276,7 @@ def _dtype_of(name: str, t: pa.DataType) -> str:
             or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t) \
             or pa.types.is_string_view(t) or pa.types.is_binary_view(t):
         return "string"
-    raise ValueError(f"column {name!r} of type {t} has no TFDS feature description")
+    raise SchemaError(f"column {name!r} of type {t} has no TFDS feature description", feature=name)
 
 
 def features_json(schema: pa.Schema) -> dict:

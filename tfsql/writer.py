@@ -46,6 +46,7 @@ from tfsql.compressing import CompressionPool
 from tfsql.discovery import _coerce_filesystem, _resolve
 from tfsql.encoding import RecordEncoder
 from tfsql.errors import WriteConflictError
+from tfsql.options import record_code as _record_code
 from tfsql.naming import (
     check_file_names,
     check_filename_pattern,
@@ -292,7 +293,7 @@ def write_tfrecord(
         filename_pattern=filename_pattern,
         tfds=tfds,
     )
-    record_code = _schema.parse_record_type(record_type)
+    record_code = _record_code(record_type)
     if is_single_file_target(path):
         from tfsql.single_file import write_single_file
 
@@ -435,7 +436,7 @@ def check_write_options(**options: Any) -> None:
     bound = inspect.signature(write_tfrecord).bind(None, None, **options)
     bound.apply_defaults()
     arguments = dict(bound.arguments)
-    _schema.parse_record_type(arguments["record_type"])
+    _record_code(arguments["record_type"])
     _Options.check(**{name: arguments[name] for name in inspect.signature(_Options.check).parameters})
 
 

@@ -84,8 +84,8 @@ def _in_memory_worker(config: dict) -> dict:
     """
     import tfsql
     from tfsql._codec import codec
-    from tfsql.decode import BlockDecoder
-    from tfsql.records import DEFAULT_CHUNK_BYTES, RecordBlock
+    from tfsql.decoding import BlockDecoder
+    from tfsql.framing import DEFAULT_CHUNK_BYTES, RecordBlock
     from tfsql.schema import column_specs
 
     import numpy as np
@@ -205,7 +205,7 @@ def bench_dataset(name: str, args: argparse.Namespace, script: str) -> str:
                 script,
                 {"kind": "tf", "dataset": name, "files": data.files, "pipeline": pipeline, "repeat": repeat},
             )
-    from tfsql.scanner import default_threads
+    from tfsql.options import default_threads
 
     tf_rates = [r["rows"] / r["seconds"] for r in tf_results.values() if r]
     tf_best = max(tf_rates) if tf_rates else None

@@ -8,7 +8,7 @@ On the ``images`` dataset (20,000 records of 20-60 KB in 8 plain files; page cac
 after the first run) it prints, measured in one process (best of ``--repeat``):
 
 - ``count_rows()`` of the dataset: positioned reads of each record's header only
-  (``tfsql.records.count_plain_records``);
+  (``tfsql.framing.count_plain_records``);
 - ``tfsql count`` run in the same process (``tfsql.cli.main``), summary line off;
 - the baseline: framing every record as the previous ``count_rows`` did (the files read
   in chunks and each header found in memory, data CRCs not checked);
@@ -53,7 +53,8 @@ def main() -> None:
     import tfsql
     from tfsql import _reference
     from tfsql.cli import main as cli_main
-    from tfsql.records import DEFAULT_MAX_RECORD_BYTES, FrameReader
+    from tfsql.framing import FrameReader
+    from tfsql.options import DEFAULT_MAX_RECORD_BYTES
 
     data = _datasets.ensure_dataset("images", args.data_dir, args.scale)
     files = data.files

@@ -19,10 +19,11 @@ import pytest
 
 import tfsql
 from tfrecord_files import NO_KIND, example, frame, sequence_example, write_records
-from tfsql.decode import BlockDecoder
+from tfsql.decoding import BlockDecoder
 from tfsql.errors import CorruptRecordError, TFSQLError
-from tfsql.records import FrameReader, open_decompressed
-from tfsql.schema import column_specs, parse_record_type
+from tfsql.framing import FrameReader, open_decompressed
+from tfsql.options import record_code
+from tfsql.schema import column_specs
 
 SCHEMA = pa.schema({"id": pa.int64(), "name": pa.binary(), "w": pa.list_(pa.float32()), "tags": pa.list_(pa.int64())})
 SEQ_SCHEMA = pa.schema({"id": pa.int64(), "tok": pa.list_(pa.list_(pa.int64()))})
@@ -65,7 +66,7 @@ def _mutate(rng: random.Random, data: bytes, other: bytes) -> bytes:
 
 
 def _read(data: bytes, schema: pa.Schema, record_type: str, compression, verify: bool = True) -> int:
-    rtype = parse_record_type(record_type)
+    rtype = record_code(record_type)
     decoder = BlockDecoder(column_specs(schema, rtype), rtype)
     stream = open_decompressed(io.BytesIO(data), compression, path="mutant.tfrecord")
     reader = FrameReader(stream, path="mutant.tfrecord", chunk_bytes=257, verify=verify)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import struct
 import warnings
 
@@ -10,7 +11,7 @@ import pyarrow.compute as pc
 import pytest
 
 import tfsql
-import tfsql.scanner as dataset_module
+import tfsql.scanning as dataset_module
 from tfrecord_files import NO_KIND, example, sequence_example, write_examples, write_records
 from tfsql.errors import CorruptRecordError, SchemaError
 
@@ -260,6 +261,33 @@ def test_corrupt_record_through_dataset(tmp_path):
         warnings.simplefilter("always")
         table = tfsql.read_tfrecord(path, schema={"x": pa.int64()}, on_corrupt="skip")
     assert table.column("x").to_pylist() == [0, 2, 3, 4]
+
+
+def test_malformed_record_message_names_one_file_relative_record(tmp_path):
+    # The C decoder counts records from the start of its batch (record 3 of the batch
+    # holding records 4..7); the message names only the file's record 7.
+    payloads = [example({"x": i}) for i in range(10)]
+    payloads[7] = b"\x0a\x05\x0a"  # Example.features claims 5 bytes, 1 follows
+    write_records(tmp_path / "a.tfrecord", payloads)
+    with pytest.raises(CorruptRecordError) as info:
+        tfsql.dataset(tmp_path, schema={"x": pa.int64()}, batch_size=4, threads=1).to_table()
+    message = str(info.value)
+    assert message.startswith("record is not a valid example protobuf in ")
+    assert info.value.record_index == 7 and info.value.reason == "malformed"
+    assert re.findall(r"record \d+", message) == ["record 7"], message
+
+
+def test_with_options_changes_only_scan_time_options(tmp_path):
+    write_examples(tmp_path / "a.tfrecord", [{"x": 1}])
+    ds = tfsql.dataset(tmp_path)
+    assert ds.with_options(threads=1, batch_size=7).options.batch_size == 7
+    assert ds.with_options(record_type="ByteArray").options.record_type == "bytes"
+    with pytest.raises(ValueError, match="with_options cannot change infer_sample: .*pass it to tfsql.dataset"):
+        ds.with_options(infer_sample=5)
+    with pytest.raises(TypeError, match="with_options: unknown option 'nope'"):
+        ds.with_options(nope=1)
+    with pytest.raises(ValueError, match="batch_size must be a positive integer, not 0"):
+        ds.with_options(batch_size=0)
 
 
 def test_memory_filesystem():

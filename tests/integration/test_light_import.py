@@ -41,8 +41,9 @@ def test_import_tfsql_imports_no_engine():
 def test_lazy_attributes_resolve_to_the_submodules():
     out = _run(
         "import sys, json, tfsql\n"
-        "from tfsql.scanner import dataset\n"
-        "from tfsql.reader import read_tfrecord\n"
+        "import tfsql.arrow_dataset, tfsql.scanning\n"
+        "from tfsql.opening import dataset\n"
+        "from tfsql.reading import read_tfrecord\n"
         "from tfsql.writer import write_tfrecord\n"
         "ok = [tfsql.dataset is dataset, tfsql.read_tfrecord is read_tfrecord, tfsql.write_tfrecord is write_tfrecord]\n"
         "print(json.dumps(ok + ['duckdb' in sys.modules, callable(tfsql.connect), 'duckdb' in sys.modules]))"

@@ -17,7 +17,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import tfsql
-import tfsql.scanner
+import tfsql.scanning
 from tfsql import polars as tfpl
 from tfsql.polars.predicates import kept_files, split_conjuncts
 
@@ -74,13 +74,13 @@ def base(data_dir) -> pl.DataFrame:
 def opened(monkeypatch) -> list[str]:
     """Record the files the scanner opens."""
     paths: list[str] = []
-    original = tfsql.scanner.open_frame_reader
+    original = tfsql.scanning.open_frame_reader
 
     def recording(found, file, options):
         paths.append(file.display())
         return original(found, file, options)
 
-    monkeypatch.setattr(tfsql.scanner, "open_frame_reader", recording)
+    monkeypatch.setattr(tfsql.scanning, "open_frame_reader", recording)
     return paths
 
 

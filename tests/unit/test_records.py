@@ -13,7 +13,8 @@ import pytest
 from tfrecord_files import example, frame, masked_crc
 from tfsql._reference import FRAME_BAD_LENGTH_CRC, FRAME_OK, FRAME_TOO_LONG, FRAME_TRUNCATED
 from tfsql.errors import CorruptRecordError
-from tfsql.records import FrameReader, count_plain_records, detect_compression, normalize_compression, open_decompressed
+from tfsql.framing import FrameReader, count_plain_records, detect_compression, open_decompressed
+from tfsql.options import read_compression
 
 PAYLOADS = [example({"i": i, "s": "x" * i}) for i in range(20)]
 FRAMED = [frame(p) for p in PAYLOADS]
@@ -124,7 +125,7 @@ def test_detect_prefers_valid_header_over_gzip_magic():
 def test_decompressed_streams_read_back(compression):
     packed = gzip.compress(DATA) if compression == "gzip" else zlib.compress(DATA)
     for declared in (compression, "infer"):
-        stream = open_decompressed(io.BytesIO(packed), normalize_compression(declared), path="f")
+        stream = open_decompressed(io.BytesIO(packed), read_compression(declared), path="f")
         reader = FrameReader(stream, path="f", chunk_bytes=100)
         assert [bytes(b.buf[int(o) : int(o) + int(n)]) for b in reader.blocks() for o, n in zip(b.offsets, b.lengths)] == PAYLOADS
 
@@ -148,9 +149,9 @@ def test_wrong_compression_is_a_clear_error():
         list(FrameReader(stream, path="f").blocks())
 
 
-def test_normalize_compression_rejects_unknown():
+def test_read_compression_rejects_unknown():
     with pytest.raises(ValueError, match="unknown compression 'lz4'"):
-        normalize_compression("lz4")
+        read_compression("lz4")
 
 
 def test_blocks_limit_stops_after_that_many_records():

@@ -28,7 +28,7 @@ class Problem:
 def _verifying_reader(stream, *, path: str, problems: list[Problem], size: int | None = None):
     """A FrameReader that records each corrupt record in ``problems`` and goes on
     where the framing allows, instead of raising or warning."""
-    from tfsql.records import FrameReader
+    from tfsql.framing import FrameReader
 
     def record(error) -> None:
         message = str(error)
@@ -44,11 +44,12 @@ def cmd_verify(args: argparse.Namespace, console: Console) -> int:
     import fsspec
 
     from tfsql.errors import TFSQLError
-    from tfsql.records import normalize_compression, open_decompressed
+    from tfsql.framing import open_decompressed
+    from tfsql.options import read_compression
 
     started = time.perf_counter()
     files = [fragment.path for fragment in _open_files(args.path, args).get_fragments()]
-    compression = normalize_compression(_dataset_options(args)["compression"])
+    compression = read_compression(_dataset_options(args)["compression"])
     problems: list[Problem] = []
     decoder = None
     if args.decode:
@@ -95,9 +96,10 @@ def cmd_verify(args: argparse.Namespace, console: Console) -> int:
 def _verify_decoder(args: argparse.Namespace) -> tuple[Any, Problem | None]:
     """A decoder of every column of the inferred schema, or the problem that stopped
     inference (a record in the inference sample that does not decode)."""
-    from tfsql.decode import BlockDecoder
+    from tfsql.decoding import BlockDecoder
     from tfsql.errors import TFSQLError
-    from tfsql.schema import column_specs, parse_record_type
+    from tfsql.options import record_code
+    from tfsql.schema import column_specs
 
     try:
         with warnings.catch_warnings():
@@ -106,14 +108,14 @@ def _verify_decoder(args: argparse.Namespace) -> tuple[Any, Problem | None]:
     except TFSQLError as exc:
         return None, Problem(getattr(exc, "path", None) or args.path, getattr(exc, "record_index", None),
                              getattr(exc, "offset", None), str(exc))
-    code = parse_record_type(args.record_type)
+    code = record_code(args.record_type)
     return BlockDecoder(column_specs(ds.data_schema, code), code), None
 
 
 def _decode_problems(decoder, block) -> list[Problem]:
     """Decode a block; when that fails, decode its records one by one to name each bad one."""
     from tfsql.errors import TFSQLError
-    from tfsql.records import RecordBlock
+    from tfsql.framing import RecordBlock
 
     try:
         decoder.decode(block)

@@ -175,7 +175,7 @@ def parse_hive_dates(ds: Any, hive_partitioning: bool | None, hive_schema: Any) 
 
 def _sampled_features(ds: Any, infer_sample: int | None, infer_files: int | None, infer_bytes: int | None) -> set[str]:
     from tfsql.inference import sample_indices, sample_stats
-    from tfsql.scanner import open_frame_reader
+    from tfsql.scanning import open_frame_reader
 
     found = ds._found
     chosen = [i for i in ds._file_indices if found.files[i].size > 0]
@@ -183,7 +183,7 @@ def _sampled_features(ds: Any, infer_sample: int | None, infer_files: int | None
     stats = sample_stats(
         [found.files[i].display() for i in chosen],
         lambda j: open_frame_reader(found, found.files[chosen[j]], ds.options),
-        record_type=ds.options.record_type,
+        record_type=ds.options.record_code,
         infer_sample=infer_sample,
         infer_bytes=infer_bytes,
     )
@@ -208,9 +208,7 @@ def check_columns(
         raise ValueError(f"extra_columns must be 'ignore' or 'raise', not {extra_columns!r}")
     if missing_columns == "insert" and extra_columns == "ignore":
         return
-    from tfsql._codec import codec
-
-    if ds.options.record_type == codec.RAW or not ds.files:
+    if ds.options.record_type == "bytes" or not ds.files:
         return
     seen = _sampled_features(ds, infer_sample, infer_files, infer_bytes)
     if not seen:

@@ -33,7 +33,7 @@ from tfsql.options import READ_OPTIONS, ReadOptions
 from tfsql.polars import parquet_options as opts
 from tfsql.polars.source import scan_dataset
 from tfsql.polars.types import SchemaLike, arrow_schema, polars_dtypes
-from tfsql.scanner import dataset
+from tfsql.opening import dataset
 
 __all__ = ["scan_tfrecord", "read_tfrecord"]
 

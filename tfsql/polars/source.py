@@ -42,7 +42,7 @@ from polars.io.plugins import register_io_source
 
 from tfsql.polars.predicates import combine, kept_files, references_only, split_conjuncts
 from tfsql.polars.types import polars_schema, to_frame
-from tfsql.scanner import Dataset
+from tfsql.arrow_dataset import Dataset
 
 __all__ = ["scan_dataset", "ScanPlan", "TFRecordSource", "EXPLAIN_NAME"]
 

@@ -1,4 +1,4 @@
-"""``read_tfrecord`` and ``infer_schema``: eager reading, thin wrappers over :func:`tfsql.dataset`.
+"""Eager reading: ``read_tfrecord`` and ``infer_schema``, thin wrappers over :func:`tfsql.dataset`.
 
 Examples
 --------
@@ -19,7 +19,7 @@ from typing import Any, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tfsql.scanner import dataset
+from tfsql.opening import dataset
 
 __all__ = ["read_tfrecord", "infer_schema"]
 

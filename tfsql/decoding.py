@@ -1,16 +1,18 @@
-"""Decode blocks of records into Arrow record batches of the requested columns.
+"""Decoding: blocks of framed records into Arrow record batches of the requested columns.
 
 :class:`BlockDecoder` is compiled once per (record type, projected columns): it hands
 the block to the C decoder (which fills Arrow buffers with the GIL released), wraps the
 buffers as arrays without copying, casts to the requested types, and turns decode
 failures into :class:`~tfsql.errors.CorruptRecordError` / :class:`~tfsql.errors.SchemaError`
-that name the file, record index, byte offset and feature.
+that name the file, record index (counted from the start of the file: the C decoder's
+batch-relative numbers are converted in :func:`translate_decode_error` only), byte
+offset and feature.
 
 Examples
 --------
 >>> import io
 >>> import pyarrow as pa
->>> from tfsql.records import FrameReader
+>>> from tfsql.framing import FrameReader
 >>> from tfsql.schema import column_specs
 >>> from tfsql._codec import codec
 >>> from tfsql._proto import Example
@@ -25,19 +27,23 @@ Examples
 
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
 import pyarrow as pa
 
 from tfsql._codec import codec
 from tfsql.errors import CorruptRecordError, SchemaError, TFSQLError
-from tfsql.records import RecordBlock
-from tfsql.schema import ColumnSpec, cast_to_target, kind_name, record_type_name
+from tfsql.framing import RecordBlock
+from tfsql.casting import cast_to_target
+from tfsql.options import READ_OPTIONS, record_code
+from tfsql.schema import ColumnSpec, kind_name
 
 __all__ = ["BlockDecoder", "empty_batch", "translate_decode_error", "fixed_row_bits", "rows_within"]
 
 _VALUE_TYPES = {codec.INT64: pa.int64(), codec.FLOAT: pa.float32(), codec.BYTES: pa.binary()}
 _VALUE_WIDTH = {codec.INT64: 8, codec.FLOAT: 4}
+_RECORD_TYPE_NAMES = {record_code(name): name for name in READ_OPTIONS["record_type"].choices}
 
 
 def _buffer(b) -> pa.Buffer | None:
@@ -125,7 +131,7 @@ def empty_batch(num_rows: int) -> pa.RecordBatch:
 
 
 class BlockDecoder:
-    """Decode :class:`~tfsql.records.RecordBlock` objects into batches of ``specs``."""
+    """Decode :class:`~tfsql.framing.RecordBlock` objects into batches of ``specs``."""
 
     def __init__(self, specs: Sequence[ColumnSpec], record_type: int) -> None:
         self.specs = list(specs)
@@ -160,17 +166,14 @@ def translate_decode_error(
 ) -> TFSQLError:
     """Turn the C decoder's ``DecodeError`` into a tfsql error naming file, record,
     byte offset and feature, with advice."""
-    record = block.first_index + exc.record
+    record = block.first_index + exc.record  # the decoder counts from the block's first record
     offset = block.record_offset(exc.record)
     where = f"{block.path}, record {record} at byte {offset}"
     spec = specs[exc.column] if 0 <= exc.column < len(specs) else None
     if exc.reason == "malformed":
         return CorruptRecordError(
-            f"record is not a valid {record_type_name(record_type)} protobuf in {where} "
-            f"({exc}); check record_type= (use 'bytes' to read the raw records)",
-            path=block.path,
-            record_index=record,
-            offset=offset,
+            "malformed", path=block.path, record_index=record, offset=offset,
+            record_type=_RECORD_TYPE_NAMES.get(record_type, str(record_type)), detail=_decoder_detail(exc),
         )
     if exc.reason == "kind_mismatch" and spec is not None:
         return SchemaError(
@@ -198,5 +201,26 @@ def translate_decode_error(
             path=block.path,
             record_index=record,
         )
-    return CorruptRecordError(f"cannot decode {where}: {exc}", path=block.path, record_index=record, offset=offset)
+    return CorruptRecordError("undecodable", path=block.path, record_index=record, offset=offset,
+                              detail=_decoder_detail(exc))
+
+
+def _decoder_detail(exc: Exception) -> str:
+    """The decoder's explanation without its batch-relative record number (a message
+    names one record: the file-relative one).
+
+    >>> class E(ValueError): reason = "malformed"
+    >>> _decoder_detail(E("record 3 is not a valid Example protobuf (in feature b'x', column 0); corrupt"))
+    "in feature b'x'"
+    >>> _decoder_detail(E("malformed at record 1: Error parsing message"))
+    'Error parsing message'
+    """
+    text = re.sub(r"^(?:\w+ at )?record \d+(?:, column \d+)?:?\s*", "", str(exc))
+    if getattr(exc, "reason", None) == "malformed":
+        feature = re.search(r"\(in feature (.*), column \d+\)", text)
+        if feature is not None:
+            return f"in feature {feature.group(1)}"
+        if text.startswith("is not a valid"):
+            return ""
+    return text
 

@@ -1,4 +1,4 @@
-"""From a file to blocks of framed records: opening, decompression, framing, errors.
+"""Framing: from a file's bytes to blocks of CRC-checked records (decompressing first).
 
 A file is read in chunks into fresh buffers; the C core indexes the frames in each
 chunk (checking CRCs) and the reader hands out :class:`RecordBlock` objects: a buffer
@@ -34,54 +34,20 @@ import numpy as np
 
 from tfsql._codec import codec
 from tfsql.errors import CorruptRecordError
+from tfsql.options import DEFAULT_MAX_RECORD_BYTES, READ_OPTIONS
 
 __all__ = [
     "RecordBlock",
     "FrameReader",
     "count_plain_records",
     "detect_compression",
-    "normalize_compression",
     "open_decompressed",
-    "DEFAULT_MAX_RECORD_BYTES",
 ]
 
 DEFAULT_CHUNK_BYTES = 16 << 20
-#: A record length above this is reported as corruption before anything is allocated
-#: for it (``max_record_bytes=`` of :func:`tfsql.dataset` changes it).
-DEFAULT_MAX_RECORD_BYTES = 2 << 30
 _FIRST_READ_BYTES = 256 << 10
 _HEADER = 12
 _FOOTER = 4
-
-_COMPRESSIONS = {
-    None: None,
-    "": None,
-    "none": None,
-    "uncompressed": None,
-    "gzip": "gzip",
-    "gz": "gzip",
-    "zlib": "zlib",
-    "deflate": "zlib",
-    "zz": "zlib",
-    "infer": "infer",
-}
-
-
-def normalize_compression(value: str | None) -> str | None:
-    """``None``/``"none"`` -> ``None``; ``"gzip"``, ``"zlib"`` (alias ``"deflate"``) or ``"infer"``.
-
-    Examples
-    --------
-    >>> normalize_compression("GZIP"), normalize_compression("deflate"), normalize_compression(None)
-    ('gzip', 'zlib', None)
-    """
-    key = value.lower() if isinstance(value, str) else value
-    if key not in _COMPRESSIONS:
-        raise ValueError(
-            f"unknown compression {value!r}; use 'infer', None, 'gzip' or 'zlib'"
-        )
-    return _COMPRESSIONS[key]
-
 
 def detect_compression(head: bytes) -> str | None:
     """Guess a file's compression from its first bytes (at least 12 when available).
@@ -129,11 +95,7 @@ class _InflateReader:
                 if not self._pending:
                     self._raw_eof = True
                     if self._fed and not self._inflater.eof:
-                        raise CorruptRecordError(
-                            f"the {self._compression} stream of {self._path} ends early: the file "
-                            "is truncated (copy it again from its source)",
-                            path=self._path,
-                        )
+                        raise CorruptRecordError("stream_truncated", path=self._path, compression=self._compression)
                     break
             if self._inflater.eof:
                 if self._compression == "zlib" or not self._pending.strip(b"\x00"):
@@ -147,9 +109,7 @@ class _InflateReader:
                 piece = self._inflater.decompress(self._pending, n - have)
             except zlib.error as exc:
                 raise CorruptRecordError(
-                    f"the {self._compression} data of {self._path} is corrupt ({exc}); if the "
-                    "file is not compressed, pass compression=None",
-                    path=self._path,
+                    "stream_corrupt", path=self._path, compression=self._compression, detail=str(exc)
                 ) from None
             self._fed = True
             self._pending = self._inflater.unused_data if self._inflater.eof else self._inflater.unconsumed_tail
@@ -165,7 +125,7 @@ class _InflateReader:
 def open_decompressed(raw: BinaryIO, compression: str | None, *, path: str) -> BinaryIO:
     """Wrap ``raw`` so that ``read(n)`` returns decompressed bytes.
 
-    ``compression`` is a normalized value; ``"infer"`` peeks at the first bytes
+    ``compression`` is a canonical value (:func:`tfsql.options.read_compression`); ``"infer"`` peeks at the first bytes
     (``raw`` must support ``seek(0)``, or be re-opened by the caller).
     """
     if compression == "infer":
@@ -210,26 +170,6 @@ def _readinto(stream: BinaryIO, view: memoryview) -> int:
     return len(data)
 
 
-def _not_tfrecord_hint(offset: int) -> str:
-    return "; at byte 0 this usually means the file is not a TFRecord file (or is compressed: pass compression=)" if offset == 0 else ""
-
-
-def _too_long_message(path: str, index: int, offset: int, length: int, limit: int) -> str:
-    return (
-        f"record length {length} exceeds max_record_bytes={limit} in {path}, record {index} at "
-        f"byte {offset}: the header is corrupt (or, if the file really holds records this "
-        "large, pass a larger max_record_bytes)"
-    )
-
-
-def _past_end_message(path: str, index: int, offset: int, length: int, size: int) -> str:
-    return (
-        f"truncated record in {path}, record {index} at byte {offset}: its header claims "
-        f"{length} bytes but the file ends {size - offset} bytes after the record's start "
-        f"(the file is truncated or the header corrupt){_not_tfrecord_hint(offset)}"
-    )
-
-
 def _header_length(buf: memoryview, pos: int) -> int | None:
     """The payload length in the header at ``buf[pos:]`` when its 12 bytes are there and
     their length CRC is valid, else None."""
@@ -263,14 +203,15 @@ def count_plain_records(fd: int, *, path: str, size: int, max_record_bytes: int 
     if status == codec.FRAME_OK:
         return count
     if status == codec.FRAME_TOO_LONG:
-        message = _too_long_message(path, count, end, length, max_record_bytes)
+        reason, limit = "too_long", max_record_bytes
     elif status == codec.FRAME_BAD_LENGTH_CRC:
-        message = f"length CRC mismatch in {path}, record {count} at byte {end}: the file is corrupt{_not_tfrecord_hint(end)}"
+        reason, limit = "length_crc", None
     elif size - end < _HEADER:
-        message = f"truncated record in {path}, record {count} at byte {end}: the file ends {size - end} bytes into it{_not_tfrecord_hint(end)}"
+        reason, limit = "truncated", size - end
     else:
-        message = _past_end_message(path, count, end, length, size)
-    raise CorruptRecordError(message, path=path, record_index=count, offset=end)
+        reason, limit = "past_end", size - end
+    raise CorruptRecordError(reason, path=path, record_index=count, offset=end, rest_of_file=True,
+                             length=length if reason in ("too_long", "past_end") else None, limit=limit)
 
 
 _SKIP_REST = -1  # _pending_record_size: the rest of the file was skipped
@@ -315,8 +256,7 @@ class FrameReader:
         base_offset: int = 0,
         stop: int | None = None,
     ) -> None:
-        if not callable(on_corrupt) and on_corrupt not in ("raise", "skip"):
-            raise ValueError(f"on_corrupt must be 'raise', 'skip' or a callable, not {on_corrupt!r}")
+        on_corrupt = READ_OPTIONS["on_corrupt"].validate(on_corrupt)
         self._stream = stream
         self.path = path
         self._verify = verify
@@ -428,32 +368,14 @@ class FrameReader:
                 self.chain_end = base + end
                 return
             if status == codec.FRAME_TRUNCATED:
-                self._corrupt(
-                    f"truncated record in {self.path}, record {index} at byte {base + end}: the "
-                    f"file ends {len(buf) - end} bytes into it{_not_tfrecord_hint(base + end)}",
-                    index,
-                    base + end,
-                    rest_of_file=True,
-                )
+                self._corrupt("truncated", index, base + end, rest_of_file=True, limit=len(buf) - end)
                 return
             if status == codec.FRAME_BAD_LENGTH_CRC:
-                self._corrupt(
-                    f"length CRC mismatch in {self.path}, record {index} at byte {base + end}: "
-                    f"the file is corrupt{_not_tfrecord_hint(base + end)}",
-                    index,
-                    base + end,
-                    rest_of_file=True,
-                )
+                self._corrupt("length_crc", index, base + end, rest_of_file=True)
                 return
             # FRAME_BAD_DATA_CRC: the length is valid, so the record can be stepped over.
             (length,) = struct.unpack_from("<Q", buf, end)
-            self._corrupt(
-                f"data CRC mismatch in {self.path}, record {index} at byte {base + end}: the "
-                "record is corrupt",
-                index,
-                base + end,
-                rest_of_file=False,
-            )
+            self._corrupt("data_crc", index, base + end, rest_of_file=False)
             pos = end + _HEADER + length + _FOOTER
             index += 1
 
@@ -473,12 +395,12 @@ class FrameReader:
             return None
         offset = base + pos
         if length > self._max_record_bytes:
-            message = _too_long_message(self.path, index, offset, length, self._max_record_bytes)
+            self._corrupt("too_long", index, offset, rest_of_file=True, length=length, limit=self._max_record_bytes)
         elif self._stream_size is not None and length + _HEADER + _FOOTER > self._stream_size - offset:
-            message = _past_end_message(self.path, index, offset, length, self._stream_size)
+            self._corrupt("past_end", index, offset, rest_of_file=True, length=length,
+                          limit=self._stream_size - offset)
         else:
             return length + _HEADER + _FOOTER
-        self._corrupt(message, index, offset, rest_of_file=True)
         return _SKIP_REST
 
     def close(self) -> None:
@@ -510,15 +432,16 @@ class FrameReader:
             need = _HEADER + length + _FOOTER - len(tail)
         return max(min(want, left), need, 1)
 
-    def _corrupt(self, message: str, index: int, offset: int, *, rest_of_file: bool) -> None:
-        if self._on_corrupt == "raise":
-            advice = " (pass on_corrupt='skip' to skip it" + (" and the rest of the file)" if rest_of_file else ")")
-            raise CorruptRecordError(message + advice, path=self.path, record_index=index, offset=offset)
+    def _corrupt(self, reason: str, index: int, offset: int, *, rest_of_file: bool, length: int | None = None,
+                 limit: int | None = None) -> None:
+        """Report a corruption as ``on_corrupt`` says: raise it, call the function, or warn."""
+        raising = self._on_corrupt == "raise"
+        error = CorruptRecordError(reason, path=self.path, record_index=index, offset=offset,
+                                   rest_of_file=rest_of_file, length=length, limit=limit, suggest_skip=raising)
+        if raising:
+            raise error
         self.skipped_records += 1
-        what = "the rest of the file" if rest_of_file else "the record"
         if callable(self._on_corrupt):
-            error = CorruptRecordError(message, path=self.path, record_index=index, offset=offset)
-            error.rest_of_file = rest_of_file  # type: ignore[attr-defined]  # documented extra attribute
             self._on_corrupt(error)
             return
-        warnings.warn(f"{message}; skipped {what} (on_corrupt='skip')", stacklevel=4)
+        warnings.warn(error.skipped_message(), stacklevel=4)

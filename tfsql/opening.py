@@ -1,0 +1,192 @@
+"""Opening a dataset: :func:`dataset` finds the files (discovery, TFDS/TFX layouts,
+hive partitions), checks the reading options against :mod:`tfsql.options` and resolves
+the schema (given, described by TFDS ``features.json``, or inferred from a sample),
+giving a :class:`~tfsql.arrow_dataset.Dataset`.
+
+Examples
+--------
+>>> import tempfile, pyarrow as pa, pyarrow.compute as pc, tfsql
+>>> out = tempfile.mkdtemp()
+>>> _ = tfsql.write_tfrecord(pa.table({"x": [1, 2, 3], "split": ["a", "b", "a"]}), out, partition_by=["split"])
+>>> ds = tfsql.dataset(out)
+>>> ds.schema
+x: int64
+split: string
+>>> ds.to_table(filter=pc.field("split") == "a").column("x").to_pylist()
+[1, 3]
+>>> ds.count_rows()
+3
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import pyarrow as pa
+
+from tfsql import scanning
+from tfsql._codec import codec
+from tfsql._types import Lists, OnCorrupt, ReadCompression, RecordType
+from tfsql.arrow_dataset import Dataset
+from tfsql.discovery import Discovered, discover
+from tfsql.errors import SchemaError
+from tfsql.inference import infer_data_schema, sample_indices
+from tfsql.layouts import Layout, detect_layout
+from tfsql.options import ReadOptions
+from tfsql.partitioning import Partitioning
+from tfsql.schema import RAW_COLUMN, column_specs, normalize_schema
+from tfsql.tfds import apply_features, features_schema
+
+__all__ = ["dataset"]
+
+_DEFAULT = ReadOptions()  # the defaults of the parameters below
+
+
+def dataset(
+    source: Any,
+    *,
+    schema: pa.Schema | Mapping[str, Any] | None = _DEFAULT.schema,
+    record_type: RecordType = _DEFAULT.record_type,
+    compression: ReadCompression = _DEFAULT.compression,
+    verify_checksums: bool = _DEFAULT.verify_checksums,
+    on_corrupt: OnCorrupt = _DEFAULT.on_corrupt,
+    hive_partitioning: bool | None = _DEFAULT.hive_partitioning,
+    hive_schema: pa.Schema | Mapping[str, Any] | None = _DEFAULT.hive_schema,
+    include_file_paths: str | None = _DEFAULT.include_file_paths,
+    infer_sample: int | None = _DEFAULT.infer_sample,
+    infer_files: int | None = _DEFAULT.infer_files,
+    infer_bytes: int | None = _DEFAULT.infer_bytes,
+    lists: Lists = _DEFAULT.lists,
+    filesystem: Any = _DEFAULT.filesystem,
+    glob: bool = _DEFAULT.glob,
+    batch_size: int = _DEFAULT.batch_size,
+    batch_bytes: int = _DEFAULT.batch_bytes,
+    threads: int | None = _DEFAULT.threads,
+    max_record_bytes: int = _DEFAULT.max_record_bytes,
+    split_bytes: int | None = _DEFAULT.split_bytes,
+    hidden_file_prefix: str | Sequence[str] | None = _DEFAULT.hidden_file_prefix,
+) -> Dataset:
+    """Open TFRecord files as a dataset: discovered, partitioned, schema resolved.
+
+    Parameters
+    ----------
+    source : str, path, or list of them
+        Files, directories (read recursively), globs (``*``, ``?``, ``[...]``, ``**``)
+        and fsspec URLs (``s3://``, ``gs://``, ``memory://``...). Hidden and bookkeeping
+        files (``_*``, ``.*``, ``_SUCCESS``, ``*.crc``) are skipped. TFDS dataset
+        directories (their JSON metadata is skipped, the schema comes from
+        ``features.json``) and TFX ``Split-<name>/`` directories get a ``split``
+        column that prunes like a partition column (:mod:`tfsql.layouts`).
+    schema : pyarrow.Schema or dict of name -> pyarrow type, optional
+        Skip inference: read these columns, cast (range-checked) to these types.
+        ``list<list<...>>`` columns read SequenceExample feature lists.
+    record_type : {"example", "sequence_example", "bytes"}
+        Spark-TFRecord's ``"Example"``, ``"SequenceExample"``, ``"ByteArray"`` work too.
+        ``"bytes"`` reads each record as one binary column ``record``.
+    compression : {"infer", None, "gzip", "zlib"}
+        ``"infer"`` detects gzip and zlib by their magic bytes, per file.
+    verify_checksums : bool
+        Check each record's data CRC (the length CRC is always checked).
+    on_corrupt : {"raise", "skip"} or callable
+        ``"skip"`` drops records whose data CRC fails (and the rest of a file after a
+        bad length or truncation) with a warning for each; a callable is called with
+        each :class:`~tfsql.errors.CorruptRecordError` instead of the warning.
+    hive_partitioning : bool or None
+        None discovers ``key=value`` directories; False ignores them; True requires them.
+    hive_schema : pyarrow.Schema or dict, optional
+        Types of partition columns (default: int64 when every value is an integer,
+        else string).
+    include_file_paths : str, optional
+        Add a string column of this name holding each row's file.
+    infer_sample, infer_files : int or None
+        Inference reads the first ``infer_sample`` records of up to ``infer_files``
+        files spread over the list (None: all). See :mod:`tfsql.inference`.
+    infer_bytes : int or None
+        A file's inference sample also ends once it holds this many record bytes
+        (default 4 MiB; None: no byte bound; ignored with ``infer_sample=None``).
+    lists : {"auto", "always"}
+        ``"always"`` infers list columns even where every record holds one value.
+    filesystem : fsspec filesystem, optional
+        For plain paths on another filesystem.
+    glob : bool
+        False treats ``*?[`` in paths literally.
+    batch_size, batch_bytes : int
+        Bounds of each batch: rows, and bytes of both the records read and the Arrow
+        columns decoded from them (a batch of many columns holds fewer rows).
+    threads : int, optional
+        Decode threads (default: cores, at most 8); 1 decodes in the calling thread.
+    max_record_bytes : int
+        A record whose header claims more bytes (default 2 GiB) is reported as corrupt
+        (:class:`~tfsql.errors.CorruptRecordError`) before memory is allocated for it.
+    split_bytes : int or None
+        With several threads, an uncompressed file of at least twice this size is read
+        as byte ranges of this size on several threads at once (see
+        :mod:`tfsql.splits`; output order is kept); None (the default) reads every file
+        whole.
+    hidden_file_prefix : str or list of str, optional
+        Also skip files found in directories or by globs whose name starts with one of
+        these prefixes.
+
+    Returns
+    -------
+    Dataset
+
+    Examples
+    --------
+    >>> import tempfile, pyarrow as pa, tfsql
+    >>> path = tempfile.mkdtemp()
+    >>> _ = tfsql.write_tfrecord(pa.table({"id": [1, 2], "emb": [[0.5, 1.0], [2.0]]}), path)
+    >>> tfsql.dataset(path).schema.types
+    [DataType(int64), ListType(list<item: float>)]
+    >>> tfsql.dataset(path, schema={"id": pa.int8()}).to_table().to_pylist()
+    [{'id': 1}, {'id': 2}]
+    """
+    # Every parameter is a ReadOptions field: the spec checks and normalises them.
+    options = ReadOptions(**{name: value for name, value in locals().items() if name != "source"})
+    found, layout = detect_layout(
+        discover(source, filesystem=options.filesystem, glob=options.glob,
+                 hidden_file_prefix=options.hidden_file_prefix)
+    )
+    hive_schema = options.hive_schema if layout is None else layout.without_split(options.hive_schema)
+    partitioning = Partitioning.discover(found.files, hive_partitioning=options.hive_partitioning,
+                                         hive_schema=hive_schema)
+    user_schema = normalize_schema(options.schema)
+    code = options.record_code
+    stats: dict = {}
+    if code == codec.RAW:
+        data_schema = user_schema if user_schema is not None else pa.schema([pa.field(RAW_COLUMN, pa.binary())])
+        if len(data_schema) != 1:
+            raise SchemaError("record_type='bytes' reads one column; schema= must name exactly one binary column")
+    elif user_schema is not None:
+        data_schema = user_schema
+    elif (described := _tfds_features(found, layout)) is not None and described[1]:
+        data_schema = described[0]
+    else:
+        chosen = [i for i in range(len(found.files)) if found.files[i].size > 0]
+        chosen = [chosen[j] for j in sample_indices(len(chosen), options.infer_files)]
+        data_schema, stats = infer_data_schema(
+            [found.files[i].display() for i in chosen],
+            # through the module, so that a test spying on the files a scan opens sees these
+            lambda j: scanning.open_frame_reader(found, found.files[chosen[j]], options),
+            record_type=code,
+            infer_sample=options.infer_sample,
+            lists=options.lists,
+            infer_bytes=options.infer_bytes,
+        )
+        if described is not None:
+            data_schema = apply_features(data_schema, described[0])
+    if layout is not None:
+        partitioning = layout.add_split_column(partitioning, data_schema)
+    column_specs(data_schema, code)  # validate early: unsupported types, lists of lists
+    # Features inference saw without a kind were reported then (they carry no values);
+    # the scan does not report them again as missing from the sample.
+    kindless = {key for key, st in stats.items() if set(st.kinds) <= {codec.KIND_NONE}}
+    return Dataset(found, partitioning, data_schema, options, schema_inferred=user_schema is None,
+                   reported_unknown=kindless)
+
+
+def _tfds_features(found: Discovered, layout: Layout | None) -> tuple[pa.Schema, bool] | None:
+    """The columns a TFDS directory's ``features.json`` describes (see `tfsql.tfds`)."""
+    if layout is None or layout.kind != "tfds" or layout.directory is None:
+        return None
+    return features_schema(found.filesystem, layout.directory)

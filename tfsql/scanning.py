@@ -1,0 +1,473 @@
+"""Scanning: reading a dataset's files in order into Arrow batches of the requested
+columns (:class:`Scanner`), and opening those files for framing.
+
+A scan (see :mod:`tfsql.arrow_dataset` for the dataset it reads):
+
+1. prunes files with the filter's partition terms (no file is opened for a pruned
+   partition),
+2. reads each remaining file in chunks and frames its records (CRC-checked), or, for
+   a large uncompressed file with ``split_bytes``, reads byte ranges of it on several
+   threads (:mod:`tfsql.splits`; each range is checked to start where the previous
+   one ended),
+3. decodes only the needed features (the requested columns plus those the filter
+   reads) on worker threads with the GIL released, in file order,
+4. appends partition columns and the file path column, applies the filter exactly
+   (DuckDB and Polars trust the scanner), keeps the requested columns,
+5. stops early at a row limit, or when the consumer abandons the stream.
+
+Examples
+--------
+>>> import tempfile, pyarrow as pa, pyarrow.compute as pc, tfsql
+>>> out = tempfile.mkdtemp()
+>>> _ = tfsql.write_tfrecord(pa.table({"x": [1, 2, 3]}), out)
+>>> scanner = tfsql.dataset(out).scanner(columns=["x"], filter=pc.field("x") > 1)
+>>> scanner.to_table().column("x").to_pylist(), scanner.count_rows()
+([2, 3], 2)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import os
+import warnings
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generator, Iterator, Mapping, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as pads
+
+from tfsql._codec import codec
+from tfsql.decoding import BlockDecoder, empty_batch, fixed_row_bits, rows_within
+from tfsql.discovery import Discovered, FileInfo
+from tfsql.errors import TFSQLError
+from tfsql.framing import FrameReader, count_plain_records, open_decompressed
+from tfsql.options import ReadOptions
+from tfsql.parallel import ordered_map
+from tfsql.schema import ColumnSpec, column_specs
+from tfsql.splits import RangeReader, plan_ranges
+
+if TYPE_CHECKING:
+    from tfsql.arrow_dataset import Dataset
+
+__all__ = ["Scanner", "open_raw", "open_frame_reader", "count_file_records"]
+
+
+def open_raw(found: Discovered, file: FileInfo) -> Any:
+    """Open one file of a dataset as a binary stream of its stored bytes."""
+    if found.is_local:
+        return open(file.path, "rb", buffering=0)
+    return found.filesystem.open(file.path, "rb")
+
+
+def _counted(raw: Any, options: ReadOptions) -> Any:
+    """``raw``, counting its reads on the scan's progress bar when it has one."""
+    if options.progress is None:
+        return raw
+    from tfsql.progress import CountingFile
+
+    return CountingFile(raw, options.progress)
+
+
+def open_frame_reader(found: Discovered, file: FileInfo, options: ReadOptions) -> FrameReader:
+    """Open one file of a dataset for framing (decompressing as the options say)."""
+    raw = _counted(open_raw(found, file), options)
+    try:
+        stream = open_decompressed(raw, options.compression, path=file.display())
+    except BaseException:
+        raw.close()
+        raise
+    return FrameReader(
+        stream,
+        path=file.display(),
+        verify=options.verify_checksums,
+        on_corrupt=options.on_corrupt,
+        max_record_bytes=options.max_record_bytes,
+        stream_size=_raw_size(raw, file) if stream is raw else None,
+    )
+
+
+def _raw_size(raw: Any, file: FileInfo) -> int | None:
+    """The size of an open file now (it may have changed since discovery)."""
+    try:
+        return os.fstat(raw.fileno()).st_size
+    except (AttributeError, OSError, ValueError, NotImplementedError):
+        return file.size or None
+
+
+def count_file_records(found: Discovered, file: FileInfo, options: ReadOptions) -> int:
+    """The number of records in one file. An uncompressed local file is counted from
+    its record headers alone (12 bytes read per record); other files are framed. With
+    ``on_corrupt`` other than ``"raise"`` data CRCs are checked, so that records a scan
+    would skip are not counted."""
+    if options.on_corrupt == "raise" and found.is_local and hasattr(codec, "count_headers"):
+        with open(file.path, "rb", buffering=0) as raw:
+            stream = open_decompressed(raw, options.compression, path=file.display())
+            if stream is raw:
+                return count_plain_records(
+                    raw.fileno(),
+                    path=file.display(),
+                    size=os.fstat(raw.fileno()).st_size,
+                    max_record_bytes=options.max_record_bytes,
+                )
+    header_only = options.changed(verify_checksums=False) if options.on_corrupt == "raise" else options
+    with contextlib.closing(open_frame_reader(found, file, header_only)) as reader:
+        return sum(len(block) for block in reader.blocks(max_records=1 << 20, max_bytes=-1))
+
+
+def _referenced_columns(expression: pc.Expression, schema: pa.Schema, *, role: str = "filter") -> list[str]:
+    """The columns of ``schema`` that ``expression`` (a ``"filter"``, or a
+    ``"projection"`` of any type) reads.
+
+    pyarrow has no public API for an expression's field references, so each column
+    whose name occurs in the expression's text is dropped in turn from an empty table
+    and the expression evaluated: a failure means it is referenced.
+    """
+
+    def evaluate(table: pa.Table) -> None:
+        if role == "filter":
+            table.filter(expression)
+        else:
+            pads.dataset(table).to_table(columns={"_": expression})
+
+    text = str(expression)
+    empty = schema.empty_table()
+    try:
+        evaluate(empty)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
+        raise ValueError(f"{role} {expression} does not apply to the dataset's schema: {exc}") from None
+    needed = []
+    for name in schema.names:
+        if name not in text:
+            continue
+        try:
+            evaluate(empty.drop_columns([name]))
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, KeyError):
+            needed.append(name)
+    return needed
+
+
+def _constant_column(value: pa.Scalar, n: int) -> pa.Array:
+    return pa.array([value.as_py()], value.type).take(np.zeros(n, dtype=np.int32))
+
+
+class Scanner:
+    """A planned scan: the columns to output, the filter, the files left after pruning.
+
+    Examples
+    --------
+    >>> import tempfile, pyarrow as pa, tfsql
+    >>> path = tempfile.mkdtemp()
+    >>> _ = tfsql.write_tfrecord(pa.table({"a": [1, 2, 3], "b": ["x", "y", "z"]}), path)
+    >>> sc = tfsql.dataset(path).scanner(columns=["b"], filter=pa.compute.field("a") > 1)
+    >>> sc.projected_schema
+    b: string
+    >>> sc.to_table().column("b").to_pylist()
+    ['y', 'z']
+    """
+
+    def __init__(
+        self,
+        dataset: "Dataset",
+        *,
+        columns: Sequence[str] | Mapping[str, pc.Expression] | None,
+        filter: pc.Expression | None,
+        batch_size: int,
+        threads: int,
+        limit: int | None = None,
+    ) -> None:
+        self._dataset = dataset
+        self._filter = filter
+        self._batch_size = batch_size
+        self._threads = threads
+        if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):
+            raise ValueError(f"limit must be a non-negative integer or None, not {limit!r}")
+        self._limit = limit
+        schema = dataset.schema
+        if columns is None:
+            self._columns: list[str] = list(schema.names)
+            self._expressions = None
+        elif isinstance(columns, Mapping):
+            self._columns = []
+            self._expressions = dict(columns)
+        else:
+            self._columns = list(columns)
+            self._expressions = None
+            missing = [c for c in self._columns if c not in schema.names]
+            if missing:
+                raise KeyError(
+                    f"column {missing[0]!r} is not in the dataset; its columns are {', '.join(schema.names)}"
+                )
+        needed = set(self._columns)
+        filter_columns = set(_referenced_columns(filter, schema)) if filter is not None else set()
+        needed.update(filter_columns)
+        if self._expressions is not None:
+            for expr in self._expressions.values():
+                if isinstance(expr, pc.Expression):
+                    needed.update(_referenced_columns(expr, schema, role="projection"))
+        data_names = [n for n in dataset.data_schema.names if n in needed]
+        # Specs come from the whole data schema: a feature-list column's feature name
+        # can depend on another column (tfsql.schema.feature_list_name).
+        self._specs: list[ColumnSpec] = [
+            spec for spec in column_specs(dataset.data_schema, dataset.options.record_code) if spec.name in needed
+        ]
+        self._partition_names = [n for n in dataset.partition_schema.names if n in needed]
+        file_col = dataset.options.include_file_paths
+        self._with_file_column = file_col is not None and file_col in needed
+        self._track_unknown = dataset._schema_inferred and len(data_names) == len(dataset.data_schema)
+        self._file_indices = dataset._pruned_indices(filter)
+        self._data_filter_free = not (filter_columns - set(dataset.partition_schema.names))
+        if self._expressions is not None:
+            probe = pads.dataset(schema.empty_table()).to_table(columns=self._expressions, filter=filter)
+            self._projected = probe.schema
+        else:
+            self._projected = pa.schema([schema.field(c) for c in self._columns])
+
+    # ------------------------------------------------------------------ metadata
+    @property
+    def projected_schema(self) -> pa.Schema:
+        """The schema of the batches this scan yields."""
+        return self._projected
+
+    @property
+    def dataset_schema(self) -> pa.Schema:
+        return self._dataset.schema
+
+    @property
+    def files(self) -> list[str]:
+        """The files this scan opens, after partition pruning."""
+        found = self._dataset._found
+        return [found.files[i].display() for i in self._file_indices]
+
+    # ------------------------------------------------------------------ reading
+    def _blocks(self) -> Iterator[tuple[int, Any]]:
+        """Frame the files in order; without a filter, stop once ``limit`` records
+        are read (decode-ahead then never opens files a LIMIT does not need)."""
+        dataset = self._dataset
+        found = dataset._found
+        options = dataset.options
+        remaining = self._limit if self._filter is None else None
+        for i in self._file_indices:
+            file = found.files[i]
+            if file.size == 0:
+                continue
+            if remaining is not None and remaining <= 0:
+                return
+            spans = self._ranges_of(i) if remaining is None else None
+            if spans is not None:
+                for start, stop in spans:
+                    yield i, _RangeTask(start, stop)
+                continue
+            rows = rows_within(options.batch_bytes, self._row_bits(i), self._batch_size)
+            with contextlib.closing(open_frame_reader(found, file, options)) as reader:
+                for block in reader.blocks(rows, options.batch_bytes, limit=remaining):
+                    yield i, block
+                if remaining is not None:
+                    remaining -= reader.records_read
+
+    def _row_bits(self, file_index: int) -> int:
+        """Output bits each row of this file costs before its values (decoded columns,
+        partition and file path constants): blocks are cut so that a batch's columns stay
+        within ``batch_bytes`` even when its records are empty."""
+        bits = fixed_row_bits(self._specs)
+        if self._partition_names:
+            values = self._dataset._partitioning.values  # type: ignore[union-attr]  # set when partitioned
+            for name in self._partition_names:
+                scalar = values.column(name)[file_index]
+                bits += 33 + 8 * len(scalar.as_py() or "") if pa.types.is_string(scalar.type) else 65
+        if self._with_file_column:
+            bits += 33 + 8 * len(self._dataset._found.files[file_index].display().encode())
+        return bits
+
+    def _ranges_of(self, index: int) -> list[tuple[int, int]] | None:
+        """The byte ranges to read file ``index`` as (None: whole, as blocks): the
+        dataset's own range, or ranges for the decode threads when the file is large
+        and uncompressed."""
+        dataset = self._dataset
+        if dataset._byte_range is not None:
+            return [dataset._byte_range]
+        split = dataset.options.split_bytes
+        size = dataset._found.files[index].size
+        if self._threads <= 1 or split is None or size < 2 * split or not dataset._splittable(index):
+            return None
+        return plan_ranges(size, split)
+
+    def _read_range(self, decoder: BlockDecoder, file_index: int, task: "_RangeTask", start: int | None) -> "_RangeResult":
+        """Decode the records whose header starts in the task's range, from the record
+        boundary ``start`` (None: find it)."""
+        found = self._dataset._found
+        file = found.files[file_index]
+        options = self._dataset.options
+        batches: list[pa.RecordBatch] = []
+        with contextlib.closing(_counted(open_raw(found, file), options)) as raw:
+            reader = RangeReader(
+                raw, task.start, task.stop, file.size, path=file.display(), verify=options.verify_checksums,
+                on_corrupt=options.on_corrupt, boundary=start, max_record_bytes=options.max_record_bytes,
+            )
+            rows = rows_within(options.batch_bytes, self._row_bits(file_index), self._batch_size)
+            try:
+                for block in reader.blocks(rows, options.batch_bytes):
+                    batches.append(self._decode_block(decoder, (file_index, block)))
+            except TFSQLError as exc:
+                if start is not None:
+                    raise
+                # Raised once the check against the previous range says this range
+                # did start at a true boundary (else it is read again from there).
+                return _RangeResult(task, reader.first, None, [], error=exc)
+        return _RangeResult(task, reader.first, reader.chain_end, batches)
+
+    def _decode_item(self, decoder: BlockDecoder, item: tuple[int, Any]) -> Any:
+        if isinstance(item[1], _RangeTask):
+            return item[0], self._read_range(decoder, item[0], item[1], None)
+        return item[0], self._decode_block(decoder, item)
+
+    def _decode_block(self, decoder: BlockDecoder, item: tuple[int, Any]) -> pa.RecordBatch:
+        file_index, block = item
+        if self._track_unknown:
+            unknown: set = set()
+            batch = decoder.decode(block, unknown=unknown)
+            if unknown:
+                self._report_unknown(unknown, block.path)
+        else:
+            batch = decoder.decode(block)
+        n = len(block)
+        arrays = list(batch.columns)
+        fields = list(batch.schema)
+        if self._partition_names:
+            values = self._dataset._partitioning.values  # type: ignore[union-attr]  # set when partitioned
+            for name in self._partition_names:
+                scalar = values.column(name)[file_index]
+                arrays.append(_constant_column(scalar, n))
+                fields.append(values.schema.field(name))
+        if self._with_file_column:
+            name = self._dataset.options.include_file_paths
+            arrays.append(_constant_column(pa.scalar(self._dataset._found.files[file_index].display()), n))
+            fields.append(pa.field(name, pa.string()))
+        if not fields:
+            batch = empty_batch(n)
+        else:
+            batch = pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
+        if self._filter is not None:
+            batch = batch.filter(self._filter)
+        if self._expressions is not None:
+            return _project_expressions(batch, self._expressions, self._projected)
+        if not self._columns:
+            return empty_batch(batch.num_rows)
+        return batch.select(self._columns)
+
+    def _report_unknown(self, unknown: set, path: str) -> None:
+        reported = self._dataset._reported_unknown
+        for location, raw_name in sorted(unknown):
+            name = raw_name.decode("utf-8", errors="backslashreplace")
+            if (location, name) in reported:
+                continue
+            reported.add((location, name))
+            where = "feature list" if location == codec.FEATURE_LISTS else "feature"
+            warnings.warn(
+                f"{where} {name!r} in {path} is not in the schema inferred from the sample, "
+                "so it is not read; pass infer_sample=None (infer from every record) or "
+                "schema= to include it",
+                stacklevel=2,
+            )
+
+    def to_batches(self) -> Generator[pa.RecordBatch, None, None]:
+        """Yield batches in file order; stops early at the scan's limit."""
+        decoder = BlockDecoder(self._specs, self._dataset.options.record_code)
+        stream = ordered_map(
+            self._blocks,
+            lambda item: self._decode_item(decoder, item),
+            threads=self._threads,
+        )
+        remaining = self._limit
+        try:
+            for batch in self._checked_ranges(decoder, stream):
+                if remaining is not None:
+                    if batch.num_rows >= remaining:
+                        if remaining:
+                            yield batch.slice(0, remaining)
+                        return
+                    remaining -= batch.num_rows
+                if batch.num_rows:
+                    yield batch
+        finally:
+            stream.close()
+
+    def _checked_ranges(self, decoder: BlockDecoder, stream: Iterator[tuple[int, Any]]) -> Iterator[pa.RecordBatch]:
+        """Flatten decoded items into batches, checking that each byte range of a file
+        starts where the previous one's last record ended; a range that does not (a
+        corrupt region, a misleading payload) is read again from there."""
+        expected: int | None = None  # where the next range's first record must start
+        for file_index, item in stream:
+            if not isinstance(item, _RangeResult):
+                yield item
+                continue
+            task = item.task
+            if task.start == 0 or self._dataset._byte_range is not None:
+                expected = item.first if task.start else 0
+            if expected is not None and item.first != expected and not (item.first is None and expected >= task.stop):
+                item = self._read_range(decoder, file_index, task, expected)
+            if item.error is not None:
+                raise item.error
+            if item.first is not None and item.first < task.stop:
+                expected = item.chain_end
+            yield from item.batches
+
+    def to_reader(self) -> pa.RecordBatchReader:
+        """A ``pyarrow.RecordBatchReader`` over :meth:`to_batches` (lazy)."""
+        return pa.RecordBatchReader.from_batches(self._projected, self.to_batches())
+
+    def to_table(self) -> pa.Table:
+        return pa.Table.from_batches(list(self.to_batches()), schema=self._projected)
+
+    def head(self, num_rows: int) -> pa.Table:
+        """The first ``num_rows`` rows; reading stops once they are found."""
+        if num_rows < 0:
+            raise ValueError("head: num_rows must be >= 0")
+        limited = copy.copy(self)
+        limited._limit = num_rows if self._limit is None else min(num_rows, self._limit)
+        return limited.to_table()
+
+    def count_rows(self) -> int:
+        """Count the rows this scan yields; reads only record headers when the filter
+        (if any) touches partition columns only. With ``on_corrupt`` other than
+        ``"raise"`` the data CRCs are still checked, so that records the scan would
+        skip are not counted."""
+        if self._data_filter_free and self._limit is None and self._dataset._byte_range is None:
+            found = self._dataset._found
+            options = self._dataset.options
+            return sum(
+                count_file_records(found, found.files[i], options)
+                for i in self._file_indices
+                if found.files[i].size > 0
+            )
+        return sum(b.num_rows for b in self.to_batches())
+
+    def __repr__(self) -> str:
+        return f"<tfsql.Scanner {len(self._file_indices)} files>\n{self._projected}"
+
+
+@dataclass(frozen=True)
+class _RangeTask:
+    """Read the records whose header starts in bytes ``[start, stop)`` of a file."""
+
+    start: int
+    stop: int
+
+
+@dataclass
+class _RangeResult:
+    """A decoded range: where its first record starts (None: none starts in it), where
+    the record after its last one starts (None: unknown after a corrupt region)."""
+
+    task: _RangeTask
+    first: int | None
+    chain_end: int | None
+    batches: list
+    error: Exception | None = None
+
+
+def _project_expressions(batch: pa.RecordBatch, expressions: Mapping[str, Any], schema: pa.Schema) -> pa.RecordBatch:
+    table = pads.dataset(pa.Table.from_batches([batch])).to_table(columns=dict(expressions)).cast(schema)
+    return table.combine_chunks().to_batches()[0] if table.num_rows else schema.empty_table().to_batches()[0]
