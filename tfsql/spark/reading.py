@@ -70,6 +70,7 @@ def plan_read(options: Mapping[str, str], spark_schema: StructType | None
     hive = opts.pop("hive_partitioning")
     scan = {name: value for name, value in opts.items() if READ_OPTIONS[name].scan_time}
     raw = opts["record_type"] == "bytes"
+    file_option = READ_OPTIONS["include_file_paths"].spelled("spark")
     if spark_schema is None:
         data_schema = pa.schema([pa.field(BYTE_ARRAY_COLUMN, pa.binary())]) if raw else None
         dataset = tfsql.dataset(paths, schema=data_schema, hive_partitioning=hive, **opts)
@@ -80,7 +81,7 @@ def plan_read(options: Mapping[str, str], spark_schema: StructType | None
             )
         if file_column is not None and file_column in dataset.schema.names:
             raise ValueError(
-                f"option includeFilePaths={file_column!r} collides with a column of the data; "
+                f"option {file_option}={file_column!r} collides with a column of the data; "
                 "choose another name"
             )
         spark_schema = spark_schema_of(dataset.schema)
@@ -97,7 +98,7 @@ def plan_read(options: Mapping[str, str], spark_schema: StructType | None
                 data_fields.append(pa.field(f.name, spark_to_arrow(f.dataType, column=f.name), f.nullable))
         if file_column is not None and file_column not in names:
             raise ValueError(
-                f"option includeFilePaths={file_column!r} names a column the schema lacks; add "
+                f"option {file_option}={file_column!r} names a column the schema lacks; add "
                 f"'{file_column} string' to the schema"
             )
         dataset = tfsql.dataset(

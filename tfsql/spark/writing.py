@@ -60,11 +60,15 @@ from tfsql.naming import (
     has_tfrecord_name,
     is_single_file_target,
 )
+from tfsql.options import WRITE_OPTIONS
 from tfsql.single_file import concatenate_records
 from tfsql.spark.spark_options import target_path, write_given, writer_options
 from tfsql.writer import check_write_options
 
 __all__ = ["STAGING_PREFIX", "WritePlan", "plan_write", "task_pattern", "TaskFiles", "Writer"]
+
+#: Writing options that only make sense for a directory of files.
+_DIRECTORY_OPTIONS = ("partition_by", "max_rows_per_file", "max_bytes_per_file", "filename_pattern")
 
 STAGING_PREFIX = "_temporary-spark-"
 """Name prefix of a Spark job's staging directory (`tfsql.commit` leaves these alone)."""
@@ -106,13 +110,18 @@ class TaskFiles(WriterCommitMessage):
     rows: int = 0
 
 
+def _spelled(name: str) -> str:
+    """A writing option's name in Spark (from the spec)."""
+    return WRITE_OPTIONS[name].spelled("spark") or name
+
+
 def _check_schema(schema: StructType, options: dict[str, Any]) -> None:
     partition_by = list(options["partition_by"])
     names = schema.fieldNames()
     missing = [c for c in partition_by if c not in names]
     if missing:
         raise ValueError(
-            f"option partitionBy names {missing[0]!r}, which is not a column; the columns are {', '.join(names)}"
+            f"option {_spelled('partition_by')} names {missing[0]!r}, which is not a column; the columns are {', '.join(names)}"
         )
     record_type = options["record_type"]
     if record_type == "example":
@@ -120,14 +129,15 @@ def _check_schema(schema: StructType, options: dict[str, Any]) -> None:
             if isinstance(f.dataType, ArrayType) and isinstance(f.dataType.elementType, ArrayType):
                 raise ValueError(
                     f"column {f.name!r} is {f.dataType.simpleString()}: arrays of arrays are "
-                    "SequenceExample feature lists; write with .option(\"recordType\", \"SequenceExample\")"
+                    f"SequenceExample feature lists; write with .option(\"{_spelled('record_type')}\", "
+                    "\"SequenceExample\")"
                 )
     if record_type == "bytes":
         data = [f for f in schema.fields if f.name not in partition_by]
         if len(data) != 1 or not isinstance(data[0].dataType, (BinaryType, StringType)):
             raise ValueError(
-                "recordType ByteArray writes one binary column as the records; the data has "
-                f"columns {', '.join(f.name for f in data) or '(none)'} besides partitionBy"
+                f"{_spelled('record_type')} ByteArray writes one binary column as the records; the data has "
+                f"columns {', '.join(f.name for f in data) or '(none)'} besides {_spelled('partition_by')}"
             )
 
 
@@ -144,9 +154,7 @@ def plan_write(options: Mapping[str, str], schema: StructType, overwrite: bool) 
     fs, root = fsspec.core.url_to_fs(target)
     single_file = is_single_file_target(raw)
     if single_file:
-        spelled = {"partition_by": "partitionBy", "max_rows_per_file": "maxRecordsPerFile",
-                   "max_bytes_per_file": "maxBytesPerFile", "filename_pattern": "filenamePattern"}
-        directory_options = [spelled[name] for name in spelled if name in given]
+        directory_options = [_spelled(name) for name in _DIRECTORY_OPTIONS if name in given]
         if directory_options:
             raise ValueError(f"{raw!r} ends in a TFRecord suffix, so it names one file, but option "
                              f"{directory_options[0]} writes a directory of files; drop the suffix or end "
