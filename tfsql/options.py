@@ -287,6 +287,9 @@ def _anything(name: str, value: Any) -> Any:
 # The spec
 # --------------------------------------------------------------------------------------
 
+#: Spark-TFRecord's record type names (matched in any case through RECORD_TYPES).
+_SPARK_RECORD_TYPES = ("Example", "SequenceExample", "ByteArray")
+
 ValueKind = Literal["bool", "count", "count_or_all", "choice", "name", "text", "types", "bool_or_name",
                     "size", "columns", "flag", "level"]
 
@@ -298,13 +301,16 @@ class Spelling:
     ``value`` is the kind of value as written there (it decides how text is parsed and
     which SQL type a parameter has); ``maps`` translates front-end values before the
     option's check (``ignore_errors := true`` -> ``on_corrupt='skip'``); ``default``
-    overrides the option's default in this front end (Spark's ``maxPartitionBytes``).
+    overrides the option's default in this front end (Spark's ``maxPartitionBytes``);
+    ``shown`` lists the values as this front end's users know them, for its error
+    messages (Spark-TFRecord's ``Example``, ``SequenceExample``, ``ByteArray``).
     """
 
     name: str
     value: ValueKind
     maps: Mapping[Any, Any] | None = None
     default: Any = None  # None: the option's own default
+    shown: tuple[str, ...] = ()  # the values as this front end documents them (its error messages)
 
     @property
     def sql_type(self) -> str:
@@ -420,7 +426,7 @@ class ReadOptions(_Checked):
     record_type: RecordType = _option(
         "example", "what the records hold: tf.train.Example, SequenceExample, or raw bytes (one binary column)",
         _record_type, choices=("example", "sequence_example", "bytes"), native=True,
-        sql=(Spelling("record_type", "choice"),), spark=(Spelling("recordType", "choice"),),
+        sql=(Spelling("record_type", "choice"),), spark=(Spelling("recordType", "choice", shown=_SPARK_RECORD_TYPES),),
         cli="--record-type", cli_value="choice", scan_time=True)
     compression: ReadCompression = _option(
         "infer", "compression of the files; 'infer' detects gzip and zlib per file from their first bytes",
@@ -523,7 +529,7 @@ class WriteOptions(_Checked):
     record_type: RecordType = _option(
         "example", "Example, SequenceExample (list-of-list columns become feature lists) or raw bytes",
         _record_type, choices=("example", "sequence_example", "bytes"),
-        sql=(Spelling("RECORD_TYPE", "choice"),), spark=(Spelling("recordType", "choice"),),
+        sql=(Spelling("RECORD_TYPE", "choice"),), spark=(Spelling("recordType", "choice", shown=_SPARK_RECORD_TYPES),),
         cli="--record-type", cli_value="choice")
     layout: Any = _option(None, "per-column feature layout overrides", _anything, polars=True)
     compression: WriteCompression = _option(
@@ -552,7 +558,9 @@ class WriteOptions(_Checked):
         spark=(Spelling("maxBytesPerFile", "size"),), cli="--max-bytes-per-file", cli_value="size")
     num_shards: int | None = _option(
         None, "write exactly this many files part-0000k-of-0000N.tfrecord", _positive_or_none,
-        sql=(Spelling("NUM_SHARDS", "count"),), spark=(Spelling("numShards", "count"),),
+        # not a Spark option: Spark's partitions decide the files (df.repartition(n)); a task
+        # cannot move rows to another, so "exactly N files" cannot hold (tfsql.spark.writing)
+        sql=(Spelling("NUM_SHARDS", "count"),), spark=(),
         cli="--num-shards", cli_value="count")
     shard_prefix: str = _option("part", "file name prefix of shards", _text)
     filename_pattern: str | None = _option(

@@ -356,6 +356,51 @@ def test_one_large_file_reads_as_byte_range_partitions(spark, tmp_path):
     assert whole.rdd.getNumPartitions() == 1
 
 
+def test_spec_read_options_reach_the_scan(spark, tmp_path):
+    """inferBytes, hiddenFilePrefix, batchBytes, maxRecordBytes (from tfsql.options) reach
+    the driver's discovery and the tasks' scans."""
+    out = tmp_path / "opts"
+    tfsql.write_tfrecord(pa.table({"id": list(range(40))}), str(out))
+    tfsql.write_tfrecord(pa.table({"id": [100, 101]}), str(out / "zz_extra.tfrecord"))
+
+    def reader():
+        return spark.read.format("tfrecord").option("inferBytes", "100").option("batchBytes", "64")
+
+    assert reader().load(str(out)).count() == 42
+    assert sorted(r.id for r in reader().option("HiddenFilePrefix", "zz_").load(str(out)).collect()) == list(range(40))
+    with pytest.raises(Exception, match="exceeds max_record_bytes=4"):
+        reader().option("maxRecordBytes", "4").schema("id long").load(str(out)).collect()
+    with pytest.raises(Exception, match="option inferSample 'some' is not supported"):
+        reader().option("inferSample", "some").load(str(out)).schema
+    with pytest.raises(Exception, match="options (codec and compression|compression and codec) name the same setting"):
+        reader().option("codec", "gzip").option("compression", "none").load(str(out)).schema
+
+
+def test_filename_pattern_numbers_the_files_of_the_job(spark, tmp_path):
+    """filenamePattern's {i} counts every file of the job in task order and {n} is their
+    number; maxBytesPerFile rotates each task's files; numShards is not a Spark option."""
+    df = spark.range(40).repartition(2)
+    out = tmp_path / "named"
+    (df.write.format("tfrecord").mode("overwrite").option("filenamePattern", "train-{i:05d}-of-{n:05d}")
+       .option("maxBytesPerFile", "200").option("codec", "gzip").save(str(out)))
+    names = [name for name in files_under(out) if name != "_SUCCESS"]
+    n = len(names)
+    assert n > 2  # rotated by maxBytesPerFile
+    assert names == [f"train-{i:05d}-of-{n:05d}.tfrecord.gz" for i in range(n)]
+    assert sorted(tfsql.read_tfrecord(str(out)).column("id").to_pylist()) == list(range(40))
+    with pytest.raises(Exception, match="already exists; the write was rolled back"):
+        df.write.format("tfrecord").mode("append").option("filenamePattern", "train-{i:05d}-of-{n:05d}").option(
+            "maxBytesPerFile", "200").option("codec", "gzip").save(str(out))
+    assert [name for name in files_under(out) if name != "_SUCCESS"] == names
+    with pytest.raises(Exception, match="unknown write option 'numshards'"):
+        df.write.format("tfrecord").mode("overwrite").option("numShards", "2").save(str(tmp_path / "s"))
+    with pytest.raises(Exception, match="has the field {j}"):
+        df.write.format("tfrecord").mode("overwrite").option("filenamePattern", "x-{j}").save(str(tmp_path / "j"))
+    with pytest.raises(Exception, match="option filenamePattern writes a directory"):
+        df.write.format("tfrecord").mode("overwrite").option("filenamePattern", "x-{i}").save(
+            str(tmp_path / "one.tfrecord"))
+
+
 def test_filter_pushdown_prunes_partitions(spark, tmp_path):
     out = str(tmp_path / "pruned")
     table = pa.table({"x": list(range(12)), "part": [i % 4 for i in range(12)]})
