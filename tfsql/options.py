@@ -231,6 +231,12 @@ def _text(name: str, value: Any) -> str | None:
     raise OptionError(f"{name} must be a string, not {value!r}")
 
 
+def _file_prefix(name: str, value: Any) -> str:
+    if isinstance(value, str) and value and "/" not in value and "\\" not in value:
+        return value
+    raise OptionError(f"{name} must be a non-empty file name prefix, not {value!r}")
+
+
 def _columns(name: str, value: Any) -> tuple[str, ...]:
     names = (value,) if isinstance(value, str) else tuple(value or ())
     if not all(isinstance(n, str) and n for n in names):
@@ -527,7 +533,7 @@ class WriteOptions(_Checked):
         None, "write exactly this many files part-0000k-of-0000N.tfrecord", _positive_or_none,
         sql=(Spelling("NUM_SHARDS", "count"),), spark=(Spelling("numShards", "count"),),
         cli="--num-shards", cli_value="count")
-    shard_prefix: str = _option("part", "file name prefix of shards", _text)
+    shard_prefix: str = _option("part", "file name prefix of shards", _file_prefix)
     filename_pattern: str | None = _option(
         None, "file names with {i}, {n} and/or {uuid}, e.g. 'train-{i:05d}-of-{n:05d}'", _text,
         sql=(Spelling("FILENAME_PATTERN", "text"),), spark=(Spelling("filenamePattern", "text"),),

@@ -47,7 +47,6 @@ from tfsql._polars_predicates import combine, kept_files, references_only, split
 from tfsql.scanner import DEFAULT_BATCH_BYTES, DEFAULT_BATCH_SIZE, Dataset, dataset
 from tfsql._types import Lists, OnCorrupt, ReadCompression, RecordType
 from tfsql.inference import DEFAULT_INFER_FILES, DEFAULT_INFER_SAMPLE
-from tfsql.schema import offset_based_type
 from tfsql.writer import WriteResult, write_tfrecord
 
 __all__ = [
@@ -670,15 +669,14 @@ def _smaller(a: int | None, b: int | None) -> int | None:
 
 def _arrow_reader(schema: pl.Schema, frames: Iterable[pl.DataFrame]) -> pa.RecordBatchReader:
     """A lazy RecordBatchReader over Polars frames, converted one at a time."""
-    exported = pl.DataFrame(schema=schema).to_arrow().schema
-    arrow = pa.schema([f.with_type(offset_based_type(f.type)) for f in exported])
+    from tfsql.writer.inputs import offset_based_batch, offset_based_schema
+
+    arrow = offset_based_schema(pl.DataFrame(schema=schema).to_arrow().schema)
 
     def batches() -> Iterator[pa.RecordBatch]:
         for frame in frames:
-            table = frame.to_arrow()
-            if table.schema != arrow:
-                table = table.cast(arrow)
-            yield from table.to_batches()
+            for batch in frame.to_arrow().to_batches():
+                yield offset_based_batch(batch, arrow)
 
     return pa.RecordBatchReader.from_batches(arrow, batches())
 

@@ -158,7 +158,7 @@ from tfsql.commit import apply_commit, data_entries, recover_locked, remove_quie
 from tfsql.errors import WriteConflictError
 from tfsql.naming import compression_from_name, is_single_file_target
 from tfsql.schema import parse_record_type, record_type_name
-from tfsql.single_file import concatenate_records
+from tfsql.writer.single_file import concatenate_records
 
 __all__ = [
     "register",
