@@ -191,7 +191,7 @@ def test_partitioned_output_reads_back_with_tfsql(tmp_path):
 
 
 def test_partition_column_errors(tmp_path):
-    with pytest.raises(ValueError, match=r"partition column 'l' has type list<item: int64>; partition values become directory names"):
+    with pytest.raises(SchemaError, match=r"partition column 'l' has type list<item: int64>; partition values become directory names"):
         write_tfrecord(pa.table({"l": [[1]], "x": [1]}), tmp_path / "out", partition_by="l")
     with pytest.raises(ValueError, match=r"partition column 'nope' is not in the data; the columns are \['x'\]"):
         write_tfrecord(pa.table({"x": [1]}), tmp_path / "out", partition_by=["nope"])

@@ -40,7 +40,7 @@ from tfsql.commit import remove_quietly
 from tfsql.compressing import CompressionPool, compression_threads
 from tfsql.discovery import _coerce_filesystem, _resolve
 from tfsql.encoding import RecordEncoder
-from tfsql.errors import WriteConflictError
+from tfsql.errors import SchemaError, WriteConflictError
 from tfsql.options import WriteOptions
 from tfsql.writer.files import FileSink, StagedFiles
 from tfsql.writer.inputs import open_input, plain_batches, slices
@@ -108,10 +108,10 @@ def _prepare(schema: pa.Schema | None, options: WriteOptions) -> tuple[RecordEnc
         if pa.types.is_dictionary(t):
             t = t.value_type
         if not any(getattr(pa.types, "is_" + kind)(t) for kind in _PARTITION_TYPES):
-            raise ValueError(
+            raise SchemaError(
                 f"partition column {name!r} has type {schema.field(name).type}; partition "
                 f"values become directory names, so use a column of integers, strings, "
-                f"booleans or dates"
+                f"booleans or dates", feature=name,
             )
     data_columns = [n for n in schema.names if n not in options.partition_by]
     data_schema = pa.schema([schema.field(n) for n in data_columns])
