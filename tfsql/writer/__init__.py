@@ -136,7 +136,11 @@ def write_tfrecord(
         (``"train-{i:05d}-of-{n:05d}"``). The extension (``.tfrecord`` plus the
         compression's) is appended unless the name already holds ``.tfrecord``
         (``"train_{i}"`` -> ``train_0.tfrecord.gz``; ``"mnist-train.tfrecord-{i:05d}"``
-        stays as is).
+        stays as is). Text outside the braces is kept, so a caller can fix its own
+        parts of the names (the Spark writer's task 3 of job ``J`` passes
+        ``f"part-00003-{J}-c{{i:03d}}"``); each file's ``{i}`` is reported as
+        ``WrittenFile.index`` and its path below the target as ``WrittenFile.relative``
+        (see `tfsql.naming`).
     tfds : str, optional
         Write a TensorFlow Datasets directory for the dataset of this name, which
         ``tfds.builder_from_directory(path)`` loads: shards
@@ -161,7 +165,8 @@ def write_tfrecord(
     Returns
     -------
     WriteResult
-        The files written with their rows and bytes.
+        The files written with their paths (also relative to the target), partition
+        values, numbers, rows and bytes.
 
     Raises
     ------
