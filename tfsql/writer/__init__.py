@@ -50,7 +50,6 @@ from tfsql.writer.result import WriteResult, WrittenFile
 __all__ = ["write_tfrecord", "WriteResult", "WrittenFile", "check_write_options", "check_combinations"]
 
 
-
 # --------------------------------------------------------------------------------------
 # The public function
 # --------------------------------------------------------------------------------------
