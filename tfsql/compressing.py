@@ -27,14 +27,52 @@ b'abcdef'
 from __future__ import annotations
 
 import threading
+import zlib
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-__all__ = ["CompressedStream", "CompressionPool"]
+__all__ = ["CompressedStream", "CompressionPool", "compressor", "compression_threads"]
 
 DEFAULT_MAX_PENDING_BYTES = 64 << 20
+
+_WBITS = {"gzip": 16 + zlib.MAX_WBITS, "zlib": zlib.MAX_WBITS}  # the container of each stream
+
+
+def compressor(compression: str | None, level: int | None = None) -> Any:
+    """A ``zlib.compressobj`` writing one ``compression`` stream (``"gzip"`` or
+    ``"zlib"``; None: no compressor) at ``level`` (0-9; None: zlib's default, 6).
+
+    Examples
+    --------
+    >>> import gzip
+    >>> c = compressor("gzip", 9)
+    >>> gzip.decompress(c.compress(b"abc") + c.flush())
+    b'abc'
+    >>> compressor(None) is None
+    True
+    """
+    if compression is None:
+        return None
+    return zlib.compressobj(-1 if level is None else level, zlib.DEFLATED, _WBITS[compression])
+
+
+def compression_threads(threads: int | None, compression: str | None) -> int:
+    """Threads that compress a write's files: ``threads`` (checked by
+    `tfsql.options.WriteOptions`), by default the machine's cores (at most 8); 1
+    without compression.
+
+    Examples
+    --------
+    >>> compression_threads(4, "gzip"), compression_threads(4, None)
+    (4, 1)
+    """
+    from tfsql.options import default_threads
+
+    if compression is None:
+        return 1
+    return threads if threads is not None else default_threads()
 
 
 class CompressionPool:

@@ -11,9 +11,23 @@ The single-file rule (every writer follows it: `tfsql.write_tfrecord`, Polars'
 Existing targets follow the writer's ``mode`` in both cases; nothing is replaced unless
 ``mode`` says so.
 
-File name patterns (``filename_pattern``) are Python format strings with the fields
-``{i}`` (the file's number in the write, or the shard index), ``{n}`` (the number of
-shards, with ``num_shards`` only) and ``{uuid}``; format specs work (``{i:05d}``).
+File names of a directory write (`tfsql.writer.files`):
+
+- by default Spark's layout ``part-00000-<job uuid>-c<i:03d>``, or with ``num_shards``
+  ``<shard_prefix>-<i:05d>-of-<n:05d>``;
+- with ``filename_pattern`` a Python format string with the placeholders ``{i}`` (the
+  file's number in the write: 0, 1, ... in the order files are started; the shard index
+  with ``num_shards``), ``{n}`` (the number of shards, with ``num_shards`` only) and
+  ``{uuid}`` (a fresh UUID per file); format specs work (``{i:05d}``). Text outside the
+  braces is kept literally, so a caller can fix its own parts of the name: Spark's
+  writer task ``t`` of job ``J`` passes ``filename_pattern=f"part-{t:05d}-{J}-c{{i:03d}}"``
+  and gets Spark's ``part-<task>-<job>-c<seq>`` names without renaming anything;
+- the extension `tfrecord_extension` (``.tfrecord`` plus ``.gz`` / ``.zz``,
+  `COMPRESSION_SUFFIXES`) is appended unless the name already says ``.tfrecord``.
+
+Every file written is reported in `tfsql.WriteResult.files` with its path relative to
+the target (``relative``), its partition values and its number ``index`` (the ``{i}``
+of its name), so callers never parse file names.
 
 What the writer may name a file or directory, so that its own reader reads it back
 (checked before anything is written, by `check_file_names`):
@@ -38,6 +52,8 @@ from tfsql.discovery import is_hidden_name
 
 __all__ = [
     "TFRECORD_SUFFIXES",
+    "COMPRESSION_SUFFIXES",
+    "tfrecord_extension",
     "is_single_file_target",
     "compression_from_name",
     "has_tfrecord_name",
@@ -51,6 +67,9 @@ __all__ = [
 TFRECORD_SUFFIXES = (".tfrecord", ".tfrecords", ".tfrecord.gz", ".tfrecords.gz", ".tfrecord.zz",
                      ".tfrecords.zz")
 """File name endings that mark a TFRecord file (compared in lower case)."""
+
+COMPRESSION_SUFFIXES: dict[str | None, str] = {None: "", "gzip": ".gz", "zlib": ".zz"}
+"""The suffix each write compression adds after ``.tfrecord``."""
 
 _FIELDS = ("i", "n", "uuid")
 
@@ -78,7 +97,21 @@ def compression_from_name(path: str) -> Literal["gzip", "zlib"] | None:
     ('gzip', 'zlib', None)
     """
     lowered = path.lower()
-    return "gzip" if lowered.endswith(".gz") else "zlib" if lowered.endswith(".zz") else None
+    for compression, suffix in COMPRESSION_SUFFIXES.items():
+        if suffix and lowered.endswith(suffix):
+            return compression  # type: ignore[return-value]  # "gzip" or "zlib"
+    return None
+
+
+def tfrecord_extension(compression: str | None) -> str:
+    """The extension of a written file: ``.tfrecord`` plus the compression's suffix.
+
+    Examples
+    --------
+    >>> tfrecord_extension(None), tfrecord_extension("gzip"), tfrecord_extension("zlib")
+    ('.tfrecord', '.tfrecord.gz', '.tfrecord.zz')
+    """
+    return ".tfrecord" + COMPRESSION_SUFFIXES[compression]
 
 
 def has_tfrecord_name(name: str) -> bool:

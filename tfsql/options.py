@@ -261,6 +261,12 @@ def _text(name: str, value: Any) -> str | None:
     raise OptionError(f"{name} must be a string, not {value!r}")
 
 
+def _file_prefix(name: str, value: Any) -> str:
+    if isinstance(value, str) and value and "/" not in value and "\\" not in value:
+        return value
+    raise OptionError(f"{name} must be a non-empty file name prefix, not {value!r}")
+
+
 def _columns(name: str, value: Any) -> tuple[str, ...]:
     names = (value,) if isinstance(value, str) else tuple(value or ())
     if not all(isinstance(n, str) and n for n in names):
@@ -562,7 +568,7 @@ class WriteOptions(_Checked):
         # cannot move rows to another, so "exactly N files" cannot hold (tfsql.spark.writing)
         sql=(Spelling("NUM_SHARDS", "count"),), spark=(),
         cli="--num-shards", cli_value="count")
-    shard_prefix: str = _option("part", "file name prefix of shards", _text)
+    shard_prefix: str = _option("part", "file name prefix of shards", _file_prefix)
     filename_pattern: str | None = _option(
         None, "file names with {i}, {n} and/or {uuid}, e.g. 'train-{i:05d}-of-{n:05d}'", _text,
         sql=(Spelling("FILENAME_PATTERN", "text"),), spark=(Spelling("filenamePattern", "text"),),

@@ -56,7 +56,7 @@ from tfsql.errors import SchemaError
 
 __all__ = ["FEATURE_KEY", "CLASS_NAMES_KEY", "features_schema", "apply_features", "feature_of",
            "features_json", "check_tfds_options", "tfds_options", "require_values", "shard_file_name",
-           "stage_tfds_metadata"]
+           "stage_tfds_metadata", "dataset_version"]
 
 FEATURE_KEY = b"tfds.feature"
 CLASS_NAMES_KEY = b"tfds.class_names"
@@ -179,8 +179,8 @@ def check_tfds_options(name: Any, *, partition_by: Sequence[str], mode: str, fil
 
 def tfds_options(options: Any, schema: pa.Schema | None, root: str) -> Any:
     """The writer options of a TFDS write once the input schema is known: the split
-    column (``partition_by``, default ``split`` when present), one shard per split
-    unless ``num_shards`` says otherwise, and the version from the path."""
+    column (``partition_by``, default ``split`` when present) and one shard per split
+    unless ``num_shards`` says otherwise."""
     partition_by = options.partition_by
     if not partition_by and schema is not None and "split" in schema.names:
         partition_by = ("split",)
@@ -191,10 +191,18 @@ def tfds_options(options: Any, schema: pa.Schema | None, root: str) -> Any:
                     or (pa.types.is_dictionary(t) and pa.types.is_string(t.value_type))):
                 raise SchemaError(f"the split column {column!r} must hold strings such as 'train', not {t}",
                                   feature=column)
+    return replace(options, partition_by=tuple(partition_by), num_shards=options.num_shards or 1)
+
+
+def dataset_version(root: str) -> str:
+    """The TFDS version of a dataset directory: its last component when it looks like
+    ``1.0.0``, else ``1.0.0``.
+
+    >>> dataset_version("/data/mnist/3.0.1"), dataset_version("/data/mnist")
+    ('3.0.1', '1.0.0')
+    """
     last = posixpath.basename(root.rstrip("/"))
-    version = last if _VERSION.match(last) else "1.0.0"
-    return replace(options, partition_by=tuple(partition_by), num_shards=options.num_shards or 1,
-                   tfds_version=version)
+    return last if _VERSION.match(last) else "1.0.0"
 
 
 def require_values(batches: Iterator[pa.RecordBatch], schema: pa.Schema | None,
@@ -286,7 +294,7 @@ def features_json(schema: pa.Schema) -> dict:
 
 
 def stage_tfds_metadata(fs: fsspec.AbstractFileSystem, staging: str, options: Any, schema: pa.Schema,
-                        files: Sequence[tuple[str, dict, int, int]]) -> list[str]:
+                        files: Sequence[tuple[str, dict, int, int]], version: str = "1.0.0") -> list[str]:
     """Write ``dataset_info.json``, ``features.json`` and the class label files into
     `staging`; return their names. `files` holds ``(name, partition, rows, bytes)`` of
     every staged shard, in shard order within each split."""
@@ -305,7 +313,7 @@ def stage_tfds_metadata(fs: fsspec.AbstractFileSystem, staging: str, options: An
         "moduleName": "tfsql",
         "name": options.tfds,
         "splits": list(splits.values()),
-        "version": options.tfds_version,
+        "version": version,
     }
     documents = {"dataset_info.json": info, "features.json": features_json(schema)}
     written = []

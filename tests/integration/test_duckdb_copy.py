@@ -212,9 +212,9 @@ def test_copy_filename_pattern_names_the_files(con, tmp_path):
 
 
 @pytest.mark.parametrize("option, message", [
-    ("COMPRESSION gzip, COMPRESSION_LEVEL 10", "compression_level must be an int from 0 to 9, got 10"),
-    ("NUM_SHARDS 0", "num_shards must be a positive integer, got 0"),
-    ("ROWS_PER_FILE 0", "max_rows_per_file must be a positive integer, got 0"),
+    ("COMPRESSION gzip, COMPRESSION_LEVEL 10", "compression_level must be an integer from 0 to 9, not 10"),
+    ("NUM_SHARDS 0", "num_shards must be a positive integer, not 0"),
+    ("ROWS_PER_FILE 0", "max_rows_per_file must be a positive integer, not 0"),
 ])
 def test_invalid_writer_option_values_are_binder_errors(con, tmp_path, option, message):
     with pytest.raises(BinderError, match=rf"COPY \.\.\. \(FORMAT tfrecord\): {message}"):

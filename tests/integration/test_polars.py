@@ -58,7 +58,7 @@ def make_frame(n: int = 360, seed: int = 0) -> pl.DataFrame:
 def data_dir(tmp_path_factory) -> str:
     path = str(tmp_path_factory.mktemp("polars") / "data")
     # core bug: write_tfrecord(polars_frame, partition_by=...) fails on string_view
-    # columns (writer.py _split_partitions: take has no string_view kernel); to_arrow()
+    # columns (tfsql.writer.job.split_partitions: take has no string_view kernel); to_arrow()
     # exports large_string.
     tfsql.write_tfrecord(make_frame().to_arrow(), path, partition_by=["split", "shard"])
     return path

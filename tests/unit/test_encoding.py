@@ -215,9 +215,9 @@ def test_layout_errors():
         RecordEncoder(schema, record_type="sequence_example", layout={"l": "list"})
     with pytest.raises(ValueError, match='pass record_type="sequence_example" with it'):
         RecordEncoder(schema.remove(2), layout={"l": "feature_list"})
-    with pytest.raises(ValueError, match="column 'x' has scalar type int64; a feature_list column must be a list"):
+    with pytest.raises(SchemaError, match="column 'x' has scalar type int64; a feature_list column must be a list"):
         RecordEncoder(schema, record_type="sequence_example", layout={"x": "feature_list"})
-    with pytest.raises(ValueError, match=r"column 'll' is a list of lists .* must be a \"feature_list\""):
+    with pytest.raises(SchemaError, match=r"column 'll' is a list of lists .* must be a \"feature_list\""):
         RecordEncoder(schema, record_type="sequence_example", layout={"ll": "context"})
 
 
@@ -309,7 +309,7 @@ def test_uint64_garbage_under_a_null_is_not_an_error():
 
 
 def test_duplicate_column_names_are_rejected():
-    with pytest.raises(ValueError, match=r"column names must be unique to become feature names; \['a'\] appear"):
+    with pytest.raises(SchemaError, match=r"column names must be unique to become feature names; \['a'\] appear"):
         RecordEncoder(pa.schema([("a", pa.int64()), ("a", pa.string())]))
 
 

@@ -92,3 +92,35 @@ def test_a_non_ascii_value_is_measured_in_bytes(tmp_path):
         write_tfrecord(table, tmp_path / "out", partition_by="label")
     write_tfrecord(pa.table({"x": [1], "label": ["é" * 124]}), tmp_path / "ok", partition_by="label")
     assert tfsql.read_tfrecord(str(tmp_path / "ok"))["label"].to_pylist() == ["é" * 124]
+
+
+# --------------------------------------------------------------------------------------
+# Callers choose the name layout and read each file's place from the result (no parsing)
+# --------------------------------------------------------------------------------------
+
+
+def test_a_caller_fixes_its_own_parts_of_the_name_and_reads_files_from_the_result(tmp_path):
+    # what the Spark writer's task 3 of job J does: Spark's part-<task>-<job>-c<seq> names
+    job = "0f8fad5b-d9cb-469f-a165-70867728950e"
+    table = pa.table({"k": ["a", "b", "a", "a"], "x": [1, 2, 3, 4]})
+    result = write_tfrecord(table, tmp_path / "out", partition_by="k", max_rows_per_file=2,
+                            compression="gzip", filename_pattern=f"part-00003-{job}-c{{i:03d}}")
+    expected = [("k=a", f"part-00003-{job}-c000.tfrecord.gz", 0, 2),
+                ("k=a", f"part-00003-{job}-c001.tfrecord.gz", 1, 1),
+                ("k=b", f"part-00003-{job}-c002.tfrecord.gz", 2, 1)]
+    got = [("k=" + f.partition["k"], f.relative.split("/")[1], f.index, f.rows) for f in result.files]
+    assert got == expected  # in the order the files were started; {i} of the name is the index
+    assert [f.path for f in result.files] == [os.path.join(str(tmp_path / "out"), f.relative) for f in result.files]
+    assert files_under(tmp_path / "out") == sorted(["_SUCCESS"] + [f"{d}/{n}" for d, n, _, _ in expected])
+
+
+def test_shards_report_their_index(tmp_path):
+    result = write_tfrecord(pa.table({"x": list(range(5))}), tmp_path / "out", num_shards=3,
+                            filename_pattern="s-{i}-of-{n}")
+    assert [(f.relative, f.index, f.rows) for f in result.files] == [
+        ("s-0-of-3.tfrecord", 0, 2), ("s-1-of-3.tfrecord", 1, 2), ("s-2-of-3.tfrecord", 2, 1)]
+
+
+def test_a_single_file_target_reports_its_name(tmp_path):
+    result = write_tfrecord(pa.table({"x": [1, 2]}), tmp_path / "one.tfrecord")
+    assert [(f.relative, f.index, f.rows) for f in result.files] == [("one.tfrecord", 0, 2)]

@@ -16,7 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tfsql
-from tfsql import writer
+from tfsql.writer import files as writer_files
+from tfsql.writer import inputs as writer_inputs
 from tfsql.errors import SchemaError
 from tfsql.writer import write_tfrecord
 
@@ -123,7 +124,7 @@ def test_empty_generator_writes_no_files(tmp_path):
 
 
 def test_large_batches_are_encoded_in_slices(tmp_path, monkeypatch):
-    monkeypatch.setattr(writer, "_ENCODE_ROWS", 3)
+    monkeypatch.setattr(writer_inputs, "_ENCODE_ROWS", 3)
     write_tfrecord(pa.table({"x": list(range(10))}), tmp_path / "out")
     assert xs(all_examples(tmp_path / "out")) == list(range(10))
 
@@ -190,7 +191,7 @@ def test_partitioned_output_reads_back_with_tfsql(tmp_path):
 
 
 def test_partition_column_errors(tmp_path):
-    with pytest.raises(ValueError, match=r"partition column 'l' has type list<item: int64>; partition values become directory names"):
+    with pytest.raises(SchemaError, match=r"partition column 'l' has type list<item: int64>; partition values become directory names"):
         write_tfrecord(pa.table({"l": [[1]], "x": [1]}), tmp_path / "out", partition_by="l")
     with pytest.raises(ValueError, match=r"partition column 'nope' is not in the data; the columns are \['x'\]"):
         write_tfrecord(pa.table({"x": [1]}), tmp_path / "out", partition_by=["nope"])
@@ -200,7 +201,7 @@ def test_partition_column_errors(tmp_path):
 
 
 def test_too_many_open_partition_files_rotate_instead(tmp_path, monkeypatch):
-    monkeypatch.setattr(writer, "_MAX_OPEN_FILES", 2)
+    monkeypatch.setattr(writer_files, "_MAX_OPEN_FILES", 2)
     table = pa.table({"k": [0, 1, 2, 0, 1, 2], "x": [0, 1, 2, 3, 4, 5]})
     result = write_tfrecord(table.to_batches(max_chunksize=3), tmp_path / "out", partition_by="k")
     assert len(result.files) == 6  # every partition's file was closed before its second batch
@@ -259,13 +260,13 @@ def test_num_shards_with_fewer_rows_than_shards_writes_every_shard(tmp_path):
     "kwargs, message",
     [
         ({"num_shards": 2, "max_rows_per_file": 3}, "num_shards fixes the number of files"),
-        ({"num_shards": 0}, "num_shards must be a positive integer, got 0"),
-        ({"max_rows_per_file": -1}, "max_rows_per_file must be a positive integer, got -1"),
-        ({"max_bytes_per_file": 1.5}, "max_bytes_per_file must be a positive integer, got 1.5"),
-        ({"compression": "snappy"}, "unknown compression 'snappy'; use None, 'gzip' or 'zlib'"),
-        ({"compression": "gzip", "compression_level": 11}, "compression_level must be an int from 0 to 9, got 11"),
-        ({"mode": "replace"}, "unknown mode 'replace'; use one of 'error', 'append'"),
-        ({"record_type": "proto"}, "unknown record_type 'proto'"),
+        ({"num_shards": 0}, "num_shards must be a positive integer, not 0"),
+        ({"max_rows_per_file": -1}, "max_rows_per_file must be a positive integer, not -1"),
+        ({"max_bytes_per_file": 1.5}, "max_bytes_per_file must be a positive integer, not 1.5"),
+        ({"compression": "snappy"}, "compression must be 'gzip', 'zlib' (alias 'deflate') or none, not 'snappy'"),
+        ({"compression": "gzip", "compression_level": 11}, "compression_level must be an integer from 0 to 9, not 11"),
+        ({"mode": "replace"}, "mode must be one of 'error', 'append'"),
+        ({"record_type": "proto"}, "record_type must be 'example', 'sequence_example' or 'bytes'"),
         ({"shard_prefix": "a/b", "num_shards": 2}, "shard_prefix must be a non-empty file name prefix"),
     ],
 )

@@ -46,7 +46,7 @@ from tfsql.duckdb.results import arrow_reader
 from tfsql.duckdb.rewrite import Token, matching_close, unquote_identifier
 from tfsql.naming import TFRECORD_SUFFIXES, compression_from_name, is_single_file_target
 from tfsql.options import WRITE_OPTIONS, Option, OptionError, Spelling, parse_size
-from tfsql.single_file import _DIRECTORY_OPTIONS
+from tfsql.writer.single_file import _DIRECTORY_OPTIONS
 from tfsql.writer import check_filename_pattern, check_write_options, write_tfrecord
 
 __all__ = ["CopyStatement", "CopyPlan", "CopyOptionError", "parse_copy_to", "is_tfrecord_copy",

@@ -31,7 +31,6 @@ from typing import Any, Callable, Iterable, Iterator
 import polars as pl
 import pyarrow as pa
 
-from tfsql.schema import offset_based_type
 from tfsql.writer import WriteResult, write_tfrecord
 
 __all__ = ["write_frame", "sink_frame", "partition_target", "deferred", "WRITE_CHUNK_ROWS"]
@@ -95,18 +94,16 @@ def deferred(write: Callable[[], Any]) -> pl.LazyFrame:
     return pl.defer(run, schema=schema)
 
 
-# R2 replaces this with tfsql.writer.inputs (the writer's one normalisation of input types).
 def _arrow_reader(schema: pl.Schema, frames: Iterable[pl.DataFrame]) -> pa.RecordBatchReader:
     """A lazy RecordBatchReader over Polars frames, converted one at a time."""
-    exported = pl.DataFrame(schema=schema).to_arrow().schema
-    arrow = pa.schema([f.with_type(offset_based_type(f.type)) for f in exported])
+    from tfsql.writer.inputs import offset_based_batch, offset_based_schema
+
+    arrow = offset_based_schema(pl.DataFrame(schema=schema).to_arrow().schema)
 
     def batches() -> Iterator[pa.RecordBatch]:
         for frame in frames:
-            table = frame.to_arrow()
-            if table.schema != arrow:
-                table = table.cast(arrow)
-            yield from table.to_batches()
+            for batch in frame.to_arrow().to_batches():
+                yield offset_based_batch(batch, arrow)
 
     return pa.RecordBatchReader.from_batches(arrow, batches())
 

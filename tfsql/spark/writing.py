@@ -56,12 +56,13 @@ from tfsql.naming import (
     check_file_names,
     check_filename_pattern,
     compression_from_name,
+    tfrecord_extension,
     format_filename,
     has_tfrecord_name,
     is_single_file_target,
 )
 from tfsql.options import WRITE_OPTIONS
-from tfsql.single_file import concatenate_records
+from tfsql.writer.single_file import concatenate_records
 from tfsql.spark.spark_options import target_path, write_given, writer_options
 from tfsql.writer import check_write_options
 
@@ -201,8 +202,7 @@ class Writer(DataSourceArrowWriter):
             options["compression"] = None  # compressed once, when the driver joins the files
         result = tfsql.write_tfrecord(batches(), task_dir, mode="overwrite",
                                       filename_pattern=task_pattern(plan, task), **options)
-        _, root = fsspec.core.url_to_fs(task_dir)
-        staged = [posixpath.relpath(fsspec.core.url_to_fs(written.path)[1], root) for written in result.files]
+        staged = [written.relative for written in result.files]
         return TaskFiles(task, task_dir, staged, result.rows)
 
     def _staged(self, messages: list[TaskFiles | None]) -> list[tuple[str, str]]:
@@ -216,10 +216,10 @@ class Writer(DataSourceArrowWriter):
             return files
         renamed = []
         for i, (source, relative) in enumerate(files):
-            directory, staged_name = posixpath.split(relative)
+            directory = posixpath.dirname(relative)
             name = format_filename(pattern, i, len(files))
             if not has_tfrecord_name(name):  # the writer's rule: the extension the task's file got
-                name += staged_name[staged_name.lower().index(".tfrecord"):]
+                name += tfrecord_extension(self.plan.options["compression"])
             renamed.append((source, posixpath.join(directory, name) if directory else name))
         return renamed
 

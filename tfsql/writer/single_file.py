@@ -12,31 +12,34 @@ recompressed when the file is compressed) and renames it over the old one.
 
 from __future__ import annotations
 
-import gzip
 import os
 import posixpath
 import uuid
-import zlib
 from typing import Any
 
-from tfsql._types import RecordType
+from tfsql.compressing import compressor
 from tfsql.discovery import _coerce_filesystem, _resolve
 from tfsql.naming import compression_from_name
+from tfsql.options import WriteOptions
+from tfsql.writer.result import WriteResult, WrittenFile
 
 __all__ = ["write_single_file", "concatenate_records"]
 
 _DIRECTORY_OPTIONS = ("partition_by", "max_rows_per_file", "max_bytes_per_file", "filename_pattern", "tfds")
 
 
-def write_single_file(data: Any, path: Any, options: Any, *, record_type: RecordType, layout: Any,
-                      filesystem: Any):
+def write_single_file(data: Any, path: Any, options: WriteOptions) -> WriteResult:
     """Write `data` as the one file `path` (`options`: the writer's checked options).
 
-    Returns
-    -------
-    tfsql.WriteResult
+    Examples
+    --------
+    >>> import tempfile, pyarrow as pa
+    >>> out = tempfile.mkdtemp() + "/train.tfrecord.gz"
+    >>> result = write_single_file(pa.table({"x": [1, 2]}), out, WriteOptions())
+    >>> result.rows, result.files[0].relative
+    (2, 'train.tfrecord.gz')
     """
-    from tfsql.writer import WriteResult, WrittenFile, write_tfrecord
+    from tfsql.writer.job import write_directory
 
     text = os.fspath(path)
     given = [name for name in _DIRECTORY_OPTIONS if getattr(options, name)]
@@ -47,7 +50,7 @@ def write_single_file(data: Any, path: Any, options: Any, *, record_type: Record
             f"{text!r} names one file (it ends in a TFRecord suffix), but {given[0]} writes a "
             f"directory of files; drop the suffix or add a trailing '/' to write a directory"
         )
-    fs, target = _resolve(text, _coerce_filesystem(filesystem))
+    fs, target = _resolve(text, _coerce_filesystem(options.filesystem))
     if fs.isdir(target):
         raise IsADirectoryError(
             f"{text!r} is a directory; add a trailing '/' to write part files into it, "
@@ -67,18 +70,15 @@ def write_single_file(data: Any, path: Any, options: Any, *, record_type: Record
     fs.makedirs(parent, exist_ok=True)
     staging = posixpath.join(parent, f".{name}.tfsql-{uuid.uuid4().hex}")
     try:
-        result = write_tfrecord(
-            data, staging, filesystem=fs, num_shards=1, record_type=record_type, layout=layout,
-            compression=None if appending else compression, compression_level=_level(options),
-        )
-        staged = (posixpath.join(staging, posixpath.basename(result.files[0].path))
-                  if result.files else None)
+        result = write_directory(data, staging, options.changed(
+            filesystem=fs, num_shards=1, mode="error", compression=None if appending else compression))
+        staged = posixpath.join(staging, result.files[0].relative) if result.files else None
         final = posixpath.join(staging, "final")
         if appending:
             sources = [target] + ([staged] if staged is not None and fs.exists(staged) else [])
             concatenate_records(fs, sources, final, compression, options.compression_level)
         elif staged is None or not fs.exists(staged):  # no input batches: an empty file
-            _write_empty(fs, final, compression)
+            concatenate_records(fs, [], final, compression)
         else:
             fs.mv(staged, final)
         fs.mv(final, target)
@@ -86,26 +86,20 @@ def write_single_file(data: Any, path: Any, options: Any, *, record_type: Record
     finally:
         if fs.exists(staging):
             fs.rm(staging, recursive=True)
-    return WriteResult(path=text, files=[WrittenFile(text, {}, result.rows, size)])
+    return WriteResult(path=text, files=[WrittenFile(text, {}, result.rows, size, name, 0)])
 
 
-def _level(options: Any) -> int | None:
-    return None if options.compression_level == -1 else options.compression_level
-
-
-def concatenate_records(fs, sources: list[str], out: str, compression: str | None, level: int = -1) -> None:
+def concatenate_records(fs: Any, sources: list[str], out: str, compression: str | None,
+                        level: int | None = None) -> None:
     """Write ``out``: the records of every file of ``sources`` in order (each
-    decompressed as its magic bytes say), compressed with ``compression``."""
+    decompressed as its magic bytes say), compressed with ``compression`` at ``level``
+    (0-9; None: the default). No sources write an empty (compressed) file."""
     from tfsql.framing import open_decompressed
 
-    compressor = None
-    if compression == "gzip":
-        compressor = zlib.compressobj(level, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
-    elif compression == "zlib":
-        compressor = zlib.compressobj(level, zlib.DEFLATED, zlib.MAX_WBITS)
+    stream_compressor = compressor(compression, level)
     with fs.open(out, "wb") as sink:
         def put(chunk: bytes) -> None:
-            sink.write(compressor.compress(chunk) if compressor is not None else chunk)
+            sink.write(stream_compressor.compress(chunk) if stream_compressor is not None else chunk)
 
         for source in sources:
             with fs.open(source, "rb") as raw:
@@ -114,8 +108,8 @@ def concatenate_records(fs, sources: list[str], out: str, compression: str | Non
                     _copy(stream, put)
                 finally:
                     stream.close()
-        if compressor is not None:
-            sink.write(compressor.flush())
+        if stream_compressor is not None:
+            sink.write(stream_compressor.flush())
 
 
 def _copy(stream: Any, put: Any) -> None:
@@ -124,9 +118,3 @@ def _copy(stream: Any, put: Any) -> None:
         if not chunk:
             return
         put(chunk)
-
-
-def _write_empty(fs, path: str, compression: str | None) -> None:
-    payload = gzip.compress(b"") if compression == "gzip" else zlib.compress(b"") if compression == "zlib" else b""
-    with fs.open(path, "wb") as handle:
-        handle.write(payload)
