@@ -263,10 +263,10 @@ def test_num_shards_with_fewer_rows_than_shards_writes_every_shard(tmp_path):
         ({"num_shards": 0}, "num_shards must be a positive integer, not 0"),
         ({"max_rows_per_file": -1}, "max_rows_per_file must be a positive integer, not -1"),
         ({"max_bytes_per_file": 1.5}, "max_bytes_per_file must be a positive integer, not 1.5"),
-        ({"compression": "snappy"}, "compression must be 'gzip', 'zlib' (alias 'deflate') or none, not 'snappy'"),
+        ({"compression": "snappy"}, "unknown compression 'snappy'; use None, 'gzip' or 'zlib'"),
         ({"compression": "gzip", "compression_level": 11}, "compression_level must be an integer from 0 to 9, not 11"),
         ({"mode": "replace"}, "mode must be one of 'error', 'append'"),
-        ({"record_type": "proto"}, "record_type must be 'example', 'sequence_example' or 'bytes'"),
+        ({"record_type": "proto"}, "unknown record_type 'proto'"),
         ({"shard_prefix": "a/b", "num_shards": 2}, "shard_prefix must be a non-empty file name prefix"),
     ],
 )
