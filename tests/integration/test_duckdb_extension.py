@@ -351,3 +351,39 @@ def test_discovery_matches_tfsql_discover(tmp_path):
         got = con.sql(f"SELECT DISTINCT filename FROM tfrecord_scan({sql}, record_type := 'bytes', "
                       f"filename := true, hive_partitioning := false)").fetchall()
         assert sorted(row[0] for row in got) == sorted(want), source
+
+
+def _record_offsets(data: bytes) -> list[int]:
+    offsets, at = [], 0
+    while at + 12 <= len(data):
+        offsets.append(at)
+        at += 12 + int.from_bytes(data[at:at + 8], "little") + 4
+    return offsets
+
+
+def test_damaged_records_across_chunks(tmp_path):
+    """The scan frames one output chunk (2,048 records) at a time: damaged records on
+    both sides of chunk boundaries are reported with their index and offset in the file,
+    and ignore_errors skips each of them, then drops a truncated tail."""
+    rows = 10_000
+    tfsql.write_tfrecord(pa.table({"x": list(range(rows))}), str(tmp_path / "d"), num_shards=1)
+    (path,) = (tmp_path / "d").glob("*.tfrecord")
+    data = bytearray(path.read_bytes())
+    offsets = _record_offsets(bytes(data))
+    bad = [100, 2047, 2048, 4097, 6000]
+    for index in bad:
+        data[offsets[index] + 14] ^= 0xFF  # inside the payload: a data CRC mismatch
+    tail = 9_000
+    path.write_bytes(bytes(data[:offsets[tail] + 20]))  # record 9000 is cut short
+    con = native_connection()
+    query = f"SELECT count(*), sum(x) FROM tfrecord_scan('{tmp_path / 'd'}', sample_size := 10"
+    with pytest.raises(duckdb.Error, match=f"data CRC mismatch in {path}, record 100 at byte {offsets[100]}"):
+        con.sql(query + ")").fetchall()
+    kept = [i for i in range(tail) if i not in bad]
+    assert con.sql(query + ", ignore_errors := true)").fetchall() == [(len(kept), sum(kept))]
+    data[offsets[100] + 14] ^= 0xFF
+    for index in bad[1:]:
+        data[offsets[index] + 14] ^= 0xFF
+    path.write_bytes(bytes(data[:offsets[tail] + 20]))
+    with pytest.raises(duckdb.Error, match=f"truncated record in {path}, record {tail} at byte {offsets[tail]}"):
+        con.sql(query + ")").fetchall()
