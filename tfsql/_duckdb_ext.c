@@ -52,6 +52,9 @@ DUCKDB_EXTENSION_EXTERN
 /* ======================================================================== */
 
 #define ERRLEN 4096
+/* tfsql.inference.DEFAULT_INFER_BYTES: a file's inference sample ends once its records
+ * hold this many bytes (unless every record is sampled). */
+#define INFER_BYTES (4LL << 20)
 
 static char *xstrndup(const char *s, size_t n) {
     char *r = (char *)malloc(n + 1);
@@ -185,72 +188,101 @@ static int zlib_load(void) {
 
 enum { COMP_NONE = 0, COMP_GZIP = 1, COMP_ZLIB = 2, COMP_INFER = 3 };
 
-/* Inflate a gzip (members concatenated; trailing zero padding ignored) or zlib stream. */
-static int inflate_all(const uint8_t *in, size_t n, int comp, tbuf *out, char *err) {
+/* A gzip (members concatenated; trailing zero padding ignored) or zlib stream being
+ * inflated, a step at a time: inference inflates only the start of a file. The z_stream
+ * must stay where it is while active (zlib keeps a pointer back to it). */
+typedef struct {
+    const uint8_t *in;
+    size_t n, pos;
+    int comp, active, finished, members;
+    zstream z;
+} inflater;
+
+static void inflater_end(inflater *f) {
+    if (f->active) {
+        zl.end(&f->z);
+        f->active = 0;
+    }
+}
+
+/* Inflate into `out` until it holds at least `want` bytes or the stream ends
+ * (f->finished). */
+static int inflater_run(inflater *f, tbuf *out, size_t want, char *err) {
+    const char *what = f->comp == COMP_GZIP ? "gzip" : "zlib";
+    while (!f->finished && out->len < want) {
+        if (!f->active) {
+            if (f->members > 0) { /* after a gzip member: another one, or zero padding */
+                size_t rest = f->pos;
+                while (rest < f->n && f->in[rest] == 0) {
+                    rest++;
+                }
+                if (rest >= f->n) {
+                    f->finished = 1;
+                    break;
+                }
+            }
+            memset(&f->z, 0, sizeof(f->z));
+            if (zl.init2(&f->z, f->comp == COMP_GZIP ? 31 : 15, zl.version(),
+                         (int)sizeof(zstream)) != 0) {
+                snprintf(err, ERRLEN, "cannot start zlib");
+                return -1;
+            }
+            f->active = 1;
+            f->z.next_in = f->in + f->pos;
+            size_t left = f->n - f->pos;
+            f->z.avail_in = left > 0x40000000u ? 0x40000000u : (unsigned)left;
+        }
+        if (tbuf_reserve(out, 1 << 20)) {
+            inflater_end(f);
+            snprintf(err, ERRLEN, "out of memory while inflating");
+            return -1;
+        }
+        f->z.next_out = out->data + out->len;
+        f->z.avail_out = (unsigned)(out->cap - out->len > 0x40000000u ? 0x40000000u
+                                                                       : out->cap - out->len);
+        unsigned before_out = f->z.avail_out;
+        const uint8_t *before_in = f->z.next_in;
+        int rc = zl.inflate(&f->z, 0);
+        out->len += before_out - f->z.avail_out;
+        f->pos += (size_t)(f->z.next_in - before_in);
+        if (f->z.avail_in == 0 && f->pos < f->n) {
+            size_t left = f->n - f->pos;
+            f->z.avail_in = left > 0x40000000u ? 0x40000000u : (unsigned)left;
+        }
+        if (rc == 1 /* Z_STREAM_END */) {
+            inflater_end(f);
+            f->members++;
+            f->finished = f->comp == COMP_ZLIB;
+            continue;
+        }
+        if (rc != 0 && rc != -5 /* Z_BUF_ERROR */) {
+            const char *msg = f->z.msg ? f->z.msg : "invalid compressed data";
+            snprintf(err, ERRLEN, "%s data is corrupt at compressed byte %zu (%s)", what, f->pos,
+                     msg);
+            inflater_end(f);
+            return -1;
+        }
+        if (rc == -5 && f->z.avail_in == 0 && f->pos >= f->n) {
+            inflater_end(f);
+            snprintf(err, ERRLEN, "the %s stream is truncated (copy the file again from its "
+                                  "source)", what);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int inflater_start(inflater *f, const uint8_t *in, size_t n, int comp, char *err) {
+    memset(f, 0, sizeof(*f));
     if (zlib_load()) {
         snprintf(err, ERRLEN, "reading compressed files needs the zlib library (libz.so.1), "
                               "which was not found");
         return -1;
     }
-    size_t pos = 0;
-    for (;;) {
-        zstream z;
-        memset(&z, 0, sizeof(z));
-        if (zl.init2(&z, comp == COMP_GZIP ? 31 : 15, zl.version(), (int)sizeof(zstream)) != 0) {
-            snprintf(err, ERRLEN, "cannot start zlib");
-            return -1;
-        }
-        z.next_in = in + pos;
-        size_t left = n - pos;
-        z.avail_in = left > 0x40000000u ? 0x40000000u : (unsigned)left;
-        int rc = 0;
-        for (;;) {
-            if (tbuf_reserve(out, 1 << 20)) {
-                zl.end(&z);
-                snprintf(err, ERRLEN, "out of memory while inflating");
-                return -1;
-            }
-            z.next_out = out->data + out->len;
-            z.avail_out = (unsigned)(out->cap - out->len > 0x40000000u ? 0x40000000u
-                                                                        : out->cap - out->len);
-            unsigned before_out = z.avail_out;
-            const uint8_t *before_in = z.next_in;
-            rc = zl.inflate(&z, 0);
-            out->len += before_out - z.avail_out;
-            pos += (size_t)(z.next_in - before_in);
-            if (z.avail_in == 0 && pos < n) {
-                left = n - pos;
-                z.avail_in = left > 0x40000000u ? 0x40000000u : (unsigned)left;
-            }
-            if (rc == 1 /* Z_STREAM_END */) {
-                break;
-            }
-            if (rc != 0 && rc != -5 /* Z_BUF_ERROR */) {
-                const char *msg = z.msg ? z.msg : "invalid compressed data";
-                snprintf(err, ERRLEN, "%s data is corrupt at compressed byte %zu (%s)",
-                         comp == COMP_GZIP ? "gzip" : "zlib", pos, msg);
-                zl.end(&z);
-                return -1;
-            }
-            if (rc == -5 && z.avail_in == 0 && pos >= n) {
-                zl.end(&z);
-                snprintf(err, ERRLEN, "the %s stream is truncated (copy the file again from "
-                                      "its source)", comp == COMP_GZIP ? "gzip" : "zlib");
-                return -1;
-            }
-        }
-        zl.end(&z);
-        if (comp == COMP_ZLIB) {
-            return 0;
-        }
-        size_t rest = pos;
-        while (rest < n && in[rest] == 0) {
-            rest++;
-        }
-        if (rest >= n) {
-            return 0;
-        }
-    }
+    f->in = in;
+    f->n = n;
+    f->comp = comp;
+    return 0;
 }
 
 /* ======================================================================== */
@@ -287,8 +319,15 @@ static int detect_compression(const uint8_t *h, size_t n) {
     return COMP_NONE;
 }
 
-static int file_read(const char *path, int comp, filebytes *f, char *err) {
+/* Open `path` (compression `comp`, or COMP_INFER). Plain bytes are mapped. Compressed
+ * ones are inflated whole, or, when `inf` is given, not yet: the caller inflates them
+ * with inflater_run(inf, &f->owned, ...) and file_inflated(f), then inflater_end. */
+static int file_open(const char *path, int comp, filebytes *f, inflater *inf, char *err) {
     memset(f, 0, sizeof(*f));
+    if (inf != NULL) {
+        memset(inf, 0, sizeof(*inf));
+        inf->finished = 1;
+    }
     int fd = open(path, O_RDONLY);
     if (fd < 0) {
         snprintf(err, ERRLEN, "cannot open %s: %s", path, strerror(errno));
@@ -323,16 +362,32 @@ static int file_read(const char *path, int comp, filebytes *f, char *err) {
         return 0;
     }
     char why[ERRLEN];
-    if (inflate_all((const uint8_t *)map, size, comp, &f->owned, why)) {
+    inflater whole, *z = inf != NULL ? inf : &whole;
+    if (inflater_start(z, (const uint8_t *)map, size, comp, why) ||
+        (inf == NULL && inflater_run(z, &f->owned, SIZE_MAX, why))) {
         snprintf(err, ERRLEN, "%s: %s", path, why);
         filebytes_free(f);
         return -1;
     }
-    munmap(f->map, f->map_size);
-    f->map = NULL;
+    f->data = (const uint8_t *)"";
+    f->size = 0;
+    if (inf == NULL) {
+        munmap(f->map, f->map_size);
+        f->map = NULL;
+        f->data = f->owned.data ? f->owned.data : (const uint8_t *)"";
+        f->size = f->owned.len;
+    }
+    return 0;
+}
+
+/* After inflater_run: the bytes inflated so far are the file's bytes. */
+static void file_inflated(filebytes *f) {
     f->data = f->owned.data ? f->owned.data : (const uint8_t *)"";
     f->size = f->owned.len;
-    return 0;
+}
+
+static int file_read(const char *path, int comp, filebytes *f, char *err) {
+    return file_open(path, comp, f, NULL, err);
 }
 
 /* ======================================================================== */
@@ -933,13 +988,6 @@ static size_t sample_indices(size_t n, long long want, size_t *out) {
     return m;
 }
 
-/* The frames of a file's bytes from record 0; status and end position in *st / *end. */
-static int frame_file(const filebytes *fb, long long max_records, int verify, tbuf *offs,
-                      tbuf *lens, size_t *end, int *status) {
-    offs->len = lens->len = 0;
-    return scan_core(fb->data, fb->size, 0, max_records, -1, verify, offs, lens, end, status);
-}
-
 static void frame_error(char *err, const char *path, int status, size_t index, size_t at,
                         size_t size) {
     if (status == FRAME_TRUNCATED) {
@@ -956,6 +1004,74 @@ static void frame_error(char *err, const char *path, int status, size_t index, s
     } else {
         snprintf(err, ERRLEN, "data CRC mismatch in %s, record %zu at byte %zu: the record is "
                               "corrupt (pass ignore_errors := true to skip it)", path, index, at);
+    }
+}
+
+/* The records a sample of `count` framed ones keeps under tfsql.inference's byte rule:
+ * up to the one whose payload brings the total to `limit` bytes (all when the total
+ * stays below). *reached: whether it did. */
+static size_t within_bytes(const tbuf *lens, size_t count, long long limit, int *reached) {
+    uint64_t total = 0;
+    *reached = 0;
+    if (limit < 0) {
+        return count;
+    }
+    for (size_t i = 0; i < count; i++) {
+        total += load_u64(lens->data + 8 * i);
+        if (total >= (uint64_t)limit) {
+            *reached = 1;
+            return i + 1;
+        }
+    }
+    return count;
+}
+
+/* Read the inference sample of one file (tfsql.inference): its first infer_sample
+ * records, ending once their payloads hold INFER_BYTES bytes (unless every record is
+ * sampled). A compressed file is inflated only as far as the sample reaches. The
+ * sampled records are framed in offs / lens (n of them); *end is where framing stopped. */
+static int sample_file(const tfbind *b, const char *path, filebytes *fb, tbuf *offs,
+                       tbuf *lens, size_t *n, size_t *end, char *err) {
+    inflater inf;
+    if (file_open(path, b->compression, fb, &inf, err)) {
+        return -1;
+    }
+    long long limit = b->infer_sample < 0 ? -1 : INFER_BYTES;
+    size_t want = limit < 0 ? SIZE_MAX : (size_t)limit + (1u << 20);
+    for (;;) {
+        char why[ERRLEN];
+        if (!inf.finished) {
+            if (inflater_run(&inf, &fb->owned, want, why)) {
+                snprintf(err, ERRLEN, "%s: %s", path, why);
+                inflater_end(&inf);
+                return -1;
+            }
+            file_inflated(fb);
+        }
+        int status, reached;
+        offs->len = lens->len = 0;
+        if (scan_core(fb->data, fb->size, 0, b->infer_sample, -1, b->verify, offs, lens, end,
+                      &status)) {
+            inflater_end(&inf);
+            snprintf(err, ERRLEN, "out of memory");
+            return -1;
+        }
+        size_t framed = offs->len / 8;
+        *n = within_bytes(lens, framed, limit, &reached);
+        /* more bytes are needed while the records framed so far ran into the end of what
+         * is inflated: a CRC mismatch is damage, which ends the sample as in a plain file */
+        int complete = inf.finished || reached ||
+                       (b->infer_sample >= 0 && framed >= (size_t)b->infer_sample) ||
+                       status == FRAME_BAD_LENGTH_CRC || status == FRAME_BAD_DATA_CRC;
+        if (complete) {
+            inflater_end(&inf);
+            if (*n < framed) {
+                *end = (size_t)load_u64(offs->data + 8 * *n) - 12;
+                offs->len = lens->len = 8 * *n;
+            }
+            return 0;
+        }
+        want = fb->size > SIZE_MAX / 2 ? SIZE_MAX : 2 * fb->size;
     }
 }
 
@@ -1000,18 +1116,12 @@ static int infer_columns(tfbind *b, char *err, idx_t *cardinality) {
     uint64_t sampled_records = 0, sampled_bytes = 0;
     for (size_t j = 0; j < npick; j++) {
         const tfile *f = &b->files.items[idx[pick[j]]];
-        if (file_read(f->path, b->compression, &bufs[j], err)) {
-            goto done;
-        }
-        size_t end;
-        int status;
-        if (frame_file(&bufs[j], b->infer_sample, b->verify, &offs, &lens, &end, &status)) {
-            snprintf(err, ERRLEN, "out of memory");
+        size_t end, n;
+        if (sample_file(b, f->path, &bufs[j], &offs, &lens, &n, &end, err)) {
             goto done;
         }
         /* A damaged record ends the file's sample; the scan reports it (as a data error,
          * with its file, record and offset) unless ignore_errors skips it. */
-        size_t n = offs.len / 8;
         size_t bad = 0;
         int e = summarize_core(&s, b->record_type, bufs[j].data, bufs[j].size, offs.data,
                                lens.data, n, &bad);

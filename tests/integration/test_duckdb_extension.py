@@ -387,3 +387,26 @@ def test_damaged_records_across_chunks(tmp_path):
     path.write_bytes(bytes(data[:offsets[tail] + 20]))
     with pytest.raises(duckdb.Error, match=f"truncated record in {path}, record {tail} at byte {offsets[tail]}"):
         con.sql(query + ")").fetchall()
+
+
+@pytest.mark.parametrize("compression", [None, "gzip"])
+def test_inference_sample_ends_at_infer_bytes(tmp_path, compression):
+    """As tfsql.inference: a file's sample ends with the record whose payload brings the
+    sample to 4 MiB (a compressed file is inflated only that far); a feature first seen
+    after it is not a column, in the extension as in read_tfrecord."""
+    blob = b"\0" * (1 << 20)
+    rows = [{"blob": blob, "early": None, "late": None} for _ in range(6)]
+    rows[3]["early"] = 1  # the 4th record brings the sample past 4 MiB: still sampled
+    rows[4]["late"] = 2   # the 5th is not
+    table = pa.Table.from_pylist(rows, schema=pa.schema({"blob": pa.binary(), "early": pa.int64(),
+                                                         "late": pa.int64()}))
+    target = tmp_path / ("d.tfrecord.gz" if compression else "d.tfrecord")
+    tfsql.write_tfrecord(table, str(target), compression=compression)
+    with pytest.warns(UserWarning, match="feature 'late' .* is not in the schema inferred from the sample"):
+        expected = tfsql.read_tfrecord(str(target)).column_names
+    assert expected == ["blob", "early"]
+    con = native_connection()
+    described = con.sql(f"DESCRIBE SELECT * FROM tfrecord_scan('{target}')").fetchall()
+    assert [row[0] for row in described] == expected
+    everything = con.sql(f"DESCRIBE SELECT * FROM tfrecord_scan('{target}', sample_size := -1)").fetchall()
+    assert [row[0] for row in everything] == ["blob", "early", "late"]
