@@ -930,6 +930,11 @@ typedef struct {
     int npart;
     char **part_names;
     int *part_is_int;
+    /* a TFDS / TFX layout (tfsql.layouts): each file's split, and the TFDS shards'
+     * directory when they share one */
+    int layout;
+    char **splits;
+    char *tfds_dir;
     /* data columns (the decoder's schema) and their output types */
     schema sc;
     int *utf8;
@@ -942,6 +947,13 @@ static void tfbind_free(void *p) {
     if (b == NULL) {
         return;
     }
+    if (b->splits != NULL) {
+        for (size_t i = 0; i < b->files.n; i++) {
+            free(b->splits[i]);
+        }
+        free(b->splits);
+    }
+    free(b->tfds_dir);
     filelist_free(&b->files, b->npart);
     for (int k = 0; k < b->npart; k++) {
         free(b->part_names[k]);
@@ -1217,15 +1229,6 @@ static int infer_columns(tfbind *b, char *err, idx_t *cardinality) {
                      b->record_type == EXAMPLE ? "tf.train.Example" : "tf.train.SequenceExample");
             goto done;
         }
-        for (int c = 0; c < n; c++) {
-            if (b->sc.cols[c].name_len == st->name_len &&
-                memcmp(b->sc.cols[c].name, st->name, st->name_len) == 0) {
-                snprintf(err, ERRLEN, "feature '%.*s' is both a context feature and a feature "
-                                      "list; pass schema naming the one to read",
-                         (int)st->name_len, (const char *)st->name);
-                goto done;
-            }
-        }
         colspec *c = &b->sc.cols[n];
         c->name = (uint8_t *)xstrndup((const char *)st->name, st->name_len);
         c->name_len = st->name_len;
@@ -1263,6 +1266,82 @@ done:
     tbuf_free(&s.touched);
     free(s.table);
     return rc;
+}
+
+/* -- column names (tfsql.schema) -------------------------------------------------
+ * A SequenceExample feature list that shares its name with a context column is the
+ * column N__feature_list (FEATURE_LIST_SUFFIX); the context column keeps the name. */
+
+#define FEATURE_LIST_SUFFIX "__feature_list"
+
+static int context_column(const tfbind *b, const uint8_t *name, size_t len) {
+    for (int k = 0; k < b->ndata; k++) {
+        const colspec *cs = &b->sc.cols[k];
+        if (cs->location != FEATURE_LISTS && cs->name_len == len && memcmp(cs->name, name, len) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int renamed_list(const tfbind *b, int c) {
+    const colspec *cs = &b->sc.cols[c];
+    return cs->location == FEATURE_LISTS && context_column(b, cs->name, cs->name_len);
+}
+
+/* The name of data column c (a new string). */
+static char *column_name(const tfbind *b, int c) {
+    const colspec *cs = &b->sc.cols[c];
+    return xprintf("%.*s%s", (int)cs->name_len, (const char *)cs->name,
+                   renamed_list(b, c) ? FEATURE_LIST_SUFFIX : "");
+}
+
+static int is_column(const tfbind *b, const char *name) {
+    for (int c = 0; c < b->ndata; c++) {
+        char *own = column_name(b, c);
+        int same = own != NULL && strcmp(own, name) == 0;
+        free(own);
+        if (same) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* tfsql.schema._name_columns over inferred columns: a renamed feature list must not
+ * take another column's name, and a feature list literally named N__feature_list
+ * beside a context column N is ambiguous. */
+static int check_inferred_names(const tfbind *b, char *err) {
+    size_t sl = strlen(FEATURE_LIST_SUFFIX);
+    for (int c = 0; c < b->ndata; c++) {
+        const colspec *cs = &b->sc.cols[c];
+        if (cs->location != FEATURE_LISTS) {
+            continue;
+        }
+        char *name = column_name(b, c);
+        if (name == NULL) {
+            snprintf(err, ERRLEN, "out of memory");
+            return -1;
+        }
+        int bad = cs->name_len > sl &&
+                  memcmp(cs->name + cs->name_len - sl, FEATURE_LIST_SUFFIX, sl) == 0 &&
+                  context_column(b, cs->name, cs->name_len - sl);
+        for (int k = 0; k < b->ndata && !bad; k++) {
+            char *other = k == c ? NULL : column_name(b, k);
+            bad = other != NULL && strcmp(other, name) == 0;
+            free(other);
+        }
+        if (bad) {
+            snprintf(err, ERRLEN, "feature list '%.*s' shares its name with a context feature, "
+                                  "and its column name '%s' is taken by another feature; pass "
+                                  "schema := {...} naming the columns to read",
+                     (int)cs->name_len, (const char *)cs->name, name);
+            free(name);
+            return -1;
+        }
+        free(name);
+    }
+    return 0;
 }
 
 /* -- inference cache ----------------------------------------------------------
@@ -1482,17 +1561,226 @@ static int find_partitions(tfbind *b, char *err) {
             }
         }
         b->part_is_int[k] = any && all_int;
-        for (int c = 0; c < b->ndata; c++) {
-            if (b->sc.cols[c].name_len == strlen(b->part_names[k]) &&
-                memcmp(b->sc.cols[c].name, b->part_names[k], b->sc.cols[c].name_len) == 0) {
-                snprintf(err, ERRLEN, "partition column '%s' is also a feature in the records; "
-                                      "rename the directory key or pass hive_partitioning := "
-                                      "false", b->part_names[k]);
-                return -1;
-            }
+        if (is_column(b, b->part_names[k])) {
+            snprintf(err, ERRLEN, "partition column '%s' is also a feature in the records; "
+                                  "rename the directory key or pass hive_partitioning := "
+                                  "false", b->part_names[k]);
+            return -1;
         }
     }
     return 0;
+}
+
+/* -- dataset layouts with splits (tfsql.layouts) ---------------------------------
+ * TFDS shards '{name}-{split}.tfrecord-{i}-of-{n}' and TFX 'Split-{split}/...' files get
+ * a string partition column split, unless hive directories or the records already have
+ * a column of that name. In a listed directory that holds dataset_info.json, the .json
+ * and .txt files are TFDS metadata, not data. */
+
+enum { LAYOUT_NONE = 0, LAYOUT_TFDS = 1, LAYOUT_TFX = 2 };
+#define SPLIT_COLUMN "split"
+
+static int is_digit(char c) { return c >= '0' && c <= '9'; }
+
+/* tfsql.layouts.tfds_split: the split of a TFDS shard name (a new string), or NULL. */
+static char *tfds_split(const char *path) {
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    size_t e = strlen(base), end = e;
+    while (e > 0 && is_digit(base[e - 1])) {
+        e--;
+    }
+    if (e == end || e < 4 || memcmp(base + e - 4, "-of-", 4) != 0) {
+        return NULL;
+    }
+    size_t i = e - 4, d = i;
+    while (d > 0 && is_digit(base[d - 1])) {
+        d--;
+    }
+    if (d == i || d < 10 || memcmp(base + d - 10, ".tfrecord-", 10) != 0) {
+        return NULL;
+    }
+    size_t split_end = d - 10, k = split_end;
+    while (k > 0 && base[k - 1] != '-' && base[k - 1] != '.') {
+        k--;
+    }
+    /* the split is preceded by '-' and a non-empty dataset name */
+    if (k == split_end || k < 2 || base[k - 1] != '-') {
+        return NULL;
+    }
+    return xstrndup(base + k, split_end - k);
+}
+
+/* tfsql.layouts.tfx_split: the split of the nearest 'Split-{split}' directory above the
+ * file (a new string), or NULL. */
+static char *tfx_split(const char *path) {
+    const char *slash = strrchr(path, '/');
+    if (slash == NULL) {
+        return NULL;
+    }
+    size_t end = (size_t)(slash - path);
+    while (end > 0) {
+        size_t start = end;
+        while (start > 0 && path[start - 1] != '/') {
+            start--;
+        }
+        if (end - start > 6 && memcmp(path + start, "Split-", 6) == 0) {
+            return xstrndup(path + start + 6, end - start - 6);
+        }
+        if (start == 0) {
+            break;
+        }
+        end = start - 1;
+    }
+    return NULL;
+}
+
+static char *dir_of(const char *path) {
+    const char *slash = strrchr(path, '/');
+    return slash == NULL ? xstrdup("") : xstrndup(path, (size_t)(slash - path));
+}
+
+/* Leave out the .json / .txt files of listed directories that hold dataset_info.json. */
+static int drop_tfds_metadata(tfbind *b) {
+    strlist dirs = {0};
+    for (size_t i = 0; i < b->files.n; i++) {
+        const tfile *f = &b->files.items[i];
+        const char *slash = strrchr(f->path, '/');
+        if (f->root != NULL && strcmp(slash ? slash + 1 : f->path, "dataset_info.json") == 0 &&
+            strlist_add(&dirs, dir_of(f->path))) {
+            strlist_free(&dirs);
+            return -1;
+        }
+    }
+    size_t kept = 0;
+    for (size_t i = 0; i < b->files.n; i++) {
+        tfile *f = &b->files.items[i];
+        int drop = 0;
+        if (f->root != NULL && dirs.n > 0 &&
+            (ends_with_ci(f->path, ".json") || ends_with_ci(f->path, ".txt"))) {
+            char *dir = dir_of(f->path);
+            for (size_t k = 0; dir != NULL && k < dirs.n && !drop; k++) {
+                drop = strcmp(dirs.items[k], dir) == 0;
+            }
+            free(dir);
+        }
+        if (drop) {
+            free(f->path);
+            free(f->root);
+        } else {
+            b->files.items[kept++] = *f;
+        }
+    }
+    b->files.n = kept;
+    strlist_free(&dirs);
+    return 0;
+}
+
+/* tfsql.layouts.detect_layout over the listed files: b->layout, b->splits, b->tfds_dir. */
+static int detect_layout(tfbind *b) {
+    size_t n = b->files.n;
+    if (n == 0) {
+        return 0;
+    }
+    b->splits = (char **)calloc(n, sizeof(char *));
+    if (b->splits == NULL) {
+        return -1;
+    }
+    for (int kind = LAYOUT_TFDS; kind <= LAYOUT_TFX; kind++) {
+        size_t i = 0;
+        for (; i < n; i++) {
+            const char *path = b->files.items[i].path;
+            b->splits[i] = kind == LAYOUT_TFDS ? tfds_split(path) : tfx_split(path);
+            if (b->splits[i] == NULL) {
+                break;
+            }
+        }
+        if (i == n) {
+            b->layout = kind;
+            break;
+        }
+        for (size_t k = 0; k < n; k++) {
+            free(b->splits[k]);
+            b->splits[k] = NULL;
+        }
+    }
+    if (b->layout == LAYOUT_NONE) {
+        free(b->splits);
+        b->splits = NULL;
+        return 0;
+    }
+    if (b->layout == LAYOUT_TFDS) {
+        b->tfds_dir = dir_of(b->files.items[0].path);
+        for (size_t i = 1; i < n && b->tfds_dir != NULL; i++) {
+            char *dir = dir_of(b->files.items[i].path);
+            if (dir == NULL || strcmp(dir, b->tfds_dir) != 0) {
+                free(b->tfds_dir);
+                b->tfds_dir = NULL;
+            }
+            free(dir);
+        }
+    }
+    return 0;
+}
+
+/* A TFDS directory's features.json types the columns (tfsql.tfds), which the extension
+ * does not read: such a scan, unless it names its columns, goes through tfsql.connect(). */
+static int refuse_tfds_features(const tfbind *b, const char *fname, char *err) {
+    if (b->layout != LAYOUT_TFDS || b->tfds_dir == NULL) {
+        return 0;
+    }
+    char *features = xprintf("%s/features.json", b->tfds_dir);
+    struct stat st;
+    int present = features != NULL && stat(features, &st) == 0 && S_ISREG(st.st_mode);
+    if (present) {
+        snprintf(err, ERRLEN, "%s: %s describes the columns of this TensorFlow Datasets "
+                              "directory, which the DuckDB extension does not read yet; run "
+                              "the query through tfsql.connect() (Python), which applies it, "
+                              "or pass columns := {...}", fname, features);
+    }
+    free(features);
+    return present ? -1 : 0;
+}
+
+/* Append the split column after the hive partition columns (tfsql.layouts.Layout
+ * .add_split_column): its values move from b->splits to each file's parts. */
+static int add_split_column(tfbind *b) {
+    if (b->layout == LAYOUT_NONE || is_column(b, SPLIT_COLUMN)) {
+        return 0;
+    }
+    for (int k = 0; k < b->npart; k++) {
+        if (strcmp(b->part_names[k], SPLIT_COLUMN) == 0) {
+            return 0;
+        }
+    }
+    int k = b->npart;
+    char **names = (char **)realloc(b->part_names, (size_t)(k + 1) * sizeof(char *));
+    if (names == NULL) {
+        return -1;
+    }
+    b->part_names = names;
+    int *is_int = (int *)realloc(b->part_is_int, (size_t)(k + 1) * sizeof(int));
+    if (is_int == NULL) {
+        return -1;
+    }
+    b->part_is_int = is_int;
+    for (size_t i = 0; i < b->files.n; i++) {
+        tfile *f = &b->files.items[i];
+        char **parts = (char **)realloc(f->parts, (size_t)(k + 1) * sizeof(char *));
+        if (parts == NULL) {
+            return -1;
+        }
+        if (f->parts == NULL) {
+            memset(parts, 0, (size_t)(k + 1) * sizeof(char *));
+        }
+        f->parts = parts;
+        f->parts[k] = b->splits[i];
+        b->splits[i] = NULL;
+    }
+    b->part_names[k] = xstrdup(SPLIT_COLUMN);
+    b->part_is_int[k] = 0;
+    b->npart = k + 1;
+    return b->part_names[k] == NULL ? -1 : 0;
 }
 
 /* -- parameters ------------------------------------------------------------- */
@@ -1734,6 +2022,18 @@ static int user_columns(tfbind *b, duckdb_value v, const char *fname, const char
         }
         free(type);
     }
+    /* tfsql.schema.feature_list_name: X[][] column N__feature_list beside a context
+     * column N reads the feature list N */
+    size_t sl = strlen(FEATURE_LIST_SUFFIX);
+    for (idx_t i = 0; i < n; i++) {
+        colspec *c = &b->sc.cols[i];
+        if (c->location == FEATURE_LISTS && c->name_len > sl &&
+            memcmp(c->name + c->name_len - sl, FEATURE_LIST_SUFFIX, sl) == 0 &&
+            context_column(b, c->name, c->name_len - sl)) {
+            c->name_len -= sl;
+            c->name[c->name_len] = 0;
+        }
+    }
     return 0;
 }
 
@@ -1810,6 +2110,10 @@ static void tf_bind(duckdb_bind_info info) {
                               "VARCHAR[] of them, e.g. %s('data/*.tfrecord')", fname, fname);
         goto fail;
     }
+    if (drop_tfds_metadata(b) || detect_layout(b)) {
+        snprintf(err, ERRLEN, "out of memory");
+        goto fail;
+    }
     for (size_t i = 0; i < b->files.n; i++) {
         b->total_bytes += b->files.items[i].size;
     }
@@ -1832,6 +2136,9 @@ static void tf_bind(duckdb_bind_info info) {
             goto fail;
         }
     } else {
+        if (b->record_type != RAW && refuse_tfds_features(b, fname, err)) {
+            goto fail;
+        }
         uint64_t key = b->record_type == RAW ? 0 : infer_key(b);
         if (!infer_cache_get(b, key, &cardinality)) {
             if (infer_columns(b, err, &cardinality)) {
@@ -1839,8 +2146,15 @@ static void tf_bind(duckdb_bind_info info) {
             }
             infer_cache_put(b, key, cardinality);
         }
+        if (check_inferred_names(b, err)) {
+            goto fail;
+        }
     }
     if (find_partitions(b, err)) {
+        goto fail;
+    }
+    if (add_split_column(b)) {
+        snprintf(err, ERRLEN, "out of memory");
         goto fail;
     }
     if (b->ndata == 0 && b->files.n == 0) {
@@ -1866,7 +2180,7 @@ static void tf_bind(duckdb_bind_info info) {
     }
     for (int c = 0; c < b->ndata; c++) {
         const colspec *cs = &b->sc.cols[c];
-        char *name = xstrndup((const char *)cs->name, cs->name_len);
+        char *name = column_name(b, c);
         duckdb_logical_type t = column_type(cs->kind, cs->shape, b->utf8[c]);
         duckdb_bind_add_result_column(info, name, t);
         duckdb_destroy_logical_type(&t);
@@ -1879,11 +2193,7 @@ static void tf_bind(duckdb_bind_info info) {
         duckdb_destroy_logical_type(&t);
     }
     if (b->filename_col != NULL) {
-        int clash = 0;
-        for (int c = 0; c < b->ndata; c++) {
-            clash |= b->sc.cols[c].name_len == strlen(b->filename_col) &&
-                     memcmp(b->sc.cols[c].name, b->filename_col, b->sc.cols[c].name_len) == 0;
-        }
+        int clash = is_column(b, b->filename_col);
         for (int k = 0; k < b->npart; k++) {
             clash |= strcmp(b->part_names[k], b->filename_col) == 0;
         }

@@ -617,9 +617,9 @@ class TFRecordConnection:
     def _native_call(self, call: rewrite.Call, tokens: list[rewrite.Token], params: Any) -> bool:
         """Whether the extension's ``tfrecord_scan`` runs this call (the SQL text is left
         as written): always, except for options only the Arrow path has, and for a
-        statement with WHERE (not a CREATE) over hive-partitioned files, where the Arrow
-        path's partition pruning opens only the matching directories (DuckDB's C API
-        has no filter pushdown)."""
+        statement with WHERE (not a CREATE) over hive-partitioned files or a TFDS / TFX
+        layout, where the Arrow path's partition pruning opens only the matching
+        directories or splits (DuckDB's C API has no filter pushdown)."""
         if not call.in_from:
             return False  # e.g. ``DESCRIBE tfrecord_scan(...)``, which DuckDB cannot parse
         if [arg.name for arg in call.args[:1]] != [None] or sum(arg.name is None for arg in call.args) != 1:
@@ -642,12 +642,12 @@ class TFRecordConnection:
             except LiteralError:
                 return False
         partitioned, layout = _source_shape(values[None])
-        if layout:
-            return False  # the split column of a TFDS / TFX layout comes from the Arrow path
         if tokens and tokens[0].is_word("create"):
             return True
         if not any(t.is_word("where") for t in tokens):
             return True
+        if layout:
+            return False  # the Arrow path prunes the files of a TFDS / TFX split like a partition
         if values.get("hive_partitioning") is False:
             return True
         return not partitioned

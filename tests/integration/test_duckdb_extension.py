@@ -410,3 +410,92 @@ def test_inference_sample_ends_at_infer_bytes(tmp_path, compression):
     assert [row[0] for row in described] == expected
     everything = con.sql(f"DESCRIBE SELECT * FROM tfrecord_scan('{target}', sample_size := -1)").fetchall()
     assert [row[0] for row in everything] == ["blob", "early", "late"]
+
+
+def test_feature_list_sharing_a_context_name(tmp_path):
+    """tensorflow/transform's shape: a context feature and a feature list both named
+    int_feature. The feature list is the column int_feature__feature_list, as in
+    read_tfrecord, when inferred and when named in columns :=."""
+    rows = [
+        {"int_feature": 0, "label": 1.5, "int_feature__feature_list": [[0], [1, 2]], "float_feature": [[0.5]]},
+        {"int_feature": 1, "label": 2.5, "int_feature__feature_list": [[3]], "float_feature": [[1.5], [2.5]]},
+    ]
+    schema = pa.schema({"int_feature": pa.int64(), "label": pa.float32(),
+                        "int_feature__feature_list": pa.list_(pa.list_(pa.int64())),
+                        "float_feature": pa.list_(pa.list_(pa.float32()))})
+    path = tmp_path / "same.tfrecord"
+    tfsql.write_tfrecord(pa.Table.from_pylist(rows, schema=schema), str(path), record_type="sequence_example")
+    reference = tfsql.read_tfrecord(str(path), record_type="sequence_example")
+    con = native_connection()
+    scan = f"tfrecord_scan('{path}', record_type := 'sequence_example')"
+    native = con.sql(f"SELECT * FROM {scan}").arrow()
+    native = native.read_all() if hasattr(native, "read_all") else native
+    assert native.column_names == reference.column_names
+    assert native.to_pylist() == reference.to_pylist()
+    named = con.sql(f"SELECT * FROM tfrecord_scan('{path}', record_type := 'sequence_example', columns := "
+                    "{'int_feature': 'BIGINT', 'int_feature__feature_list': 'BIGINT[][]'})").fetchall()
+    assert named == [(0, [[0], [1, 2]]), (1, [[3]])]
+    assert con.sql(f"SELECT count(*) FROM {scan}").fetchall() == [(2,)]
+
+
+TFDS_DIR = HERE.parent / "data" / "tfds" / "tiny_shapes" / "1.0.0"
+
+
+def _native_rows(con, query: str) -> list[dict]:
+    result = con.sql(query)
+    names = [d[0] for d in result.description]
+    return sorted((dict(zip(names, row)) for row in result.fetchall()), key=repr)
+
+
+def _reference_rows(source: str) -> list[dict]:
+    return sorted(tfsql.read_tfrecord(source).to_pylist(), key=repr)
+
+
+def test_tfx_layout_gives_the_split_column(tmp_path):
+    root = tmp_path / "examples"
+    for split, ids in (("train", [1, 2, 3]), ("eval", [10, 11])):
+        target = root / f"Split-{split}" / "data_tfrecord-00000-of-00001.gz"
+        tfsql.write_tfrecord(pa.table({"id": ids}), str(target.with_name("x.tfrecord.gz")))
+        os.rename(target.with_name("x.tfrecord.gz"), target)
+    con = native_connection()
+    described = con.sql(f"DESCRIBE SELECT * FROM tfrecord_scan('{root}')").fetchall()
+    assert [(row[0], row[1]) for row in described] == [("id", "BIGINT"), ("split", "VARCHAR")]
+    assert _native_rows(con, f"SELECT * FROM tfrecord_scan('{root}')") == _reference_rows(str(root))
+    with_names = con.sql(f"SELECT split, filename FROM tfrecord_scan('{root}', filename := true) WHERE id = 10")
+    assert with_names.fetchall() == [("eval", str(root / "Split-eval" / "data_tfrecord-00000-of-00001.gz"))]
+
+
+def test_tfds_layout_without_features_json(tmp_path):
+    """TFDS shards: the split comes from the file name, and the metadata files beside
+    them (dataset_info.json, *.labels.txt) are not data. Without features.json the
+    columns are inferred, as in read_tfrecord."""
+    directory = tmp_path / "tiny_shapes" / "1.0.0"
+    directory.mkdir(parents=True)
+    for path in TFDS_DIR.iterdir():
+        if path.name != "features.json":
+            shutil.copy(path, directory / path.name)
+    assert (directory / "dataset_info.json").exists()
+    con = native_connection()
+    names = [row[0] for row in con.sql(f"DESCRIBE SELECT * FROM tfrecord_scan('{directory}')").fetchall()]
+    assert names == tfsql.read_tfrecord(str(directory)).column_names and names[-1] == "split"
+    assert _native_rows(con, f"SELECT * FROM tfrecord_scan('{directory}')") == _reference_rows(str(directory))
+    shard = directory / "tiny_shapes-test.tfrecord-00000-of-00001"
+    assert con.sql(f"SELECT DISTINCT split FROM tfrecord_scan('{shard}')").fetchall() == [("test",)]
+
+
+def test_tfds_features_json_goes_through_connect():
+    con = native_connection()
+    with pytest.raises(duckdb.Error, match="features.json describes the columns .* run the query through "
+                                           r"tfsql.connect\(\)"):
+        con.sql(f"SELECT * FROM tfrecord_scan('{TFDS_DIR}')").fetchall()
+    ids = con.sql(f"SELECT id FROM tfrecord_scan('{TFDS_DIR}', columns := {{'id': 'BIGINT'}})").fetchall()
+    assert sorted(ids) == sorted((row["id"],) for row in tfsql.read_tfrecord(str(TFDS_DIR)).to_pylist())
+    front = tfsql.connect()
+    assert front.sql(f"SELECT split, count(*) FROM tfrecord_scan('{TFDS_DIR}') GROUP BY 1 ORDER BY 1").fetchall() \
+        == [("test", 3), ("train", 5)]
+
+
+def test_records_with_a_split_feature_keep_it_natively(tmp_path):
+    tfsql.write_tfrecord(pa.table({"id": [1], "split": ["mine"]}), str(tmp_path / "Split-train/x.tfrecord"))
+    con = native_connection()
+    assert con.sql(f"SELECT * FROM tfrecord_scan('{tmp_path}')").fetchall() == [(1, "mine")]
