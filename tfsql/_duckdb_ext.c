@@ -2244,11 +2244,15 @@ static void tfglobal_free(void *p) {
 
 /* A thread's scan state. The open file is framed one output chunk at a time, right
  * before the chunk is decoded, so its bytes are read from memory once while they are
- * still in the CPU's cache (framing the whole file first read it twice). */
+ * still in the CPU's cache (framing the whole file first read it twice). A compressed
+ * file is inflated as the scan goes, into a window that drops the bytes of records
+ * already emitted: `base` is the file offset of the window's first byte. */
 typedef struct {
     int have_file;
     size_t file;
     filebytes fb;
+    inflater inf;      /* finished for a plain (mapped) file */
+    size_t base;
     tbuf offs, lens;   /* the framed records of the current chunk */
     size_t nrec, pos;  /* records in the chunk, records already emitted */
     size_t first;      /* the chunk's first record: its index in the file */
@@ -2258,9 +2262,37 @@ typedef struct {
     colbuild *cb;
 } tflocal;
 
+/* Inflated bytes kept ahead of the scan: refilled to WINDOW_BYTES when fewer than
+ * WINDOW_LOW are left (moving those few to the front), or to a whole record. */
+#define WINDOW_BYTES ((size_t)8 << 20)
+#define WINDOW_LOW ((size_t)1 << 20)
+
 static void tflocal_close_file(tflocal *l) {
+    inflater_end(&l->inf);
     filebytes_free(&l->fb);
     l->have_file = 0;
+}
+
+/* Make at least `need` bytes from frame_end available (fewer only at the end of the
+ * stream). */
+static int fill_window(tflocal *l, size_t need, const char *path, char *err) {
+    size_t have = l->fb.size - l->frame_end;
+    if (l->inf.finished || have >= need) {
+        return 0;
+    }
+    if (l->frame_end > 0) {
+        memmove(l->fb.owned.data, l->fb.owned.data + l->frame_end, have);
+        l->fb.owned.len = have;
+        l->base += l->frame_end;
+        l->frame_end = 0;
+    }
+    char why[ERRLEN];
+    if (inflater_run(&l->inf, &l->fb.owned, need > WINDOW_BYTES ? need : WINDOW_BYTES, why)) {
+        snprintf(err, ERRLEN, "%s: %s", path, why);
+        return -1;
+    }
+    file_inflated(&l->fb);
+    return 0;
 }
 
 static void tflocal_free(void *p) {
@@ -2472,9 +2504,10 @@ static int open_next_file(tfbind *b, tfglobal *g, tflocal *l, char *err) {
         if (f->size == 0) {
             continue;
         }
-        if (file_read(f->path, b->compression, &l->fb, err)) {
+        if (file_open(f->path, b->compression, &l->fb, &l->inf, err)) {
             return -1;
         }
+        l->base = 0;
         l->offs.len = l->lens.len = 0;
         l->nrec = l->pos = l->first = 0;
         l->frame_end = 0;
@@ -2494,7 +2527,8 @@ static int frame_chunk(const tfbind *b, tflocal *l, size_t cap, char *err) {
         l->nrec = l->pos = 0;
         if (l->frame_status != FRAME_OK) {
             if (!b->skip_corrupt) {
-                frame_error(err, f->path, l->frame_status, l->first, l->frame_end, l->fb.size);
+                frame_error(err, f->path, l->frame_status, l->first, l->base + l->frame_end,
+                            l->base + l->fb.size);
                 return -1;
             }
             if (l->frame_status != FRAME_BAD_DATA_CRC) {
@@ -2506,6 +2540,9 @@ static int frame_chunk(const tfbind *b, tflocal *l, size_t cap, char *err) {
             l->frame_status = FRAME_OK;
             l->first += 1;
         }
+        if (fill_window(l, WINDOW_LOW, f->path, err)) {
+            return -1;
+        }
         if (l->frame_end >= l->fb.size) {
             return 0;
         }
@@ -2516,6 +2553,22 @@ static int frame_chunk(const tfbind *b, tflocal *l, size_t cap, char *err) {
             return -1;
         }
         l->nrec = l->offs.len / 8;
+        if (l->frame_status == FRAME_TRUNCATED && !l->inf.finished) {
+            /* the window ends inside a record: emit what is framed, then inflate on */
+            size_t have = l->fb.size - l->frame_end, need = 12;
+            if (have >= 12) {
+                uint64_t length = load_le64(l->fb.data + l->frame_end);
+                need = length > SIZE_MAX - 16 ? SIZE_MAX : (size_t)length + 16;
+            }
+            l->frame_status = FRAME_OK;
+            if (l->nrec > 0) {
+                return 1;
+            }
+            if (fill_window(l, need, f->path, err)) {
+                return -1;
+            }
+            continue;
+        }
         if (l->nrec > 0) {
             return 1;
         }
@@ -2583,7 +2636,7 @@ static void tf_scan(duckdb_function_info info, duckdb_data_chunk output) {
             }
             if (rc) {
                 size_t rec = l->first + l->pos + x.err_record;
-                size_t at = (size_t)load_u64(offs + 8 * x.err_record) - 12;
+                size_t at = l->base + (size_t)load_u64(offs + 8 * x.err_record) - 12;
                 decode_error(err, b, &x, rc, b->files.items[l->file].path, rec, at);
             }
             for (int i = 0; i < g->nproj && rc == 0; i++) {

@@ -499,3 +499,36 @@ def test_records_with_a_split_feature_keep_it_natively(tmp_path):
     tfsql.write_tfrecord(pa.table({"id": [1], "split": ["mine"]}), str(tmp_path / "Split-train/x.tfrecord"))
     con = native_connection()
     assert con.sql(f"SELECT * FROM tfrecord_scan('{tmp_path}')").fetchall() == [(1, "mine")]
+
+
+def test_compressed_file_is_inflated_as_the_scan_goes(tmp_path):
+    """A gzip file is inflated into a window of a few MiB that moves with the scan: records
+    across its refills, a record larger than the window, and a damaged record far into
+    the file (reported at its offset in the inflated bytes) behave as in a plain file."""
+    import gzip
+
+    rows = 6_000
+    pad = [b"\0" * (2_000 if i != 4_500 else 9 << 20) for i in range(rows)]
+    table = pa.table({"x": list(range(rows)), "pad": pad})
+    tfsql.write_tfrecord(table, str(tmp_path / "plain.tfrecord"))
+    data = bytearray((tmp_path / "plain.tfrecord").read_bytes())
+    offsets = _record_offsets(bytes(data))
+    (tmp_path / "good.tfrecord.gz").write_bytes(gzip.compress(bytes(data), 1))
+    con = native_connection()
+    query = "SELECT count(*), sum(x), sum(length(pad)) FROM tfrecord_scan('{}')"
+    expected = [(rows, sum(range(rows)), sum(len(p) for p in pad))]
+    assert con.sql(query.format(tmp_path / "good.tfrecord.gz")).fetchall() == expected
+    bad = 5_000
+    data[offsets[bad] + 14] ^= 0xFF
+    (tmp_path / "bad.tfrecord.gz").write_bytes(gzip.compress(bytes(data), 1))
+    with pytest.raises(duckdb.Error, match=f"data CRC mismatch in .*bad.tfrecord.gz, record {bad} at byte "
+                                           f"{offsets[bad]}"):
+        con.sql(query.format(tmp_path / "bad.tfrecord.gz")).fetchall()
+    skipped = con.sql(query.format(tmp_path / "bad.tfrecord.gz")[:-1] + ", ignore_errors := true)").fetchall()
+    assert skipped == [(rows - 1, sum(range(rows)) - bad, expected[0][2] - len(pad[bad]))]
+    data[offsets[bad] + 14] ^= 0xFF
+    truncated = gzip.compress(bytes(data[:offsets[5_500] + 30]), 1)
+    (tmp_path / "cut.tfrecord.gz").write_bytes(truncated)
+    with pytest.raises(duckdb.Error, match=f"truncated record in .*cut.tfrecord.gz, record 5500 at byte "
+                                           f"{offsets[5_500]}: the file ends 30 bytes into it"):
+        con.sql(query.format(tmp_path / "cut.tfrecord.gz")).fetchall()
