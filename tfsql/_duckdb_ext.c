@@ -52,6 +52,9 @@ DUCKDB_EXTENSION_EXTERN
 /* ======================================================================== */
 
 #define ERRLEN 4096
+/* tfsql.inference.DEFAULT_INFER_BYTES: a file's inference sample ends once its records
+ * hold this many bytes (unless every record is sampled). */
+#define INFER_BYTES (4LL << 20)
 
 static char *xstrndup(const char *s, size_t n) {
     char *r = (char *)malloc(n + 1);
@@ -185,72 +188,101 @@ static int zlib_load(void) {
 
 enum { COMP_NONE = 0, COMP_GZIP = 1, COMP_ZLIB = 2, COMP_INFER = 3 };
 
-/* Inflate a gzip (members concatenated; trailing zero padding ignored) or zlib stream. */
-static int inflate_all(const uint8_t *in, size_t n, int comp, tbuf *out, char *err) {
+/* A gzip (members concatenated; trailing zero padding ignored) or zlib stream being
+ * inflated, a step at a time: inference inflates only the start of a file. The z_stream
+ * must stay where it is while active (zlib keeps a pointer back to it). */
+typedef struct {
+    const uint8_t *in;
+    size_t n, pos;
+    int comp, active, finished, members;
+    zstream z;
+} inflater;
+
+static void inflater_end(inflater *f) {
+    if (f->active) {
+        zl.end(&f->z);
+        f->active = 0;
+    }
+}
+
+/* Inflate into `out` until it holds at least `want` bytes or the stream ends
+ * (f->finished). */
+static int inflater_run(inflater *f, tbuf *out, size_t want, char *err) {
+    const char *what = f->comp == COMP_GZIP ? "gzip" : "zlib";
+    while (!f->finished && out->len < want) {
+        if (!f->active) {
+            if (f->members > 0) { /* after a gzip member: another one, or zero padding */
+                size_t rest = f->pos;
+                while (rest < f->n && f->in[rest] == 0) {
+                    rest++;
+                }
+                if (rest >= f->n) {
+                    f->finished = 1;
+                    break;
+                }
+            }
+            memset(&f->z, 0, sizeof(f->z));
+            if (zl.init2(&f->z, f->comp == COMP_GZIP ? 31 : 15, zl.version(),
+                         (int)sizeof(zstream)) != 0) {
+                snprintf(err, ERRLEN, "cannot start zlib");
+                return -1;
+            }
+            f->active = 1;
+            f->z.next_in = f->in + f->pos;
+            size_t left = f->n - f->pos;
+            f->z.avail_in = left > 0x40000000u ? 0x40000000u : (unsigned)left;
+        }
+        if (tbuf_reserve(out, 1 << 20)) {
+            inflater_end(f);
+            snprintf(err, ERRLEN, "out of memory while inflating");
+            return -1;
+        }
+        f->z.next_out = out->data + out->len;
+        f->z.avail_out = (unsigned)(out->cap - out->len > 0x40000000u ? 0x40000000u
+                                                                       : out->cap - out->len);
+        unsigned before_out = f->z.avail_out;
+        const uint8_t *before_in = f->z.next_in;
+        int rc = zl.inflate(&f->z, 0);
+        out->len += before_out - f->z.avail_out;
+        f->pos += (size_t)(f->z.next_in - before_in);
+        if (f->z.avail_in == 0 && f->pos < f->n) {
+            size_t left = f->n - f->pos;
+            f->z.avail_in = left > 0x40000000u ? 0x40000000u : (unsigned)left;
+        }
+        if (rc == 1 /* Z_STREAM_END */) {
+            inflater_end(f);
+            f->members++;
+            f->finished = f->comp == COMP_ZLIB;
+            continue;
+        }
+        if (rc != 0 && rc != -5 /* Z_BUF_ERROR */) {
+            const char *msg = f->z.msg ? f->z.msg : "invalid compressed data";
+            snprintf(err, ERRLEN, "%s data is corrupt at compressed byte %zu (%s)", what, f->pos,
+                     msg);
+            inflater_end(f);
+            return -1;
+        }
+        if (rc == -5 && f->z.avail_in == 0 && f->pos >= f->n) {
+            inflater_end(f);
+            snprintf(err, ERRLEN, "the %s stream is truncated (copy the file again from its "
+                                  "source)", what);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int inflater_start(inflater *f, const uint8_t *in, size_t n, int comp, char *err) {
+    memset(f, 0, sizeof(*f));
     if (zlib_load()) {
         snprintf(err, ERRLEN, "reading compressed files needs the zlib library (libz.so.1), "
                               "which was not found");
         return -1;
     }
-    size_t pos = 0;
-    for (;;) {
-        zstream z;
-        memset(&z, 0, sizeof(z));
-        if (zl.init2(&z, comp == COMP_GZIP ? 31 : 15, zl.version(), (int)sizeof(zstream)) != 0) {
-            snprintf(err, ERRLEN, "cannot start zlib");
-            return -1;
-        }
-        z.next_in = in + pos;
-        size_t left = n - pos;
-        z.avail_in = left > 0x40000000u ? 0x40000000u : (unsigned)left;
-        int rc = 0;
-        for (;;) {
-            if (tbuf_reserve(out, 1 << 20)) {
-                zl.end(&z);
-                snprintf(err, ERRLEN, "out of memory while inflating");
-                return -1;
-            }
-            z.next_out = out->data + out->len;
-            z.avail_out = (unsigned)(out->cap - out->len > 0x40000000u ? 0x40000000u
-                                                                        : out->cap - out->len);
-            unsigned before_out = z.avail_out;
-            const uint8_t *before_in = z.next_in;
-            rc = zl.inflate(&z, 0);
-            out->len += before_out - z.avail_out;
-            pos += (size_t)(z.next_in - before_in);
-            if (z.avail_in == 0 && pos < n) {
-                left = n - pos;
-                z.avail_in = left > 0x40000000u ? 0x40000000u : (unsigned)left;
-            }
-            if (rc == 1 /* Z_STREAM_END */) {
-                break;
-            }
-            if (rc != 0 && rc != -5 /* Z_BUF_ERROR */) {
-                const char *msg = z.msg ? z.msg : "invalid compressed data";
-                snprintf(err, ERRLEN, "%s data is corrupt at compressed byte %zu (%s)",
-                         comp == COMP_GZIP ? "gzip" : "zlib", pos, msg);
-                zl.end(&z);
-                return -1;
-            }
-            if (rc == -5 && z.avail_in == 0 && pos >= n) {
-                zl.end(&z);
-                snprintf(err, ERRLEN, "the %s stream is truncated (copy the file again from "
-                                      "its source)", comp == COMP_GZIP ? "gzip" : "zlib");
-                return -1;
-            }
-        }
-        zl.end(&z);
-        if (comp == COMP_ZLIB) {
-            return 0;
-        }
-        size_t rest = pos;
-        while (rest < n && in[rest] == 0) {
-            rest++;
-        }
-        if (rest >= n) {
-            return 0;
-        }
-    }
+    f->in = in;
+    f->n = n;
+    f->comp = comp;
+    return 0;
 }
 
 /* ======================================================================== */
@@ -287,8 +319,15 @@ static int detect_compression(const uint8_t *h, size_t n) {
     return COMP_NONE;
 }
 
-static int file_read(const char *path, int comp, filebytes *f, char *err) {
+/* Open `path` (compression `comp`, or COMP_INFER). Plain bytes are mapped. Compressed
+ * ones are inflated whole, or, when `inf` is given, not yet: the caller inflates them
+ * with inflater_run(inf, &f->owned, ...) and file_inflated(f), then inflater_end. */
+static int file_open(const char *path, int comp, filebytes *f, inflater *inf, char *err) {
     memset(f, 0, sizeof(*f));
+    if (inf != NULL) {
+        memset(inf, 0, sizeof(*inf));
+        inf->finished = 1;
+    }
     int fd = open(path, O_RDONLY);
     if (fd < 0) {
         snprintf(err, ERRLEN, "cannot open %s: %s", path, strerror(errno));
@@ -323,16 +362,32 @@ static int file_read(const char *path, int comp, filebytes *f, char *err) {
         return 0;
     }
     char why[ERRLEN];
-    if (inflate_all((const uint8_t *)map, size, comp, &f->owned, why)) {
+    inflater whole, *z = inf != NULL ? inf : &whole;
+    if (inflater_start(z, (const uint8_t *)map, size, comp, why) ||
+        (inf == NULL && inflater_run(z, &f->owned, SIZE_MAX, why))) {
         snprintf(err, ERRLEN, "%s: %s", path, why);
         filebytes_free(f);
         return -1;
     }
-    munmap(f->map, f->map_size);
-    f->map = NULL;
+    f->data = (const uint8_t *)"";
+    f->size = 0;
+    if (inf == NULL) {
+        munmap(f->map, f->map_size);
+        f->map = NULL;
+        f->data = f->owned.data ? f->owned.data : (const uint8_t *)"";
+        f->size = f->owned.len;
+    }
+    return 0;
+}
+
+/* After inflater_run: the bytes inflated so far are the file's bytes. */
+static void file_inflated(filebytes *f) {
     f->data = f->owned.data ? f->owned.data : (const uint8_t *)"";
     f->size = f->owned.len;
-    return 0;
+}
+
+static int file_read(const char *path, int comp, filebytes *f, char *err) {
+    return file_open(path, comp, f, NULL, err);
 }
 
 /* ======================================================================== */
@@ -875,6 +930,11 @@ typedef struct {
     int npart;
     char **part_names;
     int *part_is_int;
+    /* a TFDS / TFX layout (tfsql.layouts): each file's split, and the TFDS shards'
+     * directory when they share one */
+    int layout;
+    char **splits;
+    char *tfds_dir;
     /* data columns (the decoder's schema) and their output types */
     schema sc;
     int *utf8;
@@ -887,6 +947,13 @@ static void tfbind_free(void *p) {
     if (b == NULL) {
         return;
     }
+    if (b->splits != NULL) {
+        for (size_t i = 0; i < b->files.n; i++) {
+            free(b->splits[i]);
+        }
+        free(b->splits);
+    }
+    free(b->tfds_dir);
     filelist_free(&b->files, b->npart);
     for (int k = 0; k < b->npart; k++) {
         free(b->part_names[k]);
@@ -933,13 +1000,6 @@ static size_t sample_indices(size_t n, long long want, size_t *out) {
     return m;
 }
 
-/* The frames of a file's bytes from record 0; status and end position in *st / *end. */
-static int frame_file(const filebytes *fb, long long max_records, int verify, tbuf *offs,
-                      tbuf *lens, size_t *end, int *status) {
-    offs->len = lens->len = 0;
-    return scan_core(fb->data, fb->size, 0, max_records, -1, verify, offs, lens, end, status);
-}
-
 static void frame_error(char *err, const char *path, int status, size_t index, size_t at,
                         size_t size) {
     if (status == FRAME_TRUNCATED) {
@@ -956,6 +1016,74 @@ static void frame_error(char *err, const char *path, int status, size_t index, s
     } else {
         snprintf(err, ERRLEN, "data CRC mismatch in %s, record %zu at byte %zu: the record is "
                               "corrupt (pass ignore_errors := true to skip it)", path, index, at);
+    }
+}
+
+/* The records a sample of `count` framed ones keeps under tfsql.inference's byte rule:
+ * up to the one whose payload brings the total to `limit` bytes (all when the total
+ * stays below). *reached: whether it did. */
+static size_t within_bytes(const tbuf *lens, size_t count, long long limit, int *reached) {
+    uint64_t total = 0;
+    *reached = 0;
+    if (limit < 0) {
+        return count;
+    }
+    for (size_t i = 0; i < count; i++) {
+        total += load_u64(lens->data + 8 * i);
+        if (total >= (uint64_t)limit) {
+            *reached = 1;
+            return i + 1;
+        }
+    }
+    return count;
+}
+
+/* Read the inference sample of one file (tfsql.inference): its first infer_sample
+ * records, ending once their payloads hold INFER_BYTES bytes (unless every record is
+ * sampled). A compressed file is inflated only as far as the sample reaches. The
+ * sampled records are framed in offs / lens (n of them); *end is where framing stopped. */
+static int sample_file(const tfbind *b, const char *path, filebytes *fb, tbuf *offs,
+                       tbuf *lens, size_t *n, size_t *end, char *err) {
+    inflater inf;
+    if (file_open(path, b->compression, fb, &inf, err)) {
+        return -1;
+    }
+    long long limit = b->infer_sample < 0 ? -1 : INFER_BYTES;
+    size_t want = limit < 0 ? SIZE_MAX : (size_t)limit + (1u << 20);
+    for (;;) {
+        char why[ERRLEN];
+        if (!inf.finished) {
+            if (inflater_run(&inf, &fb->owned, want, why)) {
+                snprintf(err, ERRLEN, "%s: %s", path, why);
+                inflater_end(&inf);
+                return -1;
+            }
+            file_inflated(fb);
+        }
+        int status, reached;
+        offs->len = lens->len = 0;
+        if (scan_core(fb->data, fb->size, 0, b->infer_sample, -1, b->verify, offs, lens, end,
+                      &status)) {
+            inflater_end(&inf);
+            snprintf(err, ERRLEN, "out of memory");
+            return -1;
+        }
+        size_t framed = offs->len / 8;
+        *n = within_bytes(lens, framed, limit, &reached);
+        /* more bytes are needed while the records framed so far ran into the end of what
+         * is inflated: a CRC mismatch is damage, which ends the sample as in a plain file */
+        int complete = inf.finished || reached ||
+                       (b->infer_sample >= 0 && framed >= (size_t)b->infer_sample) ||
+                       status == FRAME_BAD_LENGTH_CRC || status == FRAME_BAD_DATA_CRC;
+        if (complete) {
+            inflater_end(&inf);
+            if (*n < framed) {
+                *end = (size_t)load_u64(offs->data + 8 * *n) - 12;
+                offs->len = lens->len = 8 * *n;
+            }
+            return 0;
+        }
+        want = fb->size > SIZE_MAX / 2 ? SIZE_MAX : 2 * fb->size;
     }
 }
 
@@ -1000,18 +1128,12 @@ static int infer_columns(tfbind *b, char *err, idx_t *cardinality) {
     uint64_t sampled_records = 0, sampled_bytes = 0;
     for (size_t j = 0; j < npick; j++) {
         const tfile *f = &b->files.items[idx[pick[j]]];
-        if (file_read(f->path, b->compression, &bufs[j], err)) {
-            goto done;
-        }
-        size_t end;
-        int status;
-        if (frame_file(&bufs[j], b->infer_sample, b->verify, &offs, &lens, &end, &status)) {
-            snprintf(err, ERRLEN, "out of memory");
+        size_t end, n;
+        if (sample_file(b, f->path, &bufs[j], &offs, &lens, &n, &end, err)) {
             goto done;
         }
         /* A damaged record ends the file's sample; the scan reports it (as a data error,
          * with its file, record and offset) unless ignore_errors skips it. */
-        size_t n = offs.len / 8;
         size_t bad = 0;
         int e = summarize_core(&s, b->record_type, bufs[j].data, bufs[j].size, offs.data,
                                lens.data, n, &bad);
@@ -1107,15 +1229,6 @@ static int infer_columns(tfbind *b, char *err, idx_t *cardinality) {
                      b->record_type == EXAMPLE ? "tf.train.Example" : "tf.train.SequenceExample");
             goto done;
         }
-        for (int c = 0; c < n; c++) {
-            if (b->sc.cols[c].name_len == st->name_len &&
-                memcmp(b->sc.cols[c].name, st->name, st->name_len) == 0) {
-                snprintf(err, ERRLEN, "feature '%.*s' is both a context feature and a feature "
-                                      "list; pass schema naming the one to read",
-                         (int)st->name_len, (const char *)st->name);
-                goto done;
-            }
-        }
         colspec *c = &b->sc.cols[n];
         c->name = (uint8_t *)xstrndup((const char *)st->name, st->name_len);
         c->name_len = st->name_len;
@@ -1153,6 +1266,82 @@ done:
     tbuf_free(&s.touched);
     free(s.table);
     return rc;
+}
+
+/* -- column names (tfsql.schema) -------------------------------------------------
+ * A SequenceExample feature list that shares its name with a context column is the
+ * column N__feature_list (FEATURE_LIST_SUFFIX); the context column keeps the name. */
+
+#define FEATURE_LIST_SUFFIX "__feature_list"
+
+static int context_column(const tfbind *b, const uint8_t *name, size_t len) {
+    for (int k = 0; k < b->ndata; k++) {
+        const colspec *cs = &b->sc.cols[k];
+        if (cs->location != FEATURE_LISTS && cs->name_len == len && memcmp(cs->name, name, len) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int renamed_list(const tfbind *b, int c) {
+    const colspec *cs = &b->sc.cols[c];
+    return cs->location == FEATURE_LISTS && context_column(b, cs->name, cs->name_len);
+}
+
+/* The name of data column c (a new string). */
+static char *column_name(const tfbind *b, int c) {
+    const colspec *cs = &b->sc.cols[c];
+    return xprintf("%.*s%s", (int)cs->name_len, (const char *)cs->name,
+                   renamed_list(b, c) ? FEATURE_LIST_SUFFIX : "");
+}
+
+static int is_column(const tfbind *b, const char *name) {
+    for (int c = 0; c < b->ndata; c++) {
+        char *own = column_name(b, c);
+        int same = own != NULL && strcmp(own, name) == 0;
+        free(own);
+        if (same) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* tfsql.schema._name_columns over inferred columns: a renamed feature list must not
+ * take another column's name, and a feature list literally named N__feature_list
+ * beside a context column N is ambiguous. */
+static int check_inferred_names(const tfbind *b, char *err) {
+    size_t sl = strlen(FEATURE_LIST_SUFFIX);
+    for (int c = 0; c < b->ndata; c++) {
+        const colspec *cs = &b->sc.cols[c];
+        if (cs->location != FEATURE_LISTS) {
+            continue;
+        }
+        char *name = column_name(b, c);
+        if (name == NULL) {
+            snprintf(err, ERRLEN, "out of memory");
+            return -1;
+        }
+        int bad = cs->name_len > sl &&
+                  memcmp(cs->name + cs->name_len - sl, FEATURE_LIST_SUFFIX, sl) == 0 &&
+                  context_column(b, cs->name, cs->name_len - sl);
+        for (int k = 0; k < b->ndata && !bad; k++) {
+            char *other = k == c ? NULL : column_name(b, k);
+            bad = other != NULL && strcmp(other, name) == 0;
+            free(other);
+        }
+        if (bad) {
+            snprintf(err, ERRLEN, "feature list '%.*s' shares its name with a context feature, "
+                                  "and its column name '%s' is taken by another feature; pass "
+                                  "schema := {...} naming the columns to read",
+                     (int)cs->name_len, (const char *)cs->name, name);
+            free(name);
+            return -1;
+        }
+        free(name);
+    }
+    return 0;
 }
 
 /* -- inference cache ----------------------------------------------------------
@@ -1372,17 +1561,226 @@ static int find_partitions(tfbind *b, char *err) {
             }
         }
         b->part_is_int[k] = any && all_int;
-        for (int c = 0; c < b->ndata; c++) {
-            if (b->sc.cols[c].name_len == strlen(b->part_names[k]) &&
-                memcmp(b->sc.cols[c].name, b->part_names[k], b->sc.cols[c].name_len) == 0) {
-                snprintf(err, ERRLEN, "partition column '%s' is also a feature in the records; "
-                                      "rename the directory key or pass hive_partitioning := "
-                                      "false", b->part_names[k]);
-                return -1;
-            }
+        if (is_column(b, b->part_names[k])) {
+            snprintf(err, ERRLEN, "partition column '%s' is also a feature in the records; "
+                                  "rename the directory key or pass hive_partitioning := "
+                                  "false", b->part_names[k]);
+            return -1;
         }
     }
     return 0;
+}
+
+/* -- dataset layouts with splits (tfsql.layouts) ---------------------------------
+ * TFDS shards '{name}-{split}.tfrecord-{i}-of-{n}' and TFX 'Split-{split}/...' files get
+ * a string partition column split, unless hive directories or the records already have
+ * a column of that name. In a listed directory that holds dataset_info.json, the .json
+ * and .txt files are TFDS metadata, not data. */
+
+enum { LAYOUT_NONE = 0, LAYOUT_TFDS = 1, LAYOUT_TFX = 2 };
+#define SPLIT_COLUMN "split"
+
+static int is_digit(char c) { return c >= '0' && c <= '9'; }
+
+/* tfsql.layouts.tfds_split: the split of a TFDS shard name (a new string), or NULL. */
+static char *tfds_split(const char *path) {
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    size_t e = strlen(base), end = e;
+    while (e > 0 && is_digit(base[e - 1])) {
+        e--;
+    }
+    if (e == end || e < 4 || memcmp(base + e - 4, "-of-", 4) != 0) {
+        return NULL;
+    }
+    size_t i = e - 4, d = i;
+    while (d > 0 && is_digit(base[d - 1])) {
+        d--;
+    }
+    if (d == i || d < 10 || memcmp(base + d - 10, ".tfrecord-", 10) != 0) {
+        return NULL;
+    }
+    size_t split_end = d - 10, k = split_end;
+    while (k > 0 && base[k - 1] != '-' && base[k - 1] != '.') {
+        k--;
+    }
+    /* the split is preceded by '-' and a non-empty dataset name */
+    if (k == split_end || k < 2 || base[k - 1] != '-') {
+        return NULL;
+    }
+    return xstrndup(base + k, split_end - k);
+}
+
+/* tfsql.layouts.tfx_split: the split of the nearest 'Split-{split}' directory above the
+ * file (a new string), or NULL. */
+static char *tfx_split(const char *path) {
+    const char *slash = strrchr(path, '/');
+    if (slash == NULL) {
+        return NULL;
+    }
+    size_t end = (size_t)(slash - path);
+    while (end > 0) {
+        size_t start = end;
+        while (start > 0 && path[start - 1] != '/') {
+            start--;
+        }
+        if (end - start > 6 && memcmp(path + start, "Split-", 6) == 0) {
+            return xstrndup(path + start + 6, end - start - 6);
+        }
+        if (start == 0) {
+            break;
+        }
+        end = start - 1;
+    }
+    return NULL;
+}
+
+static char *dir_of(const char *path) {
+    const char *slash = strrchr(path, '/');
+    return slash == NULL ? xstrdup("") : xstrndup(path, (size_t)(slash - path));
+}
+
+/* Leave out the .json / .txt files of listed directories that hold dataset_info.json. */
+static int drop_tfds_metadata(tfbind *b) {
+    strlist dirs = {0};
+    for (size_t i = 0; i < b->files.n; i++) {
+        const tfile *f = &b->files.items[i];
+        const char *slash = strrchr(f->path, '/');
+        if (f->root != NULL && strcmp(slash ? slash + 1 : f->path, "dataset_info.json") == 0 &&
+            strlist_add(&dirs, dir_of(f->path))) {
+            strlist_free(&dirs);
+            return -1;
+        }
+    }
+    size_t kept = 0;
+    for (size_t i = 0; i < b->files.n; i++) {
+        tfile *f = &b->files.items[i];
+        int drop = 0;
+        if (f->root != NULL && dirs.n > 0 &&
+            (ends_with_ci(f->path, ".json") || ends_with_ci(f->path, ".txt"))) {
+            char *dir = dir_of(f->path);
+            for (size_t k = 0; dir != NULL && k < dirs.n && !drop; k++) {
+                drop = strcmp(dirs.items[k], dir) == 0;
+            }
+            free(dir);
+        }
+        if (drop) {
+            free(f->path);
+            free(f->root);
+        } else {
+            b->files.items[kept++] = *f;
+        }
+    }
+    b->files.n = kept;
+    strlist_free(&dirs);
+    return 0;
+}
+
+/* tfsql.layouts.detect_layout over the listed files: b->layout, b->splits, b->tfds_dir. */
+static int detect_layout(tfbind *b) {
+    size_t n = b->files.n;
+    if (n == 0) {
+        return 0;
+    }
+    b->splits = (char **)calloc(n, sizeof(char *));
+    if (b->splits == NULL) {
+        return -1;
+    }
+    for (int kind = LAYOUT_TFDS; kind <= LAYOUT_TFX; kind++) {
+        size_t i = 0;
+        for (; i < n; i++) {
+            const char *path = b->files.items[i].path;
+            b->splits[i] = kind == LAYOUT_TFDS ? tfds_split(path) : tfx_split(path);
+            if (b->splits[i] == NULL) {
+                break;
+            }
+        }
+        if (i == n) {
+            b->layout = kind;
+            break;
+        }
+        for (size_t k = 0; k < n; k++) {
+            free(b->splits[k]);
+            b->splits[k] = NULL;
+        }
+    }
+    if (b->layout == LAYOUT_NONE) {
+        free(b->splits);
+        b->splits = NULL;
+        return 0;
+    }
+    if (b->layout == LAYOUT_TFDS) {
+        b->tfds_dir = dir_of(b->files.items[0].path);
+        for (size_t i = 1; i < n && b->tfds_dir != NULL; i++) {
+            char *dir = dir_of(b->files.items[i].path);
+            if (dir == NULL || strcmp(dir, b->tfds_dir) != 0) {
+                free(b->tfds_dir);
+                b->tfds_dir = NULL;
+            }
+            free(dir);
+        }
+    }
+    return 0;
+}
+
+/* A TFDS directory's features.json types the columns (tfsql.tfds), which the extension
+ * does not read: such a scan, unless it names its columns, goes through tfsql.connect(). */
+static int refuse_tfds_features(const tfbind *b, const char *fname, char *err) {
+    if (b->layout != LAYOUT_TFDS || b->tfds_dir == NULL) {
+        return 0;
+    }
+    char *features = xprintf("%s/features.json", b->tfds_dir);
+    struct stat st;
+    int present = features != NULL && stat(features, &st) == 0 && S_ISREG(st.st_mode);
+    if (present) {
+        snprintf(err, ERRLEN, "%s: %s describes the columns of this TensorFlow Datasets "
+                              "directory, which the DuckDB extension does not read yet; run "
+                              "the query through tfsql.connect() (Python), which applies it, "
+                              "or pass columns := {...}", fname, features);
+    }
+    free(features);
+    return present ? -1 : 0;
+}
+
+/* Append the split column after the hive partition columns (tfsql.layouts.Layout
+ * .add_split_column): its values move from b->splits to each file's parts. */
+static int add_split_column(tfbind *b) {
+    if (b->layout == LAYOUT_NONE || is_column(b, SPLIT_COLUMN)) {
+        return 0;
+    }
+    for (int k = 0; k < b->npart; k++) {
+        if (strcmp(b->part_names[k], SPLIT_COLUMN) == 0) {
+            return 0;
+        }
+    }
+    int k = b->npart;
+    char **names = (char **)realloc(b->part_names, (size_t)(k + 1) * sizeof(char *));
+    if (names == NULL) {
+        return -1;
+    }
+    b->part_names = names;
+    int *is_int = (int *)realloc(b->part_is_int, (size_t)(k + 1) * sizeof(int));
+    if (is_int == NULL) {
+        return -1;
+    }
+    b->part_is_int = is_int;
+    for (size_t i = 0; i < b->files.n; i++) {
+        tfile *f = &b->files.items[i];
+        char **parts = (char **)realloc(f->parts, (size_t)(k + 1) * sizeof(char *));
+        if (parts == NULL) {
+            return -1;
+        }
+        if (f->parts == NULL) {
+            memset(parts, 0, (size_t)(k + 1) * sizeof(char *));
+        }
+        f->parts = parts;
+        f->parts[k] = b->splits[i];
+        b->splits[i] = NULL;
+    }
+    b->part_names[k] = xstrdup(SPLIT_COLUMN);
+    b->part_is_int[k] = 0;
+    b->npart = k + 1;
+    return b->part_names[k] == NULL ? -1 : 0;
 }
 
 /* -- parameters ------------------------------------------------------------- */
@@ -1624,6 +2022,18 @@ static int user_columns(tfbind *b, duckdb_value v, const char *fname, const char
         }
         free(type);
     }
+    /* tfsql.schema.feature_list_name: X[][] column N__feature_list beside a context
+     * column N reads the feature list N */
+    size_t sl = strlen(FEATURE_LIST_SUFFIX);
+    for (idx_t i = 0; i < n; i++) {
+        colspec *c = &b->sc.cols[i];
+        if (c->location == FEATURE_LISTS && c->name_len > sl &&
+            memcmp(c->name + c->name_len - sl, FEATURE_LIST_SUFFIX, sl) == 0 &&
+            context_column(b, c->name, c->name_len - sl)) {
+            c->name_len -= sl;
+            c->name[c->name_len] = 0;
+        }
+    }
     return 0;
 }
 
@@ -1700,6 +2110,10 @@ static void tf_bind(duckdb_bind_info info) {
                               "VARCHAR[] of them, e.g. %s('data/*.tfrecord')", fname, fname);
         goto fail;
     }
+    if (drop_tfds_metadata(b) || detect_layout(b)) {
+        snprintf(err, ERRLEN, "out of memory");
+        goto fail;
+    }
     for (size_t i = 0; i < b->files.n; i++) {
         b->total_bytes += b->files.items[i].size;
     }
@@ -1722,6 +2136,9 @@ static void tf_bind(duckdb_bind_info info) {
             goto fail;
         }
     } else {
+        if (b->record_type != RAW && refuse_tfds_features(b, fname, err)) {
+            goto fail;
+        }
         uint64_t key = b->record_type == RAW ? 0 : infer_key(b);
         if (!infer_cache_get(b, key, &cardinality)) {
             if (infer_columns(b, err, &cardinality)) {
@@ -1729,8 +2146,15 @@ static void tf_bind(duckdb_bind_info info) {
             }
             infer_cache_put(b, key, cardinality);
         }
+        if (check_inferred_names(b, err)) {
+            goto fail;
+        }
     }
     if (find_partitions(b, err)) {
+        goto fail;
+    }
+    if (add_split_column(b)) {
+        snprintf(err, ERRLEN, "out of memory");
         goto fail;
     }
     if (b->ndata == 0 && b->files.n == 0) {
@@ -1756,7 +2180,7 @@ static void tf_bind(duckdb_bind_info info) {
     }
     for (int c = 0; c < b->ndata; c++) {
         const colspec *cs = &b->sc.cols[c];
-        char *name = xstrndup((const char *)cs->name, cs->name_len);
+        char *name = column_name(b, c);
         duckdb_logical_type t = column_type(cs->kind, cs->shape, b->utf8[c]);
         duckdb_bind_add_result_column(info, name, t);
         duckdb_destroy_logical_type(&t);
@@ -1769,11 +2193,7 @@ static void tf_bind(duckdb_bind_info info) {
         duckdb_destroy_logical_type(&t);
     }
     if (b->filename_col != NULL) {
-        int clash = 0;
-        for (int c = 0; c < b->ndata; c++) {
-            clash |= b->sc.cols[c].name_len == strlen(b->filename_col) &&
-                     memcmp(b->sc.cols[c].name, b->filename_col, b->sc.cols[c].name_len) == 0;
-        }
+        int clash = is_column(b, b->filename_col);
         for (int k = 0; k < b->npart; k++) {
             clash |= strcmp(b->part_names[k], b->filename_col) == 0;
         }
@@ -1822,21 +2242,57 @@ static void tfglobal_free(void *p) {
     free(g);
 }
 
+/* A thread's scan state. The open file is framed one output chunk at a time, right
+ * before the chunk is decoded, so its bytes are read from memory once while they are
+ * still in the CPU's cache (framing the whole file first read it twice). A compressed
+ * file is inflated as the scan goes, into a window that drops the bytes of records
+ * already emitted: `base` is the file offset of the window's first byte. */
 typedef struct {
     int have_file;
     size_t file;
     filebytes fb;
-    tbuf offs, lens;
-    size_t nrec, pos;
-    size_t frame_end;
+    inflater inf;      /* finished for a plain (mapped) file */
+    size_t base;
+    tbuf offs, lens;   /* the framed records of the current chunk */
+    size_t nrec, pos;  /* records in the chunk, records already emitted */
+    size_t first;      /* the chunk's first record: its index in the file */
+    size_t frame_end;  /* where framing stopped: the next record, or the damaged one */
     int frame_status;
     slotstate *slots;
     colbuild *cb;
 } tflocal;
 
+/* Inflated bytes kept ahead of the scan: refilled to WINDOW_BYTES when fewer than
+ * WINDOW_LOW are left (moving those few to the front), or to a whole record. */
+#define WINDOW_BYTES ((size_t)8 << 20)
+#define WINDOW_LOW ((size_t)1 << 20)
+
 static void tflocal_close_file(tflocal *l) {
+    inflater_end(&l->inf);
     filebytes_free(&l->fb);
     l->have_file = 0;
+}
+
+/* Make at least `need` bytes from frame_end available (fewer only at the end of the
+ * stream). */
+static int fill_window(tflocal *l, size_t need, const char *path, char *err) {
+    size_t have = l->fb.size - l->frame_end;
+    if (l->inf.finished || have >= need) {
+        return 0;
+    }
+    if (l->frame_end > 0) {
+        memmove(l->fb.owned.data, l->fb.owned.data + l->frame_end, have);
+        l->fb.owned.len = have;
+        l->base += l->frame_end;
+        l->frame_end = 0;
+    }
+    char why[ERRLEN];
+    if (inflater_run(&l->inf, &l->fb.owned, need > WINDOW_BYTES ? need : WINDOW_BYTES, why)) {
+        snprintf(err, ERRLEN, "%s: %s", path, why);
+        return -1;
+    }
+    file_inflated(&l->fb);
+    return 0;
 }
 
 static void tflocal_free(void *p) {
@@ -2048,20 +2504,74 @@ static int open_next_file(tfbind *b, tfglobal *g, tflocal *l, char *err) {
         if (f->size == 0) {
             continue;
         }
-        if (file_read(f->path, b->compression, &l->fb, err)) {
+        if (file_open(f->path, b->compression, &l->fb, &l->inf, err)) {
             return -1;
         }
-        /* framing of the whole file; with no data columns needed, CRCs are still checked */
-        if (frame_file(&l->fb, -1, b->verify, &l->offs, &l->lens, &l->frame_end,
-                       &l->frame_status)) {
+        l->base = 0;
+        l->offs.len = l->lens.len = 0;
+        l->nrec = l->pos = l->first = 0;
+        l->frame_end = 0;
+        l->frame_status = FRAME_OK;
+        l->file = i;
+        l->have_file = 1;
+        return 1;
+    }
+}
+
+/* Frame the open file's next chunk (up to `cap` records; CRCs are checked even when no
+ * data column is needed). 1: records framed; 0: the file is done; -1: error in `err`. */
+static int frame_chunk(const tfbind *b, tflocal *l, size_t cap, char *err) {
+    const tfile *f = &b->files.items[l->file];
+    for (;;) {
+        l->first += l->nrec;
+        l->nrec = l->pos = 0;
+        if (l->frame_status != FRAME_OK) {
+            if (!b->skip_corrupt) {
+                frame_error(err, f->path, l->frame_status, l->first, l->base + l->frame_end,
+                            l->base + l->fb.size);
+                return -1;
+            }
+            if (l->frame_status != FRAME_BAD_DATA_CRC) {
+                return 0; /* ignore_errors: a damaged length or a truncated tail ends the file */
+            }
+            /* step over the bad record and go on framing the rest of the file */
+            uint64_t length = load_le64(l->fb.data + l->frame_end);
+            l->frame_end += 12 + (size_t)length + 4;
+            l->frame_status = FRAME_OK;
+            l->first += 1;
+        }
+        if (fill_window(l, WINDOW_LOW, f->path, err)) {
+            return -1;
+        }
+        if (l->frame_end >= l->fb.size) {
+            return 0;
+        }
+        l->offs.len = l->lens.len = 0;
+        if (scan_core(l->fb.data, l->fb.size, l->frame_end, (long long)cap, -1, b->verify,
+                      &l->offs, &l->lens, &l->frame_end, &l->frame_status)) {
             snprintf(err, ERRLEN, "out of memory");
             return -1;
         }
         l->nrec = l->offs.len / 8;
-        l->pos = 0;
-        l->file = i;
-        l->have_file = 1;
-        return 1;
+        if (l->frame_status == FRAME_TRUNCATED && !l->inf.finished) {
+            /* the window ends inside a record: emit what is framed, then inflate on */
+            size_t have = l->fb.size - l->frame_end, need = 12;
+            if (have >= 12) {
+                uint64_t length = load_le64(l->fb.data + l->frame_end);
+                need = length > SIZE_MAX - 16 ? SIZE_MAX : (size_t)length + 16;
+            }
+            l->frame_status = FRAME_OK;
+            if (l->nrec > 0) {
+                return 1;
+            }
+            if (fill_window(l, need, f->path, err)) {
+                return -1;
+            }
+            continue;
+        }
+        if (l->nrec > 0) {
+            return 1;
+        }
     }
 }
 
@@ -2084,32 +2594,16 @@ static void tf_scan(duckdb_function_info info, duckdb_data_chunk output) {
             }
         }
         if (l->pos >= l->nrec) {
-            const tfile *f = &b->files.items[l->file];
-            if (l->frame_status != FRAME_OK) {
-                if (!b->skip_corrupt) {
-                    frame_error(err, f->path, l->frame_status, l->nrec, l->frame_end, l->fb.size);
-                    tflocal_close_file(l);
-                    duckdb_function_set_error(info, err);
-                    return;
-                }
-                if (l->frame_status == FRAME_BAD_DATA_CRC) {
-                    /* step over the bad record and go on framing the rest of the file */
-                    size_t at = l->frame_end;
-                    uint64_t length = load_le64(l->fb.data + at);
-                    size_t next = at + 12 + (size_t)length + 4;
-                    l->offs.len = l->lens.len = 0;
-                    if (scan_core(l->fb.data, l->fb.size, next, -1, -1, b->verify, &l->offs,
-                                  &l->lens, &l->frame_end, &l->frame_status)) {
-                        duckdb_function_set_error(info, "out of memory");
-                        return;
-                    }
-                    l->nrec = l->offs.len / 8;
-                    l->pos = 0;
-                    continue;
-                }
+            int rc = frame_chunk(b, l, cap, err);
+            if (rc < 0) {
+                tflocal_close_file(l);
+                duckdb_function_set_error(info, err);
+                return;
             }
-            tflocal_close_file(l);
-            continue;
+            if (rc == 0) {
+                tflocal_close_file(l);
+                continue;
+            }
         }
         size_t n = l->nrec - l->pos;
         if (n > cap) {
@@ -2141,10 +2635,9 @@ static void tf_scan(duckdb_function_info info, duckdb_data_chunk output) {
                 rc = decode_core(&x, l->fb.data, l->fb.size, offs, lens, n);
             }
             if (rc) {
-                size_t rec = l->pos + x.err_record;
-                size_t at = (size_t)load_u64(offs + 8 * x.err_record) - 12;
-                decode_error(err, b, &x, rc, b->files.items[l->file].path,
-                             rec + (l->frame_status == FRAME_OK ? 0 : 0), at);
+                size_t rec = l->first + l->pos + x.err_record;
+                size_t at = l->base + (size_t)load_u64(offs + 8 * x.err_record) - 12;
+                decode_error(err, b, &x, rc, b->files.items[l->file].path, rec, at);
             }
             for (int i = 0; i < g->nproj && rc == 0; i++) {
                 int d = g->dcol[i];
@@ -2159,7 +2652,7 @@ static void tf_scan(duckdb_function_info info, duckdb_data_chunk output) {
                                 b->utf8[out], err, col)) {
                     char tmp[ERRLEN];
                     snprintf(tmp, ERRLEN, "%s, in %s near record %zu", err,
-                             b->files.items[l->file].path, l->pos);
+                             b->files.items[l->file].path, l->first + l->pos);
                     memcpy(err, tmp, ERRLEN);
                     rc = -1;
                 }

@@ -351,3 +351,184 @@ def test_discovery_matches_tfsql_discover(tmp_path):
         got = con.sql(f"SELECT DISTINCT filename FROM tfrecord_scan({sql}, record_type := 'bytes', "
                       f"filename := true, hive_partitioning := false)").fetchall()
         assert sorted(row[0] for row in got) == sorted(want), source
+
+
+def _record_offsets(data: bytes) -> list[int]:
+    offsets, at = [], 0
+    while at + 12 <= len(data):
+        offsets.append(at)
+        at += 12 + int.from_bytes(data[at:at + 8], "little") + 4
+    return offsets
+
+
+def test_damaged_records_across_chunks(tmp_path):
+    """The scan frames one output chunk (2,048 records) at a time: damaged records on
+    both sides of chunk boundaries are reported with their index and offset in the file,
+    and ignore_errors skips each of them, then drops a truncated tail."""
+    rows = 10_000
+    tfsql.write_tfrecord(pa.table({"x": list(range(rows))}), str(tmp_path / "d"), num_shards=1)
+    (path,) = (tmp_path / "d").glob("*.tfrecord")
+    data = bytearray(path.read_bytes())
+    offsets = _record_offsets(bytes(data))
+    bad = [100, 2047, 2048, 4097, 6000]
+    for index in bad:
+        data[offsets[index] + 14] ^= 0xFF  # inside the payload: a data CRC mismatch
+    tail = 9_000
+    path.write_bytes(bytes(data[:offsets[tail] + 20]))  # record 9000 is cut short
+    con = native_connection()
+    query = f"SELECT count(*), sum(x) FROM tfrecord_scan('{tmp_path / 'd'}', sample_size := 10"
+    with pytest.raises(duckdb.Error, match=f"data CRC mismatch in {path}, record 100 at byte {offsets[100]}"):
+        con.sql(query + ")").fetchall()
+    kept = [i for i in range(tail) if i not in bad]
+    assert con.sql(query + ", ignore_errors := true)").fetchall() == [(len(kept), sum(kept))]
+    data[offsets[100] + 14] ^= 0xFF
+    for index in bad[1:]:
+        data[offsets[index] + 14] ^= 0xFF
+    path.write_bytes(bytes(data[:offsets[tail] + 20]))
+    with pytest.raises(duckdb.Error, match=f"truncated record in {path}, record {tail} at byte {offsets[tail]}"):
+        con.sql(query + ")").fetchall()
+
+
+@pytest.mark.parametrize("compression", [None, "gzip"])
+def test_inference_sample_ends_at_infer_bytes(tmp_path, compression):
+    """As tfsql.inference: a file's sample ends with the record whose payload brings the
+    sample to 4 MiB (a compressed file is inflated only that far); a feature first seen
+    after it is not a column, in the extension as in read_tfrecord."""
+    blob = b"\0" * (1 << 20)
+    rows = [{"blob": blob, "early": None, "late": None} for _ in range(6)]
+    rows[3]["early"] = 1  # the 4th record brings the sample past 4 MiB: still sampled
+    rows[4]["late"] = 2   # the 5th is not
+    table = pa.Table.from_pylist(rows, schema=pa.schema({"blob": pa.binary(), "early": pa.int64(),
+                                                         "late": pa.int64()}))
+    target = tmp_path / ("d.tfrecord.gz" if compression else "d.tfrecord")
+    tfsql.write_tfrecord(table, str(target), compression=compression)
+    with pytest.warns(UserWarning, match="feature 'late' .* is not in the schema inferred from the sample"):
+        expected = tfsql.read_tfrecord(str(target)).column_names
+    assert expected == ["blob", "early"]
+    con = native_connection()
+    described = con.sql(f"DESCRIBE SELECT * FROM tfrecord_scan('{target}')").fetchall()
+    assert [row[0] for row in described] == expected
+    everything = con.sql(f"DESCRIBE SELECT * FROM tfrecord_scan('{target}', sample_size := -1)").fetchall()
+    assert [row[0] for row in everything] == ["blob", "early", "late"]
+
+
+def test_feature_list_sharing_a_context_name(tmp_path):
+    """tensorflow/transform's shape: a context feature and a feature list both named
+    int_feature. The feature list is the column int_feature__feature_list, as in
+    read_tfrecord, when inferred and when named in columns :=."""
+    rows = [
+        {"int_feature": 0, "label": 1.5, "int_feature__feature_list": [[0], [1, 2]], "float_feature": [[0.5]]},
+        {"int_feature": 1, "label": 2.5, "int_feature__feature_list": [[3]], "float_feature": [[1.5], [2.5]]},
+    ]
+    schema = pa.schema({"int_feature": pa.int64(), "label": pa.float32(),
+                        "int_feature__feature_list": pa.list_(pa.list_(pa.int64())),
+                        "float_feature": pa.list_(pa.list_(pa.float32()))})
+    path = tmp_path / "same.tfrecord"
+    tfsql.write_tfrecord(pa.Table.from_pylist(rows, schema=schema), str(path), record_type="sequence_example")
+    reference = tfsql.read_tfrecord(str(path), record_type="sequence_example")
+    con = native_connection()
+    scan = f"tfrecord_scan('{path}', record_type := 'sequence_example')"
+    native = con.sql(f"SELECT * FROM {scan}").arrow()
+    native = native.read_all() if hasattr(native, "read_all") else native
+    assert native.column_names == reference.column_names
+    assert native.to_pylist() == reference.to_pylist()
+    named = con.sql(f"SELECT * FROM tfrecord_scan('{path}', record_type := 'sequence_example', columns := "
+                    "{'int_feature': 'BIGINT', 'int_feature__feature_list': 'BIGINT[][]'})").fetchall()
+    assert named == [(0, [[0], [1, 2]]), (1, [[3]])]
+    assert con.sql(f"SELECT count(*) FROM {scan}").fetchall() == [(2,)]
+
+
+TFDS_DIR = HERE.parent / "data" / "tfds" / "tiny_shapes" / "1.0.0"
+
+
+def _native_rows(con, query: str) -> list[dict]:
+    result = con.sql(query)
+    names = [d[0] for d in result.description]
+    return sorted((dict(zip(names, row)) for row in result.fetchall()), key=repr)
+
+
+def _reference_rows(source: str) -> list[dict]:
+    return sorted(tfsql.read_tfrecord(source).to_pylist(), key=repr)
+
+
+def test_tfx_layout_gives_the_split_column(tmp_path):
+    root = tmp_path / "examples"
+    for split, ids in (("train", [1, 2, 3]), ("eval", [10, 11])):
+        target = root / f"Split-{split}" / "data_tfrecord-00000-of-00001.gz"
+        tfsql.write_tfrecord(pa.table({"id": ids}), str(target.with_name("x.tfrecord.gz")))
+        os.rename(target.with_name("x.tfrecord.gz"), target)
+    con = native_connection()
+    described = con.sql(f"DESCRIBE SELECT * FROM tfrecord_scan('{root}')").fetchall()
+    assert [(row[0], row[1]) for row in described] == [("id", "BIGINT"), ("split", "VARCHAR")]
+    assert _native_rows(con, f"SELECT * FROM tfrecord_scan('{root}')") == _reference_rows(str(root))
+    with_names = con.sql(f"SELECT split, filename FROM tfrecord_scan('{root}', filename := true) WHERE id = 10")
+    assert with_names.fetchall() == [("eval", str(root / "Split-eval" / "data_tfrecord-00000-of-00001.gz"))]
+
+
+def test_tfds_layout_without_features_json(tmp_path):
+    """TFDS shards: the split comes from the file name, and the metadata files beside
+    them (dataset_info.json, *.labels.txt) are not data. Without features.json the
+    columns are inferred, as in read_tfrecord."""
+    directory = tmp_path / "tiny_shapes" / "1.0.0"
+    directory.mkdir(parents=True)
+    for path in TFDS_DIR.iterdir():
+        if path.name != "features.json":
+            shutil.copy(path, directory / path.name)
+    assert (directory / "dataset_info.json").exists()
+    con = native_connection()
+    names = [row[0] for row in con.sql(f"DESCRIBE SELECT * FROM tfrecord_scan('{directory}')").fetchall()]
+    assert names == tfsql.read_tfrecord(str(directory)).column_names and names[-1] == "split"
+    assert _native_rows(con, f"SELECT * FROM tfrecord_scan('{directory}')") == _reference_rows(str(directory))
+    shard = directory / "tiny_shapes-test.tfrecord-00000-of-00001"
+    assert con.sql(f"SELECT DISTINCT split FROM tfrecord_scan('{shard}')").fetchall() == [("test",)]
+
+
+def test_tfds_features_json_goes_through_connect():
+    con = native_connection()
+    with pytest.raises(duckdb.Error, match="features.json describes the columns .* run the query through "
+                                           r"tfsql.connect\(\)"):
+        con.sql(f"SELECT * FROM tfrecord_scan('{TFDS_DIR}')").fetchall()
+    ids = con.sql(f"SELECT id FROM tfrecord_scan('{TFDS_DIR}', columns := {{'id': 'BIGINT'}})").fetchall()
+    assert sorted(ids) == sorted((row["id"],) for row in tfsql.read_tfrecord(str(TFDS_DIR)).to_pylist())
+    front = tfsql.connect()
+    assert front.sql(f"SELECT split, count(*) FROM tfrecord_scan('{TFDS_DIR}') GROUP BY 1 ORDER BY 1").fetchall() \
+        == [("test", 3), ("train", 5)]
+
+
+def test_records_with_a_split_feature_keep_it_natively(tmp_path):
+    tfsql.write_tfrecord(pa.table({"id": [1], "split": ["mine"]}), str(tmp_path / "Split-train/x.tfrecord"))
+    con = native_connection()
+    assert con.sql(f"SELECT * FROM tfrecord_scan('{tmp_path}')").fetchall() == [(1, "mine")]
+
+
+def test_compressed_file_is_inflated_as_the_scan_goes(tmp_path):
+    """A gzip file is inflated into a window of a few MiB that moves with the scan: records
+    across its refills, a record larger than the window, and a damaged record far into
+    the file (reported at its offset in the inflated bytes) behave as in a plain file."""
+    import gzip
+
+    rows = 6_000
+    pad = [b"\0" * (2_000 if i != 4_500 else 9 << 20) for i in range(rows)]
+    table = pa.table({"x": list(range(rows)), "pad": pad})
+    tfsql.write_tfrecord(table, str(tmp_path / "plain.tfrecord"))
+    data = bytearray((tmp_path / "plain.tfrecord").read_bytes())
+    offsets = _record_offsets(bytes(data))
+    (tmp_path / "good.tfrecord.gz").write_bytes(gzip.compress(bytes(data), 1))
+    con = native_connection()
+    query = "SELECT count(*), sum(x), sum(length(pad)) FROM tfrecord_scan('{}')"
+    expected = [(rows, sum(range(rows)), sum(len(p) for p in pad))]
+    assert con.sql(query.format(tmp_path / "good.tfrecord.gz")).fetchall() == expected
+    bad = 5_000
+    data[offsets[bad] + 14] ^= 0xFF
+    (tmp_path / "bad.tfrecord.gz").write_bytes(gzip.compress(bytes(data), 1))
+    with pytest.raises(duckdb.Error, match=f"data CRC mismatch in .*bad.tfrecord.gz, record {bad} at byte "
+                                           f"{offsets[bad]}"):
+        con.sql(query.format(tmp_path / "bad.tfrecord.gz")).fetchall()
+    skipped = con.sql(query.format(tmp_path / "bad.tfrecord.gz")[:-1] + ", ignore_errors := true)").fetchall()
+    assert skipped == [(rows - 1, sum(range(rows)) - bad, expected[0][2] - len(pad[bad]))]
+    data[offsets[bad] + 14] ^= 0xFF
+    truncated = gzip.compress(bytes(data[:offsets[5_500] + 30]), 1)
+    (tmp_path / "cut.tfrecord.gz").write_bytes(truncated)
+    with pytest.raises(duckdb.Error, match=f"truncated record in .*cut.tfrecord.gz, record 5500 at byte "
+                                           f"{offsets[5_500]}: the file ends 30 bytes into it"):
+        con.sql(query.format(tmp_path / "cut.tfrecord.gz")).fetchall()

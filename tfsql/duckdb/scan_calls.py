@@ -179,9 +179,10 @@ class ScanCalls:
 def native_route(call: Call, tokens: list[Token], params: Any, variable: Any) -> bool:
     """Whether the extension's ``tfrecord_scan`` runs this call (the SQL text is left as
     written): always, except for options only the Arrow path has (not in
-    `NATIVE_SCAN_PARAMETERS`), a TFDS / TFX layout, and a statement with WHERE (not a
-    CREATE) over hive-partitioned files, where the Arrow path's partition pruning opens
-    only the matching directories (DuckDB's C API has no filter pushdown)."""
+    `NATIVE_SCAN_PARAMETERS`), and a statement with WHERE (not a CREATE) over
+    hive-partitioned files or a TFDS / TFX layout, where the Arrow path's partition
+    pruning opens only the matching directories or splits (DuckDB's C API has no filter
+    pushdown)."""
     if not call.in_from:
         return False  # e.g. ``DESCRIBE tfrecord_scan(...)``, which DuckDB cannot parse
     if [arg.name for arg in call.args[:1]] != [None] or sum(arg.name is None for arg in call.args) != 1:
@@ -204,12 +205,12 @@ def native_route(call: Call, tokens: list[Token], params: Any, variable: Any) ->
         except LiteralError:
             return False
     partitioned, layout = source_shape(values[None])
-    if layout:
-        return False  # the split column of a TFDS / TFX layout comes from the Arrow path
     if tokens and tokens[0].is_word("create"):
         return True
     if not any(t.is_word("where") for t in tokens):
         return True
+    if layout:
+        return False  # the Arrow path prunes the files of a TFDS / TFX split like a partition
     if values.get("hive_partitioning") is False:
         return True
     return not partitioned
@@ -232,9 +233,8 @@ def source_shape(source: Any) -> tuple[bool, bool]:
 
 
 #: Binder errors of the extension's tfrecord_scan that the Arrow path handles (it names
-#: the source, renames same-name feature lists, reads what inference cannot type).
-_ARROW_PATH_BINDS = ("is both a context feature and a feature list", "this needs tfsql.connect()",
-                     "run the query through tfsql.connect()", "no files found")
+#: the source, reads a TFDS features.json, reads what inference cannot type).
+_ARROW_PATH_BINDS = ("this needs tfsql.connect()", "run the query through tfsql.connect()", "no files found")
 
 
 def arrow_path_binds(err: Exception) -> bool:
