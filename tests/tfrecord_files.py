@@ -1,8 +1,19 @@
-"""Test helpers: build Examples with protobuf and write framed TFRecord files without tfsql's writer.
+"""Test helpers: TFRecord framing by hand (the one home of ``masked_crc`` / ``frame`` for
+every test), Examples built with protobuf, and framed TFRecord files written without
+tfsql's writer.
 
-Framing here uses the ``crc32c`` package directly, so tests of tfsql's reader do not
-depend on tfsql's own encoder. Messages are serialized with ``deterministic=True`` so
-map entries come in sorted key order (protobuf's default order varies per process).
+Framing here uses the ``crc32c`` package directly, so tests of tfsql's reader and of the
+codecs do not depend on tfsql's own encoder. Messages are serialized with
+``deterministic=True`` so map entries come in sorted key order (protobuf's default order
+varies per process).
+
+>>> frame(b"ab") == header(2) + b"ab" + struct.pack("<I", masked_crc(b"ab"))
+True
+>>> unframe(frames([b"", b"xyz"]))
+[b'', b'xyz']
+>>> buf, offsets, lengths = framed_spans([b"a", b"bc"])
+>>> offsets.tolist(), lengths.tolist()
+([12, 29], [1, 2])
 """
 
 from __future__ import annotations
@@ -14,19 +25,58 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 import crc32c as _crc32c
+import numpy as np
 import pyarrow as pa
 
 from tfsql._proto import Example, Feature, SequenceExample
 
 
 def masked_crc(data: bytes) -> int:
+    """TensorFlow's masked CRC32C of ``data``."""
     crc = _crc32c.crc32c(data)
     return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
 
 
+def header(length: int) -> bytes:
+    """A record header (length and its CRC) claiming ``length`` payload bytes."""
+    head = struct.pack("<Q", length)
+    return head + struct.pack("<I", masked_crc(head))
+
+
 def frame(payload: bytes) -> bytes:
-    header = struct.pack("<Q", len(payload))
-    return header + struct.pack("<I", masked_crc(header)) + payload + struct.pack("<I", masked_crc(payload))
+    """One framed record."""
+    return header(len(payload)) + payload + struct.pack("<I", masked_crc(payload))
+
+
+def frames(payloads: Iterable[bytes]) -> bytes:
+    """Framed records, one after another."""
+    return b"".join(frame(p) for p in payloads)
+
+
+def framed_spans(payloads: list[bytes]) -> tuple[bytes, np.ndarray, np.ndarray]:
+    """``frames(payloads)`` with each payload's offset and length (what the codecs' decoders take)."""
+    offsets, pos = [], 0
+    for p in payloads:
+        offsets.append(pos + 12)
+        pos += 12 + len(p) + 4
+    return frames(payloads), np.array(offsets, np.uint64), np.array([len(p) for p in payloads], np.uint64)
+
+
+def unframe(stream: bytes) -> list[bytes]:
+    """The payloads of a framed TFRecord stream; asserts every CRC and the exact end."""
+    payloads = []
+    pos = 0
+    while pos < len(stream):
+        head = stream[pos : pos + 8]
+        (length,) = struct.unpack("<Q", head)
+        assert struct.unpack("<I", stream[pos + 8 : pos + 12])[0] == masked_crc(head)
+        data = stream[pos + 12 : pos + 12 + length]
+        assert len(data) == length
+        assert struct.unpack("<I", stream[pos + 12 + length : pos + 16 + length])[0] == masked_crc(data)
+        payloads.append(data)
+        pos += 16 + length
+    assert pos == len(stream)
+    return payloads
 
 
 def fill_feature(feature: Feature, value) -> None:
@@ -83,7 +133,7 @@ def sequence_example(context: Mapping[str, object], feature_lists: Mapping[str, 
 def write_records(path: str | Path, payloads: Iterable[bytes], compression: str | None = None) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = b"".join(frame(p) for p in payloads)
+    data = frames(payloads)
     if compression == "gzip":
         data = gzip.compress(data)
     elif compression == "zlib":

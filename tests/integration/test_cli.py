@@ -6,12 +6,10 @@ import collections
 import json
 import os
 import re
-import struct
 import subprocess
 import sys
 from pathlib import Path
 
-import crc32c
 import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -22,6 +20,7 @@ from tfsql import cli
 from tfsql._proto import Example
 from tfsql.cli import Statement, format_value, main, split_statements, substitute_params
 from tfsql.demo import reviews_table, write_demo_dataset
+from tfrecord_files import frame
 
 ROWS = 2000
 REPO = Path(__file__).resolve().parents[2]
@@ -44,16 +43,6 @@ def label_counts(table: pa.Table) -> dict[int, int]:
 # --------------------------------------------------------------------------------------
 # Building TFRecord files by hand (independent of tfsql's writer), for corruption tests
 # --------------------------------------------------------------------------------------
-
-
-def masked_crc(data: bytes) -> int:
-    crc = crc32c.crc32c(data)
-    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
-
-
-def frame(payload: bytes) -> bytes:
-    header = struct.pack("<Q", len(payload))
-    return header + struct.pack("<I", masked_crc(header)) + payload + struct.pack("<I", masked_crc(payload))
 
 
 def example(i: int) -> bytes:

@@ -1,42 +1,18 @@
 """Independent readers for written TFRecord files, for the writer's tests.
 
-Framing is parsed here byte by byte with the ``crc32c`` package and the protobufs with
-``tfsql._proto`` (the ``protobuf`` package), so these helpers share no code with the
-encoder they check.
+Framing is parsed by :func:`tfrecord_files.unframe` (byte by byte, with the ``crc32c``
+package) and the protobufs with ``tfsql._proto`` (the ``protobuf`` package), so these
+helpers share no code with the encoder they check.
 """
 
 from __future__ import annotations
 
 import gzip
 import os
-import struct
 import zlib
 
-import crc32c
-
+from tfrecord_files import unframe
 from tfsql._proto import Example, SequenceExample
-
-
-def masked_crc(data: bytes) -> int:
-    c = crc32c.crc32c(data)
-    return (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF
-
-
-def unframe(stream: bytes) -> list[bytes]:
-    """The payloads of a framed TFRecord stream; asserts every CRC and the exact end."""
-    payloads = []
-    pos = 0
-    while pos < len(stream):
-        header = stream[pos : pos + 8]
-        (length,) = struct.unpack("<Q", header)
-        assert struct.unpack("<I", stream[pos + 8 : pos + 12])[0] == masked_crc(header)
-        data = stream[pos + 12 : pos + 12 + length]
-        assert len(data) == length
-        assert struct.unpack("<I", stream[pos + 12 + length : pos + 16 + length])[0] == masked_crc(data)
-        payloads.append(data)
-        pos += 16 + length
-    assert pos == len(stream)
-    return payloads
 
 
 def file_bytes(path: str) -> bytes:

@@ -12,7 +12,8 @@ import pytest
 from tfsql.encoding import RecordEncoder
 from tfsql.errors import SchemaError
 
-from _tfrecord_reading import example_dict, sequence_dict, unframe
+from _tfrecord_reading import example_dict, sequence_dict
+from tfrecord_files import unframe
 
 I, F, B = "int64_list", "float_list", "bytes_list"
 

@@ -20,7 +20,8 @@ from tfsql import writer
 from tfsql.errors import SchemaError
 from tfsql.writer import write_tfrecord
 
-from _tfrecord_reading import file_bytes, read_examples, tree_snapshot, unframe
+from _tfrecord_reading import file_bytes, read_examples, tree_snapshot
+from tfrecord_files import unframe
 
 I, F, B = "int64_list", "float_list", "bytes_list"
 UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
