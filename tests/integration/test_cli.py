@@ -20,6 +20,7 @@ from tfsql import cli
 from tfsql._proto import Example
 from tfsql.cli import Statement, format_value, main, split_statements, substitute_params
 from tfsql.demo import reviews_table, write_demo_dataset
+from tfsql.writer import write_tfrecord
 from tfrecord_files import frame
 
 ROWS = 2000
@@ -134,6 +135,18 @@ def test_sql_writes_one_tfrecord_file_when_the_name_says_so(demo, tmp_path, caps
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ids.tfrecord.gz"]  # no staging left
     assert main(["sql", "SELECT 1 AS id", "-o", str(out), "--partition-by", "id"]) == 2
     assert "names one file (it ends in a TFRecord suffix), but --partition-by writes a directory" in capsys.readouterr().err
+
+
+def test_cli_existing_output_error_names_the_cli_option(tmp_path, capsys):
+    # was: "... pass mode='append', 'overwrite', ..." (the Python keyword, not --mode)
+    from tfsql.cli import main
+
+    write_tfrecord(pa.table({"x": [1]}), tmp_path / "out")
+    assert main(["sql", "SELECT 2 AS x", "-o", str(tmp_path / "out"), "--format", "tfrecord"]) == 2
+    assert capsys.readouterr().err == (
+        f"tfsql: error: {tmp_path / 'out'} already holds data; pass --mode append, overwrite, "
+        f"overwrite_partitions or ignore, or choose another output\n"
+    )
 
 
 def test_sql_usage_errors_exit_2(demo, tmp_path, capsys):

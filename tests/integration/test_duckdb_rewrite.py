@@ -74,3 +74,13 @@ def test_parse_copy_forms():
     with pytest.raises(CopyOptionError, match="COPY option FORMAT is given twice"):
         sql = "COPY t TO 'x' (FORMAT tfrecord, FORMAT csv)"
         parse_copy_to(sql, tokenize(sql))
+
+
+# --------------------------------------------------------------------------------------
+# non-ASCII SQL text
+# --------------------------------------------------------------------------------------
+
+
+def test_tokenize_offsets_are_string_indices_after_non_ascii_text():
+    sql = "SELECT 'São', f(1)"
+    assert [t.text for t in tokenize(sql)] == ["SELECT", "'São'", ",", "f", "(", "1", ")"]
