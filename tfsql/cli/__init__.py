@@ -125,7 +125,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"rows to show or write: default {DEFAULT_MAX_ROWS} for the table display "
                         "(longer results show their head and tail), all rows for other formats; 0: all")
     p.add_argument("-d", "--database", metavar="FILE", help=database_help)
-    add_write_options(p, tfrecord_help="options of --output files (tfrecord options need --format tfrecord)")
+    add_write_options(p, tfrecord_help="options of --output files (tfrecord options need --format tfrecord; "
+                                        "csv, json and parquet outputs take --mode error or overwrite)")
     p.set_defaults(handler=cmd_sql)
 
     p = command("run", "run a SQL script statement by statement, with ${param} substitution",
@@ -211,7 +212,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--from", dest="source_format", choices=FILE_FORMATS, help="source format (default: from SRC)")
     p.add_argument("--to", choices=FILE_FORMATS, help="target format (default: from DST's extension, else tfrecord)")
     add_input_options(p)
-    add_write_options(p, tfrecord_help="options of the output (--record-type also applies to TFRecord input)")
+    add_write_options(p, tfrecord_help="options of the output (--record-type also applies to TFRecord input; "
+                                        "csv, json and parquet outputs take --mode error or overwrite)")
     p.set_defaults(handler=cmd_convert)
 
     p = command("recover", "finish or undo a write that crashed; remove dead writers' leftovers",
