@@ -18,7 +18,7 @@ from tfsql.cli.errors import UsageError
 from tfsql.cli.options import given_or_default
 from tfsql.cli.sqlscript import sql_literal
 from tfsql.naming import TFRECORD_SUFFIXES
-from tfsql.options import WRITE_OPTIONS
+from tfsql.options import MODES, WRITE_OPTIONS
 
 
 @dataclass
@@ -71,9 +71,9 @@ def write_arrow(reader: pa.RecordBatchReader, fmt: str, output: str | None,
                 raise
             # the writer's message names its Python keyword (mode='append'); say --mode
             exists = "already holds data" if "already holds data" in str(exc) else "already exists"
+            *others, last = [m for m in MODES if m != "error"]
             raise FileExistsError(
-                f"{output} {exists}; pass --mode append, overwrite, "
-                f"overwrite_partitions or ignore, or choose another output"
+                f"{output} {exists}; pass --mode {', '.join(others)} or {last}, or choose another output"
             ) from None
         except ValueError as exc:
             if isinstance(exc, tfsql.TFSQLError):  # a data error, not a usage error
