@@ -6,12 +6,10 @@ import collections
 import json
 import os
 import re
-import struct
 import subprocess
 import sys
 from pathlib import Path
 
-import crc32c
 import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -22,6 +20,8 @@ from tfsql import cli
 from tfsql._proto import Example
 from tfsql.cli import Statement, format_value, main, split_statements, substitute_params
 from tfsql.demo import reviews_table, write_demo_dataset
+from tfsql.writer import write_tfrecord
+from tfrecord_files import frame
 
 ROWS = 2000
 REPO = Path(__file__).resolve().parents[2]
@@ -44,16 +44,6 @@ def label_counts(table: pa.Table) -> dict[int, int]:
 # --------------------------------------------------------------------------------------
 # Building TFRecord files by hand (independent of tfsql's writer), for corruption tests
 # --------------------------------------------------------------------------------------
-
-
-def masked_crc(data: bytes) -> int:
-    crc = crc32c.crc32c(data)
-    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
-
-
-def frame(payload: bytes) -> bytes:
-    header = struct.pack("<Q", len(payload))
-    return header + struct.pack("<I", masked_crc(header)) + payload + struct.pack("<I", masked_crc(payload))
 
 
 def example(i: int) -> bytes:
@@ -145,6 +135,18 @@ def test_sql_writes_one_tfrecord_file_when_the_name_says_so(demo, tmp_path, caps
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ids.tfrecord.gz"]  # no staging left
     assert main(["sql", "SELECT 1 AS id", "-o", str(out), "--partition-by", "id"]) == 2
     assert "names one file (it ends in a TFRecord suffix), but --partition-by writes a directory" in capsys.readouterr().err
+
+
+def test_cli_existing_output_error_names_the_cli_option(tmp_path, capsys):
+    # was: "... pass mode='append', 'overwrite', ..." (the Python keyword, not --mode)
+    from tfsql.cli import main
+
+    write_tfrecord(pa.table({"x": [1]}), tmp_path / "out")
+    assert main(["sql", "SELECT 2 AS x", "-o", str(tmp_path / "out"), "--format", "tfrecord"]) == 2
+    assert capsys.readouterr().err == (
+        f"tfsql: error: {tmp_path / 'out'} already holds data; pass --mode append, overwrite, "
+        f"overwrite_partitions or ignore, or choose another output\n"
+    )
 
 
 def test_sql_usage_errors_exit_2(demo, tmp_path, capsys):

@@ -8,11 +8,12 @@ import warnings
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.dataset as pads
 import pytest
 
 import tfsql
 import tfsql.scanning as dataset_module
-from tfrecord_files import NO_KIND, example, sequence_example, write_examples, write_records
+from tfrecord_files import NO_KIND, example, frame, sequence_example, write_examples, write_records
 from tfsql.errors import CorruptRecordError, SchemaError
 
 
@@ -428,3 +429,62 @@ def test_dataset_is_an_arrow_stream_for_other_writers(tmp_path):
     pa.dataset.write_dataset(ds, tmp_path / "pq", format="parquet")  # takes the stream, no C++ dataset
     assert pa.dataset.dataset(tmp_path / "pq").to_table().sort_by("id").equals(ds.to_table().sort_by("id"))
     assert pa.RecordBatchReader.from_stream(ds).read_all().num_rows == 12
+
+
+# --------------------------------------------------------------------------------------
+# option checks
+# --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name, value", [("infer_sample", 0), ("infer_sample", -1), ("infer_files", 0)])
+def test_inference_bounds_must_be_positive(tmp_path, name, value):
+    write_examples(tmp_path / "a.tfrecord", [{"x": 1}])
+    with pytest.raises(ValueError, match=rf"{name} must be a positive integer or None \(all of them\), not {value}"):
+        tfsql.dataset(tmp_path, **{name: value})
+
+
+def test_negative_scan_limit_is_an_error(tmp_path):
+    write_examples(tmp_path / "a.tfrecord", [{"x": 1}])
+    with pytest.raises(ValueError, match=r"limit must be a non-negative integer or None, not -1"):
+        tfsql.dataset(tmp_path).scanner(limit=-1)
+
+
+# --------------------------------------------------------------------------------------
+# counting what the scan reads
+# --------------------------------------------------------------------------------------
+
+
+def test_count_rows_skips_the_records_the_scan_skips(tmp_path):
+    records = [frame(example({"x": i})) for i in range(3)]
+    corrupt = bytearray(records[1])
+    corrupt[-6] ^= 0xFF  # a payload byte: the data CRC fails
+    (tmp_path / "a.tfrecord").write_bytes(records[0] + bytes(corrupt) + records[2])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ds = tfsql.dataset(tmp_path, on_corrupt="skip")
+        assert ds.to_table().column("x").to_pylist() == [0, 2]
+        assert ds.count_rows() == 2
+
+
+# --------------------------------------------------------------------------------------
+# the pyarrow Dataset API
+# --------------------------------------------------------------------------------------
+
+
+def test_expression_projection_of_any_type(tmp_path):
+    write_examples(tmp_path / "k=1" / "a.tfrecord", [{"x": 1, "xy": 5}, {"x": 2, "xy": 6}])
+    write_examples(tmp_path / "k=2" / "a.tfrecord", [{"x": 3, "xy": 7}])
+    ds = tfsql.dataset(tmp_path)
+    got = ds.to_table(columns={"z": pc.field("x") * 2, "k": pc.field("k")}, filter=pc.field("xy") > 5)
+    assert got.to_pylist() == [{"z": 4, "k": 1}, {"z": 6, "k": 2}]
+    assert ds.head(1, columns={"s": pc.field("x") + pc.field("k")}).to_pylist() == [{"s": 2}]
+    with pytest.raises(ValueError, match=r"projection nope does not apply to the dataset's schema"):
+        ds.scanner(columns={"y": pc.field("nope")})
+
+
+def test_pyarrow_union_of_tfsql_datasets_is_refused_not_a_crash(tmp_path):
+    write_examples(tmp_path / "a.tfrecord", [{"x": 1}])
+    ds = tfsql.dataset(tmp_path)
+    with pytest.raises(TypeError, match=r"pyarrow.dataset.dataset\(\) cannot combine tfsql datasets; pass every "
+                       r"source to one tfsql.dataset\(\[...\]\) call instead"):
+        pads.dataset([ds, ds])

@@ -17,8 +17,9 @@ import pyarrow.parquet as pq
 import pytest
 
 import tfsql
+import tfsql.duckdb
 from tfsql.duckdb.rewrite import tokenize
-from tfrecord_files import split_table
+from tfrecord_files import split_table, write_examples
 from tfsql.duckdb import (
     BinderError,
     InvalidInputError,
@@ -363,3 +364,39 @@ def test_arrow_only_options_take_the_arrow_path(con, data):
                 f"columns := {{'id': 'BIGINT'}})")
     with pytest.raises(InvalidInputError, match=r"tfrecord_scan: batch_bytes must be a positive integer, not 0"):
         con.sql(f"SELECT * FROM tfrecord_scan('{data['dir']}', batch_bytes := 0)")
+
+
+# --------------------------------------------------------------------------------------
+# tfrecord_scan over non-ASCII paths, empty files, marker-only directories
+# --------------------------------------------------------------------------------------
+
+
+def test_tfrecord_scan_with_non_ascii_path_and_literals(tmp_path):
+    root = tmp_path / "dàta ü'q"
+    write_examples(root / "city=São Paulo" / "part 0.tfrecord", [{"héllo": 1}])
+    write_examples(root / "city=a%3Db" / "p.tfrecord", [{"héllo": 2}])
+    con = tfsql.duckdb.connect()
+    quoted = str(root).replace("'", "''")
+    assert con.sql(f"SELECT 'café' AS c, \"héllo\", city FROM tfrecord_scan('{quoted}') ORDER BY 2").fetchall() == [
+        ("café", 1, "São Paulo"),
+        ("café", 2, "a=b"),
+    ]
+    assert con.sql(
+        f"SELECT count(*) FROM tfrecord_scan('{quoted}/**/*.tfrecord', filename := true) WHERE city = 'São Paulo'"
+    ).fetchall() == [(1,)]
+
+
+def test_tfrecord_scan_over_empty_files_counts_zero(tmp_path):
+    # Files without features have only the filename column (DuckDB scans no table
+    # without columns), so count(*) works (issue 13).
+    (tmp_path / "a.tfrecord").write_bytes(b"")
+    con = tfsql.duckdb.connect()
+    assert con.sql(f"SELECT count(*) FROM tfrecord_scan('{tmp_path}')").fetchall() == [(0,)]
+    assert con.sql(f"SELECT * FROM tfrecord_scan('{tmp_path}')").columns == ["filename"]
+    assert con.sql(f"SELECT count(*) FROM tfrecord_scan('{tmp_path}', schema := {{'x': 'BIGINT'}})").fetchall() == [(0,)]
+
+
+def test_tfrecord_scan_of_a_directory_holding_only_success_marker(tmp_path):
+    (tmp_path / "_SUCCESS").write_bytes(b"")
+    with pytest.raises(tfsql.duckdb.NoFilesError, match=r"IO Error: tfrecord_scan: no files found in .*_SUCCESS are skipped"):
+        tfsql.duckdb.connect(extension=False).sql(f"SELECT * FROM tfrecord_scan('{tmp_path}')")

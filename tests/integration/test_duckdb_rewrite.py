@@ -84,3 +84,13 @@ def test_one_splitter_for_the_connection_and_the_cli():
                                          "SELECT '${x}'"]
     assert [(s.line, s.sql) for s in split_script(script)] == [
         (1, "SELECT E'it\\'s;'"), (1, "SELECT 2"), (2, "SELECT '${x}'")]
+
+
+# --------------------------------------------------------------------------------------
+# non-ASCII SQL text
+# --------------------------------------------------------------------------------------
+
+
+def test_tokenize_offsets_are_string_indices_after_non_ascii_text():
+    sql = "SELECT 'São', f(1)"
+    assert [t.text for t in tokenize(sql)] == ["SELECT", "'São'", ",", "f", "(", "1", ")"]

@@ -18,6 +18,7 @@ from polars.testing import assert_frame_equal
 
 import tfsql
 import tfsql.scanning
+from tfrecord_files import write_records
 from tfsql import polars as tfpl
 from tfsql.polars.predicates import kept_files, split_conjuncts
 
@@ -435,3 +436,17 @@ def test_attach_leaves_a_foreign_scan_tfrecord_alone(monkeypatch):
     with pytest.warns(UserWarning, match=r"polars.scan_tfrecord already exists \(from test_polars\); tfsql leaves it alone"):
         tfpl.attach()
     assert pl.scan_tfrecord is foreign
+
+
+# --------------------------------------------------------------------------------------
+# records without features
+# --------------------------------------------------------------------------------------
+
+
+def test_polars_len_of_records_without_features(tmp_path):
+    write_records(tmp_path / "a.tfrecord", [b"", b"", b""])
+    with pytest.warns(UserWarning, match="no feature holds values .* record_type='bytes'"):
+        lf = pl.scan_tfrecord(tmp_path)
+    assert lf.select(pl.len()).collect().item() == 3
+    assert lf.head(2).select(pl.len()).collect().item() == 2
+    assert lf.collect().shape == (3, 0)

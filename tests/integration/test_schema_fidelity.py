@@ -368,3 +368,25 @@ def test_count_on_featureless_files_in_duckdb_and_polars(tmp_path):
     with pytest.warns(UserWarning, match="record_type='bytes'"):
         frame = tfsql.scan_tfrecord(path).select(pl.len()).collect()
     assert frame.item() == 3
+
+
+# --------------------------------------------------------------------------- date and time columns read with a schema
+
+
+def test_date32_and_time32_columns_read_back_with_a_schema(tmp_path):
+    days = pa.array([0, 19000], pa.int32()).cast(pa.date32())
+    table = pa.table({"d": days, "ld": pa.array([[0, 1], []], pa.list_(pa.int32())).cast(pa.list_(pa.date32()))})
+    tfsql.write_tfrecord(table, tmp_path / "out")
+    schema = {"d": pa.date32(), "ld": pa.list_(pa.date32())}
+    assert tfsql.read_tfrecord(tmp_path / "out", schema=schema).equals(table)
+    got = tfsql.read_tfrecord(tmp_path / "out", schema={"d": pa.time32("s")})
+    assert got.column("d").to_pylist() == pa.array([0, 19000], pa.int32()).cast(pa.time32("s")).to_pylist()
+    lf = pl.scan_tfrecord(tmp_path / "out", schema={"d": pl.Date}, extra_columns="ignore")
+    assert lf.collect()["d"].cast(pl.Int32).to_list() == [0, 19000]
+
+
+def test_date32_schema_on_out_of_range_int64_names_the_record(tmp_path):
+    write_examples(tmp_path / "a.tfrecord", [{"d": 1}, {"d": 2**40}])
+    with pytest.raises(tfsql.SchemaError, match=r"feature 'd' in .*a.tfrecord, record 1 does not fit the requested "
+                       r"type date32\[day\]"):
+        tfsql.read_tfrecord(tmp_path, schema={"d": pa.date32()})

@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from tfsql import _reference as ref
+from tfrecord_files import framed_spans as frame
 from wire import ld, tag, varint
 
 
@@ -229,17 +230,6 @@ def batches(draw):
 
 
 # --------------------------------------------------------------------------- comparison
-
-
-def frame(payloads: list) -> tuple:
-    data = b"".join(payloads)
-    offsets = np.cumsum([0] + [len(p) for p in payloads]).astype(np.int64)
-    framed, _ = ref.encode_frames(data, offsets)
-    spans, pos = [], 0
-    for p in payloads:
-        spans.append(pos + 12)
-        pos += len(p) + 16
-    return framed, np.array(spans, np.uint64), np.array([len(p) for p in payloads], np.uint64)
 
 
 def plain(value):

@@ -12,7 +12,7 @@ import pytest
 from tfsql.encoding import RecordEncoder
 from tfsql.errors import SchemaError
 
-from _tfrecord_reading import example_dict, sequence_dict, unframe
+from tfrecord_files import example_dict, sequence_dict, unframe
 
 I, F, B = "int64_list", "float_list", "bytes_list"
 

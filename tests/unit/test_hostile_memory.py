@@ -18,7 +18,6 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import struct
 import subprocess
 import sys
 import textwrap
@@ -27,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tfrecord_files import header as _header
 from tfsql._codec import codec
 from tfsql._proto import Example
 
@@ -92,11 +92,6 @@ for name, fn in [
 ]:
     print(json.dumps(attempt(name, fn)), flush=True)
 """
-
-
-def _header(length: int) -> bytes:
-    head = struct.pack("<Q", length)
-    return head + struct.pack("<I", codec.masked_crc32c(head))
 
 
 def _assert_clean_corruption(results: list[dict], *, needle: str) -> None:

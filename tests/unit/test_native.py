@@ -21,6 +21,7 @@ import pytest
 
 from tfsql import _native as N
 from tfsql._proto import Example, SequenceExample
+from tfrecord_files import frame
 from wire import ld, read_varint, tag, varint
 
 EX, SEQ, RAW = N.EXAMPLE, N.SEQUENCE_EXAMPLE, N.RAW
@@ -221,12 +222,6 @@ def test_hardware_crc_is_a_bool_and_env_var_forces_the_portable_code():
 
 
 # --------------------------------------------------------------------------- framing
-
-
-def frame(payload: bytes) -> bytes:
-    length = struct.pack("<Q", len(payload))
-    return (length + struct.pack("<I", N.masked_crc32c(length)) + payload
-            + struct.pack("<I", N.masked_crc32c(payload)))
 
 
 PAYLOADS = [b"", b"a", b"hello world", bytes(range(256)) * 10]

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import gzip
 import io
-import struct
 import warnings
 import zlib
 
 import pytest
 
-from tfrecord_files import example, frame, masked_crc
+from tfrecord_files import example, frame
+from tfrecord_files import header as _lying_header
 from tfsql._reference import FRAME_BAD_LENGTH_CRC, FRAME_OK, FRAME_TOO_LONG, FRAME_TRUNCATED
 from tfsql.errors import CorruptRecordError
 from tfsql.framing import FrameReader, count_plain_records, detect_compression, open_decompressed
@@ -162,11 +162,6 @@ def test_blocks_limit_stops_after_that_many_records():
     assert reader.records_read == 7
     assert sum(len(b) for b in FrameReader(io.BytesIO(DATA), path="f").blocks(max_records=-1, limit=5)) == 5
     assert list(FrameReader(io.BytesIO(DATA), path="f").blocks(limit=0)) == []
-
-
-def _lying_header(length: int) -> bytes:
-    head = struct.pack("<Q", length)
-    return head + struct.pack("<I", masked_crc(head))
 
 
 COUNT_CASES = {

@@ -4,38 +4,17 @@ from __future__ import annotations
 
 import struct
 
-import crc32c as crc32c_package
 import numpy as np
 import pytest
 
 from tfsql import _reference as ref
 from tfsql._proto import Example, Feature, SequenceExample
+from tfrecord_files import framed_spans as spans
+from tfrecord_files import frames as frame
+from tfrecord_files import masked_crc as masked
 from wire import ld
 
 # --------------------------------------------------------------------------- helpers
-
-
-def masked(data: bytes) -> int:
-    c = crc32c_package.crc32c(data)
-    return (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF
-
-
-def frame(payloads: list[bytes]) -> bytes:
-    """TFRecord framing written independently of the module under test."""
-    out = b""
-    for p in payloads:
-        length = struct.pack("<Q", len(p))
-        out += length + struct.pack("<I", masked(length)) + p + struct.pack("<I", masked(p))
-    return out
-
-
-def spans(payloads: list[bytes]) -> tuple[bytes, np.ndarray, np.ndarray]:
-    buf = frame(payloads)
-    offsets, pos = [], 0
-    for p in payloads:
-        offsets.append(pos + 12)
-        pos += 12 + len(p) + 4
-    return buf, np.array(offsets, np.uint64), np.array([len(p) for p in payloads], np.uint64)
 
 
 def decode(record_type, columns, payloads):

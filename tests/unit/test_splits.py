@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import os
-import struct
 import warnings
 
 import pyarrow as pa
@@ -12,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tfrecord_files import frame
+from tfrecord_files import header as valid_header
 
 import tfsql
 from tfsql import _reference as ref
@@ -29,11 +29,6 @@ def read_by_ranges(data: bytes, split: int) -> list[bytes]:
     for start, stop in plan_ranges(len(data), split):
         out += records_of(RangeReader(io.BytesIO(data), start, stop, len(data), path="f"))
     return out
-
-
-def valid_header(length: int) -> bytes:
-    head = struct.pack("<Q", length)
-    return head + struct.pack("<I", ref.masked_crc32c(head))
 
 
 # Payloads that look like TFRecord data from the inside: whole frames (one or a chain

@@ -21,7 +21,7 @@ from tfsql.writer import inputs as writer_inputs
 from tfsql.errors import SchemaError
 from tfsql.writer import write_tfrecord
 
-from _tfrecord_reading import file_bytes, read_examples, tree_snapshot, unframe
+from tfrecord_files import example_values, file_bytes, payloads_of, read_examples, tree_snapshot, unframe, written_values
 
 I, F, B = "int64_list", "float_list", "bytes_list"
 UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
@@ -386,6 +386,23 @@ def test_mode_ignore_writes_nothing_and_reads_no_input(tmp_path):
 
 
 # --------------------------------------------------------------------------------------
+# overwrite_partitions without partition_by replaces everything, shard names included
+# --------------------------------------------------------------------------------------
+
+
+def test_overwrite_partitions_without_partition_by_replaces_same_named_shards(tmp_path):
+    # was: FileExistsError "'.../part-00000-of-00002.tfrecord' already exists"
+    target = tmp_path / "o"
+    write_tfrecord(pa.table({"a": [1, 2, 3]}), target, num_shards=2)
+    result = write_tfrecord(pa.table({"a": [4]}), target, num_shards=2, mode="overwrite_partitions")
+    assert [os.path.basename(p) for p in result.paths] == ["part-00000-of-00002.tfrecord",
+                                                          "part-00001-of-00002.tfrecord"]
+    assert sorted(os.listdir(target)) == ["_SUCCESS", "part-00000-of-00002.tfrecord",
+                                          "part-00001-of-00002.tfrecord"]
+    assert written_values(result) == [{"a": [4]}]
+
+
+# --------------------------------------------------------------------------------------
 # atomicity
 # --------------------------------------------------------------------------------------
 
@@ -460,6 +477,39 @@ def test_a_failing_commit_rolls_back(tmp_path, monkeypatch, mode, partition_by):
     monkeypatch.undo()
     assert len(calls) > 4  # the failing move, then the undo moves
     assert tree_snapshot(tmp_path) == before
+
+
+# --------------------------------------------------------------------------------------
+# a failed write must not delete what another writer committed meanwhile
+# --------------------------------------------------------------------------------------
+
+
+def test_failed_write_keeps_files_another_writer_committed_to_the_new_target(tmp_path):
+    # was: the failing job removed the whole target directory it had created,
+    # including the other writer's committed files
+    target = tmp_path / "new" / "o"
+
+    def batches():
+        yield pa.record_batch({"v": [1]})
+        other = write_tfrecord(pa.table({"v": [2]}), target, mode="append")
+        assert other.rows == 1
+        raise RuntimeError("input broke")
+
+    with pytest.raises(RuntimeError, match="input broke"):
+        write_tfrecord(batches(), target, mode="append")
+    names = sorted(os.listdir(target))
+    assert len(names) == 2 and names[0] == "_SUCCESS" and names[1].startswith("part-00000-")
+    assert [example_values(p) for p in payloads_of(str(target / names[1]))] == [{"v": [2]}]
+
+
+def test_failed_write_still_removes_the_empty_directories_it_created(tmp_path):
+    def batches():
+        yield pa.record_batch({"v": [1]})
+        raise RuntimeError("input broke")
+
+    with pytest.raises(RuntimeError, match="input broke"):
+        write_tfrecord(batches(), tmp_path / "a" / "b" / "c")
+    assert os.listdir(tmp_path) == []
 
 
 # --------------------------------------------------------------------------------------

@@ -52,18 +52,15 @@ from tfsql.cli.options import (
     EXIT_STATUS_HELP,
     FILE_FORMATS,
     MAIN_DESCRIPTION,
-    READ_COMPRESSIONS,
     RESULT_FORMATS,
     RUN_DESCRIPTION,
-    SCHEMA_HELP,
-    _add_read_options,
-    _add_schema_option,
-    _add_write_options,
     _common,
     _Formatter,
     _non_negative_int,
-    _schema,
     _positive_int,
+    add_input_options,
+    add_read_options,
+    add_write_options,
 )
 from tfsql.cli.recover import cmd_recover
 from tfsql.cli.render import format_value
@@ -128,7 +125,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"rows to show or write: default {DEFAULT_MAX_ROWS} for the table display "
                         "(longer results show their head and tail), all rows for other formats; 0: all")
     p.add_argument("-d", "--database", metavar="FILE", help=database_help)
-    _add_write_options(p, tfrecord_help="options of --output files (tfrecord options need --format tfrecord)")
+    add_write_options(p, tfrecord_help="options of --output files (tfrecord options need --format tfrecord; "
+                                        "csv, json and parquet outputs take --mode error or overwrite)")
     p.set_defaults(handler=cmd_sql)
 
     p = command("run", "run a SQL script statement by statement, with ${param} substitution",
@@ -157,13 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
                 "columns after the data columns.")
     p.add_argument("path", help="file, directory (read recursively), glob or URL")
     p.add_argument("--json", action="store_true", help="print JSON: {record_type, files, columns: [{name, type, feature, partition}]}")
-    p.add_argument("--infer-sample", type=_non_negative_int, metavar="N",
-                   help="records read per file for inference (default 1000; 0: all records)")
-    p.add_argument("--lists", choices=("auto", "always"), default="auto",
-                   help="auto: a feature with at most one value per sampled record is a scalar column; "
-                        "always: every feature is a list column")
-    _add_schema_option(p)
-    _add_read_options(p)
+    add_read_options(p)
     p.set_defaults(handler=cmd_schema)
 
     p = command("head", "print the first records, readably",
@@ -177,8 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="truncate text and bytes after N characters (default 80)")
     p.add_argument("-f", "--format", choices=("table", "csv", "json"), default="table",
                    help="table (default: readable), csv or json (JSON lines, full values)")
-    _add_schema_option(p)
-    _add_read_options(p)
+    add_read_options(p)
     p.set_defaults(handler=cmd_head)
 
     p = command("count", "count records, reading only the record headers",
@@ -186,7 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
                 "are read; compressed files are decompressed).")
     p.add_argument("path", help="file, directory (read recursively), glob or URL")
     p.add_argument("--per-file", action="store_true", help="print each file's count, then the total")
-    _add_read_options(p)
+    add_read_options(p)
     p.set_defaults(handler=cmd_count)
 
     p = command("verify", "check every record's framing and CRCs; report each corrupt record",
@@ -198,7 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("path", help="file, directory (read recursively), glob or URL")
     p.add_argument("--decode", action="store_true",
                    help="also parse every record as the --record-type protobuf against the inferred schema")
-    _add_read_options(p)
+    add_read_options(p)
     p.set_defaults(handler=cmd_verify)
 
     p = command("extension-path", "print the path of tfsql's DuckDB extension (for LOAD in duckdb)",
@@ -220,11 +211,9 @@ def build_parser() -> argparse.ArgumentParser:
                                "directory (tfrecord; a trailing / always means a directory)")
     p.add_argument("--from", dest="source_format", choices=FILE_FORMATS, help="source format (default: from SRC)")
     p.add_argument("--to", choices=FILE_FORMATS, help="target format (default: from DST's extension, else tfrecord)")
-    p.add_argument("--input-compression", choices=READ_COMPRESSIONS, default="infer",
-                   help="compression of TFRecord input (default: infer per file)")
-    p.add_argument("--schema", type=_schema, metavar="COLUMNS|FILE.parquet",
-                   help="TFRecord input: " + SCHEMA_HELP)
-    _add_write_options(p, tfrecord_help="options of the output (--record-type also applies to TFRecord input)")
+    add_input_options(p)
+    add_write_options(p, tfrecord_help="options of the output (--record-type also applies to TFRecord input; "
+                                        "csv, json and parquet outputs take --mode error or overwrite)")
     p.set_defaults(handler=cmd_convert)
 
     p = command("recover", "finish or undo a write that crashed; remove dead writers' leftovers",

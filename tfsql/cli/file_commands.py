@@ -7,40 +7,38 @@ import argparse
 import json
 import os
 import time
-from typing import Any
 
 from tfsql.cli.console import Console
 from tfsql.cli.errors import EXIT_OK, UsageError
 from tfsql.cli.formats import source_format as detect_source_format
 from tfsql.cli.inputs import _file_size, _open_dataset, _open_files
-from tfsql.cli.outputs import Counter, WriteOptions, _format_from_extension, _write_options, counted, write_arrow
+from tfsql.cli.options import convert_input_options, dataset_options, given_or_default, writer_options
+from tfsql.cli.outputs import Counter, _format_from_extension, counted, write_arrow
 from tfsql.cli.render import feature_kind, format_table, format_value, type_name
 
 
 def cmd_schema(args: argparse.Namespace, console: Console) -> int:
     """``tfsql schema PATH``."""
-    extra: dict[str, Any] = {"lists": args.lists}
-    if args.infer_sample is not None:
-        extra["infer_sample"] = args.infer_sample or None
-    ds = _open_dataset(args.path, args, **extra)
+    ds = _open_dataset(args.path, args)
+    record_type = given_or_default(dataset_options(args), "record_type")
     partition_names = set(ds.partition_schema.names)
     columns = [
         {
             "name": f.name,
             "type": type_name(f.type) + ("" if f.nullable else " not null"),
             "feature": "hive partition" if f.name in partition_names else (
-                "raw record" if args.record_type == "bytes" else feature_kind(f.type)),
+                "raw record" if record_type == "bytes" else feature_kind(f.type)),
             "partition": f.name in partition_names,
         }
         for f in ds.schema
     ]
     if args.json:
-        console.out(json.dumps({"record_type": args.record_type, "files": len(ds.files), "columns": columns}, indent=2))
+        console.out(json.dumps({"record_type": record_type, "files": len(ds.files), "columns": columns}, indent=2))
         return EXIT_OK
     console.out(format_table(["column", "type", "feature"], [[c["name"], c["type"], c["feature"]] for c in columns]))
     n = len(ds.files)
     console.out(f"\n{len(columns)} columns ({len(partition_names)} from partition directories), "
-                f"{n} file{'' if n == 1 else 's'}, record type {args.record_type}")
+                f"{n} file{'' if n == 1 else 's'}, record type {record_type}")
     return EXIT_OK
 
 
@@ -56,7 +54,7 @@ def cmd_head(args: argparse.Namespace, console: Console) -> int:
             raise UsageError(f"no column {unknown[0]!r}; the columns are {', '.join(ds.schema.names)}")
     table = ds.head(args.n, columns=columns)
     if args.format != "table":
-        write_arrow(table.to_reader(), args.format, None, WriteOptions())
+        write_arrow(table.to_reader(), args.format, None, {})
         return EXIT_OK
     names = table.column_names
     width = max((len(n) for n in names), default=0)
@@ -105,9 +103,9 @@ def cmd_convert(args: argparse.Namespace, console: Console) -> int:
     source_format = detect_source_format(args.src, args.source_format)
     total = None  # rows, for the progress bar, when cheap to know
     target_format = args.to or _format_from_extension(args.dst) or "tfrecord"
+    written = writer_options(args)
     if source_format == "tfrecord":
-        ds = tfsql.dataset(args.src, record_type=args.record_type, schema=args.schema,
-                           compression=None if args.input_compression == "none" else args.input_compression)
+        ds = tfsql.dataset(args.src, **convert_input_options(args))
         n_files, reader = len(ds.files), ds.scanner().to_reader()
     else:
         if not os.path.exists(args.src) and not any(ch in args.src for ch in "*?["):
@@ -116,11 +114,11 @@ def cmd_convert(args: argparse.Namespace, console: Console) -> int:
         n_files, reader = len(source.files), source.scanner().to_reader()
         if source_format == "parquet" and console.shows_progress:
             total = source.count_rows()  # from the files' footers: cheap
-    if target_format != "tfrecord" and args.compression not in (None, "none"):
+    if target_format != "tfrecord" and written.get("compression") is not None:
         raise UsageError(f"--compression applies to tfrecord output, not {target_format}")
     counter = Counter()
     with console.progress(unit=" rows", unit_scale=True, desc="convert", total=total) as bar:
-        nbytes = write_arrow(counted(reader, counter, progress=bar), target_format, args.dst, _write_options(args))
+        nbytes = write_arrow(counted(reader, counter, progress=bar), target_format, args.dst, written)
     console.summary(files=n_files, records=counter.rows, nbytes=nbytes, seconds=time.perf_counter() - started,
                     verb=f"converted {source_format} -> {target_format} {args.dst}:")
     return EXIT_OK

@@ -69,16 +69,24 @@ def file_format(path: str) -> str | None:
     return _sniff(head) or _format_from_extension(path)
 
 
-def _directory_formats(path: str) -> dict[str, list[str]]:
-    found: dict[str, list[str]] = {}
+def _directory_files(path: str) -> list[tuple[str, str]]:
+    """``(directory, name)`` of each file under ``path``, in order, hidden directories
+    skipped (the one walk of the directory)."""
+    listing: list[tuple[str, str]] = []
     for root, dirs, names in os.walk(path):
         dirs[:] = sorted(d for d in dirs if not is_hidden_name(d))
-        for name in sorted(names):
-            full = os.path.join(root, name)
-            if is_hidden_name(name) or not os.path.isfile(full) or os.path.getsize(full) == 0:
-                continue
-            fmt = file_format(full) or _UNRECOGNISED
-            found.setdefault(fmt, []).append(os.path.relpath(full, path))
+        listing.extend((root, name) for name in sorted(names))
+    return listing
+
+
+def _directory_formats(path: str, listing: list[tuple[str, str]]) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for root, name in listing:
+        full = os.path.join(root, name)
+        if is_hidden_name(name) or not os.path.isfile(full) or os.path.getsize(full) == 0:
+            continue
+        fmt = file_format(full) or _UNRECOGNISED
+        found.setdefault(fmt, []).append(os.path.relpath(full, path))
     return found
 
 
@@ -92,9 +100,10 @@ def source_format(path: str, explicit: str | None) -> str:
         return file_format(path) or "tfrecord"
     if not os.path.isdir(path):  # a glob or a URL: its extension
         return _format_from_extension(path) or "tfrecord"
-    if any(TFDS_METADATA in names for _, _, names in os.walk(path)):
+    walked = _directory_files(path)
+    if any(name == TFDS_METADATA for _, name in walked):
         return "tfrecord"  # a TFDS dataset directory: its JSON and text files are metadata
-    found = _directory_formats(path)
+    found = _directory_formats(path, walked)
     if len(found) > 1:
         listing = ", ".join(
             f"{len(files)} {fmt} ({', '.join(files[:3])}{', ...' if len(files) > 3 else ''})"

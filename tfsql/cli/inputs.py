@@ -1,5 +1,5 @@
-"""Opening a command's input (a dataset or its raw files) from its ``--record-type``
-and ``--compression`` options; file sizes for summary lines."""
+"""Opening a command's input (a dataset or its raw files) from its reading options;
+file sizes for summary lines."""
 
 from __future__ import annotations
 
@@ -7,30 +7,23 @@ import argparse
 import os
 from typing import Any
 
-
-def _dataset_options(args: argparse.Namespace) -> dict[str, Any]:
-    compression = getattr(args, "input_compression", None) or getattr(args, "compression", "infer")
-    options = {
-        "record_type": args.record_type,
-        "compression": None if compression == "none" else compression,
-    }
-    if getattr(args, "schema", None) is not None:
-        options["schema"] = args.schema
-    return options
+from tfsql.cli.options import dataset_options
 
 
 def _open_dataset(path: str, args: argparse.Namespace, **extra: Any):
+    """``tfsql.dataset(path)`` with the reading options given (``extra`` overrides them)."""
     import tfsql
 
-    return tfsql.dataset(path, **_dataset_options(args), **extra)
+    return tfsql.dataset(path, **{**dataset_options(args), **extra})
 
 
 def _open_files(path: str, args: argparse.Namespace):
     """The dataset's files without inferring a schema (raw records): count, verify."""
+    options = dataset_options(args)
+    options.pop("schema", None)  # raw records have one column, whatever --schema says
+    options["record_type"] = "bytes"
     import tfsql
 
-    options = _dataset_options(args)
-    options["record_type"] = "bytes"
     return tfsql.dataset(path, **options)
 
 

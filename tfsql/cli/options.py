@@ -1,17 +1,31 @@
-"""The parser's building blocks: the option groups the subcommands share, option value
-types, choices and the longer help texts."""
+"""The parser's building blocks: the reading and writing option groups (built from the
+option spec, :mod:`tfsql.options`), the mapping from parsed arguments to keyword
+arguments of :func:`tfsql.dataset` and :func:`tfsql.write_tfrecord`, option value types
+and the longer help texts.
+
+Every option of the spec with a ``cli`` spelling becomes a flag; its value is parsed
+and checked by :func:`tfsql.options.from_text`, so the flags accept what the Python
+keywords accept. Options not given on the command line are absent from the parsed
+arguments, and from :func:`dataset_options` / :func:`writer_options`.
+
+Examples
+--------
+>>> parser = argparse.ArgumentParser()
+>>> add_read_options(parser)
+>>> dataset_options(parser.parse_args(["--compression", "none", "--no-verify-checksums", "--infer-sample", "0"]))
+{'compression': None, 'verify_checksums': False, 'infer_sample': None}
+>>> parser = argparse.ArgumentParser()
+>>> add_write_options(parser, tfrecord_help="")
+>>> writer_options(parser.parse_args(["--partition-by", "a,b", "--max-bytes-per-file", "64MB"]))
+{'partition_by': ('a', 'b'), 'max_bytes_per_file': 64000000}
+"""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
-
-RECORD_TYPES = ("example", "sequence_example", "bytes")
-READ_COMPRESSIONS = ("infer", "none", "gzip", "zlib")
-WRITE_COMPRESSIONS = ("none", "gzip", "zlib")
-WRITE_MODES = ("error", "append", "overwrite", "overwrite_partitions", "ignore")
-
+from tfsql.options import READ_OPTIONS, WRITE_OPTIONS, Option, OptionError, Spelling, from_text
 
 RESULT_FORMATS = ("table", "csv", "json", "markdown", "parquet", "tfrecord")
 FILE_FORMATS = ("tfrecord", "parquet", "csv", "json")
@@ -61,26 +75,122 @@ def _common(quiet_default: Any = False) -> argparse.ArgumentParser:
     return common
 
 
-def _add_read_options(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("reading")
-    group.add_argument("--record-type", choices=RECORD_TYPES, default="example",
-                       help="what the records hold: tf.train.Example (default), SequenceExample, or "
-                            "raw bytes (one binary column 'record')")
-    group.add_argument("--compression", choices=READ_COMPRESSIONS, default="infer",
-                       help="compression of the files; 'infer' (default) detects gzip and zlib per file "
-                            "from their first bytes")
+# --------------------------------------------------------------------------------------
+# The reading and writing option groups, from the option spec
+# --------------------------------------------------------------------------------------
 
+#: Where parsed option values live in the namespace: ``read_<name>``, ``write_<name>``
+#: (``convert`` has both groups, which share option names).
+_READ, _WRITE = "read_", "write_"
 
-SCHEMA_HELP = (
-    "read these columns with these types instead of inferring them: DuckDB column definitions "
-    "such as 'id BIGINT NOT NULL, emb FLOAT[], price DECIMAL(10,2), img UTINYINT[28][28]' "
-    "(NOT NULL: every record must have the feature; T[a][b]: a tensor), or a .parquet file "
-    "whose schema to use"
+_METAVARS = {"count": "N", "count_or_all": "N|all", "level": "0-9", "size": "BYTES", "name": "NAME",
+             "text": "TEXT", "columns": "NAME[,NAME...]", "types": "COLUMNS|FILE.parquet"}
+
+TYPES_HELP = (
+    "DuckDB column definitions such as 'id BIGINT NOT NULL, emb FLOAT[], price DECIMAL(10,2), "
+    "img UTINYINT[28][28]' (NOT NULL: every record must have the feature; T[a][b]: a tensor), "
+    "or a .parquet file whose schema to use"
 )
+SCHEMA_HELP = READ_OPTIONS["schema"].doc + ": " + TYPES_HELP
 
 
-def _add_schema_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--schema", type=_schema, metavar="COLUMNS|FILE.parquet", help=SCHEMA_HELP)
+def add_read_options(parser: argparse.ArgumentParser) -> None:
+    """The ``reading`` group: a flag for every reading option with a CLI spelling."""
+    group = parser.add_argument_group("reading")
+    for name, option in READ_OPTIONS.items():
+        if option.cli:
+            _add_option(group, option, _READ + name)
+
+
+def add_write_options(parser: argparse.ArgumentParser, *, tfrecord_help: str) -> None:
+    """The ``writing`` group: a flag for every writing option with a CLI spelling."""
+    group = parser.add_argument_group("writing", tfrecord_help)
+    for name, option in WRITE_OPTIONS.items():
+        if option.cli:
+            _add_option(group, option, _WRITE + name)
+
+
+def add_input_options(parser: argparse.ArgumentParser) -> None:
+    """``convert``'s reading options of TFRecord input: ``--schema`` and
+    ``--input-compression`` (its ``--compression`` is the output's; ``--record-type``
+    applies to both, see :func:`convert_input_options`)."""
+    group = parser.add_argument_group("reading TFRecord input")
+    _add_option(group, READ_OPTIONS["schema"], _READ + "schema", help_prefix="TFRecord input: ")
+    _add_option(group, READ_OPTIONS["compression"], _READ + "compression", flag="--input-compression",
+                help_prefix="TFRecord input: ")
+
+
+def dataset_options(args: argparse.Namespace) -> dict[str, Any]:
+    """Keyword arguments of :func:`tfsql.dataset` from the reading options given."""
+    return {name: getattr(args, _READ + name) for name in READ_OPTIONS if hasattr(args, _READ + name)}
+
+
+def writer_options(args: argparse.Namespace) -> dict[str, Any]:
+    """Keyword arguments of :func:`tfsql.write_tfrecord` from the writing options given."""
+    return {name: getattr(args, _WRITE + name) for name in WRITE_OPTIONS if hasattr(args, _WRITE + name)}
+
+
+def convert_input_options(args: argparse.Namespace) -> dict[str, Any]:
+    """``convert``'s :func:`tfsql.dataset` keyword arguments: its reading options and
+    the output's ``--record-type``, which TFRecord input is read as too."""
+    options = dataset_options(args)
+    written = writer_options(args)
+    if "record_type" in written:
+        options["record_type"] = written["record_type"]
+    return options
+
+
+def given_or_default(options: dict[str, Any], name: str, *, writing: bool = False) -> Any:
+    """``options[name]``, or the option's default when it was not given.
+
+    >>> given_or_default({}, "record_type"), given_or_default({}, "mode", writing=True)
+    ('example', 'error')
+    """
+    if name in options:
+        return options[name]
+    return (WRITE_OPTIONS if writing else READ_OPTIONS)[name].default
+
+
+def _add_option(group: Any, option: Option, dest: str, *, flag: str | None = None, help_prefix: str = "") -> None:
+    flag = flag or option.cli
+    assert flag is not None
+    help = help_prefix + option.doc + (": " + TYPES_HELP if option.cli_value == "types" else "")
+    default = _default_text(option)
+    if default is not None:
+        help += f" (default: {default})"
+    help = help.replace("%", "%%")
+    if option.cli_value == "bool":
+        group.add_argument(flag, dest=dest, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS,
+                           help=help)
+        return
+    metavar = "{" + ",".join(option.choices) + "}" if option.choices else _METAVARS[option.cli_value]
+    group.add_argument(flag, dest=dest, type=_flag_type(option, flag), default=argparse.SUPPRESS,
+                       metavar=metavar, help=help)
+
+
+def _default_text(option: Option) -> str | None:
+    if option.cli_value == "bool":
+        return None if option.default is None else ("on" if option.default else "off")
+    if option.default is None or option.default == ():
+        return None
+    return str(option.default)
+
+
+def _flag_type(option: Option, flag: str) -> Any:
+    """The argparse ``type`` of a flag: its text to the option's checked value."""
+    if option.cli_value == "types":
+        return _schema
+    # "0" means "all" where "all" is accepted (the CLI's long-standing spelling)
+    spelling = Spelling(flag, option.cli_value, maps={0: None} if option.cli_value == "count_or_all" else None)
+
+    def value(text: str) -> Any:
+        try:
+            return from_text(option, spelling, text)
+        except OptionError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    value.__name__ = option.name
+    return value
 
 
 def _schema(text: str) -> Any:
@@ -113,31 +223,6 @@ def _schema(text: str) -> Any:
         pa.field(name, duckdb_type_to_arrow(type_name), nullable=null != "NO")
         for name, type_name, null, *_ in described
     ])
-
-
-def _add_write_options(parser: argparse.ArgumentParser, *, tfrecord_help: str) -> None:
-    group = parser.add_argument_group("writing", tfrecord_help)
-    group.add_argument("--partition-by", metavar="COL[,COL...]",
-                       help="tfrecord output: write hive key=value directories of these columns")
-    group.add_argument("--compression", choices=WRITE_COMPRESSIONS, default=None,
-                       help="tfrecord output: gzip or zlib stream compression (files get .gz / .zz); "
-                            "default none")
-    group.add_argument("--mode", choices=WRITE_MODES, default="error",
-                       help="when the output exists: error (default), append, overwrite, "
-                            "overwrite_partitions (only the partitions written), ignore (write nothing); "
-                            "csv, json and parquet outputs accept error and overwrite")
-    group.add_argument("--record-type", choices=RECORD_TYPES, default="example",
-                       help="tfrecord output: Example (default), SequenceExample (list-of-list columns "
-                            "become feature lists) or raw bytes (one binary column)")
-    group.add_argument("--max-rows-per-file", type=_positive_int, metavar="N",
-                       help="tfrecord output: start a new file after N records")
-    group.add_argument("--num-shards", type=_positive_int, metavar="N",
-                       help="tfrecord output: write exactly N files part-0000k-of-0000N.tfrecord "
-                            "(per partition / split)")
-    group.add_argument("--tfds", metavar="NAME",
-                       help="tfrecord output: write a TensorFlow Datasets directory of dataset NAME "
-                            "(splits from a 'split' column or --partition-by COL; loads with "
-                            "tfds.builder_from_directory)")
 
 
 def _positive_int(text: str) -> int:

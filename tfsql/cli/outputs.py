@@ -3,34 +3,22 @@ tfrecord (a directory, or one file); output formats named by file extensions."""
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import os
+import re
 import shutil
 import sys
 import tempfile
-from dataclasses import dataclass, field
-from typing import Iterator
+from dataclasses import dataclass
+from typing import Any, Iterator
 
 import pyarrow as pa
 
-from tfsql._types import Mode, RecordType, WriteCompression
 from tfsql.cli.errors import UsageError
+from tfsql.cli.options import given_or_default
 from tfsql.cli.sqlscript import sql_literal
 from tfsql.naming import TFRECORD_SUFFIXES
-
-
-@dataclass
-class WriteOptions:
-    """Options of file outputs (``sql --format``, ``convert``)."""
-
-    partition_by: list[str] = field(default_factory=list)
-    compression: WriteCompression = None
-    mode: Mode = "error"
-    record_type: RecordType = "example"
-    max_rows_per_file: int | None = None
-    num_shards: int | None = None
-    tfds: str | None = None
+from tfsql.options import MODES, WRITE_OPTIONS
 
 
 @dataclass
@@ -63,39 +51,36 @@ def counted(reader: pa.RecordBatchReader, counter: Counter, *, limit: int | None
 
 
 def write_arrow(reader: pa.RecordBatchReader, fmt: str, output: str | None,
-                options: WriteOptions) -> int:
-    """Write a stream as ``fmt`` to ``output`` (stdout for csv and json when None).
+                options: dict[str, Any]) -> int:
+    """Write a stream as ``fmt`` to ``output`` (stdout for csv and json when None);
+    ``options``: :func:`tfsql.write_tfrecord` keyword arguments (see
+    :func:`tfsql.cli.options.writer_options`).
 
     Returns the bytes written (0 for stdout).
     """
+    mode = given_or_default(options, "mode", writing=True)
     if fmt == "tfrecord":
         import tfsql
 
         if output is None:
             raise UsageError("--format tfrecord writes a directory: pass --output DIR")
         try:
-            result = tfsql.write_tfrecord(
-                reader, output, partition_by=options.partition_by or None, compression=options.compression,
-                mode=options.mode, record_type=options.record_type, max_rows_per_file=options.max_rows_per_file,
-                num_shards=options.num_shards, tfds=options.tfds,
-            )
+            result = tfsql.write_tfrecord(reader, output, **options)
         except FileExistsError as exc:
-            if options.mode != "error" or not ("already holds data" in str(exc) or "already exists" in str(exc)):
+            if mode != "error" or not ("already holds data" in str(exc) or "already exists" in str(exc)):
                 raise
             # the writer's message names its Python keyword (mode='append'); say --mode
             exists = "already holds data" if "already holds data" in str(exc) else "already exists"
+            *others, last = [m for m in MODES if m != "error"]
             raise FileExistsError(
-                f"{output} {exists}; pass --mode append, overwrite, "
-                f"overwrite_partitions or ignore, or choose another output"
+                f"{output} {exists}; pass --mode {', '.join(others)} or {last}, or choose another output"
             ) from None
         except ValueError as exc:
             if isinstance(exc, tfsql.TFSQLError):  # a data error, not a usage error
                 raise
-            raise UsageError(str(exc).replace("partition_by", "--partition-by")
-                             .replace("max_rows_per_file", "--max-rows-per-file")
-                             .replace("num_shards", "--num-shards")) from None
+            raise UsageError(_as_flags(str(exc))) from None
         return result.bytes
-    if options.partition_by:
+    if options.get("partition_by"):
         raise UsageError(f"--partition-by works with tfrecord output only, not {fmt}")
     if output is None:
         if fmt == "parquet":
@@ -107,7 +92,7 @@ def write_arrow(reader: pa.RecordBatchReader, fmt: str, output: str | None,
                 shutil.copyfileobj(f, sys.stdout)
             sys.stdout.flush()
         return 0
-    _check_output_file(output, options.mode)
+    _check_output_file(output, mode)
     _write_file(reader, fmt, output)
     return os.path.getsize(output)
 
@@ -143,16 +128,19 @@ def _write_file(reader: pa.RecordBatchReader, fmt: str, path: str) -> None:
         scratch.execute(f"COPY tfsql_result TO {sql_literal(path)} ({copy_options})")
 
 
-def _write_options(args: argparse.Namespace) -> WriteOptions:
-    return WriteOptions(
-        partition_by=[c.strip() for c in (args.partition_by or "").split(",") if c.strip()],
-        compression=None if args.compression in (None, "none") else args.compression,
-        mode=args.mode,
-        record_type=args.record_type,
-        max_rows_per_file=getattr(args, "max_rows_per_file", None),
-        num_shards=getattr(args, "num_shards", None),
-        tfds=getattr(args, "tfds", None),
-    )
+# The writer's messages name its keywords; the CLI's user knows the flags. Only
+# keywords with an underscore are replaced: single words (mode, tfds) occur in prose.
+_KEYWORDS = re.compile(r"\b(" + "|".join(
+    name for name, option in WRITE_OPTIONS.items() if option.cli and "_" in name) + r")\b")
+
+
+def _as_flags(message: str) -> str:
+    """A writer message with its keywords spelled as the CLI's flags.
+
+    >>> _as_flags("num_shards and max_rows_per_file cannot be combined")
+    '--num-shards and --max-rows-per-file cannot be combined'
+    """
+    return _KEYWORDS.sub(lambda m: WRITE_OPTIONS[m.group(1)].cli or m.group(1), message)
 
 
 def _format_from_extension(path: str | None) -> str | None:

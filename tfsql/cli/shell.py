@@ -11,7 +11,7 @@ from typing import Callable
 
 from tfsql.cli.console import Console, _isatty
 from tfsql.cli.errors import EXIT_OK, _error_text, is_interrupt
-from tfsql.cli.outputs import WriteOptions, write_arrow
+from tfsql.cli.outputs import write_arrow
 from tfsql.cli.sqlscript import split_complete
 from tfsql.cli.sqlsession import DEFAULT_MAX_ROWS, SQLSession, relation_reader, returns_rows, run_script
 
@@ -62,7 +62,7 @@ class Shell:
             else:
                 relation = self.session.query(sql)
                 if relation is not None:
-                    write_arrow(relation_reader(relation), self.mode, None, WriteOptions())
+                    write_arrow(relation_reader(relation), self.mode, None, {})
         finally:
             if self.timer:
                 self.session.console.out(f"Run Time: {time.perf_counter() - started:.3f} s")

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from tfsql.cli.console import Console
 from tfsql.cli.errors import EXIT_OK, StatementError, UsageError
-from tfsql.cli.outputs import Counter, _format_from_extension, _write_options, counted, write_arrow
+from tfsql.cli.options import writer_options
+from tfsql.cli.outputs import Counter, _format_from_extension, counted, write_arrow
 from tfsql.cli.sqlscript import parse_params, split_statements
 from tfsql.cli.sqlsession import (
     DEFAULT_MAX_ROWS,
@@ -51,7 +52,7 @@ def cmd_sql(args: argparse.Namespace, console: Console) -> int:
     counter = Counter()
     with console.progress(unit=" rows", unit_scale=True, desc="query") as bar:
         reader = counted(relation_reader(relation), counter, limit=max_rows or None, progress=bar)
-        nbytes = write_arrow(reader, fmt, args.output, _write_options(args))
+        nbytes = write_arrow(reader, fmt, args.output, writer_options(args))
     if args.output:
         console.summary(records=counter.rows, nbytes=nbytes, seconds=time.perf_counter() - started,
                         verb=f"wrote {args.output}:")

@@ -5,6 +5,8 @@ and byte offset."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
 import time
 import warnings
 from dataclasses import dataclass
@@ -12,7 +14,8 @@ from typing import Any
 
 from tfsql.cli.console import Console
 from tfsql.cli.errors import EXIT_DATA, EXIT_OK
-from tfsql.cli.inputs import _dataset_options, _file_size, _open_dataset, _open_files
+from tfsql.cli.inputs import _file_size, _open_dataset, _open_files
+from tfsql.cli.options import dataset_options, given_or_default
 
 
 @dataclass(frozen=True)
@@ -25,32 +28,23 @@ class Problem:
     message: str
 
 
-def _verifying_reader(stream, *, path: str, problems: list[Problem], size: int | None = None):
-    """A FrameReader that records each corrupt record in ``problems`` and goes on
-    where the framing allows, instead of raising or warning."""
-    from tfsql.framing import FrameReader
+def cmd_verify(args: argparse.Namespace, console: Console) -> int:
+    """``tfsql verify PATH``: frame every record, check every CRC, report each problem."""
+    from tfsql.errors import TFSQLError
+    from tfsql.scanning import open_frame_reader
 
-    def record(error) -> None:
+    started = time.perf_counter()
+    ds = _open_files(args.path, args)
+    files = [ds._found.files[i] for i in ds._file_indices]
+    problems: list[Problem] = []
+
+    def record(error) -> None:  # each corrupt record: noted, and reading goes on where framing allows
         message = str(error)
         if error.rest_of_file:
             message += "; the rest of the file cannot be framed"
-        problems.append(Problem(path, error.record_index, error.offset, message))
+        problems.append(Problem(error.path, error.record_index, error.offset, message))
 
-    return FrameReader(stream, path=path, verify=True, on_corrupt=record, stream_size=size)
-
-
-def cmd_verify(args: argparse.Namespace, console: Console) -> int:
-    """``tfsql verify PATH``: frame every record, check every CRC, report each problem."""
-    import fsspec
-
-    from tfsql.errors import TFSQLError
-    from tfsql.framing import open_decompressed
-    from tfsql.options import read_compression
-
-    started = time.perf_counter()
-    files = [fragment.path for fragment in _open_files(args.path, args).get_fragments()]
-    compression = read_compression(_dataset_options(args)["compression"])
-    problems: list[Problem] = []
+    options = dataclasses.replace(ds.options, verify_checksums=True, on_corrupt=record)
     decoder = None
     if args.decode:
         decoder, problem = _verify_decoder(args)
@@ -60,23 +54,18 @@ def cmd_verify(args: argparse.Namespace, console: Console) -> int:
             console.out("(no schema could be inferred, so the records are framed and CRC-checked, not decoded)")
     records = nbytes = 0
     with console.progress(total=len(files), unit=" files", desc="verify") as bar:
-        for path in files:
+        for file in files:
+            path = file.display()
             before = len(problems)
-            size = _file_size(path)
-            nbytes += size
-            fs, inner = fsspec.core.url_to_fs(path)
-            raw = fs.open(inner, "rb")
+            nbytes += _file_size(path)
             try:
-                stream = open_decompressed(raw, compression, path=path)
-                reader = _verifying_reader(stream, path=path, problems=problems, size=size if stream is raw else None)
-                for block in reader.blocks():
-                    records += len(block)
-                    if decoder is not None:
-                        problems += _decode_problems(decoder, block)
+                with contextlib.closing(open_frame_reader(ds._found, file, options)) as reader:
+                    for block in reader.blocks():
+                        records += len(block)
+                        if decoder is not None:
+                            problems += _decode_problems(decoder, block)
             except TFSQLError as exc:  # e.g. a corrupt or truncated gzip stream
                 problems.append(Problem(path, getattr(exc, "record_index", None), getattr(exc, "offset", None), str(exc)))
-            finally:
-                raw.close()
             for problem in problems[before:]:
                 bar.clear()
                 console.out(f"CORRUPT {problem.message}")
@@ -105,10 +94,11 @@ def _verify_decoder(args: argparse.Namespace) -> tuple[Any, Problem | None]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # framing problems are reported by the check itself
             ds = _open_dataset(args.path, args, on_corrupt="skip")
+            record_type = given_or_default(dataset_options(args), "record_type")
     except TFSQLError as exc:
         return None, Problem(getattr(exc, "path", None) or args.path, getattr(exc, "record_index", None),
                              getattr(exc, "offset", None), str(exc))
-    code = record_code(args.record_type)
+    code = record_code(record_type)
     return BlockDecoder(column_specs(ds.data_schema, code), code), None
 
 

@@ -1,51 +1,21 @@
-"""Regression tests from a review of the writing path (write_tfrecord, COPY, CLI).
+"""write_tfrecord's Arrow inputs: list views, dictionaries of view types (Polars
+categoricals), and batches whose schema differs from the first batch's.
 
-Each test names the defect it pins down. Written files are read back with a framing
-reader and protobuf here, independent of tfsql's reader.
+Each test names the defect it pins down. Written files are read back with the framing
+reader and protobuf of ``tests/tfrecord_files.py``, independent of tfsql's reader.
 """
 
 from __future__ import annotations
 
-import gzip
 import os
-import struct
-import zlib
 
 import pyarrow as pa
 import pytest
 
 import tfsql
 from tfsql import _proto
+from tfrecord_files import example_values, payloads_of, written_values
 from tfsql.writer import write_tfrecord
-
-
-def _frames(path: str) -> list[bytes]:
-    with open(path, "rb") as f:
-        data = f.read()
-    if data[:2] == b"\x1f\x8b":
-        data = gzip.decompress(data)
-    elif data[:1] == b"\x78":
-        data = zlib.decompress(data)
-    payloads, pos = [], 0
-    while pos < len(data):
-        (length,) = struct.unpack_from("<Q", data, pos)
-        payloads.append(data[pos + 12 : pos + 12 + length])
-        pos += 12 + length + 4
-    return payloads
-
-
-def _features(payload: bytes) -> dict:
-    example = _proto.Example()
-    example.ParseFromString(payload)
-    out = {}
-    for name, feature in example.features.feature.items():
-        kind = feature.WhichOneof("kind")
-        out[name] = list(getattr(feature, kind).value)
-    return out
-
-
-def _records(result) -> list[dict]:
-    return [_features(p) for f in result.files for p in _frames(f.path)]
 
 
 def _tree(root) -> list[str]:
@@ -65,14 +35,14 @@ def test_list_view_with_nulls_is_written_with_its_values(tmp_path):
     # was: ArrowInvalid "Offsets buffer size (bytes): 24 isn't large enough"
     column = pa.array([["a"], ["b", "c"], None], pa.large_list_view(pa.string()))
     result = write_tfrecord(pa.table({"x": column}), tmp_path / "o")
-    assert _records(result) == [{"x": [b"a"]}, {"x": [b"b", b"c"]}, {}]
+    assert written_values(result) == [{"x": [b"a"]}, {"x": [b"b", b"c"]}, {}]
 
 
 def test_sliced_list_view_is_written_with_its_values(tmp_path):
     # was: ArrowInvalid "Negative offsets in list array"
     column = pa.array([[1], [2, 3], None], pa.list_view(pa.int32()))
     result = write_tfrecord(pa.table({"x": column}).slice(1), tmp_path / "o")
-    assert _records(result) == [{"x": [2, 3]}, {}]
+    assert written_values(result) == [{"x": [2, 3]}, {}]
 
 
 def test_list_view_with_out_of_order_views_is_written_in_row_order(tmp_path):
@@ -82,7 +52,7 @@ def test_list_view_with_out_of_order_views_is_written_in_row_order(tmp_path):
         pa.array([2, 0, 1], pa.int32()), pa.array([1, 2, 2], pa.int32()), pa.array([10, 20, 30])
     )
     result = write_tfrecord(pa.table({"x": column}), tmp_path / "o")
-    assert _records(result) == [{"x": [30]}, {"x": [10, 20]}, {"x": [20, 30]}]
+    assert written_values(result) == [{"x": [30]}, {"x": [10, 20]}, {"x": [20, 30]}]
 
 
 def test_list_of_list_views_in_a_sequence_example(tmp_path):
@@ -91,7 +61,7 @@ def test_list_of_list_views_in_a_sequence_example(tmp_path):
     )
     column = pa.ListArray.from_arrays(pa.array([0, 2], pa.int32()), inner)
     result = write_tfrecord(pa.table({"f": column}), tmp_path / "o", record_type="sequence_example")
-    (payload,) = _frames(result.files[0].path)
+    (payload,) = payloads_of(result.files[0].path)
     sequence = _proto.SequenceExample()
     sequence.ParseFromString(payload)
     steps = sequence.feature_lists.feature_list["f"].feature
@@ -115,7 +85,7 @@ def test_partition_by_a_dictionary_of_string_view(tmp_path):
     table = pa.table({"k": _categorical(["b", "a", None, "b"]), "v": [1, 2, 3, 4]})
     result = write_tfrecord(table, tmp_path / "o", partition_by="k")
     got = sorted((f.partition["k"] or "", r["v"][0]) for f in result.files for r in
-                 (_features(p) for p in _frames(f.path)))
+                 (example_values(p) for p in payloads_of(f.path)))
     assert got == [("", 3), ("a", 2), ("b", 1), ("b", 4)]
     assert sorted(d for d in os.listdir(tmp_path / "o") if not d.startswith("_")) == [
         "k=__HIVE_DEFAULT_PARTITION__", "k=a", "k=b"]
@@ -125,7 +95,7 @@ def test_data_column_dictionary_of_string_view_and_list_of_it(tmp_path):
     tags = pa.ListArray.from_arrays(pa.array([0, 2, 2, 3], pa.int32()), _categorical(["x", "y", "x"]))
     table = pa.table({"c": _categorical(["u", None, "v"]), "tags": tags})
     result = write_tfrecord(table, tmp_path / "o")
-    assert _records(result) == [{"c": [b"u"], "tags": [b"x", b"y"]}, {"tags": []},
+    assert written_values(result) == [{"c": [b"u"], "tags": [b"x", b"y"]}, {"tags": []},
                                 {"c": [b"v"], "tags": [b"x"]}]
 
 
@@ -186,70 +156,3 @@ def test_later_batch_with_reordered_columns_is_an_error(tmp_path):
     with pytest.raises(ValueError, match="record batches must all have the same schema"):
         write_tfrecord(batches(), target, partition_by="p", mode="append")
     assert _tree(target) == before
-
-
-# --------------------------------------------------------------------------------------
-# a failed write must not delete what another writer committed meanwhile
-# --------------------------------------------------------------------------------------
-
-
-def test_failed_write_keeps_files_another_writer_committed_to_the_new_target(tmp_path):
-    # was: the failing job removed the whole target directory it had created,
-    # including the other writer's committed files
-    target = tmp_path / "new" / "o"
-
-    def batches():
-        yield pa.record_batch({"v": [1]})
-        other = write_tfrecord(pa.table({"v": [2]}), target, mode="append")
-        assert other.rows == 1
-        raise RuntimeError("input broke")
-
-    with pytest.raises(RuntimeError, match="input broke"):
-        write_tfrecord(batches(), target, mode="append")
-    names = sorted(os.listdir(target))
-    assert len(names) == 2 and names[0] == "_SUCCESS" and names[1].startswith("part-00000-")
-    assert [_features(p) for p in _frames(str(target / names[1]))] == [{"v": [2]}]
-
-
-def test_failed_write_still_removes_the_empty_directories_it_created(tmp_path):
-    def batches():
-        yield pa.record_batch({"v": [1]})
-        raise RuntimeError("input broke")
-
-    with pytest.raises(RuntimeError, match="input broke"):
-        write_tfrecord(batches(), tmp_path / "a" / "b" / "c")
-    assert os.listdir(tmp_path) == []
-
-
-# --------------------------------------------------------------------------------------
-# overwrite_partitions without partition_by replaces everything, shard names included
-# --------------------------------------------------------------------------------------
-
-
-def test_overwrite_partitions_without_partition_by_replaces_same_named_shards(tmp_path):
-    # was: FileExistsError "'.../part-00000-of-00002.tfrecord' already exists"
-    target = tmp_path / "o"
-    write_tfrecord(pa.table({"a": [1, 2, 3]}), target, num_shards=2)
-    result = write_tfrecord(pa.table({"a": [4]}), target, num_shards=2, mode="overwrite_partitions")
-    assert [os.path.basename(p) for p in result.paths] == ["part-00000-of-00002.tfrecord",
-                                                          "part-00001-of-00002.tfrecord"]
-    assert sorted(os.listdir(target)) == ["_SUCCESS", "part-00000-of-00002.tfrecord",
-                                          "part-00001-of-00002.tfrecord"]
-    assert _records(result) == [{"a": [4]}]
-
-
-# --------------------------------------------------------------------------------------
-# CLI
-# --------------------------------------------------------------------------------------
-
-
-def test_cli_existing_output_error_names_the_cli_option(tmp_path, capsys):
-    # was: "... pass mode='append', 'overwrite', ..." (the Python keyword, not --mode)
-    from tfsql.cli import main
-
-    write_tfrecord(pa.table({"x": [1]}), tmp_path / "out")
-    assert main(["sql", "SELECT 2 AS x", "-o", str(tmp_path / "out"), "--format", "tfrecord"]) == 2
-    assert capsys.readouterr().err == (
-        f"tfsql: error: {tmp_path / 'out'} already holds data; pass --mode append, overwrite, "
-        f"overwrite_partitions or ignore, or choose another output\n"
-    )
