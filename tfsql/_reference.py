@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import os
 import struct
-from typing import Any, Iterator, Optional, Sequence, Tuple
+from typing import Any, Iterator, List, Optional, Sequence, Tuple
 
 import crc32c as _crc32c
 import numpy as np
@@ -224,7 +224,19 @@ def scan_frames(buf: Any, start: int = 0, max_records: int = -1, max_bytes: int 
 
 def count_headers(fd: int, start: int, size: int, max_length: int) -> Tuple[int, int, int, int]:
     """Count frames of a plain file reading only their headers; see ``_native.pyi``."""
-    count, pos, status, length = 0, start, FRAME_OK, 0
+    offsets, pos, status, length = _walk_headers(fd, start, size, max_length)
+    return len(offsets), pos, status, length
+
+
+def header_offsets(fd: int, start: int, size: int, max_length: int) -> Tuple[bytes, int, int, int]:
+    """The header offsets of the frames of a plain file; see ``_native.pyi``."""
+    offsets, pos, status, length = _walk_headers(fd, start, size, max_length)
+    return np.array(offsets, dtype=np.uint64).tobytes(), pos, status, length
+
+
+def _walk_headers(fd: int, start: int, size: int, max_length: int) -> Tuple[List[int], int, int, int]:
+    offsets: List[int] = []
+    pos, status, length = start, FRAME_OK, 0
     while pos < size:
         head = os.pread(fd, 12, pos) if size - pos >= 12 else b""
         if len(head) < 12:
@@ -240,9 +252,9 @@ def count_headers(fd: int, start: int, size: int, max_length: int) -> Tuple[int,
         if length + 16 > size - pos:
             status = FRAME_TRUNCATED
             break
+        offsets.append(pos)
         pos += 16 + length
-        count += 1
-    return count, pos, status, length
+    return offsets, pos, status, length
 
 
 def _whole_record_at(data: Any, p: int, size: int) -> int:
@@ -943,6 +955,6 @@ __all__ = [
     "BYTES", "FLOAT", "INT64", "SCALAR", "LIST", "LIST_OF_LIST", "FRAME_OK",
     "FRAME_TRUNCATED", "FRAME_BAD_LENGTH_CRC", "FRAME_BAD_DATA_CRC", "BOUNDARY_FOUND",
     "BOUNDARY_NONE", "BOUNDARY_MORE", "DecodeError", "crc32c", "masked_crc32c",
-    "hardware_crc", "scan_frames", "find_boundary", "encode_frames",
+    "hardware_crc", "scan_frames", "count_headers", "header_offsets", "find_boundary", "encode_frames",
     "Decoder", "Encoder", "summarize",
 ]

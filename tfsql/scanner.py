@@ -67,6 +67,7 @@ from tfsql.records import (
     normalize_compression,
     open_decompressed,
 )
+from tfsql.record_index import indexed_count
 from tfsql.splits import RangeReader, plan_ranges
 from tfsql.schema import (
     RAW_COLUMN,
@@ -326,13 +327,17 @@ def _raw_size(raw: Any, file: FileInfo) -> int | None:
 
 def count_file_records(found: Discovered, file: FileInfo, options: ScanOptions) -> int:
     """The number of records in one file. An uncompressed local file is counted from
-    its record headers alone (12 bytes read per record); other files are framed. With
+    its index sidecar when it has a consistent one (:mod:`tfsql.record_index`), else
+    from its record headers alone (12 bytes read per record); other files are framed. With
     ``on_corrupt`` other than ``"raise"`` data CRCs are checked, so that records a scan
     would skip are not counted."""
     if options.on_corrupt == "raise" and found.is_local and hasattr(codec, "count_headers"):
         with open(file.path, "rb", buffering=0) as raw:
             stream = open_decompressed(raw, options.compression, path=file.display())
             if stream is raw:
+                indexed = indexed_count(file.path, raw.fileno())  # a consistent `tfsql index` sidecar
+                if indexed is not None:
+                    return indexed
                 return count_plain_records(
                     raw.fileno(),
                     path=file.display(),
