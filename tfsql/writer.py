@@ -22,13 +22,14 @@ finished by the next write or by ``tfsql.recover(path)``.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import os
 import posixpath
 import uuid
 import zlib
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -688,6 +689,22 @@ class _FileSink:
             return
         self._put(self._compressor.compress(framed) if self._compressor else framed)
 
+    def write_encoded(self, encode: Callable[[], memoryview], rows: int, estimate: int) -> None:
+        """Write the framed records ``encode()`` returns: called on the compression
+        thread of this file when it has one (so encoding runs there too, in order with
+        the file's other chunks), else at once. ``estimate``: their size, roughly."""
+        self.rows += rows
+        if self._stream is None:
+            self.write(encode(), 0)
+            return
+
+        def job() -> memoryview:
+            framed = encode()
+            self.data_bytes += len(framed)  # read only after close(), which waits for it
+            return framed
+
+        self._stream.write_job(job, estimate)
+
     def close(self) -> None:
         if self._stream is not None:
             self._stream.close()  # flushes the compressor
@@ -953,10 +970,12 @@ class _WriteJob:
                 continue
             part = data if n_shards == 1 else data.take(pa.array(rows))
             if input_rows is None:
-                framed, ends = encoder.encode(part, row_base=dealt, row_numbers=rows)
+                encode = encoder.prepare(part, row_base=dealt, row_numbers=rows)
             else:
-                framed, ends = encoder.encode(part, row_base=0, row_numbers=input_rows[rows])
-            sink.write(memoryview(framed).cast("B")[: int(ends[-1])], len(rows))
+                encode = encoder.prepare(part, row_base=0, row_numbers=input_rows[rows])
+            # Values are checked here, in row order; encoding (and compression) run on
+            # the file's compression thread when the write has several.
+            sink.write_encoded(functools.partial(_framed, encode), len(rows), part.nbytes)
 
     # -- commit -------------------------------------------------------------------------
 
@@ -1022,6 +1041,12 @@ def _staged_directories(staging: str, files: _Files) -> set[str]:
 # --------------------------------------------------------------------------------------
 # Slicing and partition splitting
 # --------------------------------------------------------------------------------------
+
+
+def _framed(encode: Callable[[], tuple[Any, np.ndarray]]) -> memoryview:
+    """The framed records of a prepared encoding (:meth:`RecordEncoder.prepare`)."""
+    framed, ends = encode()
+    return memoryview(framed).cast("B")[: int(ends[-1])]
 
 
 def _slices(batch: pa.RecordBatch) -> Iterator[pa.RecordBatch]:
