@@ -53,8 +53,6 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
 
-    import os
-
     import tfsql
     from tfsql import _reference
     from tfsql.cli import main as cli_main
