@@ -46,6 +46,7 @@ import pyarrow.dataset as pads
 
 from tfsql._codec import codec
 from tfsql._types import Lists, OnCorrupt, ReadCompression, RecordType
+from tfsql.buffers import BufferPool
 from tfsql.decode import BlockDecoder, empty_batch, fixed_row_bits, rows_within
 from tfsql.discovery import Discovered, FileInfo, discover
 from tfsql.errors import TFSQLError
@@ -299,8 +300,11 @@ def _counted(raw: Any, options: ScanOptions) -> Any:
     return CountingFile(raw, options.progress)
 
 
-def open_frame_reader(found: Discovered, file: FileInfo, options: ScanOptions) -> FrameReader:
-    """Open one file of a dataset for framing (decompressing as the options say)."""
+def open_frame_reader(
+    found: Discovered, file: FileInfo, options: ScanOptions, buffers: BufferPool | None = None
+) -> FrameReader:
+    """Open one file of a dataset for framing (decompressing as the options say), its
+    read buffers from ``buffers`` when given (:mod:`tfsql.buffers`)."""
     raw = _counted(open_raw(found, file), options)
     try:
         stream = open_decompressed(raw, options.compression, path=file.display())
@@ -314,6 +318,7 @@ def open_frame_reader(found: Discovered, file: FileInfo, options: ScanOptions) -
         on_corrupt=options.on_corrupt,
         max_record_bytes=options.max_record_bytes,
         stream_size=_raw_size(raw, file) if stream is raw else None,
+        buffers=buffers,
     )
 
 
@@ -791,6 +796,7 @@ class Scanner:
         if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):
             raise ValueError(f"limit must be a non-negative integer or None, not {limit!r}")
         self._limit = limit
+        self._buffers = BufferPool()  # read buffers reused within this scan
         schema = dataset.schema
         if columns is None:
             self._columns: list[str] = list(schema.names)
@@ -866,7 +872,7 @@ class Scanner:
                 yield from self._range_tasks(i, spans)
                 continue
             rows = rows_within(options.batch_bytes, self._row_bits(i), self._batch_size)
-            with contextlib.closing(open_frame_reader(found, file, options)) as reader:
+            with contextlib.closing(open_frame_reader(found, file, options, self._buffers)) as reader:
                 for block in reader.blocks(rows, options.batch_bytes, limit=remaining):
                     yield i, block
                 if remaining is not None:
@@ -934,6 +940,7 @@ class Scanner:
             reader = RangeReader(
                 raw, task.start, task.stop, file.size, path=file.display(), verify=options.verify_checksums,
                 on_corrupt=options.on_corrupt, boundary=start, max_record_bytes=options.max_record_bytes,
+                buffers=self._buffers,
             )
             rows = rows_within(options.batch_bytes, self._row_bits(file_index), self._batch_size)
             try:

@@ -38,6 +38,7 @@ from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 from tfsql._codec import codec
+from tfsql.buffers import BufferPool
 from tfsql.records import DEFAULT_MAX_RECORD_BYTES, FrameReader, RecordBlock
 
 __all__ = [
@@ -167,8 +168,10 @@ class RangeReader:
         on_corrupt: Any = "raise",
         boundary: int | None = None,
         max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
+        buffers: BufferPool | None = None,
     ) -> None:
         self._raw = raw
+        self._buffers = buffers
         self._max_record_bytes = max_record_bytes
         self._stop = stop
         self._size = size
@@ -197,7 +200,7 @@ class RangeReader:
             self._raw.seek(pos)
             reader = FrameReader(
                 self._raw, path=self._path, verify=self._verify, on_corrupt=self._on_corrupt, base_offset=pos, stop=stop,
-                max_record_bytes=self._max_record_bytes, stream_size=self._size,
+                max_record_bytes=self._max_record_bytes, stream_size=self._size, buffers=self._buffers,
             )
             for block in reader.blocks(max_records, max_bytes):
                 block.first_index += index
