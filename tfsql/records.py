@@ -344,7 +344,7 @@ class FrameReader:
         self._stop = stop
         self.chain_end: int | None = None
         self._consumed = 0  # bytes read from the stream
-        self._buffers = buffers
+        self.buffers = buffers  # settable until reading starts
 
     def _read_more(self, tail: memoryview, need: int | None = None) -> tuple[memoryview, bool]:
         """A fresh buffer holding ``tail`` (the start of an incomplete record of ``need``
@@ -364,8 +364,8 @@ class FrameReader:
         # numpy allocates without zeroing (and asks for huge pages on large buffers),
         # so the read is the first and only pass over the new memory. `tail` keeps its
         # own buffer referenced, so a pool never hands that one out here.
-        if self._buffers is not None:
-            buf = self._buffers.take(len(tail) + want)
+        if self.buffers is not None:
+            buf = self.buffers.take(len(tail) + want)
         else:
             buf = memoryview(np.empty(len(tail) + want, dtype=np.uint8))  # type: ignore[arg-type, unused-ignore]  # numpy arrays are buffers
         buf[: len(tail)] = tail

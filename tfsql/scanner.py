@@ -300,11 +300,8 @@ def _counted(raw: Any, options: ScanOptions) -> Any:
     return CountingFile(raw, options.progress)
 
 
-def open_frame_reader(
-    found: Discovered, file: FileInfo, options: ScanOptions, buffers: BufferPool | None = None
-) -> FrameReader:
-    """Open one file of a dataset for framing (decompressing as the options say), its
-    read buffers from ``buffers`` when given (:mod:`tfsql.buffers`)."""
+def open_frame_reader(found: Discovered, file: FileInfo, options: ScanOptions) -> FrameReader:
+    """Open one file of a dataset for framing (decompressing as the options say)."""
     raw = _counted(open_raw(found, file), options)
     try:
         stream = open_decompressed(raw, options.compression, path=file.display())
@@ -318,7 +315,6 @@ def open_frame_reader(
         on_corrupt=options.on_corrupt,
         max_record_bytes=options.max_record_bytes,
         stream_size=_raw_size(raw, file) if stream is raw else None,
-        buffers=buffers,
     )
 
 
@@ -872,7 +868,8 @@ class Scanner:
                 yield from self._range_tasks(i, spans)
                 continue
             rows = rows_within(options.batch_bytes, self._row_bits(i), self._batch_size)
-            with contextlib.closing(open_frame_reader(found, file, options, self._buffers)) as reader:
+            with contextlib.closing(open_frame_reader(found, file, options)) as reader:
+                reader.buffers = self._buffers
                 for block in reader.blocks(rows, options.batch_bytes, limit=remaining):
                     yield i, block
                 if remaining is not None:
