@@ -11,7 +11,8 @@
  *   2. Buffer helpers  growable byte buffers (PyMem_Raw*, usable without the GIL)
  *                      and the Python `Buffer` type that exports them
  *   3. CRC-32C         slicing-by-8 fallback, SSE4.2 (3-way interleaved) / ARMv8 paths
- *   4. Framing         scan_frames, count_headers, find_boundary (resync), frame headers
+ *   4. Framing         scan_frames, count_headers / header_offsets, find_boundary (resync),
+ *                      frame headers
  *   5. Wire reader     varints, tags, lengths, skipping unknown fields, UTF-8 checks,
  *                      validating and counting a feature's values
  *   6. Decoder         compiled column table, per-record map scan, column builders,
@@ -528,39 +529,70 @@ static int scan_core(const uint8_t *buf, size_t size, size_t pos, long long max_
 }
 
 #if !defined(_WIN32)
-/* Count the frames of a plain file from byte `pos` to `size` reading only each record's
-   12-byte header (positioned reads; the payload is never read). The length CRC is
-   checked; a length above `max_length`, or running past `size`, stops the count.
-   Returns -1 with errno set when a read fails. */
-static int count_core(int fd, uint64_t pos, uint64_t size, uint64_t max_length,
+/* Fill head[0:want) from the file at `pos`, up to `want` bytes; returns the bytes read
+   (fewer at the end of the file) or -1 with errno set. */
+static ssize_t pread_full(int fd, uint8_t *head, size_t want, uint64_t pos) {
+    size_t have = 0;
+    while (have < want) {
+        ssize_t got = pread(fd, head + have, want - have, (off_t)(pos + have));
+        if (got < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return -1;
+        }
+        if (got == 0) {
+            break; /* the file shrank while being read */
+        }
+        have += (size_t)got;
+    }
+    return (ssize_t)have;
+}
+
+/* Count the frames of a plain file from byte `pos` to `size` reading only their
+   12-byte headers (positioned reads; payloads are never read), appending each record's
+   header offset to `offsets` when it is not NULL. The length CRC is checked; a length
+   above `max_length`, or running past `size`, stops the count. After a record smaller
+   than 4 KiB a read takes 64 KiB (the next headers are likely inside: small records
+   cost a fraction of a read each); otherwise it takes the 12-byte header alone.
+   Returns -1 with errno set when a read fails, -2 when out of memory. */
+#define COUNT_WINDOW_MAX ((size_t)64 << 10)
+static int count_core(int fd, uint64_t pos, uint64_t size, uint64_t max_length, tbuf *offsets,
                       long long *count_out, uint64_t *end_out, uint64_t *length_out,
                       int *status_out) {
     long long count = 0;
     int status = FRAME_OK;
-    uint8_t head[12];
+    uint8_t *window = (uint8_t *)PyMem_RawMalloc(COUNT_WINDOW_MAX);
+    size_t have = 0;
+    uint64_t base = 0, last = pos; /* window[0:have) holds the file from `base` */
+    if (window == NULL) {
+        return -2;
+    }
     *length_out = 0;
     while (pos < size) {
         if (size - pos < 12) {
             status = FRAME_TRUNCATED;
             break;
         }
-        size_t have = 0;
-        while (have < 12) {
-            ssize_t got = pread(fd, head + have, 12 - have, (off_t)(pos + have));
+        const uint8_t *head;
+        if (pos >= base && pos - base <= have && have - (pos - base) >= 12) {
+            head = window + (pos - base);
+        } else {
+            /* Records smaller than a page: read 64 KiB at once; larger ones: the header. */
+            size_t want = count && pos - last < 4096 ? COUNT_WINDOW_MAX : 12;
+            size_t take = size - pos < (uint64_t)want ? (size_t)(size - pos) : want;
+            ssize_t got = pread_full(fd, window, take, pos);
             if (got < 0) {
-                if (errno == EINTR) {
-                    continue;
-                }
+                PyMem_RawFree(window);
                 return -1;
             }
-            if (got == 0) {
-                break; /* the file shrank while being counted */
+            base = pos;
+            have = (size_t)got;
+            if (have < 12) {
+                status = FRAME_TRUNCATED;
+                break;
             }
-            have += (size_t)got;
-        }
-        if (have < 12) {
-            status = FRAME_TRUNCATED;
-            break;
+            head = window;
         }
         if (masked_crc(head, 8) != load_le32(head + 8)) {
             status = FRAME_BAD_LENGTH_CRC;
@@ -576,15 +608,26 @@ static int count_core(int fd, uint64_t pos, uint64_t size, uint64_t max_length,
             status = FRAME_TRUNCATED;
             break;
         }
+        if (offsets != NULL) {
+            if (tbuf_reserve(offsets, 8) < 0) {
+                PyMem_RawFree(window);
+                return -2;
+            }
+            memcpy(offsets->data + offsets->len, &pos, 8);
+            offsets->len += 8;
+        }
+        last = pos;
         pos += 16 + length;
         count++;
     }
+    PyMem_RawFree(window);
     *count_out = count;
     *end_out = pos;
     *status_out = status;
     return 0;
 }
 #endif
+
 /* -- resynchronising inside a file (splittable reads) ---------------------- */
 
 /* A reader that starts at an arbitrary byte of an uncompressed file finds the next
@@ -3216,26 +3259,48 @@ static PyObject *mod_hardware_crc(PyObject *self, PyObject *unused) {
 }
 
 #if !defined(_WIN32)
-static PyObject *mod_count_headers(PyObject *self, PyObject *args, PyObject *kwds) {
+/* count_headers and header_offsets: walk the headers of a plain file (count_core). */
+static PyObject *walk_headers(PyObject *args, PyObject *kwds, const char *format, int with_offsets) {
     static char *kwlist[] = {"fd", "start", "size", "max_length", NULL};
     int fd;
     unsigned long long start, size, max_length;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "iKKK:count_headers", kwlist, &fd, &start,
-                                     &size, &max_length)) {
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, format, kwlist, &fd, &start, &size,
+                                     &max_length)) {
         return NULL;
     }
     long long count = 0;
     uint64_t end = 0, length = 0;
     int status = 0, rc;
+    tbuf offsets = {0};
     Py_BEGIN_ALLOW_THREADS
-    rc = count_core(fd, (uint64_t)start, (uint64_t)size, (uint64_t)max_length, &count, &end,
-                    &length, &status);
+    rc = count_core(fd, (uint64_t)start, (uint64_t)size, (uint64_t)max_length,
+                    with_offsets ? &offsets : NULL, &count, &end, &length, &status);
     Py_END_ALLOW_THREADS
     if (rc) {
-        return PyErr_SetFromErrno(PyExc_OSError);
+        tbuf_free(&offsets);
+        return rc == -2 ? PyErr_NoMemory() : PyErr_SetFromErrno(PyExc_OSError);
     }
-    return Py_BuildValue("(LKiK)", count, (unsigned long long)end, status,
-                         (unsigned long long)length);
+    if (!with_offsets) {
+        return Py_BuildValue("(LKiK)", count, (unsigned long long)end, status,
+                             (unsigned long long)length);
+    }
+    PyObject *o = buffer_from_tbuf(&offsets);
+    tbuf_free(&offsets);
+    if (o == NULL) {
+        return NULL;
+    }
+    PyObject *result = Py_BuildValue("(OKiK)", o, (unsigned long long)end, status,
+                                     (unsigned long long)length);
+    Py_DECREF(o);
+    return result;
+}
+
+static PyObject *mod_count_headers(PyObject *self, PyObject *args, PyObject *kwds) {
+    return walk_headers(args, kwds, "iKKK:count_headers", 0);
+}
+
+static PyObject *mod_header_offsets(PyObject *self, PyObject *args, PyObject *kwds) {
+    return walk_headers(args, kwds, "iKKK:header_offsets", 1);
 }
 #endif
 
@@ -3406,6 +3471,11 @@ static PyMethodDef module_methods[] = {
      "count_headers(fd, start, size, max_length)\n--\n\nCount the frames of a plain file "
      "reading only their headers.\nReturns ``(count, end, status, length)``; see "
      "``_native.pyi``."},
+    {"header_offsets", (PyCFunction)(void (*)(void))mod_header_offsets,
+     METH_VARARGS | METH_KEYWORDS,
+     "header_offsets(fd, start, size, max_length)\n--\n\nThe header offsets of the frames of a "
+     "plain file, reading only their headers.\nReturns ``(offsets, end, status, length)``; "
+     "see ``_native.pyi``."},
 #endif
     {"find_boundary", (PyCFunction)(void (*)(void))mod_find_boundary,
      METH_VARARGS | METH_KEYWORDS,

@@ -3,9 +3,12 @@
 gzip and zlib streams are sequential within a file, so the unit of parallel work is
 the file: each :class:`CompressedStream` compresses its chunks in order, one at a time,
 while the streams of different files (shards, partitions) run on the threads of one
-:class:`CompressionPool`. ``zlib``'s ``compress`` releases the GIL while it deflates,
-and so does writing to a file, so the threads run in parallel with each other and
-with the encoder (which releases the GIL too).
+:class:`CompressionPool`. A chunk may also be a job that makes the bytes
+(:meth:`CompressedStream.write_job`): the writer queues each shard's encoding that way,
+so that encoding and compression both run on the file's thread and the writing thread
+only deals rows out. ``zlib``'s ``compress`` releases the GIL while it deflates, the
+encoder while it encodes, and so does writing to a file, so the threads run in
+parallel.
 
 Memory is bounded: the writer blocks once ``max_pending_bytes`` of uncompressed
 chunks are queued. An error in a worker is raised by the stream's next ``write`` or
@@ -122,14 +125,23 @@ class CompressedStream:
 
     def write(self, chunk: memoryview) -> None:
         """Queue ``chunk`` (kept referenced until compressed) for compression."""
+        self._queue_item(chunk, len(chunk))
+
+    def write_job(self, job: Callable[[], memoryview], nbytes: int) -> None:
+        """Queue ``job``, called on the stream's thread (in order with its other chunks)
+        to make the chunk to compress; ``nbytes`` (its size, or an estimate) counts
+        against the pool's pending bytes until it is compressed."""
+        self._queue_item(job, nbytes)
+
+    def _queue_item(self, item: Any, nbytes: int) -> None:
         self._raise_error()
         executor = self._pool._executor
         if executor is None:
-            self._emit(self._compressor.compress(chunk))
+            self._emit(self._compressor.compress(item() if callable(item) else item))
             return
-        self._pool._reserve(len(chunk))
+        self._pool._reserve(nbytes)
         with self._lock:
-            self._queue.append(chunk)
+            self._queue.append((item, nbytes))
             if self._active:
                 return
             self._active = True
@@ -154,14 +166,14 @@ class CompressedStream:
                     self._active = False
                     self._idle.set()
                     return
-                chunk = self._queue.popleft()
+                item, nbytes = self._queue.popleft()
             try:
                 if self._error is None:
-                    self._emit(self._compressor.compress(chunk))
+                    self._emit(self._compressor.compress(item() if callable(item) else item))
             except BaseException as exc:  # re-raised in the writing thread
                 self._error = exc
             finally:
-                self._pool._release(len(chunk))
+                self._pool._release(nbytes)
 
     def _emit(self, data: bytes) -> None:
         if data:

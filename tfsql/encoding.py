@@ -38,7 +38,7 @@ Examples
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 import pyarrow as pa
@@ -186,6 +186,28 @@ class RecordEncoder:
         ends : numpy.ndarray
             int64 end offset of each record in ``framed``.
         """
+        return self.prepare(batch, row_base=row_base, row_numbers=row_numbers)()
+
+    def prepare(
+        self,
+        batch: pa.RecordBatch,
+        *,
+        row_base: int = 0,
+        row_numbers: np.ndarray | None = None,
+    ) -> Callable[[], tuple[Any, np.ndarray]]:
+        """Check ``batch`` and gather its columns now (every error about its values is
+        raised here, in row order), and return a function that encodes it, as
+        :meth:`encode` does: that part runs in C with the GIL released, so another thread
+        may call it (a writer encodes and compresses each file on its own thread).
+
+        Examples
+        --------
+        >>> import pyarrow as pa
+        >>> enc = RecordEncoder(pa.schema([("x", pa.int64())]))
+        >>> encode = enc.prepare(pa.record_batch({"x": [1, 2]}))
+        >>> encode()[1].tolist()
+        [30, 60]
+        """
         n = batch.num_rows
         arrays = self.arrays(batch, row_base=row_base, row_numbers=row_numbers)
         if self.record_type == codec.RAW:
@@ -200,10 +222,19 @@ class RecordEncoder:
                     feature=name,
                     record_index=row,
                 )
-            framed, ends = codec.encode_frames(data, value_offsets)
-        else:
-            framed, ends = self._encoder.encode(arrays, n)
-        return framed, np.frombuffer(ends, dtype=np.uint64).astype(np.int64)
+
+            def encode_raw() -> tuple[Any, np.ndarray]:
+                framed, ends = codec.encode_frames(data, value_offsets)
+                return framed, np.frombuffer(ends, dtype=np.uint64).astype(np.int64)
+
+            return encode_raw
+        encoder = self._encoder
+
+        def encode() -> tuple[Any, np.ndarray]:
+            framed, ends = encoder.encode(arrays, n)
+            return framed, np.frombuffer(ends, dtype=np.uint64).astype(np.int64)
+
+        return encode
 
 
 # --------------------------------------------------------------------------------------

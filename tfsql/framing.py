@@ -33,6 +33,7 @@ from typing import BinaryIO, Callable, Iterator
 import numpy as np
 
 from tfsql._codec import codec
+from tfsql.buffers import BufferPool
 from tfsql.errors import CorruptRecordError
 from tfsql.options import DEFAULT_MAX_RECORD_BYTES, READ_OPTIONS
 
@@ -241,6 +242,9 @@ class FrameReader:
         The stream's size when known (uncompressed files): a record running past it is
         reported as truncated at once, without reading or buffering it. Otherwise a
         large record is buffered as its bytes arrive, never more than its length.
+    buffers : BufferPool, optional
+        Where read buffers come from: a scan's pool reuses the buffers of blocks it has
+        finished with (:mod:`tfsql.buffers`); None allocates each one.
     """
 
     def __init__(
@@ -255,6 +259,7 @@ class FrameReader:
         stream_size: int | None = None,
         base_offset: int = 0,
         stop: int | None = None,
+        buffers: BufferPool | None = None,
     ) -> None:
         on_corrupt = READ_OPTIONS["on_corrupt"].validate(on_corrupt)
         self._stream = stream
@@ -279,6 +284,7 @@ class FrameReader:
         self._stop = stop
         self.chain_end: int | None = None
         self._consumed = 0  # bytes read from the stream
+        self.buffers = buffers  # settable until reading starts
 
     def _read_more(self, tail: memoryview, need: int | None = None) -> tuple[memoryview, bool]:
         """A fresh buffer holding ``tail`` (the start of an incomplete record of ``need``
@@ -296,8 +302,12 @@ class FrameReader:
         if self._stop is not None:
             want = self._want_in_range(want, tail)
         # numpy allocates without zeroing (and asks for huge pages on large buffers),
-        # so the read is the first and only pass over the new memory.
-        buf = memoryview(np.empty(len(tail) + want, dtype=np.uint8))  # type: ignore[arg-type, unused-ignore]  # numpy arrays are buffers
+        # so the read is the first and only pass over the new memory. `tail` keeps its
+        # own buffer referenced, so a pool never hands that one out here.
+        if self.buffers is not None:
+            buf = self.buffers.take(len(tail) + want)
+        else:
+            buf = memoryview(np.empty(len(tail) + want, dtype=np.uint8))  # type: ignore[arg-type, unused-ignore]  # numpy arrays are buffers
         buf[: len(tail)] = tail
         got = _readinto(self._stream, buf[len(tail) :])
         self._consumed += got

@@ -45,9 +45,11 @@ from tfsql.discovery import Discovered, FileInfo
 from tfsql.errors import TFSQLError
 from tfsql.framing import FrameReader, count_plain_records, open_decompressed
 from tfsql.options import ReadOptions
+from tfsql.buffers import BufferPool
 from tfsql.parallel import ordered_map
+from tfsql.record_index import indexed_count
 from tfsql.schema import ColumnSpec, column_specs
-from tfsql.splits import RangeReader, plan_ranges
+from tfsql.splits import RangeReader, piece_bytes, plan_pieces, plan_ranges
 
 if TYPE_CHECKING:
     from tfsql.arrow_dataset import Dataset
@@ -99,13 +101,17 @@ def _raw_size(raw: Any, file: FileInfo) -> int | None:
 
 def count_file_records(found: Discovered, file: FileInfo, options: ReadOptions) -> int:
     """The number of records in one file. An uncompressed local file is counted from
-    its record headers alone (12 bytes read per record); other files are framed. With
+    its index sidecar when it has a consistent one (:mod:`tfsql.record_index`), else
+    from its record headers alone (12 bytes read per record); other files are framed. With
     ``on_corrupt`` other than ``"raise"`` data CRCs are checked, so that records a scan
     would skip are not counted."""
     if options.on_corrupt == "raise" and found.is_local and hasattr(codec, "count_headers"):
         with open(file.path, "rb", buffering=0) as raw:
             stream = open_decompressed(raw, options.compression, path=file.display())
             if stream is raw:
+                indexed = indexed_count(file.path, raw.fileno())  # a consistent `tfsql index` sidecar
+                if indexed is not None:
+                    return indexed
                 return count_plain_records(
                     raw.fileno(),
                     path=file.display(),
@@ -185,6 +191,7 @@ class Scanner:
         if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):
             raise ValueError(f"limit must be a non-negative integer or None, not {limit!r}")
         self._limit = limit
+        self._buffers = BufferPool()  # read buffers reused within this scan
         schema = dataset.schema
         if columns is None:
             self._columns: list[str] = list(schema.names)
@@ -255,13 +262,13 @@ class Scanner:
                 continue
             if remaining is not None and remaining <= 0:
                 return
-            spans = self._ranges_of(i) if remaining is None else None
+            spans = self._ranges_of(i) if remaining is None or dataset._byte_range is not None else None
             if spans is not None:
-                for start, stop in spans:
-                    yield i, _RangeTask(start, stop)
+                yield from self._range_tasks(i, spans)
                 continue
             rows = rows_within(options.batch_bytes, self._row_bits(i), self._batch_size)
             with contextlib.closing(open_frame_reader(found, file, options)) as reader:
+                reader.buffers = self._buffers
                 for block in reader.blocks(rows, options.batch_bytes, limit=remaining):
                     yield i, block
                 if remaining is not None:
@@ -294,9 +301,33 @@ class Scanner:
             return None
         return plan_ranges(size, split)
 
-    def _read_range(self, decoder: BlockDecoder, file_index: int, task: "_RangeTask", start: int | None) -> "_RangeResult":
+    def _range_tasks(self, file_index: int, spans: list[tuple[int, int]]) -> Iterator[tuple[int, "_RangeTask"]]:
+        """The ranges cut into pieces of about a batch (:func:`tfsql.splits.plan_pieces`):
+        a piece is one unit of decode work, so memory is bounded by the batch size
+        whatever the range size. Only the first piece's start is trusted; every later
+        piece is checked against the end of the one before (:meth:`_checked_ranges`)."""
+        piece = piece_bytes(self._dataset.options.batch_bytes)
+        own_range = self._dataset._byte_range is not None
+        for k, (start, stop) in enumerate(spans):
+            pieces = plan_pieces(start, stop, piece)
+            for j, (a, b) in enumerate(pieces):
+                yield file_index, _RangeTask(a, b, trusted=k == 0 and j == 0, check_end_from=stop if own_range else None)
+
+    def _read_range(
+        self,
+        decoder: BlockDecoder,
+        file_index: int,
+        task: "_RangeTask",
+        start: int | None,
+        hints: dict | None = None,
+        *,
+        raise_errors: bool = False,
+    ) -> "_RangeResult":
         """Decode the records whose header starts in the task's range, from the record
-        boundary ``start`` (None: find it)."""
+        boundary ``start`` (None: find it). An error is returned in the result, to be
+        raised once the range's start is confirmed (``raise_errors``: raised at once).
+        ``hints`` gets where the next piece's first record starts, so that a piece read
+        after the one before it (always, with one thread) needs no search."""
         found = self._dataset._found
         file = found.files[file_index]
         options = self._dataset.options
@@ -305,22 +336,26 @@ class Scanner:
             reader = RangeReader(
                 raw, task.start, task.stop, file.size, path=file.display(), verify=options.verify_checksums,
                 on_corrupt=options.on_corrupt, boundary=start, max_record_bytes=options.max_record_bytes,
+                buffers=self._buffers,
             )
             rows = rows_within(options.batch_bytes, self._row_bits(file_index), self._batch_size)
             try:
-                for block in reader.blocks(rows, options.batch_bytes):
+                for block in reader.blocks(rows, options.batch_bytes, check_end_from=task.check_end_from):
                     batches.append(self._decode_block(decoder, (file_index, block)))
             except TFSQLError as exc:
-                if start is not None:
+                if raise_errors:
                     raise
                 # Raised once the check against the previous range says this range
                 # did start at a true boundary (else it is read again from there).
                 return _RangeResult(task, reader.first, None, [], error=exc)
+        if hints is not None and reader.chain_end is not None:
+            hints[(file_index, task.stop)] = reader.chain_end
         return _RangeResult(task, reader.first, reader.chain_end, batches)
 
-    def _decode_item(self, decoder: BlockDecoder, item: tuple[int, Any]) -> Any:
+    def _decode_item(self, decoder: BlockDecoder, item: tuple[int, Any], hints: dict) -> Any:
         if isinstance(item[1], _RangeTask):
-            return item[0], self._read_range(decoder, item[0], item[1], None)
+            hint = hints.pop((item[0], item[1].start), None)
+            return item[0], self._read_range(decoder, item[0], item[1], hint, hints)
         return item[0], self._decode_block(decoder, item)
 
     def _decode_block(self, decoder: BlockDecoder, item: tuple[int, Any]) -> pa.RecordBatch:
@@ -375,9 +410,10 @@ class Scanner:
     def to_batches(self) -> Generator[pa.RecordBatch, None, None]:
         """Yield batches in file order; stops early at the scan's limit."""
         decoder = BlockDecoder(self._specs, self._dataset.options.record_code)
+        hints: dict = {}  # (file, piece start) -> its first record, from the piece before
         stream = ordered_map(
             self._blocks,
-            lambda item: self._decode_item(decoder, item),
+            lambda item: self._decode_item(decoder, item, hints),
             threads=self._threads,
         )
         remaining = self._limit
@@ -404,10 +440,10 @@ class Scanner:
                 yield item
                 continue
             task = item.task
-            if task.start == 0 or self._dataset._byte_range is not None:
+            if task.trusted:
                 expected = item.first if task.start else 0
             if expected is not None and item.first != expected and not (item.first is None and expected >= task.stop):
-                item = self._read_range(decoder, file_index, task, expected)
+                item = self._read_range(decoder, file_index, task, expected, raise_errors=True)
             if item.error is not None:
                 raise item.error
             if item.first is not None and item.first < task.stop:
@@ -450,10 +486,16 @@ class Scanner:
 
 @dataclass(frozen=True)
 class _RangeTask:
-    """Read the records whose header starts in bytes ``[start, stop)`` of a file."""
+    """Read the records whose header starts in bytes ``[start, stop)`` of a file.
+    ``trusted``: the boundary found at ``start`` is taken as is (the first piece of a
+    file or of the dataset's own range); otherwise it is checked against the end of the
+    piece before. ``check_end_from``: the end of the dataset's own range, which no later
+    piece checks (see :meth:`tfsql.splits.RangeReader.blocks`; None: a later piece does)."""
 
     start: int
     stop: int
+    trusted: bool = True
+    check_end_from: int | None = None
 
 
 @dataclass

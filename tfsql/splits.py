@@ -38,6 +38,7 @@ from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 from tfsql._codec import codec
+from tfsql.buffers import BufferPool
 from tfsql.framing import FrameReader, RecordBlock
 from tfsql.options import DEFAULT_MAX_RECORD_BYTES
 
@@ -45,6 +46,8 @@ __all__ = [
     "RESYNC_LOOKAHEAD",
     "RangeReader",
     "find_range_start",
+    "piece_bytes",
+    "plan_pieces",
     "plan_ranges",
     "range_label",
 ]
@@ -65,6 +68,34 @@ def plan_ranges(size: int, split_bytes: int) -> list[tuple[int, int]]:
     if split_bytes < 1:
         raise ValueError(f"split size must be a positive number of bytes, not {split_bytes!r}")
     return [(start, min(start + split_bytes, size)) for start in range(0, size, split_bytes)]
+
+
+def piece_bytes(batch_bytes: int) -> int:
+    """Size of the pieces a scan cuts a byte range into (see :func:`plan_pieces`): the
+    batch byte budget, at least 4 MiB so that the resynchronisation lookahead stays a
+    small part of each piece's reading.
+
+    Examples
+    --------
+    >>> piece_bytes(16 << 20) == 16 << 20, piece_bytes(1000) == 4 << 20
+    (True, True)
+    """
+    return max(batch_bytes, 4 << 20)
+
+
+def plan_pieces(start: int, stop: int, piece: int) -> list[tuple[int, int]]:
+    """Cut the byte range ``[start, stop)`` into pieces of ``piece`` bytes (the last one
+    shorter). A scan decodes one piece per unit of work and yields it before holding more,
+    so the memory a range costs is bounded by the piece, not the range.
+
+    Examples
+    --------
+    >>> plan_pieces(100, 350, 100)
+    [(100, 200), (200, 300), (300, 350)]
+    >>> plan_pieces(0, 0, 10)
+    [(0, 0)]
+    """
+    return [(p, min(p + piece, stop)) for p in range(start, stop, piece)] or [(start, stop)]
 
 
 def find_range_start(raw: BinaryIO, start: int, stop: int, size: int) -> int | None:
@@ -135,8 +166,10 @@ class RangeReader:
         on_corrupt: Any = "raise",
         boundary: int | None = None,
         max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
+        buffers: BufferPool | None = None,
     ) -> None:
         self._raw = raw
+        self._buffers = buffers
         self._max_record_bytes = max_record_bytes
         self._stop = stop
         self._size = size
@@ -148,7 +181,15 @@ class RangeReader:
             self.first = None
         self.chain_end: int | None = None if self.first is None else self.first
 
-    def blocks(self, max_records: int = 65536, max_bytes: int = 16 << 20) -> Iterator[RecordBlock]:
+    def blocks(
+        self, max_records: int = 65536, max_bytes: int = 16 << 20, *, check_end_from: int | None = -1
+    ) -> Iterator[RecordBlock]:
+        """The range's records in blocks. Once they end at or past ``check_end_from``
+        (-1: this range's ``stop``; None: never), the header that follows is checked to be
+        one the next range's search accepts (else its record is read here too). A scan
+        cuts a range into pieces and checks each piece against the end of the one before:
+        only the piece that reaches the end of the whole range does that check."""
+        check_from = self._stop if check_end_from == -1 else check_end_from
         if self.first is None:
             return
         pos: int | None = self.first
@@ -157,13 +198,15 @@ class RangeReader:
             self._raw.seek(pos)
             reader = FrameReader(
                 self._raw, path=self._path, verify=self._verify, on_corrupt=self._on_corrupt, base_offset=pos, stop=stop,
-                max_record_bytes=self._max_record_bytes, stream_size=self._size,
+                max_record_bytes=self._max_record_bytes, stream_size=self._size, buffers=self._buffers,
             )
             for block in reader.blocks(max_records, max_bytes):
                 block.first_index += index
                 yield block
             index += reader.records_read
             self.chain_end = pos = reader.chain_end
-            if pos is None or pos >= self._size or find_range_start(self._raw, pos, pos + 1, self._size) == pos:
+            if pos is None or pos >= self._size or check_from is None or pos < check_from:
+                return
+            if find_range_start(self._raw, pos, pos + 1, self._size) == pos:
                 return
             stop = pos + 1  # the next range will not start here: read this record too

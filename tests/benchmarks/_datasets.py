@@ -49,6 +49,7 @@ __all__ = [
     "linked_files",
     "hive_layout",
     "concatenated_file",
+    "indexed_copy",
     "add_common_arguments",
 ]
 
@@ -192,7 +193,8 @@ class GeneratedDataset:
 
 
 def _tfrecord_files(path: Path) -> list[str]:
-    return sorted(str(p) for p in path.rglob("*.tfrecord*"))
+    """The data files below ``path`` (not hidden sidecars such as ``tfsql index``'s)."""
+    return sorted(str(p) for p in path.rglob("*.tfrecord*") if not p.name.startswith("."))
 
 
 def _load_stamp(path: Path) -> dict | None:
@@ -295,6 +297,19 @@ def concatenated_file(dataset: GeneratedDataset, n_files: int) -> GeneratedDatas
                     shutil.copyfileobj(f, out, 16 << 20)
         _write_stamp(path, source=str(dataset.path), concatenated=n_files)
     return GeneratedDataset(dataset.name, path, _tfrecord_files(path), rows_per_file * n_files)
+
+
+def indexed_copy(dataset: GeneratedDataset) -> GeneratedDataset:
+    """Hard links to ``dataset``'s files, each with its ``tfsql index`` sidecar."""
+    from tfsql.record_index import write_index
+
+    path = dataset.path.parent / f"{dataset.path.name}-indexed"
+    if not _fresh_dir(path, {"source": str(dataset.path), "indexed": True}):
+        for file in dataset.files:
+            _link(file, path / Path(file).name)
+            write_index(str(path / Path(file).name))
+        _write_stamp(path, source=str(dataset.path), indexed=True)
+    return GeneratedDataset(dataset.name, path, _tfrecord_files(path), dataset.rows)
 
 
 def hive_layout(dataset: GeneratedDataset, key: str = "bucket") -> GeneratedDataset:

@@ -199,3 +199,26 @@ def test_count_plain_records_names_record_and_offset(case, tmp_path):
         count_plain_records(f.fileno(), path=str(path), size=len(data))
     assert (info.value.record_index, info.value.offset) == (count, end)
     assert f"record {count} at byte {end}" in str(info.value)
+
+
+def test_pooled_buffers_are_reused_only_once_nothing_holds_them():
+    """A scan's buffer pool (tfsql.buffers): blocks still held keep their bytes (their
+    buffer is not handed out again); dropped blocks give their buffer back."""
+    from tfsql.buffers import BufferPool
+
+    payloads = [bytes([i]) * (100 + i) for i in range(200)]
+    data = b"".join(frame(p) for p in payloads)
+    pool = BufferPool(max_buffers=4)
+    kept = list(FrameReader(io.BytesIO(data), path="f", chunk_bytes=1000, buffers=pool).blocks())
+    assert len(kept) > 10
+    got = [bytes(b.buf[int(o) : int(o) + int(n)]) for b in kept for o, n in zip(b.offsets, b.lengths)]
+    assert got == payloads
+    del kept, got
+    seen = set()
+    for block in FrameReader(io.BytesIO(data), path="f", chunk_bytes=1000, buffers=pool).blocks():
+        seen.add(id(block.buf.obj))
+        assert [bytes(block.buf[int(o) : int(o) + int(n)]) for o, n in zip(block.offsets, block.lengths)] == payloads[
+            block.first_index : block.first_index + len(block)
+        ]
+        del block
+    assert len(seen) <= 4  # the pool's buffers, reused chunk after chunk

@@ -160,3 +160,75 @@ def test_a_truncated_last_record_is_reported_by_ranges(tmp_path):
     last = len(data) - len(frame(records[-1]))
     with pytest.raises(CorruptRecordError, match=f"truncated record in .* at byte {last}"):
         tfsql.read_tfrecord(path, record_type="bytes", threads=2, split_bytes=500)
+
+
+# -- a scan cuts ranges into pieces of about a batch ----------------------------------
+
+
+@pytest.fixture
+def tiny_pieces(monkeypatch):
+    """Pieces of 64 bytes (4 MiB at least outside tests)."""
+    monkeypatch.setattr("tfsql.scanning.piece_bytes", lambda batch_bytes: 64)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(st.lists(payloads, min_size=1, max_size=8), st.integers(1, 400), st.sampled_from([1, 2]))
+def test_pieces_of_a_range_give_its_records_in_order(tmp_path_factory, tiny_pieces, records, split, threads):
+    """Whatever the piece and split sizes, also with payloads that look like frames: the
+    ranges' pieces, read by a scan on 1 or 2 threads, give the whole file's records."""
+    path = tmp_path_factory.mktemp("pieces") / "f.tfrecord"
+    data = write_file(path, records)
+    ds = tfsql.dataset(str(path), record_type="bytes", threads=threads)
+    by_fragment = []
+    for fragment in ds.get_fragments(split_bytes=split):
+        by_fragment += fragment.to_table().column("record").to_pylist()
+    assert by_fragment == records
+    whole = tfsql.read_tfrecord(str(path), record_type="bytes", threads=threads, split_bytes=split)
+    assert whole.column("record").to_pylist() == records
+    assert len(data) == os.path.getsize(path)
+
+
+def test_a_range_is_decoded_piece_by_piece_as_it_is_consumed(tmp_path, tiny_pieces, monkeypatch):
+    """Memory is bounded by the piece (about a batch), not the range: with one thread,
+    the first batch comes out after one piece is read, and a piece after the first
+    starts where the one before ended, without a boundary search."""
+    records = [b"%05d" % i * 8 for i in range(300)]  # 56-byte frames
+    path = tmp_path / "f.tfrecord"
+    write_file(path, records)
+    import tfsql.scanning
+    import tfsql.splits
+
+    read: list[int] = []
+    original = tfsql.scanning.Scanner._read_range
+
+    def spy(self, decoder, file_index, task, start, *args, **kwargs):
+        read.append(task.start)
+        return original(self, decoder, file_index, task, start, *args, **kwargs)
+
+    searches: list[int] = []
+    find = tfsql.splits.find_range_start
+
+    def counting_find(raw, start, stop, size):
+        searches.append(start)
+        return find(raw, start, stop, size)
+
+    monkeypatch.setattr(tfsql.scanning.Scanner, "_read_range", spy)
+    monkeypatch.setattr(tfsql.splits, "find_range_start", counting_find)
+    fragment = tfsql.dataset(str(path), record_type="bytes", threads=1).file_range(0, 10_000)
+    batches = fragment.to_batches()
+    first = next(batches)
+    assert read == [0] and first.num_rows <= 2
+    rest = [r for b in batches for r in b.column("record").to_pylist()]
+    assert first.column("record").to_pylist() + rest == [r for r in records if records.index(r) * 56 < 10_000]
+    assert len(read) == 10_000 // 64 + 1
+    assert searches == [0, 10_024]  # byte 0 (no read) and the range's end (for the next range's reader)
+
+
+def test_head_of_a_range_reads_that_range(tmp_path):
+    records = [b"%04d" % i * 10 for i in range(200)]
+    path = tmp_path / "f.tfrecord"
+    write_file(path, records)
+    fragment = tfsql.dataset(str(path), record_type="bytes").get_fragments(split_bytes=1000)[1]
+    got = fragment.head(3).column("record").to_pylist()
+    assert got == fragment.to_table().column("record").to_pylist()[:3]
+    assert got[0] != records[0]

@@ -77,6 +77,7 @@ from tfsql._reference.framing import (
     hardware_crc,
     scan_frames,
     count_headers,
+    header_offsets,
     find_boundary,
     encode_frames,
 )
@@ -117,6 +118,7 @@ __all__ = [
     "hardware_crc",
     "scan_frames",
     "count_headers",
+    "header_offsets",
     "find_boundary",
     "encode_frames",
     "Decoder",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import struct
-from typing import Any, Sequence, Tuple
+from typing import Any, List, Sequence, Tuple
 
 import crc32c as _crc32c
 import numpy as np
@@ -90,7 +90,19 @@ def scan_frames(buf: Any, start: int = 0, max_records: int = -1, max_bytes: int 
 
 def count_headers(fd: int, start: int, size: int, max_length: int) -> Tuple[int, int, int, int]:
     """Count frames of a plain file reading only their headers; see ``_native.pyi``."""
-    count, pos, status, length = 0, start, FRAME_OK, 0
+    offsets, pos, status, length = _walk_headers(fd, start, size, max_length)
+    return len(offsets), pos, status, length
+
+
+def header_offsets(fd: int, start: int, size: int, max_length: int) -> Tuple[bytes, int, int, int]:
+    """The header offsets of the frames of a plain file; see ``_native.pyi``."""
+    offsets, pos, status, length = _walk_headers(fd, start, size, max_length)
+    return np.array(offsets, dtype=np.uint64).tobytes(), pos, status, length
+
+
+def _walk_headers(fd: int, start: int, size: int, max_length: int) -> Tuple[List[int], int, int, int]:
+    offsets: List[int] = []
+    pos, status, length = start, FRAME_OK, 0
     while pos < size:
         head = os.pread(fd, 12, pos) if size - pos >= 12 else b""
         if len(head) < 12:
@@ -106,9 +118,9 @@ def count_headers(fd: int, start: int, size: int, max_length: int) -> Tuple[int,
         if length + 16 > size - pos:
             status = FRAME_TRUNCATED
             break
+        offsets.append(pos)
         pos += 16 + length
-        count += 1
-    return count, pos, status, length
+    return offsets, pos, status, length
 
 
 def _whole_record_at(data: Any, p: int, size: int) -> int:

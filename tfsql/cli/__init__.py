@@ -8,6 +8,7 @@
     tfsql schema data/                     # inferred schema, as a table or JSON
     tfsql head data/ -n 5                  # first records, readable
     tfsql count data/                      # fast: record headers only
+    tfsql index data/                      # offset index sidecars: counts read no record
     tfsql verify data/                     # check every CRC; report each corrupt record
     tfsql extension-path                   # the DuckDB extension to LOAD in duckdb -unsigned
     tfsql convert data.parquet out/ --partition-by label --compression gzip
@@ -62,6 +63,7 @@ from tfsql.cli.options import (
     add_read_options,
     add_write_options,
 )
+from tfsql.cli.index_command import cmd_index
 from tfsql.cli.recover import cmd_recover
 from tfsql.cli.render import format_value
 from tfsql.cli.shell import Shell, cmd_shell
@@ -179,6 +181,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--per-file", action="store_true", help="print each file's count, then the total")
     add_read_options(p)
     p.set_defaults(handler=cmd_count)
+
+    p = command("index", "write record offset index sidecars (DALI / vahidk tfrecord format)",
+                "Write the index of each uncompressed local file of PATH beside it, as\n"
+                "'.<name>.idx': one 'offset size' line per record (the format of DALI's tfrecord2idx\n"
+                "and vahidk/tfrecord). count_rows and 'tfsql count' then count records\n"
+                "from the index while it matches the file; a stale index is ignored with a warning.\n"
+                "Compressed files are skipped.")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="files, directories (read recursively), globs")
+    p.add_argument("-v", "--verbose", action="store_true", help="print each index written with its records")
+    add_read_options(p)
+    p.set_defaults(handler=cmd_index)
 
     p = command("verify", "check every record's framing and CRCs; report each corrupt record",
                 "Read every record of PATH checking the length and data CRCs, and report EACH problem\n"

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import posixpath
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,6 +62,22 @@ class FileSink:
             self._stream.write(framed)
             return
         self._put(self._compressor.compress(framed) if self._compressor else framed)
+
+    def write_encoded(self, encode: Callable[[], memoryview], rows: int, estimate: int) -> None:
+        """Write the framed records ``encode()`` returns: called on the compression
+        thread of this file when it has one (so encoding runs there too, in order with
+        the file's other chunks), else at once. ``estimate``: their size, roughly."""
+        self.rows += rows
+        if self._stream is None:
+            self.write(encode(), 0)
+            return
+
+        def job() -> memoryview:
+            framed = encode()
+            self.data_bytes += len(framed)  # read only after close(), which waits for it
+            return framed
+
+        self._stream.write_job(job, estimate)
 
     def close(self) -> None:
         if self._stream is not None:

@@ -22,10 +22,11 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import os
 import posixpath
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -311,10 +312,12 @@ class WriteJob:
                 continue
             part = data if n_shards == 1 else data.take(pa.array(rows))
             if input_rows is None:
-                framed, ends = encoder.encode(part, row_base=dealt, row_numbers=rows)
+                encode = encoder.prepare(part, row_base=dealt, row_numbers=rows)
             else:
-                framed, ends = encoder.encode(part, row_base=0, row_numbers=input_rows[rows])
-            sink.write(memoryview(framed).cast("B")[: int(ends[-1])], len(rows))
+                encode = encoder.prepare(part, row_base=0, row_numbers=input_rows[rows])
+            # Values are checked here, in row order; encoding (and compression) run on
+            # the file's compression thread when the write has several.
+            sink.write_encoded(functools.partial(_framed, encode), len(rows), part.nbytes)
 
     # -- commit -------------------------------------------------------------------------
 
@@ -368,6 +371,12 @@ class WriteJob:
 # --------------------------------------------------------------------------------------
 # Partition splitting
 # --------------------------------------------------------------------------------------
+
+
+def _framed(encode: Callable[[], tuple[Any, np.ndarray]]) -> memoryview:
+    """The framed records of a prepared encoding (:meth:`RecordEncoder.prepare`)."""
+    framed, ends = encode()
+    return memoryview(framed).cast("B")[: int(ends[-1])]
 
 
 def split_partitions(

@@ -1,0 +1,151 @@
+"""Record offset index sidecars: ``tfsql index`` writes them, record counts read them.
+
+An uncompressed TFRecord file ``dir/name`` may have an index ``dir/.name.idx`` beside it:
+one text line per record, ``"<offset> <size>\\n"``, the byte offset of the record's header
+and its framed size (12 + payload + 4). This is exactly the format of NVIDIA DALI's
+``tfrecord2idx`` tool and of vahidk/tfrecord's ``create_index`` (their readers take the
+index path as an argument: pass ours). The name starts with ``.`` like Hadoop's ``.crc``
+sidecars, so every reader that lists a directory (``tfsql.dataset``, the DuckDB
+extension, Spark's and pyarrow's listings) skips it as a hidden file; a DALI or
+vahidk-made index under another name is simply not used by tfsql.
+
+:func:`indexed_count` (used by ``count_rows``, ``tfsql count`` and ``count(*)``) counts a
+file's records from its index by counting lines, without reading the file, when the
+index is consistent with the file:
+
+- the index is at least as new as the file (``st_mtime``),
+- its last line ends exactly at the file's size, and
+- the record header at that last line's offset is valid (its length CRC matches and its
+  length is the line's size): one 12-byte read of the file.
+
+A file rewritten after its index fails these checks (to be exact, a same-size rewrite
+with an older modification time and a valid record at the same last offset would not:
+rebuild indexes after replacing files in place); its index is then **ignored with a
+warning** and the headers are read. Reads never write indexes; run ``tfsql index``
+again. Compressed files have no index (their records have no fixed offsets).
+
+Examples
+--------
+>>> import os, tempfile, pyarrow as pa, tfsql
+>>> path = os.path.join(tempfile.mkdtemp(), "a.tfrecord")
+>>> _ = tfsql.write_tfrecord(pa.table({"x": [1, 2, 3]}), path)
+>>> write_index(path)
+3
+>>> open(index_path(path)).read().splitlines()
+['0 30', '30 30', '60 30']
+>>> indexed_count(path)
+3
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import warnings
+
+import numpy as np
+
+from tfsql._codec import codec
+from tfsql.framing import count_plain_records
+from tfsql.options import DEFAULT_MAX_RECORD_BYTES
+
+__all__ = ["index_path", "write_index", "indexed_count", "StaleIndexWarning"]
+
+_HEADER = 12
+_TAIL_BYTES = 64  # more than the longest line: two 20-digit numbers, a space, a newline
+
+
+class StaleIndexWarning(UserWarning):
+    """An index sidecar does not match its file and was ignored."""
+
+
+def index_path(path: str) -> str:
+    """The index sidecar of the local file ``path``: ``.<name>.idx`` beside it.
+
+    Examples
+    --------
+    >>> index_path("/data/train-0.tfrecord")
+    '/data/.train-0.tfrecord.idx'
+    """
+    directory, name = os.path.split(path)
+    return os.path.join(directory, f".{name}.idx")
+
+
+def write_index(path: str, *, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES) -> int:
+    """Write the index sidecar of the uncompressed local file ``path`` (reading only its
+    record headers) and return its number of records. The index is written to a
+    temporary name and renamed into place. A corrupt header raises
+    :class:`~tfsql.errors.CorruptRecordError` and leaves any previous index untouched."""
+    with open(path, "rb", buffering=0) as raw:
+        fd = raw.fileno()
+        size = os.fstat(fd).st_size
+        offsets, end, status, _ = codec.header_offsets(fd, 0, size, max_record_bytes)
+        if status != codec.FRAME_OK:
+            count_plain_records(fd, path=path, size=size, max_record_bytes=max_record_bytes)  # raises
+    starts = np.frombuffer(offsets, dtype=np.uint64).astype(np.int64)
+    sizes = np.diff(np.append(starts, end))
+    text = "".join(f"{o} {s}\n" for o, s in zip(starts.tolist(), sizes.tolist()))
+    target = index_path(path)
+    staged = f"{target}.{os.getpid()}.tmp"
+    try:
+        with open(staged, "w", encoding="ascii") as out:
+            out.write(text)
+        os.replace(staged, target)
+    finally:
+        if os.path.exists(staged):
+            os.remove(staged)
+    return len(starts)
+
+
+def indexed_count(path: str, fd: int | None = None) -> int | None:
+    """The number of records of the local file ``path`` (open as ``fd``, if it is) from
+    its index sidecar, or None when it has none, or one that does not match the file
+    (then a :class:`StaleIndexWarning` says so)."""
+    target = index_path(path)
+    try:
+        index_fd = os.open(target, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        index_stat = os.fstat(index_fd)
+        text = os.read(index_fd, index_stat.st_size)
+    finally:
+        os.close(index_fd)
+    data_fd = os.open(path, os.O_RDONLY) if fd is None else fd
+    try:
+        data_stat = os.fstat(data_fd)
+        problem = _mismatch(data_fd, text, data_stat.st_size)
+    finally:
+        if fd is None:
+            os.close(data_fd)
+    if problem is None and len(text) != index_stat.st_size:
+        problem = "the index changed while being read"
+    if problem is None and index_stat.st_mtime_ns < data_stat.st_mtime_ns:
+        problem = "the file is newer than its index"
+    if problem is not None:
+        warnings.warn(
+            f"ignoring the record index {target} of {path}: {problem}; rebuild it with `tfsql index`",
+            StaleIndexWarning,
+            stacklevel=3,
+        )
+        return None
+    return text.count(b"\n") + (0 if not text or text.endswith(b"\n") else 1)
+
+
+def _mismatch(fd: int, text: bytes, size: int) -> str | None:
+    """Why the index ``text`` does not describe a file of ``size`` bytes (None: it does)."""
+    if not text.strip():
+        return None if size == 0 else "the index is empty"
+    last = text[-_TAIL_BYTES:].rstrip(b"\n").rsplit(b"\n", 1)[-1].split()
+    try:
+        offset, framed = (int(v) for v in last)
+    except ValueError:
+        return "its last line is not 'offset size'"
+    if offset + framed != size:
+        return f"its last record ends at byte {offset + framed}, the file has {size} bytes"
+    head = os.pread(fd, _HEADER, offset)
+    if len(head) < _HEADER or codec.masked_crc32c(head[:8]) != struct.unpack_from("<I", head, 8)[0]:
+        return f"no record header at byte {offset} (its last line)"
+    if struct.unpack_from("<Q", head)[0] + _HEADER + 4 != framed:
+        return f"the record at byte {offset} is not {framed} bytes long"
+    return None
