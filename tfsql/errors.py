@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["TFSQLError", "CorruptRecordError", "SchemaError", "WriteConflictError"]
+__all__ = ["TFSQLError", "CorruptRecordError", "SchemaError", "WriteConflictError", "OptionError"]
 
 
 class TFSQLError(Exception):
@@ -217,3 +217,14 @@ class WriteConflictError(TFSQLError, FileExistsError):
     def __init__(self, message: str, *, path: str | None = None) -> None:
         super().__init__(message)
         self.path = path
+
+
+class OptionError(ValueError):
+    """An option value is not accepted (:mod:`tfsql.options`); the message names the
+    option as the caller spelled it and the values it takes.
+
+    >>> from tfsql.options import ReadOptions
+    >>> ReadOptions(threads=0)
+    Traceback (most recent call last):
+    tfsql.errors.OptionError: threads must be a positive integer, not 0
+    """

@@ -35,7 +35,7 @@ import numpy as np
 from tfsql._codec import codec
 from tfsql.buffers import BufferPool
 from tfsql.errors import CorruptRecordError
-from tfsql.options import DEFAULT_MAX_RECORD_BYTES, READ_OPTIONS
+from tfsql.options import DEFAULT_BATCH_BYTES, DEFAULT_BATCH_SIZE, DEFAULT_MAX_RECORD_BYTES, READ_OPTIONS
 
 __all__ = [
     "RecordBlock",
@@ -316,7 +316,7 @@ class FrameReader:
         return buf[: len(tail) + got], False
 
     def blocks(
-        self, max_records: int = 65536, max_bytes: int = 16 << 20, *, limit: int | None = None
+        self, max_records: int = DEFAULT_BATCH_SIZE, max_bytes: int = DEFAULT_BATCH_BYTES, *, limit: int | None = None
     ) -> Iterator[RecordBlock]:
         """Yield blocks of at most ``max_records`` records and ``max_bytes`` payload
         (a single larger record still makes a block of one); with ``limit``, stop after

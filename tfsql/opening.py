@@ -26,7 +26,7 @@ import pyarrow as pa
 
 from tfsql import scanning
 from tfsql._codec import codec
-from tfsql._types import Lists, OnCorrupt, ReadCompression, RecordType
+from tfsql.option_values import Lists, OnCorrupt, ReadCompression, RecordType
 from tfsql.arrow_dataset import Dataset
 from tfsql.discovery import Discovered, discover
 from tfsql.errors import SchemaError

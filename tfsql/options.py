@@ -24,7 +24,7 @@ Examples
 'infer'
 >>> ReadOptions(batch_size=0)
 Traceback (most recent call last):
-tfsql.options.OptionError: batch_size must be a positive integer, not 0
+tfsql.errors.OptionError: batch_size must be a positive integer, not 0
 >>> READ_OPTIONS["infer_sample"].spelled("spark")
 'inferSample'
 >>> [s.name for s in READ_OPTIONS["on_corrupt"].sql]
@@ -36,11 +36,19 @@ tfsql.options.OptionError: batch_size must be a positive integer, not 0
 from __future__ import annotations
 
 import dataclasses
-import os
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, Mapping, Sequence, cast
+from typing import Any, Callable, Literal, Mapping
 
-from tfsql._types import Lists, Mode, OnCorrupt, ReadCompression, RecordType, WriteCompression
+from tfsql.option_values import (  # noqa: F401  (re-exported: the vocabularies are part of the spec)
+    DEFAULT_BATCH_BYTES, DEFAULT_BATCH_SIZE, DEFAULT_INFER_BYTES, DEFAULT_INFER_FILES, DEFAULT_INFER_SAMPLE,
+    DEFAULT_MAX_PARTITION_BYTES, DEFAULT_MAX_RECORD_BYTES, LISTS, MODES, ON_CORRUPT, READ_COMPRESSIONS,
+    RECORD_TYPES, WRITE_COMPRESSIONS, Lists, Mode, OnCorrupt, OptionError, ReadCompression, RecordType,
+    WriteCompression, check_anything, check_boolean, check_column_name, check_columns, check_file_prefix,
+    check_level, check_lists, check_mode, check_on_corrupt, check_optional_boolean, check_positive,
+    check_positive_or_all, check_positive_or_none, check_prefixes, check_read_compression, check_record_type,
+    check_text, check_write_compression, default_threads, parse_size, read_compression, record_code,
+    record_type_name, write_compression,
+)
 
 __all__ = [
     "Option",
@@ -68,226 +76,6 @@ __all__ = [
 FrontEnd = Literal["python", "polars", "sql", "native", "spark", "cli"]
 #: The front ends an option can be offered by.
 FRONT_ENDS: tuple[FrontEnd, ...] = ("python", "polars", "sql", "native", "spark", "cli")
-
-# --------------------------------------------------------------------------------------
-# Vocabularies
-# --------------------------------------------------------------------------------------
-
-#: Record type names -> canonical name (tfsql's and Spark-TFRecord's; matched in any case).
-RECORD_TYPES: dict[str, str] = {
-    "example": "example",
-    "sequence_example": "sequence_example",
-    "sequenceexample": "sequence_example",
-    "bytes": "bytes",
-    "bytearray": "bytes",
-    "byte_array": "bytes",
-    "raw": "bytes",
-}
-
-#: Compression names when reading -> canonical value (``"infer"`` detects per file).
-READ_COMPRESSIONS: dict[str, str | None] = {
-    "infer": "infer",
-    "auto": "infer",
-    "none": None,
-    "uncompressed": None,
-    "": None,
-    "gzip": "gzip",
-    "gz": "gzip",
-    "zlib": "zlib",
-    "deflate": "zlib",
-    "org.apache.hadoop.io.compress.gzipcodec": "gzip",
-    "org.apache.hadoop.io.compress.defaultcodec": "zlib",
-    "org.apache.hadoop.io.compress.deflatecodec": "zlib",
-}
-
-#: Compression names when writing -> canonical value (``"auto"``: from the file name,
-#: resolved by the writer of a single file; a directory is uncompressed).
-WRITE_COMPRESSIONS: dict[str, str | None] = {k: v for k, v in READ_COMPRESSIONS.items() if v != "infer"}
-
-#: The save modes of ``write_tfrecord`` (what happens when the target exists).
-MODES: tuple[str, ...] = ("error", "append", "overwrite", "overwrite_partitions", "ignore")
-
-#: ``on_corrupt`` names (a callable is accepted too).
-ON_CORRUPT: tuple[str, ...] = ("raise", "skip")
-
-#: ``lists`` names of schema inference.
-LISTS: tuple[str, ...] = ("auto", "always")
-
-#: Defaults shared by readers (the C core and the DuckDB extension use the same numbers).
-DEFAULT_BATCH_SIZE = 65536
-DEFAULT_BATCH_BYTES = 16 << 20
-DEFAULT_INFER_SAMPLE = 1000
-DEFAULT_INFER_FILES = 16
-DEFAULT_INFER_BYTES = 4 << 20
-DEFAULT_MAX_RECORD_BYTES = 2 << 30
-DEFAULT_MAX_PARTITION_BYTES = 128 << 20  # Spark's spark.sql.files.maxPartitionBytes
-
-
-class OptionError(ValueError):
-    """An option value is not accepted; the message names the option as the caller
-    spelled it and the values it takes."""
-
-
-def default_threads() -> int:
-    """Decode threads when ``threads`` is not given: the machine's cores, at most 8."""
-    return max(1, min(8, os.cpu_count() or 1))
-
-
-# --------------------------------------------------------------------------------------
-# Checks: one per kind of value, each raising OptionError that names the option
-# --------------------------------------------------------------------------------------
-
-
-def _choice(vocabulary: Mapping[str, Any] | Sequence[str], what: str, *, unknown: bool = False
-            ) -> Callable[[str, Any], Any]:
-    """A check of names in ``vocabulary``; an error says ``what`` they are (``unknown``:
-    worded "unknown NAME 'value'; use WHAT")."""
-
-    def check(name: str, value: Any) -> Any:
-        key = value.strip().lower() if isinstance(value, str) else value
-        if isinstance(vocabulary, Mapping):
-            if key is None and None in vocabulary.values():
-                return None
-            if isinstance(key, str) and key in vocabulary:
-                return vocabulary[key]
-        elif key in vocabulary:
-            return key
-        if unknown:
-            raise OptionError(f"unknown {name} {value!r}; use {what}")
-        raise OptionError(f"{name} must be {what}, not {value!r}")
-
-    return check
-
-
-def record_type_name(value: Any, name: str = "record_type") -> str:
-    """The canonical record type name (``"example"``, ``"sequence_example"``, ``"bytes"``).
-
-    >>> record_type_name("ByteArray"), record_type_name("SequenceExample")
-    ('bytes', 'sequence_example')
-    """
-    return cast(str, _record_type(name, value))
-
-
-def record_code(value: Any, name: str = "record_type") -> int:
-    """The C codec's code of a record type (any name :data:`RECORD_TYPES` accepts).
-
-    >>> from tfsql._codec import codec
-    >>> record_code("SequenceExample") == codec.SEQUENCE_EXAMPLE
-    True
-    """
-    from tfsql._codec import codec
-
-    codes = {"example": codec.EXAMPLE, "sequence_example": codec.SEQUENCE_EXAMPLE, "bytes": codec.RAW}
-    return codes[record_type_name(value, name)]
-
-
-def read_compression(value: Any, name: str = "compression") -> str | None:
-    """``"infer"``, ``"gzip"``, ``"zlib"`` or None (no compression).
-
-    >>> read_compression("auto"), read_compression("DEFLATE"), read_compression("none")
-    ('infer', 'zlib', None)
-    """
-    return cast("str | None", _read_compression(name, value))
-
-
-def write_compression(value: Any, name: str = "compression") -> str | None:
-    """``"gzip"``, ``"zlib"`` or None.
-
-    >>> write_compression("org.apache.hadoop.io.compress.GzipCodec"), write_compression(None)
-    ('gzip', None)
-    """
-    return cast("str | None", _write_compression(name, value))
-
-
-_record_type = _choice(
-    RECORD_TYPES, "'example', 'sequence_example' or 'bytes' (Spark-TFRecord's 'Example', "
-    "'SequenceExample', 'ByteArray' work too)", unknown=True,
-)
-_read_compression = _choice(READ_COMPRESSIONS, "'infer' (alias 'auto'), None, 'gzip' or 'zlib' (alias 'deflate')",
-                            unknown=True)
-_write_compression = _choice(WRITE_COMPRESSIONS, "None, 'gzip' or 'zlib' (alias 'deflate')", unknown=True)
-_mode = _choice(MODES, "one of " + ", ".join(repr(m) for m in MODES))
-_lists = _choice(LISTS, "'auto' or 'always'")
-
-
-def _on_corrupt(name: str, value: Any) -> Any:
-    if callable(value):
-        return value
-    return _choice(ON_CORRUPT, "one of 'raise', 'skip' or a function called with each CorruptRecordError")(
-        name, value)
-
-
-def _boolean(name: str, value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    raise OptionError(f"{name} must be true or false, not {value!r}")
-
-
-def _optional_boolean(name: str, value: Any) -> bool | None:
-    return None if value is None else _boolean(name, value)
-
-
-def _positive(name: str, value: Any) -> int:
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
-        return value
-    raise OptionError(f"{name} must be a positive integer, not {value!r}")
-
-
-def _positive_or_none(name: str, value: Any) -> int | None:
-    return None if value is None else _positive(name, value)
-
-
-def _positive_or_all(name: str, value: Any) -> int | None:
-    if value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
-        return value
-    raise OptionError(f"{name} must be a positive integer or None (all of them), not {value!r}")
-
-
-def _level(name: str, value: Any) -> int | None:
-    if value is None or (isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 9):
-        return value
-    raise OptionError(f"{name} must be an integer from 0 to 9, not {value!r}")
-
-
-def _column_name(name: str, value: Any) -> str | None:
-    if value is None or (isinstance(value, str) and value):
-        return value
-    raise OptionError(f"{name} must be a column name, not {value!r}")
-
-
-def _text(name: str, value: Any) -> str | None:
-    if value is None or isinstance(value, str):
-        return value
-    raise OptionError(f"{name} must be a string, not {value!r}")
-
-
-def _file_prefix(name: str, value: Any) -> str:
-    if isinstance(value, str) and value and "/" not in value and "\\" not in value:
-        return value
-    raise OptionError(f"{name} must be a non-empty file name prefix, not {value!r}")
-
-
-def _columns(name: str, value: Any) -> tuple[str, ...]:
-    names = (value,) if isinstance(value, str) else tuple(value or ())
-    if not all(isinstance(n, str) and n for n in names):
-        raise OptionError(f"{name} must be a column name or a list of them, not {value!r}")
-    if len(set(names)) != len(names):
-        raise OptionError(f"{name} names a column twice: {list(names)}")
-    return names
-
-
-def _prefixes(name: str, value: Any) -> tuple[str, ...] | None:
-    if value is None:
-        return None
-    prefixes = (value,) if isinstance(value, str) else tuple(value)
-    if not all(isinstance(p, str) and p for p in prefixes):
-        raise OptionError(f"{name} must be a file name prefix or a list of them, not {value!r}")
-    return prefixes
-
-
-def _anything(name: str, value: Any) -> Any:
-    return value
-
 
 # --------------------------------------------------------------------------------------
 # The spec
@@ -427,88 +215,88 @@ class ReadOptions(_Checked):
     """
 
     schema: Any = _option(
-        None, "read these columns with these types instead of inferring them", _anything,
+        None, "read these columns with these types instead of inferring them", check_anything,
         sql=(Spelling("schema", "types"), Spelling("columns", "types")), cli="--schema", cli_value="types")
     record_type: RecordType = _option(
         "example", "what the records hold: tf.train.Example, SequenceExample, or raw bytes (one binary column)",
-        _record_type, choices=("example", "sequence_example", "bytes"), native=True,
+        check_record_type, choices=("example", "sequence_example", "bytes"), native=True,
         sql=(Spelling("record_type", "choice"),), spark=(Spelling("recordType", "choice", shown=_SPARK_RECORD_TYPES),),
         cli="--record-type", cli_value="choice", scan_time=True)
     compression: ReadCompression = _option(
         "infer", "compression of the files; 'infer' detects gzip and zlib per file from their first bytes",
-        _read_compression, choices=("infer", "none", "gzip", "zlib"), native=True,
+        check_read_compression, choices=("infer", "none", "gzip", "zlib"), native=True,
         sql=(Spelling("compression", "choice"),),
         spark=(Spelling("codec", "choice"), Spelling("compression", "choice")),
         cli="--compression", cli_value="choice", scan_time=True)
     verify_checksums: bool = _option(
-        True, "check each record's data CRC (the length CRC is always checked)", _boolean, native=True,
+        True, "check each record's data CRC (the length CRC is always checked)", check_boolean, native=True,
         sql=(Spelling("verify_checksums", "bool"),), spark=(Spelling("verifyChecksums", "bool"),),
         cli="--verify-checksums", cli_value="bool", scan_time=True)
     on_corrupt: OnCorrupt = _option(
-        "raise", "'raise' stops at a corrupt record; 'skip' drops it with a warning", _on_corrupt,
+        "raise", "'raise' stops at a corrupt record; 'skip' drops it with a warning", check_on_corrupt,
         choices=ON_CORRUPT, native=True,
         sql=(Spelling("on_corrupt", "choice"), Spelling("ignore_errors", "bool", maps={True: "skip", False: "raise"})),
         spark=(Spelling("onCorrupt", "choice"),), cli="--on-corrupt", cli_value="choice", scan_time=True)
     hive_partitioning: bool | None = _option(
-        None, "None discovers key=value directories; False ignores them; True requires them", _optional_boolean,
+        None, "None discovers key=value directories; False ignores them; True requires them", check_optional_boolean,
         native=True, sql=(Spelling("hive_partitioning", "bool"),),
         spark=(Spelling("hivePartitioning", "choice", maps={"auto": None, "true": True, "false": False}),),
         cli="--hive-partitioning", cli_value="bool")
     hive_schema: Any = _option(
         None, "types of the partition columns (default: int64 when every value is an integer, else string)",
-        _anything, sql=(Spelling("hive_types", "types"),))
+        check_anything, sql=(Spelling("hive_types", "types"),))
     include_file_paths: str | None = _option(
-        None, "add a string column of this name holding each row's file", _column_name, native=True,
+        None, "add a string column of this name holding each row's file", check_column_name, native=True,
         sql=(Spelling("filename", "bool_or_name", maps={True: "filename", False: None}),),
         spark=(Spelling("includeFilePaths", "name"),), cli="--include-file-paths", cli_value="name",
         scan_time=True)
     infer_sample: int | None = _option(
         DEFAULT_INFER_SAMPLE, "records read from each sampled file to infer the schema (None: all)",
-        _positive_or_all, native=True,
+        check_positive_or_all, native=True,
         sql=(Spelling("infer_sample", "count_or_all"), Spelling("sample_size", "count_or_all")),
         spark=(Spelling("inferSample", "count_or_all"),), cli="--infer-sample", cli_value="count_or_all")
     infer_files: int | None = _option(
         DEFAULT_INFER_FILES, "files sampled to infer the schema, spread over the list (None: all)",
-        _positive_or_all, native=True, sql=(Spelling("infer_files", "count_or_all"),),
+        check_positive_or_all, native=True, sql=(Spelling("infer_files", "count_or_all"),),
         spark=(Spelling("inferFiles", "count_or_all"),), cli="--infer-files", cli_value="count_or_all")
     infer_bytes: int | None = _option(
         DEFAULT_INFER_BYTES, "a file's inference sample also ends once it holds this many record bytes",
-        _positive_or_all, sql=(Spelling("infer_bytes", "count_or_all"),),
+        check_positive_or_all, sql=(Spelling("infer_bytes", "count_or_all"),),
         spark=(Spelling("inferBytes", "count_or_all"),), cli="--infer-bytes", cli_value="count_or_all")
     lists: Lists = _option(
-        "auto", "'always' infers list columns even where every record holds one value", _lists,
+        "auto", "'always' infers list columns even where every record holds one value", check_lists,
         choices=LISTS, native=True, sql=(Spelling("lists", "choice"),), spark=(Spelling("lists", "choice"),),
         cli="--lists", cli_value="choice")
-    filesystem: Any = _option(None, "an fsspec filesystem for plain paths", _anything)
+    filesystem: Any = _option(None, "an fsspec filesystem for plain paths", check_anything)
     glob: bool = _option(
-        True, "False treats *?[ in paths literally", _boolean, native=True, sql=(Spelling("glob", "bool"),),
+        True, "False treats *?[ in paths literally", check_boolean, native=True, sql=(Spelling("glob", "bool"),),
         spark=(Spelling("glob", "bool"),), cli="--glob", cli_value="bool")
     hidden_file_prefix: Any = _option(
-        None, "also skip files whose name starts with one of these prefixes", _prefixes,
+        None, "also skip files whose name starts with one of these prefixes", check_prefixes,
         sql=(Spelling("hidden_file_prefix", "columns"),), spark=(Spelling("hiddenFilePrefix", "columns"),),
         cli="--hidden-file-prefix", cli_value="columns")
     batch_size: int = _option(
-        DEFAULT_BATCH_SIZE, "rows per batch at most", _positive, native=True,
+        DEFAULT_BATCH_SIZE, "rows per batch at most", check_positive, native=True,
         sql=(Spelling("batch_size", "count"),), spark=(Spelling("batchSize", "count"),),
         cli="--batch-size", cli_value="count", scan_time=True)
     batch_bytes: int = _option(
-        DEFAULT_BATCH_BYTES, "bytes per batch at most (records read and Arrow columns decoded)", _positive,
+        DEFAULT_BATCH_BYTES, "bytes per batch at most (records read and Arrow columns decoded)", check_positive,
         sql=(Spelling("batch_bytes", "count"),), spark=(Spelling("batchBytes", "count"),), scan_time=True)
     threads: int | None = _option(
-        None, "decode threads (default: cores, at most 8; 1 decodes in the calling thread)", _positive_or_none,
+        None, "decode threads (default: cores, at most 8; 1 decodes in the calling thread)", check_positive_or_none,
         native=True, sql=(Spelling("threads", "count"),), spark=(Spelling("threads", "count", default=1),),
         cli="--threads", cli_value="count", scan_time=True)
     max_record_bytes: int = _option(
-        DEFAULT_MAX_RECORD_BYTES, "a record whose header claims more bytes is reported as corrupt", _positive,
+        DEFAULT_MAX_RECORD_BYTES, "a record whose header claims more bytes is reported as corrupt", check_positive,
         sql=(Spelling("max_record_bytes", "count"),), spark=(Spelling("maxRecordBytes", "count"),),
         cli="--max-record-bytes", cli_value="count", scan_time=True)
     split_bytes: int | None = _option(
         None, "read an uncompressed file of at least twice this size as byte ranges on several threads "
-              "(None: whole files)", _positive_or_none,
+              "(None: whole files)", check_positive_or_none,
         sql=(Spelling("split_bytes", "count_or_all"),),
         spark=(Spelling("maxPartitionBytes", "count_or_all", default=DEFAULT_MAX_PARTITION_BYTES),),
         scan_time=True)
-    progress: Any = _option(None, "a progress bar that file reads advance (tfsql.progress)", _anything,
+    progress: Any = _option(None, "a progress bar that file reads advance (tfsql.progress)", check_anything,
                             python=False, polars=False, scan_time=True)
 
     @property
@@ -529,58 +317,58 @@ class WriteOptions(_Checked):
     writer's)."""
 
     partition_by: Any = _option(
-        (), "columns whose values become key=value directories", _columns,
+        (), "columns whose values become key=value directories", check_columns,
         sql=(Spelling("PARTITION_BY", "columns"), Spelling("PARTITION", "columns")),
         spark=(Spelling("partitionBy", "columns"),), cli="--partition-by", cli_value="columns")
     record_type: RecordType = _option(
         "example", "Example, SequenceExample (list-of-list columns become feature lists) or raw bytes",
-        _record_type, choices=("example", "sequence_example", "bytes"),
+        check_record_type, choices=("example", "sequence_example", "bytes"),
         sql=(Spelling("RECORD_TYPE", "choice"),), spark=(Spelling("recordType", "choice", shown=_SPARK_RECORD_TYPES),),
         cli="--record-type", cli_value="choice")
-    layout: Any = _option(None, "per-column feature layout overrides", _anything, polars=True)
+    layout: Any = _option(None, "per-column feature layout overrides", check_anything, polars=True)
     compression: WriteCompression = _option(
-        None, "gzip or zlib stream compression (files get .gz / .zz)", _write_compression,
+        None, "gzip or zlib stream compression (files get .gz / .zz)", check_write_compression,
         choices=("none", "gzip", "zlib"),
         sql=(Spelling("COMPRESSION", "choice"), Spelling("CODEC", "choice")),
         spark=(Spelling("codec", "choice"), Spelling("compression", "choice")),
         cli="--compression", cli_value="choice")
     compression_level: int | None = _option(
-        None, "0-9 (gzip/zlib)", _level, sql=(Spelling("COMPRESSION_LEVEL", "level"),),
+        None, "0-9 (gzip/zlib)", check_level, sql=(Spelling("COMPRESSION_LEVEL", "level"),),
         spark=(Spelling("compressionLevel", "level"),), cli="--compression-level", cli_value="level")
     mode: Mode = _option(
-        "error", "when the target exists: error, append, overwrite, overwrite_partitions or ignore", _mode,
+        "error", "when the target exists: error, append, overwrite, overwrite_partitions or ignore", check_mode,
         choices=MODES,
         sql=(Spelling("OVERWRITE", "flag", maps={True: "overwrite"}),
              Spelling("OVERWRITE_OR_IGNORE", "flag", maps={True: "overwrite_partitions"}),
              Spelling("APPEND", "flag", maps={True: "append"})),
         cli="--mode", cli_value="choice")
     max_rows_per_file: int | None = _option(
-        None, "start a new file after this many records", _positive_or_none,
+        None, "start a new file after this many records", check_positive_or_none,
         sql=(Spelling("ROWS_PER_FILE", "count"), Spelling("MAX_ROWS_PER_FILE", "count")),
         spark=(Spelling("maxRecordsPerFile", "count"),), cli="--max-rows-per-file", cli_value="count")
     max_bytes_per_file: int | None = _option(
-        None, "start a new file after this many bytes", _positive_or_none,
+        None, "start a new file after this many bytes", check_positive_or_none,
         sql=(Spelling("FILE_SIZE_BYTES", "size"), Spelling("MAX_FILE_SIZE", "size")),
         spark=(Spelling("maxBytesPerFile", "size"),), cli="--max-bytes-per-file", cli_value="size")
     num_shards: int | None = _option(
-        None, "write exactly this many files part-0000k-of-0000N.tfrecord", _positive_or_none,
+        None, "write exactly this many files part-0000k-of-0000N.tfrecord", check_positive_or_none,
         # not a Spark option: Spark's partitions decide the files (df.repartition(n)); a task
         # cannot move rows to another, so "exactly N files" cannot hold (tfsql.spark.writing)
         sql=(Spelling("NUM_SHARDS", "count"),), spark=(),
         cli="--num-shards", cli_value="count")
-    shard_prefix: str = _option("part", "file name prefix of shards", _file_prefix)
+    shard_prefix: str = _option("part", "file name prefix of shards", check_file_prefix)
     filename_pattern: str | None = _option(
-        None, "file names with {i}, {n} and/or {uuid}, e.g. 'train-{i:05d}-of-{n:05d}'", _text,
+        None, "file names with {i}, {n} and/or {uuid}, e.g. 'train-{i:05d}-of-{n:05d}'", check_text,
         sql=(Spelling("FILENAME_PATTERN", "text"),), spark=(Spelling("filenamePattern", "text"),),
         cli="--filename-pattern", cli_value="text")
     tfds: str | None = _option(
-        None, "write a TensorFlow Datasets directory of this dataset name", _text,
+        None, "write a TensorFlow Datasets directory of this dataset name", check_text,
         sql=(Spelling("TFDS", "name"),), spark=(), cli="--tfds", cli_value="name")
-    filesystem: Any = _option(None, "an fsspec filesystem for plain paths", _anything)
+    filesystem: Any = _option(None, "an fsspec filesystem for plain paths", check_anything)
     threads: int | None = _option(
-        None, "threads that encode and compress files (default: cores, at most 8)", _positive_or_none,
+        None, "threads that encode and compress files (default: cores, at most 8)", check_positive_or_none,
         sql=(Spelling("THREADS", "count"),), cli="--threads", cli_value="count")
-    progress: bool = _option(False, "show a progress bar", _boolean, polars=False)
+    progress: bool = _option(False, "show a progress bar", check_boolean, polars=False)
 
 
 #: Every reading option by its Python name.
@@ -598,7 +386,7 @@ def from_text(option: Option, spelling: Spelling, text: Any) -> Any:
     (True, 50)
     >>> from_text(READ_OPTIONS["verify_checksums"], READ_OPTIONS["verify_checksums"].spark[0], "no")
     Traceback (most recent call last):
-    tfsql.options.OptionError: verifyChecksums must be true or false, not 'no'
+    tfsql.errors.OptionError: verifyChecksums must be true or false, not 'no'
     """
     name, kind = spelling.name, spelling.value
     if not isinstance(text, str):
@@ -627,26 +415,3 @@ def from_text(option: Option, spelling: Spelling, text: Any) -> Any:
     return option.validate(spelling.translate(value), as_spelled=name)
 
 
-_SIZE_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "m": 1000**2, "mb": 1000**2, "g": 1000**3,
-               "gb": 1000**3, "t": 1000**4, "tb": 1000**4, "ki": 1024, "kib": 1024, "mi": 1024**2,
-               "mib": 1024**2, "gi": 1024**3, "gib": 1024**3, "ti": 1024**4, "tib": 1024**4}
-
-
-def parse_size(value: Any, name: str = "size") -> int:
-    """A byte count: an integer, or text such as ``'64MB'``, ``'1.5GiB'``, ``'1000'``.
-
-    >>> parse_size("64MB"), parse_size("2KiB"), parse_size(10)
-    (64000000, 2048, 10)
-    """
-    if isinstance(value, int) and not isinstance(value, bool):
-        return _positive(name, value)
-    if isinstance(value, str):
-        text = value.strip().lower().replace(" ", "")
-        number = text.rstrip("abcdefghijklmnopqrstuvwxyz")
-        unit = text[len(number):]
-        if number and unit in _SIZE_UNITS:
-            try:
-                return _positive(name, int(float(number) * _SIZE_UNITS[unit]))
-            except ValueError:
-                pass
-    raise OptionError(f"{name} must be a number of bytes such as 1000000 or '64MB', not {value!r}")

@@ -40,7 +40,7 @@ from typing import Any, BinaryIO
 from tfsql._codec import codec
 from tfsql.buffers import BufferPool
 from tfsql.framing import FrameReader, RecordBlock
-from tfsql.options import DEFAULT_MAX_RECORD_BYTES
+from tfsql.options import DEFAULT_BATCH_BYTES, DEFAULT_BATCH_SIZE, DEFAULT_MAX_RECORD_BYTES
 
 __all__ = [
     "RESYNC_LOOKAHEAD",
@@ -182,7 +182,7 @@ class RangeReader:
         self.chain_end: int | None = None if self.first is None else self.first
 
     def blocks(
-        self, max_records: int = 65536, max_bytes: int = 16 << 20, *, check_end_from: int | None = -1
+        self, max_records: int = DEFAULT_BATCH_SIZE, max_bytes: int = DEFAULT_BATCH_BYTES, *, check_end_from: int | None = -1
     ) -> Iterator[RecordBlock]:
         """The range's records in blocks. Once they end at or past ``check_end_from``
         (-1: this range's ``stop``; None: never), the header that follows is checked to be

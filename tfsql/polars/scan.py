@@ -28,7 +28,7 @@ from typing import Any, Callable, Literal, Mapping, Sequence
 
 import polars as pl
 
-from tfsql._types import Lists, OnCorrupt, ReadCompression, RecordType
+from tfsql.option_values import Lists, OnCorrupt, ReadCompression, RecordType
 from tfsql.options import READ_OPTIONS, ReadOptions
 from tfsql.polars import parquet_options as opts
 from tfsql.polars.source import scan_dataset

@@ -19,7 +19,7 @@ Examples
 64000000
 >>> dataset_options({"recordType": "Proto"})
 Traceback (most recent call last):
-tfsql.options.OptionError: option recordType 'Proto' is not supported; option recordType must be Example, SequenceExample or ByteArray
+tfsql.errors.OptionError: option recordType 'Proto' is not supported; option recordType must be Example, SequenceExample or ByteArray
 """
 
 from __future__ import annotations
@@ -138,7 +138,7 @@ def dataset_options(options: Mapping[str, Any]) -> dict[str, Any]:
     reading option Spark offers, by its Python name, with its value (Spark's default
     where it has one: ``threads`` 1, ``maxPartitionBytes`` 128 MiB as ``split_bytes``).
 
-    Raises :class:`tfsql.options.OptionError` naming the option as given for an
+    Raises :class:`tfsql.errors.OptionError` naming the option as given for an
     unknown option or a value it does not take.
 
     >>> opts = dataset_options({"inferSample": "all", "hivePartitioning": "false"})

@@ -37,7 +37,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tfsql._types import Mode, RecordType, WriteCompression
+from tfsql.option_values import Mode, RecordType, WriteCompression
 from tfsql.naming import (
     check_file_names,
     check_filename_pattern,
@@ -258,7 +258,7 @@ def check_write_options(**options: Any) -> None:
     >>> check_write_options(compression="gzip", num_shards=4)
     >>> check_write_options(compression_level=10)
     Traceback (most recent call last):
-    tfsql.options.OptionError: compression_level must be an integer from 0 to 9, not 10
+    tfsql.errors.OptionError: compression_level must be an integer from 0 to 9, not 10
     """
     bound = inspect.signature(write_tfrecord).bind(None, None, **options)
     bound.apply_defaults()
