@@ -45,8 +45,11 @@ def duckdb_platform():
     if arch is None:
         return None
     if sys.platform.startswith("linux"):
-        musl = platform.libc_ver()[0] != "glibc" and any(
-            name.startswith("ld-musl") for name in os.listdir("/lib")) if os.path.isdir("/lib") else False
+        musl = (
+            platform.libc_ver()[0] != "glibc" and any(name.startswith("ld-musl") for name in os.listdir("/lib"))
+            if os.path.isdir("/lib")
+            else False
+        )
         return f"linux_{arch}" + ("_musl" if musl else "")
     if sys.platform == "darwin":
         return f"osx_{arch}"
@@ -65,11 +68,25 @@ def _cache_dir():
 def _download_headers(target):
     """Fetch the duckdb sdist with pip and extract the two C API headers into `target`."""
     with tempfile.TemporaryDirectory() as tmp:
-        command = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", "duckdb",
-                   "--disable-pip-version-check", "-q", "-d", tmp, f"duckdb=={DUCKDB_HEADERS_VERSION}"]
-        _note(f"fetching the DuckDB {DUCKDB_HEADERS_VERSION} C API headers (pip download duckdb, "
-              "once; set TFSQL_DUCKDB_INCLUDE to a directory holding duckdb.h and "
-              "duckdb_extension.h to skip this)")
+        command = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--no-binary",
+            "duckdb",
+            "--disable-pip-version-check",
+            "-q",
+            "-d",
+            tmp,
+            f"duckdb=={DUCKDB_HEADERS_VERSION}",
+        ]
+        _note(
+            f"fetching the DuckDB {DUCKDB_HEADERS_VERSION} C API headers (pip download duckdb, "
+            "once; set TFSQL_DUCKDB_INCLUDE to a directory holding duckdb.h and "
+            "duckdb_extension.h to skip this)"
+        )
         result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         archives = [f for f in os.listdir(tmp) if f.endswith((".tar.gz", ".tgz"))]
         if result.returncode != 0 or not archives:
@@ -142,8 +159,7 @@ class BuildWithDuckDBExtension(build_ext):
         try:
             self._build_duckdb_extension()
         except Exception as exc:
-            _note(f"the DuckDB extension was not built ({exc}); tfsql.connect() will use "
-                  "its Python path")
+            _note(f"the DuckDB extension was not built ({exc}); tfsql.connect() will use its Python path")
 
     def _target(self):
         if self.inplace:
@@ -153,24 +169,38 @@ class BuildWithDuckDBExtension(build_ext):
     def _build_duckdb_extension(self):
         platform_name = duckdb_platform()
         if sys.platform == "win32" or platform_name is None:
-            raise RuntimeError(f"the extension is built for Linux and macOS only, not {sys.platform} "
-                               f"{platform.machine()}")
+            raise RuntimeError(
+                f"the extension is built for Linux and macOS only, not {sys.platform} {platform.machine()}"
+            )
         include = find_duckdb_headers()
         if include is None:
             raise RuntimeError("no DuckDB headers")
         here = os.path.dirname(os.path.abspath(__file__))
         source = os.path.join(here, "tfsql", "_duckdb_ext.c")
         objects = self.compiler.compile(
-            [source], output_dir=self.build_temp, include_dirs=[include, os.path.join(here, "tfsql")],
-            extra_postargs=["-O3", "-std=c99", "-fno-strict-aliasing", "-fPIC", "-fvisibility=hidden",
-                            "-Wall", "-Wno-unused-function", "-Wno-maybe-uninitialized",
-                            "-Wno-format-truncation", "-Wno-unknown-warning-option"])
+            [source],
+            output_dir=self.build_temp,
+            include_dirs=[include, os.path.join(here, "tfsql")],
+            extra_postargs=[
+                "-O3",
+                "-std=c99",
+                "-fno-strict-aliasing",
+                "-fPIC",
+                "-fvisibility=hidden",
+                "-Wall",
+                "-Wno-unused-function",
+                "-Wno-maybe-uninitialized",
+                "-Wno-format-truncation",
+                "-Wno-unknown-warning-option",
+            ],
+        )
         target = self._target()
         os.makedirs(os.path.dirname(target), exist_ok=True)
         library = os.path.join(self.build_temp, "tfsql_duckdb_extension.so")
         link_args = ["-shared"] + (["-undefined", "dynamic_lookup"] if sys.platform == "darwin" else [])
-        self.compiler.link_shared_object(objects, library, libraries=["dl", "pthread"] if sys.platform != "darwin" else [],
-                                         extra_preargs=link_args)
+        self.compiler.link_shared_object(
+            objects, library, libraries=["dl", "pthread"] if sys.platform != "darwin" else [], extra_preargs=link_args
+        )
         with open(library, "rb") as f:
             binary = f.read()
         partial = target + ".tmp"

@@ -54,10 +54,23 @@ def png_size(data: bytes) -> tuple[int, int]:
 def make_dataset(n_images: int, *, seed: int = 0) -> pa.Table:
     """Images with 0-4 objects each; boxes normalised to [0, 1] like the OD API's."""
     rng = np.random.default_rng(seed)
-    rows: dict[str, list] = {name: [] for name in (
-        "image/id", "image/filename", "image/format", "image/width", "image/height", "image/encoded",
-        "image/object/bbox/xmin", "image/object/bbox/ymin", "image/object/bbox/xmax",
-        "image/object/bbox/ymax", "image/object/class/label", "image/object/class/text")}
+    rows: dict[str, list] = {
+        name: []
+        for name in (
+            "image/id",
+            "image/filename",
+            "image/format",
+            "image/width",
+            "image/height",
+            "image/encoded",
+            "image/object/bbox/xmin",
+            "image/object/bbox/ymin",
+            "image/object/bbox/xmax",
+            "image/object/bbox/ymax",
+            "image/object/class/label",
+            "image/object/class/text",
+        )
+    }
     for image_id in range(n_images):
         width, height = int(rng.integers(48, 97)), int(rng.integers(48, 97))
         pixels = rng.integers(0, 40, size=(height, width, 3), dtype=np.uint8)
@@ -79,8 +92,11 @@ def make_dataset(n_images: int, *, seed: int = 0) -> pa.Table:
             rows[f"image/object/bbox/{name}"].append([b[i] for b in boxes])
         rows["image/object/class/label"].append(labels)
         rows["image/object/class/text"].append([CLASSES[k] for k in labels])
-    types = {"image/encoded": pa.binary(), "image/object/class/label": pa.list_(pa.int64()),
-             "image/object/class/text": pa.list_(pa.string())}
+    types = {
+        "image/encoded": pa.binary(),
+        "image/object/class/label": pa.list_(pa.int64()),
+        "image/object/class/text": pa.list_(pa.string()),
+    }
     types.update({f"image/object/bbox/{n}": pa.list_(pa.float32()) for n in ("xmin", "ymin", "xmax", "ymax")})
     return pa.table({name: pa.array(values, types.get(name)) for name, values in rows.items()})
 
@@ -129,8 +145,12 @@ def main(out_dir: str | None = None) -> dict:
             """
         ).fetchall()[0][0]
         print(f"{big} objects cover more than a quarter of their image")
-        return {"images": table.num_rows, "objects": dict(per_class.fetchall()), "big_objects": big,
-                "expected_objects": sum(len(r["image/object/class/label"]) for r in original)}
+        return {
+            "images": table.num_rows,
+            "objects": dict(per_class.fetchall()),
+            "big_objects": big,
+            "expected_objects": sum(len(r["image/object/class/label"]) for r in original),
+        }
 
 
 if __name__ == "__main__":

@@ -45,14 +45,16 @@ def main(out_dir: str | None = None) -> dict:
         # Join with any Arrow (or pandas, polars) table registered on the connection.
         names = pa.table({"label": [0, 1, 2, 3, 4], "stars": ["*", "**", "***", "****", "*****"]})
         con.register("label_names", names)
-        print(con.sql(
-            """
+        print(
+            con.sql(
+                """
             SELECT stars, count(*) AS reviews
             FROM reviews JOIN label_names USING (label)
             WHERE 'gift' IN tags
             GROUP BY stars ORDER BY stars
             """
-        ))
+            )
+        )
 
         # Write the positive reviews of the training split as gzip TFRecord, one
         # directory per label; COPY returns the row count like DuckDB's own COPY.

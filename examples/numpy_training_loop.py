@@ -65,8 +65,10 @@ def main(out_dir: str | None = None, *, epochs: int = 5, learning_rate: float = 
                 gradient = p - y
                 w -= learning_rate * (x.T @ gradient) / len(y)
                 b -= learning_rate * float(gradient.mean())
-            print(f"epoch {epoch}: mean loss {np.mean(losses):.4f}, "
-                  f"validation accuracy {accuracy(ds, 'validation', w, b):.3f}")
+            print(
+                f"epoch {epoch}: mean loss {np.mean(losses):.4f}, "
+                f"validation accuracy {accuracy(ds, 'validation', w, b):.3f}"
+            )
         test = accuracy(ds, "test", w, b)
         print(f"test accuracy {test:.3f}")
         return {"test_accuracy": test, "final_loss": float(np.mean(losses))}

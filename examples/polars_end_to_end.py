@@ -73,8 +73,12 @@ def main(out_dir: str | None = None) -> dict:
         buyers = pl.scan_tfrecord(buyers_path).select(pl.len()).collect().item()
         print(f"sank {sunk.rows:,} sessions that ended in a purchase; read back {buyers:,}")
 
-        return {"written": written.rows, "by_country": by_country, "buyers": buyers,
-                "expected_buyers": int(sessions["purchased"].sum())}
+        return {
+            "written": written.rows,
+            "by_country": by_country,
+            "buyers": buyers,
+            "expected_buyers": int(sessions["purchased"].sum()),
+        }
 
 
 if __name__ == "__main__":

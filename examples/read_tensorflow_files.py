@@ -36,8 +36,10 @@ def expected_column(path: Path, column: str) -> list:
     spec = json.loads(path.with_name(path.name + ".expected.json").read_text())["columns"][column]
     if spec["arrow_type"] in ("binary", "list<binary>"):
         decode = lambda v: base64.b64decode(v)  # noqa: E731
-        return [None if v is None else ([decode(x) for x in v] if isinstance(v, list) else decode(v))
-                for v in spec["values"]]
+        return [
+            None if v is None else ([decode(x) for x in v] if isinstance(v, list) else decode(v))
+            for v in spec["values"]
+        ]
     return spec["values"]
 
 

@@ -1,6 +1,6 @@
 """The repository passes ``ruff check`` with the rules in pyproject.toml's ``[tool.ruff]``
-(pyflakes and pycodestyle). Skipped when ruff is not installed (it is in the ``test``
-extra)."""
+(pyflakes and pycodestyle) and is formatted by ``ruff format``. Skipped when ruff is not
+installed (it is in the ``test`` extra)."""
 
 from __future__ import annotations
 
@@ -26,6 +26,12 @@ def _ruff() -> list[str]:
 
 
 def test_ruff_check_passes():
-    done = subprocess.run([*_ruff(), "check", "--no-cache", "."], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300)
+    done = subprocess.run([*_ruff(), "check", "--no-cache", "."], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_ruff_format_leaves_the_tree_unchanged():
+    done = subprocess.run(
+        [*_ruff(), "format", "--check", "--no-cache", "."], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stdout + done.stderr

@@ -33,7 +33,7 @@ def test_the_package_type_checks():
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-USER_CODE = '''
+USER_CODE = """
 import polars as pl
 import pyarrow as pa
 import tfsql
@@ -48,7 +48,7 @@ written: tfsql.WriteResult = tfsql.write_tfrecord(table, "out/", mode="overwrite
 later: pl.LazyFrame = lf.pipe(lambda f: f)
 tfsql.write_tfrecord(table, "out/", mode="overwite")  # line 14: a typo
 tfsql.scan_tfrecord("data/", record_type="examples")  # line 15: a typo
-'''
+"""
 
 
 def test_typed_user_code(tmp_path):

@@ -151,14 +151,16 @@ def write_examples(path: str | Path, rows: Iterable[Mapping[str, object]], compr
 def split_table(n: int) -> pa.Table:
     """``n`` rows of nullable ints and strings, float32, a float list and a ``split`` column
     (train/test/valid, the partition column of the SQL tests)."""
-    return pa.table({
-        "id": pa.array(range(n), pa.int64()),
-        "label": pa.array([None if i % 11 == 0 else i % 4 for i in range(n)], pa.int64()),
-        "score": pa.array([(i * 37 % 101) / 4 for i in range(n)], pa.float32()),
-        "name": pa.array([None if i % 7 == 3 else f"n{i}" for i in range(n)], pa.string()),
-        "emb": pa.array([[float(i), float(i % 5)] for i in range(n)], pa.list_(pa.float32())),
-        "split": pa.array([("train", "test", "valid")[i % 3] for i in range(n)], pa.string()),
-    })
+    return pa.table(
+        {
+            "id": pa.array(range(n), pa.int64()),
+            "label": pa.array([None if i % 11 == 0 else i % 4 for i in range(n)], pa.int64()),
+            "score": pa.array([(i * 37 % 101) / 4 for i in range(n)], pa.float32()),
+            "name": pa.array([None if i % 7 == 3 else f"n{i}" for i in range(n)], pa.string()),
+            "emb": pa.array([[float(i), float(i % 5)] for i in range(n)], pa.list_(pa.float32())),
+            "split": pa.array([("train", "test", "valid")[i % 3] for i in range(n)], pa.string()),
+        }
+    )
 
 
 # --------------------------------------------------------------------------------------

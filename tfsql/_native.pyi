@@ -75,6 +75,7 @@ class DecodeError(ValueError):
     found_kind : int
         For ``kind_mismatch``: the kind found; else 0.
     """
+
     reason: str
     record: int
     column: int
@@ -219,9 +220,7 @@ class Encoder:
         record's end byte in ``framed``. The GIL is released while encoding.
         """
 
-def summarize(
-    buf: _BufferLike, offsets: _BufferLike, lengths: _BufferLike, record_type: int
-) -> dict:
+def summarize(buf: _BufferLike, offsets: _BufferLike, lengths: _BufferLike, record_type: int) -> dict:
     """Statistics for schema inference over the given records.
 
     Returns ``{(location, name_bytes): [kinds_mask, present, min_len, max_len, utf8,

@@ -68,16 +68,21 @@ def _build_file() -> descriptor_pb2.FileDescriptorProto:
 
     features = fd.message_type.add(name="Features")
     _map_entry(features, "FeatureEntry", ".tensorflow.Feature")
-    _field(features, "feature", 1, _F.TYPE_MESSAGE, repeated=True,
-           type_name=".tensorflow.Features.FeatureEntry")
+    _field(features, "feature", 1, _F.TYPE_MESSAGE, repeated=True, type_name=".tensorflow.Features.FeatureEntry")
 
     feature_list = fd.message_type.add(name="FeatureList")
     _field(feature_list, "feature", 1, _F.TYPE_MESSAGE, repeated=True, type_name=".tensorflow.Feature")
 
     feature_lists = fd.message_type.add(name="FeatureLists")
     _map_entry(feature_lists, "FeatureListEntry", ".tensorflow.FeatureList")
-    _field(feature_lists, "feature_list", 1, _F.TYPE_MESSAGE, repeated=True,
-           type_name=".tensorflow.FeatureLists.FeatureListEntry")
+    _field(
+        feature_lists,
+        "feature_list",
+        1,
+        _F.TYPE_MESSAGE,
+        repeated=True,
+        type_name=".tensorflow.FeatureLists.FeatureListEntry",
+    )
 
     example = fd.message_type.add(name="Example")
     _field(example, "features", 1, _F.TYPE_MESSAGE, type_name=".tensorflow.Features")
@@ -106,6 +111,13 @@ Example = _message("Example")
 SequenceExample = _message("SequenceExample")
 
 __all__ = [
-    "BytesList", "FloatList", "Int64List", "Feature", "Features",
-    "FeatureList", "FeatureLists", "Example", "SequenceExample",
+    "BytesList",
+    "FloatList",
+    "Int64List",
+    "Feature",
+    "Features",
+    "FeatureList",
+    "FeatureLists",
+    "Example",
+    "SequenceExample",
 ]

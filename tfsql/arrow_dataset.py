@@ -213,11 +213,15 @@ class Dataset(pads.Dataset):
         for name in changes:
             option = READ_OPTIONS.get(name)
             if option is None:
-                raise TypeError(f"with_options: unknown option {name!r}; the options that can change per scan "
-                                f"are {', '.join(n for n, o in READ_OPTIONS.items() if o.scan_time)}")
+                raise TypeError(
+                    f"with_options: unknown option {name!r}; the options that can change per scan "
+                    f"are {', '.join(n for n, o in READ_OPTIONS.items() if o.scan_time)}"
+                )
             if not option.scan_time:
-                raise ValueError(f"with_options cannot change {name}: it decides which files and schema the "
-                                 "dataset has; pass it to tfsql.dataset() instead")
+                raise ValueError(
+                    f"with_options cannot change {name}: it decides which files and schema the "
+                    "dataset has; pass it to tfsql.dataset() instead"
+                )
         return self._derive(options=self._options.changed(**changes))
 
     # ------------------------------------------------------------------ scanning
@@ -245,7 +249,9 @@ class Dataset(pads.Dataset):
             self,
             columns=columns,
             filter=filter,
-            batch_size=self._options.batch_size if batch_size is None else READ_OPTIONS["batch_size"].validate(batch_size),
+            batch_size=self._options.batch_size
+            if batch_size is None
+            else READ_OPTIONS["batch_size"].validate(batch_size),
             threads=self._options.decode_threads if use_threads else 1,
             limit=limit,
         )
@@ -276,7 +282,9 @@ class Dataset(pads.Dataset):
             return self.scanner(columns=columns).projected_schema.empty_table()
         if pc.min(idx).as_py() < 0:
             raise IndexError("take: negative indices are not supported")
-        table = self.scanner(columns=columns, filter=filter, batch_size=batch_size, **kwargs).head(pc.max(idx).as_py() + 1)
+        table = self.scanner(columns=columns, filter=filter, batch_size=batch_size, **kwargs).head(
+            pc.max(idx).as_py() + 1
+        )
         if pc.max(idx).as_py() >= table.num_rows:
             raise IndexError(f"take: index {pc.max(idx).as_py()} out of range for {table.num_rows} rows")
         return table.take(idx)
@@ -352,11 +360,16 @@ class Dataset(pads.Dataset):
         raise NotImplementedError("tfsql.Dataset.join_asof: read with to_table() first, or use DuckDB/Polars")
 
     def sort_by(self, *args, **kwargs):
-        raise NotImplementedError("tfsql.Dataset.sort_by: read with to_table() and sort the table, or use DuckDB/Polars")
+        raise NotImplementedError(
+            "tfsql.Dataset.sort_by: read with to_table() and sort the table, or use DuckDB/Polars"
+        )
 
     def __reduce__(self):
-        return (Dataset, (self._found, self._partitioning, self._data_schema, self._options),
-                {"_file_indices": self._file_indices, "_filter": self._filter, "_byte_range": self._byte_range})
+        return (
+            Dataset,
+            (self._found, self._partitioning, self._data_schema, self._options),
+            {"_file_indices": self._file_indices, "_filter": self._filter, "_byte_range": self._byte_range},
+        )
 
     def __setstate__(self, state):
         self._file_indices = state["_file_indices"]

@@ -197,9 +197,7 @@ def _check_not_null(array: pa.Array, spec: ColumnSpec, *, where: str, first_reco
     )
 
 
-def _read_tensor(
-    decoded: pa.Array, spec: ColumnSpec, layout: tuple, *, where: str, first_record: int
-) -> pa.Array:
+def _read_tensor(decoded: pa.Array, spec: ColumnSpec, layout: tuple, *, where: str, first_record: int) -> pa.Array:
     """A flat list column reshaped to the tensor type ``spec.arrow_type`` (row-major)."""
     shape, value_type = layout
     total = 1
@@ -218,9 +216,7 @@ def _read_tensor(
     return pa.FixedSizeListArray.from_arrays(values, shape[0], mask=mask).cast(target)
 
 
-def cast_to_target(
-    decoded: pa.Array, spec: ColumnSpec, *, where: str, first_record: int
-) -> pa.Array:
+def cast_to_target(decoded: pa.Array, spec: ColumnSpec, *, where: str, first_record: int) -> pa.Array:
     """Cast a decoded column to ``spec.arrow_type``: exact or a :class:`SchemaError`.
 
     Integers are range-checked, bytes UTF-8-checked; a float read as a decimal (or

@@ -87,8 +87,7 @@ def is_bookkeeping(name: str) -> bool:
     >>> [is_bookkeeping(n) for n in ["_tfsql.lock", "_temporary-x", "_trash-x", "_SUCCESS", "k=1"]]
     [True, True, True, False, False]
     """
-    return (name in (LOCK_NAME, INTENT_NAME, _INTENT_TMP)
-            or name.startswith((STAGING_PREFIX, TRASH_PREFIX)))
+    return name in (LOCK_NAME, INTENT_NAME, _INTENT_TMP) or name.startswith((STAGING_PREFIX, TRASH_PREFIX))
 
 
 def data_entries(fs: Any, root: str) -> list[str]:
@@ -231,11 +230,18 @@ class _Intent:
     state: str = "prepared"
 
     def dump(self) -> bytes:
-        return json.dumps({
-            "tfsql_intent": _FORMAT, "state": self.state, "job": self.job, "trash": self.trash,
-            "replaced": self.replaced, "new": [list(pair) for pair in self.new],
-            "created": self.created,
-        }, indent=1).encode()
+        return json.dumps(
+            {
+                "tfsql_intent": _FORMAT,
+                "state": self.state,
+                "job": self.job,
+                "trash": self.trash,
+                "replaced": self.replaced,
+                "new": [list(pair) for pair in self.new],
+                "created": self.created,
+            },
+            indent=1,
+        ).encode()
 
     @classmethod
     def load(cls, data: bytes, where: str) -> _Intent:
@@ -243,10 +249,15 @@ class _Intent:
             raw = json.loads(data)
             if raw.get("tfsql_intent") != _FORMAT or raw["state"] not in ("prepared", "committed"):
                 raise ValueError("unknown format or state")
-            intent = cls(str(raw["job"]), raw["trash"], list(raw["replaced"]),
-                         [(s, d) for s, d in raw["new"]], list(raw["created"]), raw["state"])
-            paths = [intent.trash, *intent.replaced, *intent.created,
-                     *(p for pair in intent.new for p in pair)]
+            intent = cls(
+                str(raw["job"]),
+                raw["trash"],
+                list(raw["replaced"]),
+                [(s, d) for s, d in raw["new"]],
+                list(raw["created"]),
+                raw["state"],
+            )
+            paths = [intent.trash, *intent.replaced, *intent.created, *(p for pair in intent.new for p in pair)]
             if not intent.trash.startswith(TRASH_PREFIX) or not all(map(_is_inner, paths)):
                 raise ValueError("a path leaves the target")
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -259,9 +270,13 @@ class _Intent:
 
 def _is_inner(rel: Any) -> bool:
     """A normalized relative path below the target (no ``..``, not absolute, not empty)."""
-    return (isinstance(rel, str) and rel not in ("", ".") and not rel.startswith("/")
-            and posixpath.normpath(rel) == rel
-            and ".." not in rel.split("/"))
+    return (
+        isinstance(rel, str)
+        and rel not in ("", ".")
+        and not rel.startswith("/")
+        and posixpath.normpath(rel) == rel
+        and ".." not in rel.split("/")
+    )
 
 
 def apply_commit(
@@ -299,8 +314,7 @@ def apply_commit(
     outside = [p for p in [*replaced, *(p for pair in pairs for p in pair)] if not _is_inner(p)]
     if outside:
         raise ValueError(f"commit paths must be relative paths inside {root}, got {outside[0]!r}")
-    intent = _Intent(job, TRASH_PREFIX + job, replaced, pairs,
-                     _created_directories(ops, pairs, replaced))
+    intent = _Intent(job, TRASH_PREFIX + job, replaced, pairs, _created_directories(ops, pairs, replaced))
     ops.write_atomic(INTENT_NAME, intent.dump())
     try:
         for rel in replaced:
@@ -326,8 +340,7 @@ def apply_commit(
         pass
 
 
-def _created_directories(ops: _Ops, pairs: Sequence[tuple[str, str]],
-                         replaced: Sequence[str]) -> list[str]:
+def _created_directories(ops: _Ops, pairs: Sequence[tuple[str, str]], replaced: Sequence[str]) -> list[str]:
     """Directories the moves will create: missing now, or inside a replaced entry."""
     gone = tuple(r + "/" for r in replaced)
     created: set[str] = set()
@@ -346,11 +359,11 @@ def _roll_back(ops: _Ops, intent: _Intent) -> None:
     for staged, rel in reversed(intent.new):
         if not ops.exists(staged) and ops.exists(rel):
             ops.rename(rel, staged)
+
     def in_trash(rel: str) -> bool:
         return ops.exists(posixpath.join(intent.trash, rel))
 
-    if ops.exists(SUCCESS_MARKER) and (SUCCESS_MARKER not in intent.replaced
-                                       or in_trash(SUCCESS_MARKER)):
+    if ops.exists(SUCCESS_MARKER) and (SUCCESS_MARKER not in intent.replaced or in_trash(SUCCESS_MARKER)):
         ops.remove(SUCCESS_MARKER)  # the new marker
     for directory in reversed(intent.created):
         ops.rmdir_if_empty(directory)
@@ -400,9 +413,11 @@ class Recovery:
     removed: list[str] = field(default_factory=list)
 
     def __str__(self) -> str:
-        done = {None: "no interrupted commit",
-                "rolled back": "an interrupted commit was rolled back (the old content is kept)",
-                "finished": "an interrupted commit was finished (the new content is kept)"}[self.commit]
+        done = {
+            None: "no interrupted commit",
+            "rolled back": "an interrupted commit was rolled back (the old content is kept)",
+            "finished": "an interrupted commit was finished (the new content is kept)",
+        }[self.commit]
         removed = f"; removed {', '.join(self.removed)}" if self.removed else "; no leftovers"
         return f"{self.path}: {done}{removed}"
 
@@ -431,8 +446,11 @@ def recover_locked(fs: Any, root: str, *, keep: Iterable[str] = (), display: str
     for name in sorted(posixpath.basename(p.rstrip("/")) for p in fs.ls(root, detail=False)):
         if name in own or name.startswith(SPARK_STAGING_PREFIX):
             continue
-        dead = (name == _INTENT_TMP or name.startswith(TRASH_PREFIX)
-                or (name.startswith(STAGING_PREFIX) and not is_owner_alive(fs, ops.path(name))))
+        dead = (
+            name == _INTENT_TMP
+            or name.startswith(TRASH_PREFIX)
+            or (name.startswith(STAGING_PREFIX) and not is_owner_alive(fs, ops.path(name)))
+        )
         if dead:
             ops.remove(name)
             result.removed.append(name)
@@ -504,7 +522,7 @@ def pending_view(fs: Any, listing: dict[str, Any]) -> tuple[set[str], dict[str, 
         trash = posixpath.join(root, intent.trash) + "/"
         for path in listing:
             if path.startswith(trash):
-                moved[path] = posixpath.join(root, path[len(trash):])
+                moved[path] = posixpath.join(root, path[len(trash) :])
     return hidden, moved
 
 

@@ -71,7 +71,9 @@ def _column_array(spec: ColumnSpec, n: int, parts: tuple) -> pa.Array:
         return pa.Array.from_buffers(value_type, n, buffers, null_count)
     leaf = _values_array(spec.kind, value_offsets, values)
     if spec.shape == codec.LIST:
-        return pa.Array.from_buffers(pa.list_(value_type), n, [_buffer(validity), _buffer(outer)], null_count, children=[leaf])
+        return pa.Array.from_buffers(
+            pa.list_(value_type), n, [_buffer(validity), _buffer(outer)], null_count, children=[leaf]
+        )
     steps = len(inner) // 4 - 1
     inner_array = pa.Array.from_buffers(
         pa.list_(value_type), steps, [_buffer(inner_validity), _buffer(inner)], inner_nulls, children=[leaf]
@@ -137,9 +139,7 @@ class BlockDecoder:
         self.specs = list(specs)
         self.record_type = record_type
         self.schema = pa.schema([s.field for s in self.specs])
-        self._decoder = (
-            codec.Decoder(record_type, [s.as_codec_tuple() for s in self.specs]) if self.specs else None
-        )
+        self._decoder = codec.Decoder(record_type, [s.as_codec_tuple() for s in self.specs]) if self.specs else None
 
     def decode(self, block: RecordBlock, *, unknown: set | None = None) -> pa.RecordBatch:
         """Decode ``block``; when ``unknown`` is a set, add to it ``(location, name)``
@@ -161,9 +161,7 @@ class BlockDecoder:
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
 
 
-def translate_decode_error(
-    exc, block: RecordBlock, record_type: int, specs: Sequence[ColumnSpec]
-) -> TFSQLError:
+def translate_decode_error(exc, block: RecordBlock, record_type: int, specs: Sequence[ColumnSpec]) -> TFSQLError:
     """Turn the C decoder's ``DecodeError`` into a tfsql error naming file, record,
     byte offset and feature, with advice."""
     record = block.first_index + exc.record  # the decoder counts from the block's first record
@@ -172,8 +170,12 @@ def translate_decode_error(
     spec = specs[exc.column] if 0 <= exc.column < len(specs) else None
     if exc.reason == "malformed":
         return CorruptRecordError(
-            "malformed", path=block.path, record_index=record, offset=offset,
-            record_type=_RECORD_TYPE_NAMES.get(record_type, str(record_type)), detail=_decoder_detail(exc),
+            "malformed",
+            path=block.path,
+            record_index=record,
+            offset=offset,
+            record_type=_RECORD_TYPE_NAMES.get(record_type, str(record_type)),
+            detail=_decoder_detail(exc),
         )
     if exc.reason == "kind_mismatch" and spec is not None:
         return SchemaError(
@@ -201,8 +203,9 @@ def translate_decode_error(
             path=block.path,
             record_index=record,
         )
-    return CorruptRecordError("undecodable", path=block.path, record_index=record, offset=offset,
-                              detail=_decoder_detail(exc))
+    return CorruptRecordError(
+        "undecodable", path=block.path, record_index=record, offset=offset, detail=_decoder_detail(exc)
+    )
 
 
 def _decoder_detail(exc: Exception) -> str:
@@ -223,4 +226,3 @@ def _decoder_detail(exc: Exception) -> str:
         if text.startswith("is not a valid"):
             return ""
     return text
-

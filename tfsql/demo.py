@@ -65,8 +65,21 @@ _DETAILS = (
     ("Exceeded my expectations.", "Still perfect after {n} months.", "I bought a second one for my family."),
 )
 _PRODUCTS = (
-    "blender", "headphones", "garden hose", "desk lamp", "backpack", "coffee grinder", "phone case",
-    "yoga mat", "kettle", "keyboard", "water bottle", "board game", "drill", "novel", "face cream",
+    "blender",
+    "headphones",
+    "garden hose",
+    "desk lamp",
+    "backpack",
+    "coffee grinder",
+    "phone case",
+    "yoga mat",
+    "kettle",
+    "keyboard",
+    "water bottle",
+    "board game",
+    "drill",
+    "novel",
+    "face cream",
 )
 _BRANDS = ("Acme", "Northwind", "Globex", "Initech", "Umbrella", "Hooli", "Vandelay")
 _TAGS = ("kitchen", "electronics", "garden", "sports", "toys", "books", "beauty", "office", "gift", "sale")

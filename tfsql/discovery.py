@@ -196,11 +196,9 @@ def discover(
             chosen_fs = fs
         elif fs is not chosen_fs and fs != chosen_fs:
             raise ValueError(
-                f"source items live on different filesystems: {items[0]!r} and {item!r}; "
-                "read them as separate datasets"
+                f"source items live on different filesystems: {items[0]!r} and {item!r}; read them as separate datasets"
             )
-        for info in _list_item(fs, path, item, glob=glob, exclude_hidden=exclude_hidden,
-                               suffixes=suffixes):
+        for info in _list_item(fs, path, item, glob=glob, exclude_hidden=exclude_hidden, suffixes=suffixes):
             if info.path not in seen:
                 seen.add(info.path)
                 files.append(info)
@@ -252,10 +250,7 @@ def _source_items(source: Source) -> list[str]:
     elif isinstance(source, (list, tuple)):
         raw = list(source)
     else:
-        raise TypeError(
-            f"source must be a path, URL, or a list or tuple of those, "
-            f"not {type(source).__name__}"
-        )
+        raise TypeError(f"source must be a path, URL, or a list or tuple of those, not {type(source).__name__}")
     if not raw:
         raise ValueError("source is an empty list; pass at least one path, directory or glob")
     items = []
@@ -263,9 +258,7 @@ def _source_items(source: Source) -> list[str]:
         if isinstance(item, os.PathLike):
             item = os.fspath(item)
         if not isinstance(item, str):
-            raise TypeError(
-                f"source items must be str or os.PathLike, not {type(item).__name__} ({item!r})"
-            )
+            raise TypeError(f"source items must be str or os.PathLike, not {type(item).__name__} ({item!r})")
         if not item:
             raise ValueError("source holds an empty path")
         items.append(item)
@@ -297,8 +290,7 @@ def _coerce_filesystem(filesystem: Any) -> fsspec.AbstractFileSystem | None:
 
         return ArrowFSWrapper(filesystem)
     raise TypeError(
-        "filesystem must be an fsspec filesystem or a pyarrow.fs.FileSystem, "
-        f"not {type(filesystem).__name__}"
+        f"filesystem must be an fsspec filesystem or a pyarrow.fs.FileSystem, not {type(filesystem).__name__}"
     )
 
 
@@ -381,12 +373,9 @@ def _list_item(
                 f"no files match the pattern {item!r}; check the pattern "
                 "(pass glob=False to read a path containing *, ? or [ literally)"
             )
-        raise FileNotFoundError(
-            f"no such file or directory: {item!r}; check the path"
-        )
+        raise FileNotFoundError(f"no such file or directory: {item!r}; check the path")
     if info.get("type") == "directory":
-        return _list_directory(fs, path, root=path, exempt=(), exclude_hidden=exclude_hidden,
-                               suffixes=suffixes)
+        return _list_directory(fs, path, root=path, exempt=(), exclude_hidden=exclude_hidden, suffixes=suffixes)
     return [FileInfo(path, int(info.get("size") or 0), None, _display_name(fs, path))]
 
 
@@ -407,10 +396,7 @@ def _list_glob(
         return None
     root = _glob_root(pattern)
     # pattern components that explicitly ask for hidden names opt their matches back in
-    exempt = tuple(
-        part for part in _relative_parts(pattern, root)
-        if part != "**" and part[:1] in ("_", ".")
-    )
+    exempt = tuple(part for part in _relative_parts(pattern, root) if part != "**" and part[:1] in ("_", "."))
     by_path: dict[str, FileInfo] = {}
     listed_dirs: set[str] = set()
     for match_path, info in sorted(matches.items(), key=lambda item: len(item[0])):
@@ -419,8 +405,9 @@ def _list_glob(
             if _has_listed_ancestor(match_path, listed_dirs):
                 continue  # its files are already listed (``data/**`` matches every level)
             listed_dirs.add(match_path)
-            for found in _list_directory(fs, match_path, root=root, exempt=exempt,
-                                         exclude_hidden=exclude_hidden, suffixes=suffixes):
+            for found in _list_directory(
+                fs, match_path, root=root, exempt=exempt, exclude_hidden=exclude_hidden, suffixes=suffixes
+            ):
                 by_path.setdefault(found.path, found)
         elif _keep(match_path, root, exempt, exclude_hidden, suffixes):
             by_path.setdefault(
@@ -457,8 +444,7 @@ def _list_directory(
         if info.get("type", "file") != "file" or file_path in left_out:
             continue
         if _keep(in_trash.get(file_path, file_path), root, exempt, exclude_hidden, suffixes):
-            files.append(FileInfo(file_path, int(info.get("size") or 0), root,
-                                  _display_name(fs, file_path)))
+            files.append(FileInfo(file_path, int(info.get("size") or 0), root, _display_name(fs, file_path)))
     return files
 
 
@@ -500,5 +486,5 @@ def _relative_parts(path: str, root: str) -> list[str]:
         relative = path.lstrip("/")
     else:
         root_prefix = root.rstrip("/") + "/"
-        relative = path[len(root_prefix):] if path.startswith(root_prefix) else posixpath.relpath(path, root)
+        relative = path[len(root_prefix) :] if path.startswith(root_prefix) else posixpath.relpath(path, root)
     return [part for part in relative.split("/") if part]

@@ -139,9 +139,7 @@ class RecordEncoder:
         layout: Mapping[str, str] | None = None,
     ) -> None:
         self.schema = schema
-        self.record_type = (
-            record_type if isinstance(record_type, int) else record_code(record_type)
-        )
+        self.record_type = record_type if isinstance(record_type, int) else record_code(record_type)
         self.columns: tuple[FeatureColumn, ...] = _plan_columns(schema, self.record_type, layout or {})
         self._positions = [schema.get_field_index(c.name) for c in self.columns]
         self._encoder: Any
@@ -165,10 +163,7 @@ class RecordEncoder:
         """
         _check_same_schema(batch.schema, self.schema)
         label = RowLabel(row_base, row_numbers)
-        return [
-            column_arrays(batch.column(i), spec, label)
-            for i, spec in zip(self._positions, self.columns)
-        ]
+        return [column_arrays(batch.column(i), spec, label) for i, spec in zip(self._positions, self.columns)]
 
     def encode(
         self,
@@ -242,9 +237,7 @@ class RecordEncoder:
 # --------------------------------------------------------------------------------------
 
 
-def _plan_columns(
-    schema: pa.Schema, record_type: int, layout: Mapping[str, str]
-) -> tuple[FeatureColumn, ...]:
+def _plan_columns(schema: pa.Schema, record_type: int, layout: Mapping[str, str]) -> tuple[FeatureColumn, ...]:
     duplicates = sorted({n for n in schema.names if schema.names.count(n) > 1})
     if duplicates:
         raise SchemaError(
@@ -254,15 +247,10 @@ def _plan_columns(
         )
     unknown = sorted(set(layout) - set(schema.names))
     if unknown:
-        raise ValueError(
-            f"layout names columns that are not in the data: {unknown}; "
-            f"the columns are {schema.names}"
-        )
+        raise ValueError(f"layout names columns that are not in the data: {unknown}; the columns are {schema.names}")
     bad = {k: v for k, v in layout.items() if v not in LAYOUT_CHOICES}
     if bad:
-        raise ValueError(
-            f"layout values must be one of {LAYOUT_CHOICES}, got {bad}"
-        )
+        raise ValueError(f"layout values must be one of {LAYOUT_CHOICES}, got {bad}")
     if layout and record_type != codec.SEQUENCE_EXAMPLE:
         raise ValueError(
             "layout= places columns in a SequenceExample's context or feature_lists; "
@@ -272,11 +260,7 @@ def _plan_columns(
         return (_plan_raw(schema),)
     # A column of Arrow type null holds only nulls: its feature is omitted from every
     # record, so it needs no encoder column.
-    columns = [
-        _plan_column(f, record_type, layout.get(f.name))
-        for f in schema
-        if not pa.types.is_null(f.type)
-    ]
+    columns = [_plan_column(f, record_type, layout.get(f.name)) for f in schema if not pa.types.is_null(f.type)]
     context = [c.name for c in columns if c.location == codec.FEATURES]
     return tuple(
         replace(c, feature=_schema.feature_list_name(c.name, context))
@@ -297,8 +281,7 @@ def _plan_raw(schema: pa.Schema) -> FeatureColumn:
     kind, shape = _layout_of(field)
     if kind != codec.BYTES or shape != codec.SCALAR:
         raise SchemaError(
-            f'record_type="bytes" needs a binary or string column, but column '
-            f"{field.name!r} has type {field.type}",
+            f'record_type="bytes" needs a binary or string column, but column {field.name!r} has type {field.type}',
             feature=field.name,
         )
     return FeatureColumn(field.name, codec.FEATURES, codec.BYTES, codec.SCALAR)
@@ -352,6 +335,4 @@ def _layout_of(field: pa.Field) -> tuple[int, int]:
 
 def _check_same_schema(got: pa.Schema, expected: pa.Schema) -> None:
     if got.names != expected.names or got.types != expected.types:
-        raise ValueError(
-            f"record batches must all have the same schema; expected {expected}, got {got}"
-        )
+        raise ValueError(f"record batches must all have the same schema; expected {expected}, got {got}")

@@ -88,8 +88,7 @@ class CorruptRecordError(TFSQLError, ValueError):
             "(or, if the file really holds records this large, pass a larger max_record_bytes)"
         ),
         "stream_truncated": (
-            "the {compression} stream of {path} ends early: the file is truncated (copy it again from "
-            "its source)"
+            "the {compression} stream of {path} ends early: the file is truncated (copy it again from its source)"
         ),
         "stream_corrupt": (
             "the {compression} data of {path} is corrupt ({detail}); if the file is not compressed, "
@@ -144,18 +143,29 @@ class CorruptRecordError(TFSQLError, ValueError):
             return self.reason
         hint = ""
         if self.offset == 0:
-            hint = "; at byte 0 this usually means the file is not a TFRecord file (or is compressed: pass compression=)"
+            hint = (
+                "; at byte 0 this usually means the file is not a TFRecord file (or is compressed: pass compression=)"
+            )
         detail = self.detail or ""
         if self.reason == "malformed" and detail:
             detail = f" ({detail})"
-        return template.format(where=self._where(), hint=hint, path=self.path, length=self.length,
-                               limit=self.limit, compression=self.compression, record_type=self.record_type,
-                               detail=detail)
+        return template.format(
+            where=self._where(),
+            hint=hint,
+            path=self.path,
+            length=self.length,
+            limit=self.limit,
+            compression=self.compression,
+            record_type=self.record_type,
+            detail=detail,
+        )
 
     def _compose(self) -> str:
         message = self._base()
         if self.suggest_skip:
-            message += " (pass on_corrupt='skip' to skip it" + (" and the rest of the file)" if self.rest_of_file else ")")
+            message += " (pass on_corrupt='skip' to skip it" + (
+                " and the rest of the file)" if self.rest_of_file else ")"
+            )
         return message
 
     def skipped_message(self) -> str:
@@ -164,9 +174,21 @@ class CorruptRecordError(TFSQLError, ValueError):
         return f"{self._base()}; skipped {what} (on_corrupt='skip')"
 
     def __reduce__(self) -> Any:
-        fields = {name: getattr(self, name) for name in (
-            "path", "record_index", "offset", "rest_of_file", "length", "limit", "compression", "record_type",
-            "detail", "suggest_skip")}
+        fields = {
+            name: getattr(self, name)
+            for name in (
+                "path",
+                "record_index",
+                "offset",
+                "rest_of_file",
+                "length",
+                "limit",
+                "compression",
+                "record_type",
+                "detail",
+                "suggest_skip",
+            )
+        }
         return (_rebuild_corrupt, (self.reason, fields))
 
 

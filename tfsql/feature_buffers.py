@@ -84,7 +84,6 @@ class _Rows:
         return int(rows.min()) if len(rows) else None
 
 
-
 # --------------------------------------------------------------------------------------
 # Converting: Arrow arrays → canonical buffers
 # --------------------------------------------------------------------------------------
@@ -177,9 +176,7 @@ def _flatten(array: pa.Array) -> tuple[pa.Array, np.ndarray]:
 def _reject_nulls(values: pa.Array, rows: _Rows, what: str) -> None:
     if values.null_count == 0:
         return
-    null_positions = np.flatnonzero(
-        ~values.is_valid().to_numpy(zero_copy_only=False)
-    )
+    null_positions = np.flatnonzero(~values.is_valid().to_numpy(zero_copy_only=False))
     row = rows.first_bad(null_positions)
     if row is None:  # pragma: no cover - flatten() drops the ranges of null rows
         return
@@ -287,7 +284,5 @@ def _bytes_buffers(leaf: pa.Array) -> tuple[np.ndarray, Any]:
     if offsets_buf is None:
         offsets = np.zeros(len(leaf) + 1, dtype=np.int64)
     else:
-        offsets = np.frombuffer(offsets_buf, dtype=np.int64)[
-            leaf.offset : leaf.offset + len(leaf) + 1
-        ]
+        offsets = np.frombuffer(offsets_buf, dtype=np.int64)[leaf.offset : leaf.offset + len(leaf) + 1]
     return offsets, data if data is not None else b""

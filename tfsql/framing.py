@@ -50,6 +50,7 @@ _FIRST_READ_BYTES = 256 << 10
 _HEADER = 12
 _FOOTER = 4
 
+
 def detect_compression(head: bytes) -> str | None:
     """Guess a file's compression from its first bytes (at least 12 when available).
 
@@ -211,8 +212,15 @@ def count_plain_records(fd: int, *, path: str, size: int, max_record_bytes: int 
         reason, limit = "truncated", size - end
     else:
         reason, limit = "past_end", size - end
-    raise CorruptRecordError(reason, path=path, record_index=count, offset=end, rest_of_file=True,
-                             length=length if reason in ("too_long", "past_end") else None, limit=limit)
+    raise CorruptRecordError(
+        reason,
+        path=path,
+        record_index=count,
+        offset=end,
+        rest_of_file=True,
+        length=length if reason in ("too_long", "past_end") else None,
+        limit=limit,
+    )
 
 
 _SKIP_REST = -1  # _pending_record_size: the rest of the file was skipped
@@ -407,8 +415,7 @@ class FrameReader:
         if length > self._max_record_bytes:
             self._corrupt("too_long", index, offset, rest_of_file=True, length=length, limit=self._max_record_bytes)
         elif self._stream_size is not None and length + _HEADER + _FOOTER > self._stream_size - offset:
-            self._corrupt("past_end", index, offset, rest_of_file=True, length=length,
-                          limit=self._stream_size - offset)
+            self._corrupt("past_end", index, offset, rest_of_file=True, length=length, limit=self._stream_size - offset)
         else:
             return length + _HEADER + _FOOTER
         return _SKIP_REST
@@ -442,12 +449,28 @@ class FrameReader:
             need = _HEADER + length + _FOOTER - len(tail)
         return max(min(want, left), need, 1)
 
-    def _corrupt(self, reason: str, index: int, offset: int, *, rest_of_file: bool, length: int | None = None,
-                 limit: int | None = None) -> None:
+    def _corrupt(
+        self,
+        reason: str,
+        index: int,
+        offset: int,
+        *,
+        rest_of_file: bool,
+        length: int | None = None,
+        limit: int | None = None,
+    ) -> None:
         """Report a corruption as ``on_corrupt`` says: raise it, call the function, or warn."""
         raising = self._on_corrupt == "raise"
-        error = CorruptRecordError(reason, path=self.path, record_index=index, offset=offset,
-                                   rest_of_file=rest_of_file, length=length, limit=limit, suggest_skip=raising)
+        error = CorruptRecordError(
+            reason,
+            path=self.path,
+            record_index=index,
+            offset=offset,
+            rest_of_file=rest_of_file,
+            length=length,
+            limit=limit,
+            suggest_skip=raising,
+        )
         if raising:
             raise error
         self.skipped_records += 1

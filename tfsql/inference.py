@@ -101,7 +101,10 @@ def sample_stats(
 
 
 def _sample(
-    paths: Sequence[str], open_reader: Callable[[int], FrameReader], record_type: int, infer_sample: int | None,
+    paths: Sequence[str],
+    open_reader: Callable[[int], FrameReader],
+    record_type: int,
+    infer_sample: int | None,
     infer_bytes: int | None,
 ) -> tuple[dict[tuple[int, str], FeatureStats], list[str]]:
     """The merged statistics of the sample, and the files that had sampled records."""
@@ -222,9 +225,7 @@ class FeatureStats:
     max_inner_len: int = 0
 
 
-def merge_stats(
-    merged: dict[tuple[int, str], FeatureStats], summary: Mapping, *, path: str
-) -> None:
+def merge_stats(merged: dict[tuple[int, str], FeatureStats], summary: Mapping, *, path: str) -> None:
     """Fold one ``codec.summarize`` result, from file ``path``, into ``merged``."""
     for (location, raw_name), (mask, present, min_len, max_len, utf8, max_inner) in summary.items():
         name = raw_name.decode("utf-8", errors="surrogateescape")

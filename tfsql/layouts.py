@@ -113,8 +113,9 @@ class Layout:
             return Partitioning(schema=schema, values=pa.Table.from_arrays([column], schema=schema))
         if SPLIT_COLUMN in partitioning.schema.names:
             return partitioning
-        return Partitioning(schema=partitioning.schema.append(field),
-                            values=partitioning.values.append_column(field, column))
+        return Partitioning(
+            schema=partitioning.schema.append(field), values=partitioning.values.append_column(field, column)
+        )
 
 
 def detect_layout(found: Discovered) -> tuple[Discovered, Layout | None]:
@@ -135,8 +136,11 @@ def detect_layout(found: Discovered) -> tuple[Discovered, Layout | None]:
 
 
 def _without_tfds_metadata(found: Discovered) -> Discovered:
-    tfds_dirs = {posixpath.dirname(f.path) for f in found.files
-                 if f.root is not None and posixpath.basename(f.path) == TFDS_METADATA}
+    tfds_dirs = {
+        posixpath.dirname(f.path)
+        for f in found.files
+        if f.root is not None and posixpath.basename(f.path) == TFDS_METADATA
+    }
     if not tfds_dirs:
         return found
     kept = [f for f in found.files if not _is_tfds_metadata(f, tfds_dirs)]
@@ -144,5 +148,8 @@ def _without_tfds_metadata(found: Discovered) -> Discovered:
 
 
 def _is_tfds_metadata(file: FileInfo, tfds_dirs: Sequence[str] | set[str]) -> bool:
-    return (file.root is not None and posixpath.dirname(file.path) in tfds_dirs
-            and file.path.lower().endswith((".json", ".txt")))
+    return (
+        file.root is not None
+        and posixpath.dirname(file.path) in tfds_dirs
+        and file.path.lower().endswith((".json", ".txt"))
+    )

@@ -64,8 +64,7 @@ __all__ = [
     "component_too_long",
 ]
 
-TFRECORD_SUFFIXES = (".tfrecord", ".tfrecords", ".tfrecord.gz", ".tfrecords.gz", ".tfrecord.zz",
-                     ".tfrecords.zz")
+TFRECORD_SUFFIXES = (".tfrecord", ".tfrecords", ".tfrecord.gz", ".tfrecords.gz", ".tfrecord.zz", ".tfrecords.zz")
 """File name endings that mark a TFRecord file (compared in lower case)."""
 
 COMPRESSION_SUFFIXES: dict[str | None, str] = {None: "", "gzip": ".gz", "zlib": ".zz"}
@@ -146,11 +145,14 @@ def check_filename_pattern(pattern: Any, *, shards: bool = False) -> None:
     try:
         fields = [name for _, name, _, _ in string.Formatter().parse(pattern) if name is not None]
     except ValueError as exc:
-        raise ValueError(f"filename_pattern {pattern!r} is not a valid format string: {exc}; "
-                         "write a literal brace as {{ or }}") from None
+        raise ValueError(
+            f"filename_pattern {pattern!r} is not a valid format string: {exc}; write a literal brace as {{{{ or }}}}"
+        ) from None
     for name in fields:
         if name not in allowed:
-            known = " and ".join(["{i} (the file's number)", "{uuid}"] + (["{n} (the number of shards)"] if shards else []))
+            known = " and ".join(
+                ["{i} (the file's number)", "{uuid}"] + (["{n} (the number of shards)"] if shards else [])
+            )
             also = "; {n} needs num_shards" if name == "n" else ""
             raise ValueError(f"filename_pattern {pattern!r} has the field {{{name}}}; the fields are {known}{also}")
     if not {"i", "uuid"} & set(fields):
@@ -215,8 +217,10 @@ def check_file_names(pattern: str | None, shard_prefix: str | None, extension: s
         if is_hidden_name(example):
             raise ValueError(
                 f"{option} {value!r} makes file names such as {example!r}, which readers skip as "
-                f"hidden (names starting with '_' or '.'); start it with another character")
+                f"hidden (names starting with '_' or '.'); start it with another character"
+            )
         if component_too_long(widest):
             raise ValueError(
                 f"{option} {value!r} makes file names of up to {len(widest.encode())} bytes, over the "
-                f"{NAME_MAX_BYTES}-byte limit of a file name; use a shorter {option}")
+                f"{NAME_MAX_BYTES}-byte limit of a file name; use a shorter {option}"
+            )

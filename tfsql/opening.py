@@ -144,12 +144,14 @@ def dataset(
     # Every parameter is a ReadOptions field: the spec checks and normalises them.
     options = ReadOptions(**{name: value for name, value in locals().items() if name != "source"})
     found, layout = detect_layout(
-        discover(source, filesystem=options.filesystem, glob=options.glob,
-                 hidden_file_prefix=options.hidden_file_prefix)
+        discover(
+            source, filesystem=options.filesystem, glob=options.glob, hidden_file_prefix=options.hidden_file_prefix
+        )
     )
     hive_schema = options.hive_schema if layout is None else layout.without_split(options.hive_schema)
-    partitioning = Partitioning.discover(found.files, hive_partitioning=options.hive_partitioning,
-                                         hive_schema=hive_schema)
+    partitioning = Partitioning.discover(
+        found.files, hive_partitioning=options.hive_partitioning, hive_schema=hive_schema
+    )
     user_schema = normalize_schema(options.schema)
     code = options.record_code
     stats: dict = {}
@@ -181,8 +183,9 @@ def dataset(
     # Features inference saw without a kind were reported then (they carry no values);
     # the scan does not report them again as missing from the sample.
     kindless = {key for key, st in stats.items() if set(st.kinds) <= {codec.KIND_NONE}}
-    return Dataset(found, partitioning, data_schema, options, schema_inferred=user_schema is None,
-                   reported_unknown=kindless)
+    return Dataset(
+        found, partitioning, data_schema, options, schema_inferred=user_schema is None, reported_unknown=kindless
+    )
 
 
 def _tfds_features(found: Discovered, layout: Layout | None) -> tuple[pa.Schema, bool] | None:

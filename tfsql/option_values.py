@@ -21,10 +21,25 @@ from typing import Any, Callable, Literal, Mapping, Sequence, Union, cast, get_a
 from tfsql.errors import OptionError
 
 __all__ = [
-    "RecordType", "ReadCompression", "WriteCompression", "Mode", "OnCorrupt", "Lists",
-    "RECORD_TYPES", "READ_COMPRESSIONS", "WRITE_COMPRESSIONS", "MODES", "ON_CORRUPT", "LISTS",
-    "OptionError", "default_threads", "record_type_name", "record_code", "read_compression",
-    "write_compression", "parse_size",
+    "RecordType",
+    "ReadCompression",
+    "WriteCompression",
+    "Mode",
+    "OnCorrupt",
+    "Lists",
+    "RECORD_TYPES",
+    "READ_COMPRESSIONS",
+    "WRITE_COMPRESSIONS",
+    "MODES",
+    "ON_CORRUPT",
+    "LISTS",
+    "OptionError",
+    "default_threads",
+    "record_type_name",
+    "record_code",
+    "read_compression",
+    "write_compression",
+    "parse_size",
 ]
 
 # --------------------------------------------------------------------------------------
@@ -114,8 +129,9 @@ def default_threads() -> int:
 # --------------------------------------------------------------------------------------
 
 
-def choice_check(vocabulary: Mapping[str, Any] | Sequence[str], what: str, *, unknown: bool = False
-            ) -> Callable[[str, Any], Any]:
+def choice_check(
+    vocabulary: Mapping[str, Any] | Sequence[str], what: str, *, unknown: bool = False
+) -> Callable[[str, Any], Any]:
     """A check of names in ``vocabulary``; an error says ``what`` they are (``unknown``:
     worded "unknown NAME 'value'; use WHAT")."""
 
@@ -176,11 +192,13 @@ def write_compression(value: Any, name: str = "compression") -> str | None:
 
 
 check_record_type = choice_check(
-    RECORD_TYPES, "'example', 'sequence_example' or 'bytes' (Spark-TFRecord's 'Example', "
-    "'SequenceExample', 'ByteArray' work too)", unknown=True,
+    RECORD_TYPES,
+    "'example', 'sequence_example' or 'bytes' (Spark-TFRecord's 'Example', 'SequenceExample', 'ByteArray' work too)",
+    unknown=True,
 )
-check_read_compression = choice_check(READ_COMPRESSIONS, "'infer' (alias 'auto'), None, 'gzip' or 'zlib' (alias 'deflate')",
-                            unknown=True)
+check_read_compression = choice_check(
+    READ_COMPRESSIONS, "'infer' (alias 'auto'), None, 'gzip' or 'zlib' (alias 'deflate')", unknown=True
+)
 check_write_compression = choice_check(WRITE_COMPRESSIONS, "None, 'gzip' or 'zlib' (alias 'deflate')", unknown=True)
 check_mode = choice_check(MODES, "one of " + ", ".join(repr(m) for m in MODES))
 check_lists = choice_check(LISTS, "'auto' or 'always'")
@@ -190,7 +208,8 @@ def check_on_corrupt(name: str, value: Any) -> Any:
     if callable(value):
         return value
     return choice_check(ON_CORRUPT, "one of 'raise', 'skip' or a function called with each CorruptRecordError")(
-        name, value)
+        name, value
+    )
 
 
 def check_boolean(name: str, value: Any) -> bool:
@@ -265,9 +284,26 @@ def check_anything(name: str, value: Any) -> Any:
     return value
 
 
-_SIZE_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "m": 1000**2, "mb": 1000**2, "g": 1000**3,
-               "gb": 1000**3, "t": 1000**4, "tb": 1000**4, "ki": 1024, "kib": 1024, "mi": 1024**2,
-               "mib": 1024**2, "gi": 1024**3, "gib": 1024**3, "ti": 1024**4, "tib": 1024**4}
+_SIZE_UNITS = {
+    "": 1,
+    "b": 1,
+    "k": 1000,
+    "kb": 1000,
+    "m": 1000**2,
+    "mb": 1000**2,
+    "g": 1000**3,
+    "gb": 1000**3,
+    "t": 1000**4,
+    "tb": 1000**4,
+    "ki": 1024,
+    "kib": 1024,
+    "mi": 1024**2,
+    "mib": 1024**2,
+    "gi": 1024**3,
+    "gib": 1024**3,
+    "ti": 1024**4,
+    "tib": 1024**4,
+}
 
 
 def parse_size(value: Any, name: str = "size") -> int:
@@ -281,7 +317,7 @@ def parse_size(value: Any, name: str = "size") -> int:
     if isinstance(value, str):
         text = value.strip().lower().replace(" ", "")
         number = text.rstrip("abcdefghijklmnopqrstuvwxyz")
-        unit = text[len(number):]
+        unit = text[len(number) :]
         if number and unit in _SIZE_UNITS:
             try:
                 return check_positive(name, int(float(number) * _SIZE_UNITS[unit]))

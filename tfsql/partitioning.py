@@ -47,11 +47,7 @@ HIVE_DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 # Spark's ExternalCatalogUtils.charToEscape (control characters, " # % ' * / : = ? \ DEL
 # { [ ] ^), plus NUL (no path can hold it) and < > | which Spark escapes only on Windows:
 # escaping them everywhere keeps written trees portable, and every reader unescapes %XX.
-_CHARS_TO_ESCAPE = frozenset(
-    [chr(c) for c in range(0x00, 0x20)]
-    + list("\"#%'*/:=?\\\x7f{[]^")
-    + list("<>|")
-)
+_CHARS_TO_ESCAPE = frozenset([chr(c) for c in range(0x00, 0x20)] + list("\"#%'*/:=?\\\x7f{[]^") + list("<>|"))
 _HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
 _INTEGER = re.compile(r"-?[0-9]+\Z")
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
@@ -160,9 +156,7 @@ def partition_path(names: Sequence[str], values: Sequence[object]) -> str:
     '%2E.=a%2Ecrc/k=%5F_HIVE_DEFAULT_PARTITION__/n=nul%00'
     """
     if len(names) != len(values):
-        raise ValueError(
-            f"partition_path got {len(names)} names but {len(values)} values; pass one value per name"
-        )
+        raise ValueError(f"partition_path got {len(names)} names but {len(values)} values; pass one value per name")
     segments = []
     for name, value in zip(names, values):
         if not isinstance(name, str) or not name:
@@ -174,7 +168,8 @@ def partition_path(names: Sequence[str], values: Sequence[object]) -> str:
                 f"partition column {name!r}: the value {shown!r} makes the directory name "
                 f"{segment[:60]}... of {len(segment.encode())} bytes, over the {NAME_MAX_BYTES}-byte "
                 "limit of a file name; shorten or hash the value, or do not partition by this column",
-                feature=name)
+                feature=name,
+            )
         segments.append(segment)
     return "/".join(segments)
 
@@ -371,9 +366,7 @@ class Partitioning:
         if filter is None:
             return list(range(n_files))
         if not isinstance(filter, pc.Expression):
-            raise TypeError(
-                f"filter must be a pyarrow.compute.Expression, not {type(filter).__name__}"
-            )
+            raise TypeError(f"filter must be a pyarrow.compute.Expression, not {type(filter).__name__}")
         import pyarrow.dataset as ds
         import pyarrow.fs as pafs
 

@@ -311,7 +311,10 @@ class Scanner:
         for k, (start, stop) in enumerate(spans):
             pieces = plan_pieces(start, stop, piece)
             for j, (a, b) in enumerate(pieces):
-                yield file_index, _RangeTask(a, b, trusted=k == 0 and j == 0, check_end_from=stop if own_range else None)
+                yield (
+                    file_index,
+                    _RangeTask(a, b, trusted=k == 0 and j == 0, check_end_from=stop if own_range else None),
+                )
 
     def _read_range(
         self,
@@ -334,8 +337,15 @@ class Scanner:
         batches: list[pa.RecordBatch] = []
         with contextlib.closing(_counted(open_raw(found, file), options)) as raw:
             reader = RangeReader(
-                raw, task.start, task.stop, file.size, path=file.display(), verify=options.verify_checksums,
-                on_corrupt=options.on_corrupt, boundary=start, max_record_bytes=options.max_record_bytes,
+                raw,
+                task.start,
+                task.stop,
+                file.size,
+                path=file.display(),
+                verify=options.verify_checksums,
+                on_corrupt=options.on_corrupt,
+                boundary=start,
+                max_record_bytes=options.max_record_bytes,
                 buffers=self._buffers,
             )
             rows = rows_within(options.batch_bytes, self._row_bits(file_index), self._batch_size)

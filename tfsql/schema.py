@@ -314,9 +314,7 @@ def normalize_schema(schema: pa.Schema | Mapping[str, Any] | None) -> pa.Schema 
             if isinstance(typ, str):
                 typ = pa.type_for_alias(typ)
             if not isinstance(typ, pa.DataType):
-                raise TypeError(
-                    f"schema entry {name!r}: expected a pyarrow DataType, got {type(typ).__name__}"
-                )
+                raise TypeError(f"schema entry {name!r}: expected a pyarrow DataType, got {type(typ).__name__}")
             fields.append(pa.field(name, typ))
         return pa.schema(fields)
     raise TypeError(f"schema must be a pyarrow.Schema or a dict of name -> type, not {type(schema).__name__}")
@@ -349,8 +347,7 @@ def column_specs(schema: pa.Schema, record_type: int) -> list[ColumnSpec]:
         if record_type == codec.RAW:
             if shape != codec.SCALAR or kind != codec.BYTES:
                 raise SchemaError(
-                    f"record_type='bytes' reads one binary or string column; column {f.name!r} "
-                    f"has type {f.type}",
+                    f"record_type='bytes' reads one binary or string column; column {f.name!r} has type {f.type}",
                     feature=f.name,
                 )
         if shape == codec.LIST_OF_LIST and record_type != codec.SEQUENCE_EXAMPLE:
@@ -428,8 +425,8 @@ def schema_with_partitions(data: pa.Schema, partition: pa.Schema | None, file_co
             names.add(f.name)
     if file_column is not None:
         if file_column in names:
-            raise SchemaError(f"include_file_paths={file_column!r} collides with an existing column",
-                              feature=file_column)
+            raise SchemaError(
+                f"include_file_paths={file_column!r} collides with an existing column", feature=file_column
+            )
         fields.append(pa.field(file_column, pa.string()))
     return pa.schema(fields)
-

@@ -182,7 +182,11 @@ class RangeReader:
         self.chain_end: int | None = None if self.first is None else self.first
 
     def blocks(
-        self, max_records: int = DEFAULT_BATCH_SIZE, max_bytes: int = DEFAULT_BATCH_BYTES, *, check_end_from: int | None = -1
+        self,
+        max_records: int = DEFAULT_BATCH_SIZE,
+        max_bytes: int = DEFAULT_BATCH_BYTES,
+        *,
+        check_end_from: int | None = -1,
     ) -> Iterator[RecordBlock]:
         """The range's records in blocks. Once they end at or past ``check_end_from``
         (-1: this range's ``stop``; None: never), the header that follows is checked to be
@@ -197,8 +201,15 @@ class RangeReader:
         while pos is not None:
             self._raw.seek(pos)
             reader = FrameReader(
-                self._raw, path=self._path, verify=self._verify, on_corrupt=self._on_corrupt, base_offset=pos, stop=stop,
-                max_record_bytes=self._max_record_bytes, stream_size=self._size, buffers=self._buffers,
+                self._raw,
+                path=self._path,
+                verify=self._verify,
+                on_corrupt=self._on_corrupt,
+                base_offset=pos,
+                stop=stop,
+                max_record_bytes=self._max_record_bytes,
+                stream_size=self._size,
+                buffers=self._buffers,
             )
             for block in reader.blocks(max_records, max_bytes):
                 block.first_index += index

@@ -54,9 +54,20 @@ import pyarrow.compute as pc
 
 from tfsql.errors import SchemaError
 
-__all__ = ["FEATURE_KEY", "CLASS_NAMES_KEY", "features_schema", "apply_features", "feature_of",
-           "features_json", "check_tfds_options", "tfds_options", "require_values", "shard_file_name",
-           "stage_tfds_metadata", "dataset_version"]
+__all__ = [
+    "FEATURE_KEY",
+    "CLASS_NAMES_KEY",
+    "features_schema",
+    "apply_features",
+    "feature_of",
+    "features_json",
+    "check_tfds_options",
+    "tfds_options",
+    "require_values",
+    "shard_file_name",
+    "stage_tfds_metadata",
+    "dataset_version",
+]
 
 FEATURE_KEY = b"tfds.feature"
 CLASS_NAMES_KEY = b"tfds.class_names"
@@ -71,10 +82,19 @@ _SPLIT = re.compile(r"^[A-Za-z0-9_]+\Z")
 _VERSION = re.compile(r"^\d+\.\d+\.\d+\Z")
 
 _ARROW_OF_DTYPE = {
-    "bool": pa.bool_(), "int8": pa.int8(), "int16": pa.int16(), "int32": pa.int32(),
-    "int64": pa.int64(), "uint8": pa.uint8(), "uint16": pa.uint16(), "uint32": pa.uint32(),
-    "float16": pa.float32(), "bfloat16": pa.float32(), "float32": pa.float32(),
-    "float64": pa.float64(), "string": pa.binary(),
+    "bool": pa.bool_(),
+    "int8": pa.int8(),
+    "int16": pa.int16(),
+    "int32": pa.int32(),
+    "int64": pa.int64(),
+    "uint8": pa.uint8(),
+    "uint16": pa.uint16(),
+    "uint32": pa.uint32(),
+    "float16": pa.float32(),
+    "bfloat16": pa.float32(),
+    "float32": pa.float32(),
+    "float64": pa.float64(),
+    "string": pa.binary(),
 }
 
 
@@ -158,8 +178,15 @@ def apply_features(inferred: pa.Schema, described: pa.Schema) -> pa.Schema:
 # --------------------------------------------------------------------------------------
 
 
-def check_tfds_options(name: Any, *, partition_by: Sequence[str], mode: str, filename_pattern: Any,
-                       max_rows_per_file: Any, max_bytes_per_file: Any) -> None:
+def check_tfds_options(
+    name: Any,
+    *,
+    partition_by: Sequence[str],
+    mode: str,
+    filename_pattern: Any,
+    max_rows_per_file: Any,
+    max_bytes_per_file: Any,
+) -> None:
     """Raise ``ValueError`` for options a TFDS-layout write cannot honour."""
     if not isinstance(name, str) or not _NAME.match(name):
         raise ValueError(f"tfds must be a dataset name of letters, digits and _ such as 'my_dataset', got {name!r}")
@@ -170,11 +197,16 @@ def check_tfds_options(name: Any, *, partition_by: Sequence[str], mode: str, fil
             f"tfds with mode={mode!r}: dataset_info.json describes every split, so a TFDS "
             "directory is written whole; use mode='error', 'overwrite' or 'ignore'"
         )
-    for option, value in (("filename_pattern", filename_pattern), ("max_rows_per_file", max_rows_per_file),
-                          ("max_bytes_per_file", max_bytes_per_file)):
+    for option, value in (
+        ("filename_pattern", filename_pattern),
+        ("max_rows_per_file", max_rows_per_file),
+        ("max_bytes_per_file", max_bytes_per_file),
+    ):
         if value is not None:
-            raise ValueError(f"tfds names the shards {{name}}-{{split}}.tfrecord-{{i:05d}}-of-{{n:05d}}; "
-                             f"{option} cannot be combined with it (use num_shards)")
+            raise ValueError(
+                f"tfds names the shards {{name}}-{{split}}.tfrecord-{{i:05d}}-of-{{n:05d}}; "
+                f"{option} cannot be combined with it (use num_shards)"
+            )
 
 
 def tfds_options(options: Any, schema: pa.Schema | None, root: str) -> Any:
@@ -187,10 +219,14 @@ def tfds_options(options: Any, schema: pa.Schema | None, root: str) -> Any:
     for column in partition_by:
         if schema is not None and column in schema.names:
             t = schema.field(column).type
-            if not (pa.types.is_string(t) or pa.types.is_large_string(t)
-                    or (pa.types.is_dictionary(t) and pa.types.is_string(t.value_type))):
-                raise SchemaError(f"the split column {column!r} must hold strings such as 'train', not {t}",
-                                  feature=column)
+            if not (
+                pa.types.is_string(t)
+                or pa.types.is_large_string(t)
+                or (pa.types.is_dictionary(t) and pa.types.is_string(t.value_type))
+            ):
+                raise SchemaError(
+                    f"the split column {column!r} must hold strings such as 'train', not {t}", feature=column
+                )
     return replace(options, partition_by=tuple(partition_by), num_shards=options.num_shards or 1)
 
 
@@ -205,8 +241,9 @@ def dataset_version(root: str) -> str:
     return last if _VERSION.match(last) else "1.0.0"
 
 
-def require_values(batches: Iterator[pa.RecordBatch], schema: pa.Schema | None,
-                   split_columns: Sequence[str]) -> Iterator[pa.RecordBatch]:
+def require_values(
+    batches: Iterator[pa.RecordBatch], schema: pa.Schema | None, split_columns: Sequence[str]
+) -> Iterator[pa.RecordBatch]:
     """Pass `batches` through, raising `tfsql.SchemaError` at the first null in a column
     TFDS parses with a fixed shape (anything but a variable-length list)."""
 
@@ -223,15 +260,17 @@ def require_values(batches: Iterator[pa.RecordBatch], schema: pa.Schema | None,
                 raise SchemaError(
                     f"column {name!r} is null in input row {row}; a TFDS feature of fixed shape needs a "
                     "value in every row: fill the nulls (coalesce / fill_null) or drop those rows",
-                    feature=name, record_index=row,
+                    feature=name,
+                    record_index=row,
                 )
         row_base += batch.num_rows
         yield batch
 
 
 def _variable_length(t: pa.DataType) -> bool:
-    return (pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_list_view(t)
-            or pa.types.is_large_list_view(t))
+    return (
+        pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_list_view(t) or pa.types.is_large_list_view(t)
+    )
 
 
 def shard_file_name(name: str, split: Any, index: int, count: int) -> str:
@@ -244,8 +283,7 @@ def shard_file_name(name: str, split: Any, index: int, count: int) -> str:
     """
     if not isinstance(split, str) or not _SPLIT.match(split):
         raise ValueError(
-            f"TFDS split names are letters, digits and _ (such as 'train'), got {split!r}; "
-            "fix the split column"
+            f"TFDS split names are letters, digits and _ (such as 'train'), got {split!r}; fix the split column"
         )
     return f"{name}-{split}.tfrecord-{index:05d}-of-{count:05d}"
 
@@ -262,13 +300,13 @@ def feature_of(field: pa.Field) -> dict:
     dimensions: list[str] = []
     if pa.types.is_fixed_size_list(t):
         dimensions, t = [str(t.list_size)], t.value_type
-    elif pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_list_view(t) \
-            or pa.types.is_large_list_view(t):
+    elif pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_list_view(t) or pa.types.is_large_list_view(t):
         dimensions, t = ["-1"], t.value_type
     dtype = _dtype_of(field.name, t)
-    return {"pythonClassName": _TENSOR,
-            "tensor": {"shape": {"dimensions": dimensions} if dimensions else {}, "dtype": dtype,
-                       "encoding": "none"}}
+    return {
+        "pythonClassName": _TENSOR,
+        "tensor": {"shape": {"dimensions": dimensions} if dimensions else {}, "dtype": dtype, "encoding": "none"},
+    }
 
 
 def _dtype_of(name: str, t: pa.DataType) -> str:
@@ -280,29 +318,41 @@ def _dtype_of(name: str, t: pa.DataType) -> str:
         return "float64" if pa.types.is_float64(t) else "float32"
     if pa.types.is_temporal(t):
         return "int64"
-    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t) \
-            or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t) \
-            or pa.types.is_string_view(t) or pa.types.is_binary_view(t):
+    if (
+        pa.types.is_string(t)
+        or pa.types.is_large_string(t)
+        or pa.types.is_binary(t)
+        or pa.types.is_large_binary(t)
+        or pa.types.is_fixed_size_binary(t)
+        or pa.types.is_string_view(t)
+        or pa.types.is_binary_view(t)
+    ):
         return "string"
     raise SchemaError(f"column {name!r} of type {t} has no TFDS feature description", feature=name)
 
 
 def features_json(schema: pa.Schema) -> dict:
     """The ``features.json`` document of the columns of `schema`."""
-    return {"featuresDict": {"features": {f.name: feature_of(f) for f in schema}},
-            "pythonClassName": _FEATURES_DICT}
+    return {"featuresDict": {"features": {f.name: feature_of(f) for f in schema}}, "pythonClassName": _FEATURES_DICT}
 
 
-def stage_tfds_metadata(fs: fsspec.AbstractFileSystem, staging: str, options: Any, schema: pa.Schema,
-                        files: Sequence[tuple[str, dict, int, int]], version: str = "1.0.0") -> list[str]:
+def stage_tfds_metadata(
+    fs: fsspec.AbstractFileSystem,
+    staging: str,
+    options: Any,
+    schema: pa.Schema,
+    files: Sequence[tuple[str, dict, int, int]],
+    version: str = "1.0.0",
+) -> list[str]:
     """Write ``dataset_info.json``, ``features.json`` and the class label files into
     `staging`; return their names. `files` holds ``(name, partition, rows, bytes)`` of
     every staged shard, in shard order within each split."""
     splits: dict[str, dict] = {}
     for name, partition, rows, size in files:
         split = next(iter(partition.values())) if partition else "train"
-        entry = splits.setdefault(split, {"filepathTemplate": _FILEPATH_TEMPLATE, "name": split,
-                                          "numBytes": 0, "shardLengths": []})
+        entry = splits.setdefault(
+            split, {"filepathTemplate": _FILEPATH_TEMPLATE, "name": split, "numBytes": 0, "shardLengths": []}
+        )
         entry["numBytes"] += size
         entry["shardLengths"].append(str(rows))
     for entry in splits.values():

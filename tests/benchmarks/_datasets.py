@@ -208,7 +208,9 @@ def _write_stamp(path: Path, **info) -> None:
     (path / STAMP).write_text(json.dumps({"version": GENERATOR_VERSION, **info}))
 
 
-def ensure_dataset(name: str, data_dir: str | os.PathLike, scale: float = 1.0, *, verbose: bool = True) -> GeneratedDataset:
+def ensure_dataset(
+    name: str, data_dir: str | os.PathLike, scale: float = 1.0, *, verbose: bool = True
+) -> GeneratedDataset:
     """The generated dataset ``name`` at ``scale`` under ``data_dir``, writing it first
     unless a complete copy is cached there."""
     import tfsql

@@ -104,9 +104,7 @@ def run_worker(script: str, config: Mapping[str, Any], *, env: Mapping[str, str]
     for line in reversed(proc.stdout.splitlines()):
         if line.startswith(_RESULT_PREFIX):
             return json.loads(line[len(_RESULT_PREFIX) :])
-    raise RuntimeError(
-        f"benchmark worker {config} failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}"
-    )
+    raise RuntimeError(f"benchmark worker {config} failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
 
 
 def worker_main(argv: Sequence[str], handlers: Mapping[str, Callable[[dict], dict]]) -> bool:

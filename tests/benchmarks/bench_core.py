@@ -131,9 +131,7 @@ def _tf_worker(config: dict) -> dict:
             return tf.data.TFRecordDataset(files).batch(TF_BATCH).map(parse)
         return (
             tf.data.Dataset.from_tensor_slices(files)
-            .interleave(
-                lambda f: tf.data.TFRecordDataset(f).batch(TF_BATCH), cycle_length=2, num_parallel_calls=2
-            )
+            .interleave(lambda f: tf.data.TFRecordDataset(f).batch(TF_BATCH), cycle_length=2, num_parallel_calls=2)
             .map(parse, num_parallel_calls=2)
             .prefetch(2)
         )
@@ -215,13 +213,25 @@ def bench_dataset(name: str, args: argparse.Namespace, script: str) -> str:
 
     rows = [
         _row("tfsql threads=1 (files -> Table)", native["t1"], nbytes, ref_files, tf_best),
-        _row(f"tfsql threads=default({default_threads()}) (files -> Table)", native["tdef"], nbytes, ref_files, tf_best),
+        _row(
+            f"tfsql threads=default({default_threads()}) (files -> Table)", native["tdef"], nbytes, ref_files, tf_best
+        ),
         _row("tfsql threads=1 (files -> batches, dropped)", native["stream"], nbytes, ref_files, tf_best),
-        _row("tfsql in-memory, 1 thread (frame+CRC+decode)", {**native["mem"], "peak_mb": None}, nbytes, ref_mem, tf_best),
+        _row(
+            "tfsql in-memory, 1 thread (frame+CRC+decode)", {**native["mem"], "peak_mb": None}, nbytes, ref_mem, tf_best
+        ),
         _row(f"pure-Python ref threads=1 (first {subset.rows:,})", reference["t1"], sub_bytes, ref_files, tf_best),
-        _row(f"pure-Python ref in-memory (first {subset.rows:,})", {**reference["mem"], "peak_mb": None}, sub_bytes, ref_mem, tf_best),
+        _row(
+            f"pure-Python ref in-memory (first {subset.rows:,})",
+            {**reference["mem"], "peak_mb": None},
+            sub_bytes,
+            ref_mem,
+            tf_best,
+        ),
         _row("TF TFRecordDataset.batch(4096).map(parse)", tf_results["serial"], nbytes, ref_files, tf_best),
-        _row("TF interleave(2).batch(4096).map(parse, 2).prefetch", tf_results["interleave"], nbytes, ref_files, tf_best),
+        _row(
+            "TF interleave(2).batch(4096).map(parse, 2).prefetch", tf_results["interleave"], nbytes, ref_files, tf_best
+        ),
     ]
     spec = _datasets.SPECS[name]
     title = (

@@ -110,8 +110,11 @@ def _table(data, indexed, repeat, tfsql, _reference, cli_main, max_record_bytes,
         assert count == data.rows, (label, count, data.rows)
         rows.append([label, fmt_float(seconds * 1e3, 2), fmt_rate(count / seconds), fmt_ratio(base_seconds / seconds)])
     load = os.getloadavg()[0]
-    return (f"# {data.name}: {data.rows:,} records, {len(files)} files, {data.bytes / 1e6:,.0f} MB; best of {repeat}; "
-            f"load average {load:.1f}\n") + format_table(["count", "ms", "records/s", "vs framing"], rows)
+    return (
+        f"# {data.name}: {data.rows:,} records, {len(files)} files, {data.bytes / 1e6:,.0f} MB; best of {repeat}; "
+        f"load average {load:.1f}\n"
+    ) + format_table(["count", "ms", "records/s", "vs framing"], rows)
+
 
 if __name__ == "__main__":
     main()

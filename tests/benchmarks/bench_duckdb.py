@@ -36,9 +36,10 @@ from tfsql.duckdb import connect
 QUERIES = [
     ("count(*)", "SELECT count(*) FROM {src}"),
     ("sum(x) WHERE label = 3", "SELECT sum(x) FROM {src} WHERE label = 3"),
-    ("aggregate over all columns",
-     "SELECT sum(label), sum(a), sum(b), sum(c), sum(x), sum(y), sum(z), sum(w), "
-     "max(s1), max(s2) FROM {src}"),
+    (
+        "aggregate over all columns",
+        "SELECT sum(label), sum(a), sum(b), sum(c), sum(x), sum(y), sum(z), sum(w), max(s1), max(s2) FROM {src}",
+    ),
     ("partition filter (1 of 8)", "SELECT count(*), sum(x) FROM {part} WHERE bucket = 3"),
     ("same, no filter", "SELECT count(*), sum(x) FROM {part}"),
 ]
@@ -48,18 +49,20 @@ AGGREGATE_COLUMNS = ["label", "a", "b", "c", "x", "y", "z", "w", "s1", "s2"]
 def make_table(rows: int, seed: int = 0) -> pa.Table:
     rng = np.random.default_rng(seed)
     words = np.array([f"w{i:03d}" for i in range(500)])
-    return pa.table({
-        "label": rng.integers(0, 10, rows),
-        "a": rng.integers(0, 1 << 40, rows),
-        "b": rng.integers(-1000, 1000, rows),
-        "c": np.arange(rows, dtype=np.int64),
-        "x": rng.random(rows, dtype=np.float32),
-        "y": rng.standard_normal(rows, dtype=np.float32),
-        "z": rng.random(rows, dtype=np.float32) * 100,
-        "w": rng.random(rows, dtype=np.float32) - 0.5,
-        "s1": pa.array(words[rng.integers(0, 500, rows)]),
-        "s2": pa.array(np.char.add("id-", (np.arange(rows) % 100_000).astype(str))),
-    })
+    return pa.table(
+        {
+            "label": rng.integers(0, 10, rows),
+            "a": rng.integers(0, 1 << 40, rows),
+            "b": rng.integers(-1000, 1000, rows),
+            "c": np.arange(rows, dtype=np.int64),
+            "x": rng.random(rows, dtype=np.float32),
+            "y": rng.standard_normal(rows, dtype=np.float32),
+            "z": rng.random(rows, dtype=np.float32) * 100,
+            "w": rng.random(rows, dtype=np.float32) - 0.5,
+            "s1": pa.array(words[rng.integers(0, 500, rows)]),
+            "s2": pa.array(np.char.add("id-", (np.arange(rows) % 100_000).astype(str))),
+        }
+    )
 
 
 def write_data(table: pa.Table, root: str, files: int) -> tuple[str, str]:
@@ -123,11 +126,16 @@ def main() -> None:
         "native": (native, f"tfrecord_scan('{tfrecord_dir}')", f"tfrecord_scan('{tfrecord_part}')"),
         "arrow": (arrow, "arrow_flat", "arrow_part"),
         "connect": (front, f"tfrecord_scan('{tfrecord_dir}')", f"tfrecord_scan('{tfrecord_part}')"),
-        "parquet": (native, f"read_parquet('{parquet_dir}/*.parquet')",
-                    f"read_parquet('{parquet_part}/**/*.parquet', hive_partitioning := true)"),
+        "parquet": (
+            native,
+            f"read_parquet('{parquet_dir}/*.parquet')",
+            f"read_parquet('{parquet_part}/**/*.parquet', hive_partitioning := true)",
+        ),
     }
-    print(f"duckdb {duckdb.__version__}, {args.rows:,} rows, {args.files} files; TFRecord {tfrecord_mb:.1f} MB, "
-          f"Parquet {parquet_mb:.1f} MB; best of {args.repeat} (ms; ratio to read_parquet)")
+    print(
+        f"duckdb {duckdb.__version__}, {args.rows:,} rows, {args.files} files; TFRecord {tfrecord_mb:.1f} MB, "
+        f"Parquet {parquet_mb:.1f} MB; best of {args.repeat} (ms; ratio to read_parquet)"
+    )
     header = f"{'query':<28} {'thr':>3} " + " ".join(f"{name:>16}" for name in ways)
     print(header)
     print("-" * len(header))
@@ -141,6 +149,7 @@ def main() -> None:
 
                 def run(con=con, query=query, name=name):
                     results[name] = con.sql(query).fetchall()
+
                 timings[name] = best_time(run, args.repeat)
             reference = repr(results["parquet"])
             if label.startswith("aggregate"):  # float sums depend on the order of addition
@@ -150,10 +159,13 @@ def main() -> None:
             base = timings["parquet"]
             cells = " ".join(f"{timings[n] * 1000:>8.1f} {timings[n] / base:>6.1f}x" for n in ways)
             print(f"{label:<28} {threads:>3} {cells}")
-        decode = best_time(lambda: tfsql.read_tfrecord(tfrecord_dir, columns=AGGREGATE_COLUMNS,
-                                                        threads=threads), args.repeat)
-        print(f"{'read_tfrecord, same columns':<28} {threads:>3} {decode * 1000:>8.1f} ms "
-              f"(the decoding baseline of the full aggregate)")
+        decode = best_time(
+            lambda: tfsql.read_tfrecord(tfrecord_dir, columns=AGGREGATE_COLUMNS, threads=threads), args.repeat
+        )
+        print(
+            f"{'read_tfrecord, same columns':<28} {threads:>3} {decode * 1000:>8.1f} ms "
+            f"(the decoding baseline of the full aggregate)"
+        )
 
 
 if __name__ == "__main__":

@@ -48,8 +48,9 @@ print(json.dumps([elapsed, [m for m in {heavy!r} if m in sys.modules]]))
 def _once(checkout: Path, setup: str, timed: str) -> tuple[float, list[str]]:
     code = _WORKER.format(setup=setup, timed=timed, heavy=HEAVY)
     env = {**os.environ, "PYTHONPATH": str(checkout), "PYTHONDONTWRITEBYTECODE": "0"}
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=checkout,
-                          check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=checkout, check=True
+    )
     elapsed, loaded = json.loads(done.stdout.strip().splitlines()[-1])
     return elapsed, loaded
 
@@ -70,8 +71,15 @@ def main(argv: list[str] | None = None) -> None:
     for name, (setup, timed) in CASES.items():
         before, _ = best(args.baseline, setup, timed, args.repeat)
         after, loaded = best(ROOT, setup, timed, args.repeat)
-        rows.append([name, fmt_float(before * 1000), fmt_float(after * 1000), fmt_ratio(before / after),
-                     ", ".join(m for m in loaded if "." not in m) or "-"])
+        rows.append(
+            [
+                name,
+                fmt_float(before * 1000),
+                fmt_float(after * 1000),
+                fmt_ratio(before / after),
+                ", ".join(m for m in loaded if "." not in m) or "-",
+            ]
+        )
     print(f"best of {args.repeat} fresh processes (ms); baseline {args.baseline}, current {ROOT}")
     print(format_table(["case", "baseline ms", "current ms", "speed-up", "heavy modules loaded (current)"], rows))
 

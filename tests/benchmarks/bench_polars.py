@@ -80,10 +80,12 @@ def main() -> None:
         table = make_table(args.rows)
         start = time.perf_counter()
         tf_dir, pq_dir = write_data(table, root)
-        print(f"{args.rows:,} rows, {len(table.schema)} columns, {FILES} files per format; "
-              f"wrote in {time.perf_counter() - start:.2f}s; "
-              f"TFRecord {dir_bytes(tf_dir) / 1e6:.1f} MB, Parquet {dir_bytes(pq_dir) / 1e6:.1f} MB; "
-              f"engine={args.engine}, best of {args.repeat}")
+        print(
+            f"{args.rows:,} rows, {len(table.schema)} columns, {FILES} files per format; "
+            f"wrote in {time.perf_counter() - start:.2f}s; "
+            f"TFRecord {dir_bytes(tf_dir) / 1e6:.1f} MB, Parquet {dir_bytes(pq_dir) / 1e6:.1f} MB; "
+            f"engine={args.engine}, best of {args.repeat}"
+        )
         schema = {name: table.schema.field(name).type for name in table.schema.names}
         scans = {
             "tfrecord": lambda: scan_tfrecord(tf_dir),
@@ -109,8 +111,10 @@ def main() -> None:
                 )
             assert len(set(rows.values())) == 1, f"{name}: row counts differ {rows}"
             ratio = times["tfrecord"] / times["parquet"]
-            print(f"{name:<24}{times['tfrecord']:>12.4f}{times['tfrecord+schema']:>12.4f}"
-                  f"{times['parquet']:>12.4f}{ratio:>7.1f}x{rows['parquet']:>10,}")
+            print(
+                f"{name:<24}{times['tfrecord']:>12.4f}{times['tfrecord+schema']:>12.4f}"
+                f"{times['parquet']:>12.4f}{ratio:>7.1f}x{rows['parquet']:>10,}"
+            )
         print("ratio = tfrecord (inferred schema, inference included) / parquet")
     finally:
         shutil.rmtree(root, ignore_errors=True)

@@ -102,12 +102,20 @@ def _rates(result: dict, nbytes: int) -> tuple[str, str, str]:
 def bench_threads(args: argparse.Namespace, script: str) -> str:
     data = _datasets.ensure_dataset("tabular", args.data_dir, args.scale)
     results = {
-        threads: run_worker(script, {"kind": "table", "path": str(data.path), "threads": threads, "repeat": args.repeat})
+        threads: run_worker(
+            script, {"kind": "table", "path": str(data.path), "threads": threads, "repeat": args.repeat}
+        )
         for threads in (1, 2)
     }
     base = results[1]["seconds"]
     rows = [
-        [f"threads={t}", fmt_int(r["rows"]), *_rates(r, data.bytes), fmt_float(r["peak_mb"]), fmt_ratio(base / r["seconds"])]
+        [
+            f"threads={t}",
+            fmt_int(r["rows"]),
+            *_rates(r, data.bytes),
+            fmt_float(r["peak_mb"]),
+            fmt_ratio(base / r["seconds"]),
+        ]
         for t, r in results.items()
     ]
     title = (
@@ -140,7 +148,16 @@ def bench_file_growth(args: argparse.Namespace, script: str) -> str:
         f"streaming scan, images: files of {data.bytes / len(data.files) / 1e6:,.1f} MB each "
         f"(hard links to the generated files), to_batches() with default threads, batches dropped; 1 run each"
     )
-    headers = ["files", "records", "file MB", "seconds", "records/s", "MB/s", "peak MB", f"peak / {FILE_COUNTS[0]} files"]
+    headers = [
+        "files",
+        "records",
+        "file MB",
+        "seconds",
+        "records/s",
+        "MB/s",
+        "peak MB",
+        f"peak / {FILE_COUNTS[0]} files",
+    ]
     return title + "\n" + format_table(headers, rows)
 
 
@@ -154,7 +171,13 @@ def bench_partition_pruning(args: argparse.Namespace, script: str) -> str:
     file_bytes = layout.bytes
     bucket_bytes = os.path.getsize(next(f for f in layout.files if "bucket=3" in f))
     rows = [
-        ["full scan -> Table", fmt_int(full["rows"]), *_rates(full, file_bytes), fmt_float(full["peak_mb"]), fmt_ratio(1.0)],
+        [
+            "full scan -> Table",
+            fmt_int(full["rows"]),
+            *_rates(full, file_bytes),
+            fmt_float(full["peak_mb"]),
+            fmt_ratio(1.0),
+        ],
         [
             "filter bucket == 3 -> Table",
             fmt_int(pruned["rows"]),

@@ -36,8 +36,7 @@ from _measure import fmt_float, fmt_int, fmt_rate, fmt_ratio, format_table  # no
 import tfsql  # noqa: E402
 
 AGGREGATE = (
-    "SELECT str0, sum(int0) AS s, avg(float0) AS a, count(*) AS n FROM t "
-    "WHERE int1 > 0 GROUP BY str0 ORDER BY str0"
+    "SELECT str0, sum(int0) AS s, avg(float0) AS a, count(*) AS n FROM t WHERE int1 > 0 GROUP BY str0 ORDER BY str0"
 )
 
 
@@ -80,15 +79,21 @@ def main() -> None:
     )
     spark.sparkContext.setLogLevel("ERROR")
     tfsql.spark.register(spark)
-    print(f"# Spark {spark.version} local[{args.cores}] started in {time.perf_counter() - start:.1f} s; "
-          f"{data.rows:,} rows in {len(data.files)} files: TFRecord {data.bytes / 1e6:.0f} MB, "
-          f"Parquet {sum(p.stat().st_size for p in parquet.iterdir()) / 1e6:.0f} MB")
+    print(
+        f"# Spark {spark.version} local[{args.cores}] started in {time.perf_counter() - start:.1f} s; "
+        f"{data.rows:,} rows in {len(data.files)} files: TFRecord {data.bytes / 1e6:.0f} MB, "
+        f"Parquet {sum(p.stat().st_size for p in parquet.iterdir()) / 1e6:.0f} MB"
+    )
 
     threads = str(args.threads)
     sources = {
         "tfrecord (inferred)": lambda: spark.read.format("tfrecord").option("threads", threads).load(str(data.path)),
-        "tfrecord schema 3 cols": lambda: spark.read.format("tfrecord").option("threads", threads)
-        .schema("int0 long, int1 long, float0 float, str0 string").load(str(data.path)),
+        "tfrecord schema 3 cols": lambda: (
+            spark.read.format("tfrecord")
+            .option("threads", threads)
+            .schema("int0 long, int1 long, float0 float, str0 string")
+            .load(str(data.path))
+        ),
         "parquet": lambda: spark.read.parquet(str(parquet)),
     }
 
@@ -116,12 +121,23 @@ def main() -> None:
     assert all(r == first for r in results.values()), "the sources disagree"
     base_count, base_agg, _ = timings["parquet"]
     rows = [
-        [name, fmt_float(c, 2), fmt_rate(data.rows / c), fmt_ratio(c / base_count),
-         fmt_float(a, 2), fmt_rate(data.rows / a), fmt_ratio(a / base_agg), fmt_int(groups)]
+        [
+            name,
+            fmt_float(c, 2),
+            fmt_rate(data.rows / c),
+            fmt_ratio(c / base_count),
+            fmt_float(a, 2),
+            fmt_rate(data.rows / a),
+            fmt_ratio(a / base_agg),
+            fmt_int(groups),
+        ]
         for name, (c, a, groups) in timings.items()
     ]
-    print(format_table(["source", "count() s", "rows/s", "vs parquet",
-                        "filtered agg s", "rows/s", "vs parquet", "groups"], rows))
+    print(
+        format_table(
+            ["source", "count() s", "rows/s", "vs parquet", "filtered agg s", "rows/s", "vs parquet", "groups"], rows
+        )
+    )
     spark.stop()
 
 

@@ -67,8 +67,11 @@ def _read_worker(config: dict) -> dict:
         before, main_before = os.times(), time.thread_time()
         table = tfsql.read_tfrecord(path, **options)
         after, main_after = os.times(), time.thread_time()
-        return {"rows": table.num_rows, "cpu": after.user - before.user + after.system - before.system,
-                "main_cpu": main_after - main_before}
+        return {
+            "rows": table.num_rows,
+            "cpu": after.user - before.user + after.system - before.system,
+            "main_cpu": main_after - main_before,
+        }
 
     return measure(run, repeat=config["repeat"])
 
@@ -83,12 +86,17 @@ def _gzip_worker(config: dict) -> dict:
         out = tempfile.mkdtemp(dir=config["tmp"])
         before, main_before = os.times(), time.thread_time()
         try:
-            tfsql.write_tfrecord(table, out + "/o", compression="gzip", num_shards=config["files"], threads=config["threads"])
+            tfsql.write_tfrecord(
+                table, out + "/o", compression="gzip", num_shards=config["files"], threads=config["threads"]
+            )
         finally:
             shutil.rmtree(out)
         after, main_after = os.times(), time.thread_time()
-        return {"rows": table.num_rows, "cpu": after.user - before.user + after.system - before.system,
-                "main_cpu": main_after - main_before}
+        return {
+            "rows": table.num_rows,
+            "cpu": after.user - before.user + after.system - before.system,
+            "main_cpu": main_after - main_before,
+        }
 
     return measure(run, repeat=config["repeat"])
 
@@ -125,8 +133,10 @@ def ceiling_line(args: argparse.Namespace, script: str) -> str:
     """The machine's 2-thread ceiling now (see the module docstring)."""
     result = run_worker(script, {"kind": "ceiling", "n": 300, "repeat": args.repeat})
     load = os.getloadavg()
-    return (f"machine ceiling: GIL-free CPU work on 2 threads = {result['one'] / result['two']:.2f}x 1 thread "
-            f"(load average {load[0]:.1f})\n")
+    return (
+        f"machine ceiling: GIL-free CPU work on 2 threads = {result['one'] / result['two']:.2f}x 1 thread "
+        f"(load average {load[0]:.1f})\n"
+    )
 
 
 WORKERS = {"read": _read_worker, "tf": _tf_worker, "gzip": _gzip_worker, "ceiling": _ceiling_worker}
@@ -150,20 +160,40 @@ def table_vs_tensorflow(args: argparse.Namespace, script: str) -> str:
         base = {"kind": "read", "path": path, "repeat": args.repeat, "options": {"threads": 2}}
         runs = {
             "inferred (1,000 rec or 4 MiB / file)": run_worker(script, base),
-            "inferred (1,000 rec / file, before)": run_worker(script, {**base, "options": {"threads": 2, "infer_bytes": None}}),
+            "inferred (1,000 rec / file, before)": run_worker(
+                script, {**base, "options": {"threads": 2, "infer_bytes": None}}
+            ),
             "schema= given": run_worker(script, {**base, "given_schema": True}),
         }
         tf_best = None
         if tensorflow_available() and not args.no_tensorflow:
             tf = [
-                run_worker(script, {"kind": "tf", "dataset": name, "files": data.files, "pipeline": p, "repeat": args.repeat})
+                run_worker(
+                    script, {"kind": "tf", "dataset": name, "files": data.files, "pipeline": p, "repeat": args.repeat}
+                )
                 for p in ("serial", "interleave")
             ]
             tf_best = max(_rate(r) for r in tf)
         for label, result in runs.items():
             rate = _rate(result)
-            rows.append([name, label, fmt_float(result["seconds"], 3), fmt_rate(rate), fmt_ratio(rate / tf_best) if tf_best else "n/a"])
-        rows.append([name, "TensorFlow best pipeline", fmt_float(data.rows / tf_best, 3) if tf_best else "n/a", fmt_rate(tf_best), "1.00x"])
+            rows.append(
+                [
+                    name,
+                    label,
+                    fmt_float(result["seconds"], 3),
+                    fmt_rate(rate),
+                    fmt_ratio(rate / tf_best) if tf_best else "n/a",
+                ]
+            )
+        rows.append(
+            [
+                name,
+                "TensorFlow best pipeline",
+                fmt_float(data.rows / tf_best, 3) if tf_best else "n/a",
+                fmt_rate(tf_best),
+                "1.00x",
+            ]
+        )
     return "read_tfrecord(dir, threads=2), all columns, vs TensorFlow\n" + format_table(
         ["dataset", "configuration", "seconds", "records/s", "x TF"], rows
     )
@@ -185,18 +215,42 @@ def table_single_file(args: argparse.Namespace, script: str) -> str:
         }
         base = _rate(results["threads=1"])
         for label, result in results.items():
-            rows.append([
-                f"{name}: 1 file, {size / 1e6:,.0f} MB", label, fmt_float(result["seconds"], 3),
-                fmt_float(result["cpu"], 3), fmt_float(result["main_cpu"], 3), fmt_float(result["peak_mb"], 0), fmt_rate(_rate(result)),
-                fmt_float(size / 1e6 / result["seconds"]), fmt_ratio(_rate(result) / base),
-            ])
+            rows.append(
+                [
+                    f"{name}: 1 file, {size / 1e6:,.0f} MB",
+                    label,
+                    fmt_float(result["seconds"], 3),
+                    fmt_float(result["cpu"], 3),
+                    fmt_float(result["main_cpu"], 3),
+                    fmt_float(result["peak_mb"], 0),
+                    fmt_rate(_rate(result)),
+                    fmt_float(size / 1e6 / result["seconds"]),
+                    fmt_ratio(_rate(result) / base),
+                ]
+            )
     return (
-        "One large uncompressed file, read_tfrecord to a table;\n"
-        "cpu s: CPU time of the process in its last run (the work done, whatever the load);\n"
-        "main thread cpu s: the part done on the calling thread;\n"
-        "peak MB includes the table (the file's decoded size)\n"
-    ) + ceiling_line(args, script) + format_table(
-        ["file", "configuration", "seconds", "cpu s", "main thread cpu s", "peak MB", "records/s", "MB/s", "x threads=1"], rows)
+        (
+            "One large uncompressed file, read_tfrecord to a table;\n"
+            "cpu s: CPU time of the process in its last run (the work done, whatever the load);\n"
+            "main thread cpu s: the part done on the calling thread;\n"
+            "peak MB includes the table (the file's decoded size)\n"
+        )
+        + ceiling_line(args, script)
+        + format_table(
+            [
+                "file",
+                "configuration",
+                "seconds",
+                "cpu s",
+                "main thread cpu s",
+                "peak MB",
+                "records/s",
+                "MB/s",
+                "x threads=1",
+            ],
+            rows,
+        )
+    )
 
 
 def table_gzip(args: argparse.Namespace, script: str) -> str:
@@ -205,16 +259,39 @@ def table_gzip(args: argparse.Namespace, script: str) -> str:
     results = {}
     for threads in (1, 2):
         results[threads] = run_worker(
-            script, {"kind": "gzip", "rows": n, "files": 2, "threads": threads, "repeat": args.repeat, "tmp": args.data_dir}
+            script,
+            {"kind": "gzip", "rows": n, "files": 2, "threads": threads, "repeat": args.repeat, "tmp": args.data_dir},
         )
     for threads, result in results.items():
-        rows.append([f"threads={threads}", fmt_float(result["seconds"], 3), fmt_float(result["cpu"], 3),
-                     fmt_float(result["main_cpu"], 3), fmt_ratio(_amdahl(result)), fmt_rate(_rate(result)),
-                     fmt_ratio(_rate(result) / _rate(results[1]))])
-    return (f"gzip write_tfrecord, {n:,} tabular rows into 2 shards; 2-core bound: cpu s / max(writing thread cpu s,\n"
+        rows.append(
+            [
+                f"threads={threads}",
+                fmt_float(result["seconds"], 3),
+                fmt_float(result["cpu"], 3),
+                fmt_float(result["main_cpu"], 3),
+                fmt_ratio(_amdahl(result)),
+                fmt_rate(_rate(result)),
+                fmt_ratio(_rate(result) / _rate(results[1])),
+            ]
+        )
+    return (
+        (
+            f"gzip write_tfrecord, {n:,} tabular rows into 2 shards; 2-core bound: cpu s / max(writing thread cpu s,\n"
             "cpu s / 2), the speed-up over one core that this split of the work allows on 2 free cores\n"
-            ) + ceiling_line(args, script) + format_table(
-        ["compression threads", "seconds", "cpu s", "writing thread cpu s", "2-core bound", "rows/s", "x threads=1"], rows
+        )
+        + ceiling_line(args, script)
+        + format_table(
+            [
+                "compression threads",
+                "seconds",
+                "cpu s",
+                "writing thread cpu s",
+                "2-core bound",
+                "rows/s",
+                "x threads=1",
+            ],
+            rows,
+        )
     )
 
 
@@ -247,7 +324,9 @@ def table_spark(args: argparse.Namespace) -> str:
                 start = time.perf_counter()
                 got = df.collect()
                 best = min(best, time.perf_counter() - start)
-            same = [tuple(r) for r in got] == list(zip(*(expected.column(c).to_pylist() for c in expected.column_names)))
+            same = [tuple(r) for r in got] == list(
+                zip(*(expected.column(c).to_pylist() for c in expected.column_names))
+            )
             label = "maxPartitionBytes=128 MiB (default)" if option == "128m" else "maxPartitionBytes=all (whole file)"
             rows.append([label, str(df.rdd.getNumPartitions()), f"{len(got):,}", fmt_float(best, 2), str(same)])
     finally:
@@ -268,8 +347,11 @@ def main(argv: list[str]) -> None:
     script = str(Path(__file__).resolve())
     tables = args.tables.split(",") + (["spark"] if args.spark else [])
     load = os.getloadavg()
-    print(f"# tfsql bench_split: python {sys.version.split()[0]}, {os.cpu_count()} cores, "
-          f"load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}", flush=True)
+    print(
+        f"# tfsql bench_split: python {sys.version.split()[0]}, {os.cpu_count()} cores, "
+        f"load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}",
+        flush=True,
+    )
     builders = {
         "tf": lambda: table_vs_tensorflow(args, script),
         "single": lambda: table_single_file(args, script),

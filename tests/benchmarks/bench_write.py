@@ -261,7 +261,16 @@ def bench_streaming(args: argparse.Namespace, script: str, sizes: list[int]) -> 
         f"streaming write, tabular: tfsql.write_tfrecord(generator of {SPEC.batch_rows:,}-row batches made on the fly), "
         "no compression; 1 run each"
     )
-    headers = ["rows", "seconds", "of which generating", "rows/s", "rows/s excl. generating", "out MB", "peak MB", "peak / first"]
+    headers = [
+        "rows",
+        "seconds",
+        "of which generating",
+        "rows/s",
+        "rows/s excl. generating",
+        "out MB",
+        "peak MB",
+        "peak / first",
+    ]
     return title + "\n" + format_table(headers, rows)
 
 

@@ -28,8 +28,7 @@ from crash_writer import table  # noqa: E402  (this directory, put on sys.path a
 WRITER = str(HERE / "crash_writer.py")
 MODES = ("error", "append", "overwrite", "overwrite_partitions")
 OLD_ROWS, NEW_ROWS, NEW_FIRST = 150, 300, 100_000
-_ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(
-    [str(HERE.parents[1]), os.environ.get("PYTHONPATH", "")])}
+_ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE.parents[1]), os.environ.get("PYTHONPATH", "")])}
 
 
 def rows(target: Path) -> collections.Counter:
@@ -62,8 +61,9 @@ def leftovers(target: Path) -> list[str]:
     return sorted(n for n in os.listdir(target) if n.startswith(("_temporary", "_trash", "_tfsql")))
 
 
-def start_writer(target: Path, mode: str, first: int, n: int, parts: list[int],
-                 wait: Path | None = None) -> subprocess.Popen:
+def start_writer(
+    target: Path, mode: str, first: int, n: int, parts: list[int], wait: Path | None = None
+) -> subprocess.Popen:
     args = [sys.executable, WRITER, str(target), mode, str(first), str(n), ",".join(map(str, parts))]
     if wait is not None:
         args += ["--wait", str(wait)]
@@ -85,14 +85,12 @@ def read_until(proc: subprocess.Popen, letter: str, timeout: float = 60) -> str:
     return seen
 
 
-def crash_trial(directory: Path, mode: str, inside_commit: bool, rng: random.Random,
-                recover_first: bool) -> dict:
+def crash_trial(directory: Path, mode: str, inside_commit: bool, rng: random.Random, recover_first: bool) -> dict:
     """One kill -9 trial; returns its outcome."""
     target = directory / "out"
     old, new, parts = expected(mode)
     if mode != "error":
-        tfsql.write_tfrecord(table(0, OLD_ROWS, [0, 1, 2]), str(target),
-                             partition_by="k", max_rows_per_file=25)
+        tfsql.write_tfrecord(table(0, OLD_ROWS, [0, 1, 2]), str(target), partition_by="k", max_rows_per_file=25)
     proc = start_writer(target, mode, NEW_FIRST, NEW_ROWS, parts)
     seen = read_until(proc, "C" if inside_commit else "S")
     # measured here: start to commit about 0.11 s, the commit 0.05-0.08 s
@@ -100,8 +98,15 @@ def crash_trial(directory: Path, mode: str, inside_commit: bool, rng: random.Ran
     proc.send_signal(signal.SIGKILL)
     out, _ = proc.communicate()
     seen += out.decode()
-    stage = ("done" if "D" in seen else "after commit point" if "F" in seen
-             else "inside commit" if "C" in seen else "before commit")
+    stage = (
+        "done"
+        if "D" in seen
+        else "after commit point"
+        if "F" in seen
+        else "inside commit"
+        if "C" in seen
+        else "before commit"
+    )
     seen_by_reader = rows(target)  # tfsql's reader, before any recovery
     if recover_first:
         tfsql.recover(str(target)) if target.exists() else None
@@ -114,9 +119,15 @@ def crash_trial(directory: Path, mode: str, inside_commit: bool, rng: random.Ran
         assert mode == "error" and after
     outcome = "old" if after == old else "new" if after == new else "partial"
     lost = 0 if outcome != "partial" else min(sum((old - after).values()), sum((new - after).values()))
-    return {"mode": mode, "stage": stage, "outcome": outcome, "lost": lost,
-            "reader_agrees": seen_by_reader == after, "leftovers": leftovers(target),
-            "inside_commit": inside_commit}
+    return {
+        "mode": mode,
+        "stage": stage,
+        "outcome": outcome,
+        "lost": lost,
+        "reader_agrees": seen_by_reader == after,
+        "leftovers": leftovers(target),
+        "inside_commit": inside_commit,
+    }
 
 
 def concurrent_trial(directory: Path, modes: tuple[str, str]) -> dict:
@@ -125,12 +136,13 @@ def concurrent_trial(directory: Path, modes: tuple[str, str]) -> dict:
     flag = directory / "go"
     old = collections.Counter()
     if modes != ("error", "error"):
-        tfsql.write_tfrecord(table(0, OLD_ROWS, [0, 1, 2]), str(target), partition_by="k",
-                             max_rows_per_file=25)
+        tfsql.write_tfrecord(table(0, OLD_ROWS, [0, 1, 2]), str(target), partition_by="k", max_rows_per_file=25)
         old = span(0, OLD_ROWS, [0, 1, 2])
     a, b = span(100_000, NEW_ROWS, [0, 1, 2]), span(200_000, NEW_ROWS, [0, 1, 2])
-    procs = [start_writer(target, mode, first, NEW_ROWS, [0, 1, 2], wait=flag)
-             for mode, first in zip(modes, (100_000, 200_000))]
+    procs = [
+        start_writer(target, mode, first, NEW_ROWS, [0, 1, 2], wait=flag)
+        for mode, first in zip(modes, (100_000, 200_000))
+    ]
     time.sleep(0.5)  # both imported and waiting
     flag.write_bytes(b"")
     results = []
@@ -149,15 +161,22 @@ def concurrent_trial(directory: Path, modes: tuple[str, str]) -> dict:
         serial = after in (a, b) and len(errors) == 1 and "WriteConflictError" in errors[0]
     else:
         serial = after in (first_a, first_b) and not errors
-    return {"modes": "/".join(modes), "serial": serial, "lost": 0 if serial else -1,
-            "file_not_found": sum("FileNotFoundError" in r for r in results),
-            "errors": [e.strip()[-1500:] for e in errors], "leftovers": leftovers(target)}
+    return {
+        "modes": "/".join(modes),
+        "serial": serial,
+        "lost": 0 if serial else -1,
+        "file_not_found": sum("FileNotFoundError" in r for r in results),
+        "errors": [e.strip()[-1500:] for e in errors],
+        "leftovers": leftovers(target),
+    }
 
 
 def crash_table(results: list[dict]) -> str:
-    lines = ["| mode | trials | killed inside commit | before commit | inside commit | after commit point "
-             "| finished | old | new | partial | lost rows | reader disagreed | leftovers after next write |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| mode | trials | killed inside commit | before commit | inside commit | after commit point "
+        "| finished | old | new | partial | lost rows | reader disagreed | leftovers after next write |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for mode in MODES:
         rs = [r for r in results if r["mode"] == mode]
         stages = collections.Counter(r["stage"] for r in rs)
@@ -166,18 +185,23 @@ def crash_table(results: list[dict]) -> str:
             f"| {mode} | {len(rs)} | {sum(r['inside_commit'] for r in rs)} | {stages['before commit']} | "
             f"{stages['inside commit']} | {stages['after commit point']} | {stages['done']} | "
             f"{outcomes['old']} | {outcomes['new']} | {outcomes['partial']} | {sum(r['lost'] for r in rs)} | "
-            f"{sum(not r['reader_agrees'] for r in rs)} | {sum(bool(r['leftovers']) for r in rs)} |")
+            f"{sum(not r['reader_agrees'] for r in rs)} | {sum(bool(r['leftovers']) for r in rs)} |"
+        )
     return "\n".join(lines)
 
 
 def concurrency_table(results: list[dict]) -> str:
-    lines = ["| writers | trials | serializable result | lost rows (trials) | raw FileNotFoundError | leftovers |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        "| writers | trials | serializable result | lost rows (trials) | raw FileNotFoundError | leftovers |",
+        "|---|---|---|---|---|---|",
+    ]
     for modes in sorted({r["modes"] for r in results}):
         rs = [r for r in results if r["modes"] == modes]
-        lines.append(f"| {modes} | {len(rs)} | {sum(r['serial'] for r in rs)} | "
-                     f"{sum(not r['serial'] for r in rs)} | {sum(r['file_not_found'] for r in rs)} | "
-                     f"{sum(bool(r['leftovers']) for r in rs)} |")
+        lines.append(
+            f"| {modes} | {len(rs)} | {sum(r['serial'] for r in rs)} | "
+            f"{sum(not r['serial'] for r in rs)} | {sum(r['file_not_found'] for r in rs)} | "
+            f"{sum(bool(r['leftovers']) for r in rs)} |"
+        )
     return "\n".join(lines)
 
 
@@ -190,8 +214,9 @@ def run(n_crash: int, n_concurrent: int, workdir: Path, seed: int = 0) -> tuple[
     for i in range(n_crash):
         trial_dir = workdir / f"crash-{i}"
         trial_dir.mkdir()
-        crashes.append(crash_trial(trial_dir, MODES[i % 4], inside_commit=(i // 4) % 4 == 0,
-                                   rng=rng, recover_first=i % 2 == 0))
+        crashes.append(
+            crash_trial(trial_dir, MODES[i % 4], inside_commit=(i // 4) % 4 == 0, rng=rng, recover_first=i % 2 == 0)
+        )
     for i in range(n_concurrent):
         trial_dir = workdir / f"concurrent-{i}"
         trial_dir.mkdir()

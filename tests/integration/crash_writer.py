@@ -22,11 +22,13 @@ import pyarrow as pa
 
 def table(first: int, rows: int, partitions: list[int]) -> pa.Table:
     ids = list(range(first, first + rows))
-    return pa.table({
-        "id": ids,
-        "k": [partitions[i % len(partitions)] for i in range(rows)],
-        "v": [f"value-{i}" * 3 for i in ids],
-    })
+    return pa.table(
+        {
+            "id": ids,
+            "k": [partitions[i % len(partitions)] for i in range(rows)],
+            "v": [f"value-{i}" * 3 for i in ids],
+        }
+    )
 
 
 def say(letter: str) -> None:
@@ -59,8 +61,9 @@ def main(argv: list[str]) -> int:
     data = table(first, rows, partitions)
     say("S")
     try:
-        tfsql.write_tfrecord(data.to_batches(max_chunksize=50), target, mode=mode,
-                             partition_by="k", max_rows_per_file=25)
+        tfsql.write_tfrecord(
+            data.to_batches(max_chunksize=50), target, mode=mode, partition_by="k", max_rows_per_file=25
+        )
     except Exception as exc:  # reported to the parent, which asserts on the type
         say(f"E {type(exc).__name__} {exc}")
         return 3

@@ -44,7 +44,9 @@ def test_non_utf8_feature_name_is_a_schema_error_naming_file_record_and_bytes(no
         with pytest.raises(SchemaError) as info:
             read(non_utf8_file)
         message = str(info.value)
-        assert f"feature name b'bad\\xff\\xfename' in {non_utf8_file}, record 1 at byte 31 is not valid UTF-8" in message
+        assert (
+            f"feature name b'bad\\xff\\xfename' in {non_utf8_file}, record 1 at byte 31 is not valid UTF-8" in message
+        )
         assert "pass schema=" in message
         assert (info.value.path, info.value.record_index) == (non_utf8_file, 1)
 

@@ -78,8 +78,14 @@ def test_sql_prints_a_table(demo, expected, capsys):
 
 
 def test_sql_csv_to_stdout(demo, expected, capsys):
-    status = main(["sql", f"SELECT label, count(*) AS n FROM tfrecord_scan('{demo}') GROUP BY label ORDER BY label",
-                   "--format", "csv"])
+    status = main(
+        [
+            "sql",
+            f"SELECT label, count(*) AS n FROM tfrecord_scan('{demo}') GROUP BY label ORDER BY label",
+            "--format",
+            "csv",
+        ]
+    )
     assert status == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines == ["label,n"] + [f"{label},{n}" for label, n in label_counts(expected).items()]
@@ -117,11 +123,27 @@ def test_sql_writes_parquet(demo, expected, tmp_path, capsys):
 
 def test_sql_writes_partitioned_tfrecord(demo, expected, tmp_path):
     out = tmp_path / "by_split"
-    status = main(["sql", f"SELECT id, split FROM tfrecord_scan('{demo}')", "--format", "tfrecord", "-o", str(out),
-                   "--partition-by", "split", "--compression", "gzip", "-q"])
+    status = main(
+        [
+            "sql",
+            f"SELECT id, split FROM tfrecord_scan('{demo}')",
+            "--format",
+            "tfrecord",
+            "-o",
+            str(out),
+            "--partition-by",
+            "split",
+            "--compression",
+            "gzip",
+            "-q",
+        ]
+    )
     assert status == 0
     assert sorted(p.name for p in out.iterdir() if not p.name.startswith("_")) == [
-        "split=test", "split=train", "split=validation"]
+        "split=test",
+        "split=train",
+        "split=validation",
+    ]
     assert all(f.endswith(".tfrecord.gz") for f in tfsql.dataset(str(out)).files)
     back = tfsql.read_tfrecord(str(out)).sort_by("id")
     assert back.column("split").to_pylist() == expected.column("split").to_pylist()
@@ -134,7 +156,10 @@ def test_sql_writes_one_tfrecord_file_when_the_name_says_so(demo, tmp_path, caps
     assert sorted(tfsql.read_tfrecord(str(out)).column("id").to_pylist()) == list(range(10))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ids.tfrecord.gz"]  # no staging left
     assert main(["sql", "SELECT 1 AS id", "-o", str(out), "--partition-by", "id"]) == 2
-    assert "names one file (it ends in a TFRecord suffix), but --partition-by writes a directory" in capsys.readouterr().err
+    assert (
+        "names one file (it ends in a TFRecord suffix), but --partition-by writes a directory"
+        in capsys.readouterr().err
+    )
 
 
 def test_cli_existing_output_error_names_the_cli_option(tmp_path, capsys):
@@ -197,15 +222,21 @@ def test_schema_json(demo, capsys):
     doc = json.loads(capsys.readouterr().out)
     assert doc["files"] == 5 and doc["record_type"] == "example"
     assert [(c["name"], c["type"], c["partition"]) for c in doc["columns"]] == [
-        ("id", "int64", False), ("split", "string", False), ("score", "float", False),
-        ("text", "string", False), ("emb", "list<float>", False), ("tags", "list<string>", False),
-        ("label", "int64", True)]
+        ("id", "int64", False),
+        ("split", "string", False),
+        ("score", "float", False),
+        ("text", "string", False),
+        ("emb", "list<float>", False),
+        ("tags", "list<string>", False),
+        ("label", "int64", True),
+    ]
 
 
 def test_head_shows_text_bytes_and_lists_readably(tmp_path, capsys):
     png = b"\x89PNG\r\n\x1a\n" + bytes(200)
-    table = pa.table({"id": [7], "text": ["héllo wörld"], "image": [png], "ascii": [b"plain bytes"],
-                      "vals": [list(range(20))]})
+    table = pa.table(
+        {"id": [7], "text": ["héllo wörld"], "image": [png], "ascii": [b"plain bytes"], "vals": [list(range(20))]}
+    )
     tfsql.write_tfrecord(table, str(tmp_path / "d"))
     assert main(["head", str(tmp_path / "d"), "-n", "1", "--max-chars", "10"]) == 0
     assert capsys.readouterr().out.splitlines() == [
@@ -399,12 +430,7 @@ def test_run_stops_at_the_first_error_with_its_line(demo, tmp_path, capsys):
     marker = tmp_path / "marker.csv"
     script = tmp_path / "s.sql"
     script.write_text(
-        "SELECT 1;\n"
-        "\n"
-        "-- the next statement fails\n"
-        "SELECT *\n"
-        "FROM no_such_table;\n"
-        f"COPY (SELECT 1) TO '{marker}';\n"
+        f"SELECT 1;\n\n-- the next statement fails\nSELECT *\nFROM no_such_table;\nCOPY (SELECT 1) TO '{marker}';\n"
     )
     assert main(["run", str(script)]) == 2  # a catalog error is a usage error
     err = capsys.readouterr().err
@@ -453,7 +479,11 @@ def test_split_statements_ignores_semicolons_in_strings_and_comments():
     )
     statements = split_statements(script)
     assert [(s.line, s.first_line) for s in statements] == [
-        (2, "SELECT 'a;b', \"c;d\""), (5, "SELECT $$x;y$$, $tag$;$tag$"), (6, "SELECT 'it''s;'"), (7, "SELECT 3")]
+        (2, "SELECT 'a;b', \"c;d\""),
+        (5, "SELECT $$x;y$$, $tag$;$tag$"),
+        (6, "SELECT 'it''s;'"),
+        (7, "SELECT 3"),
+    ]
     assert statements[0].sql == "SELECT 'a;b', \"c;d\" \n  FROM t"
 
 
@@ -470,8 +500,20 @@ def test_substitute_params_reports_missing_with_their_lines():
 
 
 def test_shell_runs_multiline_statements_and_goes_on_after_errors(capsys):
-    lines = iter([".help", "SELECT 40 +", "  2 AS answer;", "SELECT * FROM missing_table;", ".maxrows 4",
-                  "SELECT range AS r FROM range(50);", ".tables", ".bogus", ".quit", "SELECT 'not reached';"])
+    lines = iter(
+        [
+            ".help",
+            "SELECT 40 +",
+            "  2 AS answer;",
+            "SELECT * FROM missing_table;",
+            ".maxrows 4",
+            "SELECT range AS r FROM range(50);",
+            ".tables",
+            ".bogus",
+            ".quit",
+            "SELECT 'not reached';",
+        ]
+    )
     prompts = []
 
     def read_line(prompt):
@@ -518,8 +560,10 @@ def test_unexpected_errors_print_one_line_unless_debug(demo, monkeypatch, capsys
     monkeypatch.setattr(cli, "cmd_count", boom)
     assert main(["count", demo]) == 1
     err = capsys.readouterr().err
-    assert err.splitlines() == ["tfsql: error: RuntimeError: boom",
-                                "tfsql: (an unexpected error: run with --debug for the traceback)"]
+    assert err.splitlines() == [
+        "tfsql: error: RuntimeError: boom",
+        "tfsql: (an unexpected error: run with --debug for the traceback)",
+    ]
     assert main(["--debug", "count", demo]) == 1
     assert "Traceback (most recent call last)" in capsys.readouterr().err
     assert main(["count", demo, "--debug"]) == 1
@@ -546,10 +590,17 @@ def test_python_dash_m_tfsql(demo, tmp_path):
     done = subprocess.run([sys.executable, "-m", "tfsql", "--version"], capture_output=True, text=True, env=env)
     assert (done.returncode, done.stdout) == (0, f"tfsql {tfsql.__version__}\n")
     # bare `tfsql` with a pipe on stdin runs it as a script
-    done = subprocess.run([sys.executable, "-m", "tfsql", "-q"], input=f"SELECT count(*) AS n FROM tfrecord_scan('{demo}');",
-                          capture_output=True, text=True, env=env, cwd=tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-m", "tfsql", "-q"],
+        input=f"SELECT count(*) AS n FROM tfrecord_scan('{demo}');",
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     assert re.search(rf"│\s+{ROWS} │", done.stdout)
-    done = subprocess.run([sys.executable, "-m", "tfsql", "verify", str(tmp_path / "missing")],
-                          capture_output=True, text=True, env=env)
+    done = subprocess.run(
+        [sys.executable, "-m", "tfsql", "verify", str(tmp_path / "missing")], capture_output=True, text=True, env=env
+    )
     assert done.returncode == 2 and done.stderr.startswith("tfsql: error: ")

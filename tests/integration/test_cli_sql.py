@@ -27,15 +27,20 @@ STATEMENT_KINDS = [
     ("CREATE TABLE t (a INTEGER); INSERT INTO t VALUES (7), (8); SELECT sum(a) AS s FROM t", ["s", "15"]),
     ("CREATE TABLE t AS SELECT 5 AS a; SELECT a FROM t", ["a", "5"]),
     ("CREATE MACRO plus_one(a) AS a + 1; SELECT plus_one(41) AS answer", ["answer", "42"]),
-    ("CREATE OR REPLACE MACRO rows_of(n) AS TABLE SELECT * FROM range(n); SELECT count(*) AS c FROM rows_of(3)",
-     ["c", "3"]),
+    (
+        "CREATE OR REPLACE MACRO rows_of(n) AS TABLE SELECT * FROM range(n); SELECT count(*) AS c FROM rows_of(3)",
+        ["c", "3"],
+    ),
     ("SET threads = 1; SELECT current_setting('threads') AS t", ["t", "1"]),
     ("SET VARIABLE v = 'x'; SELECT getvariable('v') AS v", ["v", "x"]),
     ("PRAGMA enable_progress_bar; SELECT 1 AS done", ["done", "1"]),
     ("ATTACH ':memory:' AS other; CREATE TABLE other.t AS SELECT 3 AS a; SELECT a FROM other.t", ["a", "3"]),
     ("CREATE SEQUENCE s; SELECT nextval('s') AS n", ["n", "1"]),
-    ("CREATE TABLE t (a INTEGER); INSERT INTO t VALUES (1); UPDATE t SET a = 2; DELETE FROM t WHERE a = 3; "
-     "SELECT a FROM t", ["a", "2"]),
+    (
+        "CREATE TABLE t (a INTEGER); INSERT INTO t VALUES (1); UPDATE t SET a = 2; DELETE FROM t WHERE a = 3; "
+        "SELECT a FROM t",
+        ["a", "2"],
+    ),
     ("BEGIN; CREATE TABLE t AS SELECT 1 AS a; COMMIT; DROP TABLE t; SELECT 9 AS nine", ["nine", "9"]),
 ]
 
@@ -46,9 +51,19 @@ def test_sql_runs_every_statement_kind(query, expected, capsys):
     assert capsys.readouterr().out.split() == expected
 
 
-@pytest.mark.parametrize("query", ["CREATE VIEW r AS SELECT 1", "CREATE TABLE t (a INTEGER)",
-                                   "CREATE MACRO m(a) AS a", "SET threads = 1", "ATTACH ':memory:' AS x",
-                                   "PRAGMA version", "EXPLAIN SELECT 1", "CREATE SEQUENCE q"])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "CREATE VIEW r AS SELECT 1",
+        "CREATE TABLE t (a INTEGER)",
+        "CREATE MACRO m(a) AS a",
+        "SET threads = 1",
+        "ATTACH ':memory:' AS x",
+        "PRAGMA version",
+        "EXPLAIN SELECT 1",
+        "CREATE SEQUENCE q",
+    ],
+)
 def test_sql_with_a_statement_without_rows_as_the_last(query, capsys):
     assert main(["sql", query]) == 0
     assert "Error" not in capsys.readouterr().err
@@ -56,10 +71,12 @@ def test_sql_with_a_statement_without_rows_as_the_last(query, capsys):
 
 def test_copy_to_and_from(tmp_path, capsys):
     csv = tmp_path / "x.csv"
-    query = (f"CREATE TABLE t AS SELECT range AS a FROM range(5); COPY t TO '{csv}'; "
-             f"CREATE TABLE u (a BIGINT); COPY u FROM '{csv}'; "
-             f"COPY (SELECT a FROM u) TO '{tmp_path}/x.tfrecord'; "
-             f"SELECT sum(a) AS s FROM tfrecord_scan('{tmp_path}/x.tfrecord')")
+    query = (
+        f"CREATE TABLE t AS SELECT range AS a FROM range(5); COPY t TO '{csv}'; "
+        f"CREATE TABLE u (a BIGINT); COPY u FROM '{csv}'; "
+        f"COPY (SELECT a FROM u) TO '{tmp_path}/x.tfrecord'; "
+        f"SELECT sum(a) AS s FROM tfrecord_scan('{tmp_path}/x.tfrecord')"
+    )
     assert main(["sql", query]) == 0
     captured = capsys.readouterr()
     assert last_cell(captured.out) == "10"
@@ -76,10 +93,12 @@ def test_explain_renders_its_line_breaks(capsys):
 
 def test_run_script_with_every_statement_kind(tmp_path, capsys):
     script = tmp_path / "kinds.sql"
-    script.write_text("CREATE VIEW r AS SELECT 1 AS a;\nCREATE TABLE t AS SELECT * FROM r;\n"
-                      "CREATE MACRO twice(x) AS 2 * x;\nINSERT INTO t VALUES (2);\nSET threads = 1;\n"
-                      "PRAGMA version;\nATTACH ':memory:' AS aux;\nEXPLAIN SELECT * FROM t;\n"
-                      f"COPY t TO '{tmp_path}/t.csv';\nSELECT sum(twice(a)) AS s FROM t;\n")
+    script.write_text(
+        "CREATE VIEW r AS SELECT 1 AS a;\nCREATE TABLE t AS SELECT * FROM r;\n"
+        "CREATE MACRO twice(x) AS 2 * x;\nINSERT INTO t VALUES (2);\nSET threads = 1;\n"
+        "PRAGMA version;\nATTACH ':memory:' AS aux;\nEXPLAIN SELECT * FROM t;\n"
+        f"COPY t TO '{tmp_path}/t.csv';\nSELECT sum(twice(a)) AS s FROM t;\n"
+    )
     assert main(["run", str(script)]) == 0
     captured = capsys.readouterr()
     assert last_cell(captured.out) == "6"
@@ -91,8 +110,9 @@ def test_run_script_with_every_statement_kind(tmp_path, capsys):
 
 def test_param_inside_quotes_cannot_end_the_string(tmp_path, capsys):
     script = tmp_path / "s.sql"
-    script.write_text("CREATE TABLE victim AS SELECT 1 AS v;\n"
-                      "SELECT '${name}' AS name;\nSELECT count(*) AS n FROM victim;\n")
+    script.write_text(
+        "CREATE TABLE victim AS SELECT 1 AS v;\nSELECT '${name}' AS name;\nSELECT count(*) AS n FROM victim;\n"
+    )
     value = "x'; DROP TABLE victim; SELECT '"
     assert main(["run", str(script), "--param", f"name={value}"]) == 0
     out = capsys.readouterr().out
@@ -112,7 +132,7 @@ def test_param_outside_quotes_must_be_a_number_or_a_name(tmp_path, capsys, value
 def test_substitution_quoting_rules():
     statement = Statement("SELECT '${a}', \"${b}\", ${c}, $$${d}$$ FROM t LIMIT ${n:-5}", 1)
     text, missing = substitute_params(statement, {"a": "it's", "b": 'say "hi"', "c": "my_col", "d": "x'y"})
-    assert text == "SELECT 'it''s', \"say \"\"hi\"\"\", my_col, $$x'y$$ FROM t LIMIT 5" and missing == []
+    assert text == 'SELECT \'it\'\'s\', "say ""hi""", my_col, $$x\'y$$ FROM t LIMIT 5' and missing == []
     with pytest.raises(UsageError, match=r"holds \$\$"):
         substitute_params(statement, {"a": "", "b": "", "c": "c", "d": "$$; DROP TABLE t; $$"})
 
@@ -120,9 +140,11 @@ def test_substitution_quoting_rules():
 def test_params_are_duckdb_variables_and_count_as_used(tmp_path, capsys):
     tricky = "it's; DROP TABLE victim; --"
     script = tmp_path / "v.sql"
-    script.write_text("CREATE TABLE victim AS SELECT 1 AS v;\n"
-                      "SELECT getvariable('text') = $$" + tricky + "$$ AS same, "
-                      "(SELECT count(*) FROM victim) AS n;\n")
+    script.write_text(
+        "CREATE TABLE victim AS SELECT 1 AS v;\n"
+        "SELECT getvariable('text') = $$" + tricky + "$$ AS same, "
+        "(SELECT count(*) FROM victim) AS n;\n"
+    )
     assert main(["run", str(script), "--param", f"text={tricky}"]) == 0
     captured = capsys.readouterr()
     assert "true" in captured.out and "not used" not in captured.err
@@ -141,12 +163,11 @@ def test_getvariable_in_tfrecord_scan(tmp_path, capsys):
 
 
 def test_sql_markdown_format(tmp_path, capsys):
-    assert main(["sql", "SELECT 1 AS id, 'a|b' AS text UNION ALL SELECT 22, NULL ORDER BY id",
-                 "--format", "markdown"]) == 0
-    assert capsys.readouterr().out == ("|  id | text |\n"
-                                       "|----:|:-----|\n"
-                                       "|   1 | a\\|b |\n"
-                                       "|  22 | NULL |\n")
+    assert (
+        main(["sql", "SELECT 1 AS id, 'a|b' AS text UNION ALL SELECT 22, NULL ORDER BY id", "--format", "markdown"])
+        == 0
+    )
+    assert capsys.readouterr().out == ("|  id | text |\n|----:|:-----|\n|   1 | a\\|b |\n|  22 | NULL |\n")
     assert main(["sql", "SELECT 3 AS n", "--output", str(tmp_path / "r.md")]) == 0
     assert (tmp_path / "r.md").read_text() == "|   n |\n|----:|\n|   3 |\n"
 
@@ -160,9 +181,16 @@ def _run_cli(args, **kwargs):
 def test_duckdb_progress_bar_never_enters_redirected_results():
 
     # DuckDB draws its progress bar on stdout once a query runs longer than progress_bar_time
-    process = _run_cli(["sql", "SET progress_bar_time = 0; SELECT count(*) AS n FROM range(20000000) "
-                               "WHERE hash(range) % 7 = 0", "--format", "csv"],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = _run_cli(
+        [
+            "sql",
+            "SET progress_bar_time = 0; SELECT count(*) AS n FROM range(20000000) WHERE hash(range) % 7 = 0",
+            "--format",
+            "csv",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     out, err = process.communicate(timeout=60)
     assert process.returncode == 0, err
     lines = out.decode().split("\n")
@@ -172,9 +200,11 @@ def test_duckdb_progress_bar_never_enters_redirected_results():
 def test_duckdb_progress_bar_on_a_terminal():
 
     leader, follower = os.openpty()
-    process = _run_cli(["sql", "SET progress_bar_time = 0; SELECT count(*) AS n FROM range(30000000) "
-                               "WHERE hash(range) % 7 = 0"],
-                       stdout=follower, stderr=subprocess.PIPE)
+    process = _run_cli(
+        ["sql", "SET progress_bar_time = 0; SELECT count(*) AS n FROM range(30000000) WHERE hash(range) % 7 = 0"],
+        stdout=follower,
+        stderr=subprocess.PIPE,
+    )
     os.close(follower)
     chunks = []
     while True:
@@ -211,9 +241,11 @@ def _interrupt_when_started(process, marker):
 def test_ctrl_c_during_a_long_query_exits_130_without_traceback(tmp_path):
 
     marker = tmp_path / "started.csv"
-    process = _run_cli(["sql", f"COPY (SELECT 1 AS started) TO '{marker}'; "
-                               "SELECT sum(hash(range)) FROM range(3000000000)"],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = _run_cli(
+        ["sql", f"COPY (SELECT 1 AS started) TO '{marker}'; SELECT sum(hash(range)) FROM range(3000000000)"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     out, err = _interrupt_when_started(process, marker)
     assert process.returncode == 130, err
     assert err.decode().strip().endswith("tfsql: interrupted")
@@ -225,9 +257,15 @@ def test_ctrl_c_during_a_tfrecord_scan_exits_130(tmp_path):
     data = tmp_path / "data"
     assert main(["sql", f"COPY (SELECT range AS x FROM range(200000)) TO '{data}' (FORMAT tfrecord)"]) == 0
     marker = tmp_path / "started.csv"
-    process = _run_cli(["sql", f"COPY (SELECT 1 AS started) TO '{marker}'; SELECT sum(hash(x, r.range)) "
-                               f"FROM tfrecord_scan('{data}') t, range(100000) r"],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = _run_cli(
+        [
+            "sql",
+            f"COPY (SELECT 1 AS started) TO '{marker}'; SELECT sum(hash(x, r.range)) "
+            f"FROM tfrecord_scan('{data}') t, range(100000) r",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     _, err = _interrupt_when_started(process, marker)
     assert process.returncode == 130, err
     assert "Traceback" not in err.decode() and "tfsql: interrupted" in err.decode()
@@ -244,15 +282,29 @@ def _shell(lines):
 
 
 def test_shell_mode_timer_and_schema(capsys):
-    shell = _shell([
-        "CREATE TABLE people (id INTEGER, name VARCHAR);", "INSERT INTO people VALUES (1, 'ann'), (2, 'bo');",
-        "CREATE VIEW names AS SELECT name FROM people;", "CREATE MACRO twice(x) AS 2 * x;",
-        ".mode csv", "SELECT * FROM people ORDER BY id;",
-        ".mode json", "SELECT twice(id) AS t FROM people ORDER BY id;",
-        ".mode markdown", "SELECT name FROM names ORDER BY name;",
-        ".mode yaml", ".mode table", ".timer on", "SELECT 1 AS one;", ".timer off", "SELECT 2 AS two;",
-        ".schema", ".schema PEOPLE", ".quit",
-    ])
+    shell = _shell(
+        [
+            "CREATE TABLE people (id INTEGER, name VARCHAR);",
+            "INSERT INTO people VALUES (1, 'ann'), (2, 'bo');",
+            "CREATE VIEW names AS SELECT name FROM people;",
+            "CREATE MACRO twice(x) AS 2 * x;",
+            ".mode csv",
+            "SELECT * FROM people ORDER BY id;",
+            ".mode json",
+            "SELECT twice(id) AS t FROM people ORDER BY id;",
+            ".mode markdown",
+            "SELECT name FROM names ORDER BY name;",
+            ".mode yaml",
+            ".mode table",
+            ".timer on",
+            "SELECT 1 AS one;",
+            ".timer off",
+            "SELECT 2 AS two;",
+            ".schema",
+            ".schema PEOPLE",
+            ".quit",
+        ]
+    )
     assert shell.loop() == 0
     captured = capsys.readouterr()
     out = captured.out

@@ -102,7 +102,10 @@ def test_mutated_files_raise_only_tfsql_errors(compression, verify):
 @pytest.mark.timeout(300)
 def test_mutated_sequence_examples_raise_only_tfsql_errors():
     rng = random.Random(7)
-    payloads = [sequence_example({"id": i}, {"tok": [[j] * rng.randrange(1, 3) for j in range(rng.randrange(4))]}) for i in range(10)]
+    payloads = [
+        sequence_example({"id": i}, {"tok": [[j] * rng.randrange(1, 3) for j in range(rng.randrange(4))]})
+        for i in range(10)
+    ]
     clean = b"".join(frame(p) for p in payloads)
     assert _read(clean, SEQ_SCHEMA, "sequence_example", None) == 10
     errors = 0

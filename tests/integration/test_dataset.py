@@ -126,7 +126,9 @@ def test_include_file_paths(tmp_path):
     table = tfsql.read_tfrecord(tmp_path, include_file_paths="file")
     assert table.column_names == ["x", "file"]
     assert [p.rsplit("/", 1)[1] for p in table.column("file").to_pylist()] == ["a.tfrecord", "b.tfrecord", "b.tfrecord"]
-    filtered = tfsql.read_tfrecord(tmp_path, include_file_paths="file", filter=pc.ends_with(pc.field("file"), "b.tfrecord"))
+    filtered = tfsql.read_tfrecord(
+        tmp_path, include_file_paths="file", filter=pc.ends_with(pc.field("file"), "b.tfrecord")
+    )
     assert filtered.column("x").to_pylist() == [2, 3]
 
 
@@ -168,14 +170,19 @@ def test_inference_order_utf8_and_lists_always(tmp_path):
 def test_kind_conflict_names_both_kinds(tmp_path):
     write_examples(tmp_path / "a.tfrecord", [{"v": 1}])
     write_examples(tmp_path / "b.tfrecord", [{"v": 1.5}])
-    with pytest.raises(SchemaError, match=r"feature 'v' holds two kinds.*float_list \(first in .*b.tfrecord\) and int64_list \(first in .*a.tfrecord\)"):
+    with pytest.raises(
+        SchemaError,
+        match=r"feature 'v' holds two kinds.*float_list \(first in .*b.tfrecord\) and int64_list \(first in .*a.tfrecord\)",
+    ):
         tfsql.dataset(tmp_path)
 
 
 def test_scalar_broken_later_is_a_schema_error(tmp_path):
     rows = [{"v": 1}] * 5 + [{"v": [1, 2]}]
     write_examples(tmp_path / "a.tfrecord", rows)
-    with pytest.raises(SchemaError, match=r"feature 'v' holds several values in .*a.tfrecord, record 5 at byte \d+.*lists='always'") as info:
+    with pytest.raises(
+        SchemaError, match=r"feature 'v' holds several values in .*a.tfrecord, record 5 at byte \d+.*lists='always'"
+    ) as info:
         tfsql.read_tfrecord(tmp_path, infer_sample=3)
     assert info.value.record_index == 5
     assert tfsql.read_tfrecord(tmp_path, infer_sample=3, lists="always").column("v").to_pylist()[-1] == [1, 2]
@@ -183,12 +190,18 @@ def test_scalar_broken_later_is_a_schema_error(tmp_path):
 
 def test_kind_mismatch_at_read_names_feature_and_record(tmp_path):
     write_examples(tmp_path / "a.tfrecord", [{"v": 1}, {"v": 2}, {"v": "x"}])
-    with pytest.raises(SchemaError, match=r"feature 'v' holds bytes_list in .*a.tfrecord, record 2 at byte \d+, but column 'v' is read from int64_list"):
+    with pytest.raises(
+        SchemaError,
+        match=r"feature 'v' holds bytes_list in .*a.tfrecord, record 2 at byte \d+, but column 'v' is read from int64_list",
+    ):
         tfsql.read_tfrecord(tmp_path, schema={"v": pa.int64()})
 
 
 def test_user_schema_casts_and_range_checks(tmp_path):
-    write_examples(tmp_path / "a.tfrecord", [{"i": 1, "f": 0.5, "b": 1, "v": [1.0, 2.0]}, {"i": 300, "f": 2.0, "b": 0, "v": [3.0, 4.0]}])
+    write_examples(
+        tmp_path / "a.tfrecord",
+        [{"i": 1, "f": 0.5, "b": 1, "v": [1.0, 2.0]}, {"i": 300, "f": 2.0, "b": 0, "v": [3.0, 4.0]}],
+    )
     table = tfsql.read_tfrecord(
         tmp_path,
         schema={"i": pa.int16(), "f": pa.float64(), "b": pa.bool_(), "v": pa.list_(pa.float32(), 2)},
@@ -197,15 +210,22 @@ def test_user_schema_casts_and_range_checks(tmp_path):
         {"i": 1, "f": 0.5, "b": True, "v": [1.0, 2.0]},
         {"i": 300, "f": 2.0, "b": False, "v": [3.0, 4.0]},
     ]
-    with pytest.raises(SchemaError, match=r"feature 'i' in .*a.tfrecord, record 1 does not fit the requested type int8"):
+    with pytest.raises(
+        SchemaError, match=r"feature 'i' in .*a.tfrecord, record 1 does not fit the requested type int8"
+    ):
         tfsql.read_tfrecord(tmp_path, schema={"i": pa.int8()})
-    with pytest.raises(SchemaError, match=r"feature 'i' in .*a.tfrecord, record 1 holds 300, which does not fit the requested type bool \(only 0 and 1 do\)"):
+    with pytest.raises(
+        SchemaError,
+        match=r"feature 'i' in .*a.tfrecord, record 1 holds 300, which does not fit the requested type bool \(only 0 and 1 do\)",
+    ):
         tfsql.read_tfrecord(tmp_path, schema={"i": pa.bool_()})
 
 
 def test_invalid_utf8_with_string_schema(tmp_path):
     write_examples(tmp_path / "a.tfrecord", [{"s": "ok"}, {"s": b"\xff"}])
-    with pytest.raises(SchemaError, match=r"feature 's' in .*a.tfrecord, record 1 does not fit the requested type string"):
+    with pytest.raises(
+        SchemaError, match=r"feature 's' in .*a.tfrecord, record 1 does not fit the requested type string"
+    ):
         tfsql.read_tfrecord(tmp_path, schema={"s": pa.string()})
     assert tfsql.read_tfrecord(tmp_path).column("s").to_pylist() == [b"ok", b"\xff"]
 
@@ -345,7 +365,15 @@ def test_limit_does_not_open_files_it_does_not_need(tmp_path, monkeypatch):
     monkeypatch.setattr(dataset_module, "open_frame_reader", lambda *a: opened.append(a[1].path) or real(*a))
     ds = tfsql.dataset(tmp_path, threads=2, infer_files=1)
     opened.clear()
-    assert tfsql.read_tfrecord(tmp_path, n_rows=7, threads=2, schema=ds.data_schema).column("x").to_pylist() == [0, 1, 2, 3, 4, 10, 11]
+    assert tfsql.read_tfrecord(tmp_path, n_rows=7, threads=2, schema=ds.data_schema).column("x").to_pylist() == [
+        0,
+        1,
+        2,
+        3,
+        4,
+        10,
+        11,
+    ]
     assert [p.rsplit("/", 1)[1] for p in opened] == ["f0.tfrecord", "f1.tfrecord"]
 
 
@@ -369,7 +397,10 @@ def test_feature_missing_from_inferred_schema_is_reported_once(tmp_path):
     write_examples(tmp_path / "a.tfrecord", [{"x": 1}] * 3 + [{"x": 2, "late": 5}, {"x": 3, "late": 6}])
     ds = tfsql.dataset(tmp_path, infer_sample=2)
     assert ds.schema.names == ["x"]
-    with pytest.warns(UserWarning, match=r"feature 'late' in .*a.tfrecord is not in the schema inferred from the sample.*infer_sample=None") as caught:
+    with pytest.warns(
+        UserWarning,
+        match=r"feature 'late' in .*a.tfrecord is not in the schema inferred from the sample.*infer_sample=None",
+    ) as caught:
         assert ds.to_table().column("x").to_pylist() == [1, 1, 1, 2, 3]
     assert len([w for w in caught if "late" in str(w.message)]) == 1
     with warnings.catch_warnings():
@@ -400,7 +431,10 @@ def test_on_corrupt_callable_receives_each_error(tmp_path):
 
 def test_fixed_size_list_length_mismatch_names_the_record(tmp_path):
     write_examples(tmp_path / "a.tfrecord", [{"v": [1.0, 2.0]}, {"v": [1.0, 2.0, 3.0]}])
-    with pytest.raises(SchemaError, match=r"feature 'v' in .*a.tfrecord, record 1 holds 3 values, but the requested type fixed_size_list<item: float>\[2\] needs exactly 2") as info:
+    with pytest.raises(
+        SchemaError,
+        match=r"feature 'v' in .*a.tfrecord, record 1 holds 3 values, but the requested type fixed_size_list<item: float>\[2\] needs exactly 2",
+    ) as info:
         tfsql.read_tfrecord(tmp_path, schema={"v": pa.list_(pa.float32(), 2)})
     assert info.value.record_index == 1
 
@@ -413,7 +447,9 @@ def test_batch_size_must_be_positive(tmp_path):
 
 def test_sequence_examples_read_as_examples_warn(tmp_path):
     write_records(tmp_path / "s.tfrecord", [sequence_example({"id": 1}, {"tok": [[1, 2]]})])
-    with pytest.warns(UserWarning, match=r"s.tfrecord look like tf.train.SequenceExample.*record_type='sequence_example'"):
+    with pytest.warns(
+        UserWarning, match=r"s.tfrecord look like tf.train.SequenceExample.*record_type='sequence_example'"
+    ):
         table = tfsql.read_tfrecord(tmp_path)
     assert table.to_pylist() == [{"id": 1}]
     with warnings.catch_warnings():
@@ -485,6 +521,9 @@ def test_expression_projection_of_any_type(tmp_path):
 def test_pyarrow_union_of_tfsql_datasets_is_refused_not_a_crash(tmp_path):
     write_examples(tmp_path / "a.tfrecord", [{"x": 1}])
     ds = tfsql.dataset(tmp_path)
-    with pytest.raises(TypeError, match=r"pyarrow.dataset.dataset\(\) cannot combine tfsql datasets; pass every "
-                       r"source to one tfsql.dataset\(\[...\]\) call instead"):
+    with pytest.raises(
+        TypeError,
+        match=r"pyarrow.dataset.dataset\(\) cannot combine tfsql datasets; pass every "
+        r"source to one tfsql.dataset\(\[...\]\) call instead",
+    ):
         pads.dataset([ds, ds])

@@ -37,8 +37,9 @@ def data(tmp_path_factory):
     directory = root / "data"
     tfsql.write_tfrecord(split_table(N_ROWS), str(directory), partition_by="split", max_rows_per_file=60)
     parquet_path = root / "labels.parquet"
-    pq.write_table(pa.table({"label": [0, 1, 2, 3, 4], "label_name": ["zero", "one", "two", "three", "four"]}),
-                   str(parquet_path))
+    pq.write_table(
+        pa.table({"label": [0, 1, 2, 3, 4], "label_name": ["zero", "one", "two", "three", "four"]}), str(parquet_path)
+    )
     out = root / "out"
     out.mkdir()
     return {"root": root, "dir": str(directory), "pq": str(parquet_path), "out": str(out)}
@@ -48,8 +49,10 @@ def data(tmp_path_factory):
 def con(data):
     connection = connect()
     connection.register("ref", tfsql.read_tfrecord(data["dir"], hive_partitioning=True))
-    connection.register("split_names", pa.table({"split": ["train", "test", "valid"],
-                                                 "split_name": ["Training", "Testing", "Validation"]}))
+    connection.register(
+        "split_names",
+        pa.table({"split": ["train", "test", "valid"], "split_name": ["Training", "Testing", "Validation"]}),
+    )
     yield connection
     connection.close()
 
@@ -174,16 +177,23 @@ def test_list_source_and_literal_arguments(con, data):
     result = con.sql(f"SELECT count(*) FROM tfrecord_scan(['{train}', '{test}',])").fetchall()
     expected = con.sql("SELECT count(*) FROM ref WHERE split IN ('train', 'test')").fetchall()
     assert result == expected
-    result = con.sql(f"SELECT count(*) FROM tfrecord_scan('{train}', infer_sample := 1_00, "
-                     f"hive_partitioning := false, sample_size := -1)").fetchall()
+    result = con.sql(
+        f"SELECT count(*) FROM tfrecord_scan('{train}', infer_sample := 1_00, "
+        f"hive_partitioning := false, sample_size := -1)"
+    ).fetchall()
     assert result == con.sql("SELECT count(*) FROM ref WHERE split = 'train'").fetchall()
 
 
-@pytest.mark.parametrize("argument", ["concat('a', 'b')", "'a' || 'b'", "1 + 1", "some_column", "(SELECT 'x')",
-                                      "E'a\\tb'", "'a'::VARCHAR", "NULL"])
+@pytest.mark.parametrize(
+    "argument",
+    ["concat('a', 'b')", "'a' || 'b'", "1 + 1", "some_column", "(SELECT 'x')", "E'a\\tb'", "'a'::VARCHAR", "NULL"],
+)
 def test_arguments_must_be_literals(con, argument):
-    with pytest.raises(BinderError, match=r"^Binder Error: tfrecord_scan: the source: .*(not a literal|"
-                                          r"unexpected|plain string literal)"):
+    with pytest.raises(
+        BinderError,
+        match=r"^Binder Error: tfrecord_scan: the source: .*(not a literal|"
+        r"unexpected|plain string literal)",
+    ):
         con.sql(f"SELECT * FROM tfrecord_scan({argument})")
     with pytest.raises(BinderError, match=r"^Binder Error: tfrecord_scan: parameter infer_sample: "):
         con.sql(f"SELECT * FROM tfrecord_scan('x', infer_sample := {argument})")
@@ -195,25 +205,35 @@ def test_execute_keeps_parameters(con, data):
     want = con.execute("SELECT id FROM ref WHERE label = ? AND split = ? ORDER BY id", [2, "valid"]).fetchall()
     assert got == want and len(got) > 10
     # a ? inside the call's arguments is evaluated there and removed from the rest
-    got = con.execute("SELECT count(*) FROM tfrecord_scan(?, hive_partitioning := ?) WHERE label = ?",
-                      [data["dir"], True, 1]).fetchall()
+    got = con.execute(
+        "SELECT count(*) FROM tfrecord_scan(?, hive_partitioning := ?) WHERE label = ?", [data["dir"], True, 1]
+    ).fetchall()
     assert got == con.execute("SELECT count(*) FROM ref WHERE label = 1").fetchall()
     relation = con.sql(f"SELECT max(id) FROM {scan} WHERE split = $1", params=["test"])
     assert relation.fetchall() == [(397,)]
 
 
 def test_filename_and_schema_parameters(con, data):
-    rows = con.sql(f"SELECT bool_and(filename LIKE '%.tfrecord'), count(DISTINCT filename) > 3 "
-                   f"FROM tfrecord_scan('{data['dir']}', filename := true)").fetchall()
+    rows = con.sql(
+        f"SELECT bool_and(filename LIKE '%.tfrecord'), count(DISTINCT filename) > 3 "
+        f"FROM tfrecord_scan('{data['dir']}', filename := true)"
+    ).fetchall()
     assert rows == [(True, True)]
     rows = con.sql(f"SELECT count(DISTINCT src) FROM tfrecord_scan('{data['dir']}', filename := 'src')").fetchall()
     assert rows == [(len(tfsql.dataset(data["dir"]).files),)]
-    described = con.sql(f"""DESCRIBE SELECT * FROM tfrecord_scan('{data['dir']}',
+    described = con.sql(f"""DESCRIBE SELECT * FROM tfrecord_scan('{data["dir"]}',
         columns := {{'id': 'INTEGER', 'score': 'DOUBLE', 'emb': 'FLOAT[2]', 'name': 'VARCHAR'}})""").fetchall()
     assert [(r[0], r[1]) for r in described] == [
-        ("id", "INTEGER"), ("score", "DOUBLE"), ("emb", "FLOAT[2]"), ("name", "VARCHAR"), ("split", "VARCHAR")]
-    rows = con.sql(f"SELECT sum(id), sum(emb[2]) FROM tfrecord_scan('{data['dir']}', "
-                   f"schema := {{'id': 'BIGINT', 'emb': 'FLOAT[]'}}, hive_types := {{'split': 'VARCHAR'}})").fetchall()
+        ("id", "INTEGER"),
+        ("score", "DOUBLE"),
+        ("emb", "FLOAT[2]"),
+        ("name", "VARCHAR"),
+        ("split", "VARCHAR"),
+    ]
+    rows = con.sql(
+        f"SELECT sum(id), sum(emb[2]) FROM tfrecord_scan('{data['dir']}', "
+        f"schema := {{'id': 'BIGINT', 'emb': 'FLOAT[]'}}, hive_types := {{'split': 'VARCHAR'}})"
+    ).fetchall()
     assert rows == [(sum(range(N_ROWS)), float(sum(i % 5 for i in range(N_ROWS))))]
 
 
@@ -221,10 +241,13 @@ def test_views_stay_valid_for_the_connection(data):
     with connect(extension=False) as connection:
         connection.sql(f"CREATE VIEW tv AS SELECT id, label FROM tfrecord_scan('{data['dir']}') WHERE label = 1")
         for _ in range(3):  # other statements, other calls: the view still works
-            connection.sql(f"SELECT count(*) FROM tfrecord_scan('{data['dir']}', hive_partitioning := false)").fetchall()
+            connection.sql(
+                f"SELECT count(*) FROM tfrecord_scan('{data['dir']}', hive_partitioning := false)"
+            ).fetchall()
             connection.execute("SELECT 42").fetchall()
-        assert connection.sql("SELECT count(*) FROM tv").fetchall() == [(sum(
-            1 for i in range(N_ROWS) if i % 11 and i % 4 == 1),)]
+        assert connection.sql("SELECT count(*) FROM tv").fetchall() == [
+            (sum(1 for i in range(N_ROWS) if i % 11 and i % 4 == 1),)
+        ]
         # the same call reuses the registered name
         text = f"SELECT * FROM tfrecord_scan('{data['dir']}') x"
         first = connection._scans.rewrite(text, tokenize(text), None)
@@ -233,8 +256,10 @@ def test_views_stay_valid_for_the_connection(data):
 
 def test_multiple_statements_return_the_last_result(con, data):
     scan = f"tfrecord_scan('{data['dir']}')"
-    relation = con.sql(f"CREATE OR REPLACE TEMP TABLE m AS SELECT * FROM {scan};  SELECT count(*) FROM m; "
-                       f"SELECT count(*) * 2 FROM {scan} -- done;")
+    relation = con.sql(
+        f"CREATE OR REPLACE TEMP TABLE m AS SELECT * FROM {scan};  SELECT count(*) FROM m; "
+        f"SELECT count(*) * 2 FROM {scan} -- done;"
+    )
     assert relation.fetchall() == [(2 * N_ROWS,)]
 
 
@@ -284,8 +309,11 @@ def test_register_tfrecord_and_cursor(data):
 
 
 def test_unknown_named_parameter_lists_candidates(con, data):
-    with pytest.raises(BinderError, match=r'Invalid named parameter "foo" for function tfrecord_scan\n'
-                                          r"Candidates:\n(?:    .+\n)*    hive_partitioning BOOLEAN\n"):
+    with pytest.raises(
+        BinderError,
+        match=r'Invalid named parameter "foo" for function tfrecord_scan\n'
+        r"Candidates:\n(?:    .+\n)*    hive_partitioning BOOLEAN\n",
+    ):
         con.sql(f"SELECT * FROM tfrecord_scan('{data['dir']}', foo := 1)")
 
 
@@ -306,8 +334,11 @@ def test_wrong_parameter_types(python_con, data):
 
 
 def test_non_literal_argument(python_con):
-    with pytest.raises(duckdb.BinderException, match=r"^Binder Error: tfrecord_scan: the source: 'some_column' "
-                                                     r"at offset 28 is not a literal: a value must be a string"):
+    with pytest.raises(
+        duckdb.BinderException,
+        match=r"^Binder Error: tfrecord_scan: the source: 'some_column' "
+        r"at offset 28 is not a literal: a value must be a string",
+    ):
         python_con.sql("SELECT * FROM tfrecord_scan(some_column)")
 
 
@@ -335,12 +366,16 @@ def test_corrupt_record_is_reported_and_can_be_skipped(tmp_path):
     damaged[5000] ^= 0xFF
     path.write_bytes(bytes(damaged))
     with connect(extension=False) as connection:
-        with pytest.raises(duckdb.InvalidInputException, match=r"data CRC mismatch in .*part-00000-of-00001"
-                                                               r"\.tfrecord, record 165 at byte 4987"):
+        with pytest.raises(
+            duckdb.InvalidInputException,
+            match=r"data CRC mismatch in .*part-00000-of-00001"
+            r"\.tfrecord, record 165 at byte 4987",
+        ):
             connection.sql(f"SELECT sum(x) FROM tfrecord_scan('{directory}', infer_sample := 10)").fetchall()
         with pytest.warns(UserWarning, match="skipped the record"):
-            rows = connection.sql(f"SELECT count(*) FROM tfrecord_scan('{directory}', infer_sample := 10, "
-                                  f"ignore_errors := true)").fetchall()
+            rows = connection.sql(
+                f"SELECT count(*) FROM tfrecord_scan('{directory}', infer_sample := 10, ignore_errors := true)"
+            ).fetchall()
         assert rows == [(999,)]
 
 
@@ -360,8 +395,9 @@ def test_arrow_only_options_take_the_arrow_path(con, data):
     assert "__tfrecord_scan_" in con._scans.rewrite(query, tokenize(query), None)[0]
     assert con.sql(query).fetchall() == [(N_ROWS,)]
     with pytest.raises(BinderError, match=r"tfrecord_scan: give either schema or columns, not both"):
-        con.sql(f"SELECT * FROM tfrecord_scan('{data['dir']}', schema := {{'id': 'BIGINT'}}, "
-                f"columns := {{'id': 'BIGINT'}})")
+        con.sql(
+            f"SELECT * FROM tfrecord_scan('{data['dir']}', schema := {{'id': 'BIGINT'}}, columns := {{'id': 'BIGINT'}})"
+        )
     with pytest.raises(InvalidInputError, match=r"tfrecord_scan: batch_bytes must be a positive integer, not 0"):
         con.sql(f"SELECT * FROM tfrecord_scan('{data['dir']}', batch_bytes := 0)")
 
@@ -393,10 +429,14 @@ def test_tfrecord_scan_over_empty_files_counts_zero(tmp_path):
     con = tfsql.duckdb.connect()
     assert con.sql(f"SELECT count(*) FROM tfrecord_scan('{tmp_path}')").fetchall() == [(0,)]
     assert con.sql(f"SELECT * FROM tfrecord_scan('{tmp_path}')").columns == ["filename"]
-    assert con.sql(f"SELECT count(*) FROM tfrecord_scan('{tmp_path}', schema := {{'x': 'BIGINT'}})").fetchall() == [(0,)]
+    assert con.sql(f"SELECT count(*) FROM tfrecord_scan('{tmp_path}', schema := {{'x': 'BIGINT'}})").fetchall() == [
+        (0,)
+    ]
 
 
 def test_tfrecord_scan_of_a_directory_holding_only_success_marker(tmp_path):
     (tmp_path / "_SUCCESS").write_bytes(b"")
-    with pytest.raises(tfsql.duckdb.NoFilesError, match=r"IO Error: tfrecord_scan: no files found in .*_SUCCESS are skipped"):
+    with pytest.raises(
+        tfsql.duckdb.NoFilesError, match=r"IO Error: tfrecord_scan: no files found in .*_SUCCESS are skipped"
+    ):
         tfsql.duckdb.connect(extension=False).sql(f"SELECT * FROM tfrecord_scan('{tmp_path}')")

@@ -42,8 +42,12 @@ def rows(con, query: str) -> collections.Counter:
 
 
 def data_files(directory) -> list[str]:
-    return sorted(os.path.relpath(os.path.join(d, f), directory)
-                  for d, _, files in os.walk(directory) for f in files if not f.startswith(("_", ".")))
+    return sorted(
+        os.path.relpath(os.path.join(d, f), directory)
+        for d, _, files in os.walk(directory)
+        for f in files
+        if not f.startswith(("_", "."))
+    )
 
 
 def test_partitioned_copy_reads_back_identically(con, source, tmp_path):
@@ -90,8 +94,11 @@ def test_existing_directory_needs_a_mode(con, tmp_path):
     out = tmp_path / "modes"
     copy = f"COPY (SELECT id, split FROM ref WHERE id < 30) TO '{out}' (FORMAT tfrecord, PARTITION_BY split"
     con.sql(copy + ")")
-    with pytest.raises(TargetExistsError, match=r"^IO Error: COPY \.\.\. TO .*already holds data.*"
-                                                r"add OVERWRITE, OVERWRITE_OR_IGNORE or APPEND"):
+    with pytest.raises(
+        TargetExistsError,
+        match=r"^IO Error: COPY \.\.\. TO .*already holds data.*"
+        r"add OVERWRITE, OVERWRITE_OR_IGNORE or APPEND",
+    ):
         con.sql(copy + ")")
     con.sql(copy + ", APPEND)")
     assert con.sql(f"SELECT count(*) FROM tfrecord_scan('{out}')").fetchall() == [(60,)]
@@ -99,13 +106,17 @@ def test_existing_directory_needs_a_mode(con, tmp_path):
     assert con.sql(f"SELECT count(*) FROM tfrecord_scan('{out}')").fetchall() == [(6,)]
     # OVERWRITE_OR_IGNORE replaces only the partitions written
     con.sql(copy.replace("id < 30", "split = 'test' AND id < 9") + ", OVERWRITE_OR_IGNORE true)")
-    assert rows(con, f"SELECT split, count(*) FROM tfrecord_scan('{out}') GROUP BY split") == \
-        collections.Counter({("train", 2): 1, ("valid", 2): 1, ("test", 3): 1})
+    assert rows(con, f"SELECT split, count(*) FROM tfrecord_scan('{out}') GROUP BY split") == collections.Counter(
+        {("train", 2): 1, ("valid", 2): 1, ("test", 3): 1}
+    )
 
 
 def test_unknown_and_unsupported_options(con, tmp_path):
-    with pytest.raises(BinderError, match=r'Unrecognized option "ROW_GROUP_SIZE" for COPY \.\.\. \(FORMAT '
-                                          r"tfrecord\); valid options: FORMAT, PARTITION_BY, RECORD_TYPE, COMPRESSION"):
+    with pytest.raises(
+        BinderError,
+        match=r'Unrecognized option "ROW_GROUP_SIZE" for COPY \.\.\. \(FORMAT '
+        r"tfrecord\); valid options: FORMAT, PARTITION_BY, RECORD_TYPE, COMPRESSION",
+    ):
         con.sql(f"COPY ref TO '{tmp_path}/x' (FORMAT tfrecord, ROW_GROUP_SIZE 10)")
     with pytest.raises(BinderError, match=r"COPY option FILENAME_PATTERN: filename_pattern 'f' must contain \{i\}"):
         con.sql(f"COPY ref TO '{tmp_path}/x' (FORMAT tfrecord, PARTITION_BY split, FILENAME_PATTERN 'f')")
@@ -113,8 +124,11 @@ def test_unknown_and_unsupported_options(con, tmp_path):
         con.sql(f"COPY ref TO '{tmp_path}/x' (FORMAT tfrecord, PARTITION_BY split, OVERWRITE, APPEND)")
     with pytest.raises(BinderError, match=r"COMPRESSION expects none, gzip, zlib or auto, got 'snappy'"):
         con.sql(f"COPY ref TO '{tmp_path}/x.tfrecord' (COMPRESSION snappy)")
-    with pytest.raises(BinderError, match=r"the path ends in a TFRecord suffix, so it names one file, but "
-                                          r"PARTITION_BY writes a directory of files; drop the suffix or end the path with '/'"):
+    with pytest.raises(
+        BinderError,
+        match=r"the path ends in a TFRecord suffix, so it names one file, but "
+        r"PARTITION_BY writes a directory of files; drop the suffix or end the path with '/'",
+    ):
         con.sql(f"COPY ref TO '{tmp_path}/x.tfrecord' (PARTITION_BY split)")
     assert not os.listdir(tmp_path)
 
@@ -123,8 +137,10 @@ def test_failing_query_leaves_directory_target_unchanged(con, tmp_path):
     out = tmp_path / "keep"
     con.sql(f"COPY (SELECT id, split FROM ref) TO '{out}' (FORMAT tfrecord, PARTITION_BY (split))")
     before = sorted((f, (out / f).read_bytes()) for f in data_files(out))
-    failing = (f"COPY (SELECT range AS id, CASE WHEN range = 250000 THEN error('boom') ELSE 'x' END AS split "
-               f"FROM range(300000)) TO '{out}' (FORMAT tfrecord, PARTITION_BY (split), OVERWRITE)")
+    failing = (
+        f"COPY (SELECT range AS id, CASE WHEN range = 250000 THEN error('boom') ELSE 'x' END AS split "
+        f"FROM range(300000)) TO '{out}' (FORMAT tfrecord, PARTITION_BY (split), OVERWRITE)"
+    )
     with pytest.raises(duckdb.Error, match="boom"):
         con.sql(failing)
     assert sorted((f, (out / f).read_bytes()) for f in data_files(out)) == before
@@ -138,8 +154,10 @@ def test_failing_query_leaves_file_target_unchanged(con, tmp_path):
     con.sql(f"COPY (SELECT id FROM ref) TO '{target}'")
     before = target.read_bytes()
     with pytest.raises(duckdb.Error, match="boom"):
-        con.sql(f"COPY (SELECT CASE WHEN range = 250000 THEN error('boom') ELSE range END AS id "
-                f"FROM range(300000)) TO '{target}' (OVERWRITE)")
+        con.sql(
+            f"COPY (SELECT CASE WHEN range = 250000 THEN error('boom') ELSE range END AS id "
+            f"FROM range(300000)) TO '{target}' (OVERWRITE)"
+        )
     assert target.read_bytes() == before
     assert os.listdir(tmp_path) == ["one.tfrecord"]
     with pytest.raises(duckdb.Error, match="boom"):
@@ -149,8 +167,11 @@ def test_failing_query_leaves_file_target_unchanged(con, tmp_path):
 
 def test_copy_with_parameters_and_return_files(con, tmp_path):
     out = tmp_path / "params"
-    result = con.execute(f"COPY (SELECT id FROM ref WHERE label = ? AND split = ?) TO '{out}' "
-                         f"(FORMAT tfrecord, ROWS_PER_FILE 10, RETURN_FILES)", [1, "train"]).fetchall()
+    result = con.execute(
+        f"COPY (SELECT id FROM ref WHERE label = ? AND split = ?) TO '{out}' "
+        f"(FORMAT tfrecord, ROWS_PER_FILE 10, RETURN_FILES)",
+        [1, "train"],
+    ).fetchall()
     count = con.execute("SELECT count(*) FROM ref WHERE label = 1 AND split = 'train'").fetchall()[0][0]
     assert result[0][0] == count and count > 10
     assert sorted(result[0][1]) == sorted(str(out / f) for f in data_files(out))
@@ -170,15 +191,19 @@ def test_other_formats_pass_through(con, tmp_path):
     assert target.read_text() == "a\n1\n"
     parquet = tmp_path / "x.parquet"
     con.sql(f"COPY (SELECT id, name FROM ref WHERE id < 5) TO '{parquet}' (FORMAT parquet)")
-    assert con.sql(f"SELECT * FROM read_parquet('{parquet}') ORDER BY id").fetchall() == \
-        con.sql("SELECT id, name FROM ref WHERE id < 5 ORDER BY id").fetchall()
+    assert (
+        con.sql(f"SELECT * FROM read_parquet('{parquet}') ORDER BY id").fetchall()
+        == con.sql("SELECT id, name FROM ref WHERE id < 5 ORDER BY id").fetchall()
+    )
 
 
 def test_copy_in_a_script_then_read(con, source, tmp_path):
     out = tmp_path / "script"
-    relation = con.sql(f"COPY (SELECT id, label FROM tfrecord_scan('{source}') WHERE split = 'valid') "
-                       f"TO '{out}' (FORMAT tfrecord, PARTITION_BY label); "
-                       f"SELECT count(*) FROM tfrecord_scan('{out}', hive_partitioning := true)")
+    relation = con.sql(
+        f"COPY (SELECT id, label FROM tfrecord_scan('{source}') WHERE split = 'valid') "
+        f"TO '{out}' (FORMAT tfrecord, PARTITION_BY label); "
+        f"SELECT count(*) FROM tfrecord_scan('{out}', hive_partitioning := true)"
+    )
     assert relation.fetchall() == con.sql("SELECT count(*) FROM ref WHERE split = 'valid'").fetchall()
     assert "label=__HIVE_DEFAULT_PARTITION__" in os.listdir(out)
 
@@ -202,8 +227,10 @@ def test_copy_reports_progress_per_batch(tmp_path):
 
 def test_copy_filename_pattern_names_the_files(con, tmp_path):
     out = tmp_path / "named"
-    count = con.sql(f"COPY (SELECT * FROM ref WHERE id < 30) TO '{out}' "
-                    "(FORMAT tfrecord, PARTITION_BY split, FILENAME_PATTERN 'shard_{i}', COMPRESSION gzip)")
+    count = con.sql(
+        f"COPY (SELECT * FROM ref WHERE id < 30) TO '{out}' "
+        "(FORMAT tfrecord, PARTITION_BY split, FILENAME_PATTERN 'shard_{i}', COMPRESSION gzip)"
+    )
     assert count.fetchall() == [(30,)]
     files = sorted(p.relative_to(out).as_posix().split("/") for p in out.rglob("*.tfrecord.gz"))
     assert [directory for directory, _ in files] == ["split=test", "split=train", "split=valid"]
@@ -211,11 +238,14 @@ def test_copy_filename_pattern_names_the_files(con, tmp_path):
     assert con.sql(f"SELECT count(*) FROM tfrecord_scan('{out}')").fetchall() == [(30,)]
 
 
-@pytest.mark.parametrize("option, message", [
-    ("COMPRESSION gzip, COMPRESSION_LEVEL 10", "compression_level must be an integer from 0 to 9, not 10"),
-    ("NUM_SHARDS 0", "num_shards must be a positive integer, not 0"),
-    ("ROWS_PER_FILE 0", "max_rows_per_file must be a positive integer, not 0"),
-])
+@pytest.mark.parametrize(
+    "option, message",
+    [
+        ("COMPRESSION gzip, COMPRESSION_LEVEL 10", "compression_level must be an integer from 0 to 9, not 10"),
+        ("NUM_SHARDS 0", "num_shards must be a positive integer, not 0"),
+        ("ROWS_PER_FILE 0", "max_rows_per_file must be a positive integer, not 0"),
+    ],
+)
 def test_invalid_writer_option_values_are_binder_errors(con, tmp_path, option, message):
     with pytest.raises(BinderError, match=rf"COPY \.\.\. \(FORMAT tfrecord\): {message}"):
         con.sql(f"COPY ref TO '{tmp_path}/x' (FORMAT tfrecord, {option})")
@@ -225,6 +255,10 @@ def test_invalid_writer_option_values_are_binder_errors(con, tmp_path, option, m
 def test_two_spellings_of_one_option_contradict(con, tmp_path):
     with pytest.raises(BinderError, match=r"COPY options ROWS_PER_FILE and MAX_ROWS_PER_FILE contradict each other"):
         con.sql(f"COPY ref TO '{tmp_path}/x' (FORMAT tfrecord, ROWS_PER_FILE 2, MAX_ROWS_PER_FILE 3)")
-    assert con.sql(f"COPY ref TO '{tmp_path}/y' (FORMAT tfrecord, PARTITION_BY ['split'], THREADS 1, "
-                   f"MAX_FILE_SIZE '1MB')").fetchall() == con.sql("SELECT count(*) FROM ref").fetchall()
+    assert (
+        con.sql(
+            f"COPY ref TO '{tmp_path}/y' (FORMAT tfrecord, PARTITION_BY ['split'], THREADS 1, MAX_FILE_SIZE '1MB')"
+        ).fetchall()
+        == con.sql("SELECT count(*) FROM ref").fetchall()
+    )
     assert not os.path.exists(tmp_path / "x")

@@ -26,8 +26,7 @@ import tfsql
 from tfsql.duckdb.extension import extension_available
 from tfrecord_files import split_table
 
-pytestmark = pytest.mark.skipif(not extension_available(),
-                                reason="this tfsql was built without its DuckDB extension")
+pytestmark = pytest.mark.skipif(not extension_available(), reason="this tfsql was built without its DuckDB extension")
 
 HERE = Path(__file__).resolve().parent
 GOLDEN_DIR = HERE.parent / "data" / "tensorflow"
@@ -58,8 +57,10 @@ def con(data):
     assert connection.native
     connection.register_tfrecord("arrow_scan", data["dir"])
     connection.register("ref", tfsql.read_tfrecord(data["dir"]))
-    connection.register("split_names", pa.table({"split": ["train", "test", "valid"],
-                                                 "split_name": ["Training", "Testing", "Validation"]}))
+    connection.register(
+        "split_names",
+        pa.table({"split": ["train", "test", "valid"], "split_name": ["Training", "Testing", "Validation"]}),
+    )
     yield connection
     connection.close()
 
@@ -125,8 +126,9 @@ def test_options_agree_with_read_tfrecord(data, tmp_path):
         con.register("ref", table)
         native = con.sql(f"SELECT * FROM tfrecord_scan('{data['dir']}', {sql_options})")
         assert native.columns == table.column_names, sql_options
-        assert sorted(native.fetchall(), key=repr) == sorted(con.sql("SELECT * FROM ref").fetchall(), key=repr), \
+        assert sorted(native.fetchall(), key=repr) == sorted(con.sql("SELECT * FROM ref").fetchall(), key=repr), (
             sql_options
+        )
 
 
 def test_schema_reads_the_named_columns_as_read_tfrecord_does(data):
@@ -135,11 +137,14 @@ def test_schema_reads_the_named_columns_as_read_tfrecord_does(data):
     table = tfsql.read_tfrecord(data["dir"], schema=spec, hive_partitioning=False)
     con.register("ref", table)
     for param in ("schema", "columns"):
-        native = con.sql(f"SELECT * FROM tfrecord_scan('{data['dir']}', hive_partitioning := false, {param} := "
-                         "{'id': 'BIGINT', 'name': 'VARCHAR', 'emb': 'FLOAT[]', 'missing': 'BLOB'})")
+        native = con.sql(
+            f"SELECT * FROM tfrecord_scan('{data['dir']}', hive_partitioning := false, {param} := "
+            "{'id': 'BIGINT', 'name': 'VARCHAR', 'emb': 'FLOAT[]', 'missing': 'BLOB'})"
+        )
         assert native.columns == ["id", "name", "emb", "missing"]
-        assert repr(sorted(native.fetchall(), key=repr)) == repr(sorted(con.sql("SELECT * FROM ref").fetchall(),
-                                                                        key=repr))
+        assert repr(sorted(native.fetchall(), key=repr)) == repr(
+            sorted(con.sql("SELECT * FROM ref").fetchall(), key=repr)
+        )
     with pytest.raises(duckdb.Error, match="'DECIMAL\\(4,2\\)', which the DuckDB extension does not read yet"):
         con.sql(f"SELECT * FROM tfrecord_scan('{data['dir']}', schema := {{'id': 'DECIMAL(4,2)'}})")
 
@@ -158,7 +163,10 @@ def test_sources_lists_globs_and_replacement_scan(data, tmp_path):
     assert sorted(both.fetchall()) == sorted([(1, [0.5]), (2, []), (3, [1.5, 2.5])] * 2)
     assert con.sql(f"SELECT count(*) FROM tfrecord_scan('{data['dir']}/**/*.tfrecord')").fetchall() == [(N_ROWS,)]
     assert con.sql(f"SELECT DISTINCT split FROM tfrecord_scan('{data['dir']}/*') ORDER BY 1").fetchall() == [
-        ("test",), ("train",), ("valid",)]
+        ("test",),
+        ("train",),
+        ("valid",),
+    ]
 
 
 def test_changed_files_are_inferred_again(tmp_path):
@@ -215,8 +223,13 @@ def test_load_extension_needs_unsigned_extensions():
 
 
 def test_extension_path_command():
-    out = subprocess.run([sys.executable, "-m", "tfsql", "extension-path"], capture_output=True, text=True,
-                         check=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    out = subprocess.run(
+        [sys.executable, "-m", "tfsql", "extension-path"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
     assert out.stdout.strip() == tfsql.duckdb_extension_path()
     assert os.path.isfile(out.stdout.strip())
 
@@ -226,12 +239,18 @@ def test_view_in_database_file_works_in_a_new_process(data, tmp_path):
     with tfsql.connect(str(database)) as con:
         con.sql(f"CREATE VIEW rv AS SELECT * FROM tfrecord_scan('{data['dir']}')")
         con.sql(f"CREATE VIEW only_test AS SELECT id FROM tfrecord_scan('{data['dir']}') WHERE split = 'test'")
-    script = ("import sys, tfsql\n"
-              "con = tfsql.connect(sys.argv[1])\n"
-              "print(con.sql('SELECT count(*) FROM rv').fetchall()[0][0])\n"
-              "print(con.sql('SELECT count(*) FROM only_test').fetchall()[0][0])\n")
-    out = subprocess.run([sys.executable, "-c", script, str(database)], capture_output=True, text=True,
-                         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    script = (
+        "import sys, tfsql\n"
+        "con = tfsql.connect(sys.argv[1])\n"
+        "print(con.sql('SELECT count(*) FROM rv').fetchall()[0][0])\n"
+        "print(con.sql('SELECT count(*) FROM only_test').fetchall()[0][0])\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(database)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
     assert out.returncode == 0, out.stderr
     expected_test = sum(1 for row in split_table(N_ROWS).to_pylist() if row["split"] == "test")
     assert out.stdout.split() == [str(N_ROWS), str(expected_test)]
@@ -267,16 +286,19 @@ def duckdb_cli() -> str | None:
 
 @pytest.mark.skipif(duckdb_cli() is None, reason="the duckdb command (pip install duckdb-cli) is not installed")
 def test_duckdb_command_loads_the_extension(data):
-    sql = (f"LOAD '{tfsql.duckdb_extension_path()}'; "
-           f"SELECT split, count(*) FROM tfrecord_scan('{data['dir']}') GROUP BY ALL ORDER BY split;")
+    sql = (
+        f"LOAD '{tfsql.duckdb_extension_path()}'; "
+        f"SELECT split, count(*) FROM tfrecord_scan('{data['dir']}') GROUP BY ALL ORDER BY split;"
+    )
     out = subprocess.run([duckdb_cli(), "-unsigned", "-csv", "-c", sql], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     counts = {}
     for row in split_table(N_ROWS).to_pylist():
         counts[row["split"]] = counts.get(row["split"], 0) + 1
     assert out.stdout.split() == ["split,count_star()"] + [f"{k},{v}" for k, v in sorted(counts.items())]
-    refused = subprocess.run([duckdb_cli(), "-c", f"LOAD '{tfsql.duckdb_extension_path()}'"],
-                             capture_output=True, text=True)
+    refused = subprocess.run(
+        [duckdb_cli(), "-c", f"LOAD '{tfsql.duckdb_extension_path()}'"], capture_output=True, text=True
+    )
     assert refused.returncode != 0 and "unsigned" in (refused.stderr + refused.stdout).lower()
 
 
@@ -313,15 +335,20 @@ print(outcomes["rows"], outcomes["error"])
 
 def test_mutated_files_never_crash_the_scan(tmp_path):
     """Damaged bytes give rows or a DuckDB error, never a crash of the process."""
-    table = pa.table({"id": list(range(40)), "s": [f"v{i}" for i in range(40)],
-                      "f": [[i * 0.5] * (i % 4) for i in range(40)]})
+    table = pa.table(
+        {"id": list(range(40)), "s": [f"v{i}" for i in range(40)], "f": [[i * 0.5] * (i % 4) for i in range(40)]}
+    )
     tfsql.write_tfrecord(table, str(tmp_path / "src.tfrecord"))
     written = tmp_path / "src.tfrecord"
     source = written if written.is_file() else sorted(p for p in written.rglob("*.tfrecord") if p.is_file())[0]
     work = tmp_path / "work"
     work.mkdir()
-    out = subprocess.run([sys.executable, "-c", FUZZ_SCRIPT, str(source), str(work), "150"],
-                         capture_output=True, text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    out = subprocess.run(
+        [sys.executable, "-c", FUZZ_SCRIPT, str(source), str(work), "150"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     rows, errors = map(int, out.stdout.split())
     assert rows > 0 and errors > 0
@@ -332,24 +359,47 @@ def test_discovery_matches_tfsql_discover(tmp_path):
     the same files as `tfsql.discovery.discover`."""
     from tfsql.discovery import discover
 
-    tree = ["a/k=1/part-0.tfrecord", "a/k=1/.part-0.tfrecord.crc", "a/k=2/part-1.tfrecord", "a/_SUCCESS",
-            "a/_temporary/x.tfrecord", "a/.staging/y.tfrecord", "a/_col=3/part-2.tfrecord", "b/x.tfrecord",
-            "b/deep/er/y.tfrecord", "b/z.tfrecords", "b/_skip/w.tfrecord"]
+    tree = [
+        "a/k=1/part-0.tfrecord",
+        "a/k=1/.part-0.tfrecord.crc",
+        "a/k=2/part-1.tfrecord",
+        "a/_SUCCESS",
+        "a/_temporary/x.tfrecord",
+        "a/.staging/y.tfrecord",
+        "a/_col=3/part-2.tfrecord",
+        "b/x.tfrecord",
+        "b/deep/er/y.tfrecord",
+        "b/z.tfrecords",
+        "b/_skip/w.tfrecord",
+    ]
     tfsql.write_tfrecord(pa.table({"x": [1]}), str(tmp_path / "one"))
     payload = next(p for p in (tmp_path / "one").rglob("*.tfrecord")).read_bytes()
     for name in tree:
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_bytes(payload)
     con = native_connection()
-    sources = ["a", "b", "a/*", "b/*.tfrecord", "b/**/*.tfrecord", "b/**", "a/k=[12]/*", "b/?.tfrecord",
-               "a/_col=3", "b/_skip/*", ["a/k=1", "b/x.tfrecord", "a/k=1/part-0.tfrecord"]]
+    sources = [
+        "a",
+        "b",
+        "a/*",
+        "b/*.tfrecord",
+        "b/**/*.tfrecord",
+        "b/**",
+        "a/k=[12]/*",
+        "b/?.tfrecord",
+        "a/_col=3",
+        "b/_skip/*",
+        ["a/k=1", "b/x.tfrecord", "a/k=1/part-0.tfrecord"],
+    ]
     for source in sources:
         items = source if isinstance(source, list) else [source]
         absolute = [str(tmp_path / item) for item in items]
         want = [f.path for f in discover(absolute).files]
         sql = "[" + ", ".join(f"'{p}'" for p in absolute) + "]"
-        got = con.sql(f"SELECT DISTINCT filename FROM tfrecord_scan({sql}, record_type := 'bytes', "
-                      f"filename := true, hive_partitioning := false)").fetchall()
+        got = con.sql(
+            f"SELECT DISTINCT filename FROM tfrecord_scan({sql}, record_type := 'bytes', "
+            f"filename := true, hive_partitioning := false)"
+        ).fetchall()
         assert sorted(row[0] for row in got) == sorted(want), source
 
 
@@ -357,7 +407,7 @@ def _record_offsets(data: bytes) -> list[int]:
     offsets, at = [], 0
     while at + 12 <= len(data):
         offsets.append(at)
-        at += 12 + int.from_bytes(data[at:at + 8], "little") + 4
+        at += 12 + int.from_bytes(data[at : at + 8], "little") + 4
     return offsets
 
 
@@ -374,7 +424,7 @@ def test_damaged_records_across_chunks(tmp_path):
     for index in bad:
         data[offsets[index] + 14] ^= 0xFF  # inside the payload: a data CRC mismatch
     tail = 9_000
-    path.write_bytes(bytes(data[:offsets[tail] + 20]))  # record 9000 is cut short
+    path.write_bytes(bytes(data[: offsets[tail] + 20]))  # record 9000 is cut short
     con = native_connection()
     query = f"SELECT count(*), sum(x) FROM tfrecord_scan('{tmp_path / 'd'}', sample_size := 10"
     with pytest.raises(duckdb.Error, match=f"data CRC mismatch in {path}, record 100 at byte {offsets[100]}"):
@@ -384,7 +434,7 @@ def test_damaged_records_across_chunks(tmp_path):
     data[offsets[100] + 14] ^= 0xFF
     for index in bad[1:]:
         data[offsets[index] + 14] ^= 0xFF
-    path.write_bytes(bytes(data[:offsets[tail] + 20]))
+    path.write_bytes(bytes(data[: offsets[tail] + 20]))
     with pytest.raises(duckdb.Error, match=f"truncated record in {path}, record {tail} at byte {offsets[tail]}"):
         con.sql(query + ")").fetchall()
 
@@ -397,9 +447,8 @@ def test_inference_sample_ends_at_infer_bytes(tmp_path, compression):
     blob = b"\0" * (1 << 20)
     rows = [{"blob": blob, "early": None, "late": None} for _ in range(6)]
     rows[3]["early"] = 1  # the 4th record brings the sample past 4 MiB: still sampled
-    rows[4]["late"] = 2   # the 5th is not
-    table = pa.Table.from_pylist(rows, schema=pa.schema({"blob": pa.binary(), "early": pa.int64(),
-                                                         "late": pa.int64()}))
+    rows[4]["late"] = 2  # the 5th is not
+    table = pa.Table.from_pylist(rows, schema=pa.schema({"blob": pa.binary(), "early": pa.int64(), "late": pa.int64()}))
     target = tmp_path / ("d.tfrecord.gz" if compression else "d.tfrecord")
     tfsql.write_tfrecord(table, str(target), compression=compression)
     with pytest.warns(UserWarning, match="feature 'late' .* is not in the schema inferred from the sample"):
@@ -420,9 +469,14 @@ def test_feature_list_sharing_a_context_name(tmp_path):
         {"int_feature": 0, "label": 1.5, "int_feature__feature_list": [[0], [1, 2]], "float_feature": [[0.5]]},
         {"int_feature": 1, "label": 2.5, "int_feature__feature_list": [[3]], "float_feature": [[1.5], [2.5]]},
     ]
-    schema = pa.schema({"int_feature": pa.int64(), "label": pa.float32(),
-                        "int_feature__feature_list": pa.list_(pa.list_(pa.int64())),
-                        "float_feature": pa.list_(pa.list_(pa.float32()))})
+    schema = pa.schema(
+        {
+            "int_feature": pa.int64(),
+            "label": pa.float32(),
+            "int_feature__feature_list": pa.list_(pa.list_(pa.int64())),
+            "float_feature": pa.list_(pa.list_(pa.float32())),
+        }
+    )
     path = tmp_path / "same.tfrecord"
     tfsql.write_tfrecord(pa.Table.from_pylist(rows, schema=schema), str(path), record_type="sequence_example")
     reference = tfsql.read_tfrecord(str(path), record_type="sequence_example")
@@ -432,8 +486,10 @@ def test_feature_list_sharing_a_context_name(tmp_path):
     native = native.read_all() if hasattr(native, "read_all") else native
     assert native.column_names == reference.column_names
     assert native.to_pylist() == reference.to_pylist()
-    named = con.sql(f"SELECT * FROM tfrecord_scan('{path}', record_type := 'sequence_example', columns := "
-                    "{'int_feature': 'BIGINT', 'int_feature__feature_list': 'BIGINT[][]'})").fetchall()
+    named = con.sql(
+        f"SELECT * FROM tfrecord_scan('{path}', record_type := 'sequence_example', columns := "
+        "{'int_feature': 'BIGINT', 'int_feature__feature_list': 'BIGINT[][]'})"
+    ).fetchall()
     assert named == [(0, [[0], [1, 2]]), (1, [[3]])]
     assert con.sql(f"SELECT count(*) FROM {scan}").fetchall() == [(2,)]
 
@@ -485,14 +541,19 @@ def test_tfds_layout_without_features_json(tmp_path):
 
 def test_tfds_features_json_goes_through_connect():
     con = native_connection()
-    with pytest.raises(duckdb.Error, match="features.json describes the columns .* run the query through "
-                                           r"tfsql.connect\(\)"):
+    with pytest.raises(
+        duckdb.Error,
+        match="features.json describes the columns .* run the query through "
+        r"tfsql.connect\(\)",
+    ):
         con.sql(f"SELECT * FROM tfrecord_scan('{TFDS_DIR}')").fetchall()
     ids = con.sql(f"SELECT id FROM tfrecord_scan('{TFDS_DIR}', columns := {{'id': 'BIGINT'}})").fetchall()
     assert sorted(ids) == sorted((row["id"],) for row in tfsql.read_tfrecord(str(TFDS_DIR)).to_pylist())
     front = tfsql.connect()
-    assert front.sql(f"SELECT split, count(*) FROM tfrecord_scan('{TFDS_DIR}') GROUP BY 1 ORDER BY 1").fetchall() \
-        == [("test", 3), ("train", 5)]
+    assert front.sql(f"SELECT split, count(*) FROM tfrecord_scan('{TFDS_DIR}') GROUP BY 1 ORDER BY 1").fetchall() == [
+        ("test", 3),
+        ("train", 5),
+    ]
 
 
 def test_records_with_a_split_feature_keep_it_natively(tmp_path):
@@ -521,14 +582,18 @@ def test_compressed_file_is_inflated_as_the_scan_goes(tmp_path):
     bad = 5_000
     data[offsets[bad] + 14] ^= 0xFF
     (tmp_path / "bad.tfrecord.gz").write_bytes(gzip.compress(bytes(data), 1))
-    with pytest.raises(duckdb.Error, match=f"data CRC mismatch in .*bad.tfrecord.gz, record {bad} at byte "
-                                           f"{offsets[bad]}"):
+    with pytest.raises(
+        duckdb.Error, match=f"data CRC mismatch in .*bad.tfrecord.gz, record {bad} at byte {offsets[bad]}"
+    ):
         con.sql(query.format(tmp_path / "bad.tfrecord.gz")).fetchall()
     skipped = con.sql(query.format(tmp_path / "bad.tfrecord.gz")[:-1] + ", ignore_errors := true)").fetchall()
     assert skipped == [(rows - 1, sum(range(rows)) - bad, expected[0][2] - len(pad[bad]))]
     data[offsets[bad] + 14] ^= 0xFF
-    truncated = gzip.compress(bytes(data[:offsets[5_500] + 30]), 1)
+    truncated = gzip.compress(bytes(data[: offsets[5_500] + 30]), 1)
     (tmp_path / "cut.tfrecord.gz").write_bytes(truncated)
-    with pytest.raises(duckdb.Error, match=f"truncated record in .*cut.tfrecord.gz, record 5500 at byte "
-                                           f"{offsets[5_500]}: the file ends 30 bytes into it"):
+    with pytest.raises(
+        duckdb.Error,
+        match=f"truncated record in .*cut.tfrecord.gz, record 5500 at byte "
+        f"{offsets[5_500]}: the file ends 30 bytes into it",
+    ):
         con.sql(query.format(tmp_path / "cut.tfrecord.gz")).fetchall()

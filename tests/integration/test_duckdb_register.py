@@ -20,14 +20,16 @@ N_ROWS = 360
 
 
 def make_table(n: int = N_ROWS) -> pa.Table:
-    return pa.table({
-        "id": pa.array(range(n), pa.int64()),
-        "label": pa.array([None if i % 13 == 0 else i % 5 for i in range(n)], pa.int64()),
-        "score": pa.array([(i * 29 % 97) / 2 for i in range(n)], pa.float32()),
-        "name": pa.array([None if i % 6 == 1 else f"name{i % 17}" for i in range(n)], pa.string()),
-        "split": pa.array([("train", "test", "valid")[i % 3] for i in range(n)], pa.string()),
-        "day": pa.array([i % 2 for i in range(n)], pa.int64()),
-    })
+    return pa.table(
+        {
+            "id": pa.array(range(n), pa.int64()),
+            "label": pa.array([None if i % 13 == 0 else i % 5 for i in range(n)], pa.int64()),
+            "score": pa.array([(i * 29 % 97) / 2 for i in range(n)], pa.float32()),
+            "name": pa.array([None if i % 6 == 1 else f"name{i % 17}" for i in range(n)], pa.string()),
+            "split": pa.array([("train", "test", "valid")[i % 3] for i in range(n)], pa.string()),
+            "day": pa.array([i % 2 for i in range(n)], pa.int64()),
+        }
+    )
 
 
 @pytest.fixture(scope="module")

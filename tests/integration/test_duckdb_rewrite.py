@@ -16,25 +16,37 @@ NAMES = ("tfrecord_scan", "read_tfrecord")
 
 
 def calls(sql):
-    return [(c.name, [(a.name, a.text) for a in c.args], c.has_alias, c.in_from)
-            for c in find_calls(sql, tokenize(sql), NAMES)]
+    return [
+        (c.name, [(a.name, a.text) for a in c.args], c.has_alias, c.in_from)
+        for c in find_calls(sql, tokenize(sql), NAMES)
+    ]
 
 
 def test_finds_calls_with_positional_and_named_arguments():
     sql = "SELECT * FROM tfrecord_scan(['a', 'b'], hive_partitioning := true, schema = {'x': 'BIGINT'}, n => 1 + 2) t"
-    assert calls(sql) == [("tfrecord_scan", [(None, "['a', 'b']"), ("hive_partitioning", "true"),
-                                             ("schema", "{'x': 'BIGINT'}"), ("n", "1 + 2")], True, True)]
+    assert calls(sql) == [
+        (
+            "tfrecord_scan",
+            [(None, "['a', 'b']"), ("hive_partitioning", "true"), ("schema", "{'x': 'BIGINT'}"), ("n", "1 + 2")],
+            True,
+            True,
+        )
+    ]
 
 
 def test_ignores_strings_comments_and_qualified_names():
-    sql = ("SELECT 'tfrecord_scan(1)', $$read_tfrecord('x')$$, E'tfrecord_scan(\\'y\\')' "
-           "-- tfrecord_scan('c')\n /* read_tfrecord('d') */ FROM s.tfrecord_scan('e'), t WHERE t.read_tfrecord = 1")
+    sql = (
+        "SELECT 'tfrecord_scan(1)', $$read_tfrecord('x')$$, E'tfrecord_scan(\\'y\\')' "
+        "-- tfrecord_scan('c')\n /* read_tfrecord('d') */ FROM s.tfrecord_scan('e'), t WHERE t.read_tfrecord = 1"
+    )
     assert calls(sql) == []
 
 
 def test_case_quotes_nesting_and_aliases():
-    sql = ('SELECT * FROM TFRECORD_SCAN(concat(\'a\', lower(\'B\'))) JOIN "read_tfrecord"(\'c\') AS r USING (id) '
-           "WHERE id IN (SELECT id FROM tfrecord_scan('d'))")
+    sql = (
+        "SELECT * FROM TFRECORD_SCAN(concat('a', lower('B'))) JOIN \"read_tfrecord\"('c') AS r USING (id) "
+        "WHERE id IN (SELECT id FROM tfrecord_scan('d'))"
+    )
     assert calls(sql) == [
         ("tfrecord_scan", [(None, "concat('a', lower('B'))")], False, True),
         ("read_tfrecord", [(None, "'c'")], True, True),
@@ -52,7 +64,10 @@ def test_unbalanced_call_is_an_error():
 def test_split_statements_with_duckdbs_parser():
     sql = "SELECT ';'; -- a; comment\nSELECT $$;$$ ;; SELECT 3"
     assert [" ".join(t.text for t in tokenize(s)) for s in split_statements(sql)] == [
-        "SELECT ';'", "SELECT $$;$$", "SELECT 3"]
+        "SELECT ';'",
+        "SELECT $$;$$",
+        "SELECT 3",
+    ]
     with pytest.raises(duckdb.ParserException, match=r"syntax error at or near \";\""):
         split_statements("SELECT count(*) FROM tfrecord_scan('x'; DROP TABLE victim; SELECT 'data')")
 
@@ -80,10 +95,16 @@ def test_one_splitter_for_the_connection_and_the_cli():
     from tfsql.cli.sqlscript import split_statements as split_script
 
     script = "SELECT E'it\\'s;'; /* a /* nested; */ still; */ SELECT 2 -- two;\n; SELECT '${x}'"
-    assert split_statements(script) == ["SELECT E'it\\'s;'", "/* a /* nested; */ still; */ SELECT 2 -- two;",
-                                         "SELECT '${x}'"]
+    assert split_statements(script) == [
+        "SELECT E'it\\'s;'",
+        "/* a /* nested; */ still; */ SELECT 2 -- two;",
+        "SELECT '${x}'",
+    ]
     assert [(s.line, s.sql) for s in split_script(script)] == [
-        (1, "SELECT E'it\\'s;'"), (1, "SELECT 2"), (2, "SELECT '${x}'")]
+        (1, "SELECT E'it\\'s;'"),
+        (1, "SELECT 2"),
+        (2, "SELECT '${x}'"),
+    ]
 
 
 # --------------------------------------------------------------------------------------

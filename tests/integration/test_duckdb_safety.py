@@ -42,8 +42,7 @@ def assert_nothing_else_ran(con):
 @pytest.mark.parametrize("value", SMUGGLED)
 @pytest.mark.parametrize("argument", [None, *SCAN_PARAMETERS])
 def test_no_scan_argument_runs_as_sql(con, tmp_path, argument, value):
-    call = (f"tfrecord_scan({value})" if argument is None
-            else f"tfrecord_scan('{tmp_path}/data', {argument} := {value})")
+    call = f"tfrecord_scan({value})" if argument is None else f"tfrecord_scan('{tmp_path}/data', {argument} := {value})"
     with pytest.raises(duckdb.Error) as info:
         con.sql(f"SELECT count(*) FROM {call}").fetchall()
     assert isinstance(info.value, (duckdb.ParserException, duckdb.BinderException)), str(info.value)
@@ -60,8 +59,13 @@ def test_no_copy_option_runs_as_sql(con, tmp_path, option, value):
     assert not (tmp_path / "out.tfrecord").exists()
 
 
-@pytest.mark.parametrize("path", ["('x.tfrecord'; DROP TABLE victim; SELECT 'y.tfrecord')",
-                                  "'x' || (SELECT nextval('victim_seq'))::VARCHAR || '.tfrecord'"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "('x.tfrecord'; DROP TABLE victim; SELECT 'y.tfrecord')",
+        "'x' || (SELECT nextval('victim_seq'))::VARCHAR || '.tfrecord'",
+    ],
+)
 def test_copy_path_does_not_run_as_sql(con, path, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(duckdb.Error):
@@ -72,15 +76,19 @@ def test_copy_path_does_not_run_as_sql(con, path, tmp_path, monkeypatch):
 
 def test_literal_forms_and_parameters_still_work(con, tmp_path):
     source = f"{tmp_path}/data"
-    assert con.sql(f"SELECT sum(x) FROM tfrecord_scan($${source}$$, infer_sample := -1, "
-                   f"columns := {{x: 'BIGINT'}}, glob := false)").fetchall() == [(6,)]
-    assert con.execute("SELECT sum(x) FROM tfrecord_scan([?], batch_size := ?) WHERE x > ?",
-                       [source, 2, 1]).fetchall() == [(5,)]
+    assert con.sql(
+        f"SELECT sum(x) FROM tfrecord_scan($${source}$$, infer_sample := -1, columns := {{x: 'BIGINT'}}, glob := false)"
+    ).fetchall() == [(6,)]
+    assert con.execute(
+        "SELECT sum(x) FROM tfrecord_scan([?], batch_size := ?) WHERE x > ?", [source, 2, 1]
+    ).fetchall() == [(5,)]
     con.execute("SET VARIABLE src = ?", [source])
     assert con.sql("SELECT count(*) FROM read_tfrecord(getvariable('src'))").fetchall() == [(3,)]
     target = tmp_path / "out"
-    rows = con.sql(f"COPY (SELECT 1 AS a) TO '{target}' (FORMAT 'tfrecord', ROWS_PER_FILE 1_0, "
-                   f"COMPRESSION_LEVEL 5, COMPRESSION $$gzip$$, OVERWRITE true, FILE_SIZE_BYTES '1MB')")
+    rows = con.sql(
+        f"COPY (SELECT 1 AS a) TO '{target}' (FORMAT 'tfrecord', ROWS_PER_FILE 1_0, "
+        f"COMPRESSION_LEVEL 5, COMPRESSION $$gzip$$, OVERWRITE true, FILE_SIZE_BYTES '1MB')"
+    )
     assert rows.fetchall() == [(1,)]
     assert con.sql(f"SELECT a FROM tfrecord_scan('{target}')").fetchall() == [(1,)]
     assert_nothing_else_ran(con)
@@ -102,13 +110,22 @@ def _flip_near_end(data: bytearray) -> bytes:
     return bytes(data)
 
 
-@pytest.mark.parametrize("change, expected", [
-    (_flip_near_end, r"^Invalid Input Error: tfrecord_scan: data CRC mismatch in .*part-00000-of-00001\.tfrecord, "
-                     r"record 9999\d at byte \d+: the record is corrupt \(add on_corrupt := 'skip' or "
-                     r"ignore_errors := true to the tfrecord_scan call to skip it\)$"),
-    (lambda data: bytes(data[:-7]), r"^Invalid Input Error: tfrecord_scan: .*truncated.* in .*part-00000-of-00001"
-                                    r"\.tfrecord, record 99999 at byte \d+"),
-])
+@pytest.mark.parametrize(
+    "change, expected",
+    [
+        (
+            _flip_near_end,
+            r"^Invalid Input Error: tfrecord_scan: data CRC mismatch in .*part-00000-of-00001\.tfrecord, "
+            r"record 9999\d at byte \d+: the record is corrupt \(add on_corrupt := 'skip' or "
+            r"ignore_errors := true to the tfrecord_scan call to skip it\)$",
+        ),
+        (
+            lambda data: bytes(data[:-7]),
+            r"^Invalid Input Error: tfrecord_scan: .*truncated.* in .*part-00000-of-00001"
+            r"\.tfrecord, record 99999 at byte \d+",
+        ),
+    ],
+)
 def test_data_error_after_the_first_batch_is_one_clean_duckdb_error(tmp_path, change, expected):
     source = _damaged(tmp_path, change)
     with connect(extension=False) as connection:  # the Arrow path; the extension's: below
@@ -123,16 +140,26 @@ def test_data_error_after_the_first_batch_is_one_clean_duckdb_error(tmp_path, ch
             connection.execute(f"SELECT sum(x) FROM tfrecord_scan('{source}', infer_sample := 10)").fetchall()
         with pytest.raises(ScanDataError, match=expected):
             relation = connection.sql(f"SELECT x FROM tfrecord_scan('{source}', infer_sample := 10)")
-            relation.to_arrow_reader(1000).read_all() if hasattr(relation, "to_arrow_reader") \
-                else relation.fetch_arrow_reader(1000).read_all()
+            relation.to_arrow_reader(1000).read_all() if hasattr(
+                relation, "to_arrow_reader"
+            ) else relation.fetch_arrow_reader(1000).read_all()
 
 
-@pytest.mark.parametrize("change, expected", [
-    (_flip_near_end, r"^Invalid Input Error: data CRC mismatch in .*part-00000-of-00001\.tfrecord, record 9999\d "
-                     r"at byte \d+: the record is corrupt \(pass ignore_errors := true to skip it\)$"),
-    (lambda data: bytes(data[:-7]), r"^Invalid Input Error: truncated record in .*part-00000-of-00001\.tfrecord, "
-                                    r"record 99999 at byte \d+: the file ends \d+ bytes into it"),
-])
+@pytest.mark.parametrize(
+    "change, expected",
+    [
+        (
+            _flip_near_end,
+            r"^Invalid Input Error: data CRC mismatch in .*part-00000-of-00001\.tfrecord, record 9999\d "
+            r"at byte \d+: the record is corrupt \(pass ignore_errors := true to skip it\)$",
+        ),
+        (
+            lambda data: bytes(data[:-7]),
+            r"^Invalid Input Error: truncated record in .*part-00000-of-00001\.tfrecord, "
+            r"record 99999 at byte \d+: the file ends \d+ bytes into it",
+        ),
+    ],
+)
 def test_data_error_in_the_extension_is_one_clean_duckdb_error(tmp_path, change, expected):
     if not extension_available():
         pytest.skip("tfsql was built without its DuckDB extension")
@@ -147,8 +174,11 @@ def test_invalid_utf8_is_a_clean_duckdb_error(tmp_path):
     directory = tmp_path / "utf8"
     tfsql.write_tfrecord(pa.table({"s": [b"ok"] * 9 + [b"\xff\xfe"]}), str(directory), num_shards=1)
     with connect() as connection:
-        with pytest.raises(ScanDataError, match=r"^Invalid Input Error: tfrecord_scan: feature 's' in .*"
-                                                r"part-00000-of-00001\.tfrecord, record 9 .*Invalid UTF8") as info:
+        with pytest.raises(
+            ScanDataError,
+            match=r"^Invalid Input Error: tfrecord_scan: feature 's' in .*"
+            r"part-00000-of-00001\.tfrecord, record 9 .*Invalid UTF8",
+        ) as info:
             connection.sql(f"SELECT s FROM tfrecord_scan('{directory}', columns := {{'s': 'VARCHAR'}})").fetchall()
         assert "Traceback" not in str(info.value)
 

@@ -26,7 +26,12 @@ def example(name: str):
 
 def test_every_example_is_tested():
     assert sorted(p.stem for p in EXAMPLES.glob("*.py")) == [
-        "coco_images", "duckdb_end_to_end", "numpy_training_loop", "polars_end_to_end", "read_tensorflow_files"]
+        "coco_images",
+        "duckdb_end_to_end",
+        "numpy_training_loop",
+        "polars_end_to_end",
+        "read_tensorflow_files",
+    ]
 
 
 def test_polars_end_to_end(tmp_path, capsys):
@@ -72,7 +77,7 @@ def test_coco_png_encoder_writes_valid_pngs():
     assert module["png_size"](data) == (3, 2)
     idat_length = int.from_bytes(data[33:37], "big")
     assert data[37:41] == b"IDAT"
-    assert zlib.decompress(data[41:41 + idat_length]) == b"\x00" + pixels[0].tobytes() + b"\x00" + pixels[1].tobytes()
+    assert zlib.decompress(data[41 : 41 + idat_length]) == b"\x00" + pixels[0].tobytes() + b"\x00" + pixels[1].tobytes()
 
 
 @pytest.mark.skipif(not (REPO / "tests/data/tensorflow/tabular.tfrecord").exists(), reason="no golden files")
@@ -99,8 +104,12 @@ def test_numpy_training_loop(tmp_path, capsys):
 
 def test_an_example_runs_as_a_script(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    done = subprocess.run([sys.executable, str(EXAMPLES / "numpy_training_loop.py"), str(tmp_path)],
-                          capture_output=True, text=True, env=env)
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / "numpy_training_loop.py"), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert done.returncode == 0, done.stderr
     assert "test accuracy" in done.stdout
     assert tfsql.dataset(str(tmp_path / "reviews")).count_rows() == 6000

@@ -41,8 +41,12 @@ def file_bytes(name: str) -> bytes:
 
 def test_golden_files_are_present():
     assert GOLDEN == [
-        "empty.tfrecord", "proto3_edge_cases.tfrecord", "sequence.tfrecord",
-        "tabular.tfrecord", "tabular.tfrecord.gz", "tabular.tfrecord.zz",
+        "empty.tfrecord",
+        "proto3_edge_cases.tfrecord",
+        "sequence.tfrecord",
+        "tabular.tfrecord",
+        "tabular.tfrecord.gz",
+        "tabular.tfrecord.zz",
         "wire_variants.tfrecord",
     ]
 
@@ -54,8 +58,7 @@ def type_name(t: pa.DataType) -> str:
     """The json's type grammar: int64, float32, string, binary, list<...>."""
     if pa.types.is_list(t):
         return f"list<{type_name(t.value_type)}>"
-    names = {pa.int64(): "int64", pa.float32(): "float32", pa.string(): "string",
-             pa.binary(): "binary"}
+    names = {pa.int64(): "int64", pa.float32(): "float32", pa.string(): "string", pa.binary(): "binary"}
     return names.get(t, f"unexpected {t}")
 
 
@@ -66,10 +69,9 @@ def arrow_cells(array: pa.Array) -> list:
     if pa.types.is_list(t):
         offsets = array.offsets.to_pylist()
         children = arrow_cells(array.values)
-        return [None if nulls[i] else children[offsets[i]:offsets[i + 1]]
-                for i in range(len(array))]
+        return [None if nulls[i] else children[offsets[i] : offsets[i + 1]] for i in range(len(array))]
     if pa.types.is_float32(t):
-        bits = np.frombuffer(array.buffers()[1], "<u4")[array.offset:array.offset + len(array)]
+        bits = np.frombuffer(array.buffers()[1], "<u4")[array.offset : array.offset + len(array)]
         return [None if nulls[i] else f"{int(bits[i]):08x}" for i in range(len(array))]
     values = array.to_pylist()
     if pa.types.is_binary(t):
@@ -94,7 +96,7 @@ def length_delimited(data: bytes):
             pos += 4
         elif wire_type == 2:
             length, pos = read_varint(data, pos)
-            yield number, data[pos:pos + length]
+            yield number, data[pos : pos + length]
             pos += length
         elif wire_type == 3:  # a group: skip to its end tag
             depth = 1
@@ -122,7 +124,7 @@ def first_seen_order(stream: bytes, record_type: str) -> list:
     pos = 0
     while pos < len(stream):
         (length,) = np.frombuffer(stream, "<u8", count=1, offset=pos).tolist()
-        payload = stream[pos + 12:pos + 12 + length]
+        payload = stream[pos + 12 : pos + 12 + length]
         pos += 12 + length + 4
         for number, section in length_delimited(payload):
             if number not in sections:
@@ -160,8 +162,7 @@ def read_tfrecord():
 @pytest.mark.parametrize("name", GOLDEN)
 def test_read_tfrecord_reads_golden_file_exactly(name):
     want = expected(name)
-    table = read_tfrecord()(str(DATA / name), record_type=want["record_type"],
-                            compression=want["compression"])
+    table = read_tfrecord()(str(DATA / name), record_type=want["record_type"], compression=want["compression"])
     assert isinstance(table, pa.Table)
     assert table.num_rows == want["num_records"]
     assert sorted(table.column_names) == sorted(want["columns"])
@@ -174,8 +175,7 @@ def test_read_tfrecord_reads_golden_file_exactly(name):
 @pytest.mark.parametrize("name", GOLDEN)
 def test_read_tfrecord_column_order_is_first_seen(name):
     want = expected(name)
-    table = read_tfrecord()(str(DATA / name), record_type=want["record_type"],
-                            compression=want["compression"])
+    table = read_tfrecord()(str(DATA / name), record_type=want["record_type"], compression=want["compression"])
     assert table.column_names == want["column_order"]
 
 
@@ -187,7 +187,8 @@ def test_read_tfrecord_infers_compression_from_magic_bytes(name):
     assert table.schema == plain.schema
     for column_name in plain.column_names:
         assert arrow_cells(table.column(column_name).combine_chunks()) == arrow_cells(
-            plain.column(column_name).combine_chunks())
+            plain.column(column_name).combine_chunks()
+        )
 
 
 # --------------------------------------------------------------------------- reference codec
@@ -213,9 +214,8 @@ def buffer_cells(decoded: tuple, n: int, kind: int, shape: int, base: str) -> li
 
     if kind == ref.BYTES:
         vo = np.frombuffer(value_offsets, "<i4").tolist()
-        leaves = [bytes(values[vo[k]:vo[k + 1]]) for k in range(len(vo) - 1)]
-        leaves = [v.decode("utf-8") if base == "string" else base64.b64encode(v).decode("ascii")
-                  for v in leaves]
+        leaves = [bytes(values[vo[k] : vo[k + 1]]) for k in range(len(vo) - 1)]
+        leaves = [v.decode("utf-8") if base == "string" else base64.b64encode(v).decode("ascii") for v in leaves]
     elif kind == ref.FLOAT:
         leaves = [f"{b:08x}" for b in np.frombuffer(values, "<u4").tolist()]
     else:
@@ -224,20 +224,16 @@ def buffer_cells(decoded: tuple, n: int, kind: int, shape: int, base: str) -> li
         return [leaves[i] if valid(validity, i) else None for i in range(n)]
     outer_offsets = np.frombuffer(outer, "<i4").tolist()
     if shape == ref.LIST:
-        return [leaves[outer_offsets[i]:outer_offsets[i + 1]] if valid(validity, i) else None
-                for i in range(n)]
+        return [leaves[outer_offsets[i] : outer_offsets[i + 1]] if valid(validity, i) else None for i in range(n)]
     inner = np.frombuffer(inner_offsets, "<i4").tolist()
-    steps = [leaves[inner[j]:inner[j + 1]] if valid(inner_validity, j) else None
-             for j in range(len(inner) - 1)]
-    return [steps[outer_offsets[i]:outer_offsets[i + 1]] if valid(validity, i) else None
-            for i in range(n)]
+    steps = [leaves[inner[j] : inner[j + 1]] if valid(inner_validity, j) else None for j in range(len(inner) - 1)]
+    return [steps[outer_offsets[i] : outer_offsets[i + 1]] if valid(validity, i) else None for i in range(n)]
 
 
 @pytest.mark.parametrize("name", GOLDEN)
 def test_reference_codec_decodes_golden_file_exactly(name):
     want = expected(name)
-    record_type = {"example": ref.EXAMPLE, "sequence_example": ref.SEQUENCE_EXAMPLE}[
-        want["record_type"]]
+    record_type = {"example": ref.EXAMPLE, "sequence_example": ref.SEQUENCE_EXAMPLE}[want["record_type"]]
     stream = file_bytes(name)
     offsets, lengths, end, status = ref.scan_frames(stream)
     assert (end, status, len(offsets) // 8) == (len(stream), ref.FRAME_OK, want["num_records"])

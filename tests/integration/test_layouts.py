@@ -50,18 +50,26 @@ def tfx_dir(tmp_path_factory) -> Path:
 
 def test_tfds_directory_reads_every_split_with_features_json_schema():
     ds = tfsql.dataset(str(TFDS_DIR))
-    assert [os.path.basename(f) for f in ds.files] == ["tiny_shapes-test.tfrecord-00000-of-00001",
-                                                       "tiny_shapes-train.tfrecord-00000-of-00001"]
+    assert [os.path.basename(f) for f in ds.files] == [
+        "tiny_shapes-test.tfrecord-00000-of-00001",
+        "tiny_shapes-train.tfrecord-00000-of-00001",
+    ]
     schema = ds.schema
     assert [(f.name, str(f.type)) for f in schema] == [
-        ("caption", "string"), ("id", "int64"), ("image", "binary"), ("label", "int64"),
-        ("vec", "list<item: float>"), ("split", "string")]
+        ("caption", "string"),
+        ("id", "int64"),
+        ("image", "binary"),
+        ("label", "int64"),
+        ("vec", "list<item: float>"),
+        ("split", "string"),
+    ]
     assert json.loads(schema.field("label").metadata[b"tfds.class_names"]) == ["circle", "square", "triangle"]
     assert json.loads(schema.field("image").metadata[b"tfds.feature"])["pythonClassName"].endswith("Image")
     rows = sorted(ds.to_table().to_pylist(), key=lambda r: r["id"])
     expected = sorted(({**r, "split": split} for split, rs in EXPECTED.items() for r in rs), key=lambda r: r["id"])
     assert [{k: v for k, v in r.items() if k != "image"} for r in rows] == [
-        {k: v for k, v in r.items() if k != "image_png_bytes"} for r in expected]
+        {k: v for k, v in r.items() if k != "image_png_bytes"} for r in expected
+    ]
     assert [len(r["image"]) for r in rows] == [r["image_png_bytes"] for r in expected]
     assert all(r["image"].startswith(b"\x89PNG") for r in rows)
 
@@ -85,8 +93,9 @@ def test_tfds_directory_through_polars_duckdb_and_cli(capsys):
     got = lf.filter(pl.col("split") == "test").select("id").collect()["id"].sort().to_list()
     assert got == TEST_IDS
     con = tfsql.connect()
-    assert con.sql(f"SELECT split, count(*), sum(label) FROM tfrecord_scan('{TFDS_DIR}') GROUP BY 1 ORDER BY 1"
-                   ).fetchall() == [("test", 3, 3), ("train", 5, 4)]
+    assert con.sql(
+        f"SELECT split, count(*), sum(label) FROM tfrecord_scan('{TFDS_DIR}') GROUP BY 1 ORDER BY 1"
+    ).fetchall() == [("test", 3, 3), ("train", 5, 4)]
     assert main(["count", str(TFDS_DIR)]) == 0  # the JSON metadata is not read as records
     assert capsys.readouterr().out.split()[0] == "8"
     assert main(["schema", str(TFDS_DIR), "--json"]) == 0
@@ -112,15 +121,22 @@ def test_tfx_split_directories_give_a_split_column(tfx_dir, capsys):
     ds = tfsql.dataset(str(tfx_dir))
     assert ds.schema.names == ["id", "split"]
     assert sorted(ds.to_table().to_pylist(), key=lambda r: r["id"]) == [
-        {"id": 1, "split": "train"}, {"id": 2, "split": "train"}, {"id": 3, "split": "train"},
-        {"id": 10, "split": "eval"}, {"id": 11, "split": "eval"}]
+        {"id": 1, "split": "train"},
+        {"id": 2, "split": "train"},
+        {"id": 3, "split": "train"},
+        {"id": 10, "split": "eval"},
+        {"id": 11, "split": "eval"},
+    ]
     assert [os.path.relpath(f, tfx_dir) for f in ds.scanner(filter=pc.field("split") == "eval").files] == [
-        "Split-eval/data_tfrecord-00000-of-00001.gz"]
+        "Split-eval/data_tfrecord-00000-of-00001.gz"
+    ]
     got = tfsql.polars.scan_tfrecord(str(tfx_dir)).filter(pl.col("split") == "eval").collect()["id"].to_list()
     assert sorted(got) == [10, 11]
     con = tfsql.connect()
     assert con.sql(f"SELECT split, sum(id) FROM tfrecord_scan('{tfx_dir}') GROUP BY 1 ORDER BY 1").fetchall() == [
-        ("eval", 21), ("train", 6)]
+        ("eval", 21),
+        ("train", 6),
+    ]
     assert main(["head", str(tfx_dir), "-n", "5", "-f", "csv"]) == 0
     out = capsys.readouterr().out
     assert out.splitlines()[0] == "id,split" and "10,eval" in out
@@ -137,14 +153,24 @@ def test_records_with_a_split_feature_keep_it(tmp_path):
 
 
 def test_tfds_write_layout_and_metadata(tmp_path):
-    table = pa.table({"x": [1, 2, 3, 4, 5], "v": [[1.5], [2.0, 3.0], [], [4.0], [5.0]],
-                      "split": ["train", "test", "train", "train", "test"]})
+    table = pa.table(
+        {
+            "x": [1, 2, 3, 4, 5],
+            "v": [[1.5], [2.0, 3.0], [], [4.0], [5.0]],
+            "split": ["train", "test", "train", "train", "test"],
+        }
+    )
     target = tmp_path / "my_ds" / "2.1.0"
     result = tfsql.write_tfrecord(table, str(target), tfds="my_ds", num_shards=2)
     assert sorted(os.listdir(target)) == [
-        "_SUCCESS", "dataset_info.json", "features.json",
-        "my_ds-test.tfrecord-00000-of-00002", "my_ds-test.tfrecord-00001-of-00002",
-        "my_ds-train.tfrecord-00000-of-00002", "my_ds-train.tfrecord-00001-of-00002"]
+        "_SUCCESS",
+        "dataset_info.json",
+        "features.json",
+        "my_ds-test.tfrecord-00000-of-00002",
+        "my_ds-test.tfrecord-00001-of-00002",
+        "my_ds-train.tfrecord-00000-of-00002",
+        "my_ds-train.tfrecord-00001-of-00002",
+    ]
     assert [f.rows for f in result.files] == [2, 1, 1, 1]
     info = json.loads((target / "dataset_info.json").read_text())
     assert info["name"] == "my_ds" and info["version"] == "2.1.0" and info["fileFormat"] == "tfrecord"
@@ -175,21 +201,47 @@ def test_tfds_round_trip_keeps_features(tmp_path):
     back = tfsql.dataset(str(target)).to_table()
     assert back.schema == source.schema
     assert sorted(back.to_pylist(), key=operator.itemgetter("id")) == sorted(
-        source.to_pylist(), key=operator.itemgetter("id"))
+        source.to_pylist(), key=operator.itemgetter("id")
+    )
 
 
 def test_tfds_write_from_copy_and_cli(tmp_path, capsys):
     con = tfsql.connect()
-    con.sql(f"COPY (SELECT range AS x, CASE WHEN range < 3 THEN 'train' ELSE 'test' END AS split FROM range(5)) "
-            f"TO '{tmp_path}/sql_ds/1.0.0' (FORMAT tfrecord, TFDS 'sql_ds', NUM_SHARDS 2)")
+    con.sql(
+        f"COPY (SELECT range AS x, CASE WHEN range < 3 THEN 'train' ELSE 'test' END AS split FROM range(5)) "
+        f"TO '{tmp_path}/sql_ds/1.0.0' (FORMAT tfrecord, TFDS 'sql_ds', NUM_SHARDS 2)"
+    )
     assert sorted(os.listdir(tmp_path / "sql_ds" / "1.0.0")) == [
-        "_SUCCESS", "dataset_info.json", "features.json",
-        "sql_ds-test.tfrecord-00000-of-00002", "sql_ds-test.tfrecord-00001-of-00002",
-        "sql_ds-train.tfrecord-00000-of-00002", "sql_ds-train.tfrecord-00001-of-00002"]
-    assert main(["sql", "SELECT 1 AS x, 'valid' AS split", "-o", str(tmp_path / "cli_ds"), "--format", "tfrecord",
-                 "--tfds", "cli_ds", "-q"]) == 0
+        "_SUCCESS",
+        "dataset_info.json",
+        "features.json",
+        "sql_ds-test.tfrecord-00000-of-00002",
+        "sql_ds-test.tfrecord-00001-of-00002",
+        "sql_ds-train.tfrecord-00000-of-00002",
+        "sql_ds-train.tfrecord-00001-of-00002",
+    ]
+    assert (
+        main(
+            [
+                "sql",
+                "SELECT 1 AS x, 'valid' AS split",
+                "-o",
+                str(tmp_path / "cli_ds"),
+                "--format",
+                "tfrecord",
+                "--tfds",
+                "cli_ds",
+                "-q",
+            ]
+        )
+        == 0
+    )
     assert sorted(os.listdir(tmp_path / "cli_ds")) == [
-        "_SUCCESS", "cli_ds-valid.tfrecord-00000-of-00001", "dataset_info.json", "features.json"]
+        "_SUCCESS",
+        "cli_ds-valid.tfrecord-00000-of-00001",
+        "dataset_info.json",
+        "features.json",
+    ]
     assert tfsql.read_tfrecord(str(tmp_path / "cli_ds")).to_pylist() == [{"x": 1, "split": "valid"}]
 
 
@@ -217,27 +269,35 @@ _LOAD = textwrap.dedent("""
 @pytest.mark.tensorflow
 @pytest.mark.skipif(_tfds_python() is None, reason="needs tensorflow_datasets (or TFSQL_TFDS_PYTHON)")
 def test_tfds_layout_write_loads_with_builder_from_directory(tmp_path):
-    table = pa.table({
-        "id": pa.array([1, 2, 3, 4, 5], pa.int64()),
-        "score": pa.array([0.5, -1.25, 2.0, 3.5, 0.0], pa.float32()),
-        "tokens": [[1, 2], [], [3], [4, 5, 6], [7]],
-        "text": ["a", "bé", "c", "d", "e"],
-        "blob": [b"\x00\x01", b"", b"x", b"\xff", b"y"],
-        "split": ["train", "test", "train", "train", "test"],
-    })
+    table = pa.table(
+        {
+            "id": pa.array([1, 2, 3, 4, 5], pa.int64()),
+            "score": pa.array([0.5, -1.25, 2.0, 3.5, 0.0], pa.float32()),
+            "tokens": [[1, 2], [], [3], [4, 5, 6], [7]],
+            "text": ["a", "bé", "c", "d", "e"],
+            "blob": [b"\x00\x01", b"", b"x", b"\xff", b"y"],
+            "split": ["train", "test", "train", "train", "test"],
+        }
+    )
     source = tfsql.dataset(str(TFDS_DIR)).to_table()
     tfsql.write_tfrecord(table, str(tmp_path / "mine" / "1.0.0"), tfds="mine", num_shards=2)
     tfsql.write_tfrecord(source, str(tmp_path / "tiny_shapes" / "1.0.0"), tfds="tiny_shapes")
     python = _tfds_python()
     for name in ("mine", "tiny_shapes"):
-        done = subprocess.run([python, "-c", _LOAD, str(tmp_path / name / "1.0.0")], capture_output=True, check=False,
-                              text=True, timeout=600)
+        done = subprocess.run(
+            [python, "-c", _LOAD, str(tmp_path / name / "1.0.0")],
+            capture_output=True,
+            check=False,
+            text=True,
+            timeout=600,
+        )
         assert done.returncode == 0, done.stderr[-3000:]
         loaded = json.loads(done.stdout.strip().splitlines()[-1])
         if name == "mine":
             for split in ("train", "test"):
-                expected = [{k: v for k, v in r.items() if k != "split"} for r in table.to_pylist()
-                            if r["split"] == split]
+                expected = [
+                    {k: v for k, v in r.items() if k != "split"} for r in table.to_pylist() if r["split"] == split
+                ]
                 for r in expected:
                     r["text"] = r["text"].encode().decode("latin-1")
                     r["blob"] = r["blob"].decode("latin-1")
@@ -246,7 +306,8 @@ def test_tfds_layout_write_loads_with_builder_from_directory(tmp_path):
             for split, rows in EXPECTED.items():
                 got = sorted(loaded[split], key=lambda r: r["id"])
                 assert [(r["id"], r["label"], r["vec"], r["caption"]) for r in got] == [
-                    (r["id"], r["label"], r["vec"], r["caption"]) for r in rows]
+                    (r["id"], r["label"], r["vec"], r["caption"]) for r in rows
+                ]
                 # the image feature decodes the PNG bytes back to the 4x4x1 pixels
                 assert [len(r["image"]) for r in got] == [4] * len(rows)
 
@@ -262,14 +323,22 @@ def test_features_json_it_cannot_describe_falls_back_to_inference(tmp_path):
         (copy / p.name).write_bytes(p.read_bytes())
     document = json.loads((copy / "features.json").read_text())
     features = document["featuresDict"]["features"]
-    features["id"] = {"pythonClassName": "tensorflow_datasets.core.features.sequence_feature.Sequence",
-                      "sequence": {"length": "-1"}}
+    features["id"] = {
+        "pythonClassName": "tensorflow_datasets.core.features.sequence_feature.Sequence",
+        "sequence": {"length": "-1"},
+    }
     features["absent"] = {"pythonClassName": "tensorflow_datasets.core.features.text_feature.Text", "text": {}}
     (copy / "features.json").write_text(json.dumps(document))
     schema = tfsql.dataset(str(copy)).schema
     assert {f.name: str(f.type) for f in schema} == {
-        "caption": "string", "id": "int64", "image": "binary", "label": "int64",
-        "vec": "list<item: float>", "absent": "string", "split": "string"}
+        "caption": "string",
+        "id": "int64",
+        "image": "binary",
+        "label": "int64",
+        "vec": "list<item: float>",
+        "absent": "string",
+        "split": "string",
+    }
     assert schema.names[-2:] == ["absent", "split"]  # described but never seen: after the inferred ones
     assert schema.field("id").metadata is None  # inferred, not described
     assert tfsql.dataset(str(copy)).to_table(columns=["absent"]).column("absent").null_count == 8

@@ -31,10 +31,7 @@ def _run(code: str) -> dict:
 
 
 def test_import_tfsql_imports_no_engine():
-    out = _run(
-        "import sys, json, tfsql\n"
-        f"print(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))"
-    )
+    out = _run(f"import sys, json, tfsql\nprint(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))")
     assert out == []
 
 
@@ -52,10 +49,7 @@ def test_lazy_attributes_resolve_to_the_submodules():
 
 
 def test_unknown_attribute_is_an_attribute_error():
-    out = _run(
-        "import json, tfsql\n"
-        "try:\n    tfsql.nope\nexcept AttributeError as e:\n    print(json.dumps(str(e)))"
-    )
+    out = _run("import json, tfsql\ntry:\n    tfsql.nope\nexcept AttributeError as e:\n    print(json.dumps(str(e)))")
     assert out == "module 'tfsql' has no attribute 'nope'"
 
 
@@ -111,6 +105,8 @@ def test_a_failing_attach_warns_and_polars_still_imports():
     assert out == [
         1,
         False,
-        ["tfsql could not attach to Polars (RuntimeError: unsupported polars); "
-         "pl.scan_tfrecord is unavailable, use tfsql.scan_tfrecord"],
+        [
+            "tfsql could not attach to Polars (RuntimeError: unsupported polars); "
+            "pl.scan_tfrecord is unavailable, use tfsql.scan_tfrecord"
+        ],
     ]

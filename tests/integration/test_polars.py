@@ -137,26 +137,32 @@ QUERIES = {
     "slice": lambda lf: lf.slice(10, 20).select("id", "split"),
     "filter_then_head": lambda lf: lf.filter(pl.col("label") == 2).head(4).select("id"),
     "head_then_filter": lambda lf: lf.head(40).filter(pl.col("label") == 1).select("id"),
-    "group_by_agg": lambda lf: lf.group_by("split", "label")
-    .agg(pl.len().alias("n"), pl.col("score").mean().alias("mean"), pl.col("id").max())
-    .sort("split", "label"),
+    "group_by_agg": lambda lf: (
+        lf.group_by("split", "label")
+        .agg(pl.len().alias("n"), pl.col("score").mean().alias("mean"), pl.col("id").max())
+        .sort("split", "label")
+    ),
     "group_by_partition": lambda lf: lf.group_by("shard").agg(pl.col("score").sum()).sort("shard"),
-    "self_join": lambda lf: lf.filter(pl.col("split") == "train")
-    .select("id", "label")
-    .join(lf.filter(pl.col("label") == 1).select("id", "name"), on="id")
-    .sort("id"),
-    "join_in_memory": lambda lf: lf.join(
-        pl.LazyFrame({"label": [0, 1, 2], "word": ["zero", "one", "two"]}), on="label", how="inner"
-    )
-    .select("id", "word")
-    .sort("id"),
+    "self_join": lambda lf: (
+        lf.filter(pl.col("split") == "train")
+        .select("id", "label")
+        .join(lf.filter(pl.col("label") == 1).select("id", "name"), on="id")
+        .sort("id")
+    ),
+    "join_in_memory": lambda lf: (
+        lf.join(pl.LazyFrame({"label": [0, 1, 2], "word": ["zero", "one", "two"]}), on="label", how="inner")
+        .select("id", "word")
+        .sort("id")
+    ),
     "sort_head": lambda lf: lf.sort("score", "id", descending=[True, False]).head(5).select("id", "score"),
     "len": lambda lf: lf.select(pl.len()),
     "len_filtered_partition": lambda lf: lf.filter(pl.col("split") == "test").select(pl.len()),
     "len_filtered_data": lambda lf: lf.filter(pl.col("score") < 0.1).select(pl.len()),
-    "computed_columns": lambda lf: lf.with_columns(double=pl.col("score") * 2, tag=pl.col("split") + "_x")
-    .filter(pl.col("double") > 1.5)
-    .select("id", "double", "tag"),
+    "computed_columns": lambda lf: (
+        lf.with_columns(double=pl.col("score") * 2, tag=pl.col("split") + "_x")
+        .filter(pl.col("double") > 1.5)
+        .select("id", "double", "tag")
+    ),
     "list_len": lambda lf: lf.select("id", pl.col("tags").list.len().alias("n_tags")).filter(pl.col("n_tags") > 1),
     "list_filter": lambda lf: lf.filter(pl.col("tags").list.contains("beta")).select("id"),
     "explode": lambda lf: lf.filter(pl.col("shard") == 0).select("id", "tags").explode("tags"),
@@ -228,8 +234,7 @@ def test_partition_filter_opens_only_matching_files(engine, data_dir, opened):
     lf = pl.scan_tfrecord(data_dir)
     opened.clear()  # inference opened files too
     got = (
-        lf
-        .filter((pl.col("split") == "test") & (pl.col("shard") != 0) & (pl.col("label") >= 0))
+        lf.filter((pl.col("split") == "test") & (pl.col("shard") != 0) & (pl.col("label") >= 0))
         .select("id")
         .collect(engine=engine)
     )
@@ -363,7 +368,10 @@ def test_user_schema_errors(data_dir):
         pl.scan_tfrecord(data_dir, schema={"id": "int"})
     with pytest.raises(TypeError, match="schema must be a dict of name -> Polars or pyarrow type"):
         pl.scan_tfrecord(data_dir, schema=[("id", pl.Int64)])
-    with pytest.raises(SOURCE_ERROR, match=r"'label' in .*, record 0 holds 1 value, but the requested type fixed_size_list<item: int64>\[3\] needs exactly 3"):
+    with pytest.raises(
+        SOURCE_ERROR,
+        match=r"'label' in .*, record 0 holds 1 value, but the requested type fixed_size_list<item: int64>\[3\] needs exactly 3",
+    ):
         pl.scan_tfrecord(data_dir, schema={"label": pl.Array(pl.Int64, 3)}, extra_columns="ignore").collect()
 
 
@@ -376,7 +384,13 @@ def test_include_file_paths(data_dir):
 
 def test_hive_partitioning_false_drops_partition_columns(data_dir):
     assert pl.scan_tfrecord(data_dir, hive_partitioning=False).collect_schema().names() == [
-        "id", "label", "score", "name", "opt", "tags", "emb",
+        "id",
+        "label",
+        "score",
+        "name",
+        "opt",
+        "tags",
+        "emb",
     ]
 
 
@@ -433,7 +447,9 @@ def test_attach_leaves_a_foreign_scan_tfrecord_alone(monkeypatch):
         return None
 
     monkeypatch.setattr(pl, "scan_tfrecord", foreign)
-    with pytest.warns(UserWarning, match=r"polars.scan_tfrecord already exists \(from test_polars\); tfsql leaves it alone"):
+    with pytest.warns(
+        UserWarning, match=r"polars.scan_tfrecord already exists \(from test_polars\); tfsql leaves it alone"
+    ):
         tfpl.attach()
     assert pl.scan_tfrecord is foreign
 

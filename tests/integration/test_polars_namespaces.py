@@ -93,11 +93,7 @@ def test_sink_streams_a_query_into_files(tmp_path, chunk_size):
     result = lf.tfrecord.sink(str(tmp_path / "out"), partition_by=["split"], **options)
     assert result.rows == 125
     expected = lf.collect()
-    got = (
-        pl.scan_tfrecord(str(tmp_path / "out"), schema=expected.drop("split").schema)
-        .sort("id")
-        .collect()
-    )
+    got = pl.scan_tfrecord(str(tmp_path / "out"), schema=expected.drop("split").schema).sort("id").collect()
     assert_frame_equal(got, expected.select(got.columns))
 
 

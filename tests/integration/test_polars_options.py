@@ -98,7 +98,10 @@ def test_read_tfrecord_takes_scan_tfrecords_parameters():
     assert set(scan) - set(read) == SCAN_ONLY
     for name in set(scan) - SCAN_ONLY:
         assert (read[name].default, read[name].annotation, read[name].kind) == (
-            scan[name].default, scan[name].annotation, scan[name].kind), name
+            scan[name].default,
+            scan[name].annotation,
+            scan[name].kind,
+        ), name
 
 
 @pytest.mark.parametrize("function", [tp.scan_tfrecord], ids=["scan"])
@@ -187,8 +190,11 @@ def test_parallel(both, monkeypatch):
 
 def test_use_statistics_reads_the_same(both):
     tf, _ = both
-    assert pl.scan_tfrecord(tf, use_statistics=False).collect().sort("id").equals(
-        pl.scan_tfrecord(tf).collect().sort("id")
+    assert (
+        pl.scan_tfrecord(tf, use_statistics=False)
+        .collect()
+        .sort("id")
+        .equals(pl.scan_tfrecord(tf).collect().sort("id"))
     )
 
 
@@ -265,10 +271,25 @@ def test_low_memory_decodes_in_one_thread(both, monkeypatch):
 
 def test_tfrecord_options_reach_the_dataset_as_given(both, monkeypatch):
     tf, _ = both
-    given = {"record_type": "example", "compression": None, "verify_checksums": False, "on_corrupt": "skip",
-             "hive_partitioning": True, "include_file_paths": "f", "infer_sample": 7, "infer_files": 3,
-             "infer_bytes": 999, "lists": "always", "glob": False, "hidden_file_prefix": "zz_", "batch_size": 5,
-             "batch_bytes": 1 << 20, "threads": 2, "max_record_bytes": 1 << 20, "split_bytes": 1 << 20}
+    given = {
+        "record_type": "example",
+        "compression": None,
+        "verify_checksums": False,
+        "on_corrupt": "skip",
+        "hive_partitioning": True,
+        "include_file_paths": "f",
+        "infer_sample": 7,
+        "infer_files": 3,
+        "infer_bytes": 999,
+        "lists": "always",
+        "glob": False,
+        "hidden_file_prefix": "zz_",
+        "batch_size": 5,
+        "batch_bytes": 1 << 20,
+        "threads": 2,
+        "max_record_bytes": 1 << 20,
+        "split_bytes": 1 << 20,
+    }
     assert set(given) | {"schema", "hive_schema", "filesystem"} == {n for n, o in READ_OPTIONS.items() if o.polars}
     seen = _dataset_options(monkeypatch, tf, **given)
     assert {name: seen[name] for name in given} == given
@@ -348,7 +369,9 @@ def test_storage_options_translate_polars_s3_names():
 
 
 def test_storage_options_on_a_local_path_raise(both):
-    with pytest.raises(ValueError, match="storage_options= configures a remote filesystem, but the source is a local path"):
+    with pytest.raises(
+        ValueError, match="storage_options= configures a remote filesystem, but the source is a local path"
+    ):
         pl.scan_tfrecord(both[0], storage_options={"anon": True})
 
 
@@ -378,7 +401,9 @@ def test_include_file_paths(both):
 def test_missing_columns(both):
     tf, _ = both
     schema = {"id": pl.Int64, "name": pl.String, "nmae": pl.String}
-    with pytest.raises(tfsql.SchemaError, match=r"schema= names 'nmae', which is in none of the sampled records of 3 files"):
+    with pytest.raises(
+        tfsql.SchemaError, match=r"schema= names 'nmae', which is in none of the sampled records of 3 files"
+    ):
         pl.scan_tfrecord(tf, schema=schema)
     got = pl.scan_tfrecord(tf, schema=schema, missing_columns="insert").collect()
     assert got["nmae"].null_count() == 6

@@ -41,7 +41,11 @@ def test_partition_by_approximate_bytes(tmp_path):
     ("target", "options", "message"),
     [
         (pl.PartitionBy("x", key="year", include_key=True), {}, r"include_key=True\) is not supported"),
-        (pl.PartitionBy("x", key="year", file_path_provider=lambda args: "f"), {}, "file_path_provider=...\\) is not supported"),
+        (
+            pl.PartitionBy("x", key="year", file_path_provider=lambda args: "f"),
+            {},
+            "file_path_provider=...\\) is not supported",
+        ),
         (pl.PartitionBy("x", key="year"), {"partition_by": "id"}, "partition_by= and a pl.PartitionBy target"),
     ],
 )

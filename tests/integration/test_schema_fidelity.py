@@ -39,7 +39,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "tfsql", *args], cwd=cwd, capture_output=True, text=True, env=env, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "tfsql", *args], cwd=cwd, capture_output=True, text=True, env=env, check=False
+    )
 
 
 # --------------------------------------------------------------------------- non-nullable
@@ -69,7 +71,9 @@ def test_non_nullable_schema_from_parquet(xs, tmp_path):
 
 def test_non_nullable_missing_feature_names_feature_file_and_record(xs):
     schema = pa.schema([pa.field("y", pa.string(), nullable=False)])
-    with pytest.raises(SchemaError, match=r"feature 'y' has no value in .*x\.tfrecord, record 2 .*not nullable") as info:
+    with pytest.raises(
+        SchemaError, match=r"feature 'y' has no value in .*x\.tfrecord, record 2 .*not nullable"
+    ) as info:
         tfsql.read_tfrecord(xs, schema=schema)
     assert (info.value.feature, info.value.record_index) == ("y", 2)
 
@@ -93,7 +97,10 @@ def test_non_nullable_polars_and_duckdb(xs):
         ).collect()
     con = tfsql.connect()
     assert con.sql(f"SELECT x FROM tfrecord_scan('{xs}', schema := {{'x': 'BIGINT NOT NULL'}})").fetchall() == [
-        (1,), (2,), (3,)]
+        (1,),
+        (2,),
+        (3,),
+    ]
     with pytest.raises(Exception, match="feature 'y' has no value in .*record 2"):
         con.sql(f"SELECT * FROM tfrecord_scan('{xs}', schema := {{'y': 'VARCHAR NOT NULL'}})").fetchall()
 
@@ -105,10 +112,15 @@ def test_non_nullable_polars_and_duckdb(xs):
 def same_name(tmp_path):
     """tensorflow/transform's test data shape: a context feature and a feature list both
     named ``int_feature``."""
-    return write_records(tmp_path / "same.tfrecord", [
-        sequence_example({"int_feature": 0, "label": 1.5}, {"int_feature": [[0], [1, 2]], "float_feature": [[0.5]]}),
-        sequence_example({"int_feature": 1, "label": 2.5}, {"int_feature": [[3]], "float_feature": [[1.5], [2.5]]}),
-    ])
+    return write_records(
+        tmp_path / "same.tfrecord",
+        [
+            sequence_example(
+                {"int_feature": 0, "label": 1.5}, {"int_feature": [[0], [1, 2]], "float_feature": [[0.5]]}
+            ),
+            sequence_example({"int_feature": 1, "label": 2.5}, {"int_feature": [[3]], "float_feature": [[1.5], [2.5]]}),
+        ],
+    )
 
 
 SAME_NAME_ROWS = [
@@ -136,8 +148,9 @@ def test_same_name_projection_and_user_schema(same_name):
     table = tfsql.read_tfrecord(same_name, record_type="sequence_example", schema=schema)
     assert table.to_pydict() == {"int_feature": [0, 1], "int_feature__feature_list": [[[0], [1, 2]], [[3]]]}
     # without the context column, the plain name reads the feature list
-    only_list = tfsql.read_tfrecord(same_name, record_type="sequence_example",
-                                    schema={"int_feature": pa.list_(pa.list_(pa.int64()))})
+    only_list = tfsql.read_tfrecord(
+        same_name, record_type="sequence_example", schema={"int_feature": pa.list_(pa.list_(pa.int64()))}
+    )
     assert only_list.column(0).to_pylist() == [[[0], [1, 2]], [[3]]]
 
 
@@ -149,7 +162,9 @@ def test_same_name_polars_duckdb(same_name):
     con = tfsql.connect()
     scan = f"tfrecord_scan('{same_name}', record_type := 'sequence_example')"
     assert con.sql(f"SELECT int_feature, int_feature__feature_list FROM {scan} ORDER BY 1").fetchall() == [
-        (0, [[0], [1, 2]]), (1, [[3]])]
+        (0, [[0], [1, 2]]),
+        (1, [[3]]),
+    ]
     assert con.sql(f"SELECT count(*) FROM {scan}").fetchall() == [(2,)]
 
 
@@ -187,7 +202,10 @@ def test_literal_suffix_beside_context_is_ambiguous(tmp_path):
 def test_cli_schema_option_for_schema_head_convert(xs, tmp_path):
     out = cli("schema", str(xs), "--schema", "x INTEGER NOT NULL, y VARCHAR", "--json", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
-    assert [(c["name"], c["type"]) for c in json.loads(out.stdout)["columns"]] == [("x", "int32 not null"), ("y", "string")]
+    assert [(c["name"], c["type"]) for c in json.loads(out.stdout)["columns"]] == [
+        ("x", "int32 not null"),
+        ("y", "string"),
+    ]
     out = cli("head", str(xs), "--schema", "y VARCHAR NOT NULL", "-f", "json", cwd=tmp_path)
     assert out.returncode == 1 and "feature 'y' has no value" in out.stderr and "record 2" in out.stderr
     out = cli("convert", str(xs), str(tmp_path / "x.parquet"), "--schema", "x TINYINT", cwd=tmp_path)
@@ -206,7 +224,9 @@ def test_cli_schema_option_for_schema_head_convert(xs, tmp_path):
 def test_fixed_shape_tensor_writes_flat_row_major_and_reads_back(tmp_path):
     values = np.arange(24, dtype=np.int64).reshape(3, 2, 4) - 5
     tensor = pa.FixedShapeTensorArray.from_numpy_ndarray(values)
-    nested = pa.array([[[1.5, 2.5], [3.5, 4.5]], None, [[5.5, 6.5], [7.5, 8.5]]], pa.list_(pa.list_(pa.float32(), 2), 2))
+    nested = pa.array(
+        [[[1.5, 2.5], [3.5, 4.5]], None, [[5.5, 6.5], [7.5, 8.5]]], pa.list_(pa.list_(pa.float32(), 2), 2)
+    )
     table = pa.table({"t": tensor, "n": nested})
     tfsql.write_tfrecord(table, tmp_path / "out")
     flat = tfsql.read_tfrecord(tmp_path / "out")
@@ -223,15 +243,21 @@ def test_fixed_shape_tensor_writes_flat_row_major_and_reads_back(tmp_path):
 
 
 def test_tensor_shape_mismatch_is_a_clear_error(tmp_path):
-    tfsql.write_tfrecord(pa.table({"t": pa.FixedShapeTensorArray.from_numpy_ndarray(np.zeros((2, 2, 2)))}), tmp_path / "o")
-    with pytest.raises(SchemaError, match=r"feature 't' in .*, record 0 holds 4 values, but the requested tensor "
-                                          r"shape \(3 x 2\) needs exactly 6"):
+    tfsql.write_tfrecord(
+        pa.table({"t": pa.FixedShapeTensorArray.from_numpy_ndarray(np.zeros((2, 2, 2)))}), tmp_path / "o"
+    )
+    with pytest.raises(
+        SchemaError,
+        match=r"feature 't' in .*, record 0 holds 4 values, but the requested tensor "
+        r"shape \(3 x 2\) needs exactly 6",
+    ):
         tfsql.read_tfrecord(tmp_path / "o", schema={"t": pa.fixed_shape_tensor(pa.float64(), [3, 2])})
 
 
 def test_tensor_polars_array_and_cli(tmp_path):
-    tfsql.write_tfrecord(pa.table({"t": pa.FixedShapeTensorArray.from_numpy_ndarray(np.arange(8).reshape(2, 2, 2))}),
-                         tmp_path / "o")
+    tfsql.write_tfrecord(
+        pa.table({"t": pa.FixedShapeTensorArray.from_numpy_ndarray(np.arange(8).reshape(2, 2, 2))}), tmp_path / "o"
+    )
     frame = tfsql.scan_tfrecord(tmp_path / "o", schema={"t": pl.Array(pl.Int64, (2, 2))}).collect()
     assert frame["t"].to_list() == [[[0, 1], [2, 3]], [[4, 5], [6, 7]]]
     out = cli("head", str(tmp_path / "o"), "--schema", "t BIGINT[2][2]", "-n", "1", "-f", "json", cwd=tmp_path)
@@ -240,15 +266,19 @@ def test_tensor_polars_array_and_cli(tmp_path):
 
 
 def test_null_inside_a_tensor_and_variable_shape_are_errors(tmp_path):
-    bad = pa.table({"n": pa.array([[[1.0, 2.0], [3.0, 4.0]], [[1.0, 2.0], None]], pa.list_(pa.list_(pa.float32(), 2), 2))})
+    bad = pa.table(
+        {"n": pa.array([[[1.0, 2.0], [3.0, 4.0]], [[1.0, 2.0], None]], pa.list_(pa.list_(pa.float32(), 2), 2))}
+    )
     with pytest.raises(SchemaError, match="column 'n' has a null inside its tensor at row 1"):
         tfsql.write_tfrecord(bad, tmp_path / "bad")
     assert not (tmp_path / "bad").exists()
 
     class VariableShape(pa.ExtensionType):
         def __init__(self):
-            super().__init__(pa.struct([("data", pa.list_(pa.int64())), ("shape", pa.list_(pa.int32(), 1))]),
-                             "arrow.variable_shape_tensor")
+            super().__init__(
+                pa.struct([("data", pa.list_(pa.int64())), ("shape", pa.list_(pa.int32(), 1))]),
+                "arrow.variable_shape_tensor",
+            )
 
         def __arrow_ext_serialize__(self):
             return b""
@@ -274,8 +304,11 @@ def floats(tmp_path):
 def test_decimal_read_is_exact_or_an_error(floats):
     table = tfsql.read_tfrecord(floats, schema={"f": pa.decimal128(10, 2)})
     assert table.column("f").to_pylist() == [D("2.50"), D("0.10"), D("-7.25")]
-    with pytest.raises(SchemaError, match=r"feature 'f' in .*f\.tfrecord, record 0 holds 2\.5, which "
-                                          r"decimal128\(10, 0\) cannot hold exactly \(it would read as 2\)"):
+    with pytest.raises(
+        SchemaError,
+        match=r"feature 'f' in .*f\.tfrecord, record 0 holds 2\.5, which "
+        r"decimal128\(10, 0\) cannot hold exactly \(it would read as 2\)",
+    ):
         tfsql.read_tfrecord(floats, schema={"f": pa.decimal128(10, 0)})
     with pytest.raises(SchemaError, match=r"record 2 holds -7\.25, which decimal128\(10, 1\)"):
         tfsql.read_tfrecord(floats, schema={"f": pa.list_(pa.decimal128(10, 1))})
@@ -283,12 +316,18 @@ def test_decimal_read_is_exact_or_an_error(floats):
 
 def test_decimal_same_rule_in_polars_and_duckdb(floats):
     assert tfsql.scan_tfrecord(floats, schema={"f": pl.Decimal(10, 2)}).collect()["f"].to_list() == [
-        D("2.50"), D("0.10"), D("-7.25")]
+        D("2.50"),
+        D("0.10"),
+        D("-7.25"),
+    ]
     with pytest.raises(POLARS_ERROR, match=r"holds 2\.5, which decimal128\(10, 0\) cannot hold exactly"):
         tfsql.scan_tfrecord(floats, schema={"f": pl.Decimal(10, 0)}).collect()
     con = tfsql.connect()
     assert con.sql(f"SELECT f FROM tfrecord_scan('{floats}', schema := {{'f': 'DECIMAL(10,2)'}})").fetchall() == [
-        (D("2.50"),), (D("0.10"),), (D("-7.25"),)]
+        (D("2.50"),),
+        (D("0.10"),),
+        (D("-7.25"),),
+    ]
     with pytest.raises(Exception, match=r"holds 2\.5, which decimal128\(10, 0\) cannot hold exactly"):
         con.sql(f"SELECT f FROM tfrecord_scan('{floats}', schema := {{'f': 'DECIMAL(10,0)'}})").fetchall()
 
@@ -304,9 +343,12 @@ def test_decimal_write_is_exact_or_an_error(tmp_path):
     tfsql.write_tfrecord(table, tmp_path / "ok")
     assert tfsql.read_tfrecord(tmp_path / "ok", schema=table.schema).equals(table)
     lossy = pa.table({"d": pa.array([[D("1")], [D("1"), D("123456789.12")]], pa.list_(pa.decimal128(12, 2)))})
-    with pytest.raises(SchemaError, match=r"column 'd' row 1 holds the decimal 123456789\.12, which a float_list "
-                                          r"\(float32\) cannot store exactly \(it would read back as 123456792\.0\).*"
-                                          r"cast the column to string"):
+    with pytest.raises(
+        SchemaError,
+        match=r"column 'd' row 1 holds the decimal 123456789\.12, which a float_list "
+        r"\(float32\) cannot store exactly \(it would read back as 123456792\.0\).*"
+        r"cast the column to string",
+    ):
         tfsql.write_tfrecord(lossy, tmp_path / "lossy")
     assert not (tmp_path / "lossy").exists()
     as_text = lossy.set_column(0, "d", lossy.column("d").cast(pa.list_(pa.string())))
@@ -387,6 +429,9 @@ def test_date32_and_time32_columns_read_back_with_a_schema(tmp_path):
 
 def test_date32_schema_on_out_of_range_int64_names_the_record(tmp_path):
     write_examples(tmp_path / "a.tfrecord", [{"d": 1}, {"d": 2**40}])
-    with pytest.raises(tfsql.SchemaError, match=r"feature 'd' in .*a.tfrecord, record 1 does not fit the requested "
-                       r"type date32\[day\]"):
+    with pytest.raises(
+        tfsql.SchemaError,
+        match=r"feature 'd' in .*a.tfrecord, record 1 does not fit the requested "
+        r"type date32\[day\]",
+    ):
         tfsql.read_tfrecord(tmp_path, schema={"d": pa.date32()})

@@ -30,12 +30,20 @@ def test_suffixes_are_defined_once():
     import tfsql.duckdb.copy
     import tfsql.cli.outputs
 
-    assert TFRECORD_SUFFIXES == (".tfrecord", ".tfrecords", ".tfrecord.gz", ".tfrecords.gz", ".tfrecord.zz",
-                                 ".tfrecords.zz")
+    assert TFRECORD_SUFFIXES == (
+        ".tfrecord",
+        ".tfrecords",
+        ".tfrecord.gz",
+        ".tfrecords.gz",
+        ".tfrecord.zz",
+        ".tfrecords.zz",
+    )
     assert tfsql.duckdb.copy.TFRECORD_SUFFIXES is TFRECORD_SUFFIXES
     assert tfsql.cli.outputs.TFRECORD_SUFFIXES is TFRECORD_SUFFIXES
-    assert [is_single_file_target(p) for p in ("a.tfrecord", "a.TFRECORDS", "a.tfrecord.gz", "a.tfrecord.zz",
-                                               "a.tfrecord/", "a", "a.gz")] == [True] * 4 + [False] * 3
+    assert [
+        is_single_file_target(p)
+        for p in ("a.tfrecord", "a.TFRECORDS", "a.tfrecord.gz", "a.tfrecord.zz", "a.tfrecord/", "a", "a.gz")
+    ] == [True] * 4 + [False] * 3
 
 
 def test_write_tfrecord(tmp_path):
@@ -138,8 +146,12 @@ def test_cli_sql_and_convert(tmp_path, capsys):
 
 def test_cli_data_errors_stay_data_errors(tmp_path, capsys):
     # a null in a TFDS scalar column is a data error (exit 1), not a usage error (exit 2)
-    assert main(["sql", "SELECT NULL::BIGINT AS x", "-o", str(tmp_path / "t"), "--format", "tfrecord",
-                 "--tfds", "t", "-q"]) == 1
+    assert (
+        main(
+            ["sql", "SELECT NULL::BIGINT AS x", "-o", str(tmp_path / "t"), "--format", "tfrecord", "--tfds", "t", "-q"]
+        )
+        == 1
+    )
     assert "column 'x' is null in input row 0" in capsys.readouterr().err
 
 

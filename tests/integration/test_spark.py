@@ -95,30 +95,71 @@ def spark_rows(df) -> list[dict]:
 # Example: every supported type
 # --------------------------------------------------------------------------------------
 
-EXAMPLE_SCHEMA = StructType([
-    StructField("id", IntegerType()),
-    StructField("IntegerLabel", IntegerType()),
-    StructField("LongLabel", LongType()),
-    StructField("FloatLabel", FloatType()),
-    StructField("DoubleLabel", DoubleType()),
-    StructField("StrLabel", StringType()),
-    StructField("BinaryLabel", BinaryType()),
-    StructField("IntegerArrayLabel", ArrayType(IntegerType())),
-    StructField("LongArrayLabel", ArrayType(LongType())),
-    StructField("FloatArrayLabel", ArrayType(FloatType())),
-    StructField("DoubleArrayLabel", ArrayType(DoubleType())),
-    StructField("StrArrayLabel", ArrayType(StringType())),
-    StructField("BinaryArrayLabel", ArrayType(BinaryType())),
-])
+EXAMPLE_SCHEMA = StructType(
+    [
+        StructField("id", IntegerType()),
+        StructField("IntegerLabel", IntegerType()),
+        StructField("LongLabel", LongType()),
+        StructField("FloatLabel", FloatType()),
+        StructField("DoubleLabel", DoubleType()),
+        StructField("StrLabel", StringType()),
+        StructField("BinaryLabel", BinaryType()),
+        StructField("IntegerArrayLabel", ArrayType(IntegerType())),
+        StructField("LongArrayLabel", ArrayType(LongType())),
+        StructField("FloatArrayLabel", ArrayType(FloatType())),
+        StructField("DoubleArrayLabel", ArrayType(DoubleType())),
+        StructField("StrArrayLabel", ArrayType(StringType())),
+        StructField("BinaryArrayLabel", ArrayType(BinaryType())),
+    ]
+)
 
 # floats are float32-exact: TFRecord float_list holds float32 (DoubleType narrows)
 EXAMPLE_ROWS = [
-    (11, 1, 23, 10.0, 14.0, "r1", b"\xff\xf0", [1, 2], [11, 12], [1.25, 2.5], [1.5, 2.25],
-     ["str1", "str2"], [b"\xfa\xfb", b"\xfa"]),
-    (11, 1, 24, 11.0, 15.0, "r2", b"\xfa\xfb", [3, 4], [110, 120], [1.25, 2.5], [1.5, 2.25],
-     ["str3", "str4"], [b"\xf1\xf2", b"\xfa"]),
-    (21, -7, -(2**63), -0.5, 0.125, "r3", b"\xfc\xfd", [5, 6], [2**63 - 1, 112],
-     [1.75, -2.0], [11.5, 12.25], ["str5", ""], [b"\xf4\xf2", b""]),
+    (
+        11,
+        1,
+        23,
+        10.0,
+        14.0,
+        "r1",
+        b"\xff\xf0",
+        [1, 2],
+        [11, 12],
+        [1.25, 2.5],
+        [1.5, 2.25],
+        ["str1", "str2"],
+        [b"\xfa\xfb", b"\xfa"],
+    ),
+    (
+        11,
+        1,
+        24,
+        11.0,
+        15.0,
+        "r2",
+        b"\xfa\xfb",
+        [3, 4],
+        [110, 120],
+        [1.25, 2.5],
+        [1.5, 2.25],
+        ["str3", "str4"],
+        [b"\xf1\xf2", b"\xfa"],
+    ),
+    (
+        21,
+        -7,
+        -(2**63),
+        -0.5,
+        0.125,
+        "r3",
+        b"\xfc\xfd",
+        [5, 6],
+        [2**63 - 1, 112],
+        [1.75, -2.0],
+        [11.5, 12.25],
+        ["str5", ""],
+        [b"\xf4\xf2", b""],
+    ),
     # nulls: a null scalar and a null list omit the feature; an empty list stays empty
     (31, None, 7, None, None, None, None, None, [], None, [], None, []),
 ]
@@ -145,23 +186,43 @@ def test_example_inferred_schema(spark, example_df, tmp_path):
     back = spark.read.format("tfsql").load(path)  # the alias
     types = {f.name: f.dataType for f in back.schema.fields}
     assert types == {
-        "id": LongType(), "IntegerLabel": LongType(), "LongLabel": LongType(),
-        "FloatLabel": FloatType(), "DoubleLabel": FloatType(), "StrLabel": StringType(),
-        "BinaryLabel": BinaryType(), "IntegerArrayLabel": ArrayType(LongType()),
-        "LongArrayLabel": ArrayType(LongType()), "FloatArrayLabel": ArrayType(FloatType()),
-        "DoubleArrayLabel": ArrayType(FloatType()), "StrArrayLabel": ArrayType(StringType()),
+        "id": LongType(),
+        "IntegerLabel": LongType(),
+        "LongLabel": LongType(),
+        "FloatLabel": FloatType(),
+        "DoubleLabel": FloatType(),
+        "StrLabel": StringType(),
+        "BinaryLabel": BinaryType(),
+        "IntegerArrayLabel": ArrayType(LongType()),
+        "LongArrayLabel": ArrayType(LongType()),
+        "FloatArrayLabel": ArrayType(FloatType()),
+        "DoubleArrayLabel": ArrayType(FloatType()),
+        "StrArrayLabel": ArrayType(StringType()),
         "BinaryArrayLabel": ArrayType(BinaryType()),
     }
     assert all(f.nullable for f in back.schema.fields)
     row = back.where("id = 21").collect()
-    assert row == [Row(id=21, IntegerLabel=-7, LongLabel=-(2**63), FloatLabel=-0.5, DoubleLabel=0.125,
-                       StrLabel="r3", BinaryLabel=bytearray(b"\xfc\xfd"), IntegerArrayLabel=[5, 6],
-                       LongArrayLabel=[2**63 - 1, 112], FloatArrayLabel=[1.75, -2.0],
-                       DoubleArrayLabel=[11.5, 12.25], StrArrayLabel=["str5", ""],
-                       BinaryArrayLabel=[bytearray(b"\xf4\xf2"), bytearray(b"")])]
+    assert row == [
+        Row(
+            id=21,
+            IntegerLabel=-7,
+            LongLabel=-(2**63),
+            FloatLabel=-0.5,
+            DoubleLabel=0.125,
+            StrLabel="r3",
+            BinaryLabel=bytearray(b"\xfc\xfd"),
+            IntegerArrayLabel=[5, 6],
+            LongArrayLabel=[2**63 - 1, 112],
+            FloatArrayLabel=[1.75, -2.0],
+            DoubleArrayLabel=[11.5, 12.25],
+            StrArrayLabel=["str5", ""],
+            BinaryArrayLabel=[bytearray(b"\xf4\xf2"), bytearray(b"")],
+        )
+    ]
     # the files are plain tfsql output: the core reads the same rows
-    assert sorted(tfsql.read_tfrecord(path).to_pylist(), key=lambda r: r["LongLabel"]) == \
-        sorted(spark_rows(back), key=lambda r: r["LongLabel"])
+    assert sorted(tfsql.read_tfrecord(path).to_pylist(), key=lambda r: r["LongLabel"]) == sorted(
+        spark_rows(back), key=lambda r: r["LongLabel"]
+    )
 
 
 def test_user_schema_projects_and_casts(spark, example_df, tmp_path):
@@ -169,8 +230,10 @@ def test_user_schema_projects_and_casts(spark, example_df, tmp_path):
     example_df.write.format("tfrecord").mode("overwrite").save(path)
     back = spark.read.format("tfrecord").schema("LongLabel long, id short, missing string").load(path)
     assert sorted(back.collect()) == [
-        Row(LongLabel=-(2**63), id=21, missing=None), Row(LongLabel=7, id=31, missing=None),
-        Row(LongLabel=23, id=11, missing=None), Row(LongLabel=24, id=11, missing=None),
+        Row(LongLabel=-(2**63), id=21, missing=None),
+        Row(LongLabel=7, id=31, missing=None),
+        Row(LongLabel=23, id=11, missing=None),
+        Row(LongLabel=24, id=11, missing=None),
     ]
 
 
@@ -178,12 +241,14 @@ def test_user_schema_projects_and_casts(spark, example_df, tmp_path):
 # SequenceExample and ByteArray
 # --------------------------------------------------------------------------------------
 
-SEQUENCE_SCHEMA = StructType([
-    StructField("id", LongType()),
-    StructField("IntegerArrayOfArrayLabel", ArrayType(ArrayType(IntegerType()))),
-    StructField("FloatArrayOfArrayLabel", ArrayType(ArrayType(FloatType()))),
-    StructField("StrArrayOfArrayLabel", ArrayType(ArrayType(StringType()))),
-])
+SEQUENCE_SCHEMA = StructType(
+    [
+        StructField("id", LongType()),
+        StructField("IntegerArrayOfArrayLabel", ArrayType(ArrayType(IntegerType()))),
+        StructField("FloatArrayOfArrayLabel", ArrayType(ArrayType(FloatType()))),
+        StructField("StrArrayOfArrayLabel", ArrayType(ArrayType(StringType()))),
+    ]
+)
 SEQUENCE_ROWS = [
     (23, [[2, 4]], [[-1.25, 0.5]], [["r1", "r2"]]),
     (24, [[-1, 0], [], [7]], [[-1.5, 0.25]], [["r3"]]),
@@ -210,8 +275,11 @@ def test_sequence_example_round_trip(spark, tmp_path):
 
 def test_sequence_columns_need_sequence_example(spark, tmp_path):
     df = spark.createDataFrame(SEQUENCE_ROWS, SEQUENCE_SCHEMA)
-    with pytest.raises(Exception, match="column 'IntegerArrayOfArrayLabel' is array<array<int>>: .* "
-                       'write with .option\\("recordType", "SequenceExample"\\)'):
+    with pytest.raises(
+        Exception,
+        match="column 'IntegerArrayOfArrayLabel' is array<array<int>>: .* "
+        'write with .option\\("recordType", "SequenceExample"\\)',
+    ):
         df.write.format("tfrecord").mode("overwrite").save(str(tmp_path / "bad"))
     assert not (tmp_path / "bad").exists()  # the aborted job leaves nothing behind
 
@@ -237,8 +305,13 @@ def test_partition_by_layout(spark, example_df, tmp_path):
     out = tmp_path / "partitioned"
     df = spark.createDataFrame(EXAMPLE_ROWS[:3], EXAMPLE_SCHEMA)  # 2 tasks: rows [0] and [1, 2]
     assert df.rdd.getNumPartitions() == 2
-    (df.write.format("tfrecord").mode("overwrite").option("partitionBy", "id")
-       .option("codec", "org.apache.hadoop.io.compress.GzipCodec").save(str(out)))
+    (
+        df.write.format("tfrecord")
+        .mode("overwrite")
+        .option("partitionBy", "id")
+        .option("codec", "org.apache.hadoop.io.compress.GzipCodec")
+        .save(str(out))
+    )
 
     files = files_under(out)
     assert "_SUCCESS" in files
@@ -256,12 +329,17 @@ def test_partition_by_layout(spark, example_df, tmp_path):
     back = spark.read.format("tfrecord").load(str(out))
     assert back.schema.fieldNames()[-1] == "id"  # partition column appended last
     assert sorted((r.id, r.LongLabel) for r in back.select("id", "LongLabel").collect()) == [
-        (11, 23), (11, 24), (21, -(2**63))
+        (11, 23),
+        (11, 24),
+        (21, -(2**63)),
     ]
     # a user schema may place and type the partition column anywhere
     typed = spark.read.format("tfrecord").schema("id string, StrLabel string").load(str(out))
-    assert sorted(typed.collect()) == [Row(id="11", StrLabel="r1"), Row(id="11", StrLabel="r2"),
-                                       Row(id="21", StrLabel="r3")]
+    assert sorted(typed.collect()) == [
+        Row(id="11", StrLabel="r1"),
+        Row(id="11", StrLabel="r2"),
+        Row(id="21", StrLabel="r3"),
+    ]
 
 
 def test_overwrite_and_append(spark, example_df, tmp_path):
@@ -319,14 +397,16 @@ def test_option_errors(spark, example_df, tmp_path):
 def test_reads_tfsql_tree_like_read_tfrecord(spark, tmp_path):
     out = str(tmp_path / "tree")
     n = 60
-    table = pa.table({
-        "id": pa.array(range(n), pa.int64()),
-        "score": pa.array([i / 8 for i in range(n)], pa.float32()),
-        "name": pa.array([None if i % 7 == 0 else f"n{i}" for i in range(n)]),
-        "emb": pa.array([[float(i)] * (i % 3) for i in range(n)], pa.list_(pa.float32())),
-        "split": pa.array([("train", "test", None)[i % 3] for i in range(n)]),
-        "day": pa.array([i % 2 for i in range(n)], pa.int64()),
-    })
+    table = pa.table(
+        {
+            "id": pa.array(range(n), pa.int64()),
+            "score": pa.array([i / 8 for i in range(n)], pa.float32()),
+            "name": pa.array([None if i % 7 == 0 else f"n{i}" for i in range(n)]),
+            "emb": pa.array([[float(i)] * (i % 3) for i in range(n)], pa.list_(pa.float32())),
+            "split": pa.array([("train", "test", None)[i % 3] for i in range(n)]),
+            "day": pa.array([i % 2 for i in range(n)], pa.int64()),
+        }
+    )
     tfsql.write_tfrecord(table, out, partition_by=["split", "day"], compression="gzip", max_rows_per_file=7)
     expected = tfsql.read_tfrecord(out)
 
@@ -381,8 +461,14 @@ def test_filename_pattern_numbers_the_files_of_the_job(spark, tmp_path):
     number; maxBytesPerFile rotates each task's files; numShards is not a Spark option."""
     df = spark.range(40).repartition(2)
     out = tmp_path / "named"
-    (df.write.format("tfrecord").mode("overwrite").option("filenamePattern", "train-{i:05d}-of-{n:05d}")
-       .option("maxBytesPerFile", "200").option("codec", "gzip").save(str(out)))
+    (
+        df.write.format("tfrecord")
+        .mode("overwrite")
+        .option("filenamePattern", "train-{i:05d}-of-{n:05d}")
+        .option("maxBytesPerFile", "200")
+        .option("codec", "gzip")
+        .save(str(out))
+    )
     names = [name for name in files_under(out) if name != "_SUCCESS"]
     n = len(names)
     assert n > 2  # rotated by maxBytesPerFile
@@ -390,7 +476,8 @@ def test_filename_pattern_numbers_the_files_of_the_job(spark, tmp_path):
     assert sorted(tfsql.read_tfrecord(str(out)).column("id").to_pylist()) == list(range(40))
     with pytest.raises(Exception, match="already exists; the write was rolled back"):
         df.write.format("tfrecord").mode("append").option("filenamePattern", "train-{i:05d}-of-{n:05d}").option(
-            "maxBytesPerFile", "200").option("codec", "gzip").save(str(out))
+            "maxBytesPerFile", "200"
+        ).option("codec", "gzip").save(str(out))
     assert [name for name in files_under(out) if name != "_SUCCESS"] == names
     with pytest.raises(Exception, match="unknown write option 'numshards'"):
         df.write.format("tfrecord").mode("overwrite").option("numShards", "2").save(str(tmp_path / "s"))
@@ -398,7 +485,8 @@ def test_filename_pattern_numbers_the_files_of_the_job(spark, tmp_path):
         df.write.format("tfrecord").mode("overwrite").option("filenamePattern", "x-{j}").save(str(tmp_path / "j"))
     with pytest.raises(Exception, match="option filenamePattern writes a directory"):
         df.write.format("tfrecord").mode("overwrite").option("filenamePattern", "x-{i}").save(
-            str(tmp_path / "one.tfrecord"))
+            str(tmp_path / "one.tfrecord")
+        )
 
 
 def test_filter_pushdown_prunes_partitions(spark, tmp_path):
@@ -413,7 +501,14 @@ def test_filter_pushdown_prunes_partitions(spark, tmp_path):
         assert pruned.rdd.getNumPartitions() == 2
         assert sorted(r.x for r in pruned.collect()) == [2, 3, 6, 7]
         # filters Spark cannot push (an OR) read every file, with the same rows
-        assert sorted(r.x for r in spark.read.format("tfrecord").load(out).where(query).collect()) == [1, 3, 5, 7, 9, 11]
+        assert sorted(r.x for r in spark.read.format("tfrecord").load(out).where(query).collect()) == [
+            1,
+            3,
+            5,
+            7,
+            9,
+            11,
+        ]
         off = spark.read.format("tfrecord").option("filterPushdown", "false").load(out).where("part >= 2")
         assert off.rdd.getNumPartitions() == 4
     finally:
@@ -424,7 +519,9 @@ def test_filter_pushdown_prunes_partitions(spark, tmp_path):
     assert sorted(r.x for r in unpruned.collect()) == [2, 3, 6, 7]
 
 
-GOLDEN_FILES = sorted(p.name for p in GOLDEN.glob("*.tfrecord*") if not p.name.endswith(".json")) if GOLDEN.exists() else []
+GOLDEN_FILES = (
+    sorted(p.name for p in GOLDEN.glob("*.tfrecord*") if not p.name.endswith(".json")) if GOLDEN.exists() else []
+)
 
 
 @pytest.mark.skipif(not GOLDEN_FILES, reason="no TensorFlow golden files in tests/data/tensorflow")
@@ -459,8 +556,12 @@ def test_type_mapping():
     spark_type = ArrayType(ArrayType(IntegerType()))
     assert tfsql.spark.spark_to_arrow(spark_type) == pa.list_(pa.list_(pa.int32()))
     assert tfsql.spark.arrow_to_spark(pa.list_(pa.list_(pa.int64()))) == ArrayType(ArrayType(LongType()))
-    for spark_t, arrow_t in [(LongType(), pa.int64()), (FloatType(), pa.float32()),
-                             (StringType(), pa.string()), (BinaryType(), pa.binary())]:
+    for spark_t, arrow_t in [
+        (LongType(), pa.int64()),
+        (FloatType(), pa.float32()),
+        (StringType(), pa.string()),
+        (BinaryType(), pa.binary()),
+    ]:
         assert tfsql.spark.spark_to_arrow(spark_t) == arrow_t
         assert tfsql.spark.arrow_to_spark(arrow_t) == spark_t
     from pyspark.sql.types import MapType
@@ -471,10 +572,10 @@ def test_type_mapping():
 
 def test_java_version_parsing(tmp_path):
     fake = tmp_path / "java"
-    fake.write_text('#!/bin/sh\necho \'openjdk version "1.8.0_392"\' >&2\n')
+    fake.write_text("#!/bin/sh\necho 'openjdk version \"1.8.0_392\"' >&2\n")
     fake.chmod(0o755)
     assert tfsql.spark.java_version(str(fake)) == 8
-    fake.write_text('#!/bin/sh\necho \'openjdk version "17.0.15" 2025-04-15\' >&2\n')
+    fake.write_text("#!/bin/sh\necho 'openjdk version \"17.0.15\" 2025-04-15' >&2\n")
     assert tfsql.spark.java_version(str(fake)) == 17
     assert tfsql.spark.java_version(str(tmp_path / "missing")) is None
 
@@ -508,13 +609,18 @@ def test_non_nullable_read_schema(spark, tmp_path):
 def test_same_name_sequence_example(spark, tmp_path):
     from tfrecord_files import sequence_example, write_records
 
-    path = write_records(tmp_path / "same" / "part-0.tfrecord", [
-        sequence_example({"int_feature": 0}, {"int_feature": [[0], [1, 2]]}),
-        sequence_example({"int_feature": 1}, {"int_feature": [[3]]}),
-    ])
+    path = write_records(
+        tmp_path / "same" / "part-0.tfrecord",
+        [
+            sequence_example({"int_feature": 0}, {"int_feature": [[0], [1, 2]]}),
+            sequence_example({"int_feature": 1}, {"int_feature": [[3]]}),
+        ],
+    )
     df = spark.read.format("tfrecord").option("recordType", "SequenceExample").load(str(path.parent))
     assert sorted((r.int_feature, r.int_feature__feature_list) for r in df.collect()) == [
-        (0, [[0], [1, 2]]), (1, [[3]])]
+        (0, [[0], [1, 2]]),
+        (1, [[3]]),
+    ]
 
 
 def test_single_file_rule(spark, example_df, tmp_path):
@@ -525,7 +631,8 @@ def test_single_file_rule(spark, example_df, tmp_path):
     assert target.is_file() and target.read_bytes()[:2] == b"\x1f\x8b"
     n = example_df.count()
     assert sorted(tfsql.read_tfrecord(str(target)).column("id").to_pylist()) == sorted(
-        r.id for r in example_df.collect())
+        r.id for r in example_df.collect()
+    )
     example_df.write.format("tfrecord").mode("append").save(str(target))
     assert tfsql.read_tfrecord(str(target)).num_rows == 2 * n
     example_df.limit(1).write.format("tfrecord").mode("overwrite").save(str(target))
@@ -535,7 +642,8 @@ def test_single_file_rule(spark, example_df, tmp_path):
     assert (tmp_path / "d.tfrecord").is_dir()
     with pytest.raises(Exception, match="names one file, but option partitionBy writes a directory"):
         example_df.write.format("tfrecord").mode("overwrite").option("partitionBy", "id").save(
-            str(tmp_path / "p.tfrecord"))
+            str(tmp_path / "p.tfrecord")
+        )
 
 
 def test_tfds_and_tfx_layouts_read_with_a_split_column(spark, tmp_path):

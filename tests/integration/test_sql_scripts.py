@@ -43,8 +43,12 @@ def documented_params(script: Path) -> list[str]:
 
 
 def params_for(script: Path, demo: str, tmp_path: Path) -> list[str]:
-    values = {"src": demo, "out": str(tmp_path / "out"), "features": str(tmp_path / "features.parquet"),
-              "parquet": str(tmp_path / "reviews.parquet")}
+    values = {
+        "src": demo,
+        "out": str(tmp_path / "out"),
+        "features": str(tmp_path / "features.parquet"),
+        "parquet": str(tmp_path / "reviews.parquet"),
+    }
     args = []
     for name in documented_params(script):
         if name in values:
@@ -72,8 +76,13 @@ def table_rows(out: str) -> list[list[str]]:
 
 def test_every_script_is_tested_and_documents_its_params():
     assert [s.name for s in SCRIPTS] == [
-        "convert_to_tfrecord.sql", "deduplicate.sql", "inspect_dataset.sql", "join_parquet_features.sql",
-        "rebalance_labels.sql", "split_train_test.sql"]
+        "convert_to_tfrecord.sql",
+        "deduplicate.sql",
+        "inspect_dataset.sql",
+        "join_parquet_features.sql",
+        "rebalance_labels.sql",
+        "split_train_test.sql",
+    ]
     for script in SCRIPTS:
         used = set(re.findall(r"\$\{(\w+)", re.sub(r"--[^\n]*", "", script.read_text())))
         documented = documented_params(script)
@@ -114,11 +123,14 @@ def test_rebalance_labels(demo, expected, tmp_path, capsys):
     out = run("rebalance_labels.sql", demo, tmp_path, capsys)
     before = collections.Counter(r["label"] for r in expected)
     minority = min(before.values())
-    after = collections.Counter(tfsql.read_tfrecord(str(tmp_path / "out"), columns=["label"]).column("label").to_pylist())
+    after = collections.Counter(
+        tfsql.read_tfrecord(str(tmp_path / "out"), columns=["label"]).column("label").to_pylist()
+    )
     assert after == {label: minority for label in range(5)}
     rows = table_rows(out)
     assert [r for r in rows if len(r) == 2 and r[0].isdigit()] == (
-        [[str(k), str(before[k])] for k in range(5)] + [[str(k), str(minority)] for k in range(5)])
+        [[str(k), str(before[k])] for k in range(5)] + [[str(k), str(minority)] for k in range(5)]
+    )
 
 
 def test_join_parquet_features(demo, expected, tmp_path, capsys):
@@ -157,11 +169,24 @@ def test_a_script_runs_in_a_real_subprocess(demo, tmp_path):
     script = REPO / "sql" / "rebalance_labels.sql"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     done = subprocess.run(
-        [sys.executable, "-m", "tfsql", "run", str(script), "--param", f"src={demo}", "--param",
-         f"out={tmp_path / 'balanced'}"],
-        capture_output=True, text=True, env=env, cwd=REPO,
+        [
+            sys.executable,
+            "-m",
+            "tfsql",
+            "run",
+            str(script),
+            "--param",
+            f"src={demo}",
+            "--param",
+            f"out={tmp_path / 'balanced'}",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
     )
     assert done.returncode == 0, done.stderr
     assert f"ran 3 statements of {script}" in done.stderr
     assert tfsql.dataset(str(tmp_path / "balanced")).count_rows() == 5 * min(
-        collections.Counter(r["label"] for r in reviews_table(rows=ROWS).to_pylist()).values())
+        collections.Counter(r["label"] for r in reviews_table(rows=ROWS).to_pylist()).values()
+    )

@@ -84,19 +84,24 @@ def test_partition_by_a_dictionary_of_string_view(tmp_path):
     # types (string_view, uint32)"
     table = pa.table({"k": _categorical(["b", "a", None, "b"]), "v": [1, 2, 3, 4]})
     result = write_tfrecord(table, tmp_path / "o", partition_by="k")
-    got = sorted((f.partition["k"] or "", r["v"][0]) for f in result.files for r in
-                 (example_values(p) for p in payloads_of(f.path)))
+    got = sorted(
+        (f.partition["k"] or "", r["v"][0])
+        for f in result.files
+        for r in (example_values(p) for p in payloads_of(f.path))
+    )
     assert got == [("", 3), ("a", 2), ("b", 1), ("b", 4)]
     assert sorted(d for d in os.listdir(tmp_path / "o") if not d.startswith("_")) == [
-        "k=__HIVE_DEFAULT_PARTITION__", "k=a", "k=b"]
+        "k=__HIVE_DEFAULT_PARTITION__",
+        "k=a",
+        "k=b",
+    ]
 
 
 def test_data_column_dictionary_of_string_view_and_list_of_it(tmp_path):
     tags = pa.ListArray.from_arrays(pa.array([0, 2, 2, 3], pa.int32()), _categorical(["x", "y", "x"]))
     table = pa.table({"c": _categorical(["u", None, "v"]), "tags": tags})
     result = write_tfrecord(table, tmp_path / "o")
-    assert written_values(result) == [{"c": [b"u"], "tags": [b"x", b"y"]}, {"tags": []},
-                                {"c": [b"v"], "tags": [b"x"]}]
+    assert written_values(result) == [{"c": [b"u"], "tags": [b"x", b"y"]}, {"tags": []}, {"c": [b"v"], "tags": [b"x"]}]
 
 
 def test_polars_categorical_partition_round_trip(tmp_path):
@@ -127,8 +132,11 @@ def test_later_batch_with_an_extra_column_is_an_error_not_a_silent_drop(tmp_path
         yield pa.record_batch({"p": ["a"], "v": [2]})
         yield pa.record_batch({"p": ["a"], "v": [3], "w": [4]})
 
-    with pytest.raises(ValueError, match="record batches must all have the same schema; "
-                                         "expected p: string\nv: int64, got p: string\nv: int64\nw: int64"):
+    with pytest.raises(
+        ValueError,
+        match="record batches must all have the same schema; "
+        "expected p: string\nv: int64, got p: string\nv: int64\nw: int64",
+    ):
         write_tfrecord(batches(), target, partition_by="p", mode="append")
     assert _tree(target) == before
 

@@ -11,6 +11,5 @@ def native():
     try:
         from tfsql import _native
     except ImportError as exc:
-        pytest.skip(f"tfsql._native is not built ({exc}); run "
-                    f"`pip install -e . --no-build-isolation`")
+        pytest.skip(f"tfsql._native is not built ({exc}); run `pip install -e . --no-build-isolation`")
     return _native

@@ -21,8 +21,7 @@ def tree(fs, root):
 
 
 OLD = {"_SUCCESS": b"", "k=1/old.tfrecord": b"old1", "k=2/old.tfrecord": b"old2"}
-NEW = {"_SUCCESS": b"", "k=1/new.tfrecord": b"new1", "k=2/old.tfrecord": b"old2",
-       "k=3/new.tfrecord": b"new3"}
+NEW = {"_SUCCESS": b"", "k=1/new.tfrecord": b"new1", "k=2/old.tfrecord": b"old2", "k=3/new.tfrecord": b"new3"}
 STAGED = [("_stage/k=1/new.tfrecord", "k=1/new.tfrecord"), ("_stage/k=3/new.tfrecord", "k=3/new.tfrecord")]
 
 
@@ -38,8 +37,11 @@ def target(tmp_path):
 
 
 def visible(fs, root):
-    return {posixpath.relpath(p, root): fs.cat_file(p) for p in fs.find(root)
-            if not posixpath.relpath(p, root).startswith("_")}
+    return {
+        posixpath.relpath(p, root): fs.cat_file(p)
+        for p in fs.find(root)
+        if not posixpath.relpath(p, root).startswith("_")
+    }
 
 
 def test_commit_replaces_and_adds(target):
@@ -80,6 +82,7 @@ def crash_after(monkeypatch, steps):
                 raise Crash
             count[0] += 1
             return real(src, dst)
+
         return step
 
     monkeypatch.setattr(commit.os, "rename", counted(real_rename))
@@ -106,8 +109,7 @@ def test_a_crash_at_every_step_recovers_old_or_new_and_readers_agree(target, mon
     # tfsql's reader, meeting the intent record, reads what recovery will leave
     listing = fs.find(root, withdirs=False, detail=True)
     left_out, moved = pending_view(fs, listing)
-    seen = {posixpath.relpath(moved.get(p, p), root): fs.cat_file(p)
-            for p in listing if p not in left_out}
+    seen = {posixpath.relpath(moved.get(p, p), root): fs.cat_file(p) for p in listing if p not in left_out}
     assert visible_of(seen) == visible_of(expected)
     read = [f.path for f in discover(root).files]
     assert sorted(fs.cat_file(p) for p in read) == sorted(visible_of(expected).values())
@@ -151,8 +153,15 @@ def test_a_tampered_intent_record_is_refused_and_nothing_moves(tmp_path):
     fs = fsspec.filesystem("file")
     root = str(tmp_path)
     (tmp_path / "keep.tfrecord").write_bytes(b"x")
-    record = {"tfsql_intent": 1, "state": "prepared", "job": "j", "trash": "_trash-j",
-              "replaced": ["../../etc"], "new": [], "created": []}
+    record = {
+        "tfsql_intent": 1,
+        "state": "prepared",
+        "job": "j",
+        "trash": "_trash-j",
+        "replaced": ["../../etc"],
+        "new": [],
+        "created": [],
+    }
     (tmp_path / INTENT_NAME).write_text(json.dumps(record))
     with pytest.raises(tfsql.TFSQLError, match="not one tfsql wrote .*path leaves the target"):
         recover_locked(fs, root)
@@ -182,8 +191,7 @@ def test_memory_filesystem_commits_and_recovers():
     root = "/commit-test"
     fs.pipe(root + "/old.tfrecord", b"old")
     fs.pipe(root + "/_temporary-a/new.tfrecord", b"new")
-    apply_commit(fs, root, job="a", new=[("_temporary-a/new.tfrecord", "new.tfrecord")],
-                 replaced=["old.tfrecord"])
+    apply_commit(fs, root, job="a", new=[("_temporary-a/new.tfrecord", "new.tfrecord")], replaced=["old.tfrecord"])
     assert sorted(posixpath.relpath(p, root) for p in fs.find(root)) == ["_SUCCESS", "new.tfrecord"]
     fs.rm(root, recursive=True)
 
@@ -198,7 +206,8 @@ def test_recover_api_and_command_roll_back_a_crashed_commit(target, monkeypatch,
     monkeypatch.undo()
     assert main(["recover", root]) == 0
     assert capsys.readouterr().out == (
-        f"{root}: an interrupted commit was rolled back (the old content is kept); no leftovers\n")
+        f"{root}: an interrupted commit was rolled back (the old content is kept); no leftovers\n"
+    )
     assert visible(fs, root) == visible_of(OLD) and fs.exists(posixpath.join(root, "_SUCCESS"))
     assert str(tfsql.recover(root)) == f"{root}: no interrupted commit; no leftovers"
     assert main(["recover", posixpath.join(root, "_SUCCESS")]) == 2

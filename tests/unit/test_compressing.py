@@ -67,7 +67,9 @@ def test_threads_must_be_positive(tmp_path):
 
 def _batches(n_batches: int, rows: int) -> list[pa.RecordBatch]:
     return [
-        pa.record_batch({"i": list(range(b * rows, (b + 1) * rows)), "s": [f"v{i % 89}" * (i % 7) for i in range(rows)]})
+        pa.record_batch(
+            {"i": list(range(b * rows, (b + 1) * rows)), "s": [f"v{i % 89}" * (i % 7) for i in range(rows)]}
+        )
         for b in range(n_batches)
     ]
 

@@ -50,9 +50,9 @@ def base_records(record_type: int, rnd: random.Random, n: int = 8) -> list:
             b"s": (ref.BYTES, ["é日本"[: k % 4].encode()]),
         }
         if k % 2:
-            features[b"m"] = None                 # no kind
+            features[b"m"] = None  # no kind
         if k == n - 1 and n > 1:
-            features[b"m"] = (ref.INT64, [k])     # a kind mismatch, in the last record only
+            features[b"m"] = (ref.INT64, [k])  # a kind mismatch, in the last record only
         lists = {}
         if record_type == ref.SEQUENCE_EXAMPLE:
             lists = {
@@ -71,25 +71,25 @@ def mutate(data: bytes, rnd: random.Random, donors: list) -> bytes:
     for _ in range(rnd.randint(1, 3)):
         op = rnd.randrange(8)
         pos = rnd.randint(0, len(out))
-        if op == 0 and out:      # flip one bit
+        if op == 0 and out:  # flip one bit
             i = rnd.randrange(len(out))
             out[i] ^= 1 << rnd.randrange(8)
-        elif op == 1 and out:    # overwrite a byte with a "dangerous" value
+        elif op == 1 and out:  # overwrite a byte with a "dangerous" value
             out[rnd.randrange(len(out))] = rnd.choice([0x00, 0x7F, 0x80, 0xFF, 0x0A, 0x12, 0x1A])
-        elif op == 2:            # truncate
+        elif op == 2:  # truncate
             del out[pos:]
-        elif op == 3:            # insert random bytes
+        elif op == 3:  # insert random bytes
             out[pos:pos] = bytes(rnd.getrandbits(8) for _ in range(rnd.randint(1, 12)))
-        elif op == 4:            # delete a span
-            del out[pos:pos + rnd.randint(1, 16)]
-        elif op == 5:            # splice in a piece of another input
+        elif op == 4:  # delete a span
+            del out[pos : pos + rnd.randint(1, 16)]
+        elif op == 5:  # splice in a piece of another input
             donor = rnd.choice(donors)
             start = rnd.randint(0, len(donor))
-            out[pos:pos] = donor[start:start + rnd.randint(1, 40)]
-        elif op == 6:            # a huge varint (length or value)
+            out[pos:pos] = donor[start : start + rnd.randint(1, 40)]
+        elif op == 6:  # a huge varint (length or value)
             out[pos:pos] = b"\xff" * rnd.randint(5, 11) + bytes([rnd.randrange(128)])
-        else:                    # duplicate a span in place
-            out[pos:pos] = out[pos:pos + rnd.randint(1, 24)]
+        else:  # duplicate a span in place
+            out[pos:pos] = out[pos : pos + rnd.randint(1, 24)]
     return bytes(out)
 
 
@@ -98,13 +98,14 @@ def exercise(codec, buf: bytes, record_type: int, columns: list, rnd: random.Ran
     verify = rnd.random() < 0.5
     start = 0 if rnd.random() < 0.8 else rnd.randint(0, len(buf))
     offsets, lengths, end, status = codec.scan_frames(
-        buf, start, rnd.choice([-1, -1, 1, 3]), rnd.choice([-1, -1, 0, 64]), verify)
-    assert status in (ref.FRAME_OK, ref.FRAME_TRUNCATED, ref.FRAME_BAD_LENGTH_CRC,
-                      ref.FRAME_BAD_DATA_CRC)
+        buf, start, rnd.choice([-1, -1, 1, 3]), rnd.choice([-1, -1, 0, 64]), verify
+    )
+    assert status in (ref.FRAME_OK, ref.FRAME_TRUNCATED, ref.FRAME_BAD_LENGTH_CRC, ref.FRAME_BAD_DATA_CRC)
     assert start <= end <= len(buf)
     assert len(offsets) == len(lengths)
-    spans_ok = all(int(o) + int(n) <= end for o, n in
-                   zip(np.frombuffer(offsets, np.uint64), np.frombuffer(lengths, np.uint64)))
+    spans_ok = all(
+        int(o) + int(n) <= end for o, n in zip(np.frombuffer(offsets, np.uint64), np.frombuffer(lengths, np.uint64))
+    )
     assert spans_ok
     for decoder in (codec.Decoder(record_type, columns), codec.Decoder(ref.RAW, [])):
         try:
@@ -123,8 +124,7 @@ def corpus(record_type: int, rnd: random.Random) -> list:
 
 def run_fuzz(codec, mutations: int, seed: int) -> None:
     rnd = random.Random(seed)
-    for record_type, columns in ((ref.EXAMPLE, EXAMPLE_COLUMNS),
-                                 (ref.SEQUENCE_EXAMPLE, SEQUENCE_COLUMNS)):
+    for record_type, columns in ((ref.EXAMPLE, EXAMPLE_COLUMNS), (ref.SEQUENCE_EXAMPLE, SEQUENCE_COLUMNS)):
         files = corpus(record_type, rnd)
         framed_files = [frame(payloads)[0] for payloads in files]
         donors = framed_files + [p for payloads in files for p in payloads]
@@ -140,8 +140,14 @@ def run_fuzz(codec, mutations: int, seed: int) -> None:
                 buf = frame(payloads)[0]
             exercise(codec, buf, record_type, columns, rnd)
         # inputs that are not TFRecords at all
-        for junk in (b"", b"\x00", b"not a tfrecord file at all\n" * 3,
-                     b"\x1f\x8b\x08\x00" + bytes(40), bytes(range(256)), b"\xff" * 100):
+        for junk in (
+            b"",
+            b"\x00",
+            b"not a tfrecord file at all\n" * 3,
+            b"\x1f\x8b\x08\x00" + bytes(40),
+            bytes(range(256)),
+            b"\xff" * 100,
+        ):
             exercise(codec, junk, record_type, columns, rnd)
 
 

@@ -28,10 +28,11 @@ from wire import ld, tag, varint
 # Shrinking these composite batches can take minutes on a busy machine, so it is off
 # unless TFSQL_SHRINK=1; a failure still prints the falsifying batch and its seed.
 SETTINGS = settings(
-    max_examples=200, deadline=None,
+    max_examples=200,
+    deadline=None,
     phases=[p for p in Phase if p != Phase.shrink or os.environ.get("TFSQL_SHRINK") == "1"],
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
-                           HealthCheck.data_too_large])
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 # --------------------------------------------------------------------------- wire writer
 
@@ -137,8 +138,7 @@ def split_message(number: int, entries: list, rnd) -> bytes:
     parser merges), with unknown fields around."""
     if entries and rnd.random() < 0.2:
         cut = rnd.randint(0, len(entries))
-        return (ld(number, b"".join(entries[:cut]) + junk(rnd)) + junk(rnd)
-                + ld(number, b"".join(entries[cut:])))
+        return ld(number, b"".join(entries[:cut]) + junk(rnd)) + junk(rnd) + ld(number, b"".join(entries[cut:]))
     return ld(number, junk(rnd) + b"".join(entries) + junk(rnd))
 
 
@@ -146,8 +146,10 @@ def record_bytes(record: dict, record_type: int, rnd) -> bytes:
     features = [(key, feature_bytes(f, rnd)) for key, f in record[ref.FEATURES].items()]
     parts = [junk(rnd) + split_message(1, map_message(features, rnd, False), rnd)]
     if record_type == ref.SEQUENCE_EXAMPLE:
-        lists = [(key, b"".join(ld(1, feature_bytes(step, rnd)) for step in steps) + junk(rnd))
-                 for key, steps in record[ref.FEATURE_LISTS].items()]
+        lists = [
+            (key, b"".join(ld(1, feature_bytes(step, rnd)) for step in steps) + junk(rnd))
+            for key, steps in record[ref.FEATURE_LISTS].items()
+        ]
         parts.append(split_message(2, map_message(lists, rnd, True), rnd))
         if rnd.random() < 0.2:
             parts.reverse()  # feature_lists before context
@@ -156,14 +158,30 @@ def record_bytes(record: dict, record_type: int, rnd) -> bytes:
 
 # --------------------------------------------------------------------------- strategies
 
-INT64S = st.one_of(st.sampled_from([-(2**63), 2**63 - 1, 0, -1, 1, 127, 128, -129]),
-                   st.integers(-(2**63), 2**63 - 1))
+INT64S = st.one_of(st.sampled_from([-(2**63), 2**63 - 1, 0, -1, 1, 127, 128, -129]), st.integers(-(2**63), 2**63 - 1))
 FLOAT_BITS = st.one_of(
-    st.sampled_from([0x7FC00000, 0x7F800001, 0xFFC00000, 0xFFBFFFFF, 0x7F800000, 0xFF800000,
-                     0x80000000, 0x00000000, 0x00000001, 0x807FFFFF, 0x7F7FFFFF]),
-    st.integers(0, 2**32 - 1))
-BYTES_VALUES = st.one_of(st.binary(max_size=10), st.text(max_size=5).map(str.encode),
-                         st.sampled_from([b"\xff", b"\xc3\x28", b"\xed\xa0\x80", b"\x00"]))
+    st.sampled_from(
+        [
+            0x7FC00000,
+            0x7F800001,
+            0xFFC00000,
+            0xFFBFFFFF,
+            0x7F800000,
+            0xFF800000,
+            0x80000000,
+            0x00000000,
+            0x00000001,
+            0x807FFFFF,
+            0x7F7FFFFF,
+        ]
+    ),
+    st.integers(0, 2**32 - 1),
+)
+BYTES_VALUES = st.one_of(
+    st.binary(max_size=10),
+    st.text(max_size=5).map(str.encode),
+    st.sampled_from([b"\xff", b"\xc3\x28", b"\xed\xa0\x80", b"\x00"]),
+)
 VALUES = {ref.INT64: INT64S, ref.FLOAT: FLOAT_BITS, ref.BYTES: BYTES_VALUES}
 NAMES = st.one_of(st.text(max_size=6), st.sampled_from(["a", "label", "é", "日本", ""]))
 
@@ -209,8 +227,7 @@ def batches(draw):
         if record_type == ref.SEQUENCE_EXAMPLE and draw(st.booleans()):
             columns.append((name.encode(), ref.FEATURE_LISTS, kind, ref.LIST_OF_LIST))
         else:
-            columns.append((name.encode(), ref.FEATURES, kind,
-                            draw(st.sampled_from([ref.SCALAR, ref.LIST]))))
+            columns.append((name.encode(), ref.FEATURES, kind, draw(st.sampled_from([ref.SCALAR, ref.LIST]))))
     extra = draw(st.lists(NAMES.filter(lambda n: n not in names), max_size=2, unique=True))
     n_records = draw(st.integers(0, 8))
     rnd = draw(st.randoms(use_true_random=False))
@@ -223,7 +240,8 @@ def batches(draw):
                 record[location][name] = content
         for name in extra:  # features no column asks for
             record[ref.FEATURES][name.encode()] = draw(
-                st.one_of(st.none(), feature_values(draw(st.sampled_from(list(VALUES))), 3)))
+                st.one_of(st.none(), feature_values(draw(st.sampled_from(list(VALUES))), 3))
+            )
         records.append(record)
         payloads.append(record_bytes(record, record_type, rnd))
     return record_type, columns, records, payloads
@@ -274,12 +292,12 @@ def assert_same_decode(native, record_type, columns, payloads):
     if expected[0] == "ok" or got[0] == "ok":
         assert got == expected
         assert unknown_features(native, record_type, columns, buf, offsets, lengths) == (
-            unknown_features(ref, record_type, columns, buf, offsets, lengths))
+            unknown_features(ref, record_type, columns, buf, offsets, lengths)
+        )
         return expected
     reason, record, column, found = got[1]
     assert record == expected[1][1], (got, expected)
-    assert (reason, column, found) in acceptable_errors(record_type, columns, payloads[record]), (
-        got, expected)
+    assert (reason, column, found) in acceptable_errors(record_type, columns, payloads[record]), (got, expected)
     return expected
 
 
@@ -314,8 +332,7 @@ def encoder_inputs(decoded: list, columns: list, n_rows: int, shift: int) -> lis
     """Encoder arrays from decoded columns; bytes data and list values get ``shift``
     leading filler items, so the offsets do not start at 0."""
     arrays = []
-    for (validity, _, outer, _, _, inner, value_offsets, values), (_, _, kind, shape) in zip(
-            decoded, columns):
+    for (validity, _, outer, _, _, inner, value_offsets, values), (_, _, kind, shape) in zip(decoded, columns):
         as64 = lambda b: None if b is None else np.frombuffer(b, "<i4").astype(np.int64)  # noqa: E731
         outer64, inner64, vo64 = as64(outer), as64(inner), as64(value_offsets)
         if kind == ref.BYTES:
@@ -350,9 +367,11 @@ def test_encoder_matches_reference(native, batch, shift):
     want_spans = ref.scan_frames(expected_framed)
     assert got_spans[2:] == (len(framed), ref.FRAME_OK)
     assert plain(ref.Decoder(record_type, columns).decode(framed, *got_spans[:2])) == plain(
-        ref.Decoder(record_type, columns).decode(expected_framed, *want_spans[:2]))
+        ref.Decoder(record_type, columns).decode(expected_framed, *want_spans[:2])
+    )
     assert ref.summarize(framed, *got_spans[:2], record_type) == ref.summarize(
-        expected_framed, *want_spans[:2], record_type)
+        expected_framed, *want_spans[:2], record_type
+    )
     # both write the columns in column order: byte-identical
     assert framed == expected_framed
     assert ends == plain(expected_ends)
@@ -363,20 +382,23 @@ def test_encoder_matches_reference(native, batch, shift):
 def test_raw_and_framing_match_reference(native, payloads, data):
     buf, offsets, lengths = frame(payloads)
     assert plain(native.Decoder(ref.RAW, []).decode(buf, offsets, lengths)) == plain(
-        ref.Decoder(ref.RAW, []).decode(buf, offsets, lengths))
+        ref.Decoder(ref.RAW, []).decode(buf, offsets, lengths)
+    )
     value_offsets = np.cumsum([0] + [len(p) for p in payloads]).astype(np.int64)
     assert plain(native.encode_frames(b"".join(payloads), value_offsets)) == plain(
-        ref.encode_frames(b"".join(payloads), value_offsets))
+        ref.encode_frames(b"".join(payloads), value_offsets)
+    )
     raw_column = [(b"record", ref.FEATURES, ref.BYTES, ref.SCALAR)]
     arrays = [(None, None, None, value_offsets, b"".join(payloads))]
     assert plain(native.Encoder(ref.RAW, raw_column).encode(arrays, len(payloads))) == plain(
-        ref.Encoder(ref.RAW, raw_column).encode(arrays, len(payloads)))
+        ref.Encoder(ref.RAW, raw_column).encode(arrays, len(payloads))
+    )
     # scanning with limits, from a record boundary, over damaged bytes
     damaged = bytearray(buf)
     if damaged and data.draw(st.booleans()):
         position = data.draw(st.integers(0, len(damaged) - 1))
         damaged[position] ^= data.draw(st.integers(1, 255))
-    damaged = bytes(damaged[:data.draw(st.integers(0, len(damaged)))])
+    damaged = bytes(damaged[: data.draw(st.integers(0, len(damaged)))])
     boundaries = [0] + [int(o) + int(n) + 4 for o, n in zip(offsets, lengths)]
     start = data.draw(st.sampled_from([b for b in boundaries if b <= len(damaged)]))
     max_records = data.draw(st.integers(-1, 4))
@@ -395,9 +417,24 @@ def test_crc_matches_reference(native, data):
 
 
 def test_constants_match_reference(native):
-    names = ["EXAMPLE", "SEQUENCE_EXAMPLE", "RAW", "FEATURES", "FEATURE_LISTS", "KIND_NONE",
-             "BYTES", "FLOAT", "INT64", "SCALAR", "LIST", "LIST_OF_LIST", "FRAME_OK",
-             "FRAME_TRUNCATED", "FRAME_BAD_LENGTH_CRC", "FRAME_BAD_DATA_CRC"]
+    names = [
+        "EXAMPLE",
+        "SEQUENCE_EXAMPLE",
+        "RAW",
+        "FEATURES",
+        "FEATURE_LISTS",
+        "KIND_NONE",
+        "BYTES",
+        "FLOAT",
+        "INT64",
+        "SCALAR",
+        "LIST",
+        "LIST_OF_LIST",
+        "FRAME_OK",
+        "FRAME_TRUNCATED",
+        "FRAME_BAD_LENGTH_CRC",
+        "FRAME_BAD_DATA_CRC",
+    ]
     assert {n: getattr(native, n) for n in names} == {n: getattr(ref, n) for n in names}
     assert issubclass(native.DecodeError, ValueError)
 
@@ -408,8 +445,7 @@ GROUP = tag(77, 3) + tag(1, 0) + varint(5) + ld(2, b"x") + tag(77, 4)
 @pytest.mark.parametrize("where", ["record", "features", "entry", "feature", "int64_list"])
 def test_unknown_group_fields_are_skipped(native, where):
     """A (deprecated) group is an unknown field like any other: protobuf skips it."""
-    groups = {w: GROUP if w == where else b"" for w in
-              ["record", "features", "entry", "feature", "int64_list"]}
+    groups = {w: GROUP if w == where else b"" for w in ["record", "features", "entry", "feature", "int64_list"]}
     feature = ld(3, ld(1, varint(5)) + groups["int64_list"]) + groups["feature"]
     entry = ld(1, ld(1, b"a") + ld(2, feature) + groups["entry"])
     payload = groups["record"] + ld(1, entry + groups["features"])
@@ -418,5 +454,4 @@ def test_unknown_group_fields_are_skipped(native, where):
     expected = decode_or_error(ref, ref.EXAMPLE, columns, buf, offsets, lengths)
     assert expected[0] == "ok"
     assert decode_or_error(native, ref.EXAMPLE, columns, buf, offsets, lengths) == expected
-    assert native.summarize(buf, offsets, lengths, ref.EXAMPLE) == ref.summarize(
-        buf, offsets, lengths, ref.EXAMPLE)
+    assert native.summarize(buf, offsets, lengths, ref.EXAMPLE) == ref.summarize(buf, offsets, lengths, ref.EXAMPLE)

@@ -111,13 +111,16 @@ def test_relative_path_becomes_absolute(tmp_path: Path, monkeypatch: pytest.Monk
 
 
 def test_underscore_hive_directory_and_default_partition_are_kept(tmp_path: Path) -> None:
-    write_tree(tmp_path, {
-        "_col=1/a.tfrecord": b"",
-        "_col=2/_SUCCESS": b"",
-        "k=__HIVE_DEFAULT_PARTITION__/b.tfrecord": b"",
-        "_meta/c.tfrecord": b"",
-        "x.crc": b"",
-    })
+    write_tree(
+        tmp_path,
+        {
+            "_col=1/a.tfrecord": b"",
+            "_col=2/_SUCCESS": b"",
+            "k=__HIVE_DEFAULT_PARTITION__/b.tfrecord": b"",
+            "_meta/c.tfrecord": b"",
+            "x.crc": b"",
+        },
+    )
     found = discover(tmp_path)
     assert [f.path for f in found.files] == [
         f"{tmp_path}/_col=1/a.tfrecord",
@@ -129,7 +132,9 @@ def test_exclude_hidden_false_keeps_everything(tmp_path: Path) -> None:
     write_tree(tmp_path, {"_SUCCESS": b"", ".a.crc": b"", "d/part-0": b""})
     found = discover(tmp_path, exclude_hidden=False)
     assert [f.path for f in found.files] == [
-        f"{tmp_path}/.a.crc", f"{tmp_path}/_SUCCESS", f"{tmp_path}/d/part-0",
+        f"{tmp_path}/.a.crc",
+        f"{tmp_path}/_SUCCESS",
+        f"{tmp_path}/d/part-0",
     ]
 
 
@@ -197,17 +202,20 @@ def test_tuple_of_memory_urls(mem: MemoryFileSystem) -> None:
 
 @pytest.fixture
 def glob_tree(tmp_path: Path) -> Path:
-    write_tree(tmp_path, {
-        "top.tfrecord": b"",
-        "tap.tfrecord": b"",
-        "a/one.tfrecord": b"",
-        "a/b/two.tfrecord": b"",
-        "a/b/notes.txt": b"",
-        "b/three.tfrecord": b"",
-        "c/four.tfrecord": b"",
-        "_h/hidden.tfrecord": b"",
-        "a/.x.tfrecord": b"",
-    })
+    write_tree(
+        tmp_path,
+        {
+            "top.tfrecord": b"",
+            "tap.tfrecord": b"",
+            "a/one.tfrecord": b"",
+            "a/b/two.tfrecord": b"",
+            "a/b/notes.txt": b"",
+            "b/three.tfrecord": b"",
+            "c/four.tfrecord": b"",
+            "_h/hidden.tfrecord": b"",
+            "a/.x.tfrecord": b"",
+        },
+    )
     return tmp_path
 
 
@@ -218,8 +226,13 @@ def relative_paths(found: Discovered, base: Path) -> list[str]:
 def test_glob_double_star_everything(glob_tree: Path) -> None:
     found = discover(f"{glob_tree}/**")
     assert relative_paths(found, glob_tree) == [
-        "a/b/notes.txt", "a/b/two.tfrecord", "a/one.tfrecord", "b/three.tfrecord",
-        "c/four.tfrecord", "tap.tfrecord", "top.tfrecord",
+        "a/b/notes.txt",
+        "a/b/two.tfrecord",
+        "a/one.tfrecord",
+        "b/three.tfrecord",
+        "c/four.tfrecord",
+        "tap.tfrecord",
+        "top.tfrecord",
     ]
     assert {f.root for f in found.files} == {str(glob_tree)}
 
@@ -227,8 +240,12 @@ def test_glob_double_star_everything(glob_tree: Path) -> None:
 def test_glob_double_star_matches_zero_or_more_levels(glob_tree: Path) -> None:
     found = discover(f"{glob_tree}/**/*.tfrecord")
     assert relative_paths(found, glob_tree) == [
-        "a/b/two.tfrecord", "a/one.tfrecord", "b/three.tfrecord", "c/four.tfrecord",
-        "tap.tfrecord", "top.tfrecord",
+        "a/b/two.tfrecord",
+        "a/one.tfrecord",
+        "b/three.tfrecord",
+        "c/four.tfrecord",
+        "tap.tfrecord",
+        "top.tfrecord",
     ]
     below_a = discover(f"{glob_tree}/a/**/*.tfrecord")
     assert relative_paths(below_a, glob_tree) == ["a/b/two.tfrecord", "a/one.tfrecord"]
@@ -246,7 +263,10 @@ def test_glob_question_mark(glob_tree: Path) -> None:
 def test_glob_brackets_match_directories_and_expand_them(glob_tree: Path) -> None:
     found = discover(f"{glob_tree}/[ab]")
     assert relative_paths(found, glob_tree) == [
-        "a/b/notes.txt", "a/b/two.tfrecord", "a/one.tfrecord", "b/three.tfrecord",
+        "a/b/notes.txt",
+        "a/b/two.tfrecord",
+        "a/one.tfrecord",
+        "b/three.tfrecord",
     ]
     assert {f.root for f in found.files} == {str(glob_tree)}
 
@@ -285,7 +305,9 @@ def test_glob_memory(mem: MemoryFileSystem) -> None:
 
 
 def test_invalid_glob(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match=r"invalid glob pattern '.*/a\*\*': .*'\*\*' can only be an entire path component"):
+    with pytest.raises(
+        ValueError, match=r"invalid glob pattern '.*/a\*\*': .*'\*\*' can only be an entire path component"
+    ):
         discover(f"{tmp_path}/a**")
 
 
@@ -385,8 +407,16 @@ def test_wrong_filesystem_type(tmp_path: Path) -> None:
 
 
 def test_is_hidden_name() -> None:
-    hidden = ["_SUCCESS", "_committed_1", "_started_1", "_temporary", ".part-0.crc", ".staging",
-              "part-0.crc", "part-0.tfrecord._COPYING_"]
+    hidden = [
+        "_SUCCESS",
+        "_committed_1",
+        "_started_1",
+        "_temporary",
+        ".part-0.crc",
+        ".staging",
+        "part-0.crc",
+        "part-0.tfrecord._COPYING_",
+    ]
     visible = ["part-0.tfrecord", "_col=1", "k=__HIVE_DEFAULT_PARTITION__", "x.tmp", "x.inprogress"]
     assert [is_hidden_name(n) for n in hidden] == [True] * len(hidden)
     assert [is_hidden_name(n) for n in visible] == [False] * len(visible)
@@ -394,7 +424,12 @@ def test_is_hidden_name() -> None:
 
 def test_has_glob_magic() -> None:
     assert [has_glob_magic(p) for p in ["a/*", "a?", "a[bc]", "a/**", "a/b", "k=v%2F"]] == [
-        True, True, True, True, False, False,
+        True,
+        True,
+        True,
+        True,
+        False,
+        False,
     ]
 
 

@@ -18,7 +18,11 @@ I, F, B = "int64_list", "float_list", "bytes_list"
 
 
 def encode(table: pa.Table, **kwargs) -> list[bytes]:
-    batch = table.combine_chunks().to_batches()[0] if table.num_rows else pa.RecordBatch.from_pylist([], schema=table.schema)
+    batch = (
+        table.combine_chunks().to_batches()[0]
+        if table.num_rows
+        else pa.RecordBatch.from_pylist([], schema=table.schema)
+    )
     framed, ends = RecordEncoder(table.schema, **kwargs).encode(batch)
     stream = bytes(framed)
     assert list(ends) == list(np.cumsum([16 + len(p) for p in unframe(stream)]))
@@ -50,8 +54,10 @@ INT_CASES = [
     (pa.array([0, 2**63 - 1, None], pa.uint64()), [(I, [0]), (I, [2**63 - 1]), None]),
     (pa.array([dt.date(1970, 1, 2), dt.date(1969, 12, 31), None], pa.date32()), [(I, [1]), (I, [-1]), None]),
     (pa.array([86_400_000, -1, None], pa.date64()), [(I, [86_400_000]), (I, [-1]), None]),
-    (pa.array([1_700_000_000_123_456, -5, None], pa.timestamp("us", tz="UTC")),
-     [(I, [1_700_000_000_123_456]), (I, [-5]), None]),
+    (
+        pa.array([1_700_000_000_123_456, -5, None], pa.timestamp("us", tz="UTC")),
+        [(I, [1_700_000_000_123_456]), (I, [-5]), None],
+    ),
     (pa.array([7, 8, None], pa.timestamp("s")), [(I, [7]), (I, [8]), None]),
     (pa.array([1000, 0, None], pa.time32("ms")), [(I, [1000]), (I, [0]), None]),
     (pa.array([10**9, 1, None], pa.time64("ns")), [(I, [10**9]), (I, [1]), None]),
@@ -68,8 +74,10 @@ FLOAT_CASES = [
     (pa.array(np.array([1.5, -2.0], np.float16)), [(F, [1.5]), (F, [-2.0])]),
     (pa.array([0.1, None], pa.float32()), [(F, [np.float32(0.1)]), None]),
     (pa.array([0.1, 1e300, None]), [(F, [np.float32(0.1)]), (F, [float("inf")]), None]),
-    (pa.array([decimal.Decimal("1.25"), decimal.Decimal("-0.1"), None], pa.decimal128(5, 2)),
-     [(F, [1.25]), (F, [np.float32(-0.1)]), None]),
+    (
+        pa.array([decimal.Decimal("1.25"), decimal.Decimal("-0.1"), None], pa.decimal128(5, 2)),
+        [(F, [1.25]), (F, [np.float32(-0.1)]), None],
+    ),
     (pa.array([decimal.Decimal("3.5")], pa.decimal256(40, 1)), [(F, [3.5])]),
 ]
 
@@ -82,8 +90,10 @@ def test_float_like_types_write_float32_lists(array, expected):
 BYTES_CASES = [
     (pa.array(["héllo", "", None, "日本"]), [(B, ["héllo".encode()]), (B, [b""]), None, (B, ["日本".encode()])]),
     (pa.array(["a", None], pa.large_string()), [(B, [b"a"]), None]),
-    (pa.array(["view-string-longer-than-12", "s", None], pa.string_view()),
-     [(B, [b"view-string-longer-than-12"]), (B, [b"s"]), None]),
+    (
+        pa.array(["view-string-longer-than-12", "s", None], pa.string_view()),
+        [(B, [b"view-string-longer-than-12"]), (B, [b"s"]), None],
+    ),
     (pa.array([b"\x00\xff", b"", None]), [(B, [b"\x00\xff"]), (B, [b""]), None]),
     (pa.array([b"\x01", None], pa.large_binary()), [(B, [b"\x01"]), None]),
     (pa.array([b"\x00" * 20, None], pa.binary_view()), [(B, [b"\x00" * 20]), None]),
@@ -139,8 +149,7 @@ LIST_CASES = [
     (pa.array([["a", "é"], [], None], pa.list_view(pa.string())), [(B, [b"a", "é".encode()]), (B, []), None]),
     (pa.array([[True], [False, True]], pa.large_list_view(pa.bool_())), [(I, [1]), (I, [0, 1])]),
     (pa.array([[b"\x00"], []], pa.list_(pa.binary())), [(B, [b"\x00"]), (B, [])]),
-    (pa.array([["x", "y"], ["x"]], pa.list_(pa.dictionary(pa.int8(), pa.string()))),
-     [(B, [b"x", b"y"]), (B, [b"x"])]),
+    (pa.array([["x", "y"], ["x"]], pa.list_(pa.dictionary(pa.int8(), pa.string()))), [(B, [b"x", b"y"]), (B, [b"x"])]),
     (pa.array([[dt.date(1970, 1, 3)]], pa.list_(pa.date32())), [(I, [2])]),
 ]
 
@@ -181,11 +190,13 @@ def test_canonical_buffers_for_scalar_columns():
 
 
 def test_sequence_example_puts_lists_of_lists_in_feature_lists():
-    table = pa.table({
-        "frames": pa.array([[[1.0, 2.0], [], [3.0]], [], None], pa.list_(pa.list_(pa.float32()))),
-        "words": pa.array([[["a"]], [["b", "c"]], [["d"]]]),
-        "id": [1, 2, 3],
-    })
+    table = pa.table(
+        {
+            "frames": pa.array([[[1.0, 2.0], [], [3.0]], [], None], pa.list_(pa.list_(pa.float32()))),
+            "words": pa.array([[["a"]], [["b", "c"]], [["d"]]]),
+            "id": [1, 2, 3],
+        }
+    )
     records = [sequence_dict(p) for p in encode(table, record_type="sequence_example")]
     assert records == [
         ({"id": (I, [1])}, {"frames": (F, [[1.0, 2.0], [], [3.0]]), "words": (B, [[b"a"]])}),
@@ -197,8 +208,7 @@ def test_sequence_example_puts_lists_of_lists_in_feature_lists():
 def test_layout_feature_list_turns_a_list_into_one_value_steps():
     table = pa.table({"tokens": [[5, 6], [], None], "label": [[1], [2], [3]]})
     records = [
-        sequence_dict(p)
-        for p in encode(table, record_type="SequenceExample", layout={"tokens": "feature_list"})
+        sequence_dict(p) for p in encode(table, record_type="SequenceExample", layout={"tokens": "feature_list"})
     ]
     assert records == [
         ({"label": (I, [1])}, {"tokens": (I, [[5], [6]])}),
@@ -211,7 +221,9 @@ def test_layout_errors():
     schema = pa.schema({"x": pa.int64(), "l": pa.list_(pa.int64()), "ll": pa.list_(pa.list_(pa.int64()))})
     with pytest.raises(ValueError, match=r"layout names columns that are not in the data: \['nope'\]"):
         RecordEncoder(schema, record_type="sequence_example", layout={"nope": "context"})
-    with pytest.raises(ValueError, match=r"layout values must be one of \('context', 'feature_list'\), got \{'l': 'list'\}"):
+    with pytest.raises(
+        ValueError, match=r"layout values must be one of \('context', 'feature_list'\), got \{'l': 'list'\}"
+    ):
         RecordEncoder(schema, record_type="sequence_example", layout={"l": "list"})
     with pytest.raises(ValueError, match='pass record_type="sequence_example" with it'):
         RecordEncoder(schema.remove(2), layout={"l": "feature_list"})
@@ -234,9 +246,14 @@ def test_raw_mode_writes_values_verbatim():
 
 
 def test_raw_mode_errors():
-    with pytest.raises(SchemaError, match=r'record_type="bytes" writes exactly one binary or string column verbatim, but the data has 2 columns \[\'a\', \'b\'\]'):
+    with pytest.raises(
+        SchemaError,
+        match=r'record_type="bytes" writes exactly one binary or string column verbatim, but the data has 2 columns \[\'a\', \'b\'\]',
+    ):
         RecordEncoder(pa.schema({"a": pa.binary(), "b": pa.binary()}), record_type="bytes")
-    with pytest.raises(SchemaError, match=r"record_type=\"bytes\" needs a binary or string column, but column 'a' has type int64"):
+    with pytest.raises(
+        SchemaError, match=r"record_type=\"bytes\" needs a binary or string column, but column 'a' has type int64"
+    ):
         RecordEncoder(pa.schema({"a": pa.int64()}), record_type="bytes")
     table = pa.table({"r": pa.array([b"x", None])})
     with pytest.raises(SchemaError, match="column 'r' is null at row 1; record_type=\"bytes\"") as info:
@@ -251,8 +268,12 @@ def test_raw_mode_errors():
 
 @pytest.mark.parametrize(
     "arrow_type",
-    [pa.struct({"a": pa.int64()}), pa.map_(pa.string(), pa.int64()), pa.list_(pa.null()),
-     pa.list_(pa.list_(pa.list_(pa.int64())))],
+    [
+        pa.struct({"a": pa.int64()}),
+        pa.map_(pa.string(), pa.int64()),
+        pa.list_(pa.null()),
+        pa.list_(pa.list_(pa.list_(pa.int64()))),
+    ],
     ids=str,
 )
 def test_unsupported_types_name_the_column(arrow_type):
@@ -262,13 +283,18 @@ def test_unsupported_types_name_the_column(arrow_type):
 
 
 def test_list_of_lists_in_example_mode_says_use_sequence_example():
-    with pytest.raises(SchemaError, match=r"column 'seq' has type list<item: list<item: int64>>: .* pass record_type=\"sequence_example\""):
+    with pytest.raises(
+        SchemaError,
+        match=r"column 'seq' has type list<item: list<item: int64>>: .* pass record_type=\"sequence_example\"",
+    ):
         RecordEncoder(pa.schema({"seq": pa.list_(pa.list_(pa.int64()))}))
 
 
 def test_null_element_inside_a_list_names_column_and_row():
     table = pa.table({"x": [[1], [2, None], None]})
-    with pytest.raises(SchemaError, match=r"^column 'x' has a null element inside its list at row 1; .* drop or fill them") as info:
+    with pytest.raises(
+        SchemaError, match=r"^column 'x' has a null element inside its list at row 1; .* drop or fill them"
+    ) as info:
         encode(table)
     assert (info.value.feature, info.value.record_index) == ("x", 1)
 
@@ -293,7 +319,10 @@ def test_error_rows_count_from_row_base_and_row_numbers():
 
 def test_uint64_above_int64_max_is_an_error_not_a_wrap():
     table = pa.table({"u": pa.array([1, None, 2**63], pa.uint64())})
-    with pytest.raises(SchemaError, match=r"^column 'u' row 2 holds the uint64 value 9223372036854775808, above the int64 maximum 9223372036854775807") as info:
+    with pytest.raises(
+        SchemaError,
+        match=r"^column 'u' row 2 holds the uint64 value 9223372036854775808, above the int64 maximum 9223372036854775807",
+    ) as info:
         encode(table)
     assert (info.value.feature, info.value.record_index) == ("u", 2)
     lists = pa.table({"u": pa.array([[1], [], [3, 2**64 - 1]], pa.list_(pa.uint64()))})

@@ -58,7 +58,10 @@ def test_empty_stream_yields_nothing():
 
 def test_truncated_payload_names_record_and_offset():
     data = DATA[: record_offset(5) + 20]
-    with pytest.raises(CorruptRecordError, match=rf"truncated record in f.tfrecord, record 5 at byte {record_offset(5)}: the file ends 20 bytes into it") as info:
+    with pytest.raises(
+        CorruptRecordError,
+        match=rf"truncated record in f.tfrecord, record 5 at byte {record_offset(5)}: the file ends 20 bytes into it",
+    ) as info:
         read_all(data)
     assert (info.value.path, info.value.record_index, info.value.offset) == ("f.tfrecord", 5, record_offset(5))
 
@@ -73,7 +76,9 @@ def test_truncated_header():
 def test_bad_data_crc_raises_then_skip_drops_only_that_record():
     data = bytearray(DATA)
     data[record_offset(4) + 12 + 2] ^= 0xFF
-    with pytest.raises(CorruptRecordError, match=r"data CRC mismatch in f.tfrecord, record 4 at byte \d+.*on_corrupt='skip'") as info:
+    with pytest.raises(
+        CorruptRecordError, match=r"data CRC mismatch in f.tfrecord, record 4 at byte \d+.*on_corrupt='skip'"
+    ) as info:
         read_all(bytes(data))
     assert info.value.record_index == 4 and info.value.offset == record_offset(4)
     with pytest.warns(UserWarning, match="record 4"):
@@ -127,7 +132,9 @@ def test_decompressed_streams_read_back(compression):
     for declared in (compression, "infer"):
         stream = open_decompressed(io.BytesIO(packed), read_compression(declared), path="f")
         reader = FrameReader(stream, path="f", chunk_bytes=100)
-        assert [bytes(b.buf[int(o) : int(o) + int(n)]) for b in reader.blocks() for o, n in zip(b.offsets, b.lengths)] == PAYLOADS
+        assert [
+            bytes(b.buf[int(o) : int(o) + int(n)]) for b in reader.blocks() for o, n in zip(b.offsets, b.lengths)
+        ] == PAYLOADS
 
 
 def test_concatenated_gzip_members_are_one_stream():
@@ -158,7 +165,9 @@ def test_blocks_limit_stops_after_that_many_records():
     reader = FrameReader(io.BytesIO(DATA), path="f", chunk_bytes=64)
     blocks = list(reader.blocks(max_records=3, limit=7))
     assert max(len(b) for b in blocks) <= 3 and sum(len(b) for b in blocks) == 7
-    assert [bytes(b.buf[int(o) : int(o) + int(n)]) for b in blocks for o, n in zip(b.offsets, b.lengths)] == PAYLOADS[:7]
+    assert [bytes(b.buf[int(o) : int(o) + int(n)]) for b in blocks for o, n in zip(b.offsets, b.lengths)] == PAYLOADS[
+        :7
+    ]
     assert reader.records_read == 7
     assert sum(len(b) for b in FrameReader(io.BytesIO(DATA), path="f").blocks(max_records=-1, limit=5)) == 5
     assert list(FrameReader(io.BytesIO(DATA), path="f").blocks(limit=0)) == []

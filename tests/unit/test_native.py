@@ -90,7 +90,7 @@ def column_values(result, kind, shape, n):
         vo = np.frombuffer(value_offsets, np.int32).tolist()
         data = bytes(values)
         assert vo[0] == 0 and vo[-1] == len(data)
-        items = [data[vo[i]:vo[i + 1]] for i in range(len(vo) - 1)]
+        items = [data[vo[i] : vo[i + 1]] for i in range(len(vo) - 1)]
     else:
         assert value_offsets is None
         items = np.frombuffer(values, np.int64 if kind == I else np.float32).tolist()
@@ -105,22 +105,21 @@ def column_values(result, kind, shape, n):
         assert oo[-1] == len(items)
         for i in range(n):
             assert valid[i] or oo[i] == oo[i + 1]
-        return [items[oo[i]:oo[i + 1]] if valid[i] else None for i in range(n)]
+        return [items[oo[i] : oo[i + 1]] if valid[i] else None for i in range(n)]
     io = np.frombuffer(inner, np.int32).tolist()
     m = len(io) - 1
     assert oo[-1] == m and io[-1] == len(items)
     inner_valid = bits(inner_validity, m)
     assert inner_nulls == inner_valid.count(False)
-    lists = [items[io[j]:io[j + 1]] if inner_valid[j] else None for j in range(m)]
-    return [lists[oo[i]:oo[i + 1]] if valid[i] else None for i in range(n)]
+    lists = [items[io[j] : io[j + 1]] if inner_valid[j] else None for j in range(m)]
+    return [lists[oo[i] : oo[i + 1]] if valid[i] else None for i in range(n)]
 
 
 def decode(payloads, columns, record_type=EX):
     buf, offsets, lengths = spans(payloads)
     results = N.Decoder(record_type, columns).decode(buf, offsets, lengths)
     assert len(results) == len(columns)
-    return [column_values(r, kind, shape, len(payloads))
-            for r, (_, _, kind, shape) in zip(results, columns)]
+    return [column_values(r, kind, shape, len(payloads)) for r, (_, _, kind, shape) in zip(results, columns)]
 
 
 def proto_values(feature):
@@ -186,7 +185,7 @@ def test_crc32c_matches_crc32c_package_on_many_lengths_and_alignments():
     lengths = list(range(0, 70)) + [255, 256, 1000, 3071, 3072, 3073, 6150, 9216 + 13, 39_990]
     for length in lengths:
         for align in range(0, 9):
-            chunk = view[align:align + length]
+            chunk = view[align : align + length]
             want = crc32c_pkg.crc32c(chunk)
             assert N.crc32c(chunk) == want, (length, align)
             assert N._crc32c_sw(chunk) == want, (length, align)
@@ -213,11 +212,12 @@ def test_crc32c_rejects_an_out_of_range_start_value():
 
 def test_hardware_crc_is_a_bool_and_env_var_forces_the_portable_code():
     assert isinstance(N.hardware_crc(), bool)
-    code = ("from tfsql import _native as N; import crc32c, os; d = os.urandom(10007); "
-            "assert N.crc32c(d) == crc32c.crc32c(d); print(N.hardware_crc())")
+    code = (
+        "from tfsql import _native as N; import crc32c, os; d = os.urandom(10007); "
+        "assert N.crc32c(d) == crc32c.crc32c(d); print(N.hardware_crc())"
+    )
     env = dict(os.environ, TFSQL_NO_HW_CRC="1")
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         check=True)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
 
@@ -240,7 +240,7 @@ def test_encode_frames_matches_the_tfrecord_layout_and_scans_back():
     offs, lens, end, status = N.scan_frames(framed)
     assert status == N.FRAME_OK and end == len(framed)
     assert u64(lens) == [len(p) for p in PAYLOADS]
-    assert [bytes(framed)[o:o + n] for o, n in zip(u64(offs), u64(lens))] == PAYLOADS
+    assert [bytes(framed)[o : o + n] for o, n in zip(u64(offs), u64(lens))] == PAYLOADS
 
 
 def test_encode_frames_offsets_need_not_start_at_zero():
@@ -331,8 +331,14 @@ def test_scan_frames_returns_buffers_usable_by_pyarrow_and_numpy():
 # --------------------------------------------------------------------------- Decoder
 
 
-COLS_TABULAR = [(b"i", CTX, I, SCALAR), (b"f", CTX, F, SCALAR), (b"s", CTX, B, SCALAR),
-                (b"il", CTX, I, LIST), (b"fl", CTX, F, LIST), (b"sl", CTX, B, LIST)]
+COLS_TABULAR = [
+    (b"i", CTX, I, SCALAR),
+    (b"f", CTX, F, SCALAR),
+    (b"s", CTX, B, SCALAR),
+    (b"il", CTX, I, LIST),
+    (b"fl", CTX, F, LIST),
+    (b"sl", CTX, B, LIST),
+]
 
 
 def make_example(**features) -> bytes:
@@ -349,21 +355,31 @@ def make_example(**features) -> bytes:
 
 def test_decode_examples_built_with_protobuf():
     payloads = [
-        make_example(i=("int64_list", [7]), f=("float_list", [1.5]), s=("bytes_list", [b"ab"]),
-                     il=("int64_list", [1, -2, 2**63 - 1, -2**63]),
-                     fl=("float_list", [0.25, -3.0]), sl=("bytes_list", [b"", b"xyz"])),
+        make_example(
+            i=("int64_list", [7]),
+            f=("float_list", [1.5]),
+            s=("bytes_list", [b"ab"]),
+            il=("int64_list", [1, -2, 2**63 - 1, -(2**63)]),
+            fl=("float_list", [0.25, -3.0]),
+            sl=("bytes_list", [b"", b"xyz"]),
+        ),
         make_example(),
-        make_example(i=("int64_list", []), f=("none", None), s=("bytes_list", []),
-                     il=("int64_list", []), fl=("none", None), sl=("bytes_list", [])),
-        make_example(i=("int64_list", [-1]), other=("float_list", [9.0]),
-                     s=("bytes_list", [b"\xff\x00"])),
+        make_example(
+            i=("int64_list", []),
+            f=("none", None),
+            s=("bytes_list", []),
+            il=("int64_list", []),
+            fl=("none", None),
+            sl=("bytes_list", []),
+        ),
+        make_example(i=("int64_list", [-1]), other=("float_list", [9.0]), s=("bytes_list", [b"\xff\x00"])),
     ]
     got = check(payloads, COLS_TABULAR)
     assert got == [
         [7, None, None, -1],
         [1.5, None, None, None],
         [b"ab", None, None, b"\xff\x00"],
-        [[1, -2, 2**63 - 1, -2**63], None, [], None],
+        [[1, -2, 2**63 - 1, -(2**63)], None, [], None],
         [[0.25, -3.0], None, None, None],
         [[b"", b"xyz"], None, [], None],
     ]
@@ -374,11 +390,9 @@ def test_decode_of_no_records():
 
 
 def test_decode_scalar_values_buffer_has_zero_for_null_rows():
-    payloads = [make_example(i=("int64_list", [5])), make_example(), make_example(
-        i=("int64_list", [6]))]
+    payloads = [make_example(i=("int64_list", [5])), make_example(), make_example(i=("int64_list", [6]))]
     buf, offsets, lengths = spans(payloads)
-    (validity, nulls, *_, values), = N.Decoder(EX, [(b"i", CTX, I, SCALAR)]).decode(
-        buf, offsets, lengths)
+    ((validity, nulls, *_, values),) = N.Decoder(EX, [(b"i", CTX, I, SCALAR)]).decode(buf, offsets, lengths)
     assert nulls == 1 and bytes(validity) == b"\x05"
     assert np.frombuffer(values, np.int64).tolist() == [5, 0, 6]
 
@@ -391,7 +405,7 @@ def test_decode_unpacked_and_packed_values_concatenate():
 
 
 def test_decode_negative_and_extreme_varints():
-    values = [-1, -2**63, 2**63 - 1, 0, 127, 128, 2**35]
+    values = [-1, -(2**63), 2**63 - 1, 0, 127, 128, 2**35]
     payload = example(entry(b"il", int64_feature(*values)))
     assert len(varint(-1)) == 10
     assert check([payload], [(b"il", CTX, I, LIST)]) == [[values]]
@@ -401,9 +415,17 @@ def test_decode_unknown_fields_of_every_wire_type_at_every_level():
     unknown = vi(9, 300) + tag(10, 1) + b"\x01" * 8 + ld(11, b"junk") + tag(12, 5) + b"abcd"
     int_list = ld(3, unknown + ld(1, varint(4)) + unknown)
     bytes_list = ld(1, unknown + ld(1, b"v") + unknown)
-    payload = (unknown + ld(1, unknown + ld(1, ld(1, b"i") + ld(2, unknown + int_list + unknown))
-                            + unknown + ld(1, ld(2, bytes_list + unknown) + ld(1, b"s")))
-               + unknown)
+    payload = (
+        unknown
+        + ld(
+            1,
+            unknown
+            + ld(1, ld(1, b"i") + ld(2, unknown + int_list + unknown))
+            + unknown
+            + ld(1, ld(2, bytes_list + unknown) + ld(1, b"s")),
+        )
+        + unknown
+    )
     assert check([payload], [(b"i", CTX, I, SCALAR), (b"s", CTX, B, SCALAR)]) == [[4], [b"v"]]
 
 
@@ -411,15 +433,17 @@ def test_decode_unknown_fields_inside_a_map_entry_are_skipped():
     # C++ protobuf and TensorFlow keep such an entry; Python's upb moves the whole entry
     # to the unknown fields (dropping it from the map). tfsql follows C++/TensorFlow.
     unknown = vi(9, 300) + tag(10, 1) + b"\x01" * 8 + ld(11, b"junk") + tag(12, 5) + b"abcd"
-    payload = ld(1, ld(1, ld(1, b"old") + ld(2, int64_feature(1)))
-                 + ld(1, unknown + ld(1, b"i") + unknown + ld(2, int64_feature(4)) + unknown))
+    payload = ld(
+        1,
+        ld(1, ld(1, b"old") + ld(2, int64_feature(1)))
+        + ld(1, unknown + ld(1, b"i") + unknown + ld(2, int64_feature(4)) + unknown),
+    )
     assert decode([payload], [(b"i", CTX, I, SCALAR), (b"old", CTX, I, SCALAR)]) == [[4], [1]]
 
 
 def test_decode_known_fields_with_another_wire_type_are_unknown_fields():
     # Example.features as a varint; Int64List.value as fixed32; Feature.int64_list as fixed64
-    payload = vi(1, 3) + example(entry(b"i", ld(3, ld(1, varint(2)) + f32(1, 1.0))
-                                       + tag(3, 1) + b"\x00" * 8))
+    payload = vi(1, 3) + example(entry(b"i", ld(3, ld(1, varint(2)) + f32(1, 1.0)) + tag(3, 1) + b"\x00" * 8))
     assert check([payload], [(b"i", CTX, I, LIST)]) == [[[2]]]
 
 
@@ -429,20 +453,18 @@ def test_decode_entry_fields_in_any_order():
 
 
 def test_decode_repeated_map_key_last_entry_wins():
-    payload = example(entry(b"i", int64_feature(1)), entry(b"s", bytes_feature(b"a")),
-                      entry(b"i", int64_feature(2, 3)))
-    assert check([payload], [(b"i", CTX, I, LIST), (b"s", CTX, B, LIST)]) == [
-        [[2, 3]], [[b"a"]]]
+    payload = example(entry(b"i", int64_feature(1)), entry(b"s", bytes_feature(b"a")), entry(b"i", int64_feature(2, 3)))
+    assert check([payload], [(b"i", CTX, I, LIST), (b"s", CTX, B, LIST)]) == [[[2, 3]], [[b"a"]]]
     # the later entry replaces even with a Feature without kind
     payload = example(entry(b"i", int64_feature(1)), entry(b"i", b""))
     assert check([payload], [(b"i", CTX, I, LIST)]) == [[None]]
 
 
 def test_decode_repeated_features_field_merges_the_maps():
-    payload = (example(entry(b"i", int64_feature(1)), entry(b"s", bytes_feature(b"x")))
-               + example(entry(b"i", int64_feature(5))))
-    assert check([payload], [(b"i", CTX, I, SCALAR), (b"s", CTX, B, SCALAR)]) == [
-        [5], [b"x"]]
+    payload = example(entry(b"i", int64_feature(1)), entry(b"s", bytes_feature(b"x"))) + example(
+        entry(b"i", int64_feature(5))
+    )
+    assert check([payload], [(b"i", CTX, I, SCALAR), (b"s", CTX, B, SCALAR)]) == [[5], [b"x"]]
 
 
 def test_decode_entry_without_key_is_the_empty_name_and_without_value_is_null():
@@ -451,8 +473,7 @@ def test_decode_entry_without_key_is_the_empty_name_and_without_value_is_null():
 
 
 def test_decode_feature_without_kind_is_null_and_empty_list_is_empty():
-    payloads = [example(entry(b"x", b"")), example(entry(b"x", int64_feature())),
-                example(entry(b"x", ld(3, b"")))]
+    payloads = [example(entry(b"x", b"")), example(entry(b"x", int64_feature())), example(entry(b"x", ld(3, b"")))]
     assert check(payloads, [(b"x", CTX, I, LIST)]) == [[None, [], []]]
     assert check(payloads, [(b"x", CTX, I, SCALAR)]) == [[None, None, None]]
 
@@ -484,8 +505,11 @@ def test_decode_kind_mismatch():
     payloads = [make_example(x=("int64_list", [1])), make_example(x=("float_list", []))]
     buf, offsets, lengths = spans(payloads)
     decoder = N.Decoder(EX, [(b"y", CTX, B, LIST), (b"x", CTX, I, LIST)])
-    with pytest.raises(N.DecodeError, match=r"record 1: feature b'x' holds a float_list but "
-                                            r"column 1 expects int64_list") as info:
+    with pytest.raises(
+        N.DecodeError,
+        match=r"record 1: feature b'x' holds a float_list but "
+        r"column 1 expects int64_list",
+    ) as info:
         decoder.decode(buf, offsets, lengths)
     err = info.value
     assert isinstance(err, ValueError)
@@ -494,11 +518,13 @@ def test_decode_kind_mismatch():
 
 def test_decode_not_scalar():
     payloads = [make_example(x=("bytes_list", [b"a", b"b"]))]
-    with pytest.raises(N.DecodeError, match=r"record 0: feature b'x' has 2 values but column 0 "
-                                            r"is a scalar") as info:
+    with pytest.raises(
+        N.DecodeError,
+        match=r"record 0: feature b'x' has 2 values but column 0 "
+        r"is a scalar",
+    ) as info:
         N.Decoder(EX, [(b"x", CTX, B, SCALAR)]).decode(*spans(payloads))
-    assert (info.value.reason, info.value.record, info.value.column,
-            info.value.found_kind) == ("not_scalar", 0, 0, 0)
+    assert (info.value.reason, info.value.record, info.value.column, info.value.found_kind) == ("not_scalar", 0, 0, 0)
 
 
 MALFORMED = {
@@ -534,6 +560,7 @@ def test_decode_malformed(name):
 
 def test_protobuf_agrees_the_malformed_cases_are_malformed():
     from google.protobuf.message import DecodeError as ProtobufDecodeError
+
     for name, payload in MALFORMED.items():
         if name == "groups nested too deep":
             continue  # protobuf's recursion limit is 100; tfsql's group depth limit is 64
@@ -585,23 +612,23 @@ def test_decode_sequence_examples():
         [[[1.0, 2.0], [], None, [3.5]], None, []],
     ]
     # a feature_lists name never matches a context column and vice versa
-    assert check(payloads, [(b"frames", CTX, F, LIST), (b"label", FL, I, LOL)], SEQ) == [
-        [None] * 3, [None] * 3]
+    assert check(payloads, [(b"frames", CTX, F, LIST), (b"label", FL, I, LOL)], SEQ) == [[None] * 3, [None] * 3]
 
 
 def test_decode_sequence_example_hand_built_cases():
     step_a, step_b = bytes_feature(b"a"), bytes_feature(b"b", b"c")
-    payload = (ld(2, ld(1, ld(1, b"w") + ld(2, ld(1, step_a))))       # replaced below
-               + ld(1, entry(b"n", int64_feature(4)))
-               + ld(2, ld(1, ld(2, ld(1, step_b) + ld(9, b"?")) + ld(2, ld(1, b"")) + ld(1, b"w"))))
+    payload = (
+        ld(2, ld(1, ld(1, b"w") + ld(2, ld(1, step_a))))  # replaced below
+        + ld(1, entry(b"n", int64_feature(4)))
+        + ld(2, ld(1, ld(2, ld(1, step_b) + ld(9, b"?")) + ld(2, ld(1, b"")) + ld(1, b"w")))
+    )
     columns = [(b"w", FL, B, LOL), (b"n", CTX, I, SCALAR)]
     assert check([payload], columns, SEQ) == [[[[b"b", b"c"], None]], [4]]
 
 
 def test_decode_sequence_example_step_kind_mismatch():
     payload = ld(2, ld(1, ld(1, b"w") + ld(2, ld(1, bytes_feature(b"a")) + ld(1, float_feature(1.0)))))
-    with pytest.raises(N.DecodeError, match="holds a float_list but column 0 expects bytes_list") \
-            as info:
+    with pytest.raises(N.DecodeError, match="holds a float_list but column 0 expects bytes_list") as info:
         N.Decoder(SEQ, [(b"w", FL, B, LOL)]).decode(*spans([payload]))
     assert (info.value.reason, info.value.found_kind) == ("kind_mismatch", F)
 
@@ -616,12 +643,13 @@ def test_decode_raw_records():
 
 def test_decode_buffers_are_zero_copy_arrow_buffers():
     payloads = [make_example(il=("int64_list", [1, 2])), make_example(il=("int64_list", [3]))]
-    (validity, nulls, outer, _, _, _, _, values), = N.Decoder(
-        EX, [(b"il", CTX, I, LIST)]).decode(*spans(payloads))
-    arr = pa.ListArray.from_buffers(pa.list_(pa.int64()), 2,
-                                    [None, pa.py_buffer(outer)], children=[
-                                        pa.Array.from_buffers(pa.int64(), 3,
-                                                              [None, pa.py_buffer(values)])])
+    ((validity, nulls, outer, _, _, _, _, values),) = N.Decoder(EX, [(b"il", CTX, I, LIST)]).decode(*spans(payloads))
+    arr = pa.ListArray.from_buffers(
+        pa.list_(pa.int64()),
+        2,
+        [None, pa.py_buffer(outer)],
+        children=[pa.Array.from_buffers(pa.int64(), 3, [None, pa.py_buffer(values)])],
+    )
     assert arr.to_pylist() == [[1, 2], [3]]
     assert pa.py_buffer(values).address == np.frombuffer(values, np.uint8).ctypes.data
 
@@ -654,14 +682,14 @@ def test_decode_many_columns_and_records_in_varying_key_order():
         ex = Example()
         for name in rng.sample(names, 60):
             ex.features.feature[name].int64_list.value.extend(
-                rng.randrange(-10**12, 10**12) for _ in range(rng.randrange(3)))
+                rng.randrange(-(10**12), 10**12) for _ in range(rng.randrange(3))
+            )
         payloads.append(ex.SerializeToString())
     columns = [(n.encode(), CTX, I, LIST) for n in names[::3]]
     check(payloads, columns)
 
 
 # --------------------------------------------------------------------------- Encoder
-
 
 
 def length_delimited(data: bytes):
@@ -671,15 +699,17 @@ def length_delimited(data: bytes):
         key, pos = read_varint(data, pos)
         assert key & 7 == 2
         length, pos = read_varint(data, pos)
-        yield key >> 3, data[pos:pos + length]
+        yield key >> 3, data[pos : pos + length]
         pos += length
 
 
 def wire_keys(payload: bytes):
     """The map keys of an Example in wire order."""
-    return [dict(length_delimited(entry_body))[1]
-            for _, features in length_delimited(payload)
-            for _, entry_body in length_delimited(features)]
+    return [
+        dict(length_delimited(entry_body))[1]
+        for _, features in length_delimited(payload)
+        for _, entry_body in length_delimited(features)
+    ]
 
 
 def i64(values):
@@ -691,11 +721,17 @@ def u8(values):
 
 
 def test_encode_examples_parse_back_with_protobuf():
-    columns = [(b"i", CTX, I, SCALAR), (b"f", CTX, F, SCALAR), (b"s", CTX, B, SCALAR),
-               (b"il", CTX, I, LIST), (b"fl", CTX, F, LIST), (b"sl", CTX, B, LIST)]
+    columns = [
+        (b"i", CTX, I, SCALAR),
+        (b"f", CTX, F, SCALAR),
+        (b"s", CTX, B, SCALAR),
+        (b"il", CTX, I, LIST),
+        (b"fl", CTX, F, LIST),
+        (b"sl", CTX, B, LIST),
+    ]
     n = 3
     arrays = [
-        (None, None, None, None, i64([-1, 2**63 - 1, -2**63])),
+        (None, None, None, None, i64([-1, 2**63 - 1, -(2**63)])),
         (u8([1, 0, 1]), None, None, None, np.array([0.5, 9, -2.25], np.float32)),
         (u8([0, 1, 1]), None, None, i64([0, 0, 3, 3]), b"abc"),
         (None, i64([0, 2, 2, 5]), None, None, i64([1, -1, 300, 0, 5])),
@@ -705,9 +741,9 @@ def test_encode_examples_parse_back_with_protobuf():
     framed, ends = N.Encoder(EX, columns).encode(arrays, n)
     offs, lens, end, status = N.scan_frames(framed)
     assert (status, end, u64(ends)[-1]) == (N.FRAME_OK, len(framed), len(framed))
-    payloads = [bytes(framed)[o:o + ln] for o, ln in zip(u64(offs), u64(lens))]
+    payloads = [bytes(framed)[o : o + ln] for o, ln in zip(u64(offs), u64(lens))]
     assert expected(payloads, columns) == [
-        [-1, 2**63 - 1, -2**63],
+        [-1, 2**63 - 1, -(2**63)],
         [0.5, None, -2.25],
         [None, b"abc", b""],  # row 2 is a valid empty bytes value
         [[1, -1], [], [300, 0, 5]],
@@ -722,20 +758,33 @@ def test_encode_examples_parse_back_with_protobuf():
     assert decode(payloads, columns)[3:] == expected(payloads, columns)[3:]
 
 
-@pytest.mark.parametrize("kind, shape, arrays, fill", [
-    (I, SCALAR, (None, None, None, None, i64([-3])), lambda f: f.int64_list.value.append(-3)),
-    (I, LIST, (None, i64([0, 3]), None, None, i64([0, 2**40, -1])),
-     lambda f: f.int64_list.value.extend([0, 2**40, -1])),
-    (I, LIST, (None, i64([0, 0]), None, None, i64([])), lambda f: f.int64_list.SetInParent()),
-    (F, LIST, (None, i64([0, 2]), None, None, np.array([1, -2.5], np.float32)),
-     lambda f: f.float_list.value.extend([1, -2.5])),
-    (F, LIST, (None, i64([0, 0]), None, None, np.array([], np.float32)),
-     lambda f: f.float_list.SetInParent()),
-    (B, LIST, (None, i64([0, 2]), None, i64([0, 1, 3]), b"abc"),
-     lambda f: f.bytes_list.value.extend([b"a", b"bc"])),
-    (B, SCALAR, (None, None, None, i64([0, 200]), b"x" * 200),
-     lambda f: f.bytes_list.value.append(b"x" * 200)),
-])
+@pytest.mark.parametrize(
+    "kind, shape, arrays, fill",
+    [
+        (I, SCALAR, (None, None, None, None, i64([-3])), lambda f: f.int64_list.value.append(-3)),
+        (
+            I,
+            LIST,
+            (None, i64([0, 3]), None, None, i64([0, 2**40, -1])),
+            lambda f: f.int64_list.value.extend([0, 2**40, -1]),
+        ),
+        (I, LIST, (None, i64([0, 0]), None, None, i64([])), lambda f: f.int64_list.SetInParent()),
+        (
+            F,
+            LIST,
+            (None, i64([0, 2]), None, None, np.array([1, -2.5], np.float32)),
+            lambda f: f.float_list.value.extend([1, -2.5]),
+        ),
+        (F, LIST, (None, i64([0, 0]), None, None, np.array([], np.float32)), lambda f: f.float_list.SetInParent()),
+        (
+            B,
+            LIST,
+            (None, i64([0, 2]), None, i64([0, 1, 3]), b"abc"),
+            lambda f: f.bytes_list.value.extend([b"a", b"bc"]),
+        ),
+        (B, SCALAR, (None, None, None, i64([0, 200]), b"x" * 200), lambda f: f.bytes_list.value.append(b"x" * 200)),
+    ],
+)
 def test_encode_writes_the_bytes_protobuf_writes(kind, shape, arrays, fill):
     name = b"n" * 130  # a key whose length takes a 2-byte varint
     framed, _ = N.Encoder(EX, [(name, CTX, kind, shape)]).encode([arrays], 1)
@@ -753,7 +802,7 @@ def test_encode_sequence_examples_parse_back_with_protobuf():
     ]
     framed, ends = N.Encoder(SEQ, columns).encode(arrays, 2)
     offs, lens, end, status = N.scan_frames(framed)
-    payloads = [bytes(framed)[o:o + ln] for o, ln in zip(u64(offs), u64(lens))]
+    payloads = [bytes(framed)[o : o + ln] for o, ln in zip(u64(offs), u64(lens))]
     assert expected(payloads, columns, SEQ) == [
         [b"cat", None],
         [[[1, 2], []], [[3, 4, 5]]],
@@ -766,46 +815,58 @@ def test_encode_sequence_examples_parse_back_with_protobuf():
 
 def test_encode_raw_records():
     framed, ends = N.Encoder(RAW, [(b"record", CTX, B, SCALAR)]).encode(
-        [(None, None, None, i64([1, 4, 4, 6]), b"xabcde")], 3)
+        [(None, None, None, i64([1, 4, 4, 6]), b"xabcde")], 3
+    )
     assert bytes(framed) == frame(b"abc") + frame(b"") + frame(b"de")
     with pytest.raises(ValueError, match="RAW record 1 is null; a record cannot be null"):
-        N.Encoder(RAW, [(b"record", CTX, B, SCALAR)]).encode(
-            [(u8([1, 0]), None, None, i64([0, 1, 2]), b"ab")], 2)
+        N.Encoder(RAW, [(b"record", CTX, B, SCALAR)]).encode([(u8([1, 0]), None, None, i64([0, 1, 2]), b"ab")], 2)
     with pytest.raises(ValueError, match="a RAW Encoder takes exactly one SCALAR BYTES column"):
         N.Encoder(RAW, [(b"record", CTX, I, SCALAR)])
 
 
 def test_encode_with_no_rows_and_with_no_columns():
-    framed, ends = N.Encoder(EX, [(b"i", CTX, I, SCALAR)]).encode(
-        [(None, None, None, None, i64([]))], 0)
+    framed, ends = N.Encoder(EX, [(b"i", CTX, I, SCALAR)]).encode([(None, None, None, None, i64([]))], 0)
     assert len(framed) == 0 and len(ends) == 0
     framed, ends = N.Encoder(EX, []).encode([], 2)
     assert bytes(framed) == frame(b"\x0a\x00") * 2
 
 
-@pytest.mark.parametrize("arrays, message", [
-    ([(None, None, None, None, i64([1]))], r"1 values for 2 rows"),
-    ([(u8([1]), None, None, None, i64([1, 2]))], r"validity has 1 bytes for 2 rows"),
-    ([(None, None, None, None, None)], r"values is None"),
-    ([(None, None, None, None, b"123")], r"values must be an int64 array"),
-    ([(None, None)], r"expected \(validity, outer_offsets, inner_offsets, value_offsets, "
-                     r"values\), got 2 items"),
-    ([], r"expected 1 column arrays, got 0"),
-])
+@pytest.mark.parametrize(
+    "arrays, message",
+    [
+        ([(None, None, None, None, i64([1]))], r"1 values for 2 rows"),
+        ([(u8([1]), None, None, None, i64([1, 2]))], r"validity has 1 bytes for 2 rows"),
+        ([(None, None, None, None, None)], r"values is None"),
+        ([(None, None, None, None, b"123")], r"values must be an int64 array"),
+        (
+            [(None, None)],
+            r"expected \(validity, outer_offsets, inner_offsets, value_offsets, "
+            r"values\), got 2 items",
+        ),
+        ([], r"expected 1 column arrays, got 0"),
+    ],
+)
 def test_encode_rejects_bad_arrays(arrays, message):
     with pytest.raises(ValueError, match=message):
         N.Encoder(EX, [(b"i", CTX, I, SCALAR)]).encode(arrays, 2)
 
 
-@pytest.mark.parametrize("arrays, message", [
-    ([(None, None, None, i64([0, 1]), b"a")], r"LIST needs outer_offsets"),
-    ([(None, i64([0, 1]), None, i64([0, 1]), b"a")], r"outer_offsets has 2 items for 2 rows"),
-    ([(None, i64([0, 1, 2]), None, i64([0, 1]), b"a")],
-     r"outer_offsets are decreasing or point outside the 1 items"),
-    ([(None, i64([0, 1, 1]), None, i64([0, 2]), b"a")],
-     r"value_offsets are decreasing or point outside the 1 bytes of values"),
-    ([(None, i64([0, 1, 1]), None, None, b"a")], r"BYTES needs value_offsets"),
-])
+@pytest.mark.parametrize(
+    "arrays, message",
+    [
+        ([(None, None, None, i64([0, 1]), b"a")], r"LIST needs outer_offsets"),
+        ([(None, i64([0, 1]), None, i64([0, 1]), b"a")], r"outer_offsets has 2 items for 2 rows"),
+        (
+            [(None, i64([0, 1, 2]), None, i64([0, 1]), b"a")],
+            r"outer_offsets are decreasing or point outside the 1 items",
+        ),
+        (
+            [(None, i64([0, 1, 1]), None, i64([0, 2]), b"a")],
+            r"value_offsets are decreasing or point outside the 1 bytes of values",
+        ),
+        ([(None, i64([0, 1, 1]), None, None, b"a")], r"BYTES needs value_offsets"),
+    ],
+)
 def test_encode_rejects_bad_offsets(arrays, message):
     with pytest.raises(ValueError, match=r"Encoder column 0 \(b's'\): " + message):
         N.Encoder(EX, [(b"s", CTX, B, LIST)]).encode(arrays, 2)
@@ -819,11 +880,17 @@ def test_encode_rejects_a_negative_row_count():
 def test_encode_decode_round_trip_on_random_data():
     rng = np.random.default_rng(3)
     n = 200
-    columns = [(b"a", CTX, I, LIST), (b"b", CTX, F, LIST), (b"c", CTX, B, LIST),
-               (b"d", CTX, I, SCALAR), (b"e", FL, B, LOL), (b"g", FL, I, LOL)]
+    columns = [
+        (b"a", CTX, I, LIST),
+        (b"b", CTX, F, LIST),
+        (b"c", CTX, B, LIST),
+        (b"d", CTX, I, SCALAR),
+        (b"e", FL, B, LOL),
+        (b"g", FL, I, LOL),
+    ]
     outer = np.concatenate([[0], np.cumsum(rng.integers(0, 4, n))]).astype(np.int64)
     total = int(outer[-1])
-    ints = rng.integers(-2**63, 2**63 - 1, total, dtype=np.int64, endpoint=True)
+    ints = rng.integers(-(2**63), 2**63 - 1, total, dtype=np.int64, endpoint=True)
     floats = rng.standard_normal(total).astype(np.float32)
     vo = np.concatenate([[0], np.cumsum(rng.integers(0, 5, total))]).astype(np.int64)
     data = rng.integers(0, 256, int(vo[-1]), dtype=np.uint8).tobytes()
@@ -831,26 +898,31 @@ def test_encode_decode_round_trip_on_random_data():
     validity = (rng.random(n) > 0.2).astype(np.uint8)
     step_outer = np.concatenate([[0], np.cumsum(rng.integers(0, 3, n))]).astype(np.int64)
     inner = np.sort(rng.integers(0, total + 1, int(step_outer[-1]) + 1)).astype(np.int64)
-    arrays = [(validity, outer, None, None, ints), (None, outer, None, None, floats),
-              (validity, outer, None, vo, data), (validity, None, None, None, scalars),
-              (validity, step_outer, inner, vo, data), (None, step_outer, inner, None, ints)]
+    arrays = [
+        (validity, outer, None, None, ints),
+        (None, outer, None, None, floats),
+        (validity, outer, None, vo, data),
+        (validity, None, None, None, scalars),
+        (validity, step_outer, inner, vo, data),
+        (None, step_outer, inner, None, ints),
+    ]
     framed, ends = N.Encoder(SEQ, columns).encode(arrays, n)
     offs, lengths, end, status = N.scan_frames(framed)
     assert status == N.FRAME_OK and len(u64(offs)) == n
-    payloads = [bytes(framed)[o:o + ln] for o, ln in zip(u64(offs), u64(lengths))]
+    payloads = [bytes(framed)[o : o + ln] for o, ln in zip(u64(offs), u64(lengths))]
     got = check(payloads, columns, SEQ)
 
-    strings = [data[vo[j]:vo[j + 1]] for j in range(total)]
+    strings = [data[vo[j] : vo[j + 1]] for j in range(total)]
     rows = [range(outer[i], outer[i + 1]) for i in range(n)]
     steps = [range(step_outer[i], step_outer[i + 1]) for i in range(n)]
     assert got[0] == [ints[r].tolist() if validity[i] else None for i, r in enumerate(rows)]
     assert got[1] == [floats[r].tolist() for r in rows]
-    assert got[2] == [[strings[j] for j in r] if validity[i] else None
-                      for i, r in enumerate(rows)]
+    assert got[2] == [[strings[j] for j in r] if validity[i] else None for i, r in enumerate(rows)]
     assert got[3] == [int(scalars[i]) if validity[i] else None for i in range(n)]
-    assert got[4] == [[strings[inner[s]:inner[s + 1]] for s in r] if validity[i] else None
-                      for i, r in enumerate(steps)]
-    assert got[5] == [[ints[inner[s]:inner[s + 1]].tolist() for s in r] for r in steps]
+    assert got[4] == [
+        [strings[inner[s] : inner[s + 1]] for s in r] if validity[i] else None for i, r in enumerate(steps)
+    ]
+    assert got[5] == [[ints[inner[s] : inner[s + 1]].tolist() for s in r] for r in steps]
 
 
 # --------------------------------------------------------------------------- summarize
@@ -872,8 +944,7 @@ def test_summarize_examples():
 
 
 def test_summarize_first_seen_order():
-    payloads = [example(entry(b"z", b""), entry(b"y", b"")), example(entry(b"a", b""),
-                                                                    entry(b"y", b""))]
+    payloads = [example(entry(b"z", b""), entry(b"y", b"")), example(entry(b"a", b""), entry(b"y", b""))]
     assert list(N.summarize(*spans(payloads), EX)) == [(CTX, b"z"), (CTX, b"y"), (CTX, b"a")]
 
 
@@ -911,12 +982,12 @@ def _valid_records():
         ex = Example()
         for name in ("i", "f", "s", "il"):
             feature = ex.features.feature[name]
-            kind = {"i": "int64_list", "il": "int64_list", "f": "float_list",
-                    "s": "bytes_list"}[name]
+            kind = {"i": "int64_list", "il": "int64_list", "f": "float_list", "s": "bytes_list"}[name]
             lst = getattr(feature, kind)
             for _ in range(rng.randrange(1, 4) if name == "il" else 1):
-                lst.value.append(rng.choice([b"abc", b"\xff"]) if kind == "bytes_list"
-                                 else rng.randrange(-2**40, 2**40))
+                lst.value.append(
+                    rng.choice([b"abc", b"\xff"]) if kind == "bytes_list" else rng.randrange(-(2**40), 2**40)
+                )
         examples.append(ex.SerializeToString())
     seqs = []
     for _ in range(4):
@@ -938,7 +1009,7 @@ def _mutate(rng, payload):
     elif op == 1 and data:
         data[rng.randrange(len(data))] = rng.choice([0x00, 0x7F, 0x80, 0xFF, 0x0B, 0x0C])
     elif op == 2:
-        del data[rng.randrange(len(data) + 1):]
+        del data[rng.randrange(len(data) + 1) :]
     elif op == 3:
         pos = rng.randrange(len(data) + 1)
         data[pos:pos] = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 6)))
@@ -952,10 +1023,11 @@ def _mutate(rng, payload):
 def test_mutated_records_only_raise_decode_error():
     examples, seqs = _valid_records()
     rng = random.Random(1234)
-    ex_decoders = [N.Decoder(EX, COLS_TABULAR[:3] + [(b"il", CTX, I, LIST)]),
-                   N.Decoder(EX, [(b"i", CTX, B, LIST), (b"s", CTX, I, SCALAR)])]
-    seq_decoders = [N.Decoder(SEQ, [(b"i", CTX, I, SCALAR), (b"w", FL, B, LOL)]),
-                    N.Decoder(SEQ, [(b"w", FL, I, LOL)])]
+    ex_decoders = [
+        N.Decoder(EX, COLS_TABULAR[:3] + [(b"il", CTX, I, LIST)]),
+        N.Decoder(EX, [(b"i", CTX, B, LIST), (b"s", CTX, I, SCALAR)]),
+    ]
+    seq_decoders = [N.Decoder(SEQ, [(b"i", CTX, I, SCALAR), (b"w", FL, B, LOL)]), N.Decoder(SEQ, [(b"w", FL, I, LOL)])]
     one = np.zeros(1, np.uint64)
     outcomes = {"ok": 0, "error": 0}
     for _ in range(3000):
@@ -963,7 +1035,7 @@ def test_mutated_records_only_raise_decode_error():
         record_type = SEQ if is_seq else EX
         payload = _mutate(rng, rng.choice(seqs if is_seq else examples))
         lengths = np.array([len(payload)], np.uint64)
-        for decoder in (seq_decoders if is_seq else ex_decoders):
+        for decoder in seq_decoders if is_seq else ex_decoders:
             try:
                 decoder.decode(payload, one, lengths)
                 outcomes["ok"] += 1
@@ -990,5 +1062,4 @@ def test_mutated_frames_never_crash_the_scanner():
             assert 0 <= end <= len(buf)
             for o, n in zip(u64(offs), u64(lens)):
                 assert o + n + 4 <= len(buf)
-    assert statuses == {N.FRAME_OK, N.FRAME_TRUNCATED, N.FRAME_BAD_LENGTH_CRC,
-                        N.FRAME_BAD_DATA_CRC}
+    assert statuses == {N.FRAME_OK, N.FRAME_TRUNCATED, N.FRAME_BAD_LENGTH_CRC, N.FRAME_BAD_DATA_CRC}

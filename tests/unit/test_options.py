@@ -42,8 +42,12 @@ READ_SAMPLES: dict[str, tuple] = {
 }
 
 # SQL spellings whose literal differs from the option's main one
-SQL_LITERALS = {"ignore_errors": ("true", "skip"), "filename": ("'fname'", "fname"),
-                "sample_size": ("10", 10), "columns": ("{'x': 'BIGINT'}", None)}
+SQL_LITERALS = {
+    "ignore_errors": ("true", "skip"),
+    "filename": ("'fname'", "fname"),
+    "sample_size": ("10", 10),
+    "columns": ("{'x': 'BIGINT'}", None),
+}
 
 WRITE_SAMPLES: dict[str, tuple] = {
     "partition_by": (("p",), "p", "(p)"),
@@ -128,8 +132,9 @@ def test_native_extension_accepts(parameter, literal, source):
     assert con.sql(f"SELECT count(*) FROM tfrecord_scan('{source}', {parameter} := {literal})").fetchall() == [(3,)]
 
 
-@pytest.mark.parametrize("name,spelling", [
-    pytest.param(n, s, id=s.name) for n, o in READ_OPTIONS.items() for s in o.spark])
+@pytest.mark.parametrize(
+    "name,spelling", [pytest.param(n, s, id=s.name) for n, o in READ_OPTIONS.items() for s in o.spark]
+)
 def test_spark_read_options(name, spelling):
     pytest.importorskip("pyspark")
     import tfsql.spark
@@ -139,8 +144,9 @@ def test_spark_read_options(name, spelling):
     assert tfsql.spark.dataset_options({spelling.name: text})[name] == expected
 
 
-@pytest.mark.parametrize("name,spelling", [
-    pytest.param(n, s, id=s.name) for n, o in WRITE_OPTIONS.items() for s in o.spark])
+@pytest.mark.parametrize(
+    "name,spelling", [pytest.param(n, s, id=s.name) for n, o in WRITE_OPTIONS.items() for s in o.spark]
+)
 def test_spark_write_options(name, spelling):
     pytest.importorskip("pyspark")
     import tfsql.spark

@@ -92,7 +92,9 @@ def test_partition_path_numpy_scalars() -> None:
 def test_partition_path_errors() -> None:
     with pytest.raises(ValueError, match=r"partition_path got 2 names but 1 values"):
         partition_path(["a", "b"], [1])
-    with pytest.raises(TypeError, match=r"partition values must be text, numbers, booleans or dates, not bytes \(b'x'\)"):
+    with pytest.raises(
+        TypeError, match=r"partition values must be text, numbers, booleans or dates, not bytes \(b'x'\)"
+    ):
         partition_path(["a"], [b"x"])
     with pytest.raises(ValueError, match=r"partition column names must be non-empty strings, not ''"):
         partition_path([""], [1])
@@ -107,7 +109,9 @@ def test_partition_path_parses_back() -> None:
     names = ["label", "split", "note"]
     values = [3, None, "a=b/c%d é"]
     assert parse_partition_segments(partition_path(names, values)) == [
-        ("label", "3"), ("split", None), ("note", "a=b/c%d é"),
+        ("label", "3"),
+        ("split", None),
+        ("note", "a=b/c%d é"),
     ]
 
 
@@ -275,7 +279,10 @@ def test_user_hive_schema() -> None:
     assert part is not None
     assert part.schema == pa.schema([("a", pa.int32()), ("b", pa.date32()), ("c", pa.string()), ("d", pa.bool_())])
     assert part.values.to_pydict() == {
-        "a": [1, 2], "b": [dt.date(2024, 1, 31), None], "c": ["007", "8"], "d": [True, False],
+        "a": [1, 2],
+        "b": [dt.date(2024, 1, 31), None],
+        "c": ["007", "8"],
+        "d": [True, False],
     }
 
 
@@ -295,13 +302,17 @@ def test_hive_schema_cast_error_names_value_and_file() -> None:
         r"fix hive_schema \(or use string\)$",
     ):
         Partitioning.discover(files, hive_schema={"a": pa.int16()})
-    with pytest.raises(ValueError, match=r"hive partition value '300' of column 'a' \(in /r/a=300/f\) cannot be cast to int8"):
+    with pytest.raises(
+        ValueError, match=r"hive partition value '300' of column 'a' \(in /r/a=300/f\) cannot be cast to int8"
+    ):
         Partitioning.discover(files_under("/r", "a=300/f"), hive_schema={"a": pa.int8()})
 
 
 def test_hive_schema_errors() -> None:
     files = files_under("/r", "a=1/f")
-    with pytest.raises(ValueError, match=r"hive_schema names 'z', which is not a partition key \(the partition keys are \(a\)\)"):
+    with pytest.raises(
+        ValueError, match=r"hive_schema names 'z', which is not a partition key \(the partition keys are \(a\)\)"
+    ):
         Partitioning.discover(files, hive_schema={"z": pa.int64()})
     with pytest.raises(ValueError, match=r"hive_schema type 'integer' of 'a' is not a pyarrow type name"):
         Partitioning.discover(files, hive_schema={"a": "integer"})
@@ -319,8 +330,11 @@ def test_hive_schema_errors() -> None:
 @pytest.fixture
 def part() -> Partitioning:
     layout = [
-        "label=0/split=train/f0", "label=0/split=test/f1", "label=1/split=train/f2",
-        "label=1/split=train/f3", "label=2/split=test/f4",
+        "label=0/split=train/f0",
+        "label=0/split=test/f1",
+        "label=1/split=train/f2",
+        "label=1/split=train/f3",
+        "label=2/split=test/f4",
         f"label={HIVE_DEFAULT_PARTITION}/split=train/f5",
         f"label=3/split={HIVE_DEFAULT_PARTITION}/f6",
     ]
@@ -386,7 +400,10 @@ def test_prune_with_user_typed_partitions() -> None:
 def test_prune_errors(part: Partitioning) -> None:
     with pytest.raises(TypeError, match=r"filter must be a pyarrow.compute.Expression, not str"):
         part.prune("label = 1", DATASET_SCHEMA)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match=r"the filter \(nope == 1\) does not fit the dataset's columns \(x, name, label, split\): .*nope"):
+    with pytest.raises(
+        ValueError,
+        match=r"the filter \(nope == 1\) does not fit the dataset's columns \(x, name, label, split\): .*nope",
+    ):
         part.prune(F("nope") == 1, DATASET_SCHEMA)
     with pytest.raises(ValueError, match=r"the filter \(label == \"a\"\) does not fit the dataset's columns .*equal"):
         part.prune(F("label") == "a", DATASET_SCHEMA)

@@ -60,7 +60,6 @@ def as_u32(buf) -> list:
     return np.frombuffer(buf, "<u4").tolist()
 
 
-
 # --------------------------------------------------------------------------- CRC
 
 
@@ -156,10 +155,10 @@ def test_encode_frames_rejects_bad_offsets():
 
 
 def test_scalar_int64_three_null_states_and_empty_list():
-    payloads = [example(a=i64(5)), example(), example(a=None), example(a=i64()),
-                example(a=i64(-(2**63)))]
+    payloads = [example(a=i64(5)), example(), example(a=None), example(a=i64()), example(a=i64(-(2**63)))]
     ((validity, nulls, outer, inner_v, inner_n, inner_o, value_offsets, values),) = decode(
-        ref.EXAMPLE, [(b"a", ref.FEATURES, ref.INT64, ref.SCALAR)], payloads)
+        ref.EXAMPLE, [(b"a", ref.FEATURES, ref.INT64, ref.SCALAR)], payloads
+    )
     assert validity == bytes([0b10001])
     assert nulls == 3
     assert (outer, inner_v, inner_n, inner_o, value_offsets) == (None, None, 0, None, None)
@@ -168,10 +167,8 @@ def test_scalar_int64_three_null_states_and_empty_list():
 
 def test_scalar_float_keeps_every_bit_including_signalling_nan():
     bits = [0x7F800001, 0xFFC00000, 0x80000000, 0x00000001, 0x7F800000]
-    payloads = [ld(1, ld(1, ld(1, b"x") + ld(2, ld(2, ld(1, struct.pack("<I", b))))))
-                for b in bits]
-    ((validity, nulls, *_, values),) = decode(
-        ref.EXAMPLE, [(b"x", ref.FEATURES, ref.FLOAT, ref.SCALAR)], payloads)
+    payloads = [ld(1, ld(1, ld(1, b"x") + ld(2, ld(2, ld(1, struct.pack("<I", b)))))) for b in bits]
+    ((validity, nulls, *_, values),) = decode(ref.EXAMPLE, [(b"x", ref.FEATURES, ref.FLOAT, ref.SCALAR)], payloads)
     assert (validity, nulls) == (None, 0)
     assert as_u32(values) == bits
 
@@ -179,22 +176,22 @@ def test_scalar_float_keeps_every_bit_including_signalling_nan():
 def test_scalar_bytes_null_rows_are_empty_slots():
     payloads = [example(s=byt(b"ab")), example(), example(s=byt(b"\xff"))]
     ((validity, nulls, _, _, _, _, value_offsets, values),) = decode(
-        ref.EXAMPLE, [(b"s", ref.FEATURES, ref.BYTES, ref.SCALAR)], payloads)
+        ref.EXAMPLE, [(b"s", ref.FEATURES, ref.BYTES, ref.SCALAR)], payloads
+    )
     assert (validity, nulls) == (bytes([0b101]), 1)
     assert as_i32(value_offsets) == [0, 2, 2, 3]
     assert values == b"ab\xff"
 
 
 def test_list_columns_of_every_kind():
-    payloads = [example(i=i64(1, 2, 3), f=f32(0.5), b=byt(b"x", b"")),
-                example(i=i64(), f=None),
-                example(b=byt(b"yz"))]
-    columns = [(b"i", ref.FEATURES, ref.INT64, ref.LIST),
-               (b"f", ref.FEATURES, ref.FLOAT, ref.LIST),
-               (b"b", ref.FEATURES, ref.BYTES, ref.LIST)]
+    payloads = [example(i=i64(1, 2, 3), f=f32(0.5), b=byt(b"x", b"")), example(i=i64(), f=None), example(b=byt(b"yz"))]
+    columns = [
+        (b"i", ref.FEATURES, ref.INT64, ref.LIST),
+        (b"f", ref.FEATURES, ref.FLOAT, ref.LIST),
+        (b"b", ref.FEATURES, ref.BYTES, ref.LIST),
+    ]
     ints, floats, blobs = decode(ref.EXAMPLE, columns, payloads)
-    assert (ints[0], ints[1], as_i32(ints[2]), as_i64(ints[7])) == (
-        bytes([0b011]), 1, [0, 3, 3, 3], [1, 2, 3])
+    assert (ints[0], ints[1], as_i32(ints[2]), as_i64(ints[7])) == (bytes([0b011]), 1, [0, 3, 3, 3], [1, 2, 3])
     assert ints[6] is None
     assert (floats[0], floats[1], as_i32(floats[2])) == (bytes([0b001]), 2, [0, 1, 1, 1])
     assert np.frombuffer(floats[7], "<f4").tolist() == [0.5]
@@ -204,8 +201,7 @@ def test_list_columns_of_every_kind():
 
 def test_validity_bitmap_padding_bits_are_zero():
     payloads = [example(a=i64(1)) if i % 3 else example() for i in range(10)]
-    ((validity, nulls, *_),) = decode(
-        ref.EXAMPLE, [(b"a", ref.FEATURES, ref.INT64, ref.SCALAR)], payloads)
+    ((validity, nulls, *_),) = decode(ref.EXAMPLE, [(b"a", ref.FEATURES, ref.INT64, ref.SCALAR)], payloads)
     assert (validity, nulls) == (bytes([0b10110110, 0b00000001]), 4)
 
 
@@ -227,12 +223,11 @@ def sequence(context: dict, lists: dict) -> bytes:
 def test_sequence_example_list_of_list_and_context():
     payloads = [
         sequence({"id": i64(1)}, {"t": [i64(1, 2), None, i64()]}),
-        sequence({}, {"t": []}),       # zero steps: an empty outer list
+        sequence({}, {"t": []}),  # zero steps: an empty outer list
         sequence({"id": i64(3)}, {}),  # missing: null
         sequence({}, {"t": [i64(9)]}),
     ]
-    columns = [(b"id", ref.FEATURES, ref.INT64, ref.SCALAR),
-               (b"t", ref.FEATURE_LISTS, ref.INT64, ref.LIST_OF_LIST)]
+    columns = [(b"id", ref.FEATURES, ref.INT64, ref.SCALAR), (b"t", ref.FEATURE_LISTS, ref.INT64, ref.LIST_OF_LIST)]
     ids, steps = decode(ref.SEQUENCE_EXAMPLE, columns, payloads)
     assert (ids[0], ids[1], as_i64(ids[7])) == (bytes([0b0101]), 2, [1, 0, 3, 0])
     validity, nulls, outer, inner_v, inner_n, inner_o, value_offsets, values = steps
@@ -244,15 +239,16 @@ def test_sequence_example_list_of_list_and_context():
 def test_sequence_example_bytes_steps():
     payloads = [sequence({}, {"w": [byt(b"a", b"bc"), byt(b"")]})]
     ((validity, nulls, outer, inner_v, inner_n, inner_o, value_offsets, values),) = decode(
-        ref.SEQUENCE_EXAMPLE, [(b"w", ref.FEATURE_LISTS, ref.BYTES, ref.LIST_OF_LIST)],
-        payloads)
+        ref.SEQUENCE_EXAMPLE, [(b"w", ref.FEATURE_LISTS, ref.BYTES, ref.LIST_OF_LIST)], payloads
+    )
     assert (validity, nulls, as_i32(outer), inner_v, inner_n) == (None, 0, [0, 2], None, 0)
     assert (as_i32(inner_o), as_i32(value_offsets), values) == ([0, 2, 3], [0, 1, 3, 3], b"abc")
 
 
 def test_raw_decoder_returns_whole_payloads():
     ((validity, nulls, outer, inner_v, inner_n, inner_o, value_offsets, values),) = decode(
-        ref.RAW, [], [b"one", b"", b"\x00\xff"])
+        ref.RAW, [], [b"one", b"", b"\x00\xff"]
+    )
     assert (validity, nulls, outer, inner_v, inner_n, inner_o) == (None, 0, None, None, 0, None)
     assert (as_i32(value_offsets), values) == ([0, 3, 3, 5], b"one\x00\xff")
 
@@ -264,12 +260,15 @@ def test_empty_batch():
 
 def test_kind_mismatch_names_record_column_and_kind():
     payloads = [example(a=i64(1), b=i64(1)), example(a=i64(2), b=f32(1.0))]
-    columns = [(b"a", ref.FEATURES, ref.INT64, ref.SCALAR),
-               (b"b", ref.FEATURES, ref.INT64, ref.SCALAR)]
+    columns = [(b"a", ref.FEATURES, ref.INT64, ref.SCALAR), (b"b", ref.FEATURES, ref.INT64, ref.SCALAR)]
     with pytest.raises(ref.DecodeError, match=r"kind_mismatch at record 1, column 1") as info:
         decode(ref.EXAMPLE, columns, payloads)
     assert (info.value.reason, info.value.record, info.value.column, info.value.found_kind) == (
-        "kind_mismatch", 1, 1, ref.FLOAT)
+        "kind_mismatch",
+        1,
+        1,
+        ref.FLOAT,
+    )
     assert isinstance(info.value, ValueError)
 
 
@@ -280,32 +279,35 @@ def test_kind_mismatch_even_for_an_empty_list():
 
 def test_first_failing_column_is_reported():
     payloads = [example(a=i64(1, 2), b=byt(b"x"))]
-    columns = [(b"b", ref.FEATURES, ref.INT64, ref.LIST),
-               (b"a", ref.FEATURES, ref.INT64, ref.SCALAR)]
+    columns = [(b"b", ref.FEATURES, ref.INT64, ref.LIST), (b"a", ref.FEATURES, ref.INT64, ref.SCALAR)]
     with pytest.raises(ref.DecodeError) as info:
         decode(ref.EXAMPLE, columns, payloads)
-    assert (info.value.reason, info.value.column, info.value.found_kind) == (
-        "kind_mismatch", 0, ref.BYTES)
+    assert (info.value.reason, info.value.column, info.value.found_kind) == ("kind_mismatch", 0, ref.BYTES)
 
 
 def test_not_scalar():
     with pytest.raises(ref.DecodeError, match=r"not_scalar at record 1, column 0: 2 values") as info:
-        decode(ref.EXAMPLE, [(b"a", ref.FEATURES, ref.FLOAT, ref.SCALAR)],
-               [example(a=f32(1.0)), example(a=f32(1.0, 2.0))])
+        decode(
+            ref.EXAMPLE, [(b"a", ref.FEATURES, ref.FLOAT, ref.SCALAR)], [example(a=f32(1.0)), example(a=f32(1.0, 2.0))]
+        )
     assert (info.value.reason, info.value.found_kind) == ("not_scalar", 0)
 
 
 def test_inner_kind_mismatch_in_feature_lists():
     payloads = [sequence({}, {"t": [i64(1), f32(2.0)]})]
     with pytest.raises(ref.DecodeError) as info:
-        decode(ref.SEQUENCE_EXAMPLE, [(b"t", ref.FEATURE_LISTS, ref.INT64, ref.LIST_OF_LIST)],
-               payloads)
+        decode(ref.SEQUENCE_EXAMPLE, [(b"t", ref.FEATURE_LISTS, ref.INT64, ref.LIST_OF_LIST)], payloads)
     assert (info.value.reason, info.value.record, info.value.column, info.value.found_kind) == (
-        "kind_mismatch", 0, 0, ref.FLOAT)
+        "kind_mismatch",
+        0,
+        0,
+        ref.FLOAT,
+    )
 
 
-@pytest.mark.parametrize("payload", [b"\x0a\x05\x0a", b"\xff", b"\x0a\x02\x0a\x05",
-                                     ld(1, ld(1, ld(1, b"\xff")))])  # last: key not UTF-8
+@pytest.mark.parametrize(
+    "payload", [b"\x0a\x05\x0a", b"\xff", b"\x0a\x02\x0a\x05", ld(1, ld(1, ld(1, b"\xff")))]
+)  # last: key not UTF-8
 def test_malformed_payload(payload):
     with pytest.raises(ref.DecodeError, match=r"malformed at record 1") as info:
         decode(ref.EXAMPLE, [(b"a", ref.FEATURES, ref.INT64, ref.LIST)], [example(), payload])
@@ -315,11 +317,13 @@ def test_malformed_payload(payload):
 def test_proto3_wire_variants():
     unknown = b"\x98\x06\x07" + b"\xa1\x06" + bytes(8) + ld(101, b"zz") + b"\xad\x06" + bytes(4)
     entry_with_unknown = ld(1, ld(1, b"a") + ld(2, ld(3, b"\x08\x05\x08\x7f")) + unknown)
-    repeated_key = (ld(1, ld(1, b"b") + ld(2, ld(3, ld(1, b"\x01"))))
-                    + ld(1, ld(2, ld(2, ld(1, bytes(4)))) + ld(1, b"b")))  # value before key
+    repeated_key = ld(1, ld(1, b"b") + ld(2, ld(3, ld(1, b"\x01")))) + ld(
+        1, ld(2, ld(2, ld(1, bytes(4)))) + ld(1, b"b")
+    )  # value before key
     payload = unknown + ld(1, entry_with_unknown) + ld(1, repeated_key + unknown)
-    a, b = decode(ref.EXAMPLE, [(b"a", ref.FEATURES, ref.INT64, ref.LIST),
-                                (b"b", ref.FEATURES, ref.FLOAT, ref.LIST)], [payload])
+    a, b = decode(
+        ref.EXAMPLE, [(b"a", ref.FEATURES, ref.INT64, ref.LIST), (b"b", ref.FEATURES, ref.FLOAT, ref.LIST)], [payload]
+    )
     assert (a[0], as_i32(a[2]), as_i64(a[7])) == (None, [0, 2], [5, 127])
     assert (b[0], as_i32(b[2]), as_u32(b[7])) == (None, [0, 1], [0])
 
@@ -339,8 +343,7 @@ def test_decoder_rejects_bad_columns():
 
 def test_decode_rejects_spans_outside_the_buffer():
     with pytest.raises(ValueError, match=r"record span \[2, 12\) is outside the buffer of 4"):
-        ref.Decoder(ref.RAW, []).decode(b"abcd", np.array([2], np.uint64),
-                                        np.array([10], np.uint64))
+        ref.Decoder(ref.RAW, []).decode(b"abcd", np.array([2], np.uint64), np.array([10], np.uint64))
 
 
 # --------------------------------------------------------------------------- encoding
@@ -357,35 +360,45 @@ def i64a(*v):
 def parse_frames(framed: bytes, message_class):
     offsets, lengths, end, status = ref.scan_frames(framed)
     assert (end, status) == (len(framed), ref.FRAME_OK)
-    return [message_class.FromString(framed[o:o + n]) for o, n in
-            zip(np.frombuffer(offsets, np.uint64).tolist(), np.frombuffer(lengths, np.uint64).tolist())]
+    return [
+        message_class.FromString(framed[o : o + n])
+        for o, n in zip(np.frombuffer(offsets, np.uint64).tolist(), np.frombuffer(lengths, np.uint64).tolist())
+    ]
 
 
 def test_encode_example_exact_bytes():
-    encoder = ref.Encoder(ref.EXAMPLE, [(b"id", ref.FEATURES, ref.INT64, ref.SCALAR),
-                                        (b"w", ref.FEATURES, ref.FLOAT, ref.LIST)])
+    encoder = ref.Encoder(
+        ref.EXAMPLE, [(b"id", ref.FEATURES, ref.INT64, ref.SCALAR), (b"w", ref.FEATURES, ref.FLOAT, ref.LIST)]
+    )
     framed, ends = encoder.encode(
-        [(u8(1, 0), None, None, None, i64a(-1, 99)),
-         (None, i64a(0, 1, 1), None, None, np.array([2.0], np.float32))], 2)
+        [(u8(1, 0), None, None, None, i64a(-1, 99)), (None, i64a(0, 1, 1), None, None, np.array([2.0], np.float32))], 2
+    )
     id_entry = ld(1, b"id") + ld(2, ld(3, ld(1, b"\xff" * 9 + b"\x01")))
     w_entry = ld(1, b"w") + ld(2, ld(2, ld(1, struct.pack("<f", 2.0))))
     empty_w = ld(1, b"w") + ld(2, ld(2, b""))
     expected = [ld(1, ld(1, id_entry) + ld(1, w_entry)), ld(1, ld(1, empty_w))]
     assert framed == frame(expected)
-    assert np.frombuffer(ends, np.uint64).tolist() == [16 + len(expected[0]),
-                                                       32 + len(expected[0]) + len(expected[1])]
+    assert np.frombuffer(ends, np.uint64).tolist() == [16 + len(expected[0]), 32 + len(expected[0]) + len(expected[1])]
 
 
 def test_encode_then_parse_with_protobuf():
-    encoder = ref.Encoder(ref.EXAMPLE, [(b"s", ref.FEATURES, ref.BYTES, ref.SCALAR),
-                                        (b"l", ref.FEATURES, ref.BYTES, ref.LIST),
-                                        (b"f", ref.FEATURES, ref.FLOAT, ref.SCALAR)])
+    encoder = ref.Encoder(
+        ref.EXAMPLE,
+        [
+            (b"s", ref.FEATURES, ref.BYTES, ref.SCALAR),
+            (b"l", ref.FEATURES, ref.BYTES, ref.LIST),
+            (b"f", ref.FEATURES, ref.FLOAT, ref.SCALAR),
+        ],
+    )
     bits = np.array([0x7F800001, 0x80000000, 0], np.uint32)
-    framed, _ = encoder.encode([
-        (None, None, None, i64a(3, 5, 6, 9), b"xxxabcdefg"),            # offsets start at 3
-        (u8(1, 1, 0), i64a(1, 3, 3, 4), None, i64a(0, 1, 2, 4, 5), b"pqrst"),
-        (None, None, None, None, bits.view(np.float32)),
-    ], 3)
+    framed, _ = encoder.encode(
+        [
+            (None, None, None, i64a(3, 5, 6, 9), b"xxxabcdefg"),  # offsets start at 3
+            (u8(1, 1, 0), i64a(1, 3, 3, 4), None, i64a(0, 1, 2, 4, 5), b"pqrst"),
+            (None, None, None, None, bits.view(np.float32)),
+        ],
+        3,
+    )
     records = parse_frames(framed, Example)
     feats = [r.features.feature for r in records]
     assert [list(f["s"].bytes_list.value) for f in feats] == [[b"ab"], [b"c"], [b"def"]]
@@ -394,23 +407,32 @@ def test_encode_then_parse_with_protobuf():
     assert list(feats[1]["l"].bytes_list.value) == []
     assert "l" not in feats[2]
     assert [f["f"].float_list.SerializeToString() for f in feats] == [
-        ld(1, struct.pack("<I", b)) for b in bits.tolist()]
+        ld(1, struct.pack("<I", b)) for b in bits.tolist()
+    ]
 
 
 def test_encode_sequence_example():
-    encoder = ref.Encoder(ref.SEQUENCE_EXAMPLE, [
-        (b"t", ref.FEATURE_LISTS, ref.INT64, ref.LIST_OF_LIST),
-        (b"id", ref.FEATURES, ref.INT64, ref.SCALAR)])
-    framed, _ = encoder.encode([
-        (u8(1, 1, 0), i64a(0, 2, 2, 2), i64a(0, 2, 2), None, i64a(7, 8)),
-        (None, None, None, None, i64a(1, 2, 3)),
-    ], 3)
+    encoder = ref.Encoder(
+        ref.SEQUENCE_EXAMPLE,
+        [(b"t", ref.FEATURE_LISTS, ref.INT64, ref.LIST_OF_LIST), (b"id", ref.FEATURES, ref.INT64, ref.SCALAR)],
+    )
+    framed, _ = encoder.encode(
+        [
+            (u8(1, 1, 0), i64a(0, 2, 2, 2), i64a(0, 2, 2), None, i64a(7, 8)),
+            (None, None, None, None, i64a(1, 2, 3)),
+        ],
+        3,
+    )
     records = parse_frames(framed, SequenceExample)
-    steps = [[list(s.int64_list.value) for s in r.feature_lists.feature_list["t"].feature]
-             if "t" in r.feature_lists.feature_list else None for r in records]
+    steps = [
+        [list(s.int64_list.value) for s in r.feature_lists.feature_list["t"].feature]
+        if "t" in r.feature_lists.feature_list
+        else None
+        for r in records
+    ]
     assert steps == [[[7, 8], []], [], None]
     assert [r.context.feature["id"].int64_list.value[0] for r in records] == [1, 2, 3]
-    assert framed[12:12 + 4] == b"\x0a\x0d\x0a\x0b"  # context first, always written
+    assert framed[12 : 12 + 4] == b"\x0a\x0d\x0a\x0b"  # context first, always written
 
 
 def test_encode_raw():
@@ -437,16 +459,17 @@ def test_encoder_rejects_bad_input():
 
 
 def test_summarize_example():
-    payloads = [example(b=byt(b"x", b"y"), a=i64(1)),
-                example(a=None, c=f32()),
-                example(b=byt(b"\xff"), a=f32(1.0, 2.0, 3.0))]
+    payloads = [
+        example(b=byt(b"x", b"y"), a=i64(1)),
+        example(a=None, c=f32()),
+        example(b=byt(b"\xff"), a=f32(1.0, 2.0, 3.0)),
+    ]
     stats = ref.summarize(*spans(payloads), ref.EXAMPLE)
     # protobuf serializes map keys in its own order; the summary follows the wire
     first = [name for _, name in stats]
     assert set(first) == {b"a", b"b", b"c"}
     assert stats == {
-        (ref.FEATURES, b"a"): [(1 << ref.INT64) | (1 << ref.KIND_NONE) | (1 << ref.FLOAT),
-                               3, 0, 3, True, 3],
+        (ref.FEATURES, b"a"): [(1 << ref.INT64) | (1 << ref.KIND_NONE) | (1 << ref.FLOAT), 3, 0, 3, True, 3],
         (ref.FEATURES, b"b"): [1 << ref.BYTES, 2, 1, 2, False, 2],
         (ref.FEATURES, b"c"): [1 << ref.FLOAT, 1, 0, 0, True, 0],
     }
@@ -455,13 +478,21 @@ def test_summarize_example():
 def test_summarize_follows_wire_order_and_feature_lists():
     entry = lambda k, f: ld(1, ld(1, k) + ld(2, f))  # noqa: E731
     steps = ld(1, ld(1, ld(1, b"\xfe"))) + ld(1, b"") + ld(1, ld(3, ld(1, b"\x01\x02\x03")))
-    payload = (ld(2, ld(1, ld(1, b"z") + ld(2, steps)))          # feature_lists first
-               + ld(1, entry(b"y", ld(3, ld(1, b"\x05"))) + entry(b"x", b"")))
-    empty_lists = ld(2, ld(1, ld(1, b"z")))                    # z with zero steps
+    payload = (
+        ld(2, ld(1, ld(1, b"z") + ld(2, steps)))  # feature_lists first
+        + ld(1, entry(b"y", ld(3, ld(1, b"\x05"))) + entry(b"x", b""))
+    )
+    empty_lists = ld(2, ld(1, ld(1, b"z")))  # z with zero steps
     stats = ref.summarize(*spans([payload, empty_lists]), ref.SEQUENCE_EXAMPLE)
     assert list(stats) == [(ref.FEATURE_LISTS, b"z"), (ref.FEATURES, b"y"), (ref.FEATURES, b"x")]
     assert stats[(ref.FEATURE_LISTS, b"z")] == [
-        (1 << ref.BYTES) | (1 << ref.KIND_NONE) | (1 << ref.INT64), 2, 0, 3, False, 3]
+        (1 << ref.BYTES) | (1 << ref.KIND_NONE) | (1 << ref.INT64),
+        2,
+        0,
+        3,
+        False,
+        3,
+    ]
     assert stats[(ref.FEATURES, b"y")] == [1 << ref.INT64, 1, 1, 1, True, 1]
     assert stats[(ref.FEATURES, b"x")] == [1 << ref.KIND_NONE, 1, 0, 0, True, 0]
 
@@ -479,13 +510,17 @@ def test_decode_error_pickles():
     error = ref.DecodeError("kind_mismatch", record=3, column=1, found_kind=2)
     clone = pickle.loads(pickle.dumps(error))
     assert (str(clone), clone.reason, clone.record, clone.column, clone.found_kind) == (
-        "kind_mismatch at record 3, column 1", "kind_mismatch", 3, 1, 2)
+        "kind_mismatch at record 3, column 1",
+        "kind_mismatch",
+        3,
+        1,
+        2,
+    )
 
 
 def test_large_int64_values_survive_null_rows():
     payloads = [example(a=i64(2**63 - 1, -(2**63) + 1)), example(), example(a=i64(2**53 + 1))]
-    ((validity, nulls, outer, *_, values),) = decode(
-        ref.EXAMPLE, [(b"a", ref.FEATURES, ref.INT64, ref.LIST)], payloads)
+    ((validity, nulls, outer, *_, values),) = decode(ref.EXAMPLE, [(b"a", ref.FEATURES, ref.INT64, ref.LIST)], payloads)
     assert (validity, nulls, as_i32(outer)) == (bytes([0b101]), 1, [0, 2, 2, 3])
     assert as_i64(values) == [2**63 - 1, -(2**63) + 1, 2**53 + 1]
 
@@ -493,11 +528,11 @@ def test_large_int64_values_survive_null_rows():
 def test_decode_reports_unknown_features():
     payloads = [example(a=i64(1), b=None), example(c=f32())]
     unknown: set = set()
-    ref.Decoder(ref.EXAMPLE, [(b"a", ref.FEATURES, ref.INT64, ref.SCALAR)]).decode(
-        *spans(payloads), unknown)
+    ref.Decoder(ref.EXAMPLE, [(b"a", ref.FEATURES, ref.INT64, ref.SCALAR)]).decode(*spans(payloads), unknown)
     assert unknown == {(ref.FEATURES, b"b"), (ref.FEATURES, b"c")}
     unknown = set()
     payload = sequence({"id": i64(1)}, {"t": [], "u": [None]})
-    ref.Decoder(ref.SEQUENCE_EXAMPLE, [(b"t", ref.FEATURE_LISTS, ref.INT64, ref.LIST_OF_LIST)]
-                ).decode(*spans([payload]), unknown)
+    ref.Decoder(ref.SEQUENCE_EXAMPLE, [(b"t", ref.FEATURE_LISTS, ref.INT64, ref.LIST_OF_LIST)]).decode(
+        *spans([payload]), unknown
+    )
     assert unknown == {(ref.FEATURES, b"id"), (ref.FEATURE_LISTS, b"u")}

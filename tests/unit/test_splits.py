@@ -57,8 +57,12 @@ def test_a_payload_that_is_a_whole_file_is_not_a_boundary(records):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.one_of(payloads, st.binary(max_size=40)), max_size=6).map(lambda ps: b"".join(ps)),
-       st.integers(0, 60), st.booleans(), st.integers(0, 64))
+@given(
+    st.lists(st.one_of(payloads, st.binary(max_size=40)), max_size=6).map(lambda ps: b"".join(ps)),
+    st.integers(0, 60),
+    st.booleans(),
+    st.integers(0, 64),
+)
 def test_native_find_boundary_matches_the_reference(native, data, start, at_eof, lookahead):
     start = min(start, len(data))
     for stop in (start, min(len(data), start + 7), len(data), len(data) + 20):
@@ -171,7 +175,9 @@ def tiny_pieces(monkeypatch):
     monkeypatch.setattr("tfsql.scanning.piece_bytes", lambda batch_bytes: 64)
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
 @given(st.lists(payloads, min_size=1, max_size=8), st.integers(1, 400), st.sampled_from([1, 2]))
 def test_pieces_of_a_range_give_its_records_in_order(tmp_path_factory, tiny_pieces, records, split, threads):
     """Whatever the piece and split sizes, also with payloads that look like frames: the

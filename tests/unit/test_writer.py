@@ -21,7 +21,15 @@ from tfsql.writer import inputs as writer_inputs
 from tfsql.errors import SchemaError
 from tfsql.writer import write_tfrecord
 
-from tfrecord_files import example_values, file_bytes, payloads_of, read_examples, tree_snapshot, unframe, written_values
+from tfrecord_files import (
+    example_values,
+    file_bytes,
+    payloads_of,
+    read_examples,
+    tree_snapshot,
+    unframe,
+    written_values,
+)
 
 I, F, B = "int64_list", "float_list", "bytes_list"
 UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
@@ -32,8 +40,7 @@ def data_files(root) -> list[str]:
     found = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = [d for d in dirnames if not d.startswith(("_", "."))]
-        found += [os.path.relpath(os.path.join(dirpath, f), root) for f in filenames
-                  if not f.startswith(("_", "."))]
+        found += [os.path.relpath(os.path.join(dirpath, f), root) for f in filenames if not f.startswith(("_", "."))]
     return sorted(found)
 
 
@@ -50,8 +57,9 @@ def batches(n_batches: int, rows: int = 4, fail_after: int | None = None):
     for i in range(n_batches):
         if fail_after is not None and i == fail_after:
             raise RuntimeError("input broke")
-        yield pa.record_batch({"x": np.arange(i * rows, (i + 1) * rows, dtype=np.int64),
-                               "k": [f"p{j % 2}" for j in range(rows)]})
+        yield pa.record_batch(
+            {"x": np.arange(i * rows, (i + 1) * rows, dtype=np.int64), "k": [f"p{j % 2}" for j in range(rows)]}
+        )
 
 
 # --------------------------------------------------------------------------------------
@@ -131,11 +139,12 @@ def test_large_batches_are_encoded_in_slices(tmp_path, monkeypatch):
 
 def test_errors_count_rows_over_the_whole_input(tmp_path):
     schema = pa.schema({"x": pa.list_(pa.int64())})
-    items = [pa.record_batch({"x": [[1], [2]]}, schema=schema),
-             pa.record_batch({"x": [[3], [4, None]]}, schema=schema)]
+    items = [pa.record_batch({"x": [[1], [2]]}, schema=schema), pa.record_batch({"x": [[3], [4, None]]}, schema=schema)]
     with pytest.raises(SchemaError, match="column 'x' has a null element inside its list at row 3;"):
         write_tfrecord(items, tmp_path / "out")
-    with pytest.raises(SchemaError, match=r"column 'seq' has type list<item: list<item: int64>>: .*record_type=\"sequence_example\""):
+    with pytest.raises(
+        SchemaError, match=r"column 'seq' has type list<item: list<item: int64>>: .*record_type=\"sequence_example\""
+    ):
         write_tfrecord(pa.table({"seq": [[[1]]]}), tmp_path / "out")
     assert not (tmp_path / "out").exists()
 
@@ -158,11 +167,13 @@ def test_result_names_files_rows_and_bytes(tmp_path):
 
 
 def test_partitioned_layout_and_escaping(tmp_path):
-    table = pa.table({
-        "split": ["train", "a/b=c", None, "train", "a/b=c"],
-        "label": pa.array([1, 2, 1, 1, 2], pa.int8()),
-        "x": [10, 11, 12, 13, 14],
-    })
+    table = pa.table(
+        {
+            "split": ["train", "a/b=c", None, "train", "a/b=c"],
+            "label": pa.array([1, 2, 1, 1, 2], pa.int8()),
+            "x": [10, 11, 12, 13, 14],
+        }
+    )
     result = write_tfrecord(table, tmp_path / "out", partition_by=["split", "label"])
     dirs = [os.path.dirname(p) for p in data_files(tmp_path / "out")]
     assert sorted(dirs) == [
@@ -191,7 +202,9 @@ def test_partitioned_output_reads_back_with_tfsql(tmp_path):
 
 
 def test_partition_column_errors(tmp_path):
-    with pytest.raises(SchemaError, match=r"partition column 'l' has type list<item: int64>; partition values become directory names"):
+    with pytest.raises(
+        SchemaError, match=r"partition column 'l' has type list<item: int64>; partition values become directory names"
+    ):
         write_tfrecord(pa.table({"l": [[1]], "x": [1]}), tmp_path / "out", partition_by="l")
     with pytest.raises(ValueError, match=r"partition column 'nope' is not in the data; the columns are \['x'\]"):
         write_tfrecord(pa.table({"x": [1]}), tmp_path / "out", partition_by=["nope"])
@@ -240,9 +253,7 @@ def test_max_bytes_counts_data_before_compression(tmp_path):
 
 def test_num_shards_deals_rows_round_robin(tmp_path):
     result = write_tfrecord(batches(5, rows=2), tmp_path / "out", num_shards=4, shard_prefix="train")
-    assert [os.path.basename(p) for p in result.paths] == [
-        f"train-0000{i}-of-00004.tfrecord" for i in range(4)
-    ]
+    assert [os.path.basename(p) for p in result.paths] == [f"train-0000{i}-of-00004.tfrecord" for i in range(4)]
     assert [f.rows for f in result.files] == [3, 3, 2, 2]
     assert [xs(read_examples(p)) for p in result.paths] == [[0, 4, 8], [1, 5, 9], [2, 6], [3, 7]]
 
@@ -250,7 +261,9 @@ def test_num_shards_deals_rows_round_robin(tmp_path):
 def test_num_shards_with_fewer_rows_than_shards_writes_every_shard(tmp_path):
     result = write_tfrecord(pa.table({"x": [1]}), tmp_path / "out", num_shards=3, compression="zlib")
     assert [os.path.basename(p) for p in result.paths] == [
-        "part-00000-of-00003.tfrecord.zz", "part-00001-of-00003.tfrecord.zz", "part-00002-of-00003.tfrecord.zz"
+        "part-00000-of-00003.tfrecord.zz",
+        "part-00001-of-00003.tfrecord.zz",
+        "part-00002-of-00003.tfrecord.zz",
     ]
     assert [f.rows for f in result.files] == [1, 0, 0]
     assert [len(unframe(file_bytes(p))) for p in result.paths] == [1, 0, 0]
@@ -281,17 +294,21 @@ def test_option_errors(tmp_path, kwargs, message):
 # --------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("compression, ext, unpack", [
-    ("gzip", ".tfrecord.gz", gzip.decompress),
-    ("GZIP", ".tfrecord.gz", gzip.decompress),
-    ("zlib", ".tfrecord.zz", zlib.decompress),
-    ("none", ".tfrecord", bytes),
-])
+@pytest.mark.parametrize(
+    "compression, ext, unpack",
+    [
+        ("gzip", ".tfrecord.gz", gzip.decompress),
+        ("GZIP", ".tfrecord.gz", gzip.decompress),
+        ("zlib", ".tfrecord.zz", zlib.decompress),
+        ("none", ".tfrecord", bytes),
+    ],
+)
 def test_compressed_files_decompress_to_the_plain_stream(tmp_path, compression, ext, unpack):
     table = pa.table({"x": np.arange(1000), "s": ["é" * 10] * 1000})
     plain = write_tfrecord(table, tmp_path / "plain")
-    packed = write_tfrecord(table.to_batches(max_chunksize=300), tmp_path / "packed",
-                            compression=compression, compression_level=9)
+    packed = write_tfrecord(
+        table.to_batches(max_chunksize=300), tmp_path / "packed", compression=compression, compression_level=9
+    )
     (path,) = packed.paths
     assert path.endswith(ext)
     with open(path, "rb") as f:
@@ -345,7 +362,9 @@ def test_mode_append_adds_files(tmp_path):
 def test_mode_append_never_replaces_a_shard(tmp_path):
     write_parts(tmp_path / "out", [1], "error", num_shards=2)
     before = tree_snapshot(tmp_path / "out")
-    with pytest.raises(FileExistsError, match=r"part-00000-of-00002.tfrecord' already exists; choose another shard_prefix"):
+    with pytest.raises(
+        FileExistsError, match=r"part-00000-of-00002.tfrecord' already exists; choose another shard_prefix"
+    ):
         write_parts(tmp_path / "out", [2], "append", num_shards=2)
     assert tree_snapshot(tmp_path / "out") == before
 
@@ -363,7 +382,7 @@ def test_mode_overwrite_replaces_everything(tmp_path):
 def test_mode_overwrite_partitions_replaces_only_touched_partitions(tmp_path):
     write_parts(tmp_path / "out", [1, 2, 3, 4], "error", partition_by="k")
     write_parts(tmp_path / "out", [11], "overwrite_partitions", partition_by="k")  # p1 only
-    assert sorted(xs(read_examples(str(tmp_path / "out" / f))) [0] for f in data_files(tmp_path / "out")) == [2, 11]
+    assert sorted(xs(read_examples(str(tmp_path / "out" / f)))[0] for f in data_files(tmp_path / "out")) == [2, 11]
     p0 = [f for f in data_files(tmp_path / "out") if f.startswith("k=p0")]
     assert xs(read_examples(str(tmp_path / "out" / p0[0]))) == [2, 4]
     assert not [n for n in os.listdir(tmp_path / "out") if n.startswith("_t")]  # no staging/trash left
@@ -395,10 +414,11 @@ def test_overwrite_partitions_without_partition_by_replaces_same_named_shards(tm
     target = tmp_path / "o"
     write_tfrecord(pa.table({"a": [1, 2, 3]}), target, num_shards=2)
     result = write_tfrecord(pa.table({"a": [4]}), target, num_shards=2, mode="overwrite_partitions")
-    assert [os.path.basename(p) for p in result.paths] == ["part-00000-of-00002.tfrecord",
-                                                          "part-00001-of-00002.tfrecord"]
-    assert sorted(os.listdir(target)) == ["_SUCCESS", "part-00000-of-00002.tfrecord",
-                                          "part-00001-of-00002.tfrecord"]
+    assert [os.path.basename(p) for p in result.paths] == [
+        "part-00000-of-00002.tfrecord",
+        "part-00001-of-00002.tfrecord",
+    ]
+    assert sorted(os.listdir(target)) == ["_SUCCESS", "part-00000-of-00002.tfrecord", "part-00001-of-00002.tfrecord"]
     assert written_values(result) == [{"a": [4]}]
 
 
@@ -424,8 +444,14 @@ def test_a_failing_input_leaves_the_target_unchanged(tmp_path, mode, partition_b
         existing_tree(target)
     before = tree_snapshot(tmp_path)
     with pytest.raises(RuntimeError, match="input broke"):
-        write_tfrecord(batches(5, fail_after=3), target, mode=mode, partition_by=partition_by,
-                       compression=compression, max_rows_per_file=3)
+        write_tfrecord(
+            batches(5, fail_after=3),
+            target,
+            mode=mode,
+            partition_by=partition_by,
+            compression=compression,
+            max_rows_per_file=3,
+        )
     assert tree_snapshot(tmp_path) == before
 
 
@@ -435,8 +461,10 @@ def test_a_schema_error_halfway_leaves_the_target_unchanged(tmp_path, mode):
     existing_tree(target)
     before = tree_snapshot(tmp_path)
     schema = pa.schema({"k": pa.string(), "x": pa.list_(pa.int64())})
-    items = [pa.record_batch({"k": ["p0"], "x": [[1]]}, schema=schema),
-             pa.record_batch({"k": ["p1"], "x": [[None]]}, schema=schema)]
+    items = [
+        pa.record_batch({"k": ["p0"], "x": [[1]]}, schema=schema),
+        pa.record_batch({"k": ["p1"], "x": [[None]]}, schema=schema),
+    ]
     with pytest.raises(SchemaError, match="at row 1;"):
         write_tfrecord(items, target, mode=mode, partition_by="k")
     assert tree_snapshot(tmp_path) == before
@@ -452,9 +480,14 @@ def test_keyboard_interrupt_cleans_up_a_new_target_and_its_parents(tmp_path):
     assert os.listdir(tmp_path) == []
 
 
-@pytest.mark.parametrize("mode, partition_by", [
-    ("overwrite", None), ("overwrite_partitions", "k"), ("append", "k"),
-])
+@pytest.mark.parametrize(
+    "mode, partition_by",
+    [
+        ("overwrite", None),
+        ("overwrite_partitions", "k"),
+        ("append", "k"),
+    ],
+)
 def test_a_failing_commit_rolls_back(tmp_path, monkeypatch, mode, partition_by):
     target = tmp_path / "out"
     existing_tree(target)
@@ -521,14 +554,13 @@ def test_memory_filesystem_write_and_modes():
     fs = fsspec.filesystem("memory")
     root = "memory://tfsql-writer-test/out"
     try:
-        result = write_tfrecord(pa.table({"k": ["a", "b"], "x": [1, 2]}), root, partition_by="k",
-                                compression="gzip")
+        result = write_tfrecord(pa.table({"k": ["a", "b"], "x": [1, 2]}), root, partition_by="k", compression="gzip")
         assert sorted(p.split("/")[-2] for p in result.paths) == ["k=a", "k=b"]
         assert all(p.startswith(root + "/k=") for p in result.paths)
         with fs.open(result.files[0].path, "rb") as f:
             assert len(unframe(gzip.decompress(f.read()))) == 1
         write_tfrecord(pa.table({"k": ["a"], "x": [3]}), root, partition_by="k", mode="overwrite_partitions")
-        names = sorted(p[len("/tfsql-writer-test/out/"):].split("/")[0] for p in fs.find("/tfsql-writer-test/out"))
+        names = sorted(p[len("/tfsql-writer-test/out/") :].split("/")[0] for p in fs.find("/tfsql-writer-test/out"))
         assert names == ["_SUCCESS", "k=a", "k=b"]
         with pytest.raises(FileExistsError, match="already holds data"):
             write_tfrecord(TABLE, root)
@@ -599,8 +631,13 @@ def test_round_trip_through_read_tfrecord(tmp_path_factory, case, chunk, compres
     table, sequence = case
     record_type = "sequence_example" if sequence else "example"
     target = tmp_path_factory.mktemp("rt")
-    write_tfrecord(table.to_batches(max_chunksize=chunk), target, record_type=record_type,
-                   compression=compression, max_rows_per_file=chunk + 1)
+    write_tfrecord(
+        table.to_batches(max_chunksize=chunk),
+        target,
+        record_type=record_type,
+        compression=compression,
+        max_rows_per_file=chunk + 1,
+    )
     back = tfsql.read_tfrecord(str(target), schema=table.schema, record_type=record_type)
     assert back.schema == table.schema
     for name in table.column_names:
@@ -614,13 +651,20 @@ def test_filename_pattern(tmp_path):
     table = pa.table({"x": list(range(5))})
     result = write_tfrecord(table, tmp_path / "o", filename_pattern="train_{i}", max_rows_per_file=2)
     assert sorted(p.name for p in (tmp_path / "o").glob("*.tfrecord")) == [
-        "train_0.tfrecord", "train_1.tfrecord", "train_2.tfrecord"]
+        "train_0.tfrecord",
+        "train_1.tfrecord",
+        "train_2.tfrecord",
+    ]
     assert [f.rows for f in result.files] == [2, 2, 1]
     uuids = write_tfrecord(table, tmp_path / "u", filename_pattern="{uuid}", compression="zlib")
     assert len(uuids.files) == 1 and re.fullmatch(r"[0-9a-f-]{36}\.tfrecord\.zz", uuids.files[0].path.rsplit("/", 1)[1])
-    with pytest.raises(ValueError, match=r"filename_pattern 'fixed' must contain \{i\} \(the file's number\) or \{uuid\}"):
+    with pytest.raises(
+        ValueError, match=r"filename_pattern 'fixed' must contain \{i\} \(the file's number\) or \{uuid\}"
+    ):
         write_tfrecord(table, tmp_path / "e", filename_pattern="fixed")
-    with pytest.raises(ValueError, match=r"has the field \{name\}; the fields are \{i\} \(the file's number\) and \{uuid\}"):
+    with pytest.raises(
+        ValueError, match=r"has the field \{name\}; the fields are \{i\} \(the file's number\) and \{uuid\}"
+    ):
         write_tfrecord(table, tmp_path / "e", filename_pattern="{i}_{name}")
     with pytest.raises(ValueError, match=r"has the field \{n\}.*; \{n\} needs num_shards"):
         write_tfrecord(table, tmp_path / "e", filename_pattern="{i}-of-{n}")
@@ -647,9 +691,11 @@ def test_a_losing_error_mode_writer_gets_a_write_conflict_naming_the_target(tmp_
     # was: both writers could pass the check; a loser failed with a raw FileNotFoundError
     target = tmp_path / "out"
     seen = []
-    with pytest.raises(tfsql.WriteConflictError,
-                       match=rf"'{target}' already holds data \(another writer committed to it while "
-                             r"this one was writing\); pass mode=") as info:
+    with pytest.raises(
+        tfsql.WriteConflictError,
+        match=rf"'{target}' already holds data \(another writer committed to it while "
+        r"this one was writing\); pass mode=",
+    ) as info:
         write_tfrecord(_batches_with_a_write_in_between(target, "error", seen), target)
     assert isinstance(info.value, FileExistsError) and info.value.path == str(target)
     staging = [n for n in seen[0] if n.startswith("_temporary-")]
@@ -665,24 +711,32 @@ def test_a_write_committed_meanwhile_is_replaced_or_kept_as_if_serial(tmp_path, 
     seen = []
     write_tfrecord(_batches_with_a_write_in_between(target, "append", seen), target, mode=mode)
     assert sorted(tfsql.read_tfrecord(str(target))["x"].to_pylist()) == expected
-    assert [n for n in seen[1] if n.startswith("_temporary-")] == [
-        n for n in seen[0] if n.startswith("_temporary-")]
+    assert [n for n in seen[1] if n.startswith("_temporary-")] == [n for n in seen[0] if n.startswith("_temporary-")]
     assert not [n for n in os.listdir(target) if n.startswith(("_temporary", "_trash", "_tfsql"))]
 
 
 def test_filename_pattern_format_specs_and_num_shards(tmp_path):
     table = pa.table({"x": list(range(5))})
     specs = write_tfrecord(table, tmp_path / "f", filename_pattern="train-{i:03d}", max_rows_per_file=2)
-    assert [p.rsplit("/", 1)[1] for p in specs.paths] == ["train-000.tfrecord", "train-001.tfrecord", "train-002.tfrecord"]
-    shards = write_tfrecord(table, tmp_path / "s", num_shards=2, filename_pattern="train-{i:05d}-of-{n:05d}",
-                            compression="gzip")
-    assert [p.rsplit("/", 1)[1] for p in shards.paths] == ["train-00000-of-00002.tfrecord.gz",
-                                                          "train-00001-of-00002.tfrecord.gz"]
+    assert [p.rsplit("/", 1)[1] for p in specs.paths] == [
+        "train-000.tfrecord",
+        "train-001.tfrecord",
+        "train-002.tfrecord",
+    ]
+    shards = write_tfrecord(
+        table, tmp_path / "s", num_shards=2, filename_pattern="train-{i:05d}-of-{n:05d}", compression="gzip"
+    )
+    assert [p.rsplit("/", 1)[1] for p in shards.paths] == [
+        "train-00000-of-00002.tfrecord.gz",
+        "train-00001-of-00002.tfrecord.gz",
+    ]
     assert [f.rows for f in shards.files] == [3, 2]
     # a name that already says .tfrecord (TFDS style) gets no extra suffix
     tfds_style = write_tfrecord(table, tmp_path / "t", num_shards=2, shard_prefix="mnist-train.tfrecord")
-    assert [p.rsplit("/", 1)[1] for p in tfds_style.paths] == ["mnist-train.tfrecord-00000-of-00002",
-                                                              "mnist-train.tfrecord-00001-of-00002"]
+    assert [p.rsplit("/", 1)[1] for p in tfds_style.paths] == [
+        "mnist-train.tfrecord-00000-of-00002",
+        "mnist-train.tfrecord-00001-of-00002",
+    ]
     assert sorted(tfsql.read_tfrecord(str(tmp_path / "t")).column("x").to_pylist()) == [0, 1, 2, 3, 4]
 
 
@@ -690,7 +744,11 @@ def test_num_shards_per_partition(tmp_path):
     table = pa.table({"x": list(range(7)), "k": ["a", "b", "a", "a", "b", "a", "a"]})
     result = write_tfrecord(table, tmp_path / "o", partition_by="k", num_shards=2)
     got = {(f.path.rsplit("/", 2)[1], f.path.rsplit("/", 1)[1]): f.rows for f in result.files}
-    assert got == {("k=a", "part-00000-of-00002.tfrecord"): 3, ("k=a", "part-00001-of-00002.tfrecord"): 2,
-                   ("k=b", "part-00000-of-00002.tfrecord"): 1, ("k=b", "part-00001-of-00002.tfrecord"): 1}
+    assert got == {
+        ("k=a", "part-00000-of-00002.tfrecord"): 3,
+        ("k=a", "part-00001-of-00002.tfrecord"): 2,
+        ("k=b", "part-00000-of-00002.tfrecord"): 1,
+        ("k=b", "part-00001-of-00002.tfrecord"): 1,
+    }
     first = tfsql.read_tfrecord(str(tmp_path / "o" / "k=a" / "part-00000-of-00002.tfrecord"))
     assert first.column("x").to_pylist() == [0, 3, 6]  # the partition's rows dealt round robin

@@ -57,8 +57,7 @@ class DecodeError(ValueError):
         For ``kind_mismatch``: the kind found; else 0.
     """
 
-    def __init__(self, reason: str, *, record: int, column: int = -1, found_kind: int = 0,
-                 detail: str = "") -> None:
+    def __init__(self, reason: str, *, record: int, column: int = -1, found_kind: int = 0, detail: str = "") -> None:
         where = f"record {record}" + (f", column {column}" if column >= 0 else "")
         super().__init__(f"{reason} at {where}" + (f": {detail}" if detail else ""))
         self.reason = reason
@@ -67,12 +66,10 @@ class DecodeError(ValueError):
         self.found_kind = found_kind
 
     def __reduce__(self):
-        return (_rebuild_decode_error, (self.args[0], self.reason, self.record, self.column,
-                                        self.found_kind))
+        return (_rebuild_decode_error, (self.args[0], self.reason, self.record, self.column, self.found_kind))
 
 
-def _rebuild_decode_error(message: str, reason: str, record: int, column: int,
-                          found_kind: int) -> DecodeError:
+def _rebuild_decode_error(message: str, reason: str, record: int, column: int, found_kind: int) -> DecodeError:
     error = DecodeError(reason, record=record, column=column, found_kind=found_kind)
     error.args = (message,)
     return error

@@ -46,9 +46,8 @@ def _records(buf: Any, offsets: Any, lengths: Any) -> Iterator[bytes]:
         raise ValueError(f"{len(starts)} offsets but {len(sizes)} lengths")
     for start, size in zip(starts.tolist(), sizes.tolist()):
         if start + size > len(data):
-            raise ValueError(f"record span [{start}, {start + size}) is outside the buffer "
-                             f"of {len(data)} bytes")
-        yield bytes(data[start:start + size])
+            raise ValueError(f"record span [{start}, {start + size}) is outside the buffer of {len(data)} bytes")
+        yield bytes(data[start : start + size])
 
 
 # Mirrors of Example and SequenceExample whose maps are declared as what they are on
@@ -61,9 +60,12 @@ def _records(buf: Any, offsets: Any, lengths: Any) -> Iterator[bytes]:
 
 def _build_mirror_file() -> descriptor_pb2.FileDescriptorProto:
     F = descriptor_pb2.FieldDescriptorProto
-    fd = descriptor_pb2.FileDescriptorProto(name="tfsql/_reference_mirror.proto",
-                                            package="tfsql_reference", syntax="proto3",
-                                            dependency=["tfsql/tensorflow_example.proto"])
+    fd = descriptor_pb2.FileDescriptorProto(
+        name="tfsql/_reference_mirror.proto",
+        package="tfsql_reference",
+        syntax="proto3",
+        dependency=["tfsql/tensorflow_example.proto"],
+    )
 
     def message(name: str, fields: list) -> None:
         msg = fd.message_type.add(name=name)
@@ -73,26 +75,30 @@ def _build_mirror_file() -> descriptor_pb2.FileDescriptorProto:
                 field.type_name = type_name
 
     optional, repeated = F.LABEL_OPTIONAL, F.LABEL_REPEATED
-    message("FeatureEntry", [("key", 1, F.TYPE_STRING, optional, ""),
-                             ("value", 2, F.TYPE_MESSAGE, optional, ".tensorflow.Feature")])
-    message("FeatureListEntry", [("key", 1, F.TYPE_STRING, optional, ""),
-                                 ("value", 2, F.TYPE_MESSAGE, optional,
-                                  ".tensorflow.FeatureList")])
-    message("Features", [("feature", 1, F.TYPE_MESSAGE, repeated,
-                          ".tfsql_reference.FeatureEntry")])
-    message("FeatureLists", [("feature_list", 1, F.TYPE_MESSAGE, repeated,
-                              ".tfsql_reference.FeatureListEntry")])
+    message(
+        "FeatureEntry",
+        [("key", 1, F.TYPE_STRING, optional, ""), ("value", 2, F.TYPE_MESSAGE, optional, ".tensorflow.Feature")],
+    )
+    message(
+        "FeatureListEntry",
+        [("key", 1, F.TYPE_STRING, optional, ""), ("value", 2, F.TYPE_MESSAGE, optional, ".tensorflow.FeatureList")],
+    )
+    message("Features", [("feature", 1, F.TYPE_MESSAGE, repeated, ".tfsql_reference.FeatureEntry")])
+    message("FeatureLists", [("feature_list", 1, F.TYPE_MESSAGE, repeated, ".tfsql_reference.FeatureListEntry")])
     message("Example", [("features", 1, F.TYPE_MESSAGE, optional, ".tfsql_reference.Features")])
-    message("SequenceExample", [
-        ("context", 1, F.TYPE_MESSAGE, optional, ".tfsql_reference.Features"),
-        ("feature_lists", 2, F.TYPE_MESSAGE, optional, ".tfsql_reference.FeatureLists")])
+    message(
+        "SequenceExample",
+        [
+            ("context", 1, F.TYPE_MESSAGE, optional, ".tfsql_reference.Features"),
+            ("feature_lists", 2, F.TYPE_MESSAGE, optional, ".tfsql_reference.FeatureLists"),
+        ],
+    )
     return fd
 
 
 _POOL.Add(_build_mirror_file())
 _MIRROR = {
-    record_type: message_factory.GetMessageClass(
-        _POOL.FindMessageTypeByName(f"tfsql_reference.{name}"))
+    record_type: message_factory.GetMessageClass(_POOL.FindMessageTypeByName(f"tfsql_reference.{name}"))
     for record_type, name in ((EXAMPLE, "Example"), (SEQUENCE_EXAMPLE, "SequenceExample"))
 }
 
@@ -111,10 +117,8 @@ def _feature_maps(message, record_type: int) -> dict:
     if record_type == EXAMPLE:
         sections = {FEATURES: message.features.feature}
     else:
-        sections = {FEATURES: message.context.feature,
-                    FEATURE_LISTS: message.feature_lists.feature_list}
-    return {location: {entry.key: entry.value for entry in entries}
-            for location, entries in sections.items()}
+        sections = {FEATURES: message.context.feature, FEATURE_LISTS: message.feature_lists.feature_list}
+    return {location: {entry.key: entry.value for entry in entries} for location, entries in sections.items()}
 
 
 def _kind(feature) -> int:
@@ -154,15 +158,15 @@ class _Column:
 
     def __init__(self, index: int, key: Optional[str], location: int, kind: int, shape: int):
         self.index = index
-        self.key = key          # None: a name protobuf can never hold (not UTF-8)
+        self.key = key  # None: a name protobuf can never hold (not UTF-8)
         self.location = location
         self.kind = kind
         self.shape = shape
         self.valid: list[bool] = []
-        self.outer_counts: list[int] = []   # LIST: values per row; LIST_OF_LIST: steps per row
+        self.outer_counts: list[int] = []  # LIST: values per row; LIST_OF_LIST: steps per row
         self.inner_valid: list[bool] = []
-        self.inner_counts: list[int] = []   # LIST_OF_LIST: values per step
-        self.chunks: list = []              # numpy arrays, or lists of bytes
+        self.inner_counts: list[int] = []  # LIST_OF_LIST: values per step
+        self.chunks: list = []  # numpy arrays, or lists of bytes
         self.value_count = 0
         self.byte_count = 0
 
@@ -174,10 +178,13 @@ class _Column:
         if found == KIND_NONE:
             return None
         if found != self.kind:
-            raise DecodeError("kind_mismatch", record=record, column=self.index,
-                              found_kind=found,
-                              detail=f"found {_KIND_NAMES[found]}, expected "
-                                     f"{_KIND_NAMES[self.kind]}")
+            raise DecodeError(
+                "kind_mismatch",
+                record=record,
+                column=self.index,
+                found_kind=found,
+                detail=f"found {_KIND_NAMES[found]}, expected {_KIND_NAMES[self.kind]}",
+            )
         return _values(feature, found)
 
     def read(self, maps: dict, record: int) -> None:
@@ -192,8 +199,7 @@ class _Column:
         values = None if entry is None else self._checked_values(entry, record)
         if self.shape == SCALAR:
             if values is not None and len(values) > 1:
-                raise DecodeError("not_scalar", record=record, column=self.index,
-                                  detail=f"{len(values)} values")
+                raise DecodeError("not_scalar", record=record, column=self.index, detail=f"{len(values)} values")
             if values is None or len(values) == 0:
                 self.valid.append(False)  # one empty / zero slot
                 values = [b""] if self.kind == BYTES else np.zeros(1, _NUMPY_DTYPE[self.kind])
@@ -230,8 +236,9 @@ class _Column:
         if self.kind == BYTES:
             self.byte_count += sum(len(v) for v in values)
         if self.value_count > _INT32_MAX or self.byte_count > _INT32_MAX:
-            raise DecodeError("overflow", record=record, column=self.index,
-                              detail="the batch exceeds 32-bit Arrow offsets")
+            raise DecodeError(
+                "overflow", record=record, column=self.index, detail="the batch exceeds 32-bit Arrow offsets"
+            )
 
     # -- laying out the buffers
 
@@ -254,12 +261,19 @@ class _Column:
             value_offsets = None
             dtype = _NUMPY_DTYPE[self.kind]
             values = np.concatenate([np.zeros(0, dtype)] + self.chunks).tobytes()
-        return (validity, null_count, outer_offsets, inner_validity, inner_null_count,
-                inner_offsets, value_offsets, values)
+        return (
+            validity,
+            null_count,
+            outer_offsets,
+            inner_validity,
+            inner_null_count,
+            inner_offsets,
+            value_offsets,
+            values,
+        )
 
 
-def _check_columns(record_type: int, columns: Sequence[Tuple[bytes, int, int, int]],
-                   for_what: str) -> list:
+def _check_columns(record_type: int, columns: Sequence[Tuple[bytes, int, int, int]], for_what: str) -> list:
     """Validate ``(name, location, kind, shape)`` columns; return them as tuples."""
     if record_type not in (EXAMPLE, SEQUENCE_EXAMPLE, RAW):
         raise ValueError(f"unknown record type {record_type!r}")
@@ -268,21 +282,22 @@ def _check_columns(record_type: int, columns: Sequence[Tuple[bytes, int, int, in
     for index, column in enumerate(columns):
         name, location, kind, shape = column
         if not isinstance(name, bytes):
-            raise TypeError(f"{for_what} column {index}: name must be bytes, got "
-                            f"{type(name).__name__}")
+            raise TypeError(f"{for_what} column {index}: name must be bytes, got {type(name).__name__}")
         if kind not in (BYTES, FLOAT, INT64):
             raise ValueError(f"{for_what} column {index} ({name!r}): unknown kind {kind!r}")
         if location == FEATURES:
             if shape not in (SCALAR, LIST):
-                raise ValueError(f"{for_what} column {index} ({name!r}): a FEATURES column "
-                                 f"is SCALAR or LIST, got shape {shape!r}")
+                raise ValueError(
+                    f"{for_what} column {index} ({name!r}): a FEATURES column is SCALAR or LIST, got shape {shape!r}"
+                )
         elif location == FEATURE_LISTS:
             if record_type != SEQUENCE_EXAMPLE or shape != LIST_OF_LIST:
-                raise ValueError(f"{for_what} column {index} ({name!r}): a FEATURE_LISTS "
-                                 f"column needs SEQUENCE_EXAMPLE and shape LIST_OF_LIST")
+                raise ValueError(
+                    f"{for_what} column {index} ({name!r}): a FEATURE_LISTS "
+                    f"column needs SEQUENCE_EXAMPLE and shape LIST_OF_LIST"
+                )
         else:
-            raise ValueError(f"{for_what} column {index} ({name!r}): unknown location "
-                             f"{location!r}")
+            raise ValueError(f"{for_what} column {index} ({name!r}): unknown location {location!r}")
         if (location, name) in seen:
             raise ValueError(f"{for_what} column {index} ({name!r}) is listed twice")
         seen.add((location, name))
@@ -320,15 +335,21 @@ class Decoder:
         payloads = _records(buf, offsets, lengths)
         if self._record_type == RAW:
             return [self._decode_raw(list(payloads))]
-        builders = [_Column(i, _utf8_key(name), location, kind, shape)
-                    for i, (name, location, kind, shape) in enumerate(self._columns)]
+        builders = [
+            _Column(i, _utf8_key(name), location, kind, shape)
+            for i, (name, location, kind, shape) in enumerate(self._columns)
+        ]
         wanted = {(location, name) for name, location, _, _ in self._columns}
         for record, payload in enumerate(payloads):
             maps = _feature_maps(_parse(payload, self._record_type, record), self._record_type)
             if unknown is not None:
-                unknown.update(key for key in ((location, name.encode("utf-8"))
-                                               for location, entries in maps.items()
-                                               for name in entries) if key not in wanted)
+                unknown.update(
+                    key
+                    for key in (
+                        (location, name.encode("utf-8")) for location, entries in maps.items() for name in entries
+                    )
+                    if key not in wanted
+                )
             for builder in builders:
                 builder.read(maps, record)
         return [builder.finish() for builder in builders]
@@ -340,5 +361,4 @@ class Decoder:
             total += len(payload)
             if total > _INT32_MAX:
                 raise DecodeError("overflow", record=record, column=0)
-        return (None, 0, None, None, 0, None, _int32_offsets([len(p) for p in payloads]),
-                b"".join(payloads))
+        return (None, 0, None, None, 0, None, _int32_offsets([len(p) for p in payloads]), b"".join(payloads))

@@ -64,13 +64,14 @@ class _ColumnInput:
         self.name, self.location, self.kind, self.shape = column
         where = f"Encoder column {index} ({self.name!r})"
         if len(arrays) != 5:
-            raise ValueError(f"{where}: expected (validity, outer_offsets, inner_offsets, "
-                             f"value_offsets, values), got {len(arrays)} items")
+            raise ValueError(
+                f"{where}: expected (validity, outer_offsets, inner_offsets, "
+                f"value_offsets, values), got {len(arrays)} items"
+            )
         validity, outer, inner, value_offsets, values = arrays
         self.validity = None if validity is None else _array(validity, "u1", f"{where} validity")
         if self.validity is not None and len(self.validity) < n_rows:
-            raise ValueError(f"{where}: validity has {len(self.validity)} bytes for "
-                             f"{n_rows} rows")
+            raise ValueError(f"{where}: validity has {len(self.validity)} bytes for {n_rows} rows")
         if values is None:
             raise ValueError(f"{where}: values is None")
         if self.kind == BYTES:
@@ -94,12 +95,10 @@ class _ColumnInput:
             item_count = max(len(self.inner) - 1, 0)
         if self.shape in (LIST, LIST_OF_LIST):
             if outer is None:
-                raise ValueError(f"{where}: {('LIST', 'LIST_OF_LIST')[self.shape - 1]} "
-                                 f"needs outer_offsets")
+                raise ValueError(f"{where}: {('LIST', 'LIST_OF_LIST')[self.shape - 1]} needs outer_offsets")
             self.outer = _array(outer, "<i8", f"{where} outer_offsets")
             if len(self.outer) < n_rows + 1:
-                raise ValueError(f"{where}: outer_offsets has {len(self.outer)} items for "
-                                 f"{n_rows} rows")
+                raise ValueError(f"{where}: outer_offsets has {len(self.outer)} items for {n_rows} rows")
             _check_offsets(self.outer, item_count, f"{where} outer_offsets")
         elif item_count < n_rows:
             raise ValueError(f"{where}: {item_count} values for {n_rows} rows")
@@ -111,7 +110,7 @@ class _ColumnInput:
         """Values ``start:stop`` (bytes values by index, or a numpy slice)."""
         if self.kind == BYTES:
             offs = self.value_offsets
-            return [bytes(self.data[offs[i]:offs[i + 1]]) for i in range(start, stop)]
+            return [bytes(self.data[offs[i] : offs[i + 1]]) for i in range(start, stop)]
         return self.values[start:stop]
 
     def feature(self, row: int) -> bytes:
@@ -122,9 +121,9 @@ class _ColumnInput:
         if self.shape == LIST:
             return _encode_feature(self.kind, self._items(start, stop))
         return b"".join(
-            _field(1, _encode_feature(self.kind,
-                                      self._items(int(self.inner[j]), int(self.inner[j + 1]))))
-            for j in range(start, stop))
+            _field(1, _encode_feature(self.kind, self._items(int(self.inner[j]), int(self.inner[j + 1]))))
+            for j in range(start, stop)
+        )
 
 
 class Encoder:
@@ -142,8 +141,7 @@ class Encoder:
             raise ValueError(f"expected {len(self._columns)} column arrays, got {len(arrays)}")
         if n_rows < 0:
             raise ValueError(f"n_rows must be >= 0, got {n_rows}")
-        inputs = [_ColumnInput(i, column, tuple(a), n_rows)
-                  for i, (column, a) in enumerate(zip(self._columns, arrays))]
+        inputs = [_ColumnInput(i, column, tuple(a), n_rows) for i, (column, a) in enumerate(zip(self._columns, arrays))]
         return _frame_all([self._record(inputs, row) for row in range(n_rows)])
 
     def _record(self, inputs: list, row: int) -> bytes:

@@ -46,8 +46,9 @@ def hardware_crc() -> bool:
 # --------------------------------------------------------------------------- framing
 
 
-def scan_frames(buf: Any, start: int = 0, max_records: int = -1, max_bytes: int = -1,
-                verify: bool = True) -> Tuple[bytes, bytes, int, int]:
+def scan_frames(
+    buf: Any, start: int = 0, max_records: int = -1, max_bytes: int = -1, verify: bool = True
+) -> Tuple[bytes, bytes, int, int]:
     """Index the TFRecord frames in ``buf`` from byte ``start``; see ``_native.pyi``."""
     data = _byte_view(buf)
     size = len(data)
@@ -64,7 +65,7 @@ def scan_frames(buf: Any, start: int = 0, max_records: int = -1, max_bytes: int 
         if size - pos < 12:
             status = FRAME_TRUNCATED
             break
-        length_bytes = data[pos:pos + 8]
+        length_bytes = data[pos : pos + 8]
         (stored_length_crc,) = struct.unpack_from("<I", data, pos + 8)
         if masked_crc32c(length_bytes) != stored_length_crc:
             status = FRAME_BAD_LENGTH_CRC
@@ -77,15 +78,14 @@ def scan_frames(buf: Any, start: int = 0, max_records: int = -1, max_bytes: int 
             break
         if verify:
             (stored_data_crc,) = struct.unpack_from("<I", data, pos + 12 + length)
-            if masked_crc32c(data[pos + 12:pos + 12 + length]) != stored_data_crc:
+            if masked_crc32c(data[pos + 12 : pos + 12 + length]) != stored_data_crc:
                 status = FRAME_BAD_DATA_CRC
                 break
         offsets.append(pos + 12)
         lengths.append(length)
         payload_total += length
         pos += 12 + length + 4
-    return (np.array(offsets, dtype=np.uint64).tobytes(),
-            np.array(lengths, dtype=np.uint64).tobytes(), pos, status)
+    return (np.array(offsets, dtype=np.uint64).tobytes(), np.array(lengths, dtype=np.uint64).tobytes(), pos, status)
 
 
 def count_headers(fd: int, start: int, size: int, max_length: int) -> Tuple[int, int, int, int]:
@@ -129,7 +129,7 @@ def _whole_record_at(data: Any, p: int, size: int) -> int:
     if size - p < 12:
         return -2
     (stored,) = struct.unpack_from("<I", data, p + 8)
-    if masked_crc32c(data[p:p + 8]) != stored:
+    if masked_crc32c(data[p : p + 8]) != stored:
         return -1
     (length,) = struct.unpack_from("<Q", data, p)
     if size - p - 12 < length + 4:
@@ -137,15 +137,17 @@ def _whole_record_at(data: Any, p: int, size: int) -> int:
     return p + 12 + length + 4
 
 
-def find_boundary(buf: Any, start: int = 0, stop: int = -1, at_eof: bool = True,
-                  lookahead: int = 256 << 10) -> Tuple[int, int]:
+def find_boundary(
+    buf: Any, start: int = 0, stop: int = -1, at_eof: bool = True, lookahead: int = 256 << 10
+) -> Tuple[int, int]:
     """The first TFRecord boundary in ``buf[start:stop]``; see ``_native.pyi``."""
     data = _byte_view(buf)
     size = len(data)
     stop = size if stop < 0 else stop
     if not 0 <= start <= size or stop < start or lookahead < 0:
-        raise ValueError(f"find_boundary: start={start}, stop={stop}, lookahead={lookahead} "
-                         f"do not fit a buffer of {size} bytes")
+        raise ValueError(
+            f"find_boundary: start={start}, stop={stop}, lookahead={lookahead} do not fit a buffer of {size} bytes"
+        )
     if at_eof:
         stop = min(stop, size)
     for p in range(start, stop):
@@ -155,7 +157,7 @@ def find_boundary(buf: Any, start: int = 0, stop: int = -1, at_eof: bool = True,
         if end == -2:
             return BOUNDARY_MORE, p
         (stored,) = struct.unpack_from("<I", data, end - 4)
-        if masked_crc32c(data[p + 12:end - 4]) != stored:
+        if masked_crc32c(data[p + 12 : end - 4]) != stored:
             continue
         at, chain = end, BOUNDARY_FOUND
         while at < p + lookahead and at != size:
@@ -166,7 +168,7 @@ def find_boundary(buf: Any, start: int = 0, stop: int = -1, at_eof: bool = True,
             if following == -2:
                 break
             (stored,) = struct.unpack_from("<I", data, following - 4)
-            if masked_crc32c(data[at + 12:following - 4]) != stored:
+            if masked_crc32c(data[at + 12 : following - 4]) != stored:
                 chain = -1
                 break
             at = following
@@ -180,8 +182,9 @@ def find_boundary(buf: Any, start: int = 0, stop: int = -1, at_eof: bool = True,
 def _frame(payload: bytes) -> bytes:
     """One TFRecord frame around ``payload``."""
     length = struct.pack("<Q", len(payload))
-    return b"".join((length, struct.pack("<I", masked_crc32c(length)), payload,
-                     struct.pack("<I", masked_crc32c(payload))))
+    return b"".join(
+        (length, struct.pack("<I", masked_crc32c(length)), payload, struct.pack("<I", masked_crc32c(payload)))
+    )
 
 
 def _frame_all(payloads: Sequence[bytes]) -> Tuple[bytes, bytes]:
@@ -203,5 +206,5 @@ def encode_frames(data: Any, value_offsets: Any) -> Tuple[bytes, bytes]:
     view = _byte_view(data)
     offsets = _array(value_offsets, "<i8", "value_offsets")
     _check_offsets(offsets, len(view), "value_offsets")
-    payloads = [bytes(view[offsets[i]:offsets[i + 1]]) for i in range(len(offsets) - 1)]
+    payloads = [bytes(view[offsets[i] : offsets[i + 1]]) for i in range(len(offsets) - 1)]
     return _frame_all(payloads)

@@ -67,7 +67,7 @@ def _length_delimited(data: bytes, number: int) -> Iterator[bytes]:
         elif wire_type == 2:
             length, pos = _read_varint(data, pos)
             if field_number == number:
-                yield data[pos:pos + length]
+                yield data[pos : pos + length]
             pos += length
         elif wire_type == 3:
             pos = _skip_group(data, pos, field_number)
@@ -197,10 +197,33 @@ def summarize(buf: Any, offsets: Any, lengths: Any, record_type: int) -> dict:
 
 
 __all__ = [
-    "EXAMPLE", "SEQUENCE_EXAMPLE", "RAW", "FEATURES", "FEATURE_LISTS", "KIND_NONE",
-    "BYTES", "FLOAT", "INT64", "SCALAR", "LIST", "LIST_OF_LIST", "FRAME_OK",
-    "FRAME_TRUNCATED", "FRAME_BAD_LENGTH_CRC", "FRAME_BAD_DATA_CRC", "BOUNDARY_FOUND",
-    "BOUNDARY_NONE", "BOUNDARY_MORE", "DecodeError", "crc32c", "masked_crc32c",
-    "hardware_crc", "scan_frames", "find_boundary", "encode_frames",
-    "Decoder", "Encoder", "summarize",
+    "EXAMPLE",
+    "SEQUENCE_EXAMPLE",
+    "RAW",
+    "FEATURES",
+    "FEATURE_LISTS",
+    "KIND_NONE",
+    "BYTES",
+    "FLOAT",
+    "INT64",
+    "SCALAR",
+    "LIST",
+    "LIST_OF_LIST",
+    "FRAME_OK",
+    "FRAME_TRUNCATED",
+    "FRAME_BAD_LENGTH_CRC",
+    "FRAME_BAD_DATA_CRC",
+    "BOUNDARY_FOUND",
+    "BOUNDARY_NONE",
+    "BOUNDARY_MORE",
+    "DecodeError",
+    "crc32c",
+    "masked_crc32c",
+    "hardware_crc",
+    "scan_frames",
+    "find_boundary",
+    "encode_frames",
+    "Decoder",
+    "Encoder",
+    "summarize",
 ]

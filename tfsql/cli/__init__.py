@@ -72,8 +72,17 @@ from tfsql.cli.sqlscript import Statement, split_statements, substitute_params
 from tfsql.cli.sqlsession import DEFAULT_MAX_ROWS, SQLSession
 from tfsql.cli.verify import cmd_verify
 
-__all__ = ["main", "build_parser", "Statement", "split_statements", "substitute_params", "format_value",
-           "Console", "SQLSession", "Shell"]
+__all__ = [
+    "main",
+    "build_parser",
+    "Statement",
+    "split_statements",
+    "substitute_params",
+    "format_value",
+    "Console",
+    "SQLSession",
+    "Shell",
+]
 
 
 def cmd_extension_path(args: argparse.Namespace, console: Console) -> int:
@@ -95,155 +104,256 @@ def build_parser() -> argparse.ArgumentParser:
     import tfsql
 
     parser = argparse.ArgumentParser(
-        prog="tfsql", description=MAIN_DESCRIPTION, epilog=EXIT_STATUS_HELP,
-        formatter_class=_Formatter, parents=[_common()],
+        prog="tfsql",
+        description=MAIN_DESCRIPTION,
+        epilog=EXIT_STATUS_HELP,
+        formatter_class=_Formatter,
+        parents=[_common()],
     )
     parser.add_argument("--version", action="version", version=f"tfsql {tfsql.__version__}")
-    parser.add_argument("-d", "--database", metavar="FILE",
-                        help="shell: DuckDB database file to open (default: in memory)")
+    parser.add_argument(
+        "-d", "--database", metavar="FILE", help="shell: DuckDB database file to open (default: in memory)"
+    )
     parser.set_defaults(handler=cmd_shell, max_rows=None)
     commands = parser.add_subparsers(title="commands", metavar="COMMAND")
     common = _common(argparse.SUPPRESS)
 
     def command(name: str, help: str, description: str | None = None, **kw: Any) -> argparse.ArgumentParser:
-        return commands.add_parser(name, help=help, description=description or help, epilog=EXIT_STATUS_HELP,
-                                   formatter_class=_Formatter, parents=[common], **kw)
+        return commands.add_parser(
+            name,
+            help=help,
+            description=description or help,
+            epilog=EXIT_STATUS_HELP,
+            formatter_class=_Formatter,
+            parents=[common],
+            **kw,
+        )
 
     database_help = "DuckDB database file to open (default: in memory); tables persist there between runs"
 
-    p = command("sql", "run SQL (one or more statements) and print or save the result",
-                "Run SQL through the tfsql DuckDB front end and print the result of the last statement\n"
-                "as a table, or write it as csv/json (stdout or --output), parquet or tfrecord (--output).\n"
-                "Example: tfsql sql \"SELECT label, count(*) FROM tfrecord_scan('data/') GROUP BY 1\"")
+    p = command(
+        "sql",
+        "run SQL (one or more statements) and print or save the result",
+        "Run SQL through the tfsql DuckDB front end and print the result of the last statement\n"
+        "as a table, or write it as csv/json (stdout or --output), parquet or tfrecord (--output).\n"
+        "Example: tfsql sql \"SELECT label, count(*) FROM tfrecord_scan('data/') GROUP BY 1\"",
+    )
     p.add_argument("query", help="SQL text; statements separated by ';' run in order")
-    p.add_argument("-f", "--format", choices=RESULT_FORMATS,
-                   help="table (default on stdout), csv, json (JSON lines), markdown, parquet, tfrecord; "
-                        "default from the --output extension")
-    p.add_argument("-o", "--output", metavar="PATH",
-                   help="file (csv, json, markdown, parquet) or directory (tfrecord; one file when the name "
-                        "ends in .tfrecord, .tfrecords, .tfrecord.gz or .tfrecord.zz, a directory when it "
-                        "ends in /) to write; csv, json and markdown go to stdout without it")
-    p.add_argument("--max-rows", type=_non_negative_int, metavar="N",
-                   help=f"rows to show or write: default {DEFAULT_MAX_ROWS} for the table display "
-                        "(longer results show their head and tail), all rows for other formats; 0: all")
+    p.add_argument(
+        "-f",
+        "--format",
+        choices=RESULT_FORMATS,
+        help="table (default on stdout), csv, json (JSON lines), markdown, parquet, tfrecord; "
+        "default from the --output extension",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="PATH",
+        help="file (csv, json, markdown, parquet) or directory (tfrecord; one file when the name "
+        "ends in .tfrecord, .tfrecords, .tfrecord.gz or .tfrecord.zz, a directory when it "
+        "ends in /) to write; csv, json and markdown go to stdout without it",
+    )
+    p.add_argument(
+        "--max-rows",
+        type=_non_negative_int,
+        metavar="N",
+        help=f"rows to show or write: default {DEFAULT_MAX_ROWS} for the table display "
+        "(longer results show their head and tail), all rows for other formats; 0: all",
+    )
     p.add_argument("-d", "--database", metavar="FILE", help=database_help)
-    add_write_options(p, tfrecord_help="options of --output files (tfrecord options need --format tfrecord; "
-                                        "csv, json and parquet outputs take --mode error or overwrite)")
+    add_write_options(
+        p,
+        tfrecord_help="options of --output files (tfrecord options need --format tfrecord; "
+        "csv, json and parquet outputs take --mode error or overwrite)",
+    )
     p.set_defaults(handler=cmd_sql)
 
-    p = command("run", "run a SQL script statement by statement, with ${param} substitution",
-                RUN_DESCRIPTION)
+    p = command("run", "run a SQL script statement by statement, with ${param} substitution", RUN_DESCRIPTION)
     p.add_argument("file", help="the .sql script ('-' reads standard input)")
-    p.add_argument("-p", "--param", action="append", metavar="NAME=VALUE",
-                   help="value of ${NAME} in the script; repeat for several params")
-    p.add_argument("--max-rows", type=_non_negative_int, metavar="N",
-                   help=f"rows to show of each query result (default {DEFAULT_MAX_ROWS}; 0: all)")
+    p.add_argument(
+        "-p",
+        "--param",
+        action="append",
+        metavar="NAME=VALUE",
+        help="value of ${NAME} in the script; repeat for several params",
+    )
+    p.add_argument(
+        "--max-rows",
+        type=_non_negative_int,
+        metavar="N",
+        help=f"rows to show of each query result (default {DEFAULT_MAX_ROWS}; 0: all)",
+    )
     p.add_argument("--echo", action="store_true", help="print each statement's line and first line before it runs")
     p.add_argument("-d", "--database", metavar="FILE", help=database_help)
     p.set_defaults(handler=cmd_run)
 
-    p = command("shell", "interactive SQL shell (also what bare 'tfsql' starts)",
-                "Interactive SQL shell with history (~/.tfsql_history, or $TFSQL_HISTORY).\n"
-                "Statements end with ';' and may span lines; .help lists the dot commands.\n"
-                "When standard input is not a terminal, it is run as a script instead.")
-    p.add_argument("--max-rows", type=_non_negative_int, metavar="N",
-                   help=f"rows to show of each result (default {DEFAULT_MAX_ROWS}; 0: all)")
+    p = command(
+        "shell",
+        "interactive SQL shell (also what bare 'tfsql' starts)",
+        "Interactive SQL shell with history (~/.tfsql_history, or $TFSQL_HISTORY).\n"
+        "Statements end with ';' and may span lines; .help lists the dot commands.\n"
+        "When standard input is not a terminal, it is run as a script instead.",
+    )
+    p.add_argument(
+        "--max-rows",
+        type=_non_negative_int,
+        metavar="N",
+        help=f"rows to show of each result (default {DEFAULT_MAX_ROWS}; 0: all)",
+    )
     p.add_argument("-d", "--database", metavar="FILE", help=database_help)
     p.set_defaults(handler=cmd_shell)
 
-    p = command("schema", "print the schema inferred from TFRecord files",
-                "Print the Arrow schema tfsql infers for PATH: one row per column with its type and\n"
-                "the tf.train.Feature kind it comes from; hive key=value directories add partition\n"
-                "columns after the data columns.")
+    p = command(
+        "schema",
+        "print the schema inferred from TFRecord files",
+        "Print the Arrow schema tfsql infers for PATH: one row per column with its type and\n"
+        "the tf.train.Feature kind it comes from; hive key=value directories add partition\n"
+        "columns after the data columns.",
+    )
     p.add_argument("path", help="file, directory (read recursively), glob or URL")
-    p.add_argument("--json", action="store_true", help="print JSON: {record_type, files, columns: [{name, type, feature, partition}]}")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print JSON: {record_type, files, columns: [{name, type, feature, partition}]}",
+    )
     add_read_options(p)
     p.set_defaults(handler=cmd_schema)
 
-    p = command("head", "print the first records, readably",
-                "Print the first records of PATH, one 'column  value' line per feature. UTF-8 text is\n"
-                "shown as is, other bytes as b'...' with their length, long lists and strings are\n"
-                "truncated with their length.")
+    p = command(
+        "head",
+        "print the first records, readably",
+        "Print the first records of PATH, one 'column  value' line per feature. UTF-8 text is\n"
+        "shown as is, other bytes as b'...' with their length, long lists and strings are\n"
+        "truncated with their length.",
+    )
     p.add_argument("path", help="file, directory (read recursively), glob or URL")
     p.add_argument("-n", type=int, default=5, metavar="N", help="number of records (default 5)")
     p.add_argument("-c", "--columns", metavar="COL[,COL...]", help="only these columns")
-    p.add_argument("--max-chars", type=_positive_int, default=80, metavar="N",
-                   help="truncate text and bytes after N characters (default 80)")
-    p.add_argument("-f", "--format", choices=("table", "csv", "json"), default="table",
-                   help="table (default: readable), csv or json (JSON lines, full values)")
+    p.add_argument(
+        "--max-chars",
+        type=_positive_int,
+        default=80,
+        metavar="N",
+        help="truncate text and bytes after N characters (default 80)",
+    )
+    p.add_argument(
+        "-f",
+        "--format",
+        choices=("table", "csv", "json"),
+        default="table",
+        help="table (default: readable), csv or json (JSON lines, full values)",
+    )
     add_read_options(p)
     p.set_defaults(handler=cmd_head)
 
-    p = command("count", "count records, reading only the record headers",
-                "Count the records of PATH without decoding them (only the 12-byte record headers\n"
-                "are read; compressed files are decompressed).")
+    p = command(
+        "count",
+        "count records, reading only the record headers",
+        "Count the records of PATH without decoding them (only the 12-byte record headers\n"
+        "are read; compressed files are decompressed).",
+    )
     p.add_argument("path", help="file, directory (read recursively), glob or URL")
     p.add_argument("--per-file", action="store_true", help="print each file's count, then the total")
     add_read_options(p)
     p.set_defaults(handler=cmd_count)
 
-    p = command("index", "write record offset index sidecars (DALI / vahidk tfrecord format)",
-                "Write the index of each uncompressed local file of PATH beside it, as\n"
-                "'.<name>.idx': one 'offset size' line per record (the format of DALI's tfrecord2idx\n"
-                "and vahidk/tfrecord). count_rows and 'tfsql count' then count records\n"
-                "from the index while it matches the file; a stale index is ignored with a warning.\n"
-                "Compressed files are skipped.")
+    p = command(
+        "index",
+        "write record offset index sidecars (DALI / vahidk tfrecord format)",
+        "Write the index of each uncompressed local file of PATH beside it, as\n"
+        "'.<name>.idx': one 'offset size' line per record (the format of DALI's tfrecord2idx\n"
+        "and vahidk/tfrecord). count_rows and 'tfsql count' then count records\n"
+        "from the index while it matches the file; a stale index is ignored with a warning.\n"
+        "Compressed files are skipped.",
+    )
     p.add_argument("paths", nargs="+", metavar="PATH", help="files, directories (read recursively), globs")
     p.add_argument("-v", "--verbose", action="store_true", help="print each index written with its records")
     add_read_options(p)
     p.set_defaults(handler=cmd_index)
 
-    p = command("verify", "check every record's framing and CRCs; report each corrupt record",
-                "Read every record of PATH checking the length and data CRCs, and report EACH problem\n"
-                "with its file, record index and byte offset (in the decompressed stream for gzip and\n"
-                "zlib files). A record with a bad data CRC is skipped and checking goes on; a bad\n"
-                "length or a truncated record ends the check of that file. Exit status 1 when any\n"
-                "problem was found.")
+    p = command(
+        "verify",
+        "check every record's framing and CRCs; report each corrupt record",
+        "Read every record of PATH checking the length and data CRCs, and report EACH problem\n"
+        "with its file, record index and byte offset (in the decompressed stream for gzip and\n"
+        "zlib files). A record with a bad data CRC is skipped and checking goes on; a bad\n"
+        "length or a truncated record ends the check of that file. Exit status 1 when any\n"
+        "problem was found.",
+    )
     p.add_argument("path", help="file, directory (read recursively), glob or URL")
-    p.add_argument("--decode", action="store_true",
-                   help="also parse every record as the --record-type protobuf against the inferred schema")
+    p.add_argument(
+        "--decode",
+        action="store_true",
+        help="also parse every record as the --record-type protobuf against the inferred schema",
+    )
     add_read_options(p)
     p.set_defaults(handler=cmd_verify)
 
-    p = command("extension-path", "print the path of tfsql's DuckDB extension (for LOAD in duckdb)",
-                "Print the path of tfsql.duckdb_extension, the DuckDB extension that gives any DuckDB\n"
-                "connection tfrecord_scan(...), read_tfrecord(...) and FROM 'x.tfrecord'. It is not\n"
-                "signed by DuckDB, so start the duckdb command with -unsigned, then LOAD the path:\n"
-                "  duckdb -unsigned -c \"LOAD '$(tfsql extension-path)'; FROM 'data/part-0.tfrecord'\"")
+    p = command(
+        "extension-path",
+        "print the path of tfsql's DuckDB extension (for LOAD in duckdb)",
+        "Print the path of tfsql.duckdb_extension, the DuckDB extension that gives any DuckDB\n"
+        "connection tfrecord_scan(...), read_tfrecord(...) and FROM 'x.tfrecord'. It is not\n"
+        "signed by DuckDB, so start the duckdb command with -unsigned, then LOAD the path:\n"
+        "  duckdb -unsigned -c \"LOAD '$(tfsql extension-path)'; FROM 'data/part-0.tfrecord'\"",
+    )
     p.set_defaults(handler=cmd_extension_path)
 
-    p = command("convert", "convert between TFRecord and Parquet, CSV or JSON",
-                "Convert SRC to DST, streaming. Formats come from the extensions (.parquet, .csv,\n"
-                ".json/.jsonl, .tfrecord[.gz]; a directory is TFRecord unless it holds files of another\n"
-                "format) or from --from / --to. TFRecord output is a directory of part files.\n"
-                "Examples:\n"
-                "  tfsql convert data.parquet out/ --partition-by label --compression gzip\n"
-                "  tfsql convert out/ data.parquet")
+    p = command(
+        "convert",
+        "convert between TFRecord and Parquet, CSV or JSON",
+        "Convert SRC to DST, streaming. Formats come from the extensions (.parquet, .csv,\n"
+        ".json/.jsonl, .tfrecord[.gz]; a directory is TFRecord unless it holds files of another\n"
+        "format) or from --from / --to. TFRecord output is a directory of part files.\n"
+        "Examples:\n"
+        "  tfsql convert data.parquet out/ --partition-by label --compression gzip\n"
+        "  tfsql convert out/ data.parquet",
+    )
     p.add_argument("src", help="source file, directory or glob")
-    p.add_argument("dst", help="target file (parquet, csv, json, or one .tfrecord[.gz|.zz] file) or "
-                               "directory (tfrecord; a trailing / always means a directory)")
+    p.add_argument(
+        "dst",
+        help="target file (parquet, csv, json, or one .tfrecord[.gz|.zz] file) or "
+        "directory (tfrecord; a trailing / always means a directory)",
+    )
     p.add_argument("--from", dest="source_format", choices=FILE_FORMATS, help="source format (default: from SRC)")
     p.add_argument("--to", choices=FILE_FORMATS, help="target format (default: from DST's extension, else tfrecord)")
     add_input_options(p)
-    add_write_options(p, tfrecord_help="options of the output (--record-type also applies to TFRecord input; "
-                                        "csv, json and parquet outputs take --mode error or overwrite)")
+    add_write_options(
+        p,
+        tfrecord_help="options of the output (--record-type also applies to TFRecord input; "
+        "csv, json and parquet outputs take --mode error or overwrite)",
+    )
     p.set_defaults(handler=cmd_convert)
 
-    p = command("recover", "finish or undo a write that crashed; remove dead writers' leftovers",
-                "Resolve the commit a crashed writer (kill -9, power loss) left in the target directory\n"
-                "PATH: undo it when it had not reached its commit point (the old data stays), finish it\n"
-                "otherwise (the new data stays); then remove the staging and trash directories of dead\n"
-                "writers. Every tfsql write does this first; run it before reading PATH with other tools.")
+    p = command(
+        "recover",
+        "finish or undo a write that crashed; remove dead writers' leftovers",
+        "Resolve the commit a crashed writer (kill -9, power loss) left in the target directory\n"
+        "PATH: undo it when it had not reached its commit point (the old data stays), finish it\n"
+        "otherwise (the new data stays); then remove the staging and trash directories of dead\n"
+        "writers. Every tfsql write does this first; run it before reading PATH with other tools.",
+    )
     p.add_argument("path", help="the target directory of the writes (path or URL)")
     p.set_defaults(handler=cmd_recover)
 
-    p = command("demo", "generate a small TFRecord dataset and run example queries on it",
-                "Generate synthetic product reviews (id, label, split, score, text, emb, tags) as\n"
-                "hive-partitioned gzip TFRecord under DIR/reviews (no download), then run SQL\n"
-                "queries, a COPY to DIR/splits and a Polars query on them.")
-    p.add_argument("directory", nargs="?", default="demo-data", metavar="DIR",
-                   help="output directory (default ./demo-data); its reviews/ and splits/ are replaced")
-    p.add_argument("--rows", type=_positive_int, default=20_000, metavar="N", help="reviews to generate (default 20000)")
+    p = command(
+        "demo",
+        "generate a small TFRecord dataset and run example queries on it",
+        "Generate synthetic product reviews (id, label, split, score, text, emb, tags) as\n"
+        "hive-partitioned gzip TFRecord under DIR/reviews (no download), then run SQL\n"
+        "queries, a COPY to DIR/splits and a Polars query on them.",
+    )
+    p.add_argument(
+        "directory",
+        nargs="?",
+        default="demo-data",
+        metavar="DIR",
+        help="output directory (default ./demo-data); its reviews/ and splits/ are replaced",
+    )
+    p.add_argument(
+        "--rows", type=_positive_int, default=20_000, metavar="N", help="reviews to generate (default 20000)"
+    )
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.set_defaults(handler=cmd_demo)
     return parser
@@ -279,7 +389,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(args: argparse.Namespace, console: Console, as_program: bool) -> int:
     """Run the command's handler; its exit status (errors become messages)."""
     try:
-        with warnings.catch_warnings(), (handle_ctrl_c() if as_program else contextlib.nullcontext()):
+        with warnings.catch_warnings(), handle_ctrl_c() if as_program else contextlib.nullcontext():
             if args.quiet:
                 warnings.simplefilter("ignore")
             else:

@@ -44,8 +44,15 @@ class Console:
 
         return tqdm(file=sys.stderr, disable=not self.shows_progress, leave=False, **options)
 
-    def summary(self, *, files: int | None = None, records: int | None = None,
-                nbytes: int | None = None, seconds: float, verb: str = "") -> None:
+    def summary(
+        self,
+        *,
+        files: int | None = None,
+        records: int | None = None,
+        nbytes: int | None = None,
+        seconds: float,
+        verb: str = "",
+    ) -> None:
         """One line: ``[verb] 3 files, 20,000 records, 1.9 MB in 0.41 s``."""
         parts = []
         if files is not None:

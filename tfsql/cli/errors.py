@@ -30,9 +30,7 @@ class StatementError(Exception):
     """A statement of a script failed; wraps the original error."""
 
     def __init__(self, source: str, statement: Statement, error: BaseException) -> None:
-        super().__init__(
-            f"{source}, line {statement.line}: {statement.first_line}\n{_error_text(error)}"
-        )
+        super().__init__(f"{source}, line {statement.line}: {statement.first_line}\n{_error_text(error)}")
         self.error = error
 
 
@@ -59,7 +57,8 @@ def is_interrupt(error: BaseException) -> bool:
             continue
         text = str(cause)
         if (isinstance(cause, RuntimeError) and text.startswith("Query interrupted")) or (
-                "Python exception" in text and "\nKeyboardInterrupt" in text):
+            "Python exception" in text and "\nKeyboardInterrupt" in text
+        ):
             return True
         cause = cause.__cause__
     return False
@@ -105,9 +104,11 @@ def exit_status(error: BaseException) -> int:
 def _is_known(error: BaseException) -> bool:
     """Errors whose message is enough (no hint about --debug)."""
     duckdb = sys.modules.get("duckdb")
-    return (type(error).__module__.startswith("tfsql")
-            or isinstance(error, (StatementError, pa.ArrowException, OSError))
-            or (duckdb is not None and isinstance(error, duckdb.Error)))
+    return (
+        type(error).__module__.startswith("tfsql")
+        or isinstance(error, (StatementError, pa.ArrowException, OSError))
+        or (duckdb is not None and isinstance(error, duckdb.Error))
+    )
 
 
 def _error_text(error: BaseException) -> str:

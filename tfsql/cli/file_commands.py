@@ -26,8 +26,9 @@ def cmd_schema(args: argparse.Namespace, console: Console) -> int:
         {
             "name": f.name,
             "type": type_name(f.type) + ("" if f.nullable else " not null"),
-            "feature": "hive partition" if f.name in partition_names else (
-                "raw record" if record_type == "bytes" else feature_kind(f.type)),
+            "feature": "hive partition"
+            if f.name in partition_names
+            else ("raw record" if record_type == "bytes" else feature_kind(f.type)),
             "partition": f.name in partition_names,
         }
         for f in ds.schema
@@ -37,8 +38,10 @@ def cmd_schema(args: argparse.Namespace, console: Console) -> int:
         return EXIT_OK
     console.out(format_table(["column", "type", "feature"], [[c["name"], c["type"], c["feature"]] for c in columns]))
     n = len(ds.files)
-    console.out(f"\n{len(columns)} columns ({len(partition_names)} from partition directories), "
-                f"{n} file{'' if n == 1 else 's'}, record type {record_type}")
+    console.out(
+        f"\n{len(columns)} columns ({len(partition_names)} from partition directories), "
+        f"{n} file{'' if n == 1 else 's'}, record type {record_type}"
+    )
     return EXIT_OK
 
 
@@ -88,8 +91,9 @@ def cmd_count(args: argparse.Namespace, console: Console) -> int:
         console.out(f"{total:>{width},}  total")
     else:
         console.out(str(total))
-    console.summary(files=len(fragments), records=total, nbytes=nbytes, seconds=time.perf_counter() - started,
-                    verb="counted")
+    console.summary(
+        files=len(fragments), records=total, nbytes=nbytes, seconds=time.perf_counter() - started, verb="counted"
+    )
     return EXIT_OK
 
 
@@ -119,8 +123,13 @@ def cmd_convert(args: argparse.Namespace, console: Console) -> int:
     counter = Counter()
     with console.progress(unit=" rows", unit_scale=True, desc="convert", total=total) as bar:
         nbytes = write_arrow(counted(reader, counter, progress=bar), target_format, args.dst, written)
-    console.summary(files=n_files, records=counter.rows, nbytes=nbytes, seconds=time.perf_counter() - started,
-                    verb=f"converted {source_format} -> {target_format} {args.dst}:")
+    console.summary(
+        files=n_files,
+        records=counter.rows,
+        nbytes=nbytes,
+        seconds=time.perf_counter() - started,
+        verb=f"converted {source_format} -> {target_format} {args.dst}:",
+    )
     return EXIT_OK
 
 

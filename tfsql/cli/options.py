@@ -68,10 +68,16 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
 def _common(quiet_default: Any = False) -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     group = common.add_argument_group("output")
-    group.add_argument("-q", "--quiet", action="store_true", default=quiet_default,
-                       help="no progress bars, summary line or warnings on stderr")
-    group.add_argument("--debug", action="store_true", default=quiet_default,
-                       help="print the full traceback of an error")
+    group.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        default=quiet_default,
+        help="no progress bars, summary line or warnings on stderr",
+    )
+    group.add_argument(
+        "--debug", action="store_true", default=quiet_default, help="print the full traceback of an error"
+    )
     return common
 
 
@@ -83,8 +89,16 @@ def _common(quiet_default: Any = False) -> argparse.ArgumentParser:
 #: (``convert`` has both groups, which share option names).
 _READ, _WRITE = "read_", "write_"
 
-_METAVARS = {"count": "N", "count_or_all": "N|all", "level": "0-9", "size": "BYTES", "name": "NAME",
-             "text": "TEXT", "columns": "NAME[,NAME...]", "types": "COLUMNS|FILE.parquet"}
+_METAVARS = {
+    "count": "N",
+    "count_or_all": "N|all",
+    "level": "0-9",
+    "size": "BYTES",
+    "name": "NAME",
+    "text": "TEXT",
+    "columns": "NAME[,NAME...]",
+    "types": "COLUMNS|FILE.parquet",
+}
 
 TYPES_HELP = (
     "DuckDB column definitions such as 'id BIGINT NOT NULL, emb FLOAT[], price DECIMAL(10,2), "
@@ -116,8 +130,13 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
     applies to both, see :func:`convert_input_options`)."""
     group = parser.add_argument_group("reading TFRecord input")
     _add_option(group, READ_OPTIONS["schema"], _READ + "schema", help_prefix="TFRecord input: ")
-    _add_option(group, READ_OPTIONS["compression"], _READ + "compression", flag="--input-compression",
-                help_prefix="TFRecord input: ")
+    _add_option(
+        group,
+        READ_OPTIONS["compression"],
+        _READ + "compression",
+        flag="--input-compression",
+        help_prefix="TFRecord input: ",
+    )
 
 
 def dataset_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -160,12 +179,12 @@ def _add_option(group: Any, option: Option, dest: str, *, flag: str | None = Non
         help += f" (default: {default})"
     help = help.replace("%", "%%")
     if option.cli_value == "bool":
-        group.add_argument(flag, dest=dest, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS,
-                           help=help)
+        group.add_argument(flag, dest=dest, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS, help=help)
         return
     metavar = "{" + ",".join(option.choices) + "}" if option.choices else _METAVARS[option.cli_value]
-    group.add_argument(flag, dest=dest, type=_flag_type(option, flag), default=argparse.SUPPRESS,
-                       metavar=metavar, help=help)
+    group.add_argument(
+        flag, dest=dest, type=_flag_type(option, flag), default=argparse.SUPPRESS, metavar=metavar, help=help
+    )
 
 
 def _default_text(option: Option) -> str | None:
@@ -219,10 +238,12 @@ def _schema(text: str) -> Any:
         ) from None
     finally:
         con.close()
-    return pa.schema([
-        pa.field(name, duckdb_type_to_arrow(type_name), nullable=null != "NO")
-        for name, type_name, null, *_ in described
-    ])
+    return pa.schema(
+        [
+            pa.field(name, duckdb_type_to_arrow(type_name), nullable=null != "NO")
+            for name, type_name, null, *_ in described
+        ]
+    )
 
 
 def _positive_int(text: str) -> int:

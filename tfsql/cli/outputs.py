@@ -28,8 +28,9 @@ class Counter:
     rows: int = 0
 
 
-def counted(reader: pa.RecordBatchReader, counter: Counter, *, limit: int | None = None,
-            progress=None) -> pa.RecordBatchReader:
+def counted(
+    reader: pa.RecordBatchReader, counter: Counter, *, limit: int | None = None, progress=None
+) -> pa.RecordBatchReader:
     """Wrap a reader to count its rows (and stop after ``limit`` rows)."""
 
     def batches() -> Iterator[pa.RecordBatch]:
@@ -50,8 +51,7 @@ def counted(reader: pa.RecordBatchReader, counter: Counter, *, limit: int | None
     return pa.RecordBatchReader.from_batches(reader.schema, batches())
 
 
-def write_arrow(reader: pa.RecordBatchReader, fmt: str, output: str | None,
-                options: dict[str, Any]) -> int:
+def write_arrow(reader: pa.RecordBatchReader, fmt: str, output: str | None, options: dict[str, Any]) -> int:
     """Write a stream as ``fmt`` to ``output`` (stdout for csv and json when None);
     ``options``: :func:`tfsql.write_tfrecord` keyword arguments (see
     :func:`tfsql.cli.options.writer_options`).
@@ -130,8 +130,9 @@ def _write_file(reader: pa.RecordBatchReader, fmt: str, path: str) -> None:
 
 # The writer's messages name its keywords; the CLI's user knows the flags. Only
 # keywords with an underscore are replaced: single words (mode, tfds) occur in prose.
-_KEYWORDS = re.compile(r"\b(" + "|".join(
-    name for name, option in WRITE_OPTIONS.items() if option.cli and "_" in name) + r")\b")
+_KEYWORDS = re.compile(
+    r"\b(" + "|".join(name for name, option in WRITE_OPTIONS.items() if option.cli and "_" in name) + r")\b"
+)
 
 
 def _as_flags(message: str) -> str:
@@ -147,9 +148,13 @@ def _format_from_extension(path: str | None) -> str | None:
     if not path:
         return None
     name = path.lower().rstrip("/")
-    for suffixes, fmt in (((".parquet", ".pq"), "parquet"), ((".csv",), "csv"),
-                          ((".json", ".jsonl", ".ndjson"), "json"), ((".md", ".markdown"), "markdown"),
-                          (TFRECORD_SUFFIXES, "tfrecord")):
+    for suffixes, fmt in (
+        ((".parquet", ".pq"), "parquet"),
+        ((".csv",), "csv"),
+        ((".json", ".jsonl", ".ndjson"), "json"),
+        ((".md", ".markdown"), "markdown"),
+        (TFRECORD_SUFFIXES, "tfrecord"),
+    ):
         if name.endswith(suffixes):
             return fmt
     return None

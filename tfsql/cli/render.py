@@ -43,8 +43,10 @@ def format_value(value: Any, *, max_chars: int = 80, max_items: int = 8, top: bo
             text = f"{text[:max_chars]}… ({len(value):,} chars)"
         return text if top else repr(text)
     if isinstance(value, (list, tuple)):
-        inner = [format_value(v, max_chars=max(8, max_chars // 4), max_items=max(2, max_items // 2), top=False)
-                 for v in value[:max_items]]
+        inner = [
+            format_value(v, max_chars=max(8, max_chars // 4), max_items=max(2, max_items // 2), top=False)
+            for v in value[:max_items]
+        ]
         if len(value) > max_items:
             return f"[{', '.join(inner)}, …] ({len(value):,} values)"
         return f"[{', '.join(inner)}]"
@@ -65,8 +67,7 @@ def format_table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
     """
     rows = [list(map(str, r)) for r in rows]
     widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip(),
-             "  ".join("-" * w for w in widths)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip(), "  ".join("-" * w for w in widths)]
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
     return "\n".join(lines)
 
@@ -117,22 +118,28 @@ def markdown_table(table: pa.Table) -> str:
     |    1 | a\\|b         |
     | NULL | two<br>lines |
     """
+
     def cell(value: Any) -> str:
         if value is None:
             return "NULL"
         text = value if isinstance(value, str) else format_value(value, max_chars=10**9, max_items=10**9)
         return text.replace("|", "\\|").replace("\r\n", "<br>").replace("\n", "<br>")
 
-    numeric = [pa.types.is_integer(f.type) or pa.types.is_floating(f.type) or pa.types.is_decimal(f.type)
-               for f in table.schema]
+    numeric = [
+        pa.types.is_integer(f.type) or pa.types.is_floating(f.type) or pa.types.is_decimal(f.type) for f in table.schema
+    ]
     rows = [[cell(v) for v in row.values()] for row in table.to_pylist()]
     headers = [h.replace("|", "\\|") for h in table.column_names]
     widths = [max([len(h), 3] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
 
     def line(cells: list[str]) -> str:
-        return "| " + " | ".join(c.rjust(w) if right else c.ljust(w)
-                                 for c, w, right in zip(cells, widths, numeric)) + " |"
+        return (
+            "| " + " | ".join(c.rjust(w) if right else c.ljust(w) for c, w, right in zip(cells, widths, numeric)) + " |"
+        )
 
-    rule = "|" + "|".join(("-" * (w + 1) + ":") if right else (":" + "-" * (w + 1))
-                          for w, right in zip(widths, numeric)) + "|"
+    rule = (
+        "|"
+        + "|".join(("-" * (w + 1) + ":") if right else (":" + "-" * (w + 1)) for w, right in zip(widths, numeric))
+        + "|"
+    )
     return "\n".join([line(headers), rule] + [line(r) for r in rows])

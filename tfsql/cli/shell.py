@@ -87,18 +87,21 @@ class Shell:
         lowered = text.lower()
         words = sorted({n for n in self._names if n.lower().startswith(lowered)})
         if text[:1].isupper():
-            return [w.upper() if w.islower() and w.isidentifier() and w.upper() in self._keywords else w
-                    for w in words]
+            return [w.upper() if w.islower() and w.isidentifier() and w.upper() in self._keywords else w for w in words]
         return words
 
     def _completion_names(self) -> list[str]:
         con = self.session.connection
         keywords = [r[0] for r in con.execute("SELECT keyword_name FROM duckdb_keywords()").fetchall()]
         self._keywords = {k.upper() for k in keywords}
-        names = [r[0] for r in con.execute(
-            "SELECT table_name FROM duckdb_tables() UNION SELECT view_name FROM duckdb_views() "
-            "UNION SELECT column_name FROM duckdb_columns() UNION SELECT DISTINCT function_name "
-            "FROM duckdb_functions() WHERE function_name NOT LIKE '%\\_\\_%' ESCAPE '\\'").fetchall()]
+        names = [
+            r[0]
+            for r in con.execute(
+                "SELECT table_name FROM duckdb_tables() UNION SELECT view_name FROM duckdb_views() "
+                "UNION SELECT column_name FROM duckdb_columns() UNION SELECT DISTINCT function_name "
+                "FROM duckdb_functions() WHERE function_name NOT LIKE '%\\_\\_%' ESCAPE '\\'"
+            ).fetchall()
+        ]
         with contextlib.suppress(Exception):  # registered Arrow tables (not in duckdb_tables())
             names += [r[0] for r in con.execute("SHOW TABLES").fetchall()]
         return [k.lower() for k in keywords] + names + ["tfrecord_scan", "read_tfrecord"]
@@ -114,12 +117,14 @@ class Shell:
     def show_schema(self, name: str) -> None:
         """``.schema``: CREATE statements of tables, views and macros (of ``name`` only when given)."""
         con = self.session.connection
-        query = ("SELECT sql FROM (SELECT table_name AS n, sql FROM duckdb_tables() UNION ALL "
-                 "SELECT view_name, sql FROM duckdb_views() WHERE NOT internal UNION ALL "
-                 "SELECT function_name, 'CREATE MACRO ' || function_name || '(' || array_to_string(parameters, ', ') "
-                 "|| ') AS ' || macro_definition || ';' FROM duckdb_functions() "
-                 "WHERE function_type IN ('macro', 'table_macro') AND NOT internal) "
-                 "WHERE ? IS NULL OR lower(n) = lower(?) ORDER BY n")
+        query = (
+            "SELECT sql FROM (SELECT table_name AS n, sql FROM duckdb_tables() UNION ALL "
+            "SELECT view_name, sql FROM duckdb_views() WHERE NOT internal UNION ALL "
+            "SELECT function_name, 'CREATE MACRO ' || function_name || '(' || array_to_string(parameters, ', ') "
+            "|| ') AS ' || macro_definition || ';' FROM duckdb_functions() "
+            "WHERE function_type IN ('macro', 'table_macro') AND NOT internal) "
+            "WHERE ? IS NULL OR lower(n) = lower(?) ORDER BY n"
+        )
         rows = con.execute(query, [name or None, name or None]).fetchall()
         for (sql,) in rows:
             self.session.console.out(sql)
@@ -174,8 +179,7 @@ class Shell:
         elif word == ".mode" and argument.strip() in MODES:
             self.mode = argument.strip()
         elif word == ".mode":
-            console.error(f".mode {argument.strip() or '?'}: choose one of {', '.join(MODES)} "
-                          f"(now {self.mode})")
+            console.error(f".mode {argument.strip() or '?'}: choose one of {', '.join(MODES)} (now {self.mode})")
         elif word == ".timer" and argument.strip() in ("on", "off"):
             self.timer = argument.strip() == "on"
         elif word == ".schema":
@@ -187,8 +191,9 @@ class Shell:
 
 def cmd_shell(args: argparse.Namespace, console: Console) -> int:
     """Bare ``tfsql``: a shell on a terminal, else run standard input as a script."""
-    session = SQLSession(console, database=getattr(args, "database", None),
-                         max_rows=getattr(args, "max_rows", None) or DEFAULT_MAX_ROWS)
+    session = SQLSession(
+        console, database=getattr(args, "database", None), max_rows=getattr(args, "max_rows", None) or DEFAULT_MAX_ROWS
+    )
     if not _isatty(sys.stdin):
         return run_script(session, sys.stdin.read(), {}, source="<stdin>")
     import tfsql

@@ -31,11 +31,16 @@ def cmd_sql(args: argparse.Namespace, console: Console) -> int:
     if fmt in ("parquet", "tfrecord") and not args.output:
         raise UsageError(f"--format {fmt} writes to a file or directory: pass --output")
     if fmt == "table" and args.output:
-        raise UsageError("--output needs --format csv, json, markdown, parquet or tfrecord (or a file extension "
-                         "that names one)")
+        raise UsageError(
+            "--output needs --format csv, json, markdown, parquet or tfrecord (or a file extension that names one)"
+        )
     max_rows = args.max_rows if args.max_rows is not None else (DEFAULT_MAX_ROWS if fmt == "table" else 0)
-    session = SQLSession(console, database=args.database, max_rows=max_rows,
-                         progress=False if fmt in ("csv", "json", "markdown") and not args.output else None)
+    session = SQLSession(
+        console,
+        database=args.database,
+        max_rows=max_rows,
+        progress=False if fmt in ("csv", "json", "markdown") and not args.output else None,
+    )
     started = time.perf_counter()
     *before, last = statements
     for statement in before:
@@ -54,8 +59,9 @@ def cmd_sql(args: argparse.Namespace, console: Console) -> int:
         reader = counted(relation_reader(relation), counter, limit=max_rows or None, progress=bar)
         nbytes = write_arrow(reader, fmt, args.output, writer_options(args))
     if args.output:
-        console.summary(records=counter.rows, nbytes=nbytes, seconds=time.perf_counter() - started,
-                        verb=f"wrote {args.output}:")
+        console.summary(
+            records=counter.rows, nbytes=nbytes, seconds=time.perf_counter() - started, verb=f"wrote {args.output}:"
+        )
     return EXIT_OK
 
 
@@ -70,6 +76,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
             script = Path(args.file).read_text(encoding="utf-8")
         except FileNotFoundError:
             raise FileNotFoundError(f"no such SQL script: {args.file}") from None
-    session = SQLSession(console, database=args.database,
-                         max_rows=DEFAULT_MAX_ROWS if args.max_rows is None else args.max_rows)
+    session = SQLSession(
+        console, database=args.database, max_rows=DEFAULT_MAX_ROWS if args.max_rows is None else args.max_rows
+    )
     return run_script(session, script, params, source=source, echo=args.echo)

@@ -83,8 +83,9 @@ def _statement(text: str, first_line: int) -> Statement:
 _BARE_VALUE = re.compile(r"-?[A-Za-z0-9_.]+|\"(?:[^\"]|\"\")+\"")
 
 
-def substitute_params(statement: Statement, params: Mapping[str, str], *,
-                      used: set[str] | None = None) -> tuple[str, list[tuple[str, int]]]:
+def substitute_params(
+    statement: Statement, params: Mapping[str, str], *, used: set[str] | None = None
+) -> tuple[str, list[tuple[str, int]]]:
     """Replace ``${name}`` (or ``${name:-default}``) in a statement by its value, so that
     no value can change the statement's structure.
 
@@ -139,8 +140,8 @@ def substitute_params(statement: Statement, params: Mapping[str, str], *,
         quote = _quote_of(token.text) if token.kind in ("string_const", "identifier") else ""
         if quote:
             end = token.start + len(token.text)
-            out.append(substitute(text[bare_start:token.start], bare_start, ""))
-            out.append(substitute(text[token.start:end], token.start, quote))
+            out.append(substitute(text[bare_start : token.start], bare_start, ""))
+            out.append(substitute(text[token.start : end], token.start, quote))
             bare_start = end
     out.append(substitute(text[bare_start:], bare_start, ""))
     return "".join(out), missing
@@ -164,8 +165,10 @@ def _quoted_value(name: str, value: str, quote: str, line: int) -> str:
         return value.replace(quote, quote * 2)
     if quote:  # a dollar-quoted string: its tag cannot be escaped
         if quote in value:
-            raise UsageError(f"line {line}: the value of --param {name} holds {quote}, which would end the "
-                             f"dollar-quoted string around ${{{name}}}; use '${{{name}}}' instead")
+            raise UsageError(
+                f"line {line}: the value of --param {name} holds {quote}, which would end the "
+                f"dollar-quoted string around ${{{name}}}; use '${{{name}}}' instead"
+            )
         return value
     if not _BARE_VALUE.fullmatch(value):
         raise UsageError(

@@ -24,8 +24,14 @@ _ROW_STATEMENTS = {"SELECT", "EXPLAIN", "PRAGMA", "CALL", "EXECUTE", "RELATION"}
 class SQLSession:
     """A connection of the tfsql DuckDB front end and the display of results."""
 
-    def __init__(self, console: Console, *, database: str | None = None, max_rows: int = DEFAULT_MAX_ROWS,
-                 progress: bool | None = None) -> None:
+    def __init__(
+        self,
+        console: Console,
+        *,
+        database: str | None = None,
+        max_rows: int = DEFAULT_MAX_ROWS,
+        progress: bool | None = None,
+    ) -> None:
         self.console = console
         self.database = database
         self.max_rows = max_rows
@@ -141,16 +147,16 @@ def relation_reader(relation, *, batch_rows: int = 65_536) -> pa.RecordBatchRead
     return arrow_reader(relation, batch_rows)
 
 
-def _run_statement(session: SQLSession, statement: Statement, *, source: str, sql: str | None = None,
-                   show: bool = True) -> None:
+def _run_statement(
+    session: SQLSession, statement: Statement, *, source: str, sql: str | None = None, show: bool = True
+) -> None:
     try:
         session.run(statement.sql if sql is None else sql, show=show)
     except Exception as exc:
         raise StatementError(source, statement, exc) from exc
 
 
-def run_script(session: SQLSession, script: str, params: Mapping[str, str], *, source: str,
-               echo: bool = False) -> int:
+def run_script(session: SQLSession, script: str, params: Mapping[str, str], *, source: str, echo: bool = False) -> int:
     """Substitute params in every statement, then run them in order; stop at the first error."""
     console = session.console
     statements = split_statements(script)
@@ -165,8 +171,7 @@ def run_script(session: SQLSession, script: str, params: Mapping[str, str], *, s
         names = sorted({name for name, _ in missing})
         name, line = missing[0]
         raise UsageError(
-            f"{source}, line {line}: ${{{name}}} has no value; pass "
-            + " ".join(f"--param {n}=VALUE" for n in names)
+            f"{source}, line {line}: ${{{name}}} has no value; pass " + " ".join(f"--param {n}=VALUE" for n in names)
         )
     used |= used_variables(script)
     for name in sorted(set(params) - used):

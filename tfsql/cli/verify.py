@@ -65,7 +65,9 @@ def cmd_verify(args: argparse.Namespace, console: Console) -> int:
                         if decoder is not None:
                             problems += _decode_problems(decoder, block)
             except TFSQLError as exc:  # e.g. a corrupt or truncated gzip stream
-                problems.append(Problem(path, getattr(exc, "record_index", None), getattr(exc, "offset", None), str(exc)))
+                problems.append(
+                    Problem(path, getattr(exc, "record_index", None), getattr(exc, "offset", None), str(exc))
+                )
             for problem in problems[before:]:
                 bar.clear()
                 console.out(f"CORRUPT {problem.message}")
@@ -73,8 +75,10 @@ def cmd_verify(args: argparse.Namespace, console: Console) -> int:
     seconds = time.perf_counter() - started
     bad_files = len({problem.path for problem in problems})
     if problems:
-        console.out(f"FAILED: {len(problems)} problem{'' if len(problems) == 1 else 's'} in {bad_files} of "
-                    f"{len(files)} files ({records:,} good records)")
+        console.out(
+            f"FAILED: {len(problems)} problem{'' if len(problems) == 1 else 's'} in {bad_files} of "
+            f"{len(files)} files ({records:,} good records)"
+        )
     else:
         what = "framed, CRC-checked and decoded" if decoder is not None else "framed and CRC-checked"
         console.out(f"OK: {records:,} records in {len(files)} file{'' if len(files) == 1 else 's'} {what}")
@@ -96,8 +100,12 @@ def _verify_decoder(args: argparse.Namespace) -> tuple[Any, Problem | None]:
             ds = _open_dataset(args.path, args, on_corrupt="skip")
             record_type = given_or_default(dataset_options(args), "record_type")
     except TFSQLError as exc:
-        return None, Problem(getattr(exc, "path", None) or args.path, getattr(exc, "record_index", None),
-                             getattr(exc, "offset", None), str(exc))
+        return None, Problem(
+            getattr(exc, "path", None) or args.path,
+            getattr(exc, "record_index", None),
+            getattr(exc, "offset", None),
+            str(exc),
+        )
     code = record_code(record_type)
     return BlockDecoder(column_specs(ds.data_schema, code), code), None
 
@@ -114,8 +122,14 @@ def _decode_problems(decoder, block) -> list[Problem]:
         pass
     problems = []
     for i in range(len(block)):
-        single = RecordBlock(block.buf, block.offsets[i:i + 1], block.lengths[i:i + 1],
-                             block.first_index + i, block.base_offset, block.path)
+        single = RecordBlock(
+            block.buf,
+            block.offsets[i : i + 1],
+            block.lengths[i : i + 1],
+            block.first_index + i,
+            block.base_offset,
+            block.path,
+        )
         try:
             decoder.decode(single)
         except TFSQLError as exc:

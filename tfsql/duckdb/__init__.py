@@ -78,6 +78,16 @@ from tfsql.duckdb.parameters import SCAN_PARAMETERS, TABLE_FUNCTIONS
 from tfsql.duckdb.parameters import NATIVE_SCAN_PARAMETERS as NATIVE_SCAN_PARAMETERS  # public, not in __all__
 from tfsql.duckdb.types import duckdb_type_to_arrow
 
-__all__ = ["connect", "sql", "TFRecordConnection", "TABLE_FUNCTIONS", "SCAN_PARAMETERS",
-           "BinderError", "InvalidInputError", "NoFilesError", "TargetExistsError", "ScanDataError",
-           "duckdb_type_to_arrow"]
+__all__ = [
+    "connect",
+    "sql",
+    "TFRecordConnection",
+    "TABLE_FUNCTIONS",
+    "SCAN_PARAMETERS",
+    "BinderError",
+    "InvalidInputError",
+    "NoFilesError",
+    "TargetExistsError",
+    "ScanDataError",
+    "duckdb_type_to_arrow",
+]

@@ -37,8 +37,10 @@ from tfsql.duckdb.rewrite import Token, unquote_identifier
 
 __all__ = ["ACCEPTED", "LiteralError", "LiteralReader", "string_literal"]
 
-ACCEPTED = ("a string 'text', a number, true or false, a list ['a', 'b'], a struct "
-            "{'name': 'TYPE'}, a ? parameter or getvariable('name')")
+ACCEPTED = (
+    "a string 'text', a number, true or false, a list ['a', 'b'], a struct "
+    "{'name': 'TYPE'}, a ? parameter or getvariable('name')"
+)
 """The literal forms, for error messages."""
 
 _NUMBER = re.compile(r"(?:\d[\d_]*)?(?:\.\d[\d_]*)?(?:[eE][+-]?\d+)?")
@@ -69,9 +71,8 @@ def string_literal(text: str) -> str:
         return body.replace("''", "'")
     match = _DOLLAR.match(text)
     if match and len(text) >= 2 * len(match.group(0)) and text.endswith(match.group(0)):
-        return text[len(match.group(0)):len(text) - len(match.group(0))]
-    raise LiteralError(f"{text} is not a plain string literal; write it as '...' (quotes doubled) "
-                       f"or $$...$$")
+        return text[len(match.group(0)) : len(text) - len(match.group(0))]
+    raise LiteralError(f"{text} is not a plain string literal; write it as '...' (quotes doubled) or $$...$$")
 
 
 class LiteralReader:
@@ -87,8 +88,9 @@ class LiteralReader:
         ``name -> value`` of a DuckDB variable, for ``getvariable('name')``.
     """
 
-    def __init__(self, tokens: Sequence[Token], parameters: Sequence[Any] = (),
-                 variable: Callable[[str], Any] | None = None) -> None:
+    def __init__(
+        self, tokens: Sequence[Token], parameters: Sequence[Any] = (), variable: Callable[[str], Any] | None = None
+    ) -> None:
         self._tokens = tokens
         self._parameters = list(parameters)
         self._next_parameter = 0
@@ -111,8 +113,7 @@ class LiteralReader:
         value, end = self._read(first, stop)
         if end != stop:
             token = self._tokens[end]
-            raise LiteralError(f"unexpected {token.text!r} at offset {token.start}: a value must be "
-                               f"{ACCEPTED}")
+            raise LiteralError(f"unexpected {token.text!r} at offset {token.start}: a value must be {ACCEPTED}")
         return value
 
     def _read(self, i: int, stop: int) -> tuple[Any, int]:
@@ -140,14 +141,20 @@ class LiteralReader:
         if token.is_op("{"):
             items, end = self._sequence(i, stop, "}", self._struct_item)
             return dict(items), end
-        if (token.is_word("getvariable") and i + 3 < stop
-                and tokens[i + 1].is_op("(") and tokens[i + 2].kind == "string_const"
-                and tokens[i + 3].is_op(")")):
+        if (
+            token.is_word("getvariable")
+            and i + 3 < stop
+            and tokens[i + 1].is_op("(")
+            and tokens[i + 2].kind == "string_const"
+            and tokens[i + 3].is_op(")")
+        ):
             if self._variable is None:
                 raise LiteralError("getvariable() is not available here")
             return self._variable(string_literal(tokens[i + 2].text)), i + 4
-        raise LiteralError(f"{token.text!r} at offset {token.start} is not a literal: a value must be "
-                           f"{ACCEPTED} (expressions, columns and other functions are not evaluated)")
+        raise LiteralError(
+            f"{token.text!r} at offset {token.start} is not a literal: a value must be "
+            f"{ACCEPTED} (expressions, columns and other functions are not evaluated)"
+        )
 
     def _list_item(self, i: int, stop: int) -> tuple[Any, int]:
         return self._read(i, stop)
@@ -159,11 +166,11 @@ class LiteralReader:
         elif key_token.is_name:
             key = unquote_identifier(key_token.text)
         else:
-            raise LiteralError(f"a struct key (a name or 'string') expected at offset {key_token.start}, "
-                               f"got {key_token.text!r}")
+            raise LiteralError(
+                f"a struct key (a name or 'string') expected at offset {key_token.start}, got {key_token.text!r}"
+            )
         if i + 1 >= stop or not self._tokens[i + 1].is_op(":"):
-            raise LiteralError(f"':' expected after the struct key {key_token.text} at offset "
-                               f"{key_token.start}")
+            raise LiteralError(f"':' expected after the struct key {key_token.text} at offset {key_token.start}")
         if i + 2 >= stop:
             raise LiteralError(f"the struct key {key_token.text} has no value")
         value, end = self._read(i + 2, stop)
@@ -187,5 +194,7 @@ class LiteralReader:
                 continue
             break
         where = tokens[j] if j < stop else tokens[stop - 1]
-        raise LiteralError(f"expected ',' or {closer!r} at offset {where.start} in the "
-                           f"{'list' if closer == ']' else 'struct'} opened at offset {tokens[i].start}")
+        raise LiteralError(
+            f"expected ',' or {closer!r} at offset {where.start} in the "
+            f"{'list' if closer == ']' else 'struct'} opened at offset {tokens[i].start}"
+        )

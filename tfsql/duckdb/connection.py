@@ -209,8 +209,7 @@ class TFRecordConnection:
                 raise sql_error(BinderError, f"COPY ... TO: {err}") from None
             if is_tfrecord_copy(statement, path):
                 with context.translating():
-                    rows, files = copy_to_tfrecord(self._con, statement, path, params,
-                                                   progress=self.copy_progress)
+                    rows, files = copy_to_tfrecord(self._con, statement, path, params, progress=self.copy_progress)
                 self._last_context = None
                 return count(rows, files)
         try:
@@ -237,8 +236,9 @@ def _mentions_tfrecord(query: str) -> bool:
 # --------------------------------------------------------------------------------------
 
 
-def connect(database_or_connection: Any = None, *, extension: bool | None = None,
-            **duckdb_kwargs: Any) -> TFRecordConnection:
+def connect(
+    database_or_connection: Any = None, *, extension: bool | None = None, **duckdb_kwargs: Any
+) -> TFRecordConnection:
     """A DuckDB connection that understands ``tfrecord_scan(...)`` and ``COPY ... (FORMAT tfrecord)``.
 
     A connection it opens allows unsigned extensions and loads tfsql's DuckDB extension

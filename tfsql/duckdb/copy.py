@@ -49,9 +49,21 @@ from tfsql.options import WRITE_OPTIONS, Option, OptionError, Spelling, parse_si
 from tfsql.writer.single_file import _DIRECTORY_OPTIONS
 from tfsql.writer import check_filename_pattern, check_write_options, write_tfrecord
 
-__all__ = ["CopyStatement", "CopyPlan", "CopyOptionError", "parse_copy_to", "is_tfrecord_copy",
-           "looks_like_tfrecord_copy", "copy_to_tfrecord", "count_query", "COPY_OPTIONS", "COPY_ALIASES",
-           "COPY_ONLY", "TFRECORD_SUFFIXES", "COPY_BATCH_ROWS"]
+__all__ = [
+    "CopyStatement",
+    "CopyPlan",
+    "CopyOptionError",
+    "parse_copy_to",
+    "is_tfrecord_copy",
+    "looks_like_tfrecord_copy",
+    "copy_to_tfrecord",
+    "count_query",
+    "COPY_OPTIONS",
+    "COPY_ALIASES",
+    "COPY_ONLY",
+    "TFRECORD_SUFFIXES",
+    "COPY_BATCH_ROWS",
+]
 
 COPY_BATCH_ROWS = 131_072
 """Rows per record batch pulled from DuckDB by ``COPY ... (FORMAT tfrecord)``."""
@@ -64,9 +76,9 @@ COPY_ONLY: dict[str, str] = {
 """Options of the COPY statement itself (not writing options), with what they do."""
 
 SPELLINGS: dict[str, tuple[Option, Spelling]] = {
-    spelling.name: (option, spelling) for option in WRITE_OPTIONS.values() for spelling in option.sql}
+    spelling.name: (option, spelling) for option in WRITE_OPTIONS.values() for spelling in option.sql
+}
 """COPY option name (upper case) -> (the writing option, its spelling)."""
-
 
 
 def _copy_options() -> dict[str, str]:
@@ -83,8 +95,9 @@ def _copy_options() -> dict[str, str]:
 COPY_OPTIONS: dict[str, str] = _copy_options()
 """The COPY options understood for ``FORMAT tfrecord`` (main spellings), with what they do."""
 
-COPY_ALIASES: dict[str, str] = {name: option.sql[0].name for name, (option, spelling) in SPELLINGS.items()
-                                if name not in COPY_OPTIONS}
+COPY_ALIASES: dict[str, str] = {
+    name: option.sql[0].name for name, (option, spelling) in SPELLINGS.items() if name not in COPY_OPTIONS
+}
 """Other spellings of COPY options -> the main one."""
 
 
@@ -157,7 +170,7 @@ def parse_copy_to(sql: str, tokens: Sequence[Token]) -> CopyStatement | None:
         close = matching_close(tokens, i)
         if close == i + 1:
             return None
-        query = sql[tokens[i + 1].start:tokens[close].start].strip()
+        query = sql[tokens[i + 1].start : tokens[close].start].strip()
         i = close + 1
     else:
         # COPY [schema.]table [(columns)] TO ...
@@ -166,11 +179,11 @@ def parse_copy_to(sql: str, tokens: Sequence[Token]) -> CopyStatement | None:
             i += 1
         if i == start or i >= len(tokens):
             return None
-        table = sql[tokens[start].start:tokens[i - 1].start + len(tokens[i - 1].text)]
+        table = sql[tokens[start].start : tokens[i - 1].start + len(tokens[i - 1].text)]
         columns = "*"
         if tokens[i].is_op("("):
             close = matching_close(tokens, i)
-            columns = sql[tokens[i + 1].start:tokens[close].start].strip() or "*"
+            columns = sql[tokens[i + 1].start : tokens[close].start].strip() or "*"
             i = close + 1
         query = f"SELECT {columns} FROM {table}"
     if i + 1 >= len(tokens) or not tokens[i].is_word("to") or tokens[i + 1].kind != "string_const":
@@ -189,8 +202,10 @@ def parse_copy_to(sql: str, tokens: Sequence[Token]) -> CopyStatement | None:
         close = matching_close(tokens, i)
         options = _parse_options(sql, tokens, i + 1, close)
         if close + 1 < len(tokens):
-            raise CopyOptionError(f"COPY ... TO {path_sql}: unexpected {tokens[close + 1].text!r} "
-                                  f"after the options at offset {tokens[close + 1].start}")
+            raise CopyOptionError(
+                f"COPY ... TO {path_sql}: unexpected {tokens[close + 1].text!r} "
+                f"after the options at offset {tokens[close + 1].start}"
+            )
     return CopyStatement(query, path_sql, options)
 
 
@@ -200,8 +215,7 @@ def _parse_options(sql: str, tokens: Sequence[Token], first: int, stop: int) -> 
     while i < stop:
         name_token = tokens[i]
         if not name_token.is_name:
-            raise CopyOptionError(f"COPY option name expected at offset {name_token.start}, "
-                                  f"got {name_token.text!r}")
+            raise CopyOptionError(f"COPY option name expected at offset {name_token.start}, got {name_token.text!r}")
         name = unquote_identifier(name_token.text).upper()
         i += 1
         if i < stop and tokens[i].is_op("="):
@@ -269,8 +283,11 @@ def looks_like_tfrecord_copy(tokens: Sequence[Token]) -> bool:
     if not tokens or not tokens[0].is_word("copy"):
         return False
     for i, token in enumerate(tokens):
-        if token.is_word("format") and i + 1 < len(tokens) \
-                and tokens[i + 1].text.strip("'\"").lower() in ("tfrecord", "tfrecords"):
+        if (
+            token.is_word("format")
+            and i + 1 < len(tokens)
+            and tokens[i + 1].text.strip("'\"").lower() in ("tfrecord", "tfrecords")
+        ):
             return True
         if token.kind == "string_const" and token.text.strip("'").lower().endswith(TFRECORD_SUFFIXES):
             return True
@@ -302,15 +319,16 @@ class CopyPlan:
             if name in COPY_ONLY:
                 continue
             if name not in SPELLINGS:
-                raise CopyOptionError(f'Unrecognized option "{name}" for COPY ... (FORMAT tfrecord); '
-                                      f"valid options: {', '.join(COPY_OPTIONS)}")
+                raise CopyOptionError(
+                    f'Unrecognized option "{name}" for COPY ... (FORMAT tfrecord); '
+                    f"valid options: {', '.join(COPY_OPTIONS)}"
+                )
             option, spelling = SPELLINGS[name]
             converted = _convert(spelling, value, path)
             if spelling.value == "flag" and not converted:
                 continue  # OVERWRITE false: no mode
             if option.name in given:
-                raise CopyOptionError(f"COPY options {given[option.name]} and {name} contradict each other; "
-                                      f"give one")
+                raise CopyOptionError(f"COPY options {given[option.name]} and {name} contradict each other; give one")
             given[option.name] = name
             kwargs[option.name] = spelling.translate(converted)
         if "compression" not in kwargs:
@@ -374,8 +392,9 @@ def _convert(spelling: Spelling, given: OptionValue, path: str) -> Any:
         try:
             return parse_size(value, name)
         except OptionError:
-            raise CopyOptionError(f"COPY option {name} expects a positive byte count such as 1000000 or "
-                                  f"'64MB', got {value!r}") from None
+            raise CopyOptionError(
+                f"COPY option {name} expects a positive byte count such as 1000000 or '64MB', got {value!r}"
+            ) from None
     if not isinstance(value, str):  # text, name
         raise CopyOptionError(f"COPY option {name} expects a string, got {value!r}")
     return value
@@ -397,8 +416,9 @@ def _boolean(name: str, given: OptionValue) -> bool:
 # --------------------------------------------------------------------------------------
 
 
-def copy_to_tfrecord(con: Any, statement: CopyStatement, path: str, params: Any, *,
-                     progress: Callable[[int], None] | None = None) -> tuple[int, list[str] | None]:
+def copy_to_tfrecord(
+    con: Any, statement: CopyStatement, path: str, params: Any, *, progress: Callable[[int], None] | None = None
+) -> tuple[int, list[str] | None]:
     """Run ``statement``'s query on ``con`` (a ``duckdb.DuckDBPyConnection``) and write its
     rows as the statement's options say. Returns the row count, and the written files
     when ``RETURN_FILES`` is given.
@@ -412,16 +432,22 @@ def copy_to_tfrecord(con: Any, statement: CopyStatement, path: str, params: Any,
         raise sql_error(BinderError, str(err)) from err
     relation = con.sql(statement.query, params=params) if params else con.sql(statement.query)
     if relation is None:
-        raise sql_error(BinderError, "the query returns no rows to write (it is not a SELECT)",
-                        function="COPY ... (FORMAT tfrecord)")
+        raise sql_error(
+            BinderError,
+            "the query returns no rows to write (it is not a SELECT)",
+            function="COPY ... (FORMAT tfrecord)",
+        )
     # The stream must be drained before any other statement runs on this connection
     # (DuckDB 1.4 would silently truncate it, 2.x raises).
     reader = translating_reader(arrow_reader(relation, COPY_BATCH_ROWS))
     try:
         result = write_tfrecord(_reporting(reader, progress), plan.path, **plan.writer_options)
     except FileExistsError as err:
-        raise sql_error(TargetExistsError, f"{err}. In SQL: add OVERWRITE, OVERWRITE_OR_IGNORE or "
-                                           f"APPEND to the COPY options", function=f"COPY ... TO {path!r}") from err
+        raise sql_error(
+            TargetExistsError,
+            f"{err}. In SQL: add OVERWRITE, OVERWRITE_OR_IGNORE or APPEND to the COPY options",
+            function=f"COPY ... TO {path!r}",
+        ) from err
     finally:
         reader.close()
     return result.rows, (result.paths if plan.return_files else None)

@@ -99,9 +99,14 @@ def sql_error(cls: type[Exception], message: str, *, function: str | None = None
     return cls(f"{prefix}: {function + ': ' if function else ''}{message}")
 
 
-def translate(error: BaseException, *, sql: str | None = None, rewritten: str | None = None,
-              spans: Iterable[tuple[int, int, int]] = (), names: Mapping[str, str] | None = None
-              ) -> BaseException:
+def translate(
+    error: BaseException,
+    *,
+    sql: str | None = None,
+    rewritten: str | None = None,
+    spans: Iterable[tuple[int, int, int]] = (),
+    names: Mapping[str, str] | None = None,
+) -> BaseException:
     """The error to show for ``error``, raised while running ``rewritten`` (the user's
     ``sql`` with ``spans`` replaced, see below); ``error`` itself when nothing needs changing.
 
@@ -143,8 +148,9 @@ def _scan_data_error(name: str, message: str) -> BaseException:
     original_cls = getattr(tfsql_errors, name, None)
     if not (isinstance(original_cls, type) and issubclass(original_cls, tfsql_errors.TFSQLError)):
         original_cls = tfsql_errors.TFSQLError
-    sql_message = _PYTHON_ADVICE.sub("add on_corrupt := 'skip' or ignore_errors := true to the "
-                                     "tfrecord_scan call to skip it", message)
+    sql_message = _PYTHON_ADVICE.sub(
+        "add on_corrupt := 'skip' or ignore_errors := true to the tfrecord_scan call to skip it", message
+    )
     error = sql_error(ScanDataError, sql_message, function="tfrecord_scan")
     error.__cause__ = original_cls(message)
     error.__suppress_context__ = True
@@ -174,17 +180,17 @@ def _relocate(match: re.Match, sql: str, rewritten: str, spans: list[tuple[int, 
     found = line.find(shown)
     if found < 0 or column_in_excerpt < 0:
         return match.group(0)
-    position = sum(len(x) + 1 for x in lines[:line_number - 1]) + found + column_in_excerpt
+    position = sum(len(x) + 1 for x in lines[: line_number - 1]) + found + column_in_excerpt
     original = _original_position(position, spans)
     original_line = sql.count("\n", 0, original) + 1
     line_start = sql.rfind("\n", 0, original) + 1
     line_end = sql.find("\n", original)
-    text = sql[line_start:line_end if line_end >= 0 else len(sql)]
+    text = sql[line_start : line_end if line_end >= 0 else len(sql)]
     column = original - line_start
     prefix = f"LINE {original_line}: "
     if len(text) > 100:  # keep the excerpt readable, as DuckDB does
         first = max(0, column - 50)
-        cut = text[first:first + 100]
+        cut = text[first : first + 100]
         text = ("..." if first else "") + cut + ("..." if first + 100 < len(text) else "")
         column = column - first + (3 if first else 0)
     return f"{prefix}{text}\n{' ' * (len(prefix) + column)}{carets}"
@@ -211,8 +217,13 @@ def _original_position(position: int, spans: list[tuple[int, int, int]]) -> int:
 class ErrorContext:
     """What `translate` needs to know about one rewritten statement."""
 
-    def __init__(self, sql: str | None = None, rewritten: str | None = None,
-                 spans: Iterable[tuple[int, int, int]] = (), names: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        sql: str | None = None,
+        rewritten: str | None = None,
+        spans: Iterable[tuple[int, int, int]] = (),
+        names: Mapping[str, str] | None = None,
+    ) -> None:
         self.sql = sql
         self.rewritten = rewritten
         self.spans = list(spans)
@@ -300,9 +311,17 @@ def _translating_subclass(base: type) -> type | None:
             return cast(Any, base).__repr__(self)
 
     try:
-        return type(base.__name__, (base,), {"__slots__": (), "__getattribute__": __getattribute__,
-                                             "__repr__": __repr__, "__str__": __repr__,
-                                             "__module__": base.__module__})
+        return type(
+            base.__name__,
+            (base,),
+            {
+                "__slots__": (),
+                "__getattribute__": __getattribute__,
+                "__repr__": __repr__,
+                "__str__": __repr__,
+                "__module__": base.__module__,
+            },
+        )
     except TypeError:
         return None
 
@@ -353,8 +372,7 @@ class TranslatingRelation:
         return reader.__arrow_c_stream__(requested_schema)
 
 
-def translating_reader(reader: pa.RecordBatchReader, context: ErrorContext | None = None
-                       ) -> pa.RecordBatchReader:
+def translating_reader(reader: pa.RecordBatchReader, context: ErrorContext | None = None) -> pa.RecordBatchReader:
     """``reader`` whose errors are DuckDB's exceptions again, translated (an Arrow
     stream over a DuckDB result turns them into ``OSError("Invalid Input Error: ...")``)."""
     context = context or ErrorContext()

@@ -52,7 +52,8 @@ def duckdb_extension_path() -> str:
             f"{path} does not exist: this tfsql was installed without its DuckDB extension "
             "(the build could not get DuckDB's C headers; reinstall with network access to "
             "PyPI, or with TFSQL_DUCKDB_INCLUDE naming a directory that holds duckdb.h and "
-            "duckdb_extension.h)")
+            "duckdb_extension.h)"
+        )
     return path
 
 
@@ -97,7 +98,8 @@ def load_extension(con: Any) -> Any:
             "tfsql's DuckDB extension is not signed by DuckDB, and this connection "
             "does not allow unsigned extensions. Open it with "
             "duckdb.connect(config={'allow_unsigned_extensions': 'true'}) (the duckdb command: "
-            "duckdb -unsigned), or use tfsql.connect(), which does this for you")
+            "duckdb -unsigned), or use tfsql.connect(), which does this for you",
+        )
     escaped = path.replace("'", "''")
     con.execute(f"LOAD '{escaped}'")
     return con

@@ -38,22 +38,29 @@ COMPAT_PARAMETERS: dict[str, str] = {"union_by_name": "BOOLEAN"}
 ``union_by_name`` is always on, features are matched by name across files."""
 
 SPELLINGS: dict[str, tuple[Option, Spelling]] = {
-    spelling.name: (option, spelling) for option in READ_OPTIONS.values() for spelling in option.sql}
+    spelling.name: (option, spelling) for option in READ_OPTIONS.values() for spelling in option.sql
+}
 """SQL parameter name -> (the option, its spelling)."""
 
 SCAN_PARAMETERS: dict[str, str] = {
-    **{name: spelling.sql_type for name, (_, spelling) in SPELLINGS.items()}, **COMPAT_PARAMETERS}
+    **{name: spelling.sql_type for name, (_, spelling) in SPELLINGS.items()},
+    **COMPAT_PARAMETERS,
+}
 """Named parameters of ``tfrecord_scan`` and their DuckDB types."""
 
 NATIVE_SCAN_PARAMETERS = frozenset(
-    [name for name, (option, _) in SPELLINGS.items() if option.native] + list(COMPAT_PARAMETERS))
+    [name for name, (option, _) in SPELLINGS.items() if option.native] + list(COMPAT_PARAMETERS)
+)
 """The named parameters the DuckDB extension's ``tfrecord_scan`` implements (calls with
 others run through the Arrow path inside `tfsql.duckdb.connect`)."""
 
 
 def _expected(function: str, name: str, value: Any) -> Exception:
-    return sql_error(BinderError, f"parameter {name} expects {SCAN_PARAMETERS[name]}, got "
-                                  f"{sql_type_name(value)} {value!r}", function=function)
+    return sql_error(
+        BinderError,
+        f"parameter {name} expects {SCAN_PARAMETERS[name]}, got {sql_type_name(value)} {value!r}",
+        function=function,
+    )
 
 
 def _is_int(value: Any) -> bool:
@@ -106,12 +113,12 @@ def dataset_options(function: str, named: Mapping[str, Any]) -> dict[str, Any]:
             continue
         option, spelling = SPELLINGS[name]
         if option.name in given:
-            raise sql_error(BinderError, f"give either {given[option.name]} or {name}, not both",
-                            function=function)
+            raise sql_error(BinderError, f"give either {given[option.name]} or {name}, not both", function=function)
         given[option.name] = name
         try:
-            options[option.name] = option.validate(spelling.translate(_read(function, spelling, value)),
-                                                   as_spelled=name)
+            options[option.name] = option.validate(
+                spelling.translate(_read(function, spelling, value)), as_spelled=name
+            )
         except OptionError as err:
             raise sql_error(InvalidInputError, str(err), function=function) from None
     return options

@@ -33,18 +33,62 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-__all__ = ["Token", "Argument", "Call", "tokenize", "split_statements", "statement_spans", "strip_comments",
-           "find_calls", "matching_close", "substitute", "unquote_identifier"]
+__all__ = [
+    "Token",
+    "Argument",
+    "Call",
+    "tokenize",
+    "split_statements",
+    "statement_spans",
+    "strip_comments",
+    "find_calls",
+    "matching_close",
+    "substitute",
+    "unquote_identifier",
+]
 
 _WORD = re.compile(r'"(?:[^"]|"")*"|[^\s()\[\]{},;:=<>!+\-*/%|&^~\'".?$]+')
 _OPENERS = {"(": ")", "[": "]", "{": "}"}
 _CLOSERS = {")", "]", "}"}
 # A keyword right after a table function call that is not an alias of it.
 _NOT_ALIAS = {
-    "where", "group", "order", "limit", "offset", "join", "left", "right", "full", "inner",
-    "outer", "cross", "natural", "positional", "asof", "anti", "semi", "on", "using", "union",
-    "except", "intersect", "having", "window", "qualify", "using", "tablesample", "returning",
-    "to", "select", "from", "with", "lateral", "pivot", "unpivot", "fetch", "for",
+    "where",
+    "group",
+    "order",
+    "limit",
+    "offset",
+    "join",
+    "left",
+    "right",
+    "full",
+    "inner",
+    "outer",
+    "cross",
+    "natural",
+    "positional",
+    "asof",
+    "anti",
+    "semi",
+    "on",
+    "using",
+    "union",
+    "except",
+    "intersect",
+    "having",
+    "window",
+    "qualify",
+    "using",
+    "tablesample",
+    "returning",
+    "to",
+    "select",
+    "from",
+    "with",
+    "lateral",
+    "pivot",
+    "unpivot",
+    "fetch",
+    "for",
 }
 
 
@@ -193,7 +237,7 @@ def split_statements(sql: str) -> list[str]:
         text = text.strip()
         tokens = tokenize(text)
         while tokens and tokens[-1].is_op(";"):
-            text = text[:tokens.pop().start].rstrip()
+            text = text[: tokens.pop().start].rstrip()
         if tokens:
             statements.append(text)
     return statements
@@ -241,9 +285,9 @@ def strip_comments(sql: str) -> str:
     out: list[str] = []
     position = 0
     for token in tokenize(sql):
-        out.append(_without_comments(sql[position:token.start]))
+        out.append(_without_comments(sql[position : token.start]))
         position = token.start + len(token.text)
-        out.append(sql[token.start:position])
+        out.append(sql[token.start : position])
     out.append(_without_comments(sql[position:]))
     return "".join(out)
 
@@ -289,8 +333,9 @@ def matching_close(tokens: Sequence[Token], open_index: int) -> int:
             depth -= 1
             if depth == 0:
                 return i
-    raise ValueError(f"unbalanced brackets: {tokens[open_index].text!r} at offset "
-                     f"{tokens[open_index].start} is never closed")
+    raise ValueError(
+        f"unbalanced brackets: {tokens[open_index].text!r} at offset {tokens[open_index].start} is never closed"
+    )
 
 
 def _split_arguments(sql: str, tokens: Sequence[Token], open_index: int, close_index: int) -> tuple[Argument, ...]:
@@ -310,11 +355,10 @@ def _split_arguments(sql: str, tokens: Sequence[Token], open_index: int, close_i
                 raise ValueError(f"empty argument at offset {token.start}")
             name = None
             value_first = first
-            if (i - first >= 3 and tokens[first].is_name
-                    and tokens[first + 1].is_op(":=", "=", "=>")):
+            if i - first >= 3 and tokens[first].is_name and tokens[first + 1].is_op(":=", "=", "=>"):
                 name = unquote_identifier(tokens[first].text).lower()
                 value_first = first + 2
-            text = sql[tokens[value_first].start:token.start].rstrip()
+            text = sql[tokens[value_first].start : token.start].rstrip()
             args.append(Argument(name, text, value_first, i))
             first = i + 1
     return tuple(args)
@@ -331,19 +375,30 @@ def find_calls(sql: str, tokens: Sequence[Token], names: Iterable[str]) -> list[
     i = 0
     while i < len(tokens) - 1:
         token = tokens[i]
-        if (token.is_name and unquote_identifier(token.text).lower() in wanted
-                and tokens[i + 1].is_op("(") and not (i > 0 and tokens[i - 1].is_op("."))):
+        if (
+            token.is_name
+            and unquote_identifier(token.text).lower() in wanted
+            and tokens[i + 1].is_op("(")
+            and not (i > 0 and tokens[i - 1].is_op("."))
+        ):
             close = matching_close(tokens, i + 1)
             args = _split_arguments(sql, tokens, i + 1, close)
             after = tokens[close + 1] if close + 1 < len(tokens) else None
             has_alias = after is not None and (
-                after.is_word("as")
-                or (after.kind == "identifier" and after.text.lower() not in _NOT_ALIAS)
+                after.is_word("as") or (after.kind == "identifier" and after.text.lower() not in _NOT_ALIAS)
             )
             before = tokens[i - 1] if i > 0 else None
             in_from = before is not None and (before.is_word("from", "join", "lateral") or before.is_op(","))
-            calls.append(Call(unquote_identifier(token.text).lower(), token.start,
-                              tokens[close].start + 1, args, has_alias, in_from))
+            calls.append(
+                Call(
+                    unquote_identifier(token.text).lower(),
+                    token.start,
+                    tokens[close].start + 1,
+                    args,
+                    has_alias,
+                    in_from,
+                )
+            )
             i = close + 1
         else:
             i += 1

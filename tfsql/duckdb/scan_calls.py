@@ -75,8 +75,9 @@ class ScanCalls:
             self._names.clear()
             self._opened.clear()
 
-    def rewrite(self, text: str, tokens: list[Token], params: Any, *, native: bool = True
-                ) -> tuple[str, Any, list[tuple[int, int, int]]]:
+    def rewrite(
+        self, text: str, tokens: list[Token], params: Any, *, native: bool = True
+    ) -> tuple[str, Any, list[tuple[int, int, int]]]:
         """Replace each call by a registered dataset's name (except the calls the
         extension runs, when ``native``); drop the ``?`` parameters its arguments
         consumed. Also returns the replaced spans as ``(start, end, new length)``."""
@@ -96,20 +97,27 @@ class ScanCalls:
         replacements = []
         for call in calls:
             inside = [k for k, start in enumerate(question_marks) if call.start < start < call.end]
-            if any(t.kind != "string_const" and t.text.startswith("$")
-                   for t in tokens if call.start < t.start < call.end):
-                raise sql_error(BinderError, "$-parameters are not supported in its arguments; use ? or "
-                                             "a literal", function=call.name)
+            if any(
+                t.kind != "string_const" and t.text.startswith("$") for t in tokens if call.start < t.start < call.end
+            ):
+                raise sql_error(
+                    BinderError,
+                    "$-parameters are not supported in its arguments; use ? or a literal",
+                    function=call.name,
+                )
             values: list = []
             if inside:
                 if not isinstance(params, Sequence) or isinstance(params, str) or len(params) <= max(inside):
-                    raise sql_error(InvalidInputError, "its arguments use ? parameters but not enough "
-                                                       "values were passed", function=call.name)
+                    raise sql_error(
+                        InvalidInputError,
+                        "its arguments use ? parameters but not enough values were passed",
+                        function=call.name,
+                    )
                 values = [params[k] for k in inside]
                 consumed.update(inside)
             name = self._register_call(call, tokens, values)
             with self._lock:
-                self.calls[name] = text[call.start:call.end]
+                self.calls[name] = text[call.start : call.end]
             replacement = name if call.has_alias or not call.in_from else f"{name} AS {call.name}"
             replacements.append((call.start, call.end, replacement))
         if consumed:
@@ -121,19 +129,29 @@ class ScanCalls:
         positional = [arg for arg in call.args if arg.name is None]
         named = [arg for arg in call.args if arg.name is not None]
         if not positional:
-            raise sql_error(BinderError, f"expected a source as the first argument, e.g. "
-                                         f"{call.name}('data/*.tfrecord') or {call.name}(['a.tfrecord', "
-                                         f"'b.tfrecord'])", function=call.name)
+            raise sql_error(
+                BinderError,
+                f"expected a source as the first argument, e.g. "
+                f"{call.name}('data/*.tfrecord') or {call.name}(['a.tfrecord', "
+                f"'b.tfrecord'])",
+                function=call.name,
+            )
         if len(positional) > 1 or call.args[0].name is not None:
-            raise sql_error(BinderError, f"takes one positional argument (the source, a path, glob or list "
-                                         f"of them); pass options by name: {call.name}('data/*', "
-                                         f"hive_partitioning := true)", function=call.name)
+            raise sql_error(
+                BinderError,
+                f"takes one positional argument (the source, a path, glob or list "
+                f"of them); pass options by name: {call.name}('data/*', "
+                f"hive_partitioning := true)",
+                function=call.name,
+            )
         seen = set()
         for arg in named:
             if arg.name not in SCAN_PARAMETERS:
                 candidates = "\n".join(f"    {n} {t}" for n, t in SCAN_PARAMETERS.items())
-                raise sql_error(BinderError, f'Invalid named parameter "{arg.name}" for function '
-                                             f"{call.name}\nCandidates:\n{candidates}")
+                raise sql_error(
+                    BinderError,
+                    f'Invalid named parameter "{arg.name}" for function {call.name}\nCandidates:\n{candidates}',
+                )
             if arg.name in seen:
                 raise sql_error(BinderError, f'named parameter "{arg.name}" given twice', function=call.name)
             seen.add(arg.name)
@@ -146,10 +164,15 @@ class ScanCalls:
                 what = "the source" if arg.name is None else f"parameter {arg.name}"
                 raise sql_error(BinderError, f"{what}: {err}", function=call.name) from None
         source = values[0]
-        if not (isinstance(source, str) or (isinstance(source, list) and source
-                                            and all(isinstance(s, str) for s in source))):
-            raise sql_error(BinderError, f"the source must be a VARCHAR path or glob, or a VARCHAR[] of "
-                                         f"them; got {sql_type_name(source)} {source!r}", function=call.name)
+        if not (
+            isinstance(source, str) or (isinstance(source, list) and source and all(isinstance(s, str) for s in source))
+        ):
+            raise sql_error(
+                BinderError,
+                f"the source must be a VARCHAR path or glob, or a VARCHAR[] of "
+                f"them; got {sql_type_name(source)} {source!r}",
+                function=call.name,
+            )
         named_values: dict[str, Any] = {arg.name: value for arg, value in zip(named, values[1:])}  # type: ignore[misc]  # named: name is set
         options = dataset_options(call.name, named_values)
         key = (repr(source), tuple(sorted((k, repr(v)) for k, v in options.items())))
@@ -247,9 +270,9 @@ def arrow_path_binds(err: Exception) -> bool:
 # --------------------------------------------------------------------------------------
 
 
-def open_dataset(function: str, source: Any, options: dict[str, Any],
-                 previous: tuple[tfsql.Dataset, tuple | None] | None = None
-                 ) -> tuple[tfsql.Dataset, tuple | None]:
+def open_dataset(
+    function: str, source: Any, options: dict[str, Any], previous: tuple[tfsql.Dataset, tuple | None] | None = None
+) -> tuple[tfsql.Dataset, tuple | None]:
     """Open the dataset of a call, with its files' fingerprint.
 
     Given the dataset and fingerprint the same call opened before, schema inference is
@@ -284,8 +307,9 @@ def check_has_columns(function: str, source: Any, data: tfsql.Dataset) -> None:
     left after :func:`_with_a_column`: say so."""
     if len(data.schema):
         return
-    raise sql_error(NoFilesError, f"no files found in {source!r} (hidden files such as _SUCCESS are "
-                                  f"skipped)", function=function)
+    raise sql_error(
+        NoFilesError, f"no files found in {source!r} (hidden files such as _SUCCESS are skipped)", function=function
+    )
 
 
 def _fingerprint(files: Sequence[str]) -> tuple | None:

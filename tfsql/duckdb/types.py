@@ -50,8 +50,11 @@ def duckdb_type_to_arrow(type_name: str) -> pa.DataType:
     """
     global _types_connection
     if not isinstance(type_name, str):
-        raise sql_error(BinderError, f"a column type must be a VARCHAR such as 'BIGINT' or 'FLOAT[]', "
-                                     f"got {type_name!r}", function="tfrecord_scan")
+        raise sql_error(
+            BinderError,
+            f"a column type must be a VARCHAR such as 'BIGINT' or 'FLOAT[]', got {type_name!r}",
+            function="tfrecord_scan",
+        )
     key = type_name.strip()
     with _types_lock:
         if key in _type_cache:
@@ -62,7 +65,8 @@ def duckdb_type_to_arrow(type_name: str) -> pa.DataType:
         try:  # DuckDB parses the name as a type (never as SQL text)
             sql_type = duckdb.sqltype(key)
             relation = _types_connection.sql("SELECT 1 AS c LIMIT 0").select(
-                duckdb.ConstantExpression(None).cast(sql_type).alias("c"))
+                duckdb.ConstantExpression(None).cast(sql_type).alias("c")
+            )
             arrow_type = arrow_table(relation).schema.field(0).type
         except duckdb.Error:
             arrow_type = None
@@ -71,9 +75,11 @@ def duckdb_type_to_arrow(type_name: str) -> pa.DataType:
                 arrow_type = pa.type_for_alias(key)
             except ValueError:
                 raise sql_error(
-                    BinderError, f"unknown column type {type_name!r}; use a DuckDB type such as 'BIGINT', "
-                                 f"'DOUBLE', 'VARCHAR', 'BLOB', 'FLOAT[]' or 'BIGINT[128]'",
-                    function="tfrecord_scan") from None
+                    BinderError,
+                    f"unknown column type {type_name!r}; use a DuckDB type such as 'BIGINT', "
+                    f"'DOUBLE', 'VARCHAR', 'BLOB', 'FLOAT[]' or 'BIGINT[128]'",
+                    function="tfrecord_scan",
+                ) from None
         arrow_type = _plain_arrow_type(arrow_type)
         _type_cache[key] = arrow_type
         return arrow_type
@@ -119,9 +125,11 @@ def type_struct(function: str, name: str, value: Any) -> pa.Schema:
     ``function``); ``'BIGINT NOT NULL'`` marks a column every record must have."""
     if not isinstance(value, Mapping) or not value:
         raise sql_error(
-            BinderError, f"parameter {name} expects a STRUCT of column name -> type name, e.g. "
-                         f"{name} := {{'label': 'BIGINT', 'emb': 'FLOAT[]'}}; got {sql_type_name(value)} {value!r}",
-            function=function)
+            BinderError,
+            f"parameter {name} expects a STRUCT of column name -> type name, e.g. "
+            f"{name} := {{'label': 'BIGINT', 'emb': 'FLOAT[]'}}; got {sql_type_name(value)} {value!r}",
+            function=function,
+        )
     return pa.schema([_typed_field(str(column), type_name) for column, type_name in value.items()])
 
 

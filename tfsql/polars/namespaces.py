@@ -65,9 +65,7 @@ class TFRecordLazyFrameNamespace:
         self._lf = lf
 
     @overload
-    def sink(
-        self, path: Any, *, chunk_size: int = ..., lazy: Literal[False] = ..., **options: Any
-    ) -> WriteResult: ...
+    def sink(self, path: Any, *, chunk_size: int = ..., lazy: Literal[False] = ..., **options: Any) -> WriteResult: ...
 
     @overload
     def sink(self, path: Any, *, chunk_size: int = ..., lazy: Literal[True], **options: Any) -> pl.LazyFrame: ...
@@ -142,4 +140,3 @@ def _register(cls: type, name: str, namespace: type, register: Any) -> None:
         UserWarning,
         stacklevel=3,
     )
-

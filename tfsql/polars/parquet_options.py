@@ -45,9 +45,13 @@ def reject_meaningless(**given: Any) -> None:
     if given.get("use_pyarrow"):
         raise ValueError("use_pyarrow=True reads Parquet with pyarrow; for an Arrow table use tfsql.read_tfrecord")
     if given.get("pyarrow_options") is not None:
-        raise ValueError("pyarrow_options= goes to pyarrow's Parquet reader; TFRecord options are keywords of read_tfrecord")
+        raise ValueError(
+            "pyarrow_options= goes to pyarrow's Parquet reader; TFRecord options are keywords of read_tfrecord"
+        )
     if given.get("memory_map", True) is not True:
-        raise ValueError("memory_map= memory-maps Parquet files; tfsql streams TFRecord files, so only True (no effect) is accepted")
+        raise ValueError(
+            "memory_map= memory-maps Parquet files; tfsql streams TFRecord files, so only True (no effect) is accepted"
+        )
 
 
 def threads_for(threads: int | None, parallel: str, low_memory: bool) -> int | None:
@@ -81,7 +85,16 @@ _FSSPEC_NAMES: dict[str, dict[str, str]] = {
         "sas_token": "sas_token",
     },
 }
-_PROTOCOL_FAMILY = {"s3": "s3", "s3a": "s3", "gs": "gs", "gcs": "gs", "az": "az", "abfs": "az", "abfss": "az", "adl": "az"}
+_PROTOCOL_FAMILY = {
+    "s3": "s3",
+    "s3a": "s3",
+    "gs": "gs",
+    "gcs": "gs",
+    "az": "az",
+    "abfs": "az",
+    "abfss": "az",
+    "adl": "az",
+}
 
 
 def _fsspec_options(protocol: str, options: Mapping[str, Any]) -> dict[str, Any]:
@@ -264,7 +277,11 @@ def check_cast_options(cast_options: Any, schema: pa.Schema) -> None:
 
     floats = allowed(cast_options.float_cast)
     for field in schema:
-        base = field.type.value_type if pa.types.is_list(field.type) or pa.types.is_fixed_size_list(field.type) else field.type
+        base = (
+            field.type.value_type
+            if pa.types.is_list(field.type) or pa.types.is_fixed_size_list(field.type)
+            else field.type
+        )
         # int64 is the widest signed integer: no integer_cast setting allows another type
         if pa.types.is_integer(base) and base != pa.int64():
             raise SchemaError(
@@ -280,4 +297,3 @@ def check_cast_options(cast_options: Any, schema: pa.Schema) -> None:
                 "(float_cast); pass float_cast='upcast' or read it as Float32",
                 feature=field.name,
             )
-

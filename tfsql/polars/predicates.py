@@ -79,4 +79,3 @@ def kept_files(partition_values: pl.DataFrame, terms: Sequence[pl.Expr]) -> list
     for term in terms:
         frame = frame.filter(term)
     return frame.get_column(_FILE_INDEX).to_list()
-

@@ -230,8 +230,14 @@ def scan_tfrecord(
     ds = dataset(source, **options)
     if options["schema"] is not None:
         opts.check_cast_options(cast_options, ds.data_schema)
-        opts.check_columns(ds, missing_columns, extra_columns, infer_sample=infer_sample, infer_files=infer_files,
-                           infer_bytes=infer_bytes)
+        opts.check_columns(
+            ds,
+            missing_columns,
+            extra_columns,
+            infer_sample=infer_sample,
+            infer_files=infer_files,
+            infer_bytes=infer_bytes,
+        )
     ds = opts.apply_overrides(ds, arrow_schema(schema_overrides, "schema_overrides"))
     if try_parse_hive_dates:
         ds = opts.parse_hive_dates(ds, hive_partitioning, hive_schema)
@@ -337,8 +343,9 @@ def read_tfrecord(
             bar.close()
 
 
-def _read(bar: Any, source: Any, columns: Any, row_index_name: str | None, row_index_offset: int,
-          options: dict[str, Any]) -> pl.DataFrame:
+def _read(
+    bar: Any, source: Any, columns: Any, row_index_name: str | None, row_index_offset: int, options: dict[str, Any]
+) -> pl.DataFrame:
     lf = scan_tfrecord(source, _progress=bar, **options)
     if columns is not None:
         names = lf.collect_schema().names()

@@ -89,8 +89,10 @@ def arrow_schema(schema: Any, what: str) -> pa.Schema | None:
         return schema
     if isinstance(schema, (pl.Schema, Mapping)):
         return pa.schema([pa.field(name, arrow_type(dtype)) for name, dtype in schema.items()])
-    raise TypeError(f"{what} must be a dict of name -> Polars or pyarrow type, a pl.Schema or a pa.Schema, "
-                    f"not {type(schema).__name__}")
+    raise TypeError(
+        f"{what} must be a dict of name -> Polars or pyarrow type, a pl.Schema or a pa.Schema, "
+        f"not {type(schema).__name__}"
+    )
 
 
 def polars_dtypes(schema: Any) -> dict[str, pl.DataType]:
@@ -110,7 +112,6 @@ def polars_schema(schema: pa.Schema, overrides: Mapping[str, pl.DataType]) -> pl
     """The Polars schema of Arrow ``schema`` (user-given Polars types win)."""
     mapped = to_frame(schema.empty_table()).schema if len(schema) else pl.Schema()
     return pl.Schema([(name, overrides.get(name, dtype)) for name, dtype in mapped.items()])
-
 
 
 def to_frame(data: pa.Table | pa.RecordBatch, *, rechunk: bool = True) -> pl.DataFrame:

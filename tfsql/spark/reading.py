@@ -59,8 +59,9 @@ def _partition_schema(paths: list[str], options: dict[str, Any], hive: bool | No
     return probe.partition_schema
 
 
-def plan_read(options: Mapping[str, str], spark_schema: StructType | None
-              ) -> tuple[ReadPlan, "tfsql.Dataset", bool | None]:
+def plan_read(
+    options: Mapping[str, str], spark_schema: StructType | None
+) -> tuple[ReadPlan, "tfsql.Dataset", bool | None]:
     """Discover the files and resolve the schema (inferred, or the user's) on the driver;
     also the read's ``filterPushdown`` option (None: not given)."""
     opts, _, pushdown = read_options(options)
@@ -81,8 +82,7 @@ def plan_read(options: Mapping[str, str], spark_schema: StructType | None
             )
         if file_column is not None and file_column in dataset.schema.names:
             raise ValueError(
-                f"option {file_option}={file_column!r} collides with a column of the data; "
-                "choose another name"
+                f"option {file_option}={file_column!r} collides with a column of the data; choose another name"
             )
         spark_schema = spark_schema_of(dataset.schema)
         if file_column is not None:
@@ -102,7 +102,11 @@ def plan_read(options: Mapping[str, str], spark_schema: StructType | None
                 f"'{file_column} string' to the schema"
             )
         dataset = tfsql.dataset(
-            paths, schema=pa.schema(data_fields), hive_partitioning=hive, hive_schema=hive_types or None, **opts,
+            paths,
+            schema=pa.schema(data_fields),
+            hive_partitioning=hive,
+            hive_schema=hive_types or None,
+            **opts,
         )
     plan = ReadPlan(
         scan=scan,
@@ -157,14 +161,13 @@ class Reader(DataSourceReader):
             return
         target = to_arrow_schema(plan.spark_schema, timezone="UTC")
         # the path names one file: take it literally
-        dataset = tfsql.dataset(partition.path, schema=plan.data_schema, hive_partitioning=False, glob=False,
-                                **plan.scan)
+        dataset = tfsql.dataset(
+            partition.path, schema=plan.data_schema, hive_partitioning=False, glob=False, **plan.scan
+        )
         span = getattr(partition, "span", None)
         if span is not None:
             dataset = dataset.file_range(span[0], span[1])
-        constants = {
-            f.name: pa.scalar(partition.partition_values.get(f.name), f.type) for f in plan.partition_schema
-        }
+        constants = {f.name: pa.scalar(partition.partition_values.get(f.name), f.type) for f in plan.partition_schema}
         if plan.file_column is not None:
             constants[plan.file_column] = pa.scalar(partition.path, pa.string())
         for batch in dataset.to_batches():

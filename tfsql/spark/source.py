@@ -110,9 +110,7 @@ def register(spark: Any, *, filter_pushdown: bool | None = None) -> None:
     >>> spark.read.format("tfrecord").load("data/").printSchema()  # doctest: +SKIP
     """
     if not hasattr(spark, "dataSource"):
-        raise TypeError(
-            f"register needs a pyspark.sql.SparkSession (pyspark >= 4.0), not {type(spark).__name__}"
-        )
+        raise TypeError(f"register needs a pyspark.sql.SparkSession (pyspark >= 4.0), not {type(spark).__name__}")
     if filter_pushdown is None:
         filter_pushdown = HAS_FILTER_PUSHDOWN and _conf_true(spark, FILTER_PUSHDOWN_CONF)
     elif filter_pushdown:
@@ -179,8 +177,7 @@ def check_environment() -> None:
     """
     if _version_tuple(pyspark.__version__) < MIN_PYSPARK:  # pragma: no cover - import fails first
         raise RuntimeError(
-            f"tfsql.spark needs pyspark >= 4.0, found {pyspark.__version__}; "
-            "upgrade with: pip install 'tfsql[spark]'"
+            f"tfsql.spark needs pyspark >= 4.0, found {pyspark.__version__}; upgrade with: pip install 'tfsql[spark]'"
         )
     major = java_version()
     if major is None:
@@ -190,6 +187,5 @@ def check_environment() -> None:
         )
     if major < MIN_JAVA:
         raise RuntimeError(
-            f"Spark 4 needs Java 17 or newer, found Java {major}; install a JDK 17+ and point "
-            "JAVA_HOME at it"
+            f"Spark 4 needs Java 17 or newer, found Java {major}; install a JDK 17+ and point JAVA_HOME at it"
         )

@@ -30,8 +30,16 @@ from typing import Any, Mapping
 
 from tfsql.options import READ_OPTIONS, WRITE_OPTIONS, Option, OptionError, Spelling, from_text
 
-__all__ = ["dataset_options", "writer_options", "read_options", "write_given", "target_path", "read_paths",
-           "option_names", "options_help"]
+__all__ = [
+    "dataset_options",
+    "writer_options",
+    "read_options",
+    "write_given",
+    "target_path",
+    "read_paths",
+    "option_names",
+    "options_help",
+]
 
 #: Options Spark itself sets: ``.load(path)`` / ``.load(p1, p2)`` / ``.save(path)``.
 _SPARK_PATHS = ("path", "paths")
@@ -46,8 +54,13 @@ def _boolean(name: str, value: Any) -> bool:
 #: The data source's own reading option: prune files by the filters Spark pushes on
 #: partition columns (default: as :func:`tfsql.spark.register` was told).
 FILTER_PUSHDOWN = Option(
-    "filter_pushdown", "skip files whose partition values fail the query's filters (pyspark 4.1+)", _boolean,
-    python=False, polars=False, spark=(Spelling("filterPushdown", "bool"),))
+    "filter_pushdown",
+    "skip files whose partition values fail the query's filters (pyspark 4.1+)",
+    _boolean,
+    python=False,
+    polars=False,
+    spark=(Spelling("filterPushdown", "bool"),),
+)
 
 
 def _spark_spec(spec: Mapping[str, Option], extra: tuple[Option, ...] = ()) -> dict[str, Option]:
@@ -83,8 +96,9 @@ def options_help() -> str:
             main, *aliases = option.spark
             default = option.default if main.default is None else main.default
             also = f", alias {', '.join(a.name for a in aliases)}" if aliases else ""
-            lines.append(f"- ``{main.name}``{also} (default {'none' if default in (None, ()) else default}): "
-                         f"{option.doc}")
+            lines.append(
+                f"- ``{main.name}``{also} (default {'none' if default in (None, ()) else default}): {option.doc}"
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -98,13 +112,17 @@ def _parse(options: Mapping[str, Any], spec: Mapping[str, Option], action: str) 
         if lowered in _SPARK_PATHS:
             continue
         if lowered not in spellings:
-            raise OptionError(f"unknown {action} option {lowered!r} for format 'tfrecord'; "
-                              f"the options are {', '.join(option_names(action))}")
+            raise OptionError(
+                f"unknown {action} option {lowered!r} for format 'tfrecord'; "
+                f"the options are {', '.join(option_names(action))}"
+            )
         option, spelling = spellings[lowered]
         value = _value(option, spelling, text)
         if option.name in given and given[option.name][1] != value:
-            raise OptionError(f"options {given[option.name][0]} and {spelling.name} name the same setting "
-                              f"with different values ({options[given[option.name][0]]!r}, {text!r}); give one")
+            raise OptionError(
+                f"options {given[option.name][0]} and {spelling.name} name the same setting "
+                f"with different values ({options[given[option.name][0]]!r}, {text!r}); give one"
+            )
         given[option.name] = (str(key), value)
     values = {}
     for name, option in spec.items():
@@ -196,7 +214,7 @@ def _absolute(path: str) -> str:
     ('/tmp/x', 's3://b/k')
     """
     if "://" in path:
-        return path[len("file://"):] if path.startswith("file://") else path
+        return path[len("file://") :] if path.startswith("file://") else path
     if path.startswith("file:"):
-        path = path[len("file:"):]
+        path = path[len("file:") :]
     return os.path.abspath(os.path.expanduser(path))

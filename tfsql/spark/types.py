@@ -90,10 +90,17 @@ def arrow_to_spark(arrow_type: pa.DataType, *, column: str = "?") -> DataType:
     if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
         return ArrayType(arrow_to_spark(t.value_type, column=column), containsNull=True)
     simple = {
-        pa.int64(): LongType(), pa.int32(): IntegerType(), pa.int16(): ShortType(),
-        pa.int8(): ByteType(), pa.bool_(): BooleanType(), pa.float32(): FloatType(),
-        pa.float64(): DoubleType(), pa.string(): StringType(), pa.large_string(): StringType(),
-        pa.binary(): BinaryType(), pa.large_binary(): BinaryType(),
+        pa.int64(): LongType(),
+        pa.int32(): IntegerType(),
+        pa.int16(): ShortType(),
+        pa.int8(): ByteType(),
+        pa.bool_(): BooleanType(),
+        pa.float32(): FloatType(),
+        pa.float64(): DoubleType(),
+        pa.string(): StringType(),
+        pa.large_string(): StringType(),
+        pa.binary(): BinaryType(),
+        pa.large_binary(): BinaryType(),
     }
     if t in simple:
         return simple[t]

@@ -130,8 +130,8 @@ def _check_schema(schema: StructType, options: dict[str, Any]) -> None:
             if isinstance(f.dataType, ArrayType) and isinstance(f.dataType.elementType, ArrayType):
                 raise ValueError(
                     f"column {f.name!r} is {f.dataType.simpleString()}: arrays of arrays are "
-                    f"SequenceExample feature lists; write with .option(\"{_spelled('record_type')}\", "
-                    "\"SequenceExample\")"
+                    f'SequenceExample feature lists; write with .option("{_spelled("record_type")}", '
+                    '"SequenceExample")'
                 )
     if record_type == "bytes":
         data = [f for f in schema.fields if f.name not in partition_by]
@@ -157,9 +157,11 @@ def plan_write(options: Mapping[str, str], schema: StructType, overwrite: bool) 
     if single_file:
         directory_options = [_spelled(name) for name in _DIRECTORY_OPTIONS if name in given]
         if directory_options:
-            raise ValueError(f"{raw!r} ends in a TFRecord suffix, so it names one file, but option "
-                             f"{directory_options[0]} writes a directory of files; drop the suffix or end "
-                             "the path with '/'")
+            raise ValueError(
+                f"{raw!r} ends in a TFRecord suffix, so it names one file, but option "
+                f"{directory_options[0]} writes a directory of files; drop the suffix or end "
+                "the path with '/'"
+            )
         if fs.isdir(root):
             raise ValueError(f"{raw!r} is a directory; end the path with '/' to write part files into it")
         opts["compression"] = opts["compression"] or compression_from_name(target)
@@ -200,8 +202,9 @@ class Writer(DataSourceArrowWriter):
         options = dict(plan.options)
         if plan.single_file:
             options["compression"] = None  # compressed once, when the driver joins the files
-        result = tfsql.write_tfrecord(batches(), task_dir, mode="overwrite",
-                                      filename_pattern=task_pattern(plan, task), **options)
+        result = tfsql.write_tfrecord(
+            batches(), task_dir, mode="overwrite", filename_pattern=task_pattern(plan, task), **options
+        )
         staged = [written.relative for written in result.files]
         return TaskFiles(task, task_dir, staged, result.rows)
 
@@ -239,7 +242,8 @@ class Writer(DataSourceArrowWriter):
                     if not plan.overwrite and fs.exists(posixpath.join(root, relative)):
                         raise WriteConflictError(
                             f"{posixpath.join(root, relative)} already exists; the write was rolled back",
-                            path=posixpath.join(root, relative))
+                            path=posixpath.join(root, relative),
+                        )
                 apply_commit(fs, root, job="spark-" + plan.job_id, new=new, replaced=replaced)
         finally:
             remove_quietly(fs, staging)

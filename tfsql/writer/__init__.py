@@ -196,13 +196,25 @@ def write_tfrecord(
     >>> sorted(f.partition["split"] for f in result.files)
     ['test', 'train']
     """
-    options = check_combinations(WriteOptions(
-        partition_by=partition_by, record_type=record_type, layout=layout, compression=compression,
-        compression_level=compression_level, mode=mode, max_rows_per_file=max_rows_per_file,
-        max_bytes_per_file=max_bytes_per_file, num_shards=num_shards, shard_prefix=shard_prefix,
-        filename_pattern=filename_pattern, tfds=tfds, filesystem=filesystem, threads=threads,
-        progress=progress,
-    ))
+    options = check_combinations(
+        WriteOptions(
+            partition_by=partition_by,
+            record_type=record_type,
+            layout=layout,
+            compression=compression,
+            compression_level=compression_level,
+            mode=mode,
+            max_rows_per_file=max_rows_per_file,
+            max_bytes_per_file=max_bytes_per_file,
+            num_shards=num_shards,
+            shard_prefix=shard_prefix,
+            filename_pattern=filename_pattern,
+            tfds=tfds,
+            filesystem=filesystem,
+            threads=threads,
+            progress=progress,
+        )
+    )
     if is_single_file_target(path):
         from tfsql.writer.single_file import write_single_file
 
@@ -231,21 +243,25 @@ def check_combinations(options: WriteOptions) -> WriteOptions:
         options.max_rows_per_file is not None or options.max_bytes_per_file is not None
     ):
         raise ValueError(
-            "num_shards fixes the number of files; it cannot be combined with "
-            "max_rows_per_file or max_bytes_per_file"
+            "num_shards fixes the number of files; it cannot be combined with max_rows_per_file or max_bytes_per_file"
         )
     shards = options.num_shards is not None
     if options.filename_pattern is not None:
         check_filename_pattern(options.filename_pattern, shards=shards)
-    check_file_names(options.filename_pattern, options.shard_prefix if shards else None,
-                     tfrecord_extension(options.compression))
+    check_file_names(
+        options.filename_pattern, options.shard_prefix if shards else None, tfrecord_extension(options.compression)
+    )
     if options.tfds is not None:
         from tfsql.tfds import check_tfds_options
 
-        check_tfds_options(options.tfds, partition_by=options.partition_by, mode=options.mode,
-                           filename_pattern=options.filename_pattern,
-                           max_rows_per_file=options.max_rows_per_file,
-                           max_bytes_per_file=options.max_bytes_per_file)
+        check_tfds_options(
+            options.tfds,
+            partition_by=options.partition_by,
+            mode=options.mode,
+            filename_pattern=options.filename_pattern,
+            max_rows_per_file=options.max_rows_per_file,
+            max_bytes_per_file=options.max_bytes_per_file,
+        )
     return options
 
 

@@ -45,8 +45,14 @@ _MAX_OPEN_FILES = 64  # partition files kept open at once (least recently used c
 class FileSink:
     """One output file being written, with optional streaming gzip / zlib."""
 
-    def __init__(self, fs: fsspec.AbstractFileSystem, path: str, compression: str | None,
-                 level: int | None, pool: CompressionPool | None = None) -> None:
+    def __init__(
+        self,
+        fs: fsspec.AbstractFileSystem,
+        path: str,
+        compression: str | None,
+        level: int | None,
+        pool: CompressionPool | None = None,
+    ) -> None:
         self._file = fs.open(path, "wb")
         self._compressor: Any = compressor(compression, level)
         # Compression on the write's worker threads (tfsql.compressing), when it has them.
@@ -119,8 +125,14 @@ class StagedFiles:
     """Creates, names, rotates, tracks and closes the staged output files of one write
     job (the options are checked ones; ``job_id`` goes into default file names)."""
 
-    def __init__(self, fs: fsspec.AbstractFileSystem, staging: str, options: WriteOptions, job_id: str,
-                 pool: CompressionPool | None = None) -> None:
+    def __init__(
+        self,
+        fs: fsspec.AbstractFileSystem,
+        staging: str,
+        options: WriteOptions,
+        job_id: str,
+        pool: CompressionPool | None = None,
+    ) -> None:
         self._fs = fs
         self._pool = pool
         self._staging = staging
@@ -214,8 +226,7 @@ class StagedFiles:
 
     # -- writing with rotation ----------------------------------------------------------
 
-    def write_partition(self, directory: str, partition: dict, framed: Any,
-                        ends: np.ndarray) -> None:
+    def write_partition(self, directory: str, partition: dict, framed: Any, ends: np.ndarray) -> None:
         """Append framed records to the partition's current file, rotating as needed."""
         view = memoryview(framed).cast("B")
         max_rows = self._options.max_rows_per_file

@@ -86,10 +86,7 @@ def plain_batches(
     def checked() -> Iterator[pa.RecordBatch]:
         for batch in batches:
             if batch.schema.names != schema.names or batch.schema.types != schema.types:
-                raise ValueError(
-                    f"record batches must all have the same schema; expected {schema}, "
-                    f"got {batch.schema}"
-                )
+                raise ValueError(f"record batches must all have the same schema; expected {schema}, got {batch.schema}")
             yield offset_based_batch(batch, plain)
 
     gen = checked()
@@ -110,9 +107,7 @@ def offset_based_batch(batch: pa.RecordBatch, plain: pa.Schema) -> pa.RecordBatc
     """
     if batch.schema == plain:
         return batch
-    return pa.RecordBatch.from_arrays(
-        [_offset_based(c, f.type) for c, f in zip(batch.columns, plain)], schema=plain
-    )
+    return pa.RecordBatch.from_arrays([_offset_based(c, f.type) for c, f in zip(batch.columns, plain)], schema=plain)
 
 
 def _offset_based(array: pa.Array, target: pa.DataType) -> pa.Array:
@@ -133,9 +128,7 @@ def _offset_based(array: pa.Array, target: pa.DataType) -> pa.Array:
     if pa.types.is_fixed_size_list(t) and pa.types.is_fixed_size_list(target):
         size = t.list_size
         values = array.values.slice(array.offset * size, len(array) * size)
-        return pa.FixedSizeListArray.from_arrays(
-            _offset_based(values, target.value_type), type=target, mask=mask
-        )
+        return pa.FixedSizeListArray.from_arrays(_offset_based(values, target.value_type), type=target, mask=mask)
     if _is_variable_list(t) and (pa.types.is_list(target) or pa.types.is_large_list(target)):
         lengths = pc.fill_null(pc.list_value_length(array), 0).to_numpy(zero_copy_only=False)
         offsets = np.zeros(len(array) + 1, dtype=np.int64)
@@ -148,8 +141,9 @@ def _offset_based(array: pa.Array, target: pa.DataType) -> pa.Array:
 
 
 def _is_variable_list(t: pa.DataType) -> bool:
-    return (pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_list_view(t)
-            or pa.types.is_large_list_view(t))
+    return (
+        pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_list_view(t) or pa.types.is_large_list_view(t)
+    )
 
 
 def _peek_batches(items: Iterator[Any]) -> tuple[pa.Schema | None, Iterator[pa.RecordBatch]]:

@@ -55,9 +55,7 @@ def write_directory(data: Any, path: str | os.PathLike, options: WriteOptions) -
     including the checks between options)."""
     target = Target.resolve(path, options.filesystem)
     if target.is_file():
-        raise FileExistsError(
-            f"{target.display!r} is a file; write_tfrecord writes a directory of files"
-        )
+        raise FileExistsError(f"{target.display!r} is a file; write_tfrecord writes a directory of files")
     target.recover()
     if target.has_data():
         if options.mode == "error":
@@ -92,8 +90,17 @@ def write_directory(data: Any, path: str | os.PathLike, options: WriteOptions) -
             bar.close()
 
 
-_PARTITION_TYPES = ("integer", "boolean", "string", "large_string", "string_view", "date", "timestamp",
-                    "floating", "decimal")
+_PARTITION_TYPES = (
+    "integer",
+    "boolean",
+    "string",
+    "large_string",
+    "string_view",
+    "date",
+    "timestamp",
+    "floating",
+    "decimal",
+)
 
 
 def _prepare(schema: pa.Schema | None, options: WriteOptions) -> tuple[RecordEncoder | None, list[str]]:
@@ -102,9 +109,7 @@ def _prepare(schema: pa.Schema | None, options: WriteOptions) -> tuple[RecordEnc
         return None, []
     for name in options.partition_by:
         if name not in schema.names:
-            raise ValueError(
-                f"partition column {name!r} is not in the data; the columns are {schema.names}"
-            )
+            raise ValueError(f"partition column {name!r} is not in the data; the columns are {schema.names}")
         t = schema.field(name).type
         if pa.types.is_dictionary(t):
             t = t.value_type
@@ -112,7 +117,8 @@ def _prepare(schema: pa.Schema | None, options: WriteOptions) -> tuple[RecordEnc
             raise SchemaError(
                 f"partition column {name!r} has type {schema.field(name).type}; partition "
                 f"values become directory names, so use a column of integers, strings, "
-                f"booleans or dates", feature=name,
+                f"booleans or dates",
+                feature=name,
             )
     data_columns = [n for n in schema.names if n not in options.partition_by]
     data_schema = pa.schema([schema.field(n) for n in data_columns])
@@ -158,7 +164,9 @@ class Target:
         how = " (another writer committed to it while this one was writing)" if meanwhile else ""
         return WriteConflictError(
             f"{self.display!r} already holds data{how}; pass mode='append', 'overwrite', "
-            f"'overwrite_partitions' or 'ignore', or choose another path", path=self.display)
+            f"'overwrite_partitions' or 'ignore', or choose another path",
+            path=self.display,
+        )
 
     def recover(self) -> None:
         """Resolve a crashed writer's commit and remove dead writers' leftovers."""
@@ -195,8 +203,13 @@ class WriteJob:
         self.job_id = str(uuid.uuid4())
         self.staging = target.join(f"_temporary-{self.job_id}")
 
-    def run(self, schema: pa.Schema | None, batches: Iterator[pa.RecordBatch],
-            encoder: RecordEncoder | None, data_columns: list[str]) -> WriteResult:
+    def run(
+        self,
+        schema: pa.Schema | None,
+        batches: Iterator[pa.RecordBatch],
+        encoder: RecordEncoder | None,
+        data_columns: list[str],
+    ) -> WriteResult:
         fs = self.target.fs
         created = self.target.missing_ancestor()
         pool = CompressionPool(self.threads)
@@ -211,11 +224,17 @@ class WriteJob:
             if self.options.tfds is not None:
                 from tfsql.tfds import stage_tfds_metadata
 
-                data_schema = pa.schema([schema.field(c) for c in data_columns]) if schema is not None else pa.schema([])
+                data_schema = (
+                    pa.schema([schema.field(c) for c in data_columns]) if schema is not None else pa.schema([])
+                )
                 extra = stage_tfds_metadata(
-                    fs, self.staging, self.options, data_schema,
+                    fs,
+                    self.staging,
+                    self.options,
+                    data_schema,
                     [(f.relative, f.partition, f.sink.rows, f.sink.disk_bytes) for f in files.records],
-                    version=self.tfds_version or "1.0.0")
+                    version=self.tfds_version or "1.0.0",
+                )
             _commit.sync_dirs(fs, files.directories())
             committed = self._commit(files, extra)
         except BaseException:
@@ -233,8 +252,12 @@ class WriteJob:
             return WriteResult(path=self.target.display, skipped=True)
         return WriteResult(
             path=self.target.display,
-            files=[WrittenFile(self.target.shown(f.relative), f.partition, f.sink.rows, f.sink.disk_bytes,
-                               f.relative, f.index) for f in files.records],
+            files=[
+                WrittenFile(
+                    self.target.shown(f.relative), f.partition, f.sink.rows, f.sink.disk_bytes, f.relative, f.index
+                )
+                for f in files.records
+            ],
         )
 
     def _remove_created(self, created: str) -> None:
@@ -257,8 +280,13 @@ class WriteJob:
 
     # -- staging ------------------------------------------------------------------------
 
-    def _stage(self, batches: Iterator[pa.RecordBatch], encoder: RecordEncoder | None,
-               data_columns: list[str], files: StagedFiles) -> None:
+    def _stage(
+        self,
+        batches: Iterator[pa.RecordBatch],
+        encoder: RecordEncoder | None,
+        data_columns: list[str],
+        files: StagedFiles,
+    ) -> None:
         options = self.options
         num_shards = options.num_shards
         shard_sets: dict[str, tuple[list[FileSink], list[int]]] = {}  # partition -> sinks, [rows so far]
@@ -269,8 +297,12 @@ class WriteJob:
             if found is None:
                 directory = "" if options.tfds is not None else key  # TFDS: split in the name
                 found = shard_sets[key] = (
-                    [files.open(None, directory, files.shard_name(i, partition), partition, index=i)
-                     for i in range(num_shards)], [0])
+                    [
+                        files.open(None, directory, files.shard_name(i, partition), partition, index=i)
+                        for i in range(num_shards)
+                    ],
+                    [0],
+                )
             return found
 
         if num_shards is not None and not options.partition_by:
@@ -280,9 +312,7 @@ class WriteJob:
             assert encoder is not None  # input with batches has a schema, hence an encoder
             for chunk in slices(batch):
                 if num_shards is not None and options.partition_by:
-                    for directory, values, rows, part in split_partitions(
-                        chunk, options.partition_by, data_columns
-                    ):
+                    for directory, values, rows, part in split_partitions(chunk, options.partition_by, data_columns):
                         sinks, seen = shards(directory, values)
                         self._stage_shards(part, seen[0], encoder, sinks, row_base + rows)
                         seen[0] += len(rows)
@@ -290,9 +320,7 @@ class WriteJob:
                     sinks, seen = shards("", {})
                     self._stage_shards(chunk.select(data_columns), row_base, encoder, sinks)
                 elif options.partition_by:
-                    for directory, values, rows, part in split_partitions(
-                        chunk, options.partition_by, data_columns
-                    ):
+                    for directory, values, rows, part in split_partitions(chunk, options.partition_by, data_columns):
                         framed, ends = encoder.encode(part, row_base=row_base, row_numbers=rows)
                         files.write_partition(directory, values, framed, ends)
                 else:
@@ -300,8 +328,14 @@ class WriteJob:
                     files.write_partition("", {}, framed, ends)
                 row_base += chunk.num_rows
 
-    def _stage_shards(self, data: pa.RecordBatch, dealt: int, encoder: RecordEncoder,
-                      sinks: list[FileSink], input_rows: np.ndarray | None = None) -> None:
+    def _stage_shards(
+        self,
+        data: pa.RecordBatch,
+        dealt: int,
+        encoder: RecordEncoder,
+        sinks: list[FileSink],
+        input_rows: np.ndarray | None = None,
+    ) -> None:
         """Deal the rows of ``data`` round robin over ``sinks``; ``dealt`` rows were
         dealt before (``input_rows``: the rows' numbers in the input, for messages)."""
         n_shards = len(sinks)
@@ -326,8 +360,7 @@ class WriteJob:
         lock; False when ``mode="ignore"`` found data."""
         fs, target = self.target.fs, self.target
         with locking.target_lock(fs, target.root):
-            _commit.recover_locked(fs, target.root, keep=[posixpath.basename(self.staging)],
-                                   display=target.display)
+            _commit.recover_locked(fs, target.root, keep=[posixpath.basename(self.staging)], display=target.display)
             if self.options.mode in ("error", "ignore") and target.has_data():
                 if self.options.mode == "ignore":
                     return False
@@ -336,9 +369,11 @@ class WriteJob:
             replaced = self._replaced_entries(files)
             self._check_collisions(relative_paths, replaced)
             _commit.apply_commit(
-                fs, target.root, job=self.job_id, replaced=replaced,
-                new=[(posixpath.join(posixpath.basename(self.staging), rel), rel)
-                     for rel in relative_paths],
+                fs,
+                target.root,
+                job=self.job_id,
+                replaced=replaced,
+                new=[(posixpath.join(posixpath.basename(self.staging), rel), rel) for rel in relative_paths],
             )
         return True
 
@@ -348,13 +383,12 @@ class WriteJob:
         fs, target = self.target.fs, self.target
         replaced_set = set(replaced)
         for rel in relative_paths:
-            inside_replaced = rel in replaced_set or any(
-                rel.startswith(r + "/") for r in replaced_set
-            )
+            inside_replaced = rel in replaced_set or any(rel.startswith(r + "/") for r in replaced_set)
             if not inside_replaced and fs.exists(target.join(rel)):
                 raise WriteConflictError(
                     f"{target.shown(rel)!r} already exists; choose another shard_prefix or filename_pattern "
-                    f"or write with mode='overwrite'", path=target.shown(rel)
+                    f"or write with mode='overwrite'",
+                    path=target.shown(rel),
                 )
 
     def _replaced_entries(self, files: StagedFiles) -> list[str]:
@@ -417,4 +451,3 @@ def split_partitions(
         directory = partitioning.partition_path(list(partition_by), values)
         part = data if len(rows) == batch.num_rows else data.take(pa.array(rows))
         yield directory, dict(zip(partition_by, values)), rows, part
-

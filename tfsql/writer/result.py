@@ -89,6 +89,5 @@ class WriteResult:
             return f"WriteResult(skipped: {self.path!r} already holds data, mode='ignore')"
         n = len(self.files)
         return (
-            f"WriteResult({n} file{'' if n == 1 else 's'}, {self.rows:,} rows, "
-            f"{self.bytes:,} bytes in {self.path!r})"
+            f"WriteResult({n} file{'' if n == 1 else 's'}, {self.rows:,} rows, {self.bytes:,} bytes in {self.path!r})"
         )

@@ -70,8 +70,11 @@ def write_single_file(data: Any, path: Any, options: WriteOptions) -> WriteResul
     fs.makedirs(parent, exist_ok=True)
     staging = posixpath.join(parent, f".{name}.tfsql-{uuid.uuid4().hex}")
     try:
-        result = write_directory(data, staging, options.changed(
-            filesystem=fs, num_shards=1, mode="error", compression=None if appending else compression))
+        result = write_directory(
+            data,
+            staging,
+            options.changed(filesystem=fs, num_shards=1, mode="error", compression=None if appending else compression),
+        )
         staged = posixpath.join(staging, result.files[0].relative) if result.files else None
         final = posixpath.join(staging, "final")
         if appending:
@@ -89,8 +92,9 @@ def write_single_file(data: Any, path: Any, options: WriteOptions) -> WriteResul
     return WriteResult(path=text, files=[WrittenFile(text, {}, result.rows, size, name, 0)])
 
 
-def concatenate_records(fs: Any, sources: list[str], out: str, compression: str | None,
-                        level: int | None = None) -> None:
+def concatenate_records(
+    fs: Any, sources: list[str], out: str, compression: str | None, level: int | None = None
+) -> None:
     """Write ``out``: the records of every file of ``sources`` in order (each
     decompressed as its magic bytes say), compressed with ``compression`` at ``level``
     (0-9; None: the default). No sources write an empty (compressed) file."""
@@ -98,6 +102,7 @@ def concatenate_records(fs: Any, sources: list[str], out: str, compression: str 
 
     stream_compressor = compressor(compression, level)
     with fs.open(out, "wb") as sink:
+
         def put(chunk: bytes) -> None:
             sink.write(stream_compressor.compress(chunk) if stream_compressor is not None else chunk)
 
