@@ -28,6 +28,7 @@ import json
 import os
 from typing import Any, Mapping
 
+from tfsql.option_values import check_boolean
 from tfsql.options import READ_OPTIONS, WRITE_OPTIONS, Option, OptionError, Spelling, from_text
 
 __all__ = [
@@ -45,18 +46,12 @@ __all__ = [
 _SPARK_PATHS = ("path", "paths")
 
 
-def _boolean(name: str, value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    raise OptionError(f"{name} must be true or false, not {value!r}")
-
-
 #: The data source's own reading option: prune files by the filters Spark pushes on
 #: partition columns (default: as :func:`tfsql.spark.register` was told).
 FILTER_PUSHDOWN = Option(
     "filter_pushdown",
     "skip files whose partition values fail the query's filters (pyspark 4.1+)",
-    _boolean,
+    check_boolean,
     python=False,
     polars=False,
     spark=(Spelling("filterPushdown", "bool"),),
