@@ -263,6 +263,9 @@ class _Checked:
         return dataclasses.replace(self, **changes)  # type: ignore[type-var]
 
 
+# The spec reads as a table, one option per field with its spellings beside it, so the
+# formatter leaves it as written.
+# fmt: off
 @dataclass(frozen=True)
 class ReadOptions(_Checked):
     """The reading options of :func:`tfsql.dataset` and every reader built on it.
@@ -272,203 +275,89 @@ class ReadOptions(_Checked):
     """
 
     schema: Any = _option(
-        None,
-        "read these columns with these types instead of inferring them",
-        check_anything,
-        sql=(Spelling("schema", "types"), Spelling("columns", "types")),
-        cli="--schema",
-        cli_value="types",
-    )
+        None, "read these columns with these types instead of inferring them", check_anything,
+        sql=(Spelling("schema", "types"), Spelling("columns", "types")), cli="--schema", cli_value="types")
     record_type: RecordType = _option(
-        "example",
-        "what the records hold: tf.train.Example, SequenceExample, or raw bytes (one binary column)",
-        check_record_type,
-        choices=("example", "sequence_example", "bytes"),
-        native=True,
-        sql=(Spelling("record_type", "choice"),),
-        spark=(Spelling("recordType", "choice", shown=_SPARK_RECORD_TYPES),),
-        cli="--record-type",
-        cli_value="choice",
-        scan_time=True,
-    )
+        "example", "what the records hold: tf.train.Example, SequenceExample, or raw bytes (one binary column)",
+        check_record_type, choices=("example", "sequence_example", "bytes"), native=True,
+        sql=(Spelling("record_type", "choice"),), spark=(Spelling("recordType", "choice", shown=_SPARK_RECORD_TYPES),),
+        cli="--record-type", cli_value="choice", scan_time=True)
     compression: ReadCompression = _option(
-        "infer",
-        "compression of the files; 'infer' detects gzip and zlib per file from their first bytes",
-        check_read_compression,
-        choices=("infer", "none", "gzip", "zlib"),
-        native=True,
+        "infer", "compression of the files; 'infer' detects gzip and zlib per file from their first bytes",
+        check_read_compression, choices=("infer", "none", "gzip", "zlib"), native=True,
         sql=(Spelling("compression", "choice"),),
         spark=(Spelling("codec", "choice"), Spelling("compression", "choice")),
-        cli="--compression",
-        cli_value="choice",
-        scan_time=True,
-    )
+        cli="--compression", cli_value="choice", scan_time=True)
     verify_checksums: bool = _option(
-        True,
-        "check each record's data CRC (the length CRC is always checked)",
-        check_boolean,
-        native=True,
-        sql=(Spelling("verify_checksums", "bool"),),
-        spark=(Spelling("verifyChecksums", "bool"),),
-        cli="--verify-checksums",
-        cli_value="bool",
-        scan_time=True,
-    )
+        True, "check each record's data CRC (the length CRC is always checked)", check_boolean, native=True,
+        sql=(Spelling("verify_checksums", "bool"),), spark=(Spelling("verifyChecksums", "bool"),),
+        cli="--verify-checksums", cli_value="bool", scan_time=True)
     on_corrupt: OnCorrupt = _option(
-        "raise",
-        "'raise' stops at a corrupt record; 'skip' drops it with a warning",
-        check_on_corrupt,
-        choices=ON_CORRUPT,
-        native=True,
+        "raise", "'raise' stops at a corrupt record; 'skip' drops it with a warning", check_on_corrupt,
+        choices=ON_CORRUPT, native=True,
         sql=(Spelling("on_corrupt", "choice"), Spelling("ignore_errors", "bool", maps={True: "skip", False: "raise"})),
-        spark=(Spelling("onCorrupt", "choice"),),
-        cli="--on-corrupt",
-        cli_value="choice",
-        scan_time=True,
-    )
+        spark=(Spelling("onCorrupt", "choice"),), cli="--on-corrupt", cli_value="choice", scan_time=True)
     hive_partitioning: bool | None = _option(
-        None,
-        "None discovers key=value directories; False ignores them; True requires them",
-        check_optional_boolean,
-        native=True,
-        sql=(Spelling("hive_partitioning", "bool"),),
+        None, "None discovers key=value directories; False ignores them; True requires them", check_optional_boolean,
+        native=True, sql=(Spelling("hive_partitioning", "bool"),),
         spark=(Spelling("hivePartitioning", "choice", maps={"auto": None, "true": True, "false": False}),),
-        cli="--hive-partitioning",
-        cli_value="bool",
-    )
+        cli="--hive-partitioning", cli_value="bool")
     hive_schema: Any = _option(
-        None,
-        "types of the partition columns (default: int64 when every value is an integer, else string)",
-        check_anything,
-        sql=(Spelling("hive_types", "types"),),
-    )
+        None, "types of the partition columns (default: int64 when every value is an integer, else string)",
+        check_anything, sql=(Spelling("hive_types", "types"),))
     include_file_paths: str | None = _option(
-        None,
-        "add a string column of this name holding each row's file",
-        check_column_name,
-        native=True,
+        None, "add a string column of this name holding each row's file", check_column_name, native=True,
         sql=(Spelling("filename", "bool_or_name", maps={True: "filename", False: None}),),
-        spark=(Spelling("includeFilePaths", "name"),),
-        cli="--include-file-paths",
-        cli_value="name",
-        scan_time=True,
-    )
+        spark=(Spelling("includeFilePaths", "name"),), cli="--include-file-paths", cli_value="name",
+        scan_time=True)
     infer_sample: int | None = _option(
-        DEFAULT_INFER_SAMPLE,
-        "records read from each sampled file to infer the schema (None: all)",
-        check_positive_or_all,
-        native=True,
+        DEFAULT_INFER_SAMPLE, "records read from each sampled file to infer the schema (None: all)",
+        check_positive_or_all, native=True,
         sql=(Spelling("infer_sample", "count_or_all"), Spelling("sample_size", "count_or_all")),
-        spark=(Spelling("inferSample", "count_or_all"),),
-        cli="--infer-sample",
-        cli_value="count_or_all",
-    )
+        spark=(Spelling("inferSample", "count_or_all"),), cli="--infer-sample", cli_value="count_or_all")
     infer_files: int | None = _option(
-        DEFAULT_INFER_FILES,
-        "files sampled to infer the schema, spread over the list (None: all)",
-        check_positive_or_all,
-        native=True,
-        sql=(Spelling("infer_files", "count_or_all"),),
-        spark=(Spelling("inferFiles", "count_or_all"),),
-        cli="--infer-files",
-        cli_value="count_or_all",
-    )
+        DEFAULT_INFER_FILES, "files sampled to infer the schema, spread over the list (None: all)",
+        check_positive_or_all, native=True, sql=(Spelling("infer_files", "count_or_all"),),
+        spark=(Spelling("inferFiles", "count_or_all"),), cli="--infer-files", cli_value="count_or_all")
     infer_bytes: int | None = _option(
-        DEFAULT_INFER_BYTES,
-        "a file's inference sample also ends once it holds this many record bytes",
-        check_positive_or_all,
-        sql=(Spelling("infer_bytes", "count_or_all"),),
-        spark=(Spelling("inferBytes", "count_or_all"),),
-        cli="--infer-bytes",
-        cli_value="count_or_all",
-    )
+        DEFAULT_INFER_BYTES, "a file's inference sample also ends once it holds this many record bytes",
+        check_positive_or_all, sql=(Spelling("infer_bytes", "count_or_all"),),
+        spark=(Spelling("inferBytes", "count_or_all"),), cli="--infer-bytes", cli_value="count_or_all")
     lists: Lists = _option(
-        "auto",
-        "'always' infers list columns even where every record holds one value",
-        check_lists,
-        choices=LISTS,
-        native=True,
-        sql=(Spelling("lists", "choice"),),
-        spark=(Spelling("lists", "choice"),),
-        cli="--lists",
-        cli_value="choice",
-    )
+        "auto", "'always' infers list columns even where every record holds one value", check_lists,
+        choices=LISTS, native=True, sql=(Spelling("lists", "choice"),), spark=(Spelling("lists", "choice"),),
+        cli="--lists", cli_value="choice")
     filesystem: Any = _option(None, "an fsspec filesystem for plain paths", check_anything)
     glob: bool = _option(
-        True,
-        "False treats *?[ in paths literally",
-        check_boolean,
-        native=True,
-        sql=(Spelling("glob", "bool"),),
-        spark=(Spelling("glob", "bool"),),
-        cli="--glob",
-        cli_value="bool",
-    )
+        True, "False treats *?[ in paths literally", check_boolean, native=True, sql=(Spelling("glob", "bool"),),
+        spark=(Spelling("glob", "bool"),), cli="--glob", cli_value="bool")
     hidden_file_prefix: Any = _option(
-        None,
-        "also skip files whose name starts with one of these prefixes",
-        check_prefixes,
-        sql=(Spelling("hidden_file_prefix", "columns"),),
-        spark=(Spelling("hiddenFilePrefix", "columns"),),
-        cli="--hidden-file-prefix",
-        cli_value="columns",
-    )
+        None, "also skip files whose name starts with one of these prefixes", check_prefixes,
+        sql=(Spelling("hidden_file_prefix", "columns"),), spark=(Spelling("hiddenFilePrefix", "columns"),),
+        cli="--hidden-file-prefix", cli_value="columns")
     batch_size: int = _option(
-        DEFAULT_BATCH_SIZE,
-        "rows per batch at most",
-        check_positive,
-        native=True,
-        sql=(Spelling("batch_size", "count"),),
-        spark=(Spelling("batchSize", "count"),),
-        cli="--batch-size",
-        cli_value="count",
-        scan_time=True,
-    )
+        DEFAULT_BATCH_SIZE, "rows per batch at most", check_positive, native=True,
+        sql=(Spelling("batch_size", "count"),), spark=(Spelling("batchSize", "count"),),
+        cli="--batch-size", cli_value="count", scan_time=True)
     batch_bytes: int = _option(
-        DEFAULT_BATCH_BYTES,
-        "bytes per batch at most (records read and Arrow columns decoded)",
-        check_positive,
-        sql=(Spelling("batch_bytes", "count"),),
-        spark=(Spelling("batchBytes", "count"),),
-        scan_time=True,
-    )
+        DEFAULT_BATCH_BYTES, "bytes per batch at most (records read and Arrow columns decoded)", check_positive,
+        sql=(Spelling("batch_bytes", "count"),), spark=(Spelling("batchBytes", "count"),), scan_time=True)
     threads: int | None = _option(
-        None,
-        "decode threads (default: cores, at most 8; 1 decodes in the calling thread)",
-        check_positive_or_none,
-        native=True,
-        sql=(Spelling("threads", "count"),),
-        spark=(Spelling("threads", "count", default=1),),
-        cli="--threads",
-        cli_value="count",
-        scan_time=True,
-    )
+        None, "decode threads (default: cores, at most 8; 1 decodes in the calling thread)", check_positive_or_none,
+        native=True, sql=(Spelling("threads", "count"),), spark=(Spelling("threads", "count", default=1),),
+        cli="--threads", cli_value="count", scan_time=True)
     max_record_bytes: int = _option(
-        DEFAULT_MAX_RECORD_BYTES,
-        "a record whose header claims more bytes is reported as corrupt",
-        check_positive,
-        sql=(Spelling("max_record_bytes", "count"),),
-        spark=(Spelling("maxRecordBytes", "count"),),
-        cli="--max-record-bytes",
-        cli_value="count",
-        scan_time=True,
-    )
+        DEFAULT_MAX_RECORD_BYTES, "a record whose header claims more bytes is reported as corrupt", check_positive,
+        sql=(Spelling("max_record_bytes", "count"),), spark=(Spelling("maxRecordBytes", "count"),),
+        cli="--max-record-bytes", cli_value="count", scan_time=True)
     split_bytes: int | None = _option(
-        None,
-        "read an uncompressed file of at least twice this size as byte ranges on several threads (None: whole files)",
-        check_positive_or_none,
+        None, "read an uncompressed file of at least twice this size as byte ranges on several threads "
+              "(None: whole files)", check_positive_or_none,
         sql=(Spelling("split_bytes", "count_or_all"),),
         spark=(Spelling("maxPartitionBytes", "count_or_all", default=DEFAULT_MAX_PARTITION_BYTES),),
-        scan_time=True,
-    )
-    progress: Any = _option(
-        None,
-        "a progress bar that file reads advance (tfsql.progress)",
-        check_anything,
-        python=False,
-        polars=False,
-        scan_time=True,
-    )
+        scan_time=True)
+    progress: Any = _option(None, "a progress bar that file reads advance (tfsql.progress)", check_anything,
+                            python=False, polars=False, scan_time=True)
 
     @property
     def decode_threads(self) -> int:
@@ -488,115 +377,59 @@ class WriteOptions(_Checked):
     writer's)."""
 
     partition_by: Any = _option(
-        (),
-        "columns whose values become key=value directories",
-        check_columns,
+        (), "columns whose values become key=value directories", check_columns,
         sql=(Spelling("PARTITION_BY", "columns"), Spelling("PARTITION", "columns")),
-        spark=(Spelling("partitionBy", "columns"),),
-        cli="--partition-by",
-        cli_value="columns",
-    )
+        spark=(Spelling("partitionBy", "columns"),), cli="--partition-by", cli_value="columns")
     record_type: RecordType = _option(
-        "example",
-        "Example, SequenceExample (list-of-list columns become feature lists) or raw bytes",
-        check_record_type,
-        choices=("example", "sequence_example", "bytes"),
-        sql=(Spelling("RECORD_TYPE", "choice"),),
-        spark=(Spelling("recordType", "choice", shown=_SPARK_RECORD_TYPES),),
-        cli="--record-type",
-        cli_value="choice",
-    )
+        "example", "Example, SequenceExample (list-of-list columns become feature lists) or raw bytes",
+        check_record_type, choices=("example", "sequence_example", "bytes"),
+        sql=(Spelling("RECORD_TYPE", "choice"),), spark=(Spelling("recordType", "choice", shown=_SPARK_RECORD_TYPES),),
+        cli="--record-type", cli_value="choice")
     layout: Any = _option(None, "per-column feature layout overrides", check_anything, polars=True)
     compression: WriteCompression = _option(
-        None,
-        "gzip or zlib stream compression (files get .gz / .zz)",
-        check_write_compression,
+        None, "gzip or zlib stream compression (files get .gz / .zz)", check_write_compression,
         choices=("none", "gzip", "zlib"),
         sql=(Spelling("COMPRESSION", "choice"), Spelling("CODEC", "choice")),
         spark=(Spelling("codec", "choice"), Spelling("compression", "choice")),
-        cli="--compression",
-        cli_value="choice",
-    )
+        cli="--compression", cli_value="choice")
     compression_level: int | None = _option(
-        None,
-        "0-9 (gzip/zlib)",
-        check_level,
-        sql=(Spelling("COMPRESSION_LEVEL", "level"),),
-        spark=(Spelling("compressionLevel", "level"),),
-        cli="--compression-level",
-        cli_value="level",
-    )
+        None, "0-9 (gzip/zlib)", check_level, sql=(Spelling("COMPRESSION_LEVEL", "level"),),
+        spark=(Spelling("compressionLevel", "level"),), cli="--compression-level", cli_value="level")
     mode: Mode = _option(
-        "error",
-        "when the target exists: error, append, overwrite, overwrite_partitions or ignore",
-        check_mode,
+        "error", "when the target exists: error, append, overwrite, overwrite_partitions or ignore", check_mode,
         choices=MODES,
-        sql=(
-            Spelling("OVERWRITE", "flag", maps={True: "overwrite"}),
-            Spelling("OVERWRITE_OR_IGNORE", "flag", maps={True: "overwrite_partitions"}),
-            Spelling("APPEND", "flag", maps={True: "append"}),
-        ),
-        cli="--mode",
-        cli_value="choice",
-    )
+        sql=(Spelling("OVERWRITE", "flag", maps={True: "overwrite"}),
+             Spelling("OVERWRITE_OR_IGNORE", "flag", maps={True: "overwrite_partitions"}),
+             Spelling("APPEND", "flag", maps={True: "append"})),
+        cli="--mode", cli_value="choice")
     max_rows_per_file: int | None = _option(
-        None,
-        "start a new file after this many records",
-        check_positive_or_none,
+        None, "start a new file after this many records", check_positive_or_none,
         sql=(Spelling("ROWS_PER_FILE", "count"), Spelling("MAX_ROWS_PER_FILE", "count")),
-        spark=(Spelling("maxRecordsPerFile", "count"),),
-        cli="--max-rows-per-file",
-        cli_value="count",
-    )
+        spark=(Spelling("maxRecordsPerFile", "count"),), cli="--max-rows-per-file", cli_value="count")
     max_bytes_per_file: int | None = _option(
-        None,
-        "start a new file after this many bytes",
-        check_positive_or_none,
+        None, "start a new file after this many bytes", check_positive_or_none,
         sql=(Spelling("FILE_SIZE_BYTES", "size"), Spelling("MAX_FILE_SIZE", "size")),
-        spark=(Spelling("maxBytesPerFile", "size"),),
-        cli="--max-bytes-per-file",
-        cli_value="size",
-    )
+        spark=(Spelling("maxBytesPerFile", "size"),), cli="--max-bytes-per-file", cli_value="size")
     num_shards: int | None = _option(
-        None,
-        "write exactly this many files part-0000k-of-0000N.tfrecord",
-        check_positive_or_none,
+        None, "write exactly this many files part-0000k-of-0000N.tfrecord", check_positive_or_none,
         # not a Spark option: Spark's partitions decide the files (df.repartition(n)); a task
         # cannot move rows to another, so "exactly N files" cannot hold (tfsql.spark.writing)
-        sql=(Spelling("NUM_SHARDS", "count"),),
-        spark=(),
-        cli="--num-shards",
-        cli_value="count",
-    )
+        sql=(Spelling("NUM_SHARDS", "count"),), spark=(),
+        cli="--num-shards", cli_value="count")
     shard_prefix: str = _option("part", "file name prefix of shards", check_file_prefix)
     filename_pattern: str | None = _option(
-        None,
-        "file names with {i}, {n} and/or {uuid}, e.g. 'train-{i:05d}-of-{n:05d}'",
-        check_text,
-        sql=(Spelling("FILENAME_PATTERN", "text"),),
-        spark=(Spelling("filenamePattern", "text"),),
-        cli="--filename-pattern",
-        cli_value="text",
-    )
+        None, "file names with {i}, {n} and/or {uuid}, e.g. 'train-{i:05d}-of-{n:05d}'", check_text,
+        sql=(Spelling("FILENAME_PATTERN", "text"),), spark=(Spelling("filenamePattern", "text"),),
+        cli="--filename-pattern", cli_value="text")
     tfds: str | None = _option(
-        None,
-        "write a TensorFlow Datasets directory of this dataset name",
-        check_text,
-        sql=(Spelling("TFDS", "name"),),
-        spark=(),
-        cli="--tfds",
-        cli_value="name",
-    )
+        None, "write a TensorFlow Datasets directory of this dataset name", check_text,
+        sql=(Spelling("TFDS", "name"),), spark=(), cli="--tfds", cli_value="name")
     filesystem: Any = _option(None, "an fsspec filesystem for plain paths", check_anything)
     threads: int | None = _option(
-        None,
-        "threads that encode and compress files (default: cores, at most 8)",
-        check_positive_or_none,
-        sql=(Spelling("THREADS", "count"),),
-        cli="--threads",
-        cli_value="count",
-    )
+        None, "threads that encode and compress files (default: cores, at most 8)", check_positive_or_none,
+        sql=(Spelling("THREADS", "count"),), cli="--threads", cli_value="count")
     progress: bool = _option(False, "show a progress bar", check_boolean, polars=False)
+# fmt: on
 
 
 #: Every reading option by its Python name.
