@@ -10,7 +10,7 @@ import duckdb
 import pytest
 
 from tfsql.duckdb.copy import CopyOptionError, parse_copy_to
-from tfsql.duckdb.rewrite import find_calls, split_statements, tokenize
+from tfsql.duckdb.rewrite import find_calls, split_statements, strip_comments, tokenize
 
 NAMES = ("tfrecord_scan", "read_tfrecord")
 
@@ -115,3 +115,10 @@ def test_one_splitter_for_the_connection_and_the_cli():
 def test_tokenize_offsets_are_string_indices_after_non_ascii_text():
     sql = "SELECT 'São', f(1)"
     assert [t.text for t in tokenize(sql)] == ["SELECT", "'São'", ",", "f", "(", "1", ")"]
+
+
+def test_a_string_token_stops_at_its_closing_quote_before_a_comment():
+    # DuckDB 1.4 does not type comments: its string token ran on over the comment after it.
+    sql = "SELECT 'it''s' -- note\n, E'a\\'b' /* c */ , $q$x$q$ FROM t"
+    assert [t.text for t in tokenize(sql)] == ["SELECT", "'it''s'", ",", "E'a\\'b'", ",", "$q$x$q$", "FROM", "t"]
+    assert strip_comments("SELECT '--x' -- note\n/* a\n /* b */ */ FROM t") == "SELECT '--x' \n\n FROM t"

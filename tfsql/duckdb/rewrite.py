@@ -152,10 +152,38 @@ def _token_text(sql: str, start: int, end: int, kind: str) -> str:
             return match.group(0)
         return span.strip()
     if kind == "string_const":
-        return span.rstrip()
+        return _string_literal(span)
     # Operators and numbers: cut trailing space and (1.4) a comment in the gap.
     span = span.split("--", 1)[0].split("/*", 1)[0]
     return span.strip()
+
+
+def _string_literal(span: str) -> str:
+    r"""The string literal that starts ``span`` (``'...'`` with doubled quotes, ``E'...'``
+    with backslash escapes, ``$tag$...$tag$``): DuckDB 1.4 does not type comments, so its
+    string token runs on to the next token, over a comment in between.
+
+    >>> _string_literal("'it''s' -- note\n"), _string_literal("E'a\\'b' /* c */ "), _string_literal("$q$x$q$ ")
+    ("'it''s'", "E'a\\'b'", '$q$x$q$')
+    """
+    i = 1 if span[:2] in ("E'", "e'") else 0
+    dollar = re.match(r"\$[A-Za-z_0-9]*\$", span)
+    if dollar:
+        close = span.find(dollar.group(0), dollar.end())
+        return span[: close + dollar.end()] if close >= 0 else span.rstrip()
+    if span[i : i + 1] != "'":
+        return span.rstrip()
+    j = i + 1
+    while j < len(span):
+        if i and span[j] == "\\":
+            j += 2
+        elif span[j] == "'" and span[j + 1 : j + 2] == "'":
+            j += 2
+        elif span[j] == "'":
+            return span[: j + 1]
+        else:
+            j += 1
+    return span.rstrip()
 
 
 def tokenize(sql: str) -> list[Token]:
