@@ -20,13 +20,8 @@ from tfsql._reference.common import (
     _byte_view,
     _array,
 )
-from tfsql._reference.framing import (
-    _frame_all,
-    _check_offsets,
-)
-from tfsql._reference.decoding import (
-    _check_columns,
-)
+from tfsql._reference.framing import _frame_all, _check_offsets
+from tfsql._reference.decoding import _check_columns
 
 
 def _varint(value: int) -> bytes:

@@ -12,40 +12,12 @@ from tfsql._reference.common import (
     RAW,
     FEATURES,
     FEATURE_LISTS,
-    KIND_NONE,
     BYTES,
     FLOAT,
     INT64,
-    SCALAR,
-    LIST,
-    LIST_OF_LIST,
-    FRAME_OK,
-    FRAME_TRUNCATED,
-    FRAME_BAD_LENGTH_CRC,
-    FRAME_BAD_DATA_CRC,
-    BOUNDARY_FOUND,
-    BOUNDARY_NONE,
-    BOUNDARY_MORE,
-    DecodeError,
 )
-from tfsql._reference.framing import (
-    crc32c,
-    masked_crc32c,
-    hardware_crc,
-    scan_frames,
-    find_boundary,
-    encode_frames,
-)
-from tfsql._reference.decoding import (
-    _records,
-    _parse,
-    _feature_maps,
-    _kind,
-    Decoder,
-)
-from tfsql._reference.encoding import (
-    Encoder,
-)
+
+from tfsql._reference.decoding import _records, _parse, _feature_maps, _kind
 
 
 def _length_delimited(data: bytes, number: int) -> Iterator[bytes]:
@@ -196,34 +168,4 @@ def summarize(buf: Any, offsets: Any, lengths: Any, record_type: int) -> dict:
     return stats
 
 
-__all__ = [
-    "EXAMPLE",
-    "SEQUENCE_EXAMPLE",
-    "RAW",
-    "FEATURES",
-    "FEATURE_LISTS",
-    "KIND_NONE",
-    "BYTES",
-    "FLOAT",
-    "INT64",
-    "SCALAR",
-    "LIST",
-    "LIST_OF_LIST",
-    "FRAME_OK",
-    "FRAME_TRUNCATED",
-    "FRAME_BAD_LENGTH_CRC",
-    "FRAME_BAD_DATA_CRC",
-    "BOUNDARY_FOUND",
-    "BOUNDARY_NONE",
-    "BOUNDARY_MORE",
-    "DecodeError",
-    "crc32c",
-    "masked_crc32c",
-    "hardware_crc",
-    "scan_frames",
-    "find_boundary",
-    "encode_frames",
-    "Decoder",
-    "Encoder",
-    "summarize",
-]
+__all__ = ["summarize"]
