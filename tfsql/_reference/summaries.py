@@ -30,19 +30,28 @@ def _length_delimited(data: bytes, number: int) -> Iterator[bytes]:
     while pos < len(data):
         tag, pos = _read_varint(data, pos)
         field_number, wire_type = tag >> 3, tag & 7
-        if wire_type == 0:
-            _, pos = _read_varint(data, pos)
-        elif wire_type == 1:
-            pos += 8
-        elif wire_type == 5:
-            pos += 4
-        elif wire_type == 2:
+        if wire_type == 2 and field_number == number:
             length, pos = _read_varint(data, pos)
-            if field_number == number:
-                yield data[pos : pos + length]
+            yield data[pos : pos + length]
             pos += length
-        elif wire_type == 3:
-            pos = _skip_group(data, pos, field_number)
+        else:
+            pos = _skip_value(data, pos, field_number, wire_type)
+
+
+def _skip_value(data: bytes, pos: int, field_number: int, wire_type: int) -> int:
+    """Skip the value of a field whose tag ended at ``pos`` (an end-group tag has none)."""
+    if wire_type == 0:
+        return _read_varint(data, pos)[1]
+    if wire_type == 1:
+        return pos + 8
+    if wire_type == 2:
+        length, pos = _read_varint(data, pos)
+        return pos + length
+    if wire_type == 3:
+        return _skip_group(data, pos, field_number)
+    if wire_type == 5:
+        return pos + 4
+    return pos
 
 
 def _skip_group(data: bytes, pos: int, group_number: int) -> int:
@@ -52,17 +61,7 @@ def _skip_group(data: bytes, pos: int, group_number: int) -> int:
         field_number, wire_type = tag >> 3, tag & 7
         if wire_type == 4 and field_number == group_number:
             return pos
-        if wire_type == 0:
-            _, pos = _read_varint(data, pos)
-        elif wire_type == 1:
-            pos += 8
-        elif wire_type == 5:
-            pos += 4
-        elif wire_type == 2:
-            length, pos = _read_varint(data, pos)
-            pos += length
-        elif wire_type == 3:
-            pos = _skip_group(data, pos, field_number)
+        pos = _skip_value(data, pos, field_number, wire_type)
 
 
 def _keys_in_wire_order(payload: bytes, record_type: int) -> Iterator[Tuple[int, str]]:
@@ -78,7 +77,7 @@ def _keys_in_wire_order(payload: bytes, record_type: int) -> Iterator[Tuple[int,
         tag, after_tag = _read_varint(payload, pos)
         field_number, wire_type = tag >> 3, tag & 7
         if wire_type != 2:
-            pos = _skip_one(payload, after_tag, field_number, wire_type)
+            pos = _skip_value(payload, after_tag, field_number, wire_type)
             continue
         length, start = _read_varint(payload, after_tag)
         pos = start + length
@@ -90,17 +89,6 @@ def _keys_in_wire_order(payload: bytes, record_type: int) -> Iterator[Tuple[int,
             for key in _length_delimited(entry, 1):
                 pass  # the last key field of an entry wins
             yield location, key.decode("utf-8")
-
-
-def _skip_one(data: bytes, pos: int, field_number: int, wire_type: int) -> int:
-    """Skip a non-length-delimited field whose tag ended at ``pos``."""
-    if wire_type == 0:
-        return _read_varint(data, pos)[1]
-    if wire_type == 1:
-        return pos + 8
-    if wire_type == 5:
-        return pos + 4
-    return _skip_group(data, pos, field_number)
 
 
 def _is_utf8(value: bytes) -> bool:
