@@ -106,6 +106,7 @@ __all__ = [
     "read_compression",
     "write_compression",
     "from_text",
+    "spellings",
     "default_threads",
 ]
 
@@ -236,6 +237,15 @@ class Option:
     def validate(self, value: Any, *, as_spelled: str | None = None) -> Any:
         """The checked, normalised value (``as_spelled`` names the option in errors)."""
         return self.check(as_spelled or self.name, value)
+
+    def default_for(self, spelling: Spelling) -> Any:
+        """The option's default where ``spelling`` is used (the spelling's own, if it has one).
+
+        >>> opt = READ_OPTIONS["threads"]
+        >>> opt.default_for(opt.sql[0]), opt.default_for(opt.spark[0])
+        (None, 1)
+        """
+        return self.default if spelling.default is None else spelling.default
 
 
 def _option(default: Any, doc: str, check: Callable[[str, Any], Any], **spec: Any) -> Any:
@@ -436,6 +446,15 @@ class WriteOptions(_Checked):
 READ_OPTIONS: dict[str, Option] = _spec(ReadOptions)
 #: Every writing option by its Python name.
 WRITE_OPTIONS: dict[str, Option] = _spec(WriteOptions)
+
+
+def spellings(spec: Mapping[str, Option], front_end: Literal["sql", "spark"]) -> dict[str, tuple[Option, Spelling]]:
+    """Every name ``front_end`` spells an option of ``spec`` by -> (the option, the spelling).
+
+    >>> spellings(READ_OPTIONS, "sql")["sample_size"][0].name
+    'infer_sample'
+    """
+    return {spelling.name: (option, spelling) for option in spec.values() for spelling in getattr(option, front_end)}
 
 
 def from_text(option: Option, spelling: Spelling, text: Any) -> Any:

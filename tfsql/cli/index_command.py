@@ -17,11 +17,10 @@ def cmd_index(args: argparse.Namespace, console: Console) -> int:
     """Index every uncompressed local file PATH names; compressed files are skipped
     with a note (their records have no fixed offsets)."""
     from tfsql.framing import detect_compression
-    from tfsql.options import read_compression
     from tfsql.record_index import index_path, write_index
 
     started = time.perf_counter()
-    given = read_compression(given_or_default(dataset_options(args), "compression"))
+    given = given_or_default(dataset_options(args), "compression")  # checked by the flag's spec
     files = records = 0
     for path in args.paths:
         for file in _open_files(path, args).files:

@@ -45,7 +45,7 @@ from tfsql.duckdb.errors import BinderError, TargetExistsError, sql_error, trans
 from tfsql.duckdb.results import arrow_reader
 from tfsql.duckdb.rewrite import Token, matching_close, unquote_identifier
 from tfsql.naming import TFRECORD_SUFFIXES, compression_from_name, is_single_file_target
-from tfsql.options import WRITE_OPTIONS, Option, OptionError, Spelling, parse_size
+from tfsql.options import WRITE_OPTIONS, Option, OptionError, Spelling, parse_size, spellings
 from tfsql.writer.single_file import _DIRECTORY_OPTIONS
 from tfsql.writer import check_filename_pattern, check_write_options, write_tfrecord
 
@@ -75,9 +75,7 @@ COPY_ONLY: dict[str, str] = {
 }
 """Options of the COPY statement itself (not writing options), with what they do."""
 
-SPELLINGS: dict[str, tuple[Option, Spelling]] = {
-    spelling.name: (option, spelling) for option in WRITE_OPTIONS.values() for spelling in option.sql
-}
+SPELLINGS: dict[str, tuple[Option, Spelling]] = spellings(WRITE_OPTIONS, "sql")
 """COPY option name (upper case) -> (the writing option, its spelling)."""
 
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from tfsql.duckdb.errors import BinderError, InvalidInputError, sql_error
 from tfsql.duckdb.types import sql_type_name, type_struct
-from tfsql.options import READ_OPTIONS, Option, OptionError, Spelling, parse_size
+from tfsql.options import READ_OPTIONS, Option, OptionError, Spelling, parse_size, spellings
 
 __all__ = ["TABLE_FUNCTIONS", "SCAN_PARAMETERS", "NATIVE_SCAN_PARAMETERS", "COMPAT_PARAMETERS", "dataset_options"]
 
@@ -37,9 +37,7 @@ COMPAT_PARAMETERS: dict[str, str] = {"union_by_name": "BOOLEAN"}
 """``read_parquet`` parameters accepted (checked for their type) and otherwise ignored:
 ``union_by_name`` is always on, features are matched by name across files."""
 
-SPELLINGS: dict[str, tuple[Option, Spelling]] = {
-    spelling.name: (option, spelling) for option in READ_OPTIONS.values() for spelling in option.sql
-}
+SPELLINGS: dict[str, tuple[Option, Spelling]] = spellings(READ_OPTIONS, "sql")
 """SQL parameter name -> (the option, its spelling)."""
 
 SCAN_PARAMETERS: dict[str, str] = {

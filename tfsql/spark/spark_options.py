@@ -29,7 +29,7 @@ import os
 from typing import Any, Mapping
 
 from tfsql.option_values import check_boolean
-from tfsql.options import READ_OPTIONS, WRITE_OPTIONS, Option, OptionError, Spelling, from_text
+from tfsql.options import READ_OPTIONS, WRITE_OPTIONS, Option, OptionError, Spelling, from_text, spellings
 
 __all__ = [
     "dataset_options",
@@ -89,7 +89,7 @@ def options_help() -> str:
         lines += ["", "", title, "-" * len(title)]
         for option in spec.values():
             main, *aliases = option.spark
-            default = option.default if main.default is None else main.default
+            default = option.default_for(main)
             also = f", alias {', '.join(a.name for a in aliases)}" if aliases else ""
             lines.append(
                 f"- ``{main.name}``{also} (default {'none' if default in (None, ()) else default}): {option.doc}"
@@ -100,18 +100,18 @@ def options_help() -> str:
 def _parse(options: Mapping[str, Any], spec: Mapping[str, Option], action: str) -> tuple[dict[str, Any], set[str]]:
     """Every option of ``spec`` with its value (the Spark default when not given), and
     the names of the options given."""
-    spellings = {s.name.lower(): (o, s) for o in spec.values() for s in o.spark}
+    by_name = {name.lower(): pair for name, pair in spellings(spec, "spark").items()}
     given: dict[str, tuple[str, Any]] = {}
     for key, text in options.items():
         lowered = str(key).lower()
         if lowered in _SPARK_PATHS:
             continue
-        if lowered not in spellings:
+        if lowered not in by_name:
             raise OptionError(
                 f"unknown {action} option {lowered!r} for format 'tfrecord'; "
                 f"the options are {', '.join(option_names(action))}"
             )
-        option, spelling = spellings[lowered]
+        option, spelling = by_name[lowered]
         value = _value(option, spelling, text)
         if option.name in given and given[option.name][1] != value:
             raise OptionError(
@@ -121,8 +121,7 @@ def _parse(options: Mapping[str, Any], spec: Mapping[str, Option], action: str) 
         given[option.name] = (str(key), value)
     values = {}
     for name, option in spec.items():
-        default = option.spark[0].default
-        values[name] = given[name][1] if name in given else option.default if default is None else default
+        values[name] = given[name][1] if name in given else option.default_for(option.spark[0])
     return values, set(given)
 
 
