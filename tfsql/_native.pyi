@@ -67,7 +67,8 @@ class DecodeError(ValueError):
         ``"malformed"`` (the payload is not a valid protobuf of the record type),
         ``"kind_mismatch"`` (feature holds another kind than the column's),
         ``"not_scalar"`` (a scalar column met a feature with more than one value),
-        ``"overflow"`` (a batch's bytes exceed 32-bit Arrow offsets).
+        ``"overflow"`` (a batch's bytes exceed 32-bit Arrow offsets),
+        ``"data_crc"`` (with ``verify``: a record's data CRC does not match).
     record : int
         Index of the record within the decoded batch (0-based).
     column : int
@@ -174,12 +175,17 @@ class Decoder:
         offsets: _BufferLike,
         lengths: _BufferLike,
         unknown: Optional[set] = None,
+        verify: bool = False,
     ) -> list:
         """Decode the records ``buf[offsets[i]:offsets[i]+lengths[i]]`` (uint64 arrays).
 
         When ``unknown`` is a set, ``(location, name_bytes)`` of up to 16 distinct
         features that the records hold but no column reads are added to it (the
         scanner uses this to report features an inferred schema lacks).
+
+        With ``verify``, each record's data CRC is checked against the 4 bytes that
+        follow its payload in ``buf`` just before the record is decoded (while its
+        bytes are in cache); a mismatch is a ``DecodeError`` with reason ``"data_crc"``.
 
         Returns one tuple per column:
         ``(validity, null_count, outer_offsets, inner_validity, inner_null_count,

@@ -28,7 +28,7 @@ Examples
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from typing import Callable, Sequence
 
 import pyarrow as pa
 
@@ -39,10 +39,18 @@ from tfsql.casting import cast_to_target
 from tfsql.options import READ_OPTIONS, record_code
 from tfsql.schema import ColumnSpec, kind_name
 
-__all__ = ["BlockDecoder", "empty_batch", "translate_decode_error", "fixed_row_bits", "rows_within"]
+__all__ = [
+    "BlockDecoder",
+    "decode_around_corrupt",
+    "empty_batch",
+    "translate_decode_error",
+    "fixed_row_bits",
+    "rows_within",
+]
 
 _VALUE_TYPES = {codec.INT64: pa.int64(), codec.FLOAT: pa.float32(), codec.BYTES: pa.binary()}
 _VALUE_WIDTH = {codec.INT64: 8, codec.FLOAT: 4}
+_HEADER = 12  # bytes before a record's payload
 _RECORD_TYPE_NAMES = {record_code(name): name for name in READ_OPTIONS["record_type"].choices}
 
 
@@ -143,15 +151,17 @@ class BlockDecoder:
 
     def decode(self, block: RecordBlock, *, unknown: set | None = None) -> pa.RecordBatch:
         """Decode ``block``; when ``unknown`` is a set, add to it ``(location, name)``
-        of features the records hold that are not among the columns."""
+        of features the records hold that are not among the columns. A block whose
+        data CRCs are pending has them checked, each just before its record is
+        decoded; the first mismatch raises a ``data_crc`` :class:`CorruptRecordError`
+        (see :func:`decode_around_corrupt`)."""
         n = len(block)
         if self._decoder is None:
+            if block.crc_pending:
+                _check_data_crcs(block)
             return empty_batch(n)
         try:
-            if unknown is None:
-                columns = self._decoder.decode(block.buf, block.offsets, block.lengths)
-            else:
-                columns = self._decoder.decode(block.buf, block.offsets, block.lengths, unknown)
+            columns = self._decoder.decode(block.buf, block.offsets, block.lengths, unknown, block.crc_pending)
         except codec.DecodeError as exc:
             raise translate_decode_error(exc, block, self.record_type, self.specs) from None
         arrays = []
@@ -168,6 +178,8 @@ def translate_decode_error(exc, block: RecordBlock, record_type: int, specs: Seq
     offset = block.record_offset(exc.record)
     where = f"{block.path}, record {record} at byte {offset}"
     spec = specs[exc.column] if 0 <= exc.column < len(specs) else None
+    if exc.reason == "data_crc":
+        return _data_crc_error(block, exc.record)
     if exc.reason == "malformed":
         return CorruptRecordError(
             "malformed",
@@ -206,6 +218,67 @@ def translate_decode_error(exc, block: RecordBlock, record_type: int, specs: Seq
     return CorruptRecordError(
         "undecodable", path=block.path, record_index=record, offset=offset, detail=_decoder_detail(exc)
     )
+
+
+def _data_crc_error(block: RecordBlock, record: int, *, suggest_skip: bool = False) -> CorruptRecordError:
+    return CorruptRecordError(
+        "data_crc",
+        path=block.path,
+        record_index=block.first_index + record,
+        offset=block.record_offset(record),
+        rest_of_file=False,
+        suggest_skip=suggest_skip,
+    )
+
+
+def _check_data_crcs(block: RecordBlock) -> None:
+    """Check the data CRCs of a block's records (consecutive frames) with the framing
+    scan, for blocks no column decodes; the first mismatch raises."""
+    if not len(block):
+        return
+    start = int(block.offsets[0]) - _HEADER
+    offsets, _, _, status = codec.scan_frames(block.buf, start, len(block), -1, True)
+    good = len(offsets) // 8
+    if status == codec.FRAME_BAD_DATA_CRC and good < len(block):
+        raise _data_crc_error(block, good)
+
+
+def decode_around_corrupt(
+    decode: Callable[[RecordBlock], pa.RecordBatch], block: RecordBlock, *, raising: bool
+) -> list[pa.RecordBatch | CorruptRecordError]:
+    """Decode a block whose data CRCs are pending, around the records whose CRC fails.
+
+    Returns, in record order, the batches of the good runs and a ``data_crc``
+    :class:`CorruptRecordError` for each bad record, for the caller to report as
+    ``on_corrupt`` says; when ``raising``, decoding stops at the first bad record.
+    Errors other than a data CRC mismatch propagate.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> framed, _ = codec.encode_frames(b"abc", np.array([0, 1, 2, 3]))
+    >>> data = bytearray(framed); data[17 + 12] ^= 0xFF  # corrupt record 1's payload
+    >>> block = RecordBlock(memoryview(bytes(data)), np.array([12, 29, 46]), np.array([1, 1, 1]), 0, 0, "f", True)
+    >>> decoder = BlockDecoder([], codec.EXAMPLE)
+    >>> [type(e).__name__ for e in decode_around_corrupt(decoder.decode, block, raising=False)]
+    ['RecordBatch', 'CorruptRecordError', 'RecordBatch']
+    """
+    entries: list[pa.RecordBatch | CorruptRecordError] = []
+    while len(block):
+        try:
+            entries.append(decode(block))
+            break
+        except CorruptRecordError as exc:
+            if exc.reason != "data_crc" or not block.crc_pending or exc.record_index is None:
+                raise
+            bad = exc.record_index - block.first_index
+        if bad:
+            entries.append(decode(block.slice(0, bad, crc_pending=False)))  # checked up to `bad`
+        entries.append(_data_crc_error(block, bad, suggest_skip=raising))
+        if raising:
+            break
+        block = block.slice(bad + 1, len(block))
+    return entries
 
 
 def _decoder_detail(exc: Exception) -> str:

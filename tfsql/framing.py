@@ -40,6 +40,7 @@ from tfsql.options import DEFAULT_BATCH_BYTES, DEFAULT_BATCH_SIZE, DEFAULT_MAX_R
 __all__ = [
     "RecordBlock",
     "FrameReader",
+    "report_corrupt",
     "count_plain_records",
     "detect_compression",
     "open_decompressed",
@@ -144,7 +145,17 @@ class RecordBlock:
     """Records ``buf[offsets[i] : offsets[i] + lengths[i]]`` of one file.
 
     ``first_index`` is the file-wide index of record 0 and ``base_offset`` the
-    (decompressed) file offset of ``buf[0]``, for error messages.
+    (decompressed) file offset of ``buf[0]``, for error messages. ``crc_pending``: the
+    framing checked the headers only, and the records' data CRCs are to be checked
+    as they are decoded (:attr:`FrameReader.defer_data_crc`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> block = RecordBlock(memoryview(b""), np.array([12, 30]), np.array([2, 5]), 7, 100, "f")
+    >>> part = block.slice(1, 2)
+    >>> len(part), part.first_index, part.record_offset(0)
+    (1, 8, 118)
     """
 
     buf: memoryview
@@ -153,9 +164,22 @@ class RecordBlock:
     first_index: int
     base_offset: int
     path: str
+    crc_pending: bool = False
 
     def __len__(self) -> int:
         return len(self.offsets)
+
+    def slice(self, start: int, stop: int, *, crc_pending: bool | None = None) -> "RecordBlock":
+        """Records ``start`` to ``stop`` (consecutive frames, like the block's)."""
+        return RecordBlock(
+            self.buf,
+            self.offsets[start:stop],
+            self.lengths[start:stop],
+            self.first_index + start,
+            self.base_offset,
+            self.path,
+            self.crc_pending if crc_pending is None else crc_pending,
+        )
 
     def record_offset(self, i: int) -> int:
         """File offset of record ``i``'s header."""
@@ -293,6 +317,10 @@ class FrameReader:
         self.chain_end: int | None = None
         self._consumed = 0  # bytes read from the stream
         self.buffers = buffers  # settable until reading starts
+        # Settable until reading starts: frame on the headers alone and leave the data
+        # CRCs to whoever decodes the blocks (RecordBlock.crc_pending), so that the
+        # check runs on the decode threads instead of the one reading thread.
+        self.defer_data_crc = False
 
     def _read_more(self, tail: memoryview, need: int | None = None) -> tuple[memoryview, bool]:
         """A fresh buffer holding ``tail`` (the start of an incomplete record of ``need``
@@ -346,7 +374,8 @@ class FrameReader:
                 if yielded >= limit:
                     return
                 cap = limit - yielded if max_records < 0 else min(max_records, limit - yielded)
-            offsets, lengths, end, status = codec.scan_frames(buf, pos, cap, max_bytes, self._verify)
+            deferred = self._verify and self.defer_data_crc
+            offsets, lengths, end, status = codec.scan_frames(buf, pos, cap, max_bytes, self._verify and not deferred)
             offsets = np.frombuffer(offsets, dtype=np.uint64)
             lengths = np.frombuffer(lengths, dtype=np.uint64)
             too_long = self._first_too_long(lengths) if len(buf) - pos > self._max_record_bytes else None
@@ -362,7 +391,7 @@ class FrameReader:
             if n:
                 yielded += n
                 self.records_read += n
-                yield RecordBlock(buf, offsets, lengths, index, base, self.path)
+                yield RecordBlock(buf, offsets, lengths, index, base, self.path, deferred)
                 index += n
             pos = end
             if self._stop is not None and base + end >= self._stop and status == codec.FRAME_OK:
@@ -460,7 +489,6 @@ class FrameReader:
         limit: int | None = None,
     ) -> None:
         """Report a corruption as ``on_corrupt`` says: raise it, call the function, or warn."""
-        raising = self._on_corrupt == "raise"
         error = CorruptRecordError(
             reason,
             path=self.path,
@@ -469,12 +497,28 @@ class FrameReader:
             rest_of_file=rest_of_file,
             length=length,
             limit=limit,
-            suggest_skip=raising,
+            suggest_skip=self._on_corrupt == "raise",
         )
-        if raising:
-            raise error
+        report_corrupt(error, self._on_corrupt, stacklevel=5)
         self.skipped_records += 1
-        if callable(self._on_corrupt):
-            self._on_corrupt(error)
-            return
-        warnings.warn(error.skipped_message(), stacklevel=4)
+
+
+def report_corrupt(
+    error: CorruptRecordError, on_corrupt: str | Callable[[CorruptRecordError], object], *, stacklevel: int = 2
+) -> None:
+    """Act on a corruption as ``on_corrupt`` says: ``"raise"`` raises ``error``, a
+    function is called with it, ``"skip"`` warns with what was skipped.
+
+    Examples
+    --------
+    >>> seen = []
+    >>> report_corrupt(CorruptRecordError("data_crc", path="f", record_index=3, offset=9), seen.append)
+    >>> seen[0].record_index
+    3
+    """
+    if on_corrupt == "raise":
+        raise error
+    if callable(on_corrupt):
+        on_corrupt(error)
+        return
+    warnings.warn(error.skipped_message(), stacklevel=stacklevel)

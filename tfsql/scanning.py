@@ -40,10 +40,10 @@ import pyarrow.compute as pc
 import pyarrow.dataset as pads
 
 from tfsql._codec import codec
-from tfsql.decoding import BlockDecoder, empty_batch, fixed_row_bits, rows_within
+from tfsql.decoding import BlockDecoder, decode_around_corrupt, empty_batch, fixed_row_bits, rows_within
 from tfsql.discovery import Discovered, FileInfo
-from tfsql.errors import TFSQLError
-from tfsql.framing import FrameReader, count_plain_records, open_decompressed
+from tfsql.errors import CorruptRecordError, TFSQLError
+from tfsql.framing import FrameReader, count_plain_records, open_decompressed, report_corrupt
 from tfsql.options import ReadOptions
 from tfsql.buffers import BufferPool
 from tfsql.parallel import ordered_map
@@ -269,6 +269,9 @@ class Scanner:
             rows = rows_within(options.batch_bytes, self._row_bits(i), self._batch_size)
             with contextlib.closing(open_frame_reader(found, file, options)) as reader:
                 reader.buffers = self._buffers
+                # Data CRCs are checked by the decode threads as they decode, except
+                # under a LIMIT, whose count must not include records found corrupt.
+                reader.defer_data_crc = remaining is None
                 for block in reader.blocks(rows, options.batch_bytes, limit=remaining):
                     yield i, block
                 if remaining is not None:
@@ -363,10 +366,17 @@ class Scanner:
         return _RangeResult(task, reader.first, reader.chain_end, batches)
 
     def _decode_item(self, decoder: BlockDecoder, item: tuple[int, Any], hints: dict) -> Any:
-        if isinstance(item[1], _RangeTask):
-            hint = hints.pop((item[0], item[1].start), None)
-            return item[0], self._read_range(decoder, item[0], item[1], hint, hints)
-        return item[0], self._decode_block(decoder, item)
+        file_index, block = item
+        if isinstance(block, _RangeTask):
+            hint = hints.pop((file_index, block.start), None)
+            return file_index, self._read_range(decoder, file_index, block, hint, hints)
+        if block.crc_pending:
+            raising = self._dataset.options.on_corrupt == "raise"
+            entries = decode_around_corrupt(
+                lambda b: self._decode_block(decoder, (file_index, b)), block, raising=raising
+            )
+            return file_index, _CheckedBlock(entries)
+        return file_index, self._decode_block(decoder, item)
 
     def _decode_block(self, decoder: BlockDecoder, item: tuple[int, Any]) -> pa.RecordBatch:
         file_index, block = item
@@ -446,6 +456,13 @@ class Scanner:
         corrupt region, a misleading payload) is read again from there."""
         expected: int | None = None  # where the next range's first record must start
         for file_index, item in stream:
+            if isinstance(item, _CheckedBlock):
+                for entry in item.entries:
+                    if isinstance(entry, CorruptRecordError):
+                        report_corrupt(entry, self._dataset.options.on_corrupt, stacklevel=4)
+                    else:
+                        yield entry
+                continue
             if not isinstance(item, _RangeResult):
                 yield item
                 continue
@@ -492,6 +509,15 @@ class Scanner:
 
     def __repr__(self) -> str:
         return f"<tfsql.Scanner {len(self._file_indices)} files>\n{self._projected}"
+
+
+@dataclass(frozen=True)
+class _CheckedBlock:
+    """A block decoded on a worker with its data CRCs checked there: its batches and
+    the errors of its corrupt records, in record order, reported in file order by
+    the consumer (:func:`tfsql.decoding.decode_around_corrupt`)."""
+
+    entries: list
 
 
 @dataclass(frozen=True)

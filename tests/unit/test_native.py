@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import struct
 import subprocess
 import sys
+from pathlib import Path
 
 import crc32c as crc32c_pkg
 import numpy as np
@@ -221,6 +223,73 @@ def test_hardware_crc_is_a_bool_and_env_var_forces_the_portable_code():
     assert out.stdout.strip() == "False"
 
 
+def _x_power_mod(n: int, poly: int) -> int:
+    """x**n mod poly over GF(2) (poly with its x**32 term)."""
+    r = 1
+    for _ in range(n):
+        r <<= 1
+        if r >> 32 & 1:
+            r ^= poly
+    return r
+
+
+def _reflect(value: int, bits: int) -> int:
+    return int(format(value, f"0{bits}b")[::-1], 2)
+
+
+def _poly_div(a: int, b: int) -> int:
+    q = 0
+    while a.bit_length() >= b.bit_length():
+        shift = a.bit_length() - b.bit_length()
+        q |= 1 << shift
+        a ^= b << shift
+    return q
+
+
+def test_the_clmul_fold_constants_are_the_ones_the_comment_defines():
+    """The PCLMULQDQ constants in _native.c, derived again: k(n) = reflect32(x^n mod P) << 1
+    and the Barrett pair. The same formulas give Linux's published constants for the
+    IEEE polynomial, which checks the formulas themselves."""
+    source = (Path(__file__).resolve().parents[2] / "tfsql" / "_native.c").read_text()
+    found = dict(re.findall(r"#define CLMUL_(K\d|MU|POLY) (0x[0-9a-f]+)ull", source))
+
+    def k(n: int, poly: int) -> int:
+        return _reflect(_x_power_mod(n, poly), 32) << 1
+
+    ieee = 0x104C11DB7
+    assert [k(n, ieee) for n in (544, 480, 160, 96, 64)] == [
+        0x154442BD4,
+        0x1C6E41596,
+        0x1751997D0,
+        0xCCAA009E,
+        0x163CD6124,
+    ]
+    assert (_reflect(_poly_div(1 << 64, ieee), 33), _reflect(ieee, 33)) == (0x1F7011641, 0x1DB710641)
+    castagnoli = 0x11EDC6F41
+    derived = {f"K{i}": k(n, castagnoli) for i, n in enumerate((544, 480, 160, 96, 64), start=1)}
+    derived["MU"] = _reflect(_poly_div(1 << 64, castagnoli), 33)
+    derived["POLY"] = _reflect(castagnoli, 33)
+    assert {name: int(value, 16) for name, value in found.items()} == derived
+
+
+def test_every_crc_routine_agrees_on_lengths_around_the_clmul_threshold():
+    """The clmul fold (256 bytes and up), the CRC32 instruction and the table code give
+    the same CRC on the same bytes, from any start value; each in its own process."""
+    code = (
+        "from tfsql import _native as N; import crc32c, random; random.seed(5); d = random.randbytes(70000)\n"
+        "for n in list(range(240, 340)) + [1023, 1024, 4096 + 15, 65536 + 7]:\n"
+        "    for a in (0, 1, 7, 8):\n"
+        "        c = d[a : a + n]; s = random.getrandbits(32)\n"
+        "        assert N.crc32c(c) == crc32c.crc32c(c), (n, a)\n"
+        "        assert N.crc32c(c, s) == N._crc32c_sw(c, s), (n, a)\n"
+        "print('ok')"
+    )
+    for flag in ({}, {"TFSQL_NO_CLMUL_CRC": "1"}, {"TFSQL_NO_HW_CRC": "1"}):
+        env = dict(os.environ, **flag)
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+        assert (out.returncode, out.stdout.strip()) == (0, "ok"), (flag, out.stderr)
+
+
 # --------------------------------------------------------------------------- framing
 
 
@@ -409,6 +478,19 @@ def test_decode_negative_and_extreme_varints():
     payload = example(entry(b"il", int64_feature(*values)))
     assert len(varint(-1)) == 10
     assert check([payload], [(b"il", CTX, I, LIST)]) == [[values]]
+
+
+def test_decode_packed_varints_of_every_length_at_every_distance_from_the_end():
+    """Varints of 1 to 10 bytes, each as the last value of a packed list and followed by
+    0 to 9 more one-byte values, so that each length is decoded both by the 8-byte
+    (loop-free) path and by the byte loop near the end of the list."""
+    for length in range(1, 11):
+        value = (1 << (7 * length - 1)) | 0x55 if length < 10 else -(2**62) - 3
+        assert len(varint(value)) == length
+        for tail in range(10):
+            values = [300, value] + list(range(tail))
+            payload = example(entry(b"il", int64_feature(*values)))
+            assert check([payload], [(b"il", CTX, I, LIST)]) == [[values]], (length, tail)
 
 
 def test_decode_unknown_fields_of_every_wire_type_at_every_level():

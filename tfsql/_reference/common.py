@@ -48,7 +48,8 @@ class DecodeError(ValueError):
     Attributes
     ----------
     reason : str
-        ``"malformed"``, ``"kind_mismatch"``, ``"not_scalar"`` or ``"overflow"``.
+        ``"malformed"``, ``"kind_mismatch"``, ``"not_scalar"``, ``"overflow"`` or
+        ``"data_crc"`` (decoding with ``verify``).
     record : int
         Index of the record within the decoded batch (0-based).
     column : int

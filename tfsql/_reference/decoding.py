@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Optional, Sequence, Tuple
 
+import struct
+
 import numpy as np
 from google.protobuf.message import DecodeError as _ProtobufDecodeError
 
 from google.protobuf import descriptor_pb2, message_factory
 
 from tfsql._proto import _POOL
+from tfsql._reference.framing import masked_crc32c
 from tfsql._reference.common import (
     _read_varint,
     EXAMPLE,
@@ -37,17 +40,21 @@ from tfsql._reference.common import (
 )
 
 
-def _records(buf: Any, offsets: Any, lengths: Any) -> Iterator[bytes]:
-    """The payloads ``buf[offsets[i]:offsets[i]+lengths[i]]`` as bytes."""
+def _records(buf: Any, offsets: Any, lengths: Any, verify: bool = False) -> Iterator[bytes]:
+    """The payloads ``buf[offsets[i]:offsets[i]+lengths[i]]`` as bytes; with ``verify``,
+    each payload's data CRC is checked against the 4 bytes after it (``data_crc``)."""
     data = _byte_view(buf)
     starts = _array(offsets, "<u8", "offsets")
     sizes = _array(lengths, "<u8", "lengths")
     if len(starts) != len(sizes):
         raise ValueError(f"{len(starts)} offsets but {len(sizes)} lengths")
-    for start, size in zip(starts.tolist(), sizes.tolist()):
+    for record, (start, size) in enumerate(zip(starts.tolist(), sizes.tolist())):
         if start + size > len(data):
             raise ValueError(f"record span [{start}, {start + size}) is outside the buffer of {len(data)} bytes")
-        yield bytes(data[start : start + size])
+        payload = bytes(data[start : start + size])
+        if verify and bytes(data[start + size : start + size + 4]) != struct.pack("<I", masked_crc32c(payload)):
+            raise DecodeError("data_crc", record=record)
+        yield payload
 
 
 # Mirrors of Example and SequenceExample whose maps are declared as what they are on
@@ -326,13 +333,14 @@ class Decoder:
             self._columns = _check_columns(record_type, columns, "Decoder")
         self._record_type = record_type
 
-    def decode(self, buf: Any, offsets: Any, lengths: Any, unknown: Optional[set] = None) -> list:
+    def decode(self, buf: Any, offsets: Any, lengths: Any, unknown: Optional[set] = None, verify: bool = False) -> list:
         """Decode the records ``buf[offsets[i]:offsets[i]+lengths[i]]``.
 
         When ``unknown`` is a set, add to it the ``(location, name_bytes)`` of every
-        feature the records hold that is not among the columns.
+        feature the records hold that is not among the columns. With ``verify``, each
+        record's data CRC (the 4 bytes after it) is checked before it is decoded.
         """
-        payloads = _records(buf, offsets, lengths)
+        payloads = _records(buf, offsets, lengths, verify)
         if self._record_type == RAW:
             return [self._decode_raw(list(payloads))]
         builders = [
