@@ -48,6 +48,7 @@ __all__ = [
 
 DEFAULT_CHUNK_BYTES = 16 << 20
 _FIRST_READ_BYTES = 256 << 10
+_MIN_READ = 64 << 10  # the smallest read once a read budget is spent
 _HEADER = 12
 _FOOTER = 4
 
@@ -321,6 +322,10 @@ class FrameReader:
         # CRCs to whoever decodes the blocks (RecordBlock.crc_pending), so that the
         # check runs on the decode threads instead of the one reading thread.
         self.defer_data_crc = False
+        # Settable until reading starts: the caller stops after about this many bytes
+        # (a schema sample), so reads stop growing past it; a record that straddles it
+        # is still read whole.
+        self.read_budget: int | None = None
 
     def _read_more(self, tail: memoryview, need: int | None = None) -> tuple[memoryview, bool]:
         """A fresh buffer holding ``tail`` (the start of an incomplete record of ``need``
@@ -331,10 +336,12 @@ class FrameReader:
         about its length costs no more memory than the bytes really there.
         Returns the buffer and an eof flag."""
         want = self._next_read
+        self._next_read = min(self._chunk_bytes, 2 * self._next_read)
+        if self.read_budget is not None:
+            want = max(min(want, self.read_budget - self._consumed), _MIN_READ)
         if need is not None:
             missing = need - len(tail)
             want = max(want, missing if self._stream_size is not None else min(missing, len(tail)))
-        self._next_read = min(self._chunk_bytes, 2 * self._next_read)
         if self._stop is not None:
             want = self._want_in_range(want, tail)
         # numpy allocates without zeroing (and asks for huge pages on large buffers),

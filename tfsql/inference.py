@@ -114,6 +114,7 @@ def _sample(
     if record_type != codec.RAW:
         for i, path in enumerate(paths):
             with contextlib.closing(open_reader(i)) as reader:
+                reader.read_budget = byte_limit  # read about the sample, not twice that
                 sampled_bytes = 0
                 for block in reader.blocks(limit=infer_sample):
                     if block.first_index == 0:

@@ -41,3 +41,22 @@ def test_infer_bytes_must_be_positive(tmp_path):
     tfsql.write_tfrecord(pa.table({"x": [1]}), tmp_path)
     with pytest.raises(ValueError, match="infer_bytes must be a positive integer"):
         tfsql.dataset(tmp_path, infer_bytes=0)
+
+
+@pytest.mark.parametrize("infer_bytes", [300_000, 1 << 20])
+def test_the_sample_reads_about_infer_bytes_not_the_next_doubled_read(tmp_path, monkeypatch, infer_bytes):
+    """Reads grow by doubling from 256 KiB; a sample of about 1 MiB used to read 256 KiB +
+    512 KiB + 1 MiB, nearly twice what it needed. With the read budget the reads stop
+    at the sample (plus at most one 64 KiB read and the record that straddles it)."""
+    tfsql.write_tfrecord(pa.table({"blob": [bytes([i % 256]) * 40_000 for i in range(200)]}), tmp_path)
+    read = []
+    original = tfsql.framing._readinto
+
+    def counting(stream, view):
+        n = original(stream, view)
+        read.append(n)
+        return n
+
+    monkeypatch.setattr(tfsql.framing, "_readinto", counting)
+    assert tfsql.infer_schema(tmp_path, infer_bytes=infer_bytes).names == ["blob"]
+    assert infer_bytes <= sum(read) <= infer_bytes + (64 << 10) + 40_100
