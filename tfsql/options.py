@@ -438,6 +438,9 @@ class WriteOptions(_Checked):
     threads: int | None = _option(
         None, "threads that encode and compress files (default: cores, at most 8)", check_positive_or_none,
         sql=(Spelling("THREADS", "count"),), cli="--threads", cli_value="count")
+    index: bool = _option(
+        False, "write a .<name>.idx record index beside each file (uncompressed files only)", check_boolean,
+        sql=(Spelling("INDEX", "flag"),), spark=(), cli="--index", cli_value="bool")
     progress: bool = _option(False, "show a progress bar", check_boolean, polars=False)
 # fmt: on
 

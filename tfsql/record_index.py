@@ -22,7 +22,9 @@ A file rewritten after its index fails these checks (to be exact, a same-size re
 with an older modification time and a valid record at the same last offset would not:
 rebuild indexes after replacing files in place); its index is then **ignored with a
 warning** and the headers are read. Reads never write indexes; run ``tfsql index``
-again. Compressed files have no index (their records have no fixed offsets).
+again. Writers write them when asked: ``write_tfrecord(..., index=True)`` stages each
+file's index beside it and commits both together. Compressed files have no index
+(their records have no fixed offsets).
 
 Examples
 --------
@@ -40,8 +42,10 @@ Examples
 from __future__ import annotations
 
 import os
+import posixpath
 import struct
 import warnings
+from typing import Any
 
 import numpy as np
 
@@ -49,7 +53,7 @@ from tfsql._codec import codec
 from tfsql.framing import count_plain_records
 from tfsql.options import DEFAULT_MAX_RECORD_BYTES
 
-__all__ = ["index_path", "write_index", "indexed_count", "StaleIndexWarning"]
+__all__ = ["index_path", "index_text", "write_index", "write_sidecar", "indexed_count", "StaleIndexWarning"]
 
 _HEADER = 12
 _TAIL_BYTES = 64  # more than the longest line: two 20-digit numbers, a space, a newline
@@ -60,22 +64,44 @@ class StaleIndexWarning(UserWarning):
 
 
 def index_path(path: str) -> str:
-    """The index sidecar of the local file ``path``: ``.<name>.idx`` beside it.
+    """The index sidecar of the file ``path`` (a local or fsspec path): ``.<name>.idx``
+    beside it.
 
     Examples
     --------
     >>> index_path("/data/train-0.tfrecord")
     '/data/.train-0.tfrecord.idx'
     """
-    directory, name = os.path.split(path)
-    return os.path.join(directory, f".{name}.idx")
+    directory, name = posixpath.split(path)
+    return posixpath.join(directory, f".{name}.idx")
 
 
-def write_index(path: str, *, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES) -> int:
-    """Write the index sidecar of the uncompressed local file ``path`` (reading only its
-    record headers) and return its number of records. The index is written to a
-    temporary name and renamed into place. A corrupt header raises
-    :class:`~tfsql.errors.CorruptRecordError` and leaves any previous index untouched."""
+def index_text(path: str, *, fs: Any = None, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES) -> tuple[str, int]:
+    """The index lines of the uncompressed file ``path`` and its number of records,
+    reading only its record headers (on ``fs``, an fsspec filesystem: its bytes are
+    streamed and framed). A corrupt header raises :class:`~tfsql.errors.CorruptRecordError`.
+
+    Examples
+    --------
+    >>> import os, tempfile, pyarrow as pa, tfsql
+    >>> path = os.path.join(tempfile.mkdtemp(), "a.tfrecord")
+    >>> _ = tfsql.write_tfrecord(pa.table({"x": [1, 2]}), path)
+    >>> index_text(path)
+    ('0 30\\n30 30\\n', 2)
+    """
+    if fs is None or _is_local(fs):
+        starts, sizes = _local_spans(path, max_record_bytes)
+    else:
+        starts, sizes = _streamed_spans(fs, path, max_record_bytes)
+    return "".join(f"{o} {s}\n" for o, s in zip(starts.tolist(), sizes.tolist())), len(starts)
+
+
+def _is_local(fs: Any) -> bool:
+    protocol = getattr(fs, "protocol", None)
+    return protocol in ("file", "local") or (isinstance(protocol, tuple) and "file" in protocol)
+
+
+def _local_spans(path: str, max_record_bytes: int) -> tuple[np.ndarray, np.ndarray]:
     with open(path, "rb", buffering=0) as raw:
         fd = raw.fileno()
         size = os.fstat(fd).st_size
@@ -83,8 +109,29 @@ def write_index(path: str, *, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES) 
         if status != codec.FRAME_OK:
             count_plain_records(fd, path=path, size=size, max_record_bytes=max_record_bytes)  # raises
     starts = np.frombuffer(offsets, dtype=np.uint64).astype(np.int64)
-    sizes = np.diff(np.append(starts, end))
-    text = "".join(f"{o} {s}\n" for o, s in zip(starts.tolist(), sizes.tolist()))
+    return starts, np.diff(np.append(starts, end))
+
+
+def _streamed_spans(fs: Any, path: str, max_record_bytes: int) -> tuple[np.ndarray, np.ndarray]:
+    from tfsql.framing import FrameReader
+
+    starts, sizes = [], []
+    with fs.open(path, "rb") as raw:
+        reader = FrameReader(raw, path=path, verify=False, max_record_bytes=max_record_bytes)
+        for block in reader.blocks():
+            starts.append(block.offsets.astype(np.int64) + (block.base_offset - _HEADER))
+            sizes.append(block.lengths.astype(np.int64) + (_HEADER + 4))
+    if not starts:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return np.concatenate(starts), np.concatenate(sizes)
+
+
+def write_index(path: str, *, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES) -> int:
+    """Write the index sidecar of the uncompressed local file ``path`` (reading only its
+    record headers) and return its number of records. The index is written to a
+    temporary name and renamed into place. A corrupt header raises
+    :class:`~tfsql.errors.CorruptRecordError` and leaves any previous index untouched."""
+    text, count = index_text(path, max_record_bytes=max_record_bytes)
     target = index_path(path)
     staged = f"{target}.{os.getpid()}.tmp"
     try:
@@ -94,7 +141,19 @@ def write_index(path: str, *, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES) 
     finally:
         if os.path.exists(staged):
             os.remove(staged)
-    return len(starts)
+    return count
+
+
+def write_sidecar(fs: Any, path: str, sidecar: str) -> None:
+    """Write the index of the just-written file ``path`` on ``fs`` to ``sidecar`` (a
+    staged name the writer's commit moves into place), synced to disk. Written after
+    the file is complete, it is never older than the file."""
+    from tfsql.commit import sync_file
+
+    text, _ = index_text(path, fs=fs)
+    with fs.open(sidecar, "wb") as out:
+        out.write(text.encode("ascii"))
+        sync_file(out)
 
 
 def indexed_count(path: str, fd: int | None = None) -> int | None:

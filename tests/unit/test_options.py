@@ -64,6 +64,7 @@ WRITE_SAMPLES: dict[str, tuple] = {
     "tfds": ("ds", "ds", "'ds'"),
     "filesystem": (None, None, None),
     "threads": (1, "1", "1"),
+    "index": (True, "true", "true"),
     "progress": (False, None, None),
 }
 
@@ -184,7 +185,8 @@ def test_cli_write_flags(name, source, tmp_path):
 
     option = WRITE_OPTIONS[name]
     value, text, _ = WRITE_SAMPLES[name]
-    args = build_parser().parse_args(["convert", source, str(tmp_path / "out"), option.cli, text])
+    given = [option.cli if value else "--no-" + option.cli[2:]] if option.cli_value == "bool" else [option.cli, text]
+    args = build_parser().parse_args(["convert", source, str(tmp_path / "out"), *given])
     assert writer_options(args)[name] == value
 
 

@@ -73,6 +73,7 @@ def write_tfrecord(
     tfds: str | None = None,
     filesystem: Any = None,
     threads: int | None = None,
+    index: bool = False,
     progress: bool = False,
 ) -> WriteResult:
     """Write Arrow-shaped data as TFRecord files of ``tf.train.Example`` records.
@@ -157,6 +158,12 @@ def write_tfrecord(
         With compression, threads compressing the files in parallel (default: cores,
         at most 8). Each file is one gzip / zlib stream, so this speeds up writes of
         several files at once (``num_shards``, ``partition_by``).
+    index : bool
+        Also write each file's record index ``.<name>.idx`` beside it, committed with
+        it: one ``offset size`` line per record, the format of NVIDIA DALI's and
+        vahidk/tfrecord's index files (see `tfsql.record_index`). ``count_rows``,
+        ``tfsql count`` and ``count(*)`` then count without reading the file.
+        Uncompressed files only.
     progress : bool
         Show a progress bar of the rows written on stderr (with a total when the input
         knows its length: a table, a DataFrame).
@@ -212,6 +219,7 @@ def write_tfrecord(
             tfds=tfds,
             filesystem=filesystem,
             threads=threads,
+            index=index,
             progress=progress,
         )
     )
@@ -244,6 +252,11 @@ def check_combinations(options: WriteOptions) -> WriteOptions:
     ):
         raise ValueError(
             "num_shards fixes the number of files; it cannot be combined with max_rows_per_file or max_bytes_per_file"
+        )
+    if options.index and options.compression is not None:
+        raise ValueError(
+            f"index=True needs uncompressed files: the records of a {options.compression} file "
+            "have no byte offsets to index; drop compression or the index"
         )
     shards = options.num_shards is not None
     if options.filename_pattern is not None:

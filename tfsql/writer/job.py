@@ -43,6 +43,7 @@ from tfsql.discovery import _coerce_filesystem, _resolve
 from tfsql.encoding import RecordEncoder
 from tfsql.errors import SchemaError, WriteConflictError
 from tfsql.options import WriteOptions
+from tfsql.record_index import index_path, write_sidecar
 from tfsql.writer.files import FileSink, StagedFiles
 from tfsql.writer.inputs import open_input, plain_batches, slices
 from tfsql.writer.result import WriteResult, WrittenFile
@@ -220,14 +221,14 @@ class WriteJob:
                 owner = locking.owner_lock(fs, self.staging)
             self._stage(batches, encoder, data_columns, files)
             files.close_all()
-            extra: list[str] = []
+            extra: list[str] = self._stage_indexes(files) if self.options.index else []
             if self.options.tfds is not None:
                 from tfsql.tfds import stage_tfds_metadata
 
                 data_schema = (
                     pa.schema([schema.field(c) for c in data_columns]) if schema is not None else pa.schema([])
                 )
-                extra = stage_tfds_metadata(
+                extra += stage_tfds_metadata(
                     fs,
                     self.staging,
                     self.options,
@@ -352,6 +353,18 @@ class WriteJob:
             # Values are checked here, in row order; encoding (and compression) run on
             # the file's compression thread when the write has several.
             sink.write_encoded(functools.partial(_framed, encode), len(rows), part.nbytes)
+
+    def _stage_indexes(self, files: StagedFiles) -> list[str]:
+        """Write each staged file's record index beside it (`tfsql.record_index`), to be
+        committed with it; returns their paths relative to the target."""
+        sidecars = []
+        for f in files.records:
+            sidecar = index_path(f.relative)
+            write_sidecar(
+                self.target.fs, posixpath.join(self.staging, f.relative), posixpath.join(self.staging, sidecar)
+            )
+            sidecars.append(sidecar)
+        return sidecars
 
     # -- commit -------------------------------------------------------------------------
 

@@ -21,6 +21,7 @@ from tfsql.compressing import compressor
 from tfsql.discovery import _coerce_filesystem, _resolve
 from tfsql.naming import compression_from_name
 from tfsql.options import WriteOptions
+from tfsql.record_index import index_path, write_sidecar
 from tfsql.writer.result import WriteResult, WrittenFile
 
 __all__ = ["write_single_file", "concatenate_records"]
@@ -65,6 +66,11 @@ def write_single_file(data: Any, path: Any, options: WriteOptions) -> WriteResul
     if exists and options.mode == "ignore":
         return WriteResult(path=text, skipped=True)
     compression = options.compression if options.compression is not None else compression_from_name(text)
+    if options.index and compression is not None:
+        raise ValueError(
+            f"index=True needs an uncompressed file, but {text!r} is {compression}-compressed: its "
+            "records have no byte offsets to index; drop the .gz / .zz suffix or the index"
+        )
     appending = exists and options.mode == "append"
     parent, name = posixpath.split(target)
     fs.makedirs(parent, exist_ok=True)
@@ -73,7 +79,13 @@ def write_single_file(data: Any, path: Any, options: WriteOptions) -> WriteResul
         result = write_directory(
             data,
             staging,
-            options.changed(filesystem=fs, num_shards=1, mode="error", compression=None if appending else compression),
+            options.changed(
+                filesystem=fs,
+                num_shards=1,
+                mode="error",
+                compression=None if appending else compression,
+                index=False,
+            ),
         )
         staged = posixpath.join(staging, result.files[0].relative) if result.files else None
         final = posixpath.join(staging, "final")
@@ -84,7 +96,14 @@ def write_single_file(data: Any, path: Any, options: WriteOptions) -> WriteResul
             concatenate_records(fs, [], final, compression)
         else:
             fs.mv(staged, final)
+        sidecar = index_path(target)
+        if options.index:
+            write_sidecar(fs, final, final + ".idx")
         fs.mv(final, target)
+        if options.index:
+            fs.mv(final + ".idx", sidecar)  # after the file: never older than it
+        elif fs.exists(sidecar):
+            fs.rm(sidecar)  # it indexed the file just replaced
         size = fs.size(target)
     finally:
         if fs.exists(staging):
