@@ -1562,6 +1562,9 @@ typedef struct {
      * the framing then only checked the headers, and the check runs on the decode
      * threads, on bytes about to be read anyway */
     int verify_crc;
+    /* rows decoded before this call (a Builder fed several times): record r of the call
+     * is row row_base + r of the columns; errors still count r from the call's first */
+    size_t row_base;
     int n_unknown;
     unknown_key unknown[MAX_UNKNOWN];
     /* error report */
@@ -1751,7 +1754,7 @@ static inline int feature_fast(colbuild *cb, const uint8_t *p, const uint8_t *en
             tbuf_reserve(&cb->voffs, 4)) {
             return 0;
         }
-        memcpy(cb->values.data + cb->values.len, p, len);
+        copy_value(cb->values.data + cb->values.len, p, len);
         cb->values.len += len;
         int32_t off = (int32_t)cb->values.len;
         memcpy(cb->voffs.data + cb->voffs.len, &off, 4);
@@ -2188,14 +2191,15 @@ static int decode_core(dctx *x, const uint8_t *buf, size_t buflen, const uint8_t
             x->err_record = r;
             return E_DATA_CRC;
         }
-        int rc = scan_record(x, buf + start, buf + start + len, r + 1);
+        size_t row = x->row_base + r;
+        int rc = scan_record(x, buf + start, buf + start + len, row + 1);
         if (rc) {
             x->err_record = r;
             x->err_column = -1;
             return rc;
         }
         for (int c = 0; c < sc->ncols; c++) {
-            rc = column_row(x, c, r);
+            rc = column_row(x, c, row);
             if (rc) {
                 x->err_record = r;
                 x->err_column = c;
@@ -2412,6 +2416,117 @@ static PyObject *colbuild_result(colbuild *cb) {
     return t;
 }
 
+/* -- decoding in steps: begin, feed (any number of times), results ---------- */
+/* Decoder.decode is one feed; a Builder feeds many buffers into the same columns, so a
+ * reader can decode each small read while it is in cache and still cut large batches. */
+
+static int decode_ncols(const schema *sc) { return sc->record_type == RAW ? 1 : sc->ncols; }
+
+/* Set up `x` to decode into fresh columns, reserving for about `n` rows whose payloads
+ * total `payload` bytes; E_NOMEM when out of memory (then decode_end still frees). */
+static int decode_begin(dctx *x, const schema *sc, size_t n, size_t payload) {
+    int ncols = decode_ncols(sc);
+    memset(x, 0, sizeof(*x));
+    x->sc = sc;
+    x->err_column = -1;
+    x->slots = (slotstate *)PyMem_RawCalloc((size_t)ncols + 1, sizeof(slotstate));
+    x->cb = (colbuild *)PyMem_RawCalloc((size_t)ncols + 1, sizeof(colbuild));
+    if (x->slots == NULL || x->cb == NULL) {
+        return E_NOMEM;
+    }
+    for (int c = 0; c < ncols; c++) {
+        int kind = sc->record_type == RAW ? KIND_BYTES : sc->cols[c].kind;
+        int shape = sc->record_type == RAW ? SCALAR : sc->cols[c].shape;
+        if (colbuild_init(&x->cb[c], kind, shape, n, payload)) {
+            return E_NOMEM;
+        }
+        x->cb[c].validity.len = 0; /* grown (zeroed) by each feed */
+    }
+    return 0;
+}
+
+/* Decode `n` more records into the columns (runs without the GIL); 0 or an E_ code,
+ * with x->err_record counted from this call's first record. */
+static int decode_feed(dctx *x, const uint8_t *buf, size_t buflen, const uint8_t *offs,
+                       const uint8_t *lens, size_t n, int verify) {
+    size_t bytes = (x->row_base + n + 7) / 8;
+    for (int c = 0; c < decode_ncols(x->sc); c++) {
+        tbuf *v = &x->cb[c].validity;
+        if (v->len < bytes) {
+            if (tbuf_reserve(v, bytes - v->len)) {
+                return E_NOMEM;
+            }
+            memset(v->data + v->len, 0, bytes - v->len);
+            v->len = bytes;
+        }
+    }
+    x->verify_crc = verify;
+    x->hint_used[0] = x->hint_used[1] = 0; /* the hints point into the previous buffer */
+    x->n_unknown = 0;                      /* so do the unknown names: reported per feed */
+    x->err_column = -1;
+    int rc = decode_core(x, buf, buflen, offs, lens, n);
+    if (rc == 0) {
+        x->row_base += n;
+    }
+    return rc;
+}
+
+/* Add the feature names the last feed found outside the columns to `unknown` (a set). */
+static int report_unknown(const dctx *x, PyObject *unknown) {
+    for (int i = 0; i < x->n_unknown; i++) {
+        PyObject *item = Py_BuildValue("(iy#)", x->unknown[i].loc, (const char *)x->unknown[i].key,
+                                       (Py_ssize_t)x->unknown[i].len);
+        if (item == NULL || PySet_Add(unknown, item) < 0) {
+            Py_XDECREF(item);
+            return -1;
+        }
+        Py_DECREF(item);
+    }
+    return 0;
+}
+
+/* The columns as Decoder.decode returns them (their buffers move to the result). */
+static PyObject *decode_results(dctx *x) {
+    int ncols = decode_ncols(x->sc);
+    PyObject *result = PyList_New(ncols);
+    if (result == NULL) {
+        return NULL;
+    }
+    for (int c = 0; c < ncols; c++) {
+        PyObject *t = colbuild_result(&x->cb[c]);
+        if (t == NULL) {
+            Py_DECREF(result);
+            return NULL;
+        }
+        PyList_SET_ITEM(result, c, t);
+    }
+    return result;
+}
+
+static void decode_end(dctx *x) {
+    if (x->cb != NULL) {
+        for (int c = 0; c < decode_ncols(x->sc); c++) {
+            colbuild_free(&x->cb[c]);
+        }
+    }
+    PyMem_RawFree(x->cb);
+    PyMem_RawFree(x->slots);
+    x->cb = NULL;
+    x->slots = NULL;
+}
+
+static int check_decoder(const schema *sc, PyObject *unknown, const char *what) {
+    if (unknown != Py_None && !PySet_Check(unknown)) {
+        PyErr_Format(PyExc_TypeError, "%s: unknown must be a set or None", what);
+        return -1;
+    }
+    if (sc->record_type != RAW && sc->cols == NULL) {
+        PyErr_SetString(PyExc_ValueError, "Decoder is not initialized");
+        return -1;
+    }
+    return 0;
+}
+
 static PyObject *Decoder_decode(DecoderObject *self, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"buf", "offsets", "lengths", "unknown", "verify", NULL};
     PyObject *bufobj, *offobj, *lenobj, *unknown = Py_None;
@@ -2420,13 +2535,8 @@ static PyObject *Decoder_decode(DecoderObject *self, PyObject *args, PyObject *k
                                      &lenobj, &unknown, &verify)) {
         return NULL;
     }
-    if (unknown != Py_None && !PySet_Check(unknown)) {
-        PyErr_SetString(PyExc_TypeError, "decode: unknown must be a set or None");
-        return NULL;
-    }
     const schema *sc = &self->sc;
-    if (sc->record_type != RAW && sc->cols == NULL) {
-        PyErr_SetString(PyExc_ValueError, "Decoder is not initialized");
+    if (check_decoder(sc, unknown, "decode") < 0) {
         return NULL;
     }
     Py_buffer bv, ov, lv;
@@ -2435,72 +2545,163 @@ static PyObject *Decoder_decode(DecoderObject *self, PyObject *args, PyObject *k
         return NULL;
     }
     PyObject *result = NULL;
-    int ncols = sc->record_type == RAW ? 1 : sc->ncols;
     dctx x;
-    memset(&x, 0, sizeof(x));
-    x.sc = sc;
-    x.err_column = -1;
-    x.track_unknown = unknown != Py_None;
-    x.verify_crc = verify;
-    x.slots = (slotstate *)PyMem_RawCalloc((size_t)ncols + 1, sizeof(slotstate));
-    x.cb = (colbuild *)PyMem_RawCalloc((size_t)ncols + 1, sizeof(colbuild));
-    if (x.slots == NULL || x.cb == NULL) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    int nomem = 0;
+    int rc;
     Py_BEGIN_ALLOW_THREADS
-    size_t payload = records_payload((const uint8_t *)lv.buf, n, (size_t)bv.len);
-    for (int c = 0; c < ncols && !nomem; c++) {
-        if (sc->record_type == RAW) {
-            nomem = colbuild_init(&x.cb[c], KIND_BYTES, SCALAR, n, payload);
-        } else {
-            nomem = colbuild_init(&x.cb[c], sc->cols[c].kind, sc->cols[c].shape, n, payload);
-        }
-    }
-    if (nomem) {
-        x.err = E_NOMEM;
-    } else {
-        x.err = decode_core(&x, (const uint8_t *)bv.buf, (size_t)bv.len,
-                            (const uint8_t *)ov.buf, (const uint8_t *)lv.buf, n);
+    rc = decode_begin(&x, sc, n, records_payload((const uint8_t *)lv.buf, n, (size_t)bv.len));
+    x.track_unknown = unknown != Py_None;
+    if (rc == 0) {
+        rc = decode_feed(&x, (const uint8_t *)bv.buf, (size_t)bv.len, (const uint8_t *)ov.buf,
+                         (const uint8_t *)lv.buf, n, verify);
     }
     Py_END_ALLOW_THREADS
-    if (x.err) {
+    x.err = rc;
+    if (rc) {
         raise_dctx_error(&x, sc->record_type);
-        goto done;
+    } else if (unknown == Py_None || report_unknown(&x, unknown) == 0) {
+        result = decode_results(&x);
     }
-    for (int i = 0; i < x.n_unknown; i++) {
-        PyObject *item = Py_BuildValue("(iy#)", x.unknown[i].loc, (const char *)x.unknown[i].key,
-                                       (Py_ssize_t)x.unknown[i].len);
-        if (item == NULL || PySet_Add(unknown, item) < 0) {
-            Py_XDECREF(item);
-            goto done;
-        }
-        Py_DECREF(item);
-    }
-    result = PyList_New(ncols);
-    if (result == NULL) {
-        goto done;
-    }
-    for (int c = 0; c < ncols; c++) {
-        PyObject *t = colbuild_result(&x.cb[c]);
-        if (t == NULL) {
-            Py_CLEAR(result);
-            goto done;
-        }
-        PyList_SET_ITEM(result, c, t);
-    }
-done:
-    if (x.cb != NULL) {
-        for (int c = 0; c < ncols; c++) {
-            colbuild_free(&x.cb[c]);
-        }
-    }
-    PyMem_RawFree(x.cb);
-    PyMem_RawFree(x.slots);
+    decode_end(&x);
     release_batch(&bv, &ov, &lv);
     return result;
 }
+
+/* -- the Builder type: one batch decoded from several buffers -------------------- */
+
+typedef struct {
+    PyObject_HEAD
+    DecoderObject *decoder; /* holds the schema */
+    dctx x;
+    int busy;  /* a feed is running (a Builder is not for two threads at once) */
+    int done;  /* finished, or failed: the columns hold a partial record */
+} BuilderObject;
+
+static PyTypeObject Builder_Type;
+
+static PyObject *Decoder_builder(DecoderObject *self, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"rows", "payload", NULL};
+    Py_ssize_t rows = 0, payload = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|nn:builder", kwlist, &rows, &payload)) {
+        return NULL;
+    }
+    if (rows < 0 || payload < 0) {
+        PyErr_SetString(PyExc_ValueError, "builder: rows and payload must be >= 0");
+        return NULL;
+    }
+    if (check_decoder(&self->sc, Py_None, "builder") < 0) {
+        return NULL;
+    }
+    BuilderObject *b = PyObject_New(BuilderObject, &Builder_Type);
+    if (b == NULL) {
+        return NULL;
+    }
+    Py_INCREF(self);
+    b->decoder = self;
+    b->busy = b->done = 0;
+    if (decode_begin(&b->x, &self->sc, (size_t)rows, (size_t)payload)) {
+        Py_DECREF(b);
+        return PyErr_NoMemory();
+    }
+    return (PyObject *)b;
+}
+
+static void Builder_dealloc(BuilderObject *b) {
+    decode_end(&b->x);
+    Py_XDECREF(b->decoder);
+    PyObject_Free(b);
+}
+
+static int builder_usable(BuilderObject *b) {
+    if (b->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "this Builder is in use by another thread");
+        return -1;
+    }
+    if (b->done) {
+        PyErr_SetString(PyExc_ValueError, "this Builder is finished (or failed): start another");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *Builder_feed(BuilderObject *b, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"buf", "offsets", "lengths", "unknown", "verify", NULL};
+    PyObject *bufobj, *offobj, *lenobj, *unknown = Py_None;
+    int verify = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO|Op:feed", kwlist, &bufobj, &offobj, &lenobj,
+                                     &unknown, &verify)) {
+        return NULL;
+    }
+    if (builder_usable(b) < 0 || check_decoder(b->x.sc, unknown, "feed") < 0) {
+        return NULL;
+    }
+    Py_buffer bv, ov, lv;
+    size_t n;
+    if (get_batch(bufobj, offobj, lenobj, &bv, &ov, &lv, &n) < 0) {
+        return NULL;
+    }
+    dctx *x = &b->x;
+    x->track_unknown = unknown != Py_None;
+    b->busy = 1;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = decode_feed(x, (const uint8_t *)bv.buf, (size_t)bv.len, (const uint8_t *)ov.buf,
+                     (const uint8_t *)lv.buf, n, verify);
+    Py_END_ALLOW_THREADS
+    b->busy = 0;
+    x->err = rc;
+    int failed = 0;
+    if (rc) {
+        b->done = 1;
+        raise_dctx_error(x, x->sc->record_type);
+        failed = 1;
+    } else if (unknown != Py_None && report_unknown(x, unknown) < 0) {
+        failed = 1;
+    }
+    release_batch(&bv, &ov, &lv);
+    if (failed) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *Builder_finish(BuilderObject *b, PyObject *unused) {
+    if (builder_usable(b) < 0) {
+        return NULL;
+    }
+    b->done = 1;
+    return decode_results(&b->x);
+}
+
+static PyObject *Builder_rows(BuilderObject *b, void *unused) {
+    return PyLong_FromSize_t(b->x.row_base);
+}
+
+static PyMethodDef Builder_methods[] = {
+    {"feed", (PyCFunction)(void (*)(void))Builder_feed, METH_VARARGS | METH_KEYWORDS,
+     "feed(buf, offsets, lengths, unknown=None, verify=False)\n--\n\n"
+     "Decode more records (as ``Decoder.decode`` does) into the columns being built; a\n"
+     "DecodeError counts records from this call's first and leaves the Builder failed.\n"
+     "The buffers may be reused once it returns (nothing points into them)."},
+    {"finish", (PyCFunction)Builder_finish, METH_NOARGS,
+     "finish()\n--\n\nThe columns of every record fed, as ``Decoder.decode`` returns them."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef Builder_getset[] = {
+    {"rows", (getter)Builder_rows, NULL, "records fed so far", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject Builder_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tfsql._native.Builder",
+    .tp_basicsize = sizeof(BuilderObject),
+    .tp_dealloc = (destructor)Builder_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Columns decoded from several buffers of records: Decoder.builder().",
+    .tp_methods = Builder_methods,
+    .tp_getset = Builder_getset,
+};
 
 static PyMethodDef Decoder_methods[] = {
     {"decode", (PyCFunction)(void (*)(void))Decoder_decode, METH_VARARGS | METH_KEYWORDS,
@@ -2510,6 +2711,10 @@ static PyMethodDef Decoder_methods[] = {
      "inner_null_count, inner_offsets, value_offsets, values)``. When ``unknown`` is a\n"
      "set, ``(location, name)`` of features no column reads are added to it (up to 16).\n"
      "See ``_native.pyi``."},
+    {"builder", (PyCFunction)(void (*)(void))Decoder_builder, METH_VARARGS | METH_KEYWORDS,
+     "builder(rows=0, payload=0)\n--\n\n"
+     "A Builder that decodes several buffers of records into one set of columns\n"
+     "(reserving for about ``rows`` records of ``payload`` bytes). See ``_native.pyi``."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -3691,6 +3896,7 @@ static struct PyModuleDef native_module = {
 PyMODINIT_FUNC PyInit__native(void) {
     crc_init();
     if (PyType_Ready(&Buffer_Type) < 0 || PyType_Ready(&Decoder_Type) < 0 ||
+        PyType_Ready(&Builder_Type) < 0 ||
         PyType_Ready(&Encoder_Type) < 0) {
         return NULL;
     }
@@ -3706,7 +3912,8 @@ PyMODINIT_FUNC PyInit__native(void) {
     DecodeError = PyErr_NewExceptionWithDoc(
         "tfsql._native.DecodeError",
         "A record does not decode for the requested columns.\n\n"
-        "Attributes: reason (\"malformed\", \"kind_mismatch\", \"not_scalar\", \"overflow\"),\n"
+        "Attributes: reason (\"malformed\", \"kind_mismatch\", \"not_scalar\", \"overflow\",\n"
+        "\"data_crc\"),\n"
         "record (index in the batch), column (index or -1), found_kind.",
         PyExc_ValueError, attrs);
     Py_DECREF(attrs);
@@ -3720,9 +3927,11 @@ PyMODINIT_FUNC PyInit__native(void) {
     }
     Py_INCREF(&Buffer_Type);
     Py_INCREF(&Decoder_Type);
+    Py_INCREF(&Builder_Type);
     Py_INCREF(&Encoder_Type);
     if (PyModule_AddObject(m, "Buffer", (PyObject *)&Buffer_Type) < 0 ||
         PyModule_AddObject(m, "Decoder", (PyObject *)&Decoder_Type) < 0 ||
+        PyModule_AddObject(m, "Builder", (PyObject *)&Builder_Type) < 0 ||
         PyModule_AddObject(m, "Encoder", (PyObject *)&Encoder_Type) < 0) {
         goto fail;
     }

@@ -205,6 +205,31 @@ class Decoder:
 
         Raises ``DecodeError``. The GIL is released while decoding.
         """
+    def builder(self, rows: int = 0, payload: int = 0) -> Builder:
+        """A :class:`Builder` decoding several buffers of records into one set of
+        columns, reserving for about ``rows`` records of ``payload`` bytes."""
+
+class Builder:
+    """Columns decoded from several buffers (``Decoder.builder()``): a reader feeds each
+    small read while it is in cache and reuses the buffer, yet cuts large batches.
+    ``decode(...)`` is one ``feed`` then ``finish``. Not for two threads at once."""
+
+    rows: int
+    """Records fed so far."""
+    def feed(
+        self,
+        buf: _BufferLike,
+        offsets: _BufferLike,
+        lengths: _BufferLike,
+        unknown: Optional[set] = None,
+        verify: bool = False,
+    ) -> None:
+        """Decode more records as ``Decoder.decode`` does. A ``DecodeError`` counts
+        records from this call's first and ends the Builder. Nothing keeps pointing into
+        ``buf`` once it returns."""
+    def finish(self) -> list:
+        """The columns of every record fed, laid out as ``Decoder.decode`` returns them;
+        the Builder is done after it."""
 
 class Encoder:
     """An encoder compiled once for a record type and ``(name, location, kind, shape)``

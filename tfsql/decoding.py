@@ -28,8 +28,9 @@ Examples
 from __future__ import annotations
 
 import re
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
+import numpy as np
 import pyarrow as pa
 
 from tfsql._codec import codec
@@ -164,6 +165,61 @@ class BlockDecoder:
             columns = self._decoder.decode(block.buf, block.offsets, block.lengths, unknown, block.crc_pending)
         except codec.DecodeError as exc:
             raise translate_decode_error(exc, block, self.record_type, self.specs) from None
+        return self._batch(columns, n, block)
+
+    def decode_blocks(
+        self, blocks: Iterator[RecordBlock], max_rows: int, max_bytes: int, *, unknown: set | None = None
+    ) -> Iterator[tuple[pa.RecordBatch, RecordBlock]]:
+        """Decode consecutive blocks into batches of at most ``max_rows`` records and
+        ``max_bytes`` of payload (a larger record makes a batch of its own; blocks are cut
+        where a batch ends), each block as soon as it is read: a reader of small
+        chunks (see :class:`~tfsql.splits.RangeReader`) then decodes bytes still in cache
+        and reuses its buffers, yet yields large batches. Yields each batch with its first
+        block (the file and record index its errors and casts name).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from tfsql._proto import Example
+        >>> from tfsql.schema import column_specs
+        >>> ex = Example(); ex.features.feature["v"].int64_list.value.append(5)
+        >>> framed, _ = codec.encode_frames(ex.SerializeToString() * 1, np.array([0, ex.ByteSize()]))
+        >>> blocks = [RecordBlock(memoryview(bytes(framed)), np.array([12]), np.array([ex.ByteSize()]), i, 0, "f") for i in range(3)]
+        >>> decoder = BlockDecoder(column_specs(pa.schema({"v": pa.int64()}), codec.EXAMPLE), codec.EXAMPLE)
+        >>> [batch.num_rows for batch, _ in decoder.decode_blocks(iter(blocks), 2, 1 << 20)]
+        [2, 1]
+        """
+        pending: list[RecordBlock] = []  # the rest of a block cut at a batch's end
+        blocks = iter(blocks)
+        while True:
+            builder = None if self._decoder is None else self._decoder.builder(max_rows, max_bytes)
+            parts: list[RecordBlock] = []
+            rows = payload = 0
+            while rows < max_rows and payload < max_bytes:
+                block = pending.pop() if pending else next(blocks, None)
+                if block is None:
+                    break
+                take = _fitting(block.lengths, max_rows - rows, max_bytes - payload, first=not rows)
+                if take < len(block):
+                    pending.append(block.slice(take, len(block)))
+                    block = block.slice(0, take)
+                if builder is not None:
+                    try:
+                        builder.feed(block.buf, block.offsets, block.lengths, unknown, block.crc_pending)
+                    except codec.DecodeError as exc:
+                        raise translate_decode_error(exc, block, self.record_type, self.specs) from None
+                elif block.crc_pending:
+                    _check_data_crcs(block)
+                parts.append(block)
+                rows += len(block)
+                payload += int(block.lengths.sum())
+            if not parts:
+                return
+            batch = empty_batch(rows) if builder is None else self._batch(builder.finish(), rows, parts[0])
+            yield batch, parts[0]
+
+    def _batch(self, columns: list, n: int, block: RecordBlock) -> pa.RecordBatch:
+        """The C decoder's columns as a batch of the requested types (no copy but casts)."""
         arrays = []
         for spec, parts in zip(self.specs, columns):
             array = _column_array(spec, n, parts)
@@ -218,6 +274,18 @@ def translate_decode_error(exc, block: RecordBlock, record_type: int, specs: Seq
     return CorruptRecordError(
         "undecodable", path=block.path, record_index=record, offset=offset, detail=_decoder_detail(exc)
     )
+
+
+def _fitting(lengths: np.ndarray, rows: int, budget: int, *, first: bool) -> int:
+    """How many of a block's records fit ``rows`` more rows and ``budget`` more payload
+    bytes (a batch's first record always fits).
+
+    >>> import numpy as np
+    >>> _fitting(np.array([5, 5, 5]), 10, 12, first=False), _fitting(np.array([50]), 10, 12, first=True)
+    (2, 1)
+    """
+    fit = min(len(lengths), rows, int(np.searchsorted(np.cumsum(lengths), budget, side="right")))
+    return max(fit, 1) if first else fit
 
 
 def _data_crc_error(block: RecordBlock, record: int, *, suggest_skip: bool = False) -> CorruptRecordError:

@@ -440,7 +440,7 @@ class WriteOptions(_Checked):
         sql=(Spelling("THREADS", "count"),), cli="--threads", cli_value="count")
     index: bool = _option(
         False, "write a .<name>.idx record index beside each file (uncompressed files only)", check_boolean,
-        sql=(Spelling("INDEX", "flag"),), spark=(), cli="--index", cli_value="bool")
+        sql=(Spelling("INDEX", "flag"),), spark=(Spelling("index", "bool"),), cli="--index", cli_value="bool")
     progress: bool = _option(False, "show a progress bar", check_boolean, polars=False)
 # fmt: on
 

@@ -53,7 +53,15 @@ from tfsql._codec import codec
 from tfsql.framing import count_plain_records
 from tfsql.options import DEFAULT_MAX_RECORD_BYTES
 
-__all__ = ["index_path", "index_text", "write_index", "write_sidecar", "indexed_count", "StaleIndexWarning"]
+__all__ = [
+    "index_path",
+    "index_text",
+    "write_index",
+    "write_sidecar",
+    "move_indexed",
+    "indexed_count",
+    "StaleIndexWarning",
+]
 
 _HEADER = 12
 _TAIL_BYTES = 64  # more than the longest line: two 20-digit numbers, a space, a newline
@@ -154,6 +162,20 @@ def write_sidecar(fs: Any, path: str, sidecar: str) -> None:
     with fs.open(sidecar, "wb") as out:
         out.write(text.encode("ascii"))
         sync_file(out)
+
+
+def move_indexed(fs: Any, staged: str, target: str, *, index: bool) -> None:
+    """Move the complete file ``staged`` over ``target`` on ``fs``; with ``index``, write
+    its index first and move it beside ``target`` after the file (so it is never older
+    than it); without, remove the index ``target`` had (it described the old file)."""
+    sidecar = index_path(target)
+    if index:
+        write_sidecar(fs, staged, staged + ".idx")
+    fs.mv(staged, target)
+    if index:
+        fs.mv(staged + ".idx", sidecar)
+    elif fs.exists(sidecar):
+        fs.rm(sidecar)
 
 
 def indexed_count(path: str, fd: int | None = None) -> int | None:

@@ -43,7 +43,7 @@ from tfsql._codec import codec
 from tfsql.decoding import BlockDecoder, decode_around_corrupt, empty_batch, fixed_row_bits, rows_within
 from tfsql.discovery import Discovered, FileInfo
 from tfsql.errors import CorruptRecordError, TFSQLError
-from tfsql.framing import FrameReader, count_plain_records, open_decompressed, report_corrupt
+from tfsql.framing import DEFAULT_CHUNK_BYTES, FrameReader, count_plain_records, open_decompressed, report_corrupt
 from tfsql.options import ReadOptions
 from tfsql.buffers import BufferPool
 from tfsql.parallel import ordered_map
@@ -55,6 +55,11 @@ if TYPE_CHECKING:
     from tfsql.arrow_dataset import Dataset
 
 __all__ = ["Scanner", "open_raw", "open_frame_reader", "count_file_records"]
+
+# Reads of a byte range of a local file (made by the decode threads): small enough that
+# a chunk is still in cache when it is framed, CRC-checked and decoded, and its buffer
+# is reused for the next one (tfsql.buffers); the batches stay large (decode_blocks).
+_PIECE_READ_BYTES = 1 << 20
 
 
 def open_raw(found: Discovered, file: FileInfo) -> Any:
@@ -350,11 +355,16 @@ class Scanner:
                 boundary=start,
                 max_record_bytes=options.max_record_bytes,
                 buffers=self._buffers,
+                chunk_bytes=_PIECE_READ_BYTES if found.is_local else DEFAULT_CHUNK_BYTES,
             )
             rows = rows_within(options.batch_bytes, self._row_bits(file_index), self._batch_size)
+            unknown: set | None = set() if self._track_unknown else None
             try:
-                for block in reader.blocks(rows, options.batch_bytes, check_end_from=task.check_end_from):
-                    batches.append(self._decode_block(decoder, (file_index, block)))
+                blocks = reader.blocks(rows, options.batch_bytes, check_end_from=task.check_end_from)
+                for batch, first in decoder.decode_blocks(blocks, rows, options.batch_bytes, unknown=unknown):
+                    if unknown:
+                        self._report_unknown(unknown, first.path)
+                    batches.append(self._finish_batch(file_index, batch))
             except TFSQLError as exc:
                 if raise_errors:
                     raise
@@ -387,7 +397,12 @@ class Scanner:
                 self._report_unknown(unknown, block.path)
         else:
             batch = decoder.decode(block)
-        n = len(block)
+        return self._finish_batch(file_index, batch)
+
+    def _finish_batch(self, file_index: int, batch: pa.RecordBatch) -> pa.RecordBatch:
+        """A decoded batch of file ``file_index`` with its partition and file path
+        columns, filtered and projected as the scan asks."""
+        n = batch.num_rows
         arrays = list(batch.columns)
         fields = list(batch.schema)
         if self._partition_names:

@@ -39,7 +39,7 @@ from typing import Any, BinaryIO
 
 from tfsql._codec import codec
 from tfsql.buffers import BufferPool
-from tfsql.framing import FrameReader, RecordBlock
+from tfsql.framing import DEFAULT_CHUNK_BYTES, FrameReader, RecordBlock
 from tfsql.options import DEFAULT_BATCH_BYTES, DEFAULT_BATCH_SIZE, DEFAULT_MAX_RECORD_BYTES
 
 __all__ = [
@@ -167,9 +167,11 @@ class RangeReader:
         boundary: int | None = None,
         max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
         buffers: BufferPool | None = None,
+        chunk_bytes: int = DEFAULT_CHUNK_BYTES,
     ) -> None:
         self._raw = raw
         self._buffers = buffers
+        self._chunk_bytes = chunk_bytes
         self._max_record_bytes = max_record_bytes
         self._stop = stop
         self._size = size
@@ -210,6 +212,7 @@ class RangeReader:
                 max_record_bytes=self._max_record_bytes,
                 stream_size=self._size,
                 buffers=self._buffers,
+                chunk_bytes=self._chunk_bytes,
             )
             for block in reader.blocks(max_records, max_bytes):
                 block.first_index += index

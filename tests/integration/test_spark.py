@@ -15,6 +15,7 @@ import re
 import struct
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -644,6 +645,27 @@ def test_single_file_rule(spark, example_df, tmp_path):
         example_df.write.format("tfrecord").mode("overwrite").option("partitionBy", "id").save(
             str(tmp_path / "p.tfrecord")
         )
+
+
+def test_index_option_writes_each_files_index_under_its_final_name(spark, example_df, tmp_path):
+    from tfsql.record_index import StaleIndexWarning, index_path, indexed_count
+
+    out = tmp_path / "indexed"
+    example_df.repartition(2).write.format("tfrecord").mode("overwrite").option("index", "true").option(
+        "filenamePattern", "train-{i}-of-{n}"
+    ).save(str(out))
+    files = sorted(p for p in out.iterdir() if p.name.endswith(".tfrecord"))
+    assert [p.name for p in files] == ["train-0-of-2.tfrecord", "train-1-of-2.tfrecord"]
+    assert sorted(p.name for p in out.glob(".*.idx")) == [".train-0-of-2.tfrecord.idx", ".train-1-of-2.tfrecord.idx"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", StaleIndexWarning)
+        assert sum(indexed_count(str(p)) for p in files) == example_df.count()
+
+    one = tmp_path / "one.tfrecord"
+    example_df.repartition(2).write.format("tfrecord").mode("overwrite").option("index", "true").save(str(one))
+    assert indexed_count(str(one)) == example_df.count()
+    example_df.limit(1).write.format("tfrecord").mode("overwrite").save(str(one))
+    assert not Path(index_path(str(one))).exists()  # it described the replaced file
 
 
 def test_tfds_and_tfx_layouts_read_with_a_split_column(spark, tmp_path):

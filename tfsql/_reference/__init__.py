@@ -82,6 +82,7 @@ from tfsql._reference.framing import (
     encode_frames,
 )
 from tfsql._reference.decoding import (
+    Builder,
     Decoder,
 )
 from tfsql._reference.encoding import (
@@ -121,6 +122,7 @@ __all__ = [
     "header_offsets",
     "find_boundary",
     "encode_frames",
+    "Builder",
     "Decoder",
     "Encoder",
     "summarize",

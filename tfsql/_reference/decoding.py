@@ -340,33 +340,70 @@ class Decoder:
         feature the records hold that is not among the columns. With ``verify``, each
         record's data CRC (the 4 bytes after it) is checked before it is decoded.
         """
-        payloads = _records(buf, offsets, lengths, verify)
-        if self._record_type == RAW:
-            return [self._decode_raw(list(payloads))]
-        builders = [
-            _Column(i, _utf8_key(name), location, kind, shape)
-            for i, (name, location, kind, shape) in enumerate(self._columns)
-        ]
-        wanted = {(location, name) for name, location, _, _ in self._columns}
-        for record, payload in enumerate(payloads):
-            maps = _feature_maps(_parse(payload, self._record_type, record), self._record_type)
-            if unknown is not None:
-                unknown.update(
-                    key
-                    for key in (
-                        (location, name.encode("utf-8")) for location, entries in maps.items() for name in entries
-                    )
-                    if key not in wanted
-                )
-            for builder in builders:
-                builder.read(maps, record)
-        return [builder.finish() for builder in builders]
+        builder = self.builder()
+        builder.feed(buf, offsets, lengths, unknown, verify)
+        return builder.finish()
 
-    @staticmethod
-    def _decode_raw(payloads: list) -> tuple:
-        total = 0
-        for record, payload in enumerate(payloads):
-            total += len(payload)
-            if total > _INT32_MAX:
+    def builder(self, rows: int = 0, payload: int = 0) -> "Builder":
+        """A :class:`Builder` decoding several buffers into one set of columns (``rows`` and
+        ``payload`` are the native codec's reservation hints; unused here)."""
+        if rows < 0 or payload < 0:
+            raise ValueError("builder: rows and payload must be >= 0")
+        return Builder(self._record_type, self._columns)
+
+
+class Builder:
+    """Columns decoded from several buffers of records (``Decoder.builder()``): ``feed``
+    decodes more records, ``finish`` returns the columns as ``Decoder.decode`` does. A
+    ``DecodeError`` counts records from the failing call's first and ends the Builder."""
+
+    def __init__(self, record_type: int, columns: list) -> None:
+        self._record_type = record_type
+        self._columns = [
+            _Column(i, _utf8_key(name), location, kind, shape)
+            for i, (name, location, kind, shape) in enumerate(columns)
+        ]
+        self._wanted = {(location, name) for name, location, _, _ in columns}
+        self._payloads: list[bytes] = []  # RAW
+        self._raw_bytes = 0
+        self._done = False
+        self.rows = 0
+
+    def feed(self, buf: Any, offsets: Any, lengths: Any, unknown: Optional[set] = None, verify: bool = False) -> None:
+        if self._done:
+            raise ValueError("this Builder is finished (or failed): start another")
+        try:
+            count = 0
+            for record, payload in enumerate(_records(buf, offsets, lengths, verify)):
+                self._read(payload, record, unknown)
+                count += 1
+        except BaseException:
+            self._done = True
+            raise
+        self.rows += count
+
+    def _read(self, payload: bytes, record: int, unknown: Optional[set]) -> None:
+        if self._record_type == RAW:
+            self._raw_bytes += len(payload)
+            if self._raw_bytes > _INT32_MAX:
                 raise DecodeError("overflow", record=record, column=0)
-        return (None, 0, None, None, 0, None, _int32_offsets([len(p) for p in payloads]), b"".join(payloads))
+            self._payloads.append(payload)
+            return
+        maps = _feature_maps(_parse(payload, self._record_type, record), self._record_type)
+        if unknown is not None:
+            unknown.update(
+                key
+                for key in ((location, name.encode("utf-8")) for location, entries in maps.items() for name in entries)
+                if key not in self._wanted
+            )
+        for column in self._columns:
+            column.read(maps, record)
+
+    def finish(self) -> list:
+        if self._done:
+            raise ValueError("this Builder is finished (or failed): start another")
+        self._done = True
+        if self._record_type == RAW:
+            payloads = self._payloads
+            return [(None, 0, None, None, 0, None, _int32_offsets([len(p) for p in payloads]), b"".join(payloads))]
+        return [column.finish() for column in self._columns]

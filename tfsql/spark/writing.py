@@ -62,6 +62,7 @@ from tfsql.naming import (
     is_single_file_target,
 )
 from tfsql.options import WRITE_OPTIONS
+from tfsql.record_index import index_path, move_indexed
 from tfsql.writer.single_file import concatenate_records
 from tfsql.spark.spark_options import target_path, write_given, writer_options
 from tfsql.writer import check_write_options
@@ -202,6 +203,7 @@ class Writer(DataSourceArrowWriter):
         options = dict(plan.options)
         if plan.single_file:
             options["compression"] = None  # compressed once, when the driver joins the files
+            options["index"] = False  # indexed once, when the driver has joined them
         result = tfsql.write_tfrecord(
             batches(), task_dir, mode="overwrite", filename_pattern=task_pattern(plan, task), **options
         )
@@ -209,7 +211,15 @@ class Writer(DataSourceArrowWriter):
         return TaskFiles(task, task_dir, staged, result.rows)
 
     def _staged(self, messages: list[TaskFiles | None]) -> list[tuple[str, str]]:
-        """(staged path, final relative path) of every file, in task order."""
+        """(staged path, final relative path) of every file, in task order; then, with
+        ``index``, of each file's index sidecar (named after its file's final name)."""
+        files = self._staged_files(messages)
+        if not self.plan.options.get("index") or self.plan.single_file:
+            return files
+        return files + [(index_path(source), index_path(relative)) for source, relative in files]
+
+    def _staged_files(self, messages: list[TaskFiles | None]) -> list[tuple[str, str]]:
+        """(staged path, final relative path) of every data file, in task order."""
         files: list[tuple[str, str]] = []
         for message in sorted((m for m in messages if m is not None), key=lambda m: m.task):
             _, task_root = fsspec.core.url_to_fs(message.task_dir)
@@ -261,7 +271,7 @@ class Writer(DataSourceArrowWriter):
             final = posixpath.join(staging, "final")
             level = plan.options["compression_level"]
             concatenate_records(fs, sources, final, plan.options["compression"], -1 if level is None else level)
-            fs.mv(final, target)
+            move_indexed(fs, final, target, index=bool(plan.options.get("index")))
         finally:
             remove_quietly(fs, staging)
 

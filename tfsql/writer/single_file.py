@@ -21,7 +21,7 @@ from tfsql.compressing import compressor
 from tfsql.discovery import _coerce_filesystem, _resolve
 from tfsql.naming import compression_from_name
 from tfsql.options import WriteOptions
-from tfsql.record_index import index_path, write_sidecar
+from tfsql.record_index import move_indexed
 from tfsql.writer.result import WriteResult, WrittenFile
 
 __all__ = ["write_single_file", "concatenate_records"]
@@ -96,14 +96,7 @@ def write_single_file(data: Any, path: Any, options: WriteOptions) -> WriteResul
             concatenate_records(fs, [], final, compression)
         else:
             fs.mv(staged, final)
-        sidecar = index_path(target)
-        if options.index:
-            write_sidecar(fs, final, final + ".idx")
-        fs.mv(final, target)
-        if options.index:
-            fs.mv(final + ".idx", sidecar)  # after the file: never older than it
-        elif fs.exists(sidecar):
-            fs.rm(sidecar)  # it indexed the file just replaced
+        move_indexed(fs, final, target, index=options.index)
         size = fs.size(target)
     finally:
         if fs.exists(staging):
