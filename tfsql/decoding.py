@@ -200,6 +200,9 @@ class BlockDecoder:
                 if block is None:
                     break
                 take = _fitting(block.lengths, max_rows - rows, max_bytes - payload, first=not rows)
+                if take == 0:  # its first record does not fit the bytes left: the batch is full
+                    pending.append(block)
+                    break
                 if take < len(block):
                     pending.append(block.slice(take, len(block)))
                     block = block.slice(0, take)

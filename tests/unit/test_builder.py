@@ -144,6 +144,19 @@ def test_a_split_scan_reads_small_chunks_into_full_batches(tmp_path, split_bytes
     assert got.column("s").to_pylist() == [f"v{i}" for i in range(3000)]
 
 
+@pytest.mark.timeout(30, method="thread")  # a worker thread spinning: end the run, with stacks
+def test_a_record_too_big_for_the_rest_of_the_byte_budget_starts_the_next_batch(tmp_path):
+    # Records of 300-byte values against 1,000 payload bytes per batch: the fourth
+    # record of each batch does not fit the bytes left, so the batch ends before it
+    # (a range's reader once looped forever on such a record, growing memory).
+    table = pa.table({"s": [chr(97 + i % 26) * 300 for i in range(40)]})
+    tfsql.write_tfrecord(table, tmp_path / "out", num_shards=1)
+    ds = tfsql.dataset(tmp_path / "out", split_bytes=4096, batch_bytes=1000, threads=2)
+    batches = list(ds.to_batches())
+    assert max(b.num_rows for b in batches) == 3
+    assert pa.Table.from_batches(batches).column("s").to_pylist() == table.column("s").to_pylist()
+
+
 def test_reference_decode_is_one_feed():
     data, offsets, lengths = framed_spans(_rows(5))
     decoder = _reference.Decoder(_reference.EXAMPLE, _columns(_reference))
