@@ -17,6 +17,8 @@ import warnings
 import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tfsql
 from tfrecord_files import example, frame, framed_spans
@@ -155,3 +157,40 @@ def test_native_decoder_verify_rejects_a_footer_outside_the_buffer():
         decoder.decode(data, offsets, lengths, None, True)
     assert info.value.reason == "data_crc"
     assert struct.unpack("<Q", data[:8])[0] == len(payload)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    lengths=st.lists(st.integers(0, 700), min_size=1, max_size=12),
+    data=st.data(),
+)
+def test_decoder_verify_checks_records_in_any_grouping_of_lengths(lengths, data):
+    # The native decoder checks CRCs three records at a time (interleaved): whatever the
+    # lengths and alignments, it must report exactly the first bad record, as the
+    # reference does one record at a time, and accept intact records.
+    payloads = [bytes((i * 7 + j) % 256 for j in range(n)) for i, n in enumerate(lengths)]
+    framed, offsets, sizes = framed_spans(payloads)
+    for codec in (_native, _reference):
+        assert len(codec.Decoder(codec.RAW, []).decode(framed, offsets, sizes, None, True)) == 1
+    bad = sorted(data.draw(st.sets(st.integers(0, len(payloads) - 1), min_size=1)))
+    broken = bytearray(framed)
+    for i in bad:
+        target = int(offsets[i]) + (data.draw(st.integers(0, lengths[i] - 1)) if lengths[i] else lengths[i])
+        broken[target] ^= 0x10  # a payload byte, or the footer of an empty record
+    for codec in (_native, _reference):
+        with pytest.raises(codec.DecodeError) as info:
+            codec.Decoder(codec.RAW, []).decode(bytes(broken), offsets, sizes, None, True)
+        assert (info.value.reason, info.value.record) == ("data_crc", bad[0])
+
+
+@pytest.mark.parametrize("cut_record", [0, 1, 2, 3])
+def test_native_decoder_verify_rejects_a_missing_footer_at_any_place_in_a_group(cut_record):
+    payloads = [example({"v": i}) for i in range(cut_record + 1)]
+    data, offsets, lengths = framed_spans(payloads)
+    cut = data[:-2]  # the last record's footer is cut short
+    decoder = _native.Decoder(_native.EXAMPLE, [(b"v", _native.FEATURES, _native.INT64, _native.SCALAR)])
+    with pytest.raises(_native.DecodeError) as info:
+        decoder.decode(cut, offsets, lengths, None, True)
+    assert (info.value.reason, info.value.record) == ("data_crc", cut_record)
+    ((*_, values),) = decoder.decode(cut, offsets[:-1], lengths[:-1], None, True)  # the records before it
+    assert np.frombuffer(values, np.int64).tolist() == list(range(cut_record))
