@@ -52,6 +52,7 @@ __all__ = [
 _VALUE_TYPES = {codec.INT64: pa.int64(), codec.FLOAT: pa.float32(), codec.BYTES: pa.binary()}
 _VALUE_WIDTH = {codec.INT64: 8, codec.FLOAT: 4}
 _HEADER = 12  # bytes before a record's payload
+_FOOTER = 4  # bytes after it (its data CRC)
 _RECORD_TYPE_NAMES = {record_code(name): name for name in READ_OPTIONS["record_type"].choices}
 
 
@@ -169,13 +170,14 @@ class BlockDecoder:
 
     def decode_blocks(
         self, blocks: Iterator[RecordBlock], max_rows: int, max_bytes: int, *, unknown: set | None = None
-    ) -> Iterator[tuple[pa.RecordBatch, RecordBlock]]:
+    ) -> Iterator[tuple[pa.RecordBatch, RecordBlock, int]]:
         """Decode consecutive blocks into batches of at most ``max_rows`` records and
         ``max_bytes`` of payload (a larger record makes a batch of its own; blocks are cut
         where a batch ends), each block as soon as it is read: a reader of small
         chunks (see :class:`~tfsql.splits.RangeReader`) then decodes bytes still in cache
-        and reuses its buffers, yet yields large batches. Yields each batch with its first
-        block (the file and record index its errors and casts name).
+        and reuses its buffers, yet yields large batches. Yields each batch with the head of its
+        first block (:meth:`RecordBlock.head`: the file and record index its errors and
+        casts name) and the file offset just past its last record.
 
         Examples
         --------
@@ -186,14 +188,14 @@ class BlockDecoder:
         >>> framed, _ = codec.encode_frames(ex.SerializeToString() * 1, np.array([0, ex.ByteSize()]))
         >>> blocks = [RecordBlock(memoryview(bytes(framed)), np.array([12]), np.array([ex.ByteSize()]), i, 0, "f") for i in range(3)]
         >>> decoder = BlockDecoder(column_specs(pa.schema({"v": pa.int64()}), codec.EXAMPLE), codec.EXAMPLE)
-        >>> [batch.num_rows for batch, _ in decoder.decode_blocks(iter(blocks), 2, 1 << 20)]
-        [2, 1]
+        >>> [(batch.num_rows, end) for batch, _, end in decoder.decode_blocks(iter(blocks), 2, 1 << 20)]
+        [(2, 30), (1, 30)]
         """
         pending: list[RecordBlock] = []  # the rest of a block cut at a batch's end
         blocks = iter(blocks)
         while True:
             builder = None if self._decoder is None else self._decoder.builder(max_rows, max_bytes)
-            parts: list[RecordBlock] = []
+            first: RecordBlock | None = None  # where the batch starts (its buffer not held)
             rows = payload = 0
             while rows < max_rows and payload < max_bytes:
                 block = pending.pop() if pending else next(blocks, None)
@@ -213,13 +215,15 @@ class BlockDecoder:
                         raise translate_decode_error(exc, block, self.record_type, self.specs) from None
                 elif block.crc_pending:
                     _check_data_crcs(block)
-                parts.append(block)
+                if first is None:
+                    first = block.head()
+                end = block.record_offset(len(block) - 1) + _HEADER + int(block.lengths[-1]) + _FOOTER
                 rows += len(block)
                 payload += int(block.lengths.sum())
-            if not parts:
+            if first is None:
                 return
-            batch = empty_batch(rows) if builder is None else self._batch(builder.finish(), rows, parts[0])
-            yield batch, parts[0]
+            batch = empty_batch(rows) if builder is None else self._batch(builder.finish(), rows, first)
+            yield batch, first, end
 
     def _batch(self, columns: list, n: int, block: RecordBlock) -> pa.RecordBatch:
         """The C decoder's columns as a batch of the requested types (no copy but casts)."""

@@ -182,6 +182,17 @@ class RecordBlock:
             self.crc_pending if crc_pending is None else crc_pending,
         )
 
+    def head(self) -> "RecordBlock":
+        """A block of none of the records, naming where this one starts (file, record
+        index, offset) without holding its buffer, which can then be reused.
+
+        >>> head = RecordBlock(memoryview(b"xy"), np.array([12]), np.array([2]), 7, 100, "f").head()
+        >>> len(head), len(head.buf), head.first_index, head.path
+        (0, 0, 7, 'f')
+        """
+        empty = np.zeros(0, dtype=np.uint64)
+        return RecordBlock(memoryview(b""), empty, empty, self.first_index, self.base_offset, self.path)
+
     def record_offset(self, i: int) -> int:
         """File offset of record ``i``'s header."""
         return self.base_offset + int(self.offsets[i]) - _HEADER
@@ -278,6 +289,12 @@ class FrameReader:
     buffers : BufferPool, optional
         Where read buffers come from: a scan's pool reuses the buffers of blocks it has
         finished with (:mod:`tfsql.buffers`); None allocates each one.
+    base_offset, stop : int
+        The stream starts at this offset of the file, at a record boundary; with
+        ``stop``, only the records whose header starts before it are read (a byte range,
+        see :mod:`tfsql.splits`).
+    first_index : int
+        The file-wide index of the stream's first record (blocks and errors count from it).
     """
 
     def __init__(
@@ -293,8 +310,10 @@ class FrameReader:
         base_offset: int = 0,
         stop: int | None = None,
         buffers: BufferPool | None = None,
+        first_index: int = 0,
     ) -> None:
         on_corrupt = READ_OPTIONS["on_corrupt"].validate(on_corrupt)
+        self._first_index = first_index
         self._stream = stream
         self.path = path
         self._verify = verify
@@ -372,7 +391,7 @@ class FrameReader:
         buf = memoryview(b"")
         base = self._base_offset  # file offset of buf[0]
         pos = 0  # scan position in buf
-        index = 0  # file-wide index of the record at pos
+        index = self._first_index  # file-wide index of the record at pos
         yielded = 0
         eof = False
         while True:

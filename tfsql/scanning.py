@@ -5,10 +5,12 @@ A scan (see :mod:`tfsql.arrow_dataset` for the dataset it reads):
 
 1. prunes files with the filter's partition terms (no file is opened for a pruned
    partition),
-2. reads each remaining file in chunks and frames its records (CRC-checked), or, for
-   a large uncompressed file with ``split_bytes``, reads byte ranges of it on several
-   threads (:mod:`tfsql.splits`; each range is checked to start where the previous
-   one ended),
+2. reads each remaining file in chunks and frames its records (CRC-checked); a local
+   uncompressed file is read by the decode threads themselves, in pieces of about a
+   batch (byte ranges, :mod:`tfsql.splits`; each piece is checked to start where the
+   previous one ended, and an error sends the rest of the file to the sequential
+   reader, so that it is reported as a whole-file read reports it), as are the ranges
+   ``split_bytes`` cuts,
 3. decodes only the needed features (the requested columns plus those the filter
    reads) on worker threads with the GIL released, in file order,
 4. appends partition columns and the file path column, applies the filter exactly
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import os
 import warnings
 from dataclasses import dataclass
@@ -60,6 +63,12 @@ __all__ = ["Scanner", "open_raw", "open_frame_reader", "count_file_records"]
 # a chunk is still in cache when it is framed, CRC-checked and decoded, and its buffer
 # is reused for the next one (tfsql.buffers); the batches stay large (decode_blocks).
 _PIECE_READ_BYTES = 1 << 20
+# A piece's decoded batches (held until the piece is done) stop at this many times
+# batch_bytes: ordinary records decode to about their size, so only records that
+# expand (a wide schema, sparse records) ever reach it.
+_PIECE_OUTPUT_BATCHES = 2
+# Files from this size on are read in pieces even when not split (Scanner._reads_in_pieces).
+_PIECE_MIN_FILE_BYTES = 4 << 20
 
 
 def open_raw(found: Discovered, file: FileInfo) -> Any:
@@ -271,6 +280,9 @@ class Scanner:
             if spans is not None:
                 yield from self._range_tasks(i, spans)
                 continue
+            if remaining is None and self._reads_in_pieces(i):
+                yield from self._range_tasks(i, [(0, file.size)], whole_file=True)
+                continue
             rows = rows_within(options.batch_bytes, self._row_bits(i), self._batch_size)
             with contextlib.closing(open_frame_reader(found, file, options)) as reader:
                 reader.buffers = self._buffers
@@ -309,11 +321,28 @@ class Scanner:
             return None
         return plan_ranges(size, split)
 
-    def _range_tasks(self, file_index: int, spans: list[tuple[int, int]]) -> Iterator[tuple[int, "_RangeTask"]]:
+    def _reads_in_pieces(self, index: int) -> bool:
+        """Whether file ``index``, not split by ``split_bytes``, is still read by the
+        decode threads in pieces: local, uncompressed and of at least 4 MiB, with several
+        threads. Each thread then reads, checks and decodes its own small chunks while
+        they are in cache, instead of waiting on one reading thread (tabular set: 1.2x
+        faster). Smaller files are read ahead a batch at a time, not a piece."""
+        dataset = self._dataset
+        return (
+            self._threads > 1
+            and dataset._found.files[index].size >= _PIECE_MIN_FILE_BYTES
+            and dataset._found.is_local
+            and dataset._splittable(index)
+        )
+
+    def _range_tasks(
+        self, file_index: int, spans: list[tuple[int, int]], *, whole_file: bool = False
+    ) -> Iterator[tuple[int, "_RangeTask"]]:
         """The ranges cut into pieces of about a batch (:func:`tfsql.splits.plan_pieces`):
         a piece is one unit of decode work, so memory is bounded by the batch size
         whatever the range size. Only the first piece's start is trusted; every later
-        piece is checked against the end of the one before (:meth:`_checked_ranges`)."""
+        piece is checked against the end of the one before (:meth:`_checked_ranges`).
+        ``whole_file``: the pieces of a file no option split (see :class:`_RangeTask`)."""
         piece = piece_bytes(self._dataset.options.batch_bytes)
         own_range = self._dataset._byte_range is not None
         for k, (start, stop) in enumerate(spans):
@@ -321,7 +350,13 @@ class Scanner:
             for j, (a, b) in enumerate(pieces):
                 yield (
                     file_index,
-                    _RangeTask(a, b, trusted=k == 0 and j == 0, check_end_from=stop if own_range else None),
+                    _RangeTask(
+                        a,
+                        b,
+                        trusted=k == 0 and j == 0,
+                        check_end_from=stop if own_range else None,
+                        whole_file=whole_file,
+                    ),
                 )
 
     def _read_range(
@@ -351,20 +386,33 @@ class Scanner:
                 file.size,
                 path=file.display(),
                 verify=options.verify_checksums,
-                on_corrupt=options.on_corrupt,
+                # A whole file's piece raises on any corruption: the rest of the file is
+                # then read sequentially, which reports it (see _checked_ranges).
+                on_corrupt="raise" if task.whole_file else options.on_corrupt,
                 boundary=start,
                 max_record_bytes=options.max_record_bytes,
                 buffers=self._buffers,
                 chunk_bytes=_PIECE_READ_BYTES if found.is_local else DEFAULT_CHUNK_BYTES,
+                label=file.display() if task.whole_file else None,
+                # Its data CRCs are checked as the records are decoded (a mismatch is an
+                # error like any other, which the sequential reader then reports).
+                defer_data_crc=task.whole_file,
             )
             rows = rows_within(options.batch_bytes, self._row_bits(file_index), self._batch_size)
             unknown: set | None = set() if self._track_unknown else None
+            records = produced = 0
             try:
                 blocks = reader.blocks(rows, options.batch_bytes, check_end_from=task.check_end_from)
-                for batch, first in decoder.decode_blocks(blocks, rows, options.batch_bytes, unknown=unknown):
+                for batch, first, end in decoder.decode_blocks(blocks, rows, options.batch_bytes, unknown=unknown):
                     if unknown:
                         self._report_unknown(unknown, first.path)
+                    records += batch.num_rows
+                    produced += batch.nbytes
                     batches.append(self._finish_batch(file_index, batch))
+                    if produced >= _PIECE_OUTPUT_BATCHES * options.batch_bytes and end < task.stop:
+                        # Records that decode to far more than their size (a wide schema,
+                        # sparse records): the caller reads the rest of the piece.
+                        return _RangeResult(task, reader.first, end, batches, records=records, resume=end)
             except TFSQLError as exc:
                 if raise_errors:
                     raise
@@ -373,7 +421,7 @@ class Scanner:
                 return _RangeResult(task, reader.first, None, [], error=exc)
         if hints is not None and reader.chain_end is not None:
             hints[(file_index, task.stop)] = reader.chain_end
-        return _RangeResult(task, reader.first, reader.chain_end, batches)
+        return _RangeResult(task, reader.first, reader.chain_end, batches, records=records)
 
     def _decode_item(self, decoder: BlockDecoder, item: tuple[int, Any], hints: dict) -> Any:
         file_index, block = item
@@ -470,6 +518,8 @@ class Scanner:
         starts where the previous one's last record ended; a range that does not (a
         corrupt region, a misleading payload) is read again from there."""
         expected: int | None = None  # where the next range's first record must start
+        records = 0  # records of the file before that point (pieces of a whole file)
+        finished: int | None = None  # a file whose rest was read sequentially
         for file_index, item in stream:
             if isinstance(item, _CheckedBlock):
                 for entry in item.entries:
@@ -482,15 +532,61 @@ class Scanner:
                 yield item
                 continue
             task = item.task
+            if file_index == finished:
+                continue
             if task.trusted:
                 expected = item.first if task.start else 0
-            if expected is not None and item.first != expected and not (item.first is None and expected >= task.stop):
-                item = self._read_range(decoder, file_index, task, expected, raise_errors=True)
-            if item.error is not None:
-                raise item.error
-            if item.first is not None and item.first < task.stop:
-                expected = item.chain_end
-            yield from item.batches
+                records = 0
+            while True:
+                if (
+                    expected is not None
+                    and item.first != expected
+                    and not (item.first is None and expected >= task.stop)
+                ):
+                    item = self._read_range(decoder, file_index, task, expected, raise_errors=not task.whole_file)
+                if item.error is not None:
+                    if task.whole_file and expected is not None:
+                        # Read the rest of the file as a whole-file read does, so that what
+                        # is wrong with it is reported (or skipped) just as that read would.
+                        finished = file_index
+                        yield from self._read_sequentially(decoder, file_index, expected, records)
+                        break
+                    raise item.error
+                if item.first is not None and item.first < task.stop:
+                    expected = item.chain_end
+                    records += item.records
+                yield from item.batches
+                if item.resume is None:
+                    break
+                # The piece's batches outgrew its output budget: the rest of it is read
+                # here, as it is consumed, so memory stays bounded by the batch size.
+                task = dataclasses.replace(task, start=item.resume, trusted=True)
+                item = self._read_range(decoder, file_index, task, item.resume, raise_errors=not task.whole_file)
+
+    def _read_sequentially(
+        self, decoder: BlockDecoder, file_index: int, start: int, first_index: int
+    ) -> Iterator[pa.RecordBatch]:
+        """The records of a file from the boundary ``start`` (record ``first_index``) to
+        its end, framed and decoded on this thread; corruption is handled by
+        ``on_corrupt`` with file-wide record numbers, as in a whole-file read."""
+        found = self._dataset._found
+        file = found.files[file_index]
+        options = self._dataset.options
+        rows = rows_within(options.batch_bytes, self._row_bits(file_index), self._batch_size)
+        with contextlib.closing(_counted(open_raw(found, file), options)) as raw:
+            raw.seek(start)
+            reader = FrameReader(
+                raw,
+                path=file.display(),
+                verify=options.verify_checksums,
+                on_corrupt=options.on_corrupt,
+                max_record_bytes=options.max_record_bytes,
+                stream_size=file.size,
+                base_offset=start,
+                first_index=first_index,
+            )
+            for block in reader.blocks(rows, options.batch_bytes):
+                yield self._decode_block(decoder, (file_index, block))
 
     def to_reader(self) -> pa.RecordBatchReader:
         """A ``pyarrow.RecordBatchReader`` over :meth:`to_batches` (lazy)."""
@@ -541,12 +637,15 @@ class _RangeTask:
     ``trusted``: the boundary found at ``start`` is taken as is (the first piece of a
     file or of the dataset's own range); otherwise it is checked against the end of the
     piece before. ``check_end_from``: the end of the dataset's own range, which no later
-    piece checks (see :meth:`tfsql.splits.RangeReader.blocks`; None: a later piece does)."""
+    piece checks (see :meth:`tfsql.splits.RangeReader.blocks`; None: a later piece does).
+    ``whole_file``: a piece of a file no option split, read in pieces for speed alone;
+    any corruption in it makes the rest of the file read sequentially instead."""
 
     start: int
     stop: int
     trusted: bool = True
     check_end_from: int | None = None
+    whole_file: bool = False
 
 
 @dataclass
@@ -559,6 +658,8 @@ class _RangeResult:
     chain_end: int | None
     batches: list
     error: Exception | None = None
+    records: int = 0  # the records it decoded
+    resume: int | None = None  # where the rest of the range starts, when it stopped early
 
 
 def _project_expressions(batch: pa.RecordBatch, expressions: Mapping[str, Any], schema: pa.Schema) -> pa.RecordBatch:

@@ -168,20 +168,24 @@ class RangeReader:
         max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
         buffers: BufferPool | None = None,
         chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+        label: str | None = None,
+        defer_data_crc: bool = False,
     ) -> None:
         self._raw = raw
+        self._defer_data_crc = defer_data_crc
         self._buffers = buffers
         self._chunk_bytes = chunk_bytes
         self._max_record_bytes = max_record_bytes
         self._stop = stop
         self._size = size
-        self._path = range_label(path, start, stop)
+        self._path = range_label(path, start, stop) if label is None else label
         self._verify = verify
         self._on_corrupt = on_corrupt
         self.first = find_range_start(raw, start, stop, size) if boundary is None else boundary
         if self.first is not None and self.first >= stop:
             self.first = None
         self.chain_end: int | None = None if self.first is None else self.first
+        self.records_read = 0  # records framed so far (corrupt ones skipped included)
 
     def blocks(
         self,
@@ -214,10 +218,12 @@ class RangeReader:
                 buffers=self._buffers,
                 chunk_bytes=self._chunk_bytes,
             )
+            reader.defer_data_crc = self._defer_data_crc
             for block in reader.blocks(max_records, max_bytes):
                 block.first_index += index
                 yield block
-            index += reader.records_read
+            index += reader.records_read + reader.skipped_records
+            self.records_read = index
             self.chain_end = pos = reader.chain_end
             if pos is None or pos >= self._size or check_from is None or pos < check_from:
                 return

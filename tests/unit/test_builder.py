@@ -129,7 +129,7 @@ def test_decode_blocks_cuts_batches_by_rows_and_names_the_record_of_an_error(tmp
     with open(path, "rb") as raw:
         reader = RangeReader(raw, 0, size, size, path=str(path), chunk_bytes=64)
         batches = decoder.decode_blocks(reader.blocks(10, 1 << 20), 10, 1 << 20)
-        assert [batch.num_rows for batch, _ in (next(batches), next(batches))] == [10, 10]
+        assert [batch.num_rows for batch, _, _ in (next(batches), next(batches))] == [10, 10]
         with pytest.raises(SchemaError, match="record 25"):
             next(batches)
 
