@@ -1146,3 +1146,21 @@ def test_mutated_frames_never_crash_the_scanner():
             for o, n in zip(u64(offs), u64(lens)):
                 assert o + n + 4 <= len(buf)
     assert statuses == {N.FRAME_OK, N.FRAME_TRUNCATED, N.FRAME_BAD_LENGTH_CRC, N.FRAME_BAD_DATA_CRC}
+
+
+def test_a_column_growing_through_many_mib_in_one_batch_keeps_its_values(tmp_path):
+    """A list column's values are presized for a few values a row and grow by doubling,
+    here from 120 KB to 16 MiB in each block of a read; the values survive each move."""
+    import pyarrow as pa
+
+    import tfsql
+
+    rows = 30_000
+    values = np.arange(rows * 128, dtype=np.float32)
+    emb = pa.FixedSizeListArray.from_arrays(pa.array(values), 128).cast(pa.list_(pa.float32()))
+    tfsql.write_tfrecord(pa.table({"emb": emb}), tmp_path / "t", num_shards=1)
+    for threads in (1, 2):
+        table = tfsql.read_tfrecord(tmp_path / "t", threads=threads)
+        assert table.num_rows == rows
+        got = table.column("emb").combine_chunks().flatten().to_numpy()
+        assert np.array_equal(got, values)
