@@ -2627,9 +2627,10 @@ static void tf_scan(duckdb_function_info info, duckdb_data_chunk output) {
             memset(l->slots, 0, (size_t)g->sc.ncols * sizeof(slotstate));
             int rc = 0;
             size_t payload = records_payload((const uint8_t *)lens, n, l->fb.size);
+            size_t lists = list_reserve(&g->sc, payload);
             for (int c = 0; c < g->sc.ncols && rc == 0; c++) {
                 if (colbuild_init(&l->cb[c], g->sc.cols[c].kind, g->sc.cols[c].shape, n,
-                                  payload)) {
+                                  payload, lists)) {
                     rc = E_NOMEM;
                 }
             }

@@ -2153,7 +2153,21 @@ static void colbuild_free(colbuild *cb) {
  * bytes column's values are a part of those payloads, so reserving that much at once
  * spares the copies of growing, and a large buffer gets its huge pages advised before
  * its first byte is written); starts offsets at 0. */
-static int colbuild_init(colbuild *cb, int kind, int shape, size_t n, size_t payload) {
+/* What each numeric list column of `sc` reserves for its values when the records hold
+ * `payload` bytes: the payload (floats take at least 4 bytes on the wire, so a float
+ * list fits), shared out when there are more than two such columns, so that a wide
+ * schema does not reserve many times the batch. Reserving at once spares the copies
+ * of growing; pages never touched cost no memory. */
+static size_t list_reserve(const schema *sc, size_t payload) {
+    size_t lists = 0;
+    for (int c = 0; sc->record_type != RAW && c < sc->ncols; c++) {
+        lists += sc->cols[c].shape != SCALAR && sc->cols[c].kind != KIND_BYTES;
+    }
+    return lists <= 2 ? payload : 2 * (payload / lists);
+}
+
+static int colbuild_init(colbuild *cb, int kind, int shape, size_t n, size_t payload,
+                         size_t list_values) {
     memset(cb, 0, sizeof(*cb));
     cb->kind = kind;
     cb->shape = shape;
@@ -2184,6 +2198,9 @@ static int colbuild_init(colbuild *cb, int kind, int shape, size_t n, size_t pay
     }
     /* never NULL, so memcpy of 0 bytes into it stays defined */
     size_t want = kind == KIND_BYTES ? payload : width * n;
+    if (kind != KIND_BYTES && shape != SCALAR && list_values > want) {
+        want = list_values;
+    }
     if (tbuf_reserve(&cb->values, want > 64 ? want : 64)) {
         return -1;
     }
@@ -2522,6 +2539,7 @@ static int decode_begin(dctx *x, const schema *sc, size_t n, size_t payload) {
     memset(x, 0, sizeof(*x));
     x->sc = sc;
     x->err_column = -1;
+    size_t lists = list_reserve(sc, payload);
     x->slots = (slotstate *)PyMem_RawCalloc((size_t)ncols + 1, sizeof(slotstate));
     x->cb = (colbuild *)PyMem_RawCalloc((size_t)ncols + 1, sizeof(colbuild));
     if (x->slots == NULL || x->cb == NULL) {
@@ -2530,7 +2548,7 @@ static int decode_begin(dctx *x, const schema *sc, size_t n, size_t payload) {
     for (int c = 0; c < ncols; c++) {
         int kind = sc->record_type == RAW ? KIND_BYTES : sc->cols[c].kind;
         int shape = sc->record_type == RAW ? SCALAR : sc->cols[c].shape;
-        if (colbuild_init(&x->cb[c], kind, shape, n, payload)) {
+        if (colbuild_init(&x->cb[c], kind, shape, n, payload, lists)) {
             return E_NOMEM;
         }
         x->cb[c].validity.len = 0; /* grown (zeroed) by each feed */

@@ -121,8 +121,9 @@ def dataset(
     split_bytes : int or None
         With several threads, an uncompressed file of at least twice this size is read
         as byte ranges of this size on several threads at once (see
-        :mod:`tfsql.splits`; output order is kept); None (the default) reads every file
-        whole.
+        :mod:`tfsql.splits`; output order is kept). None (the default): a local file of
+        4 MiB or more is still read by the decode threads in pieces of about a batch,
+        smaller ones a batch at a time.
     hidden_file_prefix : str or list of str, optional
         Also skip files found in directories or by globs whose name starts with one of
         these prefixes.

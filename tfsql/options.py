@@ -362,7 +362,8 @@ class ReadOptions(_Checked):
         cli="--max-record-bytes", cli_value="count", scan_time=True)
     split_bytes: int | None = _option(
         None, "read an uncompressed file of at least twice this size as byte ranges on several threads "
-              "(None: whole files)", check_positive_or_none,
+              "(None: files of 4 MiB and more are still read in pieces by the decode threads)",
+        check_positive_or_none,
         sql=(Spelling("split_bytes", "count_or_all"),),
         spark=(Spelling("maxPartitionBytes", "count_or_all", default=DEFAULT_MAX_PARTITION_BYTES),),
         scan_time=True)

@@ -216,7 +216,7 @@ def table_single_file(args: argparse.Namespace, script: str) -> str:
         size = os.path.getsize(one.files[0])
         configs = {
             "threads=1": {"threads": 1},
-            "threads=2, whole file": {"threads": 2},
+            "threads=2, no split_bytes": {"threads": 2},
             "threads=2, split_bytes=32 MiB": {"threads": 2, "split_bytes": 32 << 20},
         }
         results = {

@@ -24,8 +24,10 @@ import textwrap
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
+import tfsql
 from tfrecord_files import header as _header
 from tfsql._codec import codec
 from tfsql._proto import Example
@@ -216,3 +218,19 @@ def test_wide_record_then_many_empty_records_keeps_batches_bounded(tmp_path, spl
     assert [b[2:] for b in batches] == [[7, rows_per_batch - 1], [None, rows_per_batch]]
     assert results["count"].get("ok") == 65_536
     assert results["rows"].get("ok") == 65_536
+
+
+_MANY_LISTS = """
+path = sys.argv[2]
+print(json.dumps(attempt("rows", lambda: [tfsql.read_tfrecord(path, threads=t).num_rows for t in (1, 2)])), flush=True)
+"""
+
+
+def test_many_list_columns_share_one_reservation(tmp_path):
+    # 300 float-list columns over 14 MB of records: each list column reserving the
+    # block's whole payload for its values (as a column of two does) would ask for
+    # 300 x 14 MB of address space; they share twice the payload instead.
+    table = pa.table({f"l{j}": pa.array([[1.0, 2.0, 3.0]] * 2_000, pa.list_(pa.float32())) for j in range(300)})
+    tfsql.write_tfrecord(table, tmp_path / "lists", num_shards=1)
+    results = {r["op"]: r for r in _run_capped(_MANY_LISTS, str(tmp_path / "lists"))}
+    assert results["rows"].get("ok") == [2_000, 2_000], results["rows"]

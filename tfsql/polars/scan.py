@@ -184,7 +184,8 @@ def scan_tfrecord(
         ``on_corrupt`` says) instead of being read.
     split_bytes : int, optional
         Read an uncompressed file of at least twice this size as byte ranges decoded on
-        several threads; None reads whole files.
+        several threads; None: local files of 4 MiB or more are still read in pieces by
+        the decode threads.
 
     Returns
     -------
