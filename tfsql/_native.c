@@ -2640,32 +2640,52 @@ static int check_decoder(const schema *sc, PyObject *unknown, const char *what) 
     return 0;
 }
 
-static PyObject *Decoder_decode(DecoderObject *self, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"buf", "offsets", "lengths", "unknown", "verify", NULL};
-    PyObject *bufobj, *offobj, *lenobj, *unknown = Py_None;
-    int verify = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO|Op:decode", kwlist, &bufobj, &offobj,
-                                     &lenobj, &unknown, &verify)) {
-        return NULL;
-    }
-    const schema *sc = &self->sc;
-    if (check_decoder(sc, unknown, "decode") < 0) {
-        return NULL;
-    }
+/* The arguments of Decoder.decode and Builder.feed: the records (held until
+ * release_batch), the set unknown feature names go into (None: not tracked) and
+ * whether to check the data CRCs. */
+typedef struct {
     Py_buffer bv, ov, lv;
     size_t n;
-    if (get_batch(bufobj, offobj, lenobj, &bv, &ov, &lv, &n) < 0) {
+    PyObject *unknown;
+    int verify;
+} feed_args;
+
+/* Parse and check them (`fmt` names the method); 0, or -1 with an exception set. */
+static int parse_feed_args(PyObject *args, PyObject *kwds, const char *fmt, const schema *sc,
+                           feed_args *fa) {
+    static char *kwlist[] = {"buf", "offsets", "lengths", "unknown", "verify", NULL};
+    PyObject *bufobj, *offobj, *lenobj;
+    fa->unknown = Py_None;
+    fa->verify = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, fmt, kwlist, &bufobj, &offobj, &lenobj,
+                                     &fa->unknown, &fa->verify)) {
+        return -1;
+    }
+    if (check_decoder(sc, fa->unknown, strchr(fmt, ':') + 1) < 0) {
+        return -1;
+    }
+    return get_batch(bufobj, offobj, lenobj, &fa->bv, &fa->ov, &fa->lv, &fa->n);
+}
+
+static PyObject *Decoder_decode(DecoderObject *self, PyObject *args, PyObject *kwds) {
+    const schema *sc = &self->sc;
+    feed_args fa;
+    if (parse_feed_args(args, kwds, "OOO|Op:decode", sc, &fa) < 0) {
         return NULL;
     }
+    Py_buffer *bv = &fa.bv, *ov = &fa.ov, *lv = &fa.lv;
+    size_t n = fa.n;
+    PyObject *unknown = fa.unknown;
+    int verify = fa.verify;
     PyObject *result = NULL;
     dctx x;
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = decode_begin(&x, sc, n, records_payload((const uint8_t *)lv.buf, n, (size_t)bv.len));
+    rc = decode_begin(&x, sc, n, records_payload((const uint8_t *)lv->buf, n, (size_t)bv->len));
     x.track_unknown = unknown != Py_None;
     if (rc == 0) {
-        rc = decode_feed(&x, (const uint8_t *)bv.buf, (size_t)bv.len, (const uint8_t *)ov.buf,
-                         (const uint8_t *)lv.buf, n, verify);
+        rc = decode_feed(&x, (const uint8_t *)bv->buf, (size_t)bv->len, (const uint8_t *)ov->buf,
+                         (const uint8_t *)lv->buf, n, verify);
     }
     Py_END_ALLOW_THREADS
     x.err = rc;
@@ -2675,7 +2695,7 @@ static PyObject *Decoder_decode(DecoderObject *self, PyObject *args, PyObject *k
         result = decode_results(&x);
     }
     decode_end(&x);
-    release_batch(&bv, &ov, &lv);
+    release_batch(bv, ov, lv);
     return result;
 }
 
@@ -2737,28 +2757,21 @@ static int builder_usable(BuilderObject *b) {
 }
 
 static PyObject *Builder_feed(BuilderObject *b, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"buf", "offsets", "lengths", "unknown", "verify", NULL};
-    PyObject *bufobj, *offobj, *lenobj, *unknown = Py_None;
-    int verify = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO|Op:feed", kwlist, &bufobj, &offobj, &lenobj,
-                                     &unknown, &verify)) {
+    feed_args fa;
+    if (builder_usable(b) < 0 || parse_feed_args(args, kwds, "OOO|Op:feed", b->x.sc, &fa) < 0) {
         return NULL;
     }
-    if (builder_usable(b) < 0 || check_decoder(b->x.sc, unknown, "feed") < 0) {
-        return NULL;
-    }
-    Py_buffer bv, ov, lv;
-    size_t n;
-    if (get_batch(bufobj, offobj, lenobj, &bv, &ov, &lv, &n) < 0) {
-        return NULL;
-    }
+    Py_buffer *bv = &fa.bv, *ov = &fa.ov, *lv = &fa.lv;
+    size_t n = fa.n;
+    PyObject *unknown = fa.unknown;
+    int verify = fa.verify;
     dctx *x = &b->x;
     x->track_unknown = unknown != Py_None;
     b->busy = 1;
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = decode_feed(x, (const uint8_t *)bv.buf, (size_t)bv.len, (const uint8_t *)ov.buf,
-                     (const uint8_t *)lv.buf, n, verify);
+    rc = decode_feed(x, (const uint8_t *)bv->buf, (size_t)bv->len, (const uint8_t *)ov->buf,
+                     (const uint8_t *)lv->buf, n, verify);
     Py_END_ALLOW_THREADS
     b->busy = 0;
     x->err = rc;
@@ -2770,7 +2783,7 @@ static PyObject *Builder_feed(BuilderObject *b, PyObject *args, PyObject *kwds) 
     } else if (unknown != Py_None && report_unknown(x, unknown) < 0) {
         failed = 1;
     }
-    release_batch(&bv, &ov, &lv);
+    release_batch(bv, ov, lv);
     if (failed) {
         return NULL;
     }
