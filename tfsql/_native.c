@@ -411,7 +411,7 @@ __attribute__((target("sse4.2"))) static uint32_t crc32c_update_hw(uint32_t crc,
  * folded into one, then reduced to 64 and 32 bits, and a Barrett reduction gives the
  * register. It beats the CRC32 instruction where that one issues only every third
  * cycle (AMD Zen: about 3x). Constants, with k(n) = reflect32(x^n mod P) << 1 and P
- * the CRC-32C polynomial 0x11EDC6F41 (tests/unit/test_crc.py derives them again):
+ * the CRC-32C polynomial 0x11EDC6F41 (tests/unit/test_native.py derives them again):
  * fold by 512 bits k(544), k(480); by 128 bits k(160), k(96); k(64); and the Barrett
  * pair reflect33(x^64 div P) and reflect33(P). */
 #define CLMUL_K1 0x740eef02ull   /* k(4*128+32) */
