@@ -56,10 +56,12 @@ class CountingFile:
         self._bar = bar
 
     def seek(self, offset: int, whence: int = 0) -> int:
-        # compression="infer" peeks at the first bytes and seeks back: uncount them
+        # A seek back (compression="infer" peeks at the first bytes; a byte range's
+        # reader looks ahead for a record boundary) uncounts the bytes to be read again;
+        # a seek forward (to a byte range's start) reads nothing.
         before = self._raw.tell()
         after = self._raw.seek(offset, whence)
-        self._bar.update(after - before)
+        self._bar.update(min(0, after - before))
         return after
 
     def read(self, size: int = -1) -> bytes:
@@ -127,8 +129,11 @@ def with_read_progress(ds: Any, desc: str, *, file_indices: Iterable[int] | None
     bar = read_bar(desc, total=sum(found.files[i].size for i in indices))
     try:
         yield ds.with_options(progress=bar)
-        if bar.total is not None and bar.n < bar.total:  # pruned files or a row limit
-            bar.total = bar.n
+        if bar.total is not None and bar.n != bar.total:
+            # Less: pruned files or a row limit. More: byte ranges read the records
+            # that run past their ends, which the next ranges skip, twice.
+            bar.total = min(bar.n, bar.total)
+            bar.n = bar.total
             bar.refresh()
     finally:
         bar.close()

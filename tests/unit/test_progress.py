@@ -11,6 +11,7 @@ import pytest
 from tqdm import tqdm
 
 import tfsql
+import tfsql.progress
 
 N = 50_000
 
@@ -38,6 +39,27 @@ def test_read_tfrecord_progress_counts_the_bytes_of_the_files(data, capsys):
     assert line.startswith("reading: 100%")
     assert f"{size}/{size}" in line
     assert re.search(r"[0-9.]+[kMG]?B/s", line)
+
+
+@pytest.mark.parametrize("split_bytes", [None, 20_000], ids=["pieces", "split_bytes"])
+def test_a_file_read_in_pieces_counts_each_byte_about_once(data, capsys, monkeypatch, split_bytes):
+    # Each piece seeks to its start: a seek forward is no read (once counted as one,
+    # which made a bar of the image set end at 3.0 GB of 800 MB, without its total).
+    import io
+
+    import tfsql.scanning
+
+    monkeypatch.setattr(tfsql.scanning, "_PIECE_MIN_FILE_BYTES", 0)
+    monkeypatch.setattr(tfsql.scanning, "piece_bytes", lambda batch_bytes: 4000)
+    size = _size(data)
+    bar = tfsql.progress.read_bar("reading", total=size, file=io.StringIO())
+    ds = tfsql.dataset(data, threads=2, split_bytes=split_bytes).with_options(progress=bar)
+    assert ds.to_table().num_rows == N
+    # A piece also reads the record that runs past its end, which the next one skips.
+    assert size <= bar.n <= size * 1.05, (bar.n, size)
+    assert tfsql.read_tfrecord(data, progress=True, threads=2, split_bytes=split_bytes).num_rows == N
+    line = _final(capsys.readouterr().err)
+    assert line.startswith("reading: 100%") and f"{tqdm.format_sizeof(size)}/" in line, line
 
 
 def test_a_pruned_read_ends_full_at_what_it_read(data, capsys):
