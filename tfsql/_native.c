@@ -473,17 +473,6 @@ __attribute__((target("sse4.2,pclmul"))) static uint32_t crc32c_update_clmul(uin
 }
 #endif
 
-#if TFSQL_X86_CRC
-/* The unmasked CRCs of three buffers at once. The CRC32 instruction issues every cycle
- * but takes three to finish, so one buffer's CRC (a chain of dependent steps) runs at a
- * third of the unit's speed; three chains interleaved fill the gaps. For records too
- * short for the lane and folding loops above (rows of a few hundred bytes), where it
- * makes the checks of a block about 2.5x faster. Each buffer's tail beyond the shortest
- * whole 8-byte words is finished alone. */
-__attribute__((target("sse4.2"))) static void crc32c_hw_x3(const uint8_t *const p[3],
-                                                          const size_t n[3], uint32_t out[3]);
-#endif
-
 #if TFSQL_ARM_CRC
 static uint32_t crc32c_update_hw(uint32_t crc, const uint8_t *p, size_t n) {
     while (n && ((uintptr_t)p & 7)) {
@@ -561,6 +550,11 @@ static inline uint32_t crc32c_value(uint32_t crc, const uint8_t *p, size_t n) {
 }
 
 #if TFSQL_X86_CRC
+/* The unmasked CRCs of three buffers at once. The CRC32 instruction issues every cycle
+ * but takes three to finish, so one buffer's CRC (a chain of dependent steps) runs at a
+ * third of the unit's speed; three chains interleaved fill the gaps. For records too
+ * short for the lane and folding loops above (rows of a few hundred bytes). Each
+ * buffer's tail beyond the shortest whole 8-byte words is finished alone. */
 __attribute__((target("sse4.2"))) static void crc32c_hw_x3(const uint8_t *const p[3],
                                                           const size_t n[3], uint32_t out[3]) {
     size_t common = n[0] < n[1] ? n[0] : n[1];

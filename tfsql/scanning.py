@@ -87,11 +87,18 @@ def _counted(raw: Any, options: ReadOptions) -> Any:
     return CountingFile(raw, options.progress)
 
 
-def open_frame_reader(found: Discovered, file: FileInfo, options: ReadOptions) -> FrameReader:
-    """Open one file of a dataset for framing (decompressing as the options say)."""
+def open_frame_reader(
+    found: Discovered, file: FileInfo, options: ReadOptions, *, start: int = 0, first_index: int = 0
+) -> FrameReader:
+    """Open one file of a dataset for framing (decompressing as the options say); with
+    ``start``, an uncompressed file from that record boundary, its record ``first_index``."""
     raw = _counted(open_raw(found, file), options)
     try:
-        stream = open_decompressed(raw, options.compression, path=file.display())
+        if start:
+            raw.seek(start)
+            stream = raw
+        else:
+            stream = open_decompressed(raw, options.compression, path=file.display())
     except BaseException:
         raw.close()
         raise
@@ -102,6 +109,8 @@ def open_frame_reader(found: Discovered, file: FileInfo, options: ReadOptions) -
         on_corrupt=options.on_corrupt,
         max_record_bytes=options.max_record_bytes,
         stream_size=_raw_size(raw, file) if stream is raw else None,
+        base_offset=start,
+        first_index=first_index,
     )
 
 
@@ -570,21 +579,12 @@ class Scanner:
         its end, framed and decoded on this thread; corruption is handled by
         ``on_corrupt`` with file-wide record numbers, as in a whole-file read."""
         found = self._dataset._found
-        file = found.files[file_index]
         options = self._dataset.options
         rows = rows_within(options.batch_bytes, self._row_bits(file_index), self._batch_size)
-        with contextlib.closing(_counted(open_raw(found, file), options)) as raw:
-            raw.seek(start)
-            reader = FrameReader(
-                raw,
-                path=file.display(),
-                verify=options.verify_checksums,
-                on_corrupt=options.on_corrupt,
-                max_record_bytes=options.max_record_bytes,
-                stream_size=file.size,
-                base_offset=start,
-                first_index=first_index,
-            )
+        file = found.files[file_index]
+        with contextlib.closing(
+            open_frame_reader(found, file, options, start=start, first_index=first_index)
+        ) as reader:
             for block in reader.blocks(rows, options.batch_bytes):
                 yield self._decode_block(decoder, (file_index, block))
 

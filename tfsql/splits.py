@@ -185,7 +185,6 @@ class RangeReader:
         if self.first is not None and self.first >= stop:
             self.first = None
         self.chain_end: int | None = None if self.first is None else self.first
-        self.records_read = 0  # records framed so far (corrupt ones skipped included)
 
     def blocks(
         self,
@@ -223,7 +222,6 @@ class RangeReader:
                 block.first_index += index
                 yield block
             index += reader.records_read + reader.skipped_records
-            self.records_read = index
             self.chain_end = pos = reader.chain_end
             if pos is None or pos >= self._size or check_from is None or pos < check_from:
                 return
