@@ -25,7 +25,7 @@ second core is busy this is well below 2x, and no thread ratio can exceed it.
 
 Usage::
 
-    python tests/benchmarks/bench_split.py --data-dir /work/bench-data
+    python tests/benchmarks/bench_split.py --data-dir ./bench-data
     python tests/benchmarks/bench_split.py --scale 0.05 --repeat 1 --spark
 """
 

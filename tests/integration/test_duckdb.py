@@ -3,7 +3,7 @@
 Every statement in `STATEMENTS` runs twice on one connection: once over
 ``tfrecord_scan(...)`` (in one of several spellings) and once over the same data loaded
 with ``tfsql.read_tfrecord`` and registered as the Arrow table ``ref``; the results must
-be the same multiset of rows. Runs on DuckDB 2.x (/work/venv) and 1.4 LTS (/work/venv14).
+be the same multiset of rows. Runs on DuckDB 2.x and 1.4 LTS (run the suite once in an environment with ``duckdb==1.4.*``).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """``COPY ... TO ... (FORMAT tfrecord, ...)`` through `tfsql.duckdb`: round trips, options, atomicity.
 
-Runs on DuckDB 2.x (/work/venv) and 1.4 LTS (/work/venv14).
+Runs on DuckDB 2.x and 1.4 LTS (run the suite once in an environment with ``duckdb==1.4.*``).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 DuckDB calls ``type(ds).scanner(ds, columns=..., filter=...)`` and does not re-apply the
 filter, so every query here is checked against the same data registered as an Arrow
 table, and the scanner calls are recorded to see what was pushed. Runs on DuckDB 2.x
-(/work/venv) and 1.4 LTS (/work/venv14).
+and 1.4 LTS (run the suite once in an environment with ``duckdb==1.4.*``).
 """
 
 from __future__ import annotations

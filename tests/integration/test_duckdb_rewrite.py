@@ -1,6 +1,6 @@
 """The SQL text layer of the DuckDB front end: finding calls, statements and COPY parts.
 
-Uses DuckDB's tokenizer, so it runs on DuckDB 2.x (/work/venv) and 1.4 LTS (/work/venv14),
+Uses DuckDB's tokenizer, so it runs on DuckDB 2.x and 1.4 LTS (run the suite once in an environment with ``duckdb==1.4.*``),
 whose tokenizers differ (1.4 emits no comment tokens; 2.0 types ``.`` as a number).
 """
 
