@@ -298,7 +298,10 @@ def test_copy_from_casts_to_the_table_columns_by_position(written):
 def test_copy_from_errors_name_the_columns(written, tmp_path):
     con = native()
     con.sql("CREATE TABLE two (a INTEGER, b VARCHAR)")
-    with pytest.raises(duckdb.BinderException, match=r"column count mismatch: the table takes 2 columns but the TFRecord data has 3 \(id BIGINT, score FLOAT, name VARCHAR\)"):
+    with pytest.raises(
+        duckdb.BinderException,
+        match=r"column count mismatch: the table takes 2 columns but the TFRecord data has 3 \(id BIGINT, score FLOAT, name VARCHAR\)",
+    ):
         con.sql(f"COPY two FROM '{written}' (FORMAT tfrecord)")
     con.sql("CREATE TABLE dates (a DATE, b FLOAT, c VARCHAR)")
     with pytest.raises(duckdb.BinderException, match='column 1 "id" is BIGINT, which does not cast to DATE'):
@@ -343,7 +346,9 @@ def test_tfrecord_schema_lists_the_scan_columns(tmp_path):
             ("split", "VARCHAR", True, None, None, "partition"),
         ]
     )
-    described = con.sql(f"DESCRIBE SELECT * FROM tfrecord_scan('{tmp_path / 'seq'}', record_type := 'sequence_example')")
+    described = con.sql(
+        f"DESCRIBE SELECT * FROM tfrecord_scan('{tmp_path / 'seq'}', record_type := 'sequence_example')"
+    )
     assert [(r[0], r[1]) for r in described.fetchall()] == [(r[0], r[1]) for r in rows]
 
 
@@ -357,7 +362,9 @@ def test_tfrecord_metadata_lists_files_with_counts(tmp_path):
         ("p=0", True, "none", {"p": "0"}, None, 6, "index"),
         ("p=1", True, "none", {"p": "1"}, None, 6, "index"),
     ]
-    rows = con.sql(f"SELECT compression, records, records_source FROM tfrecord_metadata('{tmp_path / 'gz'}')").fetchall()
+    rows = con.sql(
+        f"SELECT compression, records, records_source FROM tfrecord_metadata('{tmp_path / 'gz'}')"
+    ).fetchall()
     assert rows == [("gzip", None, None)] * 2
     rows = con.sql(
         f"SELECT compression, records, records_source FROM tfrecord_metadata('{tmp_path / 'gz'}', count := true)"
@@ -414,13 +421,39 @@ SELECT sum(id) FROM back;
 @needs_copy
 def test_tensorflow_reads_native_copy_files_back(con, tmp_path):
     tf = pytest.importorskip("tensorflow")
-    con.sql("COPY (SELECT {'id': id, 'text': text, 'scores': scores} FROM t ORDER BY id) TO 'tf.tfrecord.gz' (FORMAT tfrecord)")
+    con.sql(
+        "COPY (SELECT {'id': id, 'text': text, 'scores': scores} FROM t ORDER BY id) TO 'tf.tfrecord.gz' (FORMAT tfrecord)"
+    )
     spec = {
         "id": tf.io.FixedLenFeature([], tf.int64),
         "text": tf.io.FixedLenFeature([], tf.string),
         "scores": tf.io.VarLenFeature(tf.float32),
     }
-    got = [tf.io.parse_single_example(r, spec) for r in tf.data.TFRecordDataset(str(tmp_path / "tf.tfrecord.gz"), "GZIP")]
+    got = [
+        tf.io.parse_single_example(r, spec) for r in tf.data.TFRecordDataset(str(tmp_path / "tf.tfrecord.gz"), "GZIP")
+    ]
     assert [int(g["id"]) for g in got] == list(range(300))
     assert got[3]["text"].numpy() == b"row 3"
     assert list(got[3]["scores"].values.numpy()) == [0.75, -1.5]
+
+
+# --------------------------------------------------------------------------------------
+# tfsql.connect(): COPY FROM as an INSERT, on every DuckDB and on the Arrow path
+# --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("extension", [True, False])
+def test_connect_copy_from_inserts_with_duckdb_casts(written, extension):
+    con = tfsql.connect(extension=extension)
+    con.sql("CREATE TABLE d (k SMALLINT, s DOUBLE, n VARCHAR)")
+    assert con.sql(f"COPY d FROM '{written}' (FORMAT tfrecord, RECORD_TYPE example)").fetchall() == [(10,)]
+    assert con.sql("SELECT * FROM d ORDER BY k LIMIT 2").fetchall() == [(0, 0.0, "n0"), (1, 0.5, "n1")]
+    con.sql("CREATE TABLE named (n VARCHAR, k BIGINT, s FLOAT)")
+    con.sql(f"COPY named (k, s, n) FROM '{written}' (FORMAT tfrecord)")  # the file's columns in that order
+    assert con.sql("SELECT * FROM named ORDER BY k LIMIT 1").fetchall() == [("n0", 0, 0.0)]
+    con.sql("CREATE TABLE wrong (k BIGINT, s DOUBLE, n INTEGER)")
+    with pytest.raises(duckdb.ConversionException, match="Could not convert string 'n0'"):
+        con.sql(f"COPY wrong FROM '{written}' (FORMAT tfrecord)")
+    con.sql("CREATE TABLE two (a BIGINT, b BIGINT)")
+    with pytest.raises(duckdb.BinderException, match='table "two" has 2 columns but 3 values were supplied'):
+        con.sql(f"COPY two FROM '{written}'")

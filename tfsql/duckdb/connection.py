@@ -21,6 +21,7 @@ import duckdb
 import tfsql
 from tfsql.duckdb import rewrite
 from tfsql.duckdb.arguments import LiteralError, string_literal
+from tfsql.duckdb.copy_from import copy_from_as_insert
 from tfsql.duckdb.copy import (
     CopyOptionError,
     copy_to_tfrecord,
@@ -192,6 +193,12 @@ class TFRecordConnection:
 
     def _run_statement(self, text: str, params: Any, run, count, *, native: bool = True) -> Any:
         tokens = rewrite.tokenize(text)
+        try:
+            insert = copy_from_as_insert(text, tokens)
+        except CopyOptionError as err:
+            raise sql_error(BinderError, str(err)) from err
+        if insert is not None:  # COPY t FROM '...' (FORMAT tfrecord): an INSERT of tfrecord_scan
+            text, tokens = insert, rewrite.tokenize(insert)
         given = params
         rewritten, params, spans = self._scans.rewrite(text, tokens, params, native=native)
         context = ErrorContext(text, rewritten, spans, self._scans.calls)
