@@ -455,5 +455,5 @@ def test_connect_copy_from_inserts_with_duckdb_casts(written, extension):
     with pytest.raises(duckdb.ConversionException, match="Could not convert string 'n0'"):
         con.sql(f"COPY wrong FROM '{written}' (FORMAT tfrecord)")
     con.sql("CREATE TABLE two (a BIGINT, b BIGINT)")
-    with pytest.raises(duckdb.BinderException, match='table "two" has 2 columns but 3 values were supplied'):
+    with pytest.raises(duckdb.BinderException, match='table "?two"? has 2 columns but 3 values were supplied'):
         con.sql(f"COPY two FROM '{written}'")
