@@ -457,3 +457,33 @@ def test_connect_copy_from_inserts_with_duckdb_casts(written, extension):
     con.sql("CREATE TABLE two (a BIGINT, b BIGINT)")
     with pytest.raises(duckdb.BinderException, match='table "?two"? has 2 columns but 3 values were supplied'):
         con.sql(f"COPY two FROM '{written}'")
+
+
+@pytest.mark.skipif(duckdb_cli() is None, reason="the duckdb command (pip install duckdb-cli) is not installed")
+def test_readme_round_trip_runs_in_the_duckdb_command(tmp_path):
+    cli = duckdb_cli()
+    if cli_version(cli) < (1, 5, 6):
+        pytest.skip("COPY functions need the duckdb command >= 1.5.6")
+    from tfsql.demo import write_demo_dataset
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("#### A whole prep round trip") :]
+    block = section[section.index("```sql\n") + 7 : section.index("```", section.index("```sql\n") + 7)]
+    script = block.replace("LOAD 'tfsql.duckdb_extension';", f"LOAD '{tfsql.duckdb_extension_path()}';")
+    assert script != block
+    write_demo_dataset(tmp_path / "demo-data", rows=2000)
+    out = subprocess.run(
+        [cli, "-unsigned", "-csv", "-c", script + "SELECT count(*), count(DISTINCT split) FROM back;"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert out.returncode == 0, out.stderr
+    kept = tfsql.read_tfrecord(str(tmp_path / "demo-data" / "reviews"))
+    expected = sum(
+        1
+        for label, score in zip(kept["label"].to_pylist(), kept["score"].to_pylist())
+        if label in (0, 4) and score > 0.2
+    )
+    assert out.stdout.split()[-1] == f"{expected},3"
+    assert sorted(p.name for p in (tmp_path / "prepped").rglob("*") if p.is_file()) == ["data_0.tfrecord.gz"] * 3
