@@ -12,6 +12,7 @@ independent reference decoder (and by TensorFlow, where it is installed).
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import shutil
 import signal
@@ -487,3 +488,19 @@ def test_readme_round_trip_runs_in_the_duckdb_command(tmp_path):
     )
     assert out.stdout.split()[-1] == f"{expected},3"
     assert sorted(p.name for p in (tmp_path / "prepped").rglob("*") if p.is_file()) == ["data_0.tfrecord.gz"] * 3
+
+
+def test_tfsql_files_command_lists_files_and_counts(tmp_path):
+    table = pa.table({"id": list(range(6)), "p": [0, 0, 0, 1, 1, 1]})
+    tfsql.write_tfrecord(table, str(tmp_path / "d"), partition_by=["p"], compression="gzip")
+    run = [sys.executable, "-m", "tfsql", "files", str(tmp_path / "d")]
+    out = subprocess.run([*run, "--count"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1].endswith("6 records")
+    assert "p=0" in out.stdout and "3 (count)" in out.stdout
+    lines = subprocess.run([*run, "--json"], capture_output=True, text=True).stdout.splitlines()
+    rows = [json.loads(line) for line in lines]
+    assert [(r["compression"], r["partitions"], r["records"]) for r in rows] == [
+        ("gzip", {"p": "0"}, None),
+        ("gzip", {"p": "1"}, None),
+    ]
