@@ -504,3 +504,19 @@ def test_tfsql_files_command_lists_files_and_counts(tmp_path):
         ("gzip", {"p": "0"}, None),
         ("gzip", {"p": "1"}, None),
     ]
+
+
+def test_connect_copy_takes_the_native_struct_row_form_too(tmp_path):
+    """A statement written for the native COPY writes the same records in tfsql.connect()."""
+    con = tfsql.connect()
+    con.sql(TABLE_SQL)
+    con.sql(f"COPY (SELECT t FROM t ORDER BY id) TO '{tmp_path / 'a.tfrecord'}' (FORMAT tfrecord)")
+    con.sql(
+        f"COPY (SELECT {{'id': id, 'text': text}} AS features, part FROM t) TO '{tmp_path / 'parts'}' "
+        "(FORMAT tfrecord, PARTITION_BY (part))"
+    )
+    expected = tmp_path / "expected.tfrecord"
+    tfsql.write_tfrecord(arrow_of(con.duckdb_connection.sql("SELECT * FROM t ORDER BY id")), str(expected))
+    assert (tmp_path / "a.tfrecord").read_bytes() == expected.read_bytes()
+    parts = tfsql.read_tfrecord(str(tmp_path / "parts"))
+    assert parts.column_names == ["id", "text", "part"] and parts.num_rows == 300

@@ -435,6 +435,9 @@ def copy_to_tfrecord(
             "the query returns no rows to write (it is not a SELECT)",
             function="COPY ... (FORMAT tfrecord)",
         )
+    row_query = struct_row_query(statement.query, relation, plan.writer_options.get("partition_by") or ())
+    if row_query is not None:
+        relation = con.sql(row_query, params=params) if params else con.sql(row_query)
     # The stream must be drained before any other statement runs on this connection
     # (DuckDB 1.4 would silently truncate it, 2.x raises).
     reader = translating_reader(arrow_reader(relation, COPY_BATCH_ROWS))
@@ -449,6 +452,25 @@ def copy_to_tfrecord(
     finally:
         reader.close()
     return result.rows, (result.paths if plan.return_files else None)
+
+
+def struct_row_query(query: str, relation: Any, partition_by: Sequence[str]) -> str | None:
+    """The query whose columns are the fields of ``relation``'s one STRUCT column (and
+    its partition columns), when that is its shape; else None.
+
+    The extension's native COPY takes its records as one STRUCT column (DuckDB's C API
+    gives a COPY function no column names), so a statement written for it, such as
+    ``COPY (SELECT t FROM t) TO ...``, writes the same records here.
+    """
+    others = [name for name in relation.columns if name not in partition_by]
+    if len(others) != 1:
+        return None
+    (name,) = others
+    if not str(relation.types[relation.columns.index(name)]).upper().startswith("STRUCT("):
+        return None
+    quoted = '"' + name.replace('"', '""') + '"'
+    rest = "".join(', "' + c.replace('"', '""') + '"' for c in relation.columns if c != name)
+    return f"SELECT unnest({quoted}){rest} FROM ({query}) AS tfsql_rows"
 
 
 def count_query(rows: int, files: list[str] | None) -> tuple[str, list]:
