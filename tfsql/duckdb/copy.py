@@ -184,12 +184,10 @@ def parse_copy_to(sql: str, tokens: Sequence[Token]) -> CopyStatement | None:
             columns = sql[tokens[i + 1].start : tokens[close].start].strip() or "*"
             i = close + 1
         query = f"SELECT {columns} FROM {table}"
-    if i + 1 >= len(tokens) or not tokens[i].is_word("to") or tokens[i + 1].kind != "string_const":
+    target = copy_target(tokens, i, "to")
+    if target is None:
         return None
-    path_sql = tokens[i + 1].text
-    i += 2
-    if i < len(tokens) and tokens[i].is_word("with"):
-        i += 1
+    path_sql, i = target
     options: dict[str, OptionValue] = {}
     if i < len(tokens):
         if not tokens[i].is_op("("):
@@ -205,6 +203,18 @@ def parse_copy_to(sql: str, tokens: Sequence[Token]) -> CopyStatement | None:
                 f"after the options at offset {tokens[close + 1].start}"
             )
     return CopyStatement(query, path_sql, options)
+
+
+def copy_target(tokens: Sequence[Token], i: int, keyword: str) -> tuple[str, int] | None:
+    """``<keyword> '<path>' [WITH]`` at ``tokens[i]`` (``keyword`` is ``to`` or ``from``):
+    the path literal as written and the index of the token after it; None when absent."""
+    if i + 1 >= len(tokens) or not tokens[i].is_word(keyword) or tokens[i + 1].kind != "string_const":
+        return None
+    path_sql = tokens[i + 1].text
+    i += 2
+    if i < len(tokens) and tokens[i].is_word("with"):
+        i += 1
+    return path_sql, i
 
 
 def _parse_options(sql: str, tokens: Sequence[Token], first: int, stop: int) -> dict[str, OptionValue]:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tfsql.duckdb.copy import CopyOptionError, OptionValue, _parse_options
+from tfsql.duckdb.copy import CopyOptionError, OptionValue, _parse_options, copy_target
 from tfsql.duckdb.rewrite import Token, matching_close
 from tfsql.naming import TFRECORD_SUFFIXES
 
@@ -52,12 +52,10 @@ def copy_from_as_insert(sql: str, tokens: Sequence[Token]) -> str | None:
         close = matching_close(tokens, i)
         columns = " " + sql[tokens[i].start : tokens[close].start + 1]
         i = close + 1
-    if i + 1 >= len(tokens) or not tokens[i].is_word("from") or tokens[i + 1].kind != "string_const":
+    target = copy_target(tokens, i, "from")
+    if target is None:
         return None
-    path_sql = tokens[i + 1].text
-    i += 2
-    if i < len(tokens) and tokens[i].is_word("with"):
-        i += 1
+    path_sql, i = target
     options: dict[str, OptionValue] = {}
     if i < len(tokens) and tokens[i].is_op("("):
         close = matching_close(tokens, i)

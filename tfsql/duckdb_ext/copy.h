@@ -33,6 +33,11 @@ int deflater_start(deflater *d, int comp, int level, char *err);
 int deflater_run(deflater *d, const uint8_t *in, size_t n, int finish, tbuf *out, char *err);
 void deflater_end(deflater *d);
 
+/* -- copy_to.c ----------------------------------------------------------------------- */
+
+/* BOOLEAN and the integer types (int64_list features). */
+int integer_type(duckdb_type t);
+
 /* -- registration ------------------------------------------------------------------- */
 
 /* COPY ... TO / FROM (FORMAT tfrecord); on engines without copy functions, nothing. */

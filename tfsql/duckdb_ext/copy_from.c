@@ -46,22 +46,7 @@ void castplan_free(castplan *p) {
 }
 
 static int is_int_target(duckdb_type t) {
-    switch (t) {
-    case DUCKDB_TYPE_BOOLEAN:
-    case DUCKDB_TYPE_TINYINT:
-    case DUCKDB_TYPE_SMALLINT:
-    case DUCKDB_TYPE_INTEGER:
-    case DUCKDB_TYPE_BIGINT:
-    case DUCKDB_TYPE_UTINYINT:
-    case DUCKDB_TYPE_USMALLINT:
-    case DUCKDB_TYPE_UINTEGER:
-    case DUCKDB_TYPE_UBIGINT:
-    case DUCKDB_TYPE_FLOAT:
-    case DUCKDB_TYPE_DOUBLE:
-        return 1;
-    default:
-        return 0;
-    }
+    return integer_type(t) || t == DUCKDB_TYPE_FLOAT || t == DUCKDB_TYPE_DOUBLE;
 }
 
 /* How a scan leaf type `from` becomes a table leaf type `to`; -1 when it cannot. */

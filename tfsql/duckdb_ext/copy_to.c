@@ -49,7 +49,8 @@ typedef struct {
     int skip;                       /* a column of type NULL: never a feature */
 } incol;
 
-static int leaf_kind(duckdb_type t) {
+/* BOOLEAN and the integer types: an int64_list feature, and what one casts to. */
+int integer_type(duckdb_type t) {
     switch (t) {
     case DUCKDB_TYPE_BOOLEAN:
     case DUCKDB_TYPE_TINYINT:
@@ -60,6 +61,17 @@ static int leaf_kind(duckdb_type t) {
     case DUCKDB_TYPE_USMALLINT:
     case DUCKDB_TYPE_UINTEGER:
     case DUCKDB_TYPE_UBIGINT:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static int leaf_kind(duckdb_type t) {
+    if (integer_type(t)) {
+        return KIND_INT64;
+    }
+    switch (t) {
     case DUCKDB_TYPE_DATE:
     case DUCKDB_TYPE_TIME:
     case DUCKDB_TYPE_TIMESTAMP:
@@ -67,7 +79,7 @@ static int leaf_kind(duckdb_type t) {
     case DUCKDB_TYPE_TIMESTAMP_MS:
     case DUCKDB_TYPE_TIMESTAMP_NS:
     case DUCKDB_TYPE_TIMESTAMP_TZ:
-        return KIND_INT64;
+        return KIND_INT64; /* the stored integer, as tfsql.encoding writes them */
     case DUCKDB_TYPE_FLOAT:
     case DUCKDB_TYPE_DOUBLE:
         return KIND_FLOAT;
