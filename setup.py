@@ -47,7 +47,8 @@ CORE_HEADERS = [os.path.join("tfsql", "core", "tfsql_core.h"), os.path.join("tfs
 if sys.platform == "win32":
     extra_compile_args = ["/O2", "/W4"]
 else:
-    extra_compile_args = ["-O3", "-std=c99", "-fno-strict-aliasing", "-Wall", "-Wextra"]
+    # hidden: the core's functions stay inside the module (PyInit_ is exported by its macro)
+    extra_compile_args = ["-O3", "-std=c99", "-fno-strict-aliasing", "-fvisibility=hidden", "-Wall", "-Wextra"]
 
 
 def _note(message):
@@ -236,14 +237,15 @@ class BuildWithDuckDBExtension(build_ext):
         return mapping
 
 
-setup(
-    ext_modules=[
-        Extension(
-            "tfsql._native",
-            sources=CORE_SOURCES + ["tfsql/_native_module.c"],
-            depends=CORE_HEADERS,
-            extra_compile_args=extra_compile_args,
-        )
-    ],
-    cmdclass={"build_ext": BuildWithDuckDBExtension},
-)
+if __name__ == "__main__":  # pip runs this file as __main__; tests import its constants
+    setup(
+        ext_modules=[
+            Extension(
+                "tfsql._native",
+                sources=CORE_SOURCES + ["tfsql/_native_module.c"],
+                depends=CORE_HEADERS,
+                extra_compile_args=extra_compile_args,
+            )
+        ],
+        cmdclass={"build_ext": BuildWithDuckDBExtension},
+    )

@@ -181,8 +181,7 @@ int count_core(int fd, uint64_t pos, uint64_t size, uint64_t max_length, tbuf *o
  * first header past its end, reads on until a header this function accepts (so a
  * record the next range's search rejects, e.g. one cut short by the end of the file,
  * is read, or reported, by the range before): the ranges of a file partition its
- * records. Pure C (no Python API): the DuckDB
- * extension compiles it too.
+ * records.
  */
 
 

@@ -123,7 +123,8 @@ static inline void copy_le32_words(uint8_t *dst, const uint8_t *src, size_t n) {
 #endif
 }
 
-/* A growable byte buffer. Allocated with PyMem_Raw*, so it may grow without the GIL. */
+/* A growable byte buffer. Allocated with malloc / realloc, so it may grow without
+ * Python's GIL. */
 typedef struct {
     uint8_t *data;
     size_t len;
