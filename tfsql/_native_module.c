@@ -442,7 +442,6 @@ static PyObject *colbuild_result(colbuild *cb) {
     return t;
 }
 
-
 static int report_unknown(const dctx *x, PyObject *unknown) {
     for (int i = 0; i < x->n_unknown; i++) {
         PyObject *item = Py_BuildValue("(iy#)", x->unknown[i].loc, (const char *)x->unknown[i].key,
@@ -473,7 +472,6 @@ static PyObject *decode_results(dctx *x) {
     }
     return result;
 }
-
 
 static int check_decoder(const schema *sc, PyObject *unknown, const char *what) {
     if (unknown != Py_None && !PySet_Check(unknown)) {

@@ -51,8 +51,6 @@ int tbuf_grow(tbuf *b, size_t extra) {
     return 0;
 }
 
-/* Make room for `extra` more bytes; -1 when out of memory. */
-
 void tbuf_free(tbuf *b) {
     free(b->data);
     b->data = NULL;

@@ -8,8 +8,6 @@
 
 #include "tfsql_core.h"
 
-
-
 /* The CRC-32C values of three buffers (interleaved where the CPU's instruction is used). */
 void crc32c_values3(const uint8_t *const p[3], const size_t n[3], uint32_t out[3]);
 
@@ -144,8 +142,6 @@ static inline int skip_scalar_value(const uint8_t **pp, const uint8_t *end, uint
     return 0;
 }
 
-
-
 /* Read the next field of a message: its tag and, when it is length-delimited, its body
  * [*body, *body + *len); any other field is skipped. 0 on success, -1 when malformed. */
 static inline int next_field(const uint8_t **pp, const uint8_t *end, uint32_t *tag,
@@ -260,8 +256,6 @@ static inline int count_packed_varints(const uint8_t *p, const uint8_t *end, uin
     return 0;
 }
 
-
-
 /* The kind a Feature field sets (its oneof field number: a length-delimited
  * bytes_list 1, float_list 2 or int64_list 3), or KIND_NONE for any other field. */
 static inline int feature_kind_field(uint32_t tag) {
@@ -323,7 +317,6 @@ static inline int read_entry(const uint8_t *p, const uint8_t *end, entry_parts *
     return 0;
 }
 
-
 /* Equality of two short keys without a call into libc. */
 static inline int keys_equal(const uint8_t *a, const uint8_t *b, size_t n) {
     while (n >= 8) {
@@ -371,7 +364,6 @@ static inline int nametable_find(const nametable *t, const colspec *cols, const 
     }
 }
 
-
 /* Check a record span against the buffer. */
 static inline int record_span(const uint8_t *offs, const uint8_t *lens, size_t i,
                               size_t buflen, size_t *start, size_t *len) {
@@ -383,6 +375,5 @@ static inline int record_span(const uint8_t *offs, const uint8_t *lens, size_t i
     *len = (size_t)l;
     return 0;
 }
-
 
 #endif /* TFSQL_CORE_INTERNAL_H */

@@ -58,8 +58,6 @@ int schema_index(schema *s, int *dup) {
     return 0;
 }
 
-
-
 /* Marks for rolling a column back to the start of a Feature (oneof semantics). */
 typedef struct {
     int kind;
@@ -554,7 +552,6 @@ static int scan_record(dctx *x, const uint8_t *p, const uint8_t *end, size_t sta
     return 0;
 }
 
-
 /* The records' payload bytes in all (at most the buffer's size, whatever the lengths say). */
 size_t records_payload(const uint8_t *lens, size_t n, size_t buflen) {
     uint64_t total = 0;
@@ -743,7 +740,6 @@ int decode_core(dctx *x, const uint8_t *buf, size_t buflen, const uint8_t *offs,
     }
     return 0;
 }
-
 
 /* -- decoding in steps: begin, feed (any number of times), results ---------- */
 /* Decoder.decode is one feed; a Builder feeds many buffers into the same columns, so a

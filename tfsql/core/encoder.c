@@ -30,7 +30,6 @@ static inline uint8_t *put_varint(uint8_t *o, uint64_t v) {
 /* Size of a length-delimited field with a one-byte tag and a body of `n` bytes. */
 static inline uint64_t field_size(uint64_t n) { return 1 + varint_size(n) + n; }
 
-
 /* [a, b) of the values: the size of the list message's body. */
 static inline uint64_t list_body_size(const ecol *e, int64_t a, int64_t b) {
     int kind = e->spec->kind;

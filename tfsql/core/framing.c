@@ -184,7 +184,6 @@ int count_core(int fd, uint64_t pos, uint64_t size, uint64_t max_length, tbuf *o
  * records.
  */
 
-
 /* Rule 3 for the record at p, whose header and data (rules 1 and 2) are verified and
  * which ends at `next`. */
 static int chain_holds(const uint8_t *buf, size_t size, size_t p, size_t next, int at_eof,

@@ -57,7 +57,6 @@
 #define TFSQL_BIG_ENDIAN 0
 #endif
 
-
 static inline uint32_t bswap32(uint32_t v) {
     return (v >> 24) | ((v >> 8) & 0xff00u) | ((v << 8) & 0xff0000u) | (v << 24);
 }
@@ -131,9 +130,11 @@ typedef struct {
     size_t cap;
 } tbuf;
 
-
+/* Make room for `extra` more bytes (capacity doubles, huge pages advised for large
+ * buffers): 0, or -1 when out of memory or the size overflows (b is unchanged). */
 int tbuf_grow(tbuf *b, size_t extra);
 
+/* Make room for `extra` more bytes; -1 when out of memory. */
 static inline int tbuf_reserve(tbuf *b, size_t extra) {
     if (LIKELY(b->cap - b->len >= extra)) {
         return 0;
@@ -159,7 +160,6 @@ static inline int tbuf_put_u64(tbuf *b, uint64_t v) {
     return 0;
 }
 
-
 /* The CRC-32C of p[0:n) continued from `crc` (0 to start): hardware when the CPU has it. */
 uint32_t crc32c_value(uint32_t crc, const uint8_t *p, size_t n);
 
@@ -171,14 +171,16 @@ static inline uint32_t masked_crc(const uint8_t *p, size_t n) {
     return crc_mask(crc32c_value(0, p, n));
 }
 
+/* -- framing ---------------------------------------------------------------- */
 
+/* scan_core / count_core statuses: the frames end cleanly, or the first bad one is cut
+ * short, has a length or data CRC mismatch, or is longer than allowed. */
 enum { FRAME_OK = 0, FRAME_TRUNCATED = 1, FRAME_BAD_LENGTH_CRC = 2, FRAME_BAD_DATA_CRC = 3,
        FRAME_TOO_LONG = 4 };
 
-
+/* find_boundary_core results, and the chain check it makes (framing.c). */
 enum { BOUNDARY_FOUND = 0, BOUNDARY_NONE = 1, BOUNDARY_MORE = 2 };
 enum { CHAIN_NO = 0, CHAIN_YES = 1, CHAIN_MORE = 2 };
-
 
 /* Write one frame header for a payload of `length` bytes at `out` (12 bytes). */
 static inline void write_frame_header(uint8_t *out, uint64_t length) {
@@ -186,12 +188,16 @@ static inline void write_frame_header(uint8_t *out, uint64_t length) {
     store_le32(out + 8, masked_crc(out, 8));
 }
 
+/* -- decoding -------------------------------------------------------------- */
+
+/* Record types, feature map locations (context features / feature lists), feature
+ * kinds (the Feature oneof) and column shapes. */
 enum { EXAMPLE = 0, SEQUENCE_EXAMPLE = 1, RAW = 2 };
 enum { FEATURES = 0, FEATURE_LISTS = 1 };
 enum { KIND_NONE = 0, KIND_BYTES = 1, KIND_FLOAT = 2, KIND_INT64 = 3 };
 enum { SCALAR = 0, LIST = 1, LIST_OF_LIST = 2 };
 
-/* Internal error codes (0 is success). */
+/* Decode error codes (0 is success): each binding words them as its own error. */
 enum {
     E_MALFORMED = 1,
     E_KIND_MISMATCH = 2,
@@ -202,8 +208,9 @@ enum {
     E_DATA_CRC = 7, /* a record's data CRC does not match its footer (verify_crc) */
 };
 
+/* The largest int32 Arrow offset: a column whose values or offsets would pass it is
+ * E_OVERFLOW. */
 #define INT32_LIMIT ((int64_t)0x7fffffff)
-
 
 /* One (name, location, kind, shape) column, compiled. */
 typedef struct {
@@ -218,7 +225,6 @@ typedef struct {
     int32_t *slots; /* -1: empty */
 } nametable;
 
-
 /* Column specs shared by Decoder and Encoder. */
 typedef struct {
     int record_type;
@@ -226,8 +232,6 @@ typedef struct {
     colspec *cols;
     nametable tables[2];
 } schema;
-
-
 
 /* -- per-call decoding state ---------------------------------------------- */
 
@@ -254,6 +258,8 @@ typedef struct {
     int64_t nvalues; /* number of values (numbers, or bytes strings) */
 } colbuild;
 
+/* Per location, the name at each of the first NHINT map entries of the previous record:
+ * records usually list their features in the same order. */
 #define NHINT 64
 
 typedef struct {
@@ -262,6 +268,7 @@ typedef struct {
     int col;
 } hint;
 
+/* Feature names outside the columns, collected when asked (the first MAX_UNKNOWN). */
 #define MAX_UNKNOWN 16
 
 typedef struct {
@@ -270,6 +277,9 @@ typedef struct {
     size_t len;
 } unknown_key;
 
+/* The state of one decode: its schema and column builders, the options of the call and
+ * the error report (err: an E_* code; err_record, err_column, err_found_kind, err_count
+ * say where and what). */
 typedef struct {
     const schema *sc;
     slotstate *slots;
@@ -309,9 +319,14 @@ typedef struct {
     uint64_t feature;   /* Feature (or FeatureList) size of the current row */
 } ecol;
 
+/* encode_core's error codes. */
 enum { EE_NOMEM = 1, EE_NULL_RAW = 2 };
 
+/* -- inference statistics ------------------------------------------------------ */
 
+/* What the sampled records hold of one feature (a name at a location): the kinds seen
+ * (a bit per KIND_*), in how many records, list lengths, whether every bytes value
+ * was UTF-8. */
 typedef struct {
     const uint8_t *name; /* points into the caller's buffer */
     size_t name_len;
@@ -324,6 +339,8 @@ typedef struct {
     const uint8_t *entry, *entry_end;
 } sstat;
 
+/* The statistics of a summarize: zero it, feed it with summarize_core, read stats,
+ * then tbuf_free(&stats), tbuf_free(&touched) and free(table). */
 typedef struct {
     tbuf stats;   /* sstat[] in first-seen order */
     int32_t *table; /* open addressing, -1 empty */
@@ -331,6 +348,7 @@ typedef struct {
     tbuf touched; /* int32 stat indices seen in the current record, in wire order */
 } sctx;
 
+/* The i-th feature's statistics, in first-seen order. */
 static inline sstat *sctx_stat(sctx *s, int32_t i) { return ((sstat *)s->stats.data) + i; }
 
 /* Names of the feature kinds, indexed by KIND_* ("no kind", "bytes_list", ...). */

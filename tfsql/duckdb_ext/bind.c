@@ -30,7 +30,6 @@ static void tfbind_free(void *p) {
     free(b);
 }
 
-
 static duckdb_logical_type leaf_type(int kind, int utf8) {
     return duckdb_create_logical_type(kind == KIND_INT64   ? DUCKDB_TYPE_BIGINT
                                       : kind == KIND_FLOAT ? DUCKDB_TYPE_FLOAT

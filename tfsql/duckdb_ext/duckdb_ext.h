@@ -57,12 +57,10 @@ DUCKDB_EXTENSION_EXTERN
  * as column N__feature_list. */
 #define FEATURE_LIST_SUFFIX "__feature_list"
 
-
 typedef struct {
     char **items;
     size_t n, cap;
 } strlist;
-
 
 /* The z_stream layout of zlib's ABI (stable since zlib 1.0). */
 typedef struct {
@@ -91,7 +89,6 @@ typedef struct {
     zstream z;
 } inflater;
 
-
 /* A file's bytes, decompressed: mapped when plain, else inflated into `owned`. */
 typedef struct {
     const uint8_t *data;
@@ -100,7 +97,6 @@ typedef struct {
     size_t map_size;
     tbuf owned;
 } filebytes;
-
 
 typedef struct {
     char *path;    /* absolute, normalised */
@@ -113,7 +109,6 @@ typedef struct {
     tfile *items;
     size_t n, cap;
 } filelist;
-
 
 enum { HIVE_AUTO = -1, HIVE_OFF = 0, HIVE_ON = 1 };
 
@@ -138,7 +133,6 @@ typedef struct {
     int ndata;
     int64_t total_bytes;
 } tfbind;
-
 
 enum { LAYOUT_NONE = 0, LAYOUT_TFDS = 1, LAYOUT_TFX = 2 };
 #define SPLIT_COLUMN "split"

@@ -92,4 +92,3 @@ void file_inflated(filebytes *f) {
     f->data = f->owned.data ? f->owned.data : (const uint8_t *)"";
     f->size = f->owned.len;
 }
-

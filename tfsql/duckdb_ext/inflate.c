@@ -41,7 +41,6 @@ static int zlib_load(void) {
     return ok ? 0 : -1;
 }
 
-
 void inflater_end(inflater *f) {
     if (f->active) {
         zl.end(&f->z);

@@ -5,6 +5,12 @@
 
 #include "duckdb_ext.h"
 
+/* -- dataset layouts with splits (tfsql.layouts) ---------------------------------
+ * TFDS shards '{name}-{split}.tfrecord-{i}-of-{n}' and TFX 'Split-{split}/...' files get
+ * a string partition column split, unless hive directories or the records already have
+ * a column of that name. In a listed directory that holds dataset_info.json, the .json
+ * and .txt files are TFDS metadata, not data. */
+
 static int is_digit(char c) { return c >= '0' && c <= '9'; }
 
 /* tfsql.layouts.tfds_split: the split of a TFDS shard name (a new string), or NULL. */
@@ -207,5 +213,3 @@ int add_split_column(tfbind *b) {
     b->npart = k + 1;
     return b->part_names[k] == NULL ? -1 : 0;
 }
-
-/* -- parameters ------------------------------------------------------------- */

@@ -5,6 +5,8 @@
 
 #include "duckdb_ext.h"
 
+/* -- parameters ------------------------------------------------------------- */
+
 char *value_text(duckdb_value v) {
     char *s = duckdb_get_varchar(v);
     char *r = xstrdup(s ? s : "");

@@ -110,7 +110,6 @@ static int is_int64_text(const char *s) {
     return errno == 0 && *end == 0;
 }
 
-
 /* Hive partition columns of the files (tfsql.partitioning.Partitioning.discover). */
 int find_partitions(tfbind *b, char *err) {
     if (b->hive == HIVE_OFF) {
@@ -229,9 +228,3 @@ int find_partitions(tfbind *b, char *err) {
     }
     return 0;
 }
-
-/* -- dataset layouts with splits (tfsql.layouts) ---------------------------------
- * TFDS shards '{name}-{split}.tfrecord-{i}-of-{n}' and TFX 'Split-{split}/...' files get
- * a string partition column split, unless hive directories or the records already have
- * a column of that name. In a listed directory that holds dataset_info.json, the .json
- * and .txt files are TFDS metadata, not data. */

@@ -30,7 +30,6 @@ char *xprintf(const char *fmt, ...) {
     return r;
 }
 
-
 /* Append s (owned; NULL is kept: a null partition value); -1 when out of memory. */
 int strlist_push(strlist *l, char *s) {
     if (l->n == l->cap) {
@@ -70,7 +69,6 @@ void error_at_path(char *err, const char *path, const char *why) {
 int cmp_str(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
-
 
 int ends_with_ci(const char *s, const char *suffix) {
     size_t n = strlen(s), m = strlen(suffix);
