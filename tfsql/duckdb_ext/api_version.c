@@ -12,7 +12,6 @@
  * engines; capi_has_copy() says whether they are there.
  */
 #include "duckdb_ext.h"
-#include "copy.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -14,7 +14,6 @@
  * instead (INSERT INTO ... SELECT CAST(...) FROM tfrecord_scan(...)).
  */
 #include "duckdb_ext.h"
-#include "copy.h"
 
 #include <stdio.h>
 #include <string.h>

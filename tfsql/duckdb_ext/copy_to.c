@@ -26,7 +26,6 @@
  * message naming tfsql.connect(), where they work.
  */
 #include "duckdb_ext.h"
-#include "copy.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -18,7 +18,6 @@
  *                      count := true walked the record headers, else NULL.
  */
 #include "duckdb_ext.h"
-#include "copy.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -161,7 +160,7 @@ static void schema_scan(duckdb_function_info info, duckdb_data_chunk out) {
         const char *kind = NULL, *location = NULL, *origin;
         if (c < b->ndata) {
             const colspec *cs = &b->sc.cols[c];
-            kind = kind_sql[cs->kind];
+            kind = kind_names[cs->kind];
             origin = b->record_type == RAW ? "record" : "feature";
             location = b->record_type == RAW             ? NULL
                        : b->record_type == EXAMPLE        ? "features"
@@ -202,7 +201,7 @@ static long long indexed_count(const char *path, int64_t size) {
     char err[ERRLEN];
     long long count = -1;
     if (index == NULL || stat(index, &st_index) != 0 || stat(path, &st_file) != 0 ||
-        st_index.st_mtime < st_file.st_mtime || file_read(index, COMP_NONE, &fb, err) != 0) {
+        st_index.st_mtime < st_file.st_mtime || file_open(index, COMP_NONE, &fb, NULL, err) != 0) {
         free(index);
         return -1;
     }
@@ -244,7 +243,7 @@ static long long indexed_count(const char *path, int64_t size) {
  * -1 with `err` set when it cannot be read or is damaged. */
 static long long walked_count(const char *path, int comp, char *err) {
     filebytes fb;
-    if (file_read(path, comp, &fb, err) != 0) {
+    if (file_open(path, comp, &fb, NULL, err) != 0) {
         return -1;
     }
     tbuf offsets = {0}, lengths = {0};
