@@ -306,24 +306,20 @@ void tf_bind(duckdb_bind_info info) {
         duckdb_bind_set_error(info, err);
         return;
     }
-    for (int c = 0; c < b->ndata; c++) {
-        const colspec *cs = &b->sc.cols[c];
-        char *name = column_name(b, c);
-        duckdb_logical_type t = column_type(cs->kind, cs->shape, b->utf8[c]);
-        duckdb_bind_add_result_column(info, name, t);
+    int n = scan_output_count(b);
+    for (int c = 0; c < n; c++) {
+        char *name = NULL;
+        duckdb_logical_type t = scan_output_type(b, c, &name);
+        if (name != NULL) {
+            duckdb_bind_add_result_column(info, name, t);
+        }
         duckdb_destroy_logical_type(&t);
         free(name);
-    }
-    for (int k = 0; k < b->npart; k++) {
-        duckdb_logical_type t = duckdb_create_logical_type(b->part_is_int[k] ? DUCKDB_TYPE_BIGINT
-                                                                             : DUCKDB_TYPE_VARCHAR);
-        duckdb_bind_add_result_column(info, b->part_names[k], t);
-        duckdb_destroy_logical_type(&t);
-    }
-    if (b->filename_col != NULL) {
-        duckdb_logical_type t = duckdb_create_logical_type(DUCKDB_TYPE_VARCHAR);
-        duckdb_bind_add_result_column(info, b->filename_col, t);
-        duckdb_destroy_logical_type(&t);
+        if (name == NULL) {
+            tfbind_free(b);
+            duckdb_bind_set_error(info, "out of memory");
+            return;
+        }
     }
     if (cardinality > 0) {
         duckdb_bind_set_cardinality(info, cardinality, false);
