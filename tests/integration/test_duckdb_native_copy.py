@@ -192,6 +192,14 @@ def test_duckdb_applies_its_own_write_modes(con, tmp_path):
     assert tfsql.read_tfrecord(str(tmp_path / "modes")).num_rows == 600
     con.sql(copy.replace("MODE", ", OVERWRITE"))
     assert tfsql.read_tfrecord(str(tmp_path / "modes")).num_rows == 300
+    con.sql(
+        "COPY (SELECT {'id': id} AS f, part FROM t) TO 'named' "
+        "(FORMAT tfrecord, PARTITION_BY (part), FILENAME_PATTERN 'shard_{i}')"
+    )
+    assert sorted(p.name for p in (tmp_path / "named").rglob("*") if p.is_file()) == ["shard_0.tfrecord"] * 3
+    con.sql("COPY (SELECT t FROM t) TO 'threads' (FORMAT tfrecord, PER_THREAD_OUTPUT, COMPRESSION zlib)")
+    assert {p.suffix for p in (tmp_path / "threads").iterdir()} == {".zz"}
+    assert tfsql.read_tfrecord(str(tmp_path / "threads")).num_rows == 300
     con.sql("COPY (SELECT t FROM t) TO 'single.tfrecord' (FORMAT tfrecord)")
     con.sql("COPY (SELECT t FROM t WHERE id < 7) TO 'single.tfrecord' (FORMAT tfrecord)")  # DuckDB's tmp_ + move
     assert tfsql.read_tfrecord(str(tmp_path / "single.tfrecord")).num_rows == 7
@@ -226,7 +234,7 @@ def test_copy_to_errors_say_what_to_write(con):
         con.sql("COPY (SELECT {'d': 1.5::DECIMAL(4, 2)}) TO 'x.tfrecord' (FORMAT tfrecord)")
     with pytest.raises(duckdb.Error, match="a list holds a NULL element"):
         con.sql("COPY (SELECT {'l': [1, NULL]}) TO 'x.tfrecord' (FORMAT tfrecord)")
-    assert not Path("x.tfrecord").exists()
+    assert sorted(p.name for p in Path(".").iterdir()) == []  # neither the file nor its temporary one
 
 
 KILL_SCRIPT = r"""
