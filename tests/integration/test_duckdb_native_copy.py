@@ -411,6 +411,8 @@ SELECT half, count(*) FROM tfrecord_scan('prep') GROUP BY half ORDER BY half;
 SELECT count(*) FROM tfrecord_metadata('prep', count := true);
 CREATE TABLE back (id BIGINT, name VARCHAR, half INTEGER);
 COPY back FROM 'prep' (FORMAT tfrecord);
+COPY (SELECT src FROM src) TO 'one.tfrecord.gz' (FORMAT tfrecord);
+SELECT count(*) FROM 'one.tfrecord.gz';
 SELECT sum(id) FROM back;
 """
     out = subprocess.run([cli, "-unsigned", "-csv", "-c", script], capture_output=True, text=True, cwd=tmp_path)
@@ -418,7 +420,8 @@ SELECT sum(id) FROM back;
     lines = out.stdout.split()
     assert lines[:4] == ["column_name,column_type", "id,BIGINT", "score,FLOAT", "name,VARCHAR"]
     assert "half,count_star()" in lines and "0,4" in lines and "1,4" in lines
-    assert lines[-1] == str(sum(range(2, 10)))
+    assert lines[-4:] == ["count_star()", "10", "sum(id)", str(sum(range(2, 10)))]
+    assert len(reference_payloads(tmp_path / "one.tfrecord.gz")) == 10  # a gzip stream of whole records
     assert sorted(p.name for p in (tmp_path / "prep").rglob("*") if p.is_file()) == ["data_0.tfrecord.gz"] * 2
 
 
