@@ -118,11 +118,15 @@ class Discovered:
         The files, in the deterministic order described in the module docstring.
     is_local : bool
         True when `filesystem` is the local filesystem (files can be memory-mapped).
+    stamps : dict
+        The identity of each local file when it was first opened, so that every later
+        open and read checks it did not change (:mod:`tfsql.file_guard`).
     """
 
     filesystem: fsspec.AbstractFileSystem
     files: list[FileInfo]
     is_local: bool
+    stamps: dict = field(default_factory=dict, compare=False, repr=False)
 
 
 def discover(

@@ -17,7 +17,14 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["TFSQLError", "CorruptRecordError", "SchemaError", "WriteConflictError", "OptionError"]
+__all__ = [
+    "TFSQLError",
+    "CorruptRecordError",
+    "SchemaError",
+    "FileChangedError",
+    "WriteConflictError",
+    "OptionError",
+]
 
 
 class TFSQLError(Exception):
@@ -222,6 +229,46 @@ class SchemaError(TFSQLError, ValueError):
         self.feature = feature
         self.path = path
         self.record_index = record_index
+
+
+class FileChangedError(TFSQLError, OSError):
+    """A file changed while it was read: it shrank, grew, was modified in place, replaced
+    by another file or deleted after the scan listed it. The rows read so far are not a
+    consistent picture of any version of the file, so the read stops; reading it again
+    sees its new content.
+
+    Attributes
+    ----------
+    path : str or None
+        The file.
+
+    Examples
+    --------
+    >>> str(FileChangedError("size", path="a.tfrecord", before=10, after=4))
+    'a.tfrecord changed while it was read: its size went from 10 to 4 bytes; read it again'
+    """
+
+    _WHAT = {
+        "size": "its size went from {before} to {after} bytes",
+        "modified": "it was modified in place (same size, new modification time)",
+        "replaced": "another file was put in its place",
+        "deleted": "it was deleted",
+    }
+
+    def __init__(self, what: str, *, path: str | None = None, before: int | None = None, after: int | None = None):
+        self.what = what
+        self.path = path
+        self.before = before
+        self.after = after
+        change = self._WHAT[what].format(before=before, after=after)
+        super().__init__(f"{path} changed while it was read: {change}; read it again")
+
+    def __reduce__(self) -> Any:
+        return (_rebuild_changed, (self.what, self.path, self.before, self.after))
+
+
+def _rebuild_changed(what: str, path: str | None, before: int | None, after: int | None) -> FileChangedError:
+    return FileChangedError(what, path=path, before=before, after=after)
 
 
 class WriteConflictError(TFSQLError, FileExistsError):
