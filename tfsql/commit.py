@@ -43,6 +43,7 @@ import errno
 import json
 import os
 import posixpath
+import re
 import shutil
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -51,7 +52,7 @@ from typing import Any
 from fsspec.implementations.local import LocalFileSystem
 
 from tfsql.errors import TFSQLError
-from tfsql.locking import LOCK_NAME, is_owner_alive
+from tfsql.locking import LOCK_NAME, OWNER_NAME, is_owner_alive
 
 __all__ = [
     "INTENT_NAME",
@@ -63,7 +64,9 @@ __all__ = [
     "pending_view",
     "recover",
     "recover_locked",
+    "remove_dead_file_staging",
     "remove_quietly",
+    "single_file_staging",
     "sync_dirs",
     "sync_file",
 ]
@@ -77,6 +80,39 @@ STAGING_PREFIX = "_temporary-"
 SPARK_STAGING_PREFIX = "_temporary-spark-"
 TRASH_PREFIX = "_trash-"
 _FORMAT = 1
+# A single-file write's staging directory beside its target (tfsql.writer.single_file).
+_FILE_STAGING = re.compile(r"\.(?P<name>.+)\.tfsql-[0-9a-f]{32}")
+
+
+def single_file_staging(name: str, job: str) -> str:
+    """The hidden directory beside the file ``name`` where a single-file write stages it.
+
+    >>> single_file_staging("x.tfrecord", "0" * 32)
+    '.x.tfrecord.tfsql-00000000000000000000000000000000'
+    """
+    return f".{name}.tfsql-{job}"
+
+
+def remove_dead_file_staging(fs: Any, parent: str, name: str | None = None) -> list[str]:
+    """Remove the staging directories of dead single-file writers in ``parent`` (of the
+    file ``name`` only, when given); call it holding ``parent``'s target lock, under which
+    a live writer creates its staging and takes its owner lock. Returns their names."""
+    removed: list[str] = []
+    try:
+        names = sorted(posixpath.basename(p.rstrip("/")) for p in fs.ls(parent, detail=False))
+    except (FileNotFoundError, NotADirectoryError):
+        return removed
+    for entry in names:
+        match = _FILE_STAGING.fullmatch(entry)
+        if match is None or (name is not None and match["name"] != name):
+            continue
+        path = posixpath.join(parent, entry)
+        if fs.isdir(path) and not is_owner_alive(fs, path):
+            _Ops(fs, parent).remove(entry)
+            removed.append(entry)
+    if removed:
+        sync_dirs(fs, [parent])
+    return removed
 
 
 def is_bookkeeping(name: str) -> bool:
@@ -87,7 +123,7 @@ def is_bookkeeping(name: str) -> bool:
     >>> [is_bookkeeping(n) for n in ["_tfsql.lock", "_temporary-x", "_trash-x", "_SUCCESS", "k=1"]]
     [True, True, True, False, False]
     """
-    return name in (LOCK_NAME, INTENT_NAME, _INTENT_TMP) or name.startswith((STAGING_PREFIX, TRASH_PREFIX))
+    return name in (LOCK_NAME, OWNER_NAME, INTENT_NAME, _INTENT_TMP) or name.startswith((STAGING_PREFIX, TRASH_PREFIX))
 
 
 def data_entries(fs: Any, root: str) -> list[str]:
@@ -454,6 +490,7 @@ def recover_locked(fs: Any, root: str, *, keep: Iterable[str] = (), display: str
         if dead:
             ops.remove(name)
             result.removed.append(name)
+    result.removed += remove_dead_file_staging(fs, root)
     ops.sync()
     return result
 
@@ -464,11 +501,15 @@ def recover(path: str | os.PathLike, *, filesystem: Any = None) -> Recovery:
     Every tfsql write does this first, so calling it is needed only before reading the
     target with other tools (Spark, TensorFlow), which do not know the intent record. It
     waits while a live writer commits, and never touches a live writer's staging.
+    A single file's target (``x.tfrecord``) has no commit to resolve: its dead writers'
+    hidden staging directories beside it (``.x.tfrecord.tfsql-*``) are removed, as they
+    are by ``recover`` on its directory and by the next write of the file.
 
     Parameters
     ----------
     path : str or path-like
-        The target directory of the writes (a local path or an fsspec URL).
+        The target directory of the writes, or a single file's target (a local path or
+        an fsspec URL).
     filesystem : fsspec or pyarrow filesystem, optional
         Overrides the filesystem the path implies.
 
@@ -491,7 +532,16 @@ def recover(path: str | os.PathLike, *, filesystem: Any = None) -> Recovery:
     text = os.fspath(path)
     fs, root = _resolve(text, _coerce_filesystem(filesystem))
     if not fs.isdir(root):
-        raise NotADirectoryError(f"{text!r} is not a directory; tfsql.recover takes a write target")
+        from tfsql.naming import is_single_file_target
+
+        parent, name = posixpath.split(root.rstrip("/"))
+        if not is_single_file_target(name) or not fs.isdir(parent):
+            raise NotADirectoryError(
+                f"{text!r} is not a directory; tfsql.recover takes a write target "
+                "(a directory, or a TFRecord file's name such as x.tfrecord)"
+            )
+        with target_lock(fs, parent):
+            return Recovery(text, removed=remove_dead_file_staging(fs, parent, name))
     with target_lock(fs, root):
         return recover_locked(fs, root, display=text)
 
