@@ -22,9 +22,13 @@ the target holds the new content. Each step checks where files are, so recovery 
 may be interrupted and run again. It also removes what dead writers left: staging
 directories whose owner lock is free, trash directories, a half-written record.
 
-tfsql's readers that meet a ``prepared`` record in a directory they list read it as the
-rollback would leave it (:func:`pending_view`); a ``committed`` record needs nothing,
-as the new files are in place.
+tfsql's readers list a directory while no commit is under way in it
+(:func:`consistent_listing`: a shared lock on the target lock while a writer has one,
+else a check that no commit started or ended during the listing, retried until one
+did not), so a listing never holds half of a commit's moves. A ``prepared`` record they
+then meet (a writer died in its commit) is read as the rollback would leave it
+(:func:`pending_view`); a ``committed`` record needs nothing, as the new files are in
+place.
 
 Examples
 --------
@@ -52,13 +56,14 @@ from typing import Any
 from fsspec.implementations.local import LocalFileSystem
 
 from tfsql.errors import TFSQLError
-from tfsql.locking import LOCK_NAME, OWNER_NAME, is_owner_alive
+from tfsql.locking import LOCK_NAME, OWNER_NAME, is_owner_alive, no_commit_under_way
 
 __all__ = [
     "INTENT_NAME",
     "SUCCESS_MARKER",
     "Recovery",
     "apply_commit",
+    "consistent_listing",
     "data_entries",
     "is_bookkeeping",
     "pending_view",
@@ -544,6 +549,51 @@ def recover(path: str | os.PathLike, *, filesystem: Any = None) -> Recovery:
             return Recovery(text, removed=remove_dead_file_staging(fs, parent, name))
     with target_lock(fs, root):
         return recover_locked(fs, root, display=text)
+
+
+def _commit_stamp(root: str) -> tuple:
+    """What every commit into ``root`` changes: the lock file's presence (made for the
+    commit, removed after it), the intent record's content, and the ``_SUCCESS``
+    marker's inode (each commit makes a new one while the old one is in the trash)."""
+
+    def inode(name: str) -> int | None:
+        try:
+            return os.lstat(os.path.join(root, name)).st_ino
+        except OSError:
+            return None
+
+    try:
+        with open(os.path.join(root, INTENT_NAME), "rb") as f:
+            intent: bytes | None = f.read()
+    except OSError:
+        intent = None
+    return inode(LOCK_NAME), intent, inode(SUCCESS_MARKER)
+
+
+def consistent_listing(fs: Any, root: str, find: Any) -> Any:
+    """``find()`` (a listing of the directory ``root``) taken while no commit into
+    ``root`` was under way, so that it never holds part of a commit's moves: under a
+    shared lock on the target lock while a writer has one (a commit under way is waited
+    for), else retried until no commit started or ended while it ran (the lock file,
+    the intent record and the ``_SUCCESS`` marker were the same before and after).
+    Listings of other filesystems than the local one are taken as they are.
+
+    >>> import fsspec, tempfile
+    >>> fs, root = fsspec.filesystem("file"), tempfile.mkdtemp()
+    >>> consistent_listing(fs, root, lambda: fs.find(root))
+    []
+    """
+    if not isinstance(fs, LocalFileSystem):
+        return find()
+    while True:
+        with no_commit_under_way(fs, root) as settled:
+            if settled:
+                return find()
+            before = _commit_stamp(root)
+            listing = find()
+            after = _commit_stamp(root)
+        if before == after and before[0] is None:
+            return listing
 
 
 def pending_view(fs: Any, listing: dict[str, Any]) -> tuple[set[str], dict[str, str]]:

@@ -44,7 +44,7 @@ try:
 except ImportError:  # pragma: no cover - Windows: no flock, tfsql writes unlocked
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["LOCK_NAME", "OWNER_NAME", "Lock", "is_owner_alive", "owner_lock", "target_lock"]
+__all__ = ["LOCK_NAME", "OWNER_NAME", "Lock", "is_owner_alive", "owner_lock", "target_lock", "no_commit_under_way"]
 
 #: The target's lock file (hidden from readers by its ``_`` prefix).
 LOCK_NAME = "_tfsql.lock"
@@ -52,6 +52,7 @@ LOCK_NAME = "_tfsql.lock"
 OWNER_NAME = "_tfsql.owner"
 
 _UNSUPPORTED = {errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS}
+_HELD_HERE: set[str] = set()  # the target lock files this process holds
 
 
 class Lock:
@@ -68,6 +69,7 @@ class Lock:
         """Release the lock, first removing its file when ``remove`` (while still held)."""
         if self.fd is None:
             return
+        _HELD_HERE.discard(self.path or "")
         try:
             if remove and self.path is not None:
                 with contextlib.suppress(FileNotFoundError):
@@ -115,6 +117,7 @@ def _acquire_target(fs: Any, root: str) -> Lock:
                 return Lock(None, None)  # this mount has no flock: write unlocked
             raise
         if same:
+            _HELD_HERE.add(path)
             return Lock(fd, path)
         os.close(fd)  # we locked a file its holder removed: lock the current one
 
@@ -156,3 +159,44 @@ def is_owner_alive(fs: Any, staging: str) -> bool:
     finally:
         os.close(fd)
     return False
+
+
+@contextlib.contextmanager
+def no_commit_under_way(fs: Any, root: str) -> Iterator[bool]:
+    """While a writer holds or held the target lock of ``root`` (its file exists), hold
+    a shared lock on it: a commit under way is waited for, and commits wait while it is
+    held. Yields True when nothing can commit into ``root`` meanwhile: the shared lock
+    is held, or this process holds the target lock itself, or there is no ``flock``
+    (one writer at a time is assumed). False when there is no lock file: no writer has
+    the target locked now, and the caller checks that no commit ran meanwhile (see
+    :func:`tfsql.commit.consistent_listing`). The lock file is opened read-only:
+    readers need no write access.
+    """
+    path = os.path.join(root, LOCK_NAME)
+    if not lockable(fs) or path in _HELD_HERE:
+        yield True
+        return
+    while True:
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            yield False
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH)
+            same = os.path.samestat(os.fstat(fd), os.stat(path))
+        except FileNotFoundError:
+            same = False
+        except OSError as exc:
+            os.close(fd)
+            if exc.errno in _UNSUPPORTED:
+                yield True
+                return
+            raise
+        if same:
+            break
+        os.close(fd)  # its writer removed it on release: look again
+    try:
+        yield True
+    finally:
+        os.close(fd)
