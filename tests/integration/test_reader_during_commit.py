@@ -57,3 +57,35 @@ def test_a_commit_during_a_listing_is_seen_whole_or_not_at_all(tmp_path, front_e
     assert os.path.exists(done)  # the commit did happen during the listing
     expected_new = sorted(old + new) if mode == "append" else new
     assert got in (old, expected_new)
+
+
+def read_both(target: str) -> tuple[list[int], list[int]]:
+    """The ids `read_tfrecord` and `connect()` (Python path) read, sorted."""
+    from tfsql.duckdb import connect
+
+    python = sorted(tfsql.read_tfrecord(target, columns=["id"]).column("id").to_pylist())
+    sql = sorted(r[0] for r in connect(extension=False).sql(f"SELECT id FROM tfrecord_scan('{target}')").fetchall())
+    return python, sql
+
+
+@pytest.mark.parametrize("mode", ["overwrite", "append"])
+def test_a_killed_directory_write_reads_old_or_new_before_recovery(tmp_path, mode):
+    pytest.importorskip("duckdb")
+    old = list(range(60))
+    new = list(range(1000, 1030))
+    expected_new = new if mode == "overwrite" else sorted(old + new)
+    kills = 0
+    for step in range(1, 1000, 12):
+        target = str(tmp_path / f"t{step}")
+        tfsql.write_tfrecord(pa.table({"id": old, "k": [i % 3 for i in old]}), target, partition_by="k")
+        args = [sys.executable, str(HERE / "step_killer.py"), str(step), target, mode, "1000", "30", "--partitioned"]
+        run = subprocess.run(args, capture_output=True, text=True, timeout=120, env=ENV)
+        python, sql = read_both(target)  # before any recovery
+        assert python == sql, step
+        assert python in (old, expected_new), step
+        if run.returncode == 0:
+            assert python == expected_new
+            break
+        assert run.returncode == -9, run.stderr[-2000:]
+        kills += 1
+    assert kills >= 4
