@@ -207,7 +207,6 @@ class RecordEncoder:
         >>> encode()[1].tolist()
         [30, 60]
         """
-        n = batch.num_rows
         if self.max_record_bytes is not None and batch.nbytes > self.max_record_bytes:
             # A record may be too large: encode now and check, so that the error is
             # raised here, before anything is written.
