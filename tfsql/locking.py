@@ -103,22 +103,33 @@ def _acquire_target(fs: Any, root: str) -> Lock:
     while True:
         os.makedirs(root, exist_ok=True)
         try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+            fd = _locked_fd(path, os.O_RDWR | os.O_CREAT, fcntl.LOCK_EX)
         except FileNotFoundError:  # the directory was removed meanwhile: make it again
             continue
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            same = os.path.samestat(os.fstat(fd), os.stat(path))
-        except FileNotFoundError:
-            same = False
         except OSError as exc:
-            os.close(fd)
             if exc.errno in _UNSUPPORTED:
                 return Lock(None, None)  # this mount has no flock: write unlocked
             raise
+        _HELD_HERE.add(path)
+        return Lock(fd, path)
+
+
+def _locked_fd(path: str, flags: int, operation: int) -> int:
+    """Open ``path`` with ``flags`` and ``flock`` it with ``operation``, again until the
+    file locked is the one at the path (its holder removes it on release: the classic
+    unlink race). Raises what ``open`` or ``flock`` raise."""
+    while True:
+        fd = os.open(path, flags, 0o666)
+        try:
+            fcntl.flock(fd, operation)
+            same = os.path.samestat(os.fstat(fd), os.stat(path))
+        except FileNotFoundError:
+            same = False
+        except BaseException:
+            os.close(fd)
+            raise
         if same:
-            _HELD_HERE.add(path)
-            return Lock(fd, path)
+            return fd
         os.close(fd)  # we locked a file its holder removed: lock the current one
 
 
@@ -176,27 +187,16 @@ def no_commit_under_way(fs: Any, root: str) -> Iterator[bool]:
     if not lockable(fs) or path in _HELD_HERE:
         yield True
         return
-    while True:
-        try:
-            fd = os.open(path, os.O_RDONLY)
-        except OSError:
-            yield False
-            return
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH)
-            same = os.path.samestat(os.fstat(fd), os.stat(path))
-        except FileNotFoundError:
-            same = False
-        except OSError as exc:
-            os.close(fd)
-            if exc.errno in _UNSUPPORTED:
-                yield True
-                return
-            raise
-        if same:
-            break
-        os.close(fd)  # its writer removed it on release: look again
     try:
-        yield True
-    finally:
-        os.close(fd)
+        fd = _locked_fd(path, os.O_RDONLY, fcntl.LOCK_SH)
+    except OSError as exc:
+        # no flock on this mount: nothing to wait for; no lock file (or none this process
+        # may open): the caller checks the listing instead
+        settled = exc.errno in _UNSUPPORTED
+    else:
+        try:
+            yield True
+        finally:
+            os.close(fd)
+        return
+    yield settled

@@ -36,6 +36,9 @@ import numpy as np
 from tfsql import _native as native
 from tfsql import _reference as ref
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from wire import varint  # noqa: E402  (tests/wire.py, put on sys.path above)
+
 DATA = Path(__file__).resolve().parents[1] / "data" / "tensorflow"
 SEEDS = ["tabular.tfrecord", "sequence.tfrecord", "proto3_edge_cases.tfrecord", "wire_variants.tfrecord"]
 MAX_RECORDS = 6  # records per input: the reference decoder is slow
@@ -58,18 +61,6 @@ def payloads_of(framed: bytes) -> list[bytes]:
     offs = np.frombuffer(offsets, dtype=np.uint64)
     lens = np.frombuffer(lengths, dtype=np.uint64)
     return [framed[int(o) : int(o) + int(n)] for o, n in zip(offs, lens)]
-
-
-def varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
 
 
 class Seed:

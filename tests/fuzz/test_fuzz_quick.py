@@ -27,8 +27,8 @@ KNOWN = {
     "native error:kind_mismatch / reference error:malformed",
     "native error:not_scalar / reference error:malformed",
     "native error:overflow / reference error:malformed",
-    # protobuf (upb) accepts a field number 0 inside an unknown group; the C core
-    # refuses it, as the protobuf encoding rules say.
+    # protobuf's parser (upb) accepts some unknown groups holding a field number 0,
+    # e.g. ab 03 00 09 ac 03; the C core refuses them, as the encoding rules say.
     "native error:malformed / reference ok",
 }
 
