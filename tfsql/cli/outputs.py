@@ -16,7 +16,6 @@ import pyarrow as pa
 
 from tfsql.cli.errors import UsageError
 from tfsql.cli.options import given_or_default
-from tfsql.cli.sqlscript import sql_literal
 from tfsql.naming import TFRECORD_SUFFIXES
 from tfsql.options import MODES, WRITE_OPTIONS
 
@@ -122,10 +121,12 @@ def _write_file(reader: pa.RecordBatchReader, fmt: str, path: str) -> None:
         return
     import duckdb
 
+    from tfsql.duckdb.arguments import quote_string
+
     copy_options = {"csv": "FORMAT csv, HEADER", "json": "FORMAT json"}[fmt]
     with contextlib.closing(duckdb.connect()) as scratch:
         scratch.register("tfsql_result", reader)
-        scratch.execute(f"COPY tfsql_result TO {sql_literal(path)} ({copy_options})")
+        scratch.execute(f"COPY tfsql_result TO {quote_string(path)} ({copy_options})")
 
 
 # The writer's messages name its keywords; the CLI's user knows the flags. Only

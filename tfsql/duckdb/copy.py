@@ -40,7 +40,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from tfsql.duckdb.arguments import LiteralError, LiteralReader
+from tfsql.duckdb.arguments import LiteralError, LiteralReader, quote_string
 from tfsql.duckdb.errors import BinderError, TargetExistsError, sql_error, translating_reader
 from tfsql.duckdb.results import arrow_reader
 from tfsql.duckdb.rewrite import Token, matching_close, unquote_identifier
@@ -452,11 +452,27 @@ def copy_to_tfrecord(
 
 
 def count_query(rows: int, files: list[str] | None) -> tuple[str, list]:
-    """The query (and its parameters) whose result is a COPY's: a ``Count`` column, and
-    ``Files`` when asked for."""
-    if files is None:
-        return 'SELECT CAST(? AS BIGINT) AS "Count"', [rows]
-    return 'SELECT CAST(? AS BIGINT) AS "Count", CAST(? AS VARCHAR[]) AS "Files"', [rows, files]
+    """The statement (and its parameters) whose result is a COPY's: a ``Count`` column, and
+    ``Files`` when asked for.
+
+    It is a ``CALL``, not a ``SELECT``: DuckDB 2.x keeps the result of a query run by
+    ``execute()`` open on the connection until it is fetched to its end, but finishes
+    any other statement at once, as it does DuckDB's own COPY. The values are written as
+    literals inside the SQL text the ``query`` table function runs (a ``CALL`` cannot
+    bind parameters inside it).
+
+    Examples
+    --------
+    >>> statement, (select,) = count_query(3, ["a'b.tfrecord"])
+    >>> statement
+    'CALL query(?)'
+    >>> print(select)
+    SELECT CAST(3 AS BIGINT) AS "Count", CAST(['a''b.tfrecord'] AS VARCHAR[]) AS "Files"
+    """
+    select = f'SELECT CAST({int(rows)} AS BIGINT) AS "Count"'
+    if files is not None:
+        select += f', CAST([{", ".join(quote_string(name) for name in files)}] AS VARCHAR[]) AS "Files"'
+    return "CALL query(?)", [select]
 
 
 def _reporting(reader: pa.RecordBatchReader, progress: Callable[[int], None] | None) -> pa.RecordBatchReader:
