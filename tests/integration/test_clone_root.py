@@ -52,7 +52,8 @@ def test_python_started_in_the_clone_root_reads_and_writes(tmp_path):
         f"path = {str(tmp_path / 'x.tfrecord')!r}\n"
         "tfsql.write_tfrecord(pa.table({'id': [1, 2, 3]}), path)\n"
         "print(tfsql.read_tfrecord(path).column('id').to_pylist())\n"
-        "print(tfsql.connect().sql(f\"SELECT sum(id) FROM tfrecord_scan('{path}')\").fetchall())\n"
+        "con = tfsql.connect()\n"
+        "print(con.sql(f\"SELECT sum(id) FROM tfrecord_scan('{path}')\").fetchall())\n"
         "print(tfsql.__file__)\n"
     )
     done = _python(code, ROOT)

@@ -1,5 +1,11 @@
 """Writing a result stream: csv / json (DuckDB's writers; a file or stdout), markdown, parquet,
-tfrecord (a directory, or one file); output formats named by file extensions."""
+tfrecord (a directory, or one file); output formats named by file extensions.
+
+Every output is written under a temporary name and renamed on success: a file output is
+written as a hidden ``.NAME.tfsql-<uuid>`` in the target's directory (`staged_file`),
+TFRecord output is staged by `tfsql.write_tfrecord` itself. An error or Ctrl-C leaves
+nothing under the final name (and an existing file as it was), so the rerun works.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +15,7 @@ import re
 import shutil
 import sys
 import tempfile
+import uuid
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -18,6 +25,7 @@ from tfsql.cli.errors import UsageError
 from tfsql.cli.options import given_or_default
 from tfsql.naming import TFRECORD_SUFFIXES
 from tfsql.options import MODES, WRITE_OPTIONS
+from tfsql.staging import removed_at_exit
 
 
 @dataclass
@@ -92,8 +100,37 @@ def write_arrow(reader: pa.RecordBatchReader, fmt: str, output: str | None, opti
             sys.stdout.flush()
         return 0
     _check_output_file(output, mode)
-    _write_file(reader, fmt, output)
+    with staged_file(output) as staging:
+        _write_file(reader, fmt, staging)
     return os.path.getsize(output)
+
+
+@contextlib.contextmanager
+def staged_file(path: str) -> Iterator[str]:
+    """A temporary path beside ``path`` to write to; renamed to ``path`` when the block
+    ends normally, removed when it raises (``KeyboardInterrupt`` included) or the
+    process ends at a second Ctrl-C.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> out = os.path.join(tempfile.mkdtemp(), "out.csv")
+    >>> with staged_file(out) as staging:
+    ...     _ = open(staging, "w").write("a\\n1\\n")
+    ...     os.path.basename(staging).startswith(".out.csv.tfsql-"), os.path.exists(out)
+    (True, False)
+    >>> open(out).read()
+    'a\\n1\\n'
+    """
+    directory, name = os.path.split(os.path.abspath(path))
+    staging = os.path.join(directory, f".{name}.tfsql-{uuid.uuid4().hex}")
+    with removed_at_exit(staging):
+        try:
+            yield staging
+            os.replace(staging, path)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(staging)
 
 
 def _check_output_file(path: str, mode: str) -> None:
