@@ -155,9 +155,9 @@ def test_sql_writes_one_tfrecord_file_when_the_name_says_so(demo, tmp_path, caps
     assert out.is_file() and out.read_bytes()[:2] == b"\x1f\x8b"
     assert sorted(tfsql.read_tfrecord(str(out)).column("id").to_pylist()) == list(range(10))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ids.tfrecord.gz"]  # no staging left
-    assert main(["sql", "SELECT 1 AS id", "-o", str(out), "--partition-by", "id"]) == 2
+    assert main(["sql", "SELECT 1 AS id", "-o", str(out), "--max-rows-per-file", "1"]) == 2
     assert (
-        "names one file (it ends in a TFRecord suffix), but --partition-by writes a directory"
+        "names one file (it ends in a TFRecord suffix), but --max-rows-per-file writes a directory"
         in capsys.readouterr().err
     )
 

@@ -337,7 +337,7 @@ class CopyPlan:
                 check_filename_pattern(kwargs["filename_pattern"], shards="num_shards" in kwargs)
             except ValueError as err:
                 raise CopyOptionError(f"COPY option {given['filename_pattern']}: {err}") from None
-        single_file = is_single_file_target(path)
+        single_file = is_single_file_target(path, partitioned="partition_by" in kwargs)
         directory_options = [given[name] for name in (*_DIRECTORY_OPTIONS, "num_shards") if name in given]
         if single_file and directory_options:
             raise CopyOptionError(
