@@ -26,7 +26,7 @@ import shutil
 import threading
 from collections.abc import Iterator
 
-__all__ = ["removed_at_exit", "remove_staged"]
+__all__ = ["removed_at_exit", "remove_staged", "removed_unless_finished"]
 
 _lock = threading.Lock()
 _staged: set[str] = set()
@@ -44,13 +44,43 @@ def removed_at_exit(path: str) -> Iterator[None]:
             _staged.discard(path)
 
 
+@contextlib.contextmanager
+def removed_unless_finished(path: str) -> Iterator[None]:
+    """For an output written straight to its final name (``path``, which does not exist
+    yet) by code that does not stage it: removed when the block raises (``KeyboardInterrupt``
+    included) or the process ends at once within it.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "out.parquet")
+    >>> try:
+    ...     with removed_unless_finished(path):
+    ...         _ = open(path, "w").write("partial")
+    ...         raise KeyboardInterrupt
+    ... except KeyboardInterrupt:
+    ...     os.path.exists(path)
+    False
+    """
+    with removed_at_exit(path):
+        try:
+            yield
+        except BaseException:
+            _remove(path)
+            raise
+
+
 def remove_staged() -> None:
     """Remove every path registered by an unfinished `removed_at_exit` block."""
     with _lock:
         paths = list(_staged)
     for path in paths:
-        if os.path.isdir(path) and not os.path.islink(path):
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            with contextlib.suppress(OSError):
-                os.unlink(path)
+        _remove(path)
+
+
+def _remove(path: str) -> None:
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(OSError):
+            os.unlink(path)

@@ -643,7 +643,7 @@ def test_save_always_writes_a_directory(spark, example_df, tmp_path):
     example_df.write.format("tfrecord").mode("overwrite").option("partitionBy", "id").save(str(partitioned))
     assert partitioned.is_dir()
     assert sorted(p.name for p in partitioned.iterdir() if p.name.startswith("id=")) == sorted(
-        f"id={r.id}" for r in example_df.collect()
+        {f"id={r.id}" for r in example_df.collect()}
     )
     assert tfsql.read_tfrecord(str(partitioned), hive_partitioning=True).num_rows == n
     (tmp_path / "file.tfrecord").write_bytes(b"")
