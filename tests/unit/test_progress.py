@@ -111,3 +111,15 @@ def test_progress_is_off_by_default(data, tmp_path, capsys):
     tfsql.write_tfrecord(pa.table({"x": [1]}), tmp_path / "q")
     pl.read_tfrecord(data)
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"columns": ["x"]}, {"n_rows": 10}, {"hive_partitioning": True}],
+    ids=["all", "columns", "n_rows", "hive"],
+)
+def test_polars_read_ends_with_its_total(data, capsys, options):
+    # issue 23, finding 9: pl.read_tfrecord(progress=True) ended without a total
+    assert pl.read_tfrecord(data, progress=True, **options).height == (10 if "n_rows" in options else N)
+    line = _final(capsys.readouterr().err)
+    assert re.match(r"reading: 100%\|[^|]*\| ([0-9.]+[kMG]?)/\1 ", line), line
