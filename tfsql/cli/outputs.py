@@ -29,6 +29,14 @@ from tfsql.staging import removed_at_exit
 
 
 @dataclass
+class Written:
+    """What :func:`write_arrow` wrote: bytes and files (0 and 0 for stdout)."""
+
+    bytes: int
+    files: int
+
+
+@dataclass
 class Counter:
     """Rows and batches seen by :func:`counted`."""
 
@@ -58,12 +66,12 @@ def counted(
     return pa.RecordBatchReader.from_batches(reader.schema, batches())
 
 
-def write_arrow(reader: pa.RecordBatchReader, fmt: str, output: str | None, options: dict[str, Any]) -> int:
+def write_arrow(reader: pa.RecordBatchReader, fmt: str, output: str | None, options: dict[str, Any]) -> Written:
     """Write a stream as ``fmt`` to ``output`` (stdout for csv and json when None);
     ``options``: :func:`tfsql.write_tfrecord` keyword arguments (see
     :func:`tfsql.cli.options.writer_options`).
 
-    Returns the bytes written (0 for stdout).
+    Returns the bytes and the files written (0 and 0 for stdout).
     """
     mode = given_or_default(options, "mode", writing=True)
     if fmt == "tfrecord":
@@ -86,7 +94,7 @@ def write_arrow(reader: pa.RecordBatchReader, fmt: str, output: str | None, opti
             if isinstance(exc, tfsql.TFSQLError):  # a data error, not a usage error
                 raise
             raise UsageError(_as_flags(str(exc))) from None
-        return result.bytes
+        return Written(result.bytes, len(result.files))
     if options.get("partition_by"):
         raise UsageError(f"--partition-by works with tfrecord output only, not {fmt}")
     if output is None:
@@ -98,11 +106,11 @@ def write_arrow(reader: pa.RecordBatchReader, fmt: str, output: str | None, opti
             with open(path, encoding="utf-8") as f:
                 shutil.copyfileobj(f, sys.stdout)
             sys.stdout.flush()
-        return 0
+        return Written(0, 0)
     _check_output_file(output, mode)
     with staged_file(output) as staging:
         _write_file(reader, fmt, staging)
-    return os.path.getsize(output)
+    return Written(os.path.getsize(output), 1)
 
 
 @contextlib.contextmanager

@@ -205,8 +205,15 @@ def run_script(session: SQLSession, script: str, params: Mapping[str, str], *, s
             f"{source}, line {line}: ${{{name}}} has no value; pass " + " ".join(f"--param {n}=VALUE" for n in names)
         )
     used |= used_variables(script)
-    for name in sorted(set(params) - used):
-        console.note(f"warning: --param {name} is not used by {source}")
+    unused = sorted(set(params) - used)
+    if unused:  # a misspelt name would leave its placeholder's default in place
+        raise UsageError(
+            f"{source} does not use "
+            + ", ".join(f"--param {name}" for name in unused)
+            + " (no "
+            + ", ".join(f"${{{name}}} or getvariable('{name}')" for name in unused)
+            + " in it); check the spelling or remove it; nothing was run"
+        )
     session.set_variables(params)
     started = time.perf_counter()
     for statement, text in prepared:
