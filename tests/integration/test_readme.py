@@ -66,6 +66,16 @@ def test_the_readme_has_the_blocks_this_test_runs():
     assert 'pip install -q -e ".[dev]" && .venv/bin/pytest -q' in _blocks("sh")[1]
 
 
+def test_the_quickstart_says_to_activate_the_venv_and_how_to_install_from_a_checkout():
+    # issue 23, finding 10: the bare `tfsql` / `duckdb` commands need the venv activated;
+    # `pip install tfsql` works only once the package is published
+    quickstart = _section("## Quickstart")
+    assert ". .venv/bin/activate" in _blocks("sh")[0]
+    assert "without activating it, write `.venv/bin/tfsql`" in quickstart
+    assert 'Until tfsql is published on PyPI, install it from a checkout: `pip install -e .`' in quickstart
+    assert '(`pip install -e ".[spark]"` with an extra)' in quickstart
+
+
 @pytest.mark.parametrize("index", range(len(PYTHON_BLOCKS)))
 def test_python_block_runs(workdir, index, monkeypatch):
     monkeypatch.chdir(workdir)
