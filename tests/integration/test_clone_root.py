@@ -19,8 +19,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 
@@ -29,9 +27,10 @@ def _env_without_pythonpath() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TFSQL_PURE_PYTHON")}
 
 
-def _python(code: str, cwd: Path) -> subprocess.CompletedProcess:
+def _python(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """This Python started in ``cwd`` with ``args``, as a user starts it (no PYTHONPATH)."""
     return subprocess.run(
-        [sys.executable, "-c", code],
+        [sys.executable, *args],
         cwd=cwd,
         capture_output=True,
         text=True,
@@ -56,7 +55,7 @@ def test_python_started_in_the_clone_root_reads_and_writes(tmp_path):
         "print(con.sql(f\"SELECT sum(id) FROM tfrecord_scan('{path}')\").fetchall())\n"
         "print(tfsql.__file__)\n"
     )
-    done = _python(code, ROOT)
+    done = _python("-c", code, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[:2] == ["[1, 2, 3]", "[(6,)]"]
@@ -64,15 +63,7 @@ def test_python_started_in_the_clone_root_reads_and_writes(tmp_path):
 
 
 def test_python_dash_m_tfsql_in_the_clone_root_finds_the_extension():
-    done = subprocess.run(
-        [sys.executable, "-m", "tfsql", "extension-path"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=120,
-        env=_env_without_pythonpath(),
-    )
+    done = _python("-m", "tfsql", "extension-path", cwd=ROOT)
     assert done.returncode == 0, done.stderr
     assert Path(done.stdout.strip()).is_file()
 
@@ -94,7 +85,7 @@ def test_an_unbuilt_source_tree_names_the_cause_and_the_fix(tmp_path):
         "import pyarrow as pa, tfsql\n"
         "tfsql.write_tfrecord(pa.table({'a': [1]}), 'x.tfrecord')\n"
     )
-    done = _python(code, checkout)
+    done = _python("-c", code, cwd=checkout)
     assert done.returncode == 1
     message = done.stderr.strip().splitlines()[-1]
     assert message == (
@@ -104,11 +95,10 @@ def test_an_unbuilt_source_tree_names_the_cause_and_the_fix(tmp_path):
     )
 
 
-@pytest.mark.parametrize("where", ["site-packages"])
-def test_an_installed_package_without_its_extension_says_to_reinstall(where, tmp_path):
+def test_an_installed_package_without_its_extension_says_to_reinstall(tmp_path):
     from tfsql._codec import missing_native_message
 
-    package = tmp_path / where / "tfsql"
+    package = tmp_path / "site-packages" / "tfsql"
     package.mkdir(parents=True)
     message = missing_native_message(package)
     assert message.startswith(f"tfsql's C extension tfsql._native is missing from {package}; reinstall")

@@ -72,7 +72,7 @@ def test_the_quickstart_says_to_activate_the_venv_and_how_to_install_from_a_chec
     quickstart = _section("## Quickstart")
     assert ". .venv/bin/activate" in _blocks("sh")[0]
     assert "without activating it, write `.venv/bin/tfsql`" in quickstart
-    assert 'Until tfsql is published on PyPI, install it from a checkout: `pip install -e .`' in quickstart
+    assert "Until tfsql is published on PyPI, install it from a checkout: `pip install -e .`" in quickstart
     assert '(`pip install -e ".[spark]"` with an extra)' in quickstart
 
 
