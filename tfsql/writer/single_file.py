@@ -27,6 +27,7 @@ from tfsql.discovery import _coerce_filesystem, _resolve
 from tfsql.naming import compression_from_name
 from tfsql.options import WriteOptions
 from tfsql.record_index import move_indexed
+from tfsql.staging import removed_at_exit
 from tfsql.writer.result import WriteResult, WrittenFile
 
 __all__ = ["write_single_file", "concatenate_records"]
@@ -45,7 +46,6 @@ def write_single_file(data: Any, path: Any, options: WriteOptions) -> WriteResul
     >>> result.rows, result.files[0].relative
     (2, 'train.tfrecord.gz')
     """
-    from tfsql.writer.job import write_directory
 
     text = os.fspath(path)
     given = [name for name in _DIRECTORY_OPTIONS if getattr(options, name)]
@@ -83,6 +83,27 @@ def write_single_file(data: Any, path: Any, options: WriteOptions) -> WriteResul
     with locking.target_lock(fs, parent):  # no cleaner sees the staging half made
         remove_dead_file_staging(fs, parent, name)
         owner = locking.owner_lock(fs, staging)
+    # (a remote filesystem's staging path names no local file: removing it is a no-op)
+    with removed_at_exit(staging):
+        rows, size = _write_staged(data, staging, fs, target, appending, compression, options, owner)
+    return WriteResult(path=text, files=[WrittenFile(text, {}, rows, size, name, 0)])
+
+
+def _write_staged(
+    data: Any,
+    staging: str,
+    fs: Any,
+    target: str,
+    appending: bool,
+    compression: Any,
+    options: WriteOptions,
+    owner: Any,
+) -> tuple[int, int]:
+    """Write the records at ``staging``, then move them to ``target`` (see the module);
+    returns the rows written and the file's size. ``owner`` is the staging directory's
+    owner lock, released once the staging directory is gone."""
+    from tfsql.writer.job import write_directory
+
     try:
         result = write_directory(
             data,
@@ -112,7 +133,7 @@ def write_single_file(data: Any, path: Any, options: WriteOptions) -> WriteResul
                 fs.rm(staging, recursive=True)
         finally:
             owner.release()
-    return WriteResult(path=text, files=[WrittenFile(text, {}, result.rows, size, name, 0)])
+    return result.rows, size
 
 
 def concatenate_records(
