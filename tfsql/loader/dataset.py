@@ -34,7 +34,6 @@ import pyarrow as pa
 
 from tfsql.arrow_dataset import Dataset
 from tfsql.loader.batches import BytesAs, to_numpy
-from tfsql.loader.index import RecordIndex
 from tfsql.loader.reading import NotRandomAccessError, RecordReader
 from tfsql.loader.selection import select_records
 from tfsql.loader.sequential import SequentialReader
@@ -72,6 +71,9 @@ class RecordDataset:
     record_ids : numpy.ndarray
         The dataset record id (:class:`~tfsql.loader.index.RecordIndex`) of each position.
     index : RecordIndex
+        The index of the files that hold selected records.
+    dataset : tfsql.Dataset
+        Those files (partition-pruned).
 
     Examples
     --------
@@ -113,8 +115,7 @@ class RecordDataset:
         if missing:
             raise KeyError(f"column {missing[0]!r} is not in the dataset; its columns are {', '.join(schema.names)}")
         data = [c for c in self.columns if c in self.dataset.data_schema.names]
-        self.index = RecordIndex.build(self.dataset, cache_dir=index_cache)
-        self.record_ids = select_records(self.dataset, self.index, where)
+        self.dataset, self.index, self.record_ids = select_records(self.dataset, where, index_cache=index_cache)
         self._convert: dict[str, Any] = dict(pad=pad, shapes=shapes, fill=fill, bytes_as=bytes_as)
         self.transform = transform
         self._reader: RecordReader | SequentialReader

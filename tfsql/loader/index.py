@@ -120,7 +120,11 @@ class RecordIndex:
     @property
     def nbytes(self) -> int:
         """Memory held by the offsets and sizes."""
-        return sum(f.offsets.nbytes + f.sizes.nbytes for f in self.files if f.offsets is not None)
+        total = 0
+        for f in self.files:
+            if f.offsets is not None and f.sizes is not None:
+                total += f.offsets.nbytes + f.sizes.nbytes
+        return total
 
     def locate(self, ids: Sequence[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(file position, record within that file)`` of each dataset record id."""

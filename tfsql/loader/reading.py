@@ -131,7 +131,7 @@ class RecordReader:
         for f, runs, base in plans:
             self._read_runs(f, runs, buf, base)
         self._check_headers(buf, payloads, lengths, files, locals_)
-        block = RecordBlock(memoryview(buf), payloads, lengths, 0, 0, "<batch>", self.verify)
+        block = RecordBlock(buf.data, payloads, lengths, 0, 0, "<batch>", self.verify)
         try:
             return self.decoder.decode(block)
         except TFSQLError:
@@ -160,7 +160,7 @@ class RecordReader:
         handle = self._handle(f)
         cursor = base
         for start, stop in runs.tolist():
-            view = memoryview(buf[cursor : cursor + stop - start])
+            view = buf[cursor : cursor + stop - start].data
             if isinstance(handle, int):
                 got = os.preadv(handle, [view], start)
             else:
@@ -203,7 +203,7 @@ class RecordReader:
             offset = int(entry.offsets[locals_[k]])  # type: ignore[index]
             pos = int(payloads[k])
             block = RecordBlock(
-                memoryview(buf),
+                buf.data,
                 payloads[k : k + 1],
                 lengths[k : k + 1],
                 int(locals_[k]),

@@ -1,32 +1,33 @@
 """Choosing the records to train on: a filter evaluated once into record ids.
 
-:func:`select_records` evaluates a filter over a dataset and returns the ids (into a
-:class:`~tfsql.loader.index.RecordIndex`) of the records it keeps, ascending. The
-filter is one of:
+:func:`select_records` evaluates a filter over a dataset and returns the files that
+hold records it keeps, their :class:`~tfsql.loader.index.RecordIndex` and the ids of
+the records it keeps in that index, ascending. The filter is one of:
 
 - a ``pyarrow.compute.Expression`` (``pc.field("label") >= 3``),
 - a Polars expression (``pl.col("label") >= 3``),
 - SQL ``WHERE`` text as written after ``SELECT ... FROM tfrecord_scan(...) WHERE``
   (``"label >= 3 AND split = 'train'"``), evaluated by DuckDB.
 
-Files whose partition values rule them out are not opened (pyarrow and Polars
-filters; SQL text that reads only partition columns picks whole files without
-reading them); in the other files only the features the filter reads are decoded.
+Files whose partition values rule them out are not opened, not even indexed
+(pyarrow and Polars filters; SQL text that reads only partition columns picks whole
+files without reading them); in the other files only the features the filter reads
+are decoded.
 A null filter result drops the record, as ``WHERE`` does. Nothing is copied or
 written: the loader reads the selected records from the original files.
 
 Examples
 --------
 >>> import tempfile, pyarrow as pa, pyarrow.compute as pc, tfsql
->>> from tfsql.loader.index import RecordIndex
 >>> out = tempfile.mkdtemp()
 >>> _ = tfsql.write_tfrecord(pa.table({"x": [5, 1, 7, 2], "k": [0, 0, 1, 1]}), out, partition_by=["k"])
 >>> ds = tfsql.dataset(out)
->>> index = RecordIndex.build(ds)
->>> select_records(ds, index, pc.field("x") > 3).tolist()
-[0, 2]
->>> select_records(ds, index, "x < 3 AND k = 1").tolist()
-[3]
+>>> files, index, ids = select_records(ds, pc.field("x") > 3)
+>>> len(files.files), ids.tolist()
+(2, [0, 2])
+>>> files, index, ids = select_records(ds, "x < 3 AND k = 1")
+>>> files.files == ds.files[1:], ids.tolist()
+(True, [1])
 """
 
 from __future__ import annotations
@@ -44,28 +45,34 @@ if TYPE_CHECKING:
     from tfsql.arrow_dataset import Dataset
     from tfsql.loader.index import RecordIndex
 
-__all__ = ["select_records"]
+__all__ = ["select_records", "sql_conjuncts"]
 
 _MASK = "__tfsql_selected__"
 
 
-def select_records(dataset: "Dataset", index: "RecordIndex", where: Any) -> np.ndarray:
-    """The ids of the records of ``dataset`` (indexed by ``index``) that ``where``
-    keeps, ascending (see the module docstring); None keeps every record.
+def select_records(
+    dataset: "Dataset", where: Any, *, index_cache: str | None = None
+) -> tuple["Dataset", "RecordIndex", np.ndarray]:
+    """Evaluate ``where`` over ``dataset`` (see the module docstring; None keeps every
+    record). Returns the dataset of the files that hold selected records (pruned
+    files are left out: not indexed, not opened), their
+    :class:`~tfsql.loader.index.RecordIndex` (``index_cache``: see
+    :meth:`~tfsql.loader.index.RecordIndex.build`) and the ids of the selected records
+    in that index, ascending.
 
     Examples
     --------
     >>> import tempfile, pyarrow as pa, polars as pl, tfsql
-    >>> from tfsql.loader.index import RecordIndex
     >>> out = tempfile.mkdtemp()
     >>> _ = tfsql.write_tfrecord(pa.table({"x": [5, 1, None]}), out)
-    >>> ds = tfsql.dataset(out)
-    >>> select_records(ds, RecordIndex.build(ds), pl.col("x") < 3).tolist()
+    >>> select_records(tfsql.dataset(out), pl.col("x") < 3)[2].tolist()
     [1]
     """
+    from tfsql.loader.index import RecordIndex
+
     if where is None:
-        return np.arange(len(index), dtype=np.int64)
-    if isinstance(where, pc.Expression):
+        masks: dict[int, Any] = {p: True for p in range(len(dataset.files))}
+    elif isinstance(where, pc.Expression):
         masks = _arrow_masks(dataset, where)
     elif isinstance(where, str):
         masks = _sql_masks(dataset, where)
@@ -73,23 +80,26 @@ def select_records(dataset: "Dataset", index: "RecordIndex", where: Any) -> np.n
         masks = _polars_masks(dataset, where)
     else:
         raise TypeError(
-            "where must be a pyarrow.compute.Expression, a polars.Expr or SQL WHERE text, "
-            f"not {type(where).__name__}"
+            f"where must be a pyarrow.compute.Expression, a polars.Expr or SQL WHERE text, not {type(where).__name__}"
         )
+    kept = sorted(masks)
+    subset = dataset if kept == list(range(len(dataset.files))) else dataset.select_files(kept)
+    index = RecordIndex.build(subset, cache_dir=index_cache)
     selected = []
-    for position, mask in sorted(masks.items()):
-        count = int(index.counts[position])
+    for i, position in enumerate(kept):
+        count = int(index.counts[i])
+        mask = masks[position]
         if mask is True:
-            mask = np.ones(count, bool)
+            selected.append(np.arange(count, dtype=np.int64) + index.bases[i])
+            continue
         if len(mask) != count:
             raise ValueError(
-                f"the filter gave {len(mask)} results for the {count} records of {index.files[position].path}; "
+                f"the filter gave {len(mask)} results for the {count} records of {index.files[i].path}; "
                 "select records with on_corrupt='raise' (the default), so that positions match the index"
             )
-        selected.append(np.flatnonzero(mask) + index.bases[position])
-    if not selected:
-        return np.zeros(0, np.int64)
-    return np.concatenate(selected).astype(np.int64)
+        selected.append(np.flatnonzero(mask) + index.bases[i])
+    ids = np.concatenate(selected).astype(np.int64) if selected else np.zeros(0, np.int64)
+    return subset, index, ids
 
 
 def _is_polars_expr(where: Any) -> bool:
@@ -158,20 +168,62 @@ def _sql_masks(dataset: "Dataset", where: str) -> dict[int, Any]:
 
     con = duckdb.connect(config={"threads": 1})  # one thread: results in record order
     try:
-        kept = _sql_partition_only(con, dataset, where)
-        if kept is not None:
+        kept = list(range(len(dataset.files)))
+        rest = []
+        for term in sql_conjuncts(where):
+            files = _sql_partition_only(con, dataset, term)
+            if files is None:
+                rest.append(term)
+            else:
+                kept = [p for p in kept if p in set(files)]
+        if not rest:
             return {p: True for p in kept}
+        condition = " AND ".join(f"({t})" for t in rest)
         masks: dict[int, Any] = {}
-        for p in range(len(dataset.files)):
+        for p in kept:
             con.register("tfrecord_records", dataset.select_files([p]))
             try:
-                column = arrow_table(con.sql(f"SELECT coalesce(({where}), false) FROM tfrecord_records"))
+                column = arrow_table(con.sql(f"SELECT coalesce({condition}, false) FROM tfrecord_records"))
             finally:
                 con.unregister("tfrecord_records")
             masks[p] = _true(column.column(0))
         return masks
     finally:
         con.close()
+
+
+def sql_conjuncts(where: str) -> list[str]:
+    """The terms of the top-level ``AND`` of SQL ``WHERE`` text (DuckDB's tokenizer;
+    ``AND`` inside parentheses, ``CASE`` or ``BETWEEN`` does not split).
+
+    Examples
+    --------
+    >>> sql_conjuncts("k = 1 AND (a OR b AND c) AND x BETWEEN 1 AND 3 AND CASE WHEN a AND b THEN 1 END = 1")
+    ['k = 1', '(a OR b AND c)', 'x BETWEEN 1 AND 3', 'CASE WHEN a AND b THEN 1 END = 1']
+    """
+    from tfsql.duckdb.rewrite import tokenize
+
+    terms, begin, depth, cases, between = [], 0, 0, 0, False
+    tokens = tokenize(where)
+    for token in tokens:
+        if token.is_op("(", "["):
+            depth += 1
+        elif token.is_op(")", "]"):
+            depth -= 1
+        elif token.is_word("case"):
+            cases += 1
+        elif token.is_word("end") and cases:
+            cases -= 1
+        elif token.is_word("between") and not depth and not cases:
+            between = True
+        elif token.is_word("and") and not depth and not cases:
+            if between:
+                between = False
+                continue
+            terms.append(where[begin : token.start].strip())
+            begin = token.end
+    terms.append(where[begin:].strip())
+    return [t for t in terms if t]
 
 
 def _sql_partition_only(con: Any, dataset: "Dataset", where: str) -> list[int] | None:
