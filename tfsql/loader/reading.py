@@ -79,7 +79,15 @@ class RecordReader:
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
         state["_handles"] = collections.OrderedDict()
+        decoder = state.pop("decoder")  # the C decoder is compiled again where it is unpickled
+        state["_decoder_args"] = (decoder.specs, decoder.record_type)
         return state
+
+    def __setstate__(self, state: dict) -> None:
+        specs, record_type = state.pop("_decoder_args")
+        self.__dict__.update(state)
+        self.decoder = BlockDecoder(specs, record_type)
+        self._pid = os.getpid()
 
     def __del__(self) -> None:
         self.close()
