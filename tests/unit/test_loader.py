@@ -185,16 +185,21 @@ def test_random_access_reads_any_positions_in_the_order_asked(data_dir):
 
 
 def test_a_batch_of_consecutive_records_is_one_read_and_one_decode(data_dir, monkeypatch):
+    from tfsql.loader import reading
+
     ds = RecordDataset(data_dir, columns=["x"])
-    reads, decodes = [], []
-    real_preadv, real_decode = os.preadv, ds._reader.decoder.decode
-    monkeypatch.setattr(os, "preadv", lambda fd, bufs, at: reads.append(at) or real_preadv(fd, bufs, at))
+    runs, decodes = [], []
+    real_runs, real_decode = reading._runs, ds._reader.decoder.decode
+    monkeypatch.setattr(reading, "_runs", lambda *a: runs.append(len(real_runs(*a)[0])) or real_runs(*a))
     monkeypatch.setattr(ds._reader.decoder, "decode", lambda block: decodes.append(len(block)) or real_decode(block))
     ds.__getitems__(np.arange(10, 150))  # within one file
-    assert len(reads) == 1 and decodes == [140]
-    reads.clear(), decodes.clear()
-    ds.__getitems__([5, 250, 7, 450])  # two files: one run each (5 and 7 are close), one decode
-    assert len(reads) == 3 and decodes == [4]
+    assert runs == [1] and decodes == [140]
+    runs.clear(), decodes.clear()
+    ds.__getitems__([5, 250, 6, 450])  # three files (200 records each): one run each (5 and 6 adjacent), one decode
+    assert runs == [1, 1, 1] and decodes == [4]
+    runs.clear(), decodes.clear()
+    ds.__getitems__([5, 50, 250])  # 5 and 50: two runs of one file (over a KiB apart)
+    assert sorted(runs) == [1, 2] and decodes == [3]
 
 
 def test_outputs_as_numpy(tmp_path):

@@ -43,6 +43,10 @@ from tfsql.parallel import ordered_map
 __all__ = ["Loader"]
 
 _STATE_VERSION = 1
+# A worker reads this many of its batches at once (one read plan, one decode), as long
+# as they hold at most _GROUP_BYTES of records: the per-batch Python work is paid once.
+_GROUP_BATCHES = 8
+_GROUP_BYTES = 16 << 20
 # What an epoch's order depends on: a state taken under other values would not resume it.
 _PLAN_KEYS = ("records", "batch_size", "shuffle", "seed", "world_size", "drop_last", "block_size", "window")
 
@@ -163,17 +167,36 @@ class Loader:
         """Batches of the rest of the current epoch (this worker's share, inside a
         DataLoader worker). Iterated to the end, the loader moves to the next epoch."""
         worker, num_workers = current_worker()
-        read = self.dataset.read_batch
-        batches = ordered_map(
-            lambda: self.batch_positions(worker=worker, num_workers=num_workers), read, threads=self.threads
-        )
+
+        def groups() -> Iterator[list[np.ndarray]]:
+            size = self._group_batches()
+            group: list[np.ndarray] = []
+            for positions in self.batch_positions(worker=worker, num_workers=num_workers):
+                group.append(positions)
+                if len(group) == size:
+                    yield group
+                    group = []
+            if group:
+                yield group
+
+        read = ordered_map(groups, self.dataset.read_batches, threads=self.threads)
         try:
-            for batch in batches:
-                self.consumed += num_workers
-                yield batch
+            for batches in read:
+                for batch in batches:
+                    self.consumed += num_workers
+                    yield batch
         finally:
-            batches.close()
+            read.close()
         self.set_epoch(self.epoch + 1)
+
+    def _group_batches(self) -> int:
+        """How many of its batches a worker reads at once (see ``_GROUP_BATCHES``)."""
+        index = self.dataset.index
+        sizes = [f.sizes for f in index.files if f.sizes is not None]
+        total = sum(int(s.sum()) for s in sizes)
+        count = sum(len(s) for s in sizes)
+        batch_bytes = self.batch_size * (total / count if count else 0)
+        return max(1, min(_GROUP_BATCHES, int(_GROUP_BYTES // max(batch_bytes, 1))))
 
     # ------------------------------------------------------------------ state
     def state_dict(self, *, batches: int | None = None) -> dict:
