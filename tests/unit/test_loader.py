@@ -360,3 +360,16 @@ def test_a_dataset_and_loader_pickle_for_worker_processes(data_dir):
     loader = Loader(ds, batch_size=50, shuffle="exact", seed=2)
     copy = pickle.loads(pickle.dumps(loader))
     assert [b["x"].tolist() for b in copy] == [b["x"].tolist() for b in loader]
+
+
+def test_a_file_cut_short_after_indexing_raises_instead_of_faulting(tmp_path):
+    """Local files are memory-mapped: a read past the end of a file truncated since it
+    was indexed would fault (SIGBUS); its size is checked first."""
+    path = tmp_path / "part.tfrecord"
+    tfsql.write_tfrecord(pa.table({"x": list(range(100))}), str(path))
+    ds = RecordDataset(str(path))
+    assert ds.__getitems__([99])["x"].tolist() == [99]
+    os.truncate(path, 30 * 50)
+    with pytest.raises(ChangedFileError, match=r"part\.tfrecord ends before byte 3000: it changed after it was indexed"):
+        ds.__getitems__([0, 99])
+    assert ds.__getitems__([3])["x"].tolist() == [3]

@@ -108,7 +108,24 @@ class MapDataset(torch.utils.data.Dataset):
         return to_torch(self.records.__getitems__(indices))
 
 
-class BatchSampler(torch.utils.data.Sampler):
+class _LoaderState:
+    """``set_epoch``, ``state_dict(batches=...)`` and ``load_state_dict`` of the wrapped
+    :class:`~tfsql.loader.Loader` (``batches``: the batches the training loop consumed;
+    the DataLoader fetches ahead of it)."""
+
+    loader: Loader
+
+    def set_epoch(self, epoch: int) -> None:
+        self.loader.set_epoch(epoch)
+
+    def state_dict(self, *, batches: int) -> dict:
+        return self.loader.state_dict(batches=batches)
+
+    def load_state_dict(self, state: dict) -> None:
+        self.loader.load_state_dict(state)
+
+
+class BatchSampler(_LoaderState, torch.utils.data.Sampler):
     """The batches of indices a :class:`~tfsql.loader.Loader` plans for this rank (all of
     them: the sampler runs in the main process), for ``DataLoader(batch_sampler=...)``.
     ``set_epoch``, ``state_dict`` and ``load_state_dict`` are the loader's (pass the
@@ -126,17 +143,8 @@ class BatchSampler(torch.utils.data.Sampler):
             yield positions.tolist()
         self.loader.set_epoch(self.loader.epoch + 1)
 
-    def set_epoch(self, epoch: int) -> None:
-        self.loader.set_epoch(epoch)
 
-    def state_dict(self, *, batches: int) -> dict:
-        return self.loader.state_dict(batches=batches)
-
-    def load_state_dict(self, state: dict) -> None:
-        self.loader.load_state_dict(state)
-
-
-class IterableDataset(torch.utils.data.IterableDataset):
+class IterableDataset(_LoaderState, torch.utils.data.IterableDataset):
     """A ``torch.utils.data.IterableDataset`` of a :class:`~tfsql.loader.Loader`'s
     batches, as tensors; in a DataLoader with ``num_workers=W`` worker ``w`` builds the
     rank's batches ``w, w + W, ...`` and the DataLoader yields them in order.
@@ -156,12 +164,3 @@ class IterableDataset(torch.utils.data.IterableDataset):
     def __iter__(self) -> Iterator[Any]:
         for batch in self.loader:
             yield to_torch(batch)
-
-    def set_epoch(self, epoch: int) -> None:
-        self.loader.set_epoch(epoch)
-
-    def state_dict(self, *, batches: int) -> dict:
-        return self.loader.state_dict(batches=batches)
-
-    def load_state_dict(self, state: dict) -> None:
-        self.loader.load_state_dict(state)
