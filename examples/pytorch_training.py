@@ -13,8 +13,8 @@ from the 16-float review embeddings whether a review is positive (label >= 3).
   ``(seed, epoch)``; under ``torchrun`` it takes its rank's share from
   ``torch.distributed`` (every rank the same number of batches) and the model is
   wrapped in ``DistributedDataParallel``;
-- ``torch.utils.data.DataLoader(IterableDataset(loader), batch_size=None,
-  num_workers=2)``: each worker builds every other batch, delivered in order;
+- ``data_loader(loader, num_workers=2)``: a ``torch.utils.data.DataLoader`` whose two
+  workers each build every other batch, delivered in order, as tensors;
 - a checkpoint in the middle of an epoch saves ``state_dict(batches=step)`` with the
   model; a new process (here: new objects) resumes exactly where it stopped.
 
@@ -36,7 +36,7 @@ import torch.distributed as dist
 import tfsql
 from tfsql.demo import EMBEDDING_DIM, reviews_table, workdir
 from tfsql.loader import Loader, RecordDataset
-from tfsql.loader.torch import IterableDataset
+from tfsql.loader.torch import data_loader
 
 
 def write_reviews(directory: str, rows: int) -> str:
@@ -59,15 +59,11 @@ def records(path: str, where: str) -> RecordDataset:
     )
 
 
-def batches(loader: Loader, workers: int) -> torch.utils.data.DataLoader:
-    return torch.utils.data.DataLoader(IterableDataset(loader), batch_size=None, num_workers=workers)
-
-
 def accuracy(model: torch.nn.Module, path: str, split: str) -> float:
     loader = Loader(records(path, f"split = '{split}'"), batch_size=1024, rank=0, world_size=1)
     right = total = 0
     with torch.no_grad():
-        for batch in batches(loader, 0):
+        for batch in data_loader(loader):
             right += int(((model(batch["x"]).squeeze(1) > 0) == (batch["y"] > 0.5)).sum())
             total += len(batch["y"])
     return right / total
@@ -79,20 +75,19 @@ def train(
     """Train (resuming from ``checkpoint`` when it exists); with ``stop_after``, save a
     checkpoint after that many steps of the first epoch and stop there."""
     torch.manual_seed(0)
-    model: torch.nn.Module = torch.nn.Linear(EMBEDDING_DIM, 1)
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
+    net = torch.nn.Linear(EMBEDDING_DIM, 1)
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.5)
     loader = Loader(records(path, "split = 'train'"), batch_size=128, shuffle="exact", seed=0, drop_last=True)
-    data = IterableDataset(loader)
+    data = data_loader(loader, num_workers=workers)
     first_epoch, step = 0, 0
     if checkpoint is not None and os.path.exists(checkpoint):
         saved = torch.load(checkpoint)
-        model.load_state_dict(saved["model"])
+        net.load_state_dict(saved["model"])
         optimizer.load_state_dict(saved["optimizer"])
         data.load_state_dict(saved["loader"])
         first_epoch, step = saved["loader"]["epoch"], saved["loader"]["batches"]
         print(f"resumed at epoch {first_epoch}, batch {step} of {len(data)}")
-    if dist.is_initialized():
-        model = torch.nn.parallel.DistributedDataParallel(model)
+    model: torch.nn.Module = torch.nn.parallel.DistributedDataParallel(net) if dist.is_initialized() else net
     loss_fn = torch.nn.BCEWithLogitsLoss()
     losses: list[float] = []
     for epoch in range(first_epoch, epochs):
@@ -100,7 +95,7 @@ def train(
             data.set_epoch(epoch)
             step = 0
         losses = []
-        for batch in torch.utils.data.DataLoader(data, batch_size=None, num_workers=workers):
+        for batch in data:
             optimizer.zero_grad()
             loss = loss_fn(model(batch["x"]).squeeze(1), batch["y"])
             loss.backward()
@@ -110,7 +105,7 @@ def train(
             if stop_after is not None and step == stop_after:
                 assert checkpoint is not None
                 state = {
-                    "model": model.state_dict(),
+                    "model": net.state_dict(),
                     "optimizer": optimizer.state_dict(),
                     "loader": data.state_dict(batches=step),
                 }
@@ -120,8 +115,7 @@ def train(
         print(
             f"epoch {epoch}: {len(losses)} batches on rank {loader.rank} of {loader.world_size}, mean loss {np.mean(losses):.4f}"
         )
-    plain = model.module if isinstance(model, torch.nn.parallel.DistributedDataParallel) else model
-    return {"model": plain, "final_loss": float(np.mean(losses)) if losses else float("nan")}
+    return {"model": net, "final_loss": float(np.mean(losses)) if losses else float("nan")}
 
 
 def main(out_dir: str | None = None, *, epochs: int = 3, workers: int = 2, rows: int = 6_000) -> dict:

@@ -14,8 +14,9 @@ For the tabular, vectors and image sets of ``_datasets.py`` (with index sidecars
   batches of NumPy arrays; ``sequential`` (``shuffle=None``), ``block``
   (``shuffle="block"``: runs of 256 records, windows of 16 runs) and ``exact``
   (``shuffle="exact"``, a full permutation: every batch is 256 random reads);
-- ``tfsql torch``: the same through ``torch.utils.data.DataLoader(IterableDataset(loader),
-  batch_size=None, num_workers=W)`` into tensors (W worker processes);
+- ``tfsql torch``: the same through ``tfsql.loader.torch.data_loader(loader,
+  num_workers=W)`` (``DataLoader(IterableDataset(loader), batch_size=None,
+  collate_fn=collate, num_workers=W)``) into tensors (W worker processes);
 - ``vahidk tfrecord``: ``torch.utils.data.ChainDataset`` of one
   ``tfrecord.torch.dataset.TFRecordDataset(file, index_path, description)`` per file
   (given its index, each one shards over the DataLoader's workers), ``DataLoader(...,
@@ -60,13 +61,11 @@ def _tfsql(config: dict) -> dict:
     workers = config["workers"]
     index_mb = records.index.nbytes / 2**20
     if config["torch"]:
-        import torch
-
-        from tfsql.loader.torch import IterableDataset
+        from tfsql.loader.torch import data_loader
 
         def run() -> dict:
             loader = Loader(records, batch_size=batch_size, shuffle=shuffle, seed=0, threads=1)
-            data = torch.utils.data.DataLoader(IterableDataset(loader), batch_size=None, num_workers=workers)
+            data = data_loader(loader, num_workers=workers)
             return {"records": sum(len(next(iter(b.values()))) for b in data)}
     else:
 

@@ -370,6 +370,8 @@ def test_a_file_cut_short_after_indexing_raises_instead_of_faulting(tmp_path):
     ds = RecordDataset(str(path))
     assert ds.__getitems__([99])["x"].tolist() == [99]
     os.truncate(path, 30 * 50)
-    with pytest.raises(ChangedFileError, match=r"part\.tfrecord ends before byte 3000: it changed after it was indexed"):
+    with pytest.raises(
+        ChangedFileError, match=r"part\.tfrecord ends before byte 3000: it changed after it was indexed"
+    ):
         ds.__getitems__([0, 99])
     assert ds.__getitems__([3])["x"].tolist() == [3]

@@ -27,7 +27,7 @@ def data_dir(tmp_path_factory):
 
 def test_torch_dataloader_two_workers_delivers_the_rank_sequence_in_order(data_dir):
     torch = pytest.importorskip("torch")
-    from tfsql.loader.torch import IterableDataset
+    from tfsql.loader.torch import data_loader
 
     records = RecordDataset(data_dir, columns=["x", "emb"], where="label <> 0", shapes={"emb": (2,)})
     selected = sorted(records.read_arrow(range(len(records))).column("x").to_pylist())
@@ -37,7 +37,7 @@ def test_torch_dataloader_two_workers_delivers_the_rank_sequence_in_order(data_d
         expected = [
             b["x"].tolist() for b in Loader(records, batch_size=10, shuffle="exact", seed=4, rank=rank, world_size=2)
         ]
-        batches = list(torch.utils.data.DataLoader(IterableDataset(loader), batch_size=None, num_workers=2))
+        batches = list(data_loader(loader, num_workers=2))
         assert [b["x"].tolist() for b in batches] == expected
         assert all(isinstance(b["x"], torch.Tensor) and b["emb"].shape[1:] == (2,) for b in batches)
         seen += [x for b in batches for x in b["x"].tolist()]
@@ -48,7 +48,7 @@ def test_torch_dataloader_two_workers_delivers_the_rank_sequence_in_order(data_d
 
 def test_torch_iterable_dataset_resumes_from_a_step_count(data_dir):
     torch = pytest.importorskip("torch")
-    from tfsql.loader.torch import IterableDataset
+    from tfsql.loader.torch import IterableDataset, collate
 
     def make():
         return IterableDataset(
@@ -56,11 +56,15 @@ def test_torch_iterable_dataset_resumes_from_a_step_count(data_dir):
         )
 
     first = make()
-    full = [b["x"].tolist() for b in torch.utils.data.DataLoader(first, batch_size=None, num_workers=2)]
+    full = [
+        b["x"].tolist() for b in torch.utils.data.DataLoader(first, batch_size=None, collate_fn=collate, num_workers=2)
+    ]
     state = first.state_dict(batches=5)
     second = make()
     second.load_state_dict(state)
-    rest = [b["x"].tolist() for b in torch.utils.data.DataLoader(second, batch_size=None, num_workers=2)]
+    rest = [
+        b["x"].tolist() for b in torch.utils.data.DataLoader(second, batch_size=None, collate_fn=collate, num_workers=2)
+    ]
     assert rest == full[5:]
 
 
