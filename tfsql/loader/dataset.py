@@ -191,7 +191,16 @@ class RecordDataset:
         return out
 
     def read_arrow(self, positions: Sequence[int] | np.ndarray) -> pa.RecordBatch:
-        """The records at ``positions`` as an Arrow batch of :attr:`columns`."""
+        """The records at ``positions`` as an Arrow batch of :attr:`columns`.
+
+        Examples
+        --------
+        >>> import tempfile, pyarrow as pa, tfsql
+        >>> out = tempfile.mkdtemp()
+        >>> _ = tfsql.write_tfrecord(pa.table({"x": [4, 5], "k": ["a", "b"]}), out, partition_by=["k"])
+        >>> RecordDataset(out).read_arrow([1, 0]).to_pylist()
+        [{'x': 5, 'k': 'b'}, {'x': 4, 'k': 'a'}]
+        """
         positions = np.asarray(positions, dtype=np.int64)
         if len(positions) and (positions.min() < -len(self) or positions.max() >= len(self)):
             raise IndexError(f"a position is out of range for {len(self)} records")

@@ -127,7 +127,14 @@ class RecordIndex:
         return total
 
     def locate(self, ids: Sequence[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``(file position, record within that file)`` of each dataset record id."""
+        """``(file position, record within that file)`` of each dataset record id.
+
+        Examples
+        --------
+        >>> index = RecordIndex([FileRecords("a", 2, None, None, "compressed"), FileRecords("b", 3, None, None, "compressed")])
+        >>> [a.tolist() for a in index.locate([4, 0, 2])]
+        [[1, 0, 1], [2, 0, 0]]
+        """
         ids = np.asarray(ids, dtype=np.int64)
         files = np.searchsorted(self.bases, ids, side="right") - 1
         return files, ids - self.bases[files]

@@ -133,7 +133,19 @@ class Loader:
 
     # ------------------------------------------------------------------ the plan
     def set_epoch(self, epoch: int) -> None:
-        """Start epoch ``epoch`` from its first batch."""
+        """Start epoch ``epoch`` from its first batch.
+
+        Examples
+        --------
+        >>> import tempfile, pyarrow as pa, tfsql
+        >>> from tfsql.loader import RecordDataset
+        >>> out = tempfile.mkdtemp()
+        >>> _ = tfsql.write_tfrecord(pa.table({"x": list(range(4))}), out)
+        >>> loader = Loader(RecordDataset(out), batch_size=4, shuffle="exact", seed=1)
+        >>> loader.set_epoch(3)
+        >>> (loader.epoch, loader.consumed), sorted(next(iter(loader))["x"].tolist())
+        ((3, 0), [0, 1, 2, 3])
+        """
         epoch_order(0, shuffle=self.shuffle, seed=self.seed, epoch=epoch)  # checks the value
         self.epoch = epoch
         self.consumed = 0
@@ -156,7 +168,18 @@ class Loader:
 
     def batch_positions(self, *, worker: int = 0, num_workers: int = 1) -> Iterator[np.ndarray]:
         """The dataset positions of each batch ``worker`` (of ``num_workers``) builds,
-        from the first batch not consumed yet."""
+        from the first batch not consumed yet.
+
+        Examples
+        --------
+        >>> import tempfile, pyarrow as pa, tfsql
+        >>> from tfsql.loader import RecordDataset
+        >>> out = tempfile.mkdtemp()
+        >>> _ = tfsql.write_tfrecord(pa.table({"x": list(range(10))}), out)
+        >>> loader = Loader(RecordDataset(out), batch_size=2, rank=1, world_size=2)
+        >>> [p.tolist() for p in loader.batch_positions(worker=1, num_workers=2)]
+        [[7, 8]]
+        """
         positions = self.rank_positions()
         b = self.batch_size
         for k in worker_batches(len(self), worker=worker, num_workers=num_workers, start=self.consumed):

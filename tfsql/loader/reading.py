@@ -178,7 +178,8 @@ class RecordReader:
         if isinstance(handle, _MappedFile):
             if not handle.covers(end):
                 raise self._shorter(f, end)
-            handle.gather(runs, buf, base)
+            if len(runs):
+                handle.gather(runs, buf, base)
             return
         cursor = base
         for start, stop in runs.tolist():
@@ -264,13 +265,22 @@ class _MappedFile:
             if len(runs) > _GATHER_RUNS and total <= _GATHER_BYTES:  # many small runs: one vectorised copy
                 at = np.repeat(runs[:, 0] - (np.cumsum(lengths) - lengths), lengths) + np.arange(total)
                 buf[base : base + total] = view[at]
-                return
-            cursor = base
-            for start, stop in runs.tolist():
-                buf[cursor : cursor + stop - start] = view[start:stop]
-                cursor += stop - start
+            else:
+                cursor = base
+                for start, stop in runs.tolist():
+                    buf[cursor : cursor + stop - start] = view[start:stop]
+                    cursor += stop - start
         finally:
             del view
+        self._release(int(runs[0, 0]), int(runs[-1, 1]))
+
+    def _release(self, start: int, stop: int) -> None:
+        """Unmap the pages just copied from this process (they stay in the page cache),
+        so that its resident memory holds the batches, not the files read so far."""
+        if self.map is None or not hasattr(mmap, "MADV_DONTNEED"):
+            return
+        first = start - start % mmap.PAGESIZE
+        self.map.madvise(mmap.MADV_DONTNEED, first, min(stop, self.size) - first)
 
     def close(self) -> None:
         if self.map is not None:
