@@ -50,9 +50,6 @@ _OPEN_FILES = 64  # file descriptors kept open per reader
 # overhead; a remote read is a request, as long as transferring about a MiB).
 _LOCAL_GAP_BYTES = 256
 _REMOTE_GAP_BYTES = 1 << 20
-# More runs than this, of at most this many bytes in all, are copied with one gather.
-_GATHER_RUNS = 32
-_GATHER_BYTES = 4 << 20
 
 
 class NotRandomAccessError(TFSQLError, TypeError):
@@ -260,16 +257,8 @@ class _MappedFile:
         """Copy the byte ``runs`` one after another into ``buf`` from ``base``."""
         view = np.frombuffer(self.map, np.uint8) if self.map is not None else np.zeros(0, np.uint8)
         try:
-            lengths = runs[:, 1] - runs[:, 0]
-            total = int(lengths.sum())
-            if len(runs) > _GATHER_RUNS and total <= _GATHER_BYTES:  # many small runs: one vectorised copy
-                at = np.repeat(runs[:, 0] - (np.cumsum(lengths) - lengths), lengths) + np.arange(total)
-                buf[base : base + total] = view[at]
-            else:
-                cursor = base
-                for start, stop in runs.tolist():
-                    buf[cursor : cursor + stop - start] = view[start:stop]
-                    cursor += stop - start
+            total = int((runs[:, 1] - runs[:, 0]).sum())
+            np.concatenate([view[start:stop] for start, stop in runs.tolist()], out=buf[base : base + total])
         finally:
             del view
         self._release(int(runs[0, 0]), int(runs[-1, 1]))
