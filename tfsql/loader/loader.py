@@ -202,7 +202,9 @@ class Loader:
             if group:
                 yield group
 
-        read = ordered_map(groups, self.dataset.read_batches, threads=self.threads)
+        # Groups read ahead: one per thread (each up to _GROUP_BYTES), so that memory is a
+        # few batches per thread whatever the records' size.
+        read = ordered_map(groups, self.dataset.read_batches, threads=self.threads, prefetch=self.threads)
         try:
             for batches in read:
                 for batch in batches:
