@@ -15,18 +15,7 @@ consumed; :meth:`Loader.load_state_dict` (in a new process too) resumes with exa
 the batches that were left. When an epoch has been iterated to its end the loader
 moves to the next epoch; :meth:`Loader.set_epoch` picks one explicitly.
 
-Examples
---------
->>> import tempfile, pyarrow as pa, tfsql
->>> from tfsql.loader import RecordDataset
->>> out = tempfile.mkdtemp()
->>> _ = tfsql.write_tfrecord(pa.table({"x": list(range(10))}), out)
->>> loader = Loader(RecordDataset(out), batch_size=4, shuffle="exact", seed=7)
->>> epoch0 = [b["x"].tolist() for b in loader]
->>> sorted(sum(epoch0, [])) == list(range(10)), [len(b) for b in epoch0]
-(True, [4, 4, 2])
->>> loader.state_dict()["epoch"]
-1
+See :class:`Loader` for examples.
 """
 
 from __future__ import annotations
@@ -89,6 +78,18 @@ class Loader:
     [[[0, 1], [2, 3]], [[4, 5], [6, 7]], [[8, 9], [0, 1]]]
     >>> [len(Loader(ds, batch_size=2, rank=r, world_size=3, drop_last=True)) for r in range(3)]
     [1, 1, 1]
+    >>> [p.tolist() for p in Loader(ds, batch_size=2, rank=1, world_size=2).batch_positions(worker=1, num_workers=2)]
+    [[7, 8]]
+
+    A resume, in this process or another, continues with exactly the batches left:
+
+    >>> a = Loader(ds, batch_size=3, shuffle="exact", seed=3)
+    >>> a.set_epoch(5)
+    >>> it = iter(a); first = next(it)
+    >>> b = Loader(ds, batch_size=3, shuffle="exact", seed=3)
+    >>> b.load_state_dict(a.state_dict())
+    >>> (b.epoch, b.consumed), [x["x"].tolist() for x in b] == [x["x"].tolist() for x in it]
+    ((5, 1), True)
     """
 
     def __init__(
@@ -133,19 +134,7 @@ class Loader:
 
     # ------------------------------------------------------------------ the plan
     def set_epoch(self, epoch: int) -> None:
-        """Start epoch ``epoch`` from its first batch.
-
-        Examples
-        --------
-        >>> import tempfile, pyarrow as pa, tfsql
-        >>> from tfsql.loader import RecordDataset
-        >>> out = tempfile.mkdtemp()
-        >>> _ = tfsql.write_tfrecord(pa.table({"x": list(range(4))}), out)
-        >>> loader = Loader(RecordDataset(out), batch_size=4, shuffle="exact", seed=1)
-        >>> loader.set_epoch(3)
-        >>> (loader.epoch, loader.consumed), sorted(next(iter(loader))["x"].tolist())
-        ((3, 0), [0, 1, 2, 3])
-        """
+        """Start epoch ``epoch`` from its first batch (see the class example)."""
         epoch_order(0, shuffle=self.shuffle, seed=self.seed, epoch=epoch)  # checks the value
         self.epoch = epoch
         self.consumed = 0
@@ -168,17 +157,7 @@ class Loader:
 
     def batch_positions(self, *, worker: int = 0, num_workers: int = 1) -> Iterator[np.ndarray]:
         """The dataset positions of each batch ``worker`` (of ``num_workers``) builds,
-        from the first batch not consumed yet.
-
-        Examples
-        --------
-        >>> import tempfile, pyarrow as pa, tfsql
-        >>> from tfsql.loader import RecordDataset
-        >>> out = tempfile.mkdtemp()
-        >>> _ = tfsql.write_tfrecord(pa.table({"x": list(range(10))}), out)
-        >>> loader = Loader(RecordDataset(out), batch_size=2, rank=1, world_size=2)
-        >>> [p.tolist() for p in loader.batch_positions(worker=1, num_workers=2)]
-        [[7, 8]]
+        from the first batch not consumed yet (see the class example).
         """
         positions = self.rank_positions()
         b = self.batch_size
@@ -228,20 +207,8 @@ class Loader:
         """Where the loader stands: the epoch and how many of its batches were consumed
         (``batches``, for a training loop that counts its steps itself, e.g. when a
         DataLoader's workers iterate copies of the loader), plus what the order depends
-        on. Plain values only: ``json.dumps`` or ``torch.save`` it.
-
-        Examples
-        --------
-        >>> import tempfile, pyarrow as pa, tfsql
-        >>> from tfsql.loader import RecordDataset
-        >>> out = tempfile.mkdtemp()
-        >>> _ = tfsql.write_tfrecord(pa.table({"x": list(range(6))}), out)
-        >>> a = Loader(RecordDataset(out), batch_size=2, shuffle="exact", seed=3)
-        >>> it = iter(a); first = next(it)
-        >>> b = Loader(RecordDataset(out), batch_size=2, shuffle="exact", seed=3)
-        >>> b.load_state_dict(a.state_dict())
-        >>> [x["x"].tolist() for x in b] == [x["x"].tolist() for x in it]
-        True
+        on. Plain values only: ``json.dumps`` or ``torch.save`` it (see the class
+        example).
         """
         state = {
             "version": _STATE_VERSION,
