@@ -233,7 +233,6 @@ def scan_tfrecord(
         opts.check_cast_options(cast_options, ds.data_schema)
         opts.check_columns(
             ds,
-            missing_columns,
             extra_columns,
             infer_sample=infer_sample,
             infer_files=infer_files,
