@@ -188,7 +188,9 @@ def _sampled(
                     if record_type == codec.EXAMPLE:
                         _warn_if_sequence_examples(block, path)
                 try:
-                    _, done = inference.add(block.buf, block.offsets, block.lengths, block.first_index, block.base_offset)
+                    _, done = inference.add(
+                        block.buf, block.offsets, block.lengths, block.first_index, block.base_offset
+                    )
                 except codec.DecodeError as exc:
                     raise translate_decode_error(exc, block, record_type, specs=()) from None
                 except codec.InferenceError as exc:

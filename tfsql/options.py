@@ -107,6 +107,7 @@ __all__ = [
     "LISTS",
     "MISSING_COLUMNS",
     "NATIVE_READ_OPTIONS",
+    "COMPAT_SQL_PARAMETERS",
     "record_type_name",
     "record_code",
     "read_compression",
@@ -266,6 +267,11 @@ def _spec(cls: type, native: frozenset[str] = frozenset()) -> dict[str, Option]:
         f.name: Option(name=f.name, native=f.name in native, **f.metadata["option"]) for f in dataclasses.fields(cls)
     }
 
+
+#: ``read_parquet`` parameters that ``tfrecord_scan`` accepts (checked for their type) and
+#: otherwise ignores, so that queries written for Parquet run as they are; they are not
+#: options (``union_by_name`` is always on: features are matched by name across files).
+COMPAT_SQL_PARAMETERS: dict[str, str] = {"union_by_name": "BOOLEAN"}
 
 #: The reading options the DuckDB extension implements in C: its parameter table
 #: (``tfsql/duckdb_ext/options_gen.h``, ``python -m tfsql.option_header``) registers

@@ -26,16 +26,16 @@ from typing import Any
 
 from tfsql.duckdb.errors import BinderError, InvalidInputError, sql_error
 from tfsql.duckdb.types import sql_type_name, type_struct
-from tfsql.options import READ_OPTIONS, Option, OptionError, Spelling, parse_size, spellings
+from tfsql.options import COMPAT_SQL_PARAMETERS, READ_OPTIONS, Option, OptionError, Spelling, parse_size, spellings
 
 __all__ = ["TABLE_FUNCTIONS", "SCAN_PARAMETERS", "NATIVE_SCAN_PARAMETERS", "COMPAT_PARAMETERS", "dataset_options"]
 
 TABLE_FUNCTIONS = ("tfrecord_scan", "read_tfrecord")
 """The table function names the SQL front end understands."""
 
-COMPAT_PARAMETERS: dict[str, str] = {"union_by_name": "BOOLEAN"}
-"""``read_parquet`` parameters accepted (checked for their type) and otherwise ignored:
-``union_by_name`` is always on, features are matched by name across files."""
+COMPAT_PARAMETERS: dict[str, str] = COMPAT_SQL_PARAMETERS
+"""``read_parquet`` parameters accepted (checked for their type) and otherwise ignored
+(`tfsql.options.COMPAT_SQL_PARAMETERS`)."""
 
 SPELLINGS: dict[str, tuple[Option, Spelling]] = spellings(READ_OPTIONS, "sql")
 """SQL parameter name -> (the option, its spelling)."""
