@@ -246,8 +246,8 @@ class Scanner:
         self._partition_names = [n for n in dataset.partition_schema.names if n in needed]
         file_col = dataset.options.include_file_paths
         self._with_file_column = file_col is not None and file_col in needed
-        self._track_unknown = dataset._schema_inferred and len(data_names) == len(dataset.data_schema)
-        self._file_indices = dataset._pruned_indices(filter)
+        self._track_unknown = dataset.schema_inferred and len(data_names) == len(dataset.data_schema)
+        self._file_indices = dataset.pruned_indices(filter)
         self._data_filter_free = not (filter_columns - set(dataset.partition_schema.names))
         if self._expressions is not None:
             probe = pads.dataset(schema.empty_table()).to_table(columns=self._expressions, filter=filter)
@@ -276,7 +276,7 @@ class Scanner:
         """Frame the files in order; without a filter, stop once ``limit`` records
         are read (decode-ahead then never opens files a LIMIT does not need)."""
         dataset = self._dataset
-        found = dataset._found
+        found = dataset.discovered
         options = dataset.options
         remaining = self._limit if self._filter is None else None
         for i in self._file_indices:
@@ -285,7 +285,7 @@ class Scanner:
                 continue
             if remaining is not None and remaining <= 0:
                 return
-            spans = self._ranges_of(i) if remaining is None or dataset._byte_range is not None else None
+            spans = self._ranges_of(i) if remaining is None or dataset.byte_range is not None else None
             if spans is not None:
                 yield from self._range_tasks(i, spans)
                 continue
@@ -322,11 +322,11 @@ class Scanner:
         dataset's own range, or ranges for the decode threads when the file is large
         and uncompressed."""
         dataset = self._dataset
-        if dataset._byte_range is not None:
-            return [dataset._byte_range]
+        if dataset.byte_range is not None:
+            return [dataset.byte_range]
         split = dataset.options.split_bytes
-        size = dataset._found.files[index].size
-        if self._threads <= 1 or split is None or size < 2 * split or not dataset._splittable(index):
+        size = dataset.discovered.files[index].size
+        if self._threads <= 1 or split is None or size < 2 * split or not dataset.splittable(index):
             return None
         return plan_ranges(size, split)
 
@@ -339,9 +339,9 @@ class Scanner:
         dataset = self._dataset
         return (
             self._threads > 1
-            and dataset._found.files[index].size >= _PIECE_MIN_FILE_BYTES
-            and dataset._found.is_local
-            and dataset._splittable(index)
+            and dataset.discovered.files[index].size >= _PIECE_MIN_FILE_BYTES
+            and dataset.discovered.is_local
+            and dataset.splittable(index)
         )
 
     def _range_tasks(

@@ -147,7 +147,10 @@ class InferenceError(ValueError):
         self.offset = offset
 
     def __reduce__(self):
-        return (_rebuild_inference_error, (self.args[0], self.reason, self.feature, self.path, self.record, self.offset))
+        return (
+            _rebuild_inference_error,
+            (self.args[0], self.reason, self.feature, self.path, self.record, self.offset),
+        )
 
 
 def _rebuild_inference_error(

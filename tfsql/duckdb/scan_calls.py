@@ -281,7 +281,8 @@ def open_dataset(
     """
     try:
         if previous is not None and previous[1] is not None and "schema" not in options:
-            quick = tfsql.dataset(source, schema=previous[0].data_schema, **options)
+            # the schema inferred before: nothing in it can be missing from the sample
+            quick = tfsql.dataset(source, **{**options, "schema": previous[0].data_schema, "missing_columns": "insert"})
             if _fingerprint(quick.files) == previous[1]:
                 return _with_a_column(source, options, quick), previous[1]
         data = tfsql.dataset(source, **options)
@@ -299,7 +300,10 @@ def _with_a_column(source: Any, options: dict[str, Any], data: tfsql.Dataset) ->
     already warned how to read them) get the ``filename`` column, so ``count(*)`` works."""
     if len(data.schema) or not data.files or options.get("include_file_paths"):
         return data
-    return tfsql.dataset(source, **{**options, "schema": data.data_schema, "include_file_paths": "filename"})
+    return tfsql.dataset(
+        source,
+        **{**options, "schema": data.data_schema, "missing_columns": "insert", "include_file_paths": "filename"},
+    )
 
 
 def check_has_columns(function: str, source: Any, data: tfsql.Dataset) -> None:

@@ -182,16 +182,16 @@ def parse_hive_dates(ds: Any, hive_partitioning: bool | None, hive_schema: Any) 
     if not types:
         return ds
     schema = {f.name: types.get(f.name, f.type) for f in ds.partition_schema}
-    partitioning = Partitioning.discover(ds._found.files, hive_partitioning=hive_partitioning, hive_schema=schema)
-    return ds._derive(partitioning=partitioning)
+    partitioning = Partitioning.discover(ds.discovered.files, hive_partitioning=hive_partitioning, hive_schema=schema)
+    return ds.with_partitioning(partitioning)
 
 
 def _sampled_features(ds: Any, infer_sample: int | None, infer_files: int | None, infer_bytes: int | None) -> set[str]:
     from tfsql.inference import sample_columns, sample_indices
     from tfsql.scanning import open_frame_reader
 
-    found = ds._found
-    listed = list(ds._file_indices)
+    found = ds.discovered
+    listed = list(ds.file_indices)
     chosen = [listed[j] for j in sample_indices(len(listed), infer_files, [found.files[i].size for i in listed])]
     columns = sample_columns(
         [found.files[i].display() for i in chosen],

@@ -242,7 +242,7 @@ def scan_tfrecord(
     if try_parse_hive_dates:
         ds = opts.parse_hive_dates(ds, hive_partitioning, hive_schema)
     if _progress is not None:  # read_tfrecord(progress=True)'s bar: the bytes of the files
-        _progress.total = sum(ds._found.files[i].size for i in ds._file_indices)
+        _progress.total = sum(ds.discovered.files[i].size for i in ds.file_indices)
         ds = ds.with_options(progress=_progress)
     overrides = {**polars_dtypes(schema), **polars_dtypes(schema_overrides), **polars_dtypes(hive_schema)}
     lf = scan_dataset(ds, n_rows=n_rows, polars_types=overrides, cache=cache)
