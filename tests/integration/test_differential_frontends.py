@@ -275,10 +275,24 @@ def _options_case(source: str, given: dict[str, tuple[Any, str | None]], spellin
     return Case(source, python, sql, native, sql_offered, python_offered, polars_offered)
 
 
+# Inputs the native extension does not read yet, and whose: the case fails until it does
+NATIVE_GAPS = {
+    "tfds": "the extension refuses a TFDS directory's features.json (the `paths` work: TFX/TFDS layouts)",
+}
+
+
+def _marks(case: Case) -> list:
+    reason = NATIVE_GAPS.get(case.source)
+    if reason is None or not case.native:
+        return []
+    return [pytest.mark.xfail(reason=reason, strict=True)]
+
+
 def _cases():
     for source, options in BASELINES.items():
         given = {name: (value, None) for name, value in options.items()}
-        yield pytest.param(_options_case(source, given, {}), id=f"{source}-plain")
+        case = _options_case(source, given, {})
+        yield pytest.param(case, id=f"{source}-plain", marks=_marks(case))
     for name, samples in SAMPLES.items():
         option = READ_OPTIONS[name]
         spellings = list(option.sql) or [None]
@@ -290,7 +304,8 @@ def _cases():
                 given = {**base, name: (sample.value, sample.sql)}
                 chosen = {name: spelling} if spelling is not None else {}
                 label = spelling.name if spelling is not None else name
-                yield pytest.param(_options_case(sample.source, given, chosen), id=f"{label}-{k}-{sample.source}")
+                case = _options_case(sample.source, given, chosen)
+                yield pytest.param(case, id=f"{label}-{k}-{sample.source}", marks=_marks(case))
 
 
 CASES = list(_cases())
@@ -305,7 +320,7 @@ CASES = list(_cases())
 class Outcome:
     columns: list[str] | None = None
     rows: list[tuple] | None = None
-    kind: str | None = None  # a refusal: "schema", "option", "data", "files"
+    kind: str | None = None  # a refusal: "bind", "data", "files"
     message: str | None = None
 
     def __repr__(self) -> str:
@@ -324,24 +339,25 @@ def _normal(value: Any) -> Any:
     return value
 
 
-def _rows(table: Any) -> Outcome:
-    if isinstance(table, pa.RecordBatchReader):  # duckdb 2's .arrow()
-        table = table.read_all()
+def _rows(table: pa.Table) -> Outcome:
     names = table.column_names
     rows = [tuple(_normal(row[n]) for n in names) for row in table.to_pylist()]
     return Outcome(columns=names, rows=sorted(rows, key=repr))
 
 
+# The kinds of refusal, by the class each front end raises: refused when the call is
+# bound (tfsql.dataset() / DuckDB's binder), by the data met while scanning, or for
+# files that are not there. First match wins.
 _KINDS = (
-    ("SchemaError", "schema"),
     ("CorruptRecordError", "data"),
     ("ScanDataError", "data"),
-    ("FileNotFoundError", "files"),
+    ("SchemaError", "bind"),
+    ("OptionError", "bind"),
+    ("BinderException", "bind"),
+    ("InvalidInputException", "data"),
     ("NoFilesError", "files"),
+    ("FileNotFoundError", "files"),
     ("IOException", "files"),
-    ("OptionError", "option"),
-    ("BinderException", "option"),
-    ("InvalidInputException", "option"),
 )
 
 
@@ -352,6 +368,14 @@ def _refusal(error: BaseException) -> Outcome:
     for prefix in ("Binder Error: ", "Invalid Input Error: ", "IO Error: ", "tfrecord_scan: "):
         message = message.removeprefix(prefix)
     return Outcome(kind=kind, message=message)
+
+
+def _relation_rows(relation: Any) -> Outcome:
+    """A DuckDB result's columns and rows (fetched as Python values, so that a scan's
+    error is DuckDB's own, not an Arrow stream's)."""
+    names = list(relation.columns)
+    rows = [tuple(_normal(v) for v in row) for row in relation.fetchall()]
+    return Outcome(columns=names, rows=sorted(rows, key=repr))
 
 
 def _sql(case: Case, sources: dict[str, str]) -> str:
@@ -366,12 +390,16 @@ def _read(front_end: str, case: Case, sources: dict[str, str]) -> Outcome:
             if front_end == "python":
                 return _rows(tfsql.read_tfrecord(sources[case.source], **case.python))
             if front_end == "polars":
-                return _rows(pl.scan_tfrecord(sources[case.source], **case.python).collect().to_arrow())
+                # scan_parquet's extra_columns="raise" is Polars' own convention (no other front end has it)
+                extra = {"extra_columns": "ignore"} if "schema" in case.python else {}
+                frame = pl.scan_tfrecord(sources[case.source], **case.python, **extra).collect()
+                return _rows(frame.to_arrow())
             if front_end == "connect":
-                return _rows(tfsql.connect().sql(_sql(case, sources)).arrow())
+                con = tfsql.connect()  # held while the result is fetched (duckdb 1.4 closes it with its last reference)
+                return _relation_rows(con.sql(_sql(case, sources)))
             con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
             tfsql.load_extension(con)
-            return _rows(con.sql(_sql(case, sources)).arrow())
+            return _relation_rows(con.sql(_sql(case, sources)))
         except Exception as error:  # every refusal is compared
             return _refusal(error)
 
@@ -395,6 +423,12 @@ def test_front_ends_agree(case, sources):
             got = [outcomes[fe].message for fe in pair if fe in outcomes]
             assert len(set(got)) <= 1, outcomes
         return
+    if not outcomes["python"].columns:
+        # DuckDB scans no table without columns: records holding no features (and empty
+        # files) get the `filename` column there (docs/duckdb-extension.md)
+        for fe in ("native", "connect"):
+            if fe in outcomes and outcomes[fe].columns == ["filename"]:
+                outcomes[fe] = Outcome(columns=[], rows=[() for _ in outcomes[fe].rows or []])
     first = next(iter(outcomes.values()))
     for fe, outcome in outcomes.items():
         assert outcome.columns == first.columns, (fe, outcomes)

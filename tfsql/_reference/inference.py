@@ -152,18 +152,18 @@ class Inference:
                 shape = SCALAR
             resolved.append((st, kind, shape, kind == BYTES and st.utf8))
         context = {st.name for st, kind, _, _ in resolved if kind != KIND_NONE and st.location != FEATURE_LISTS}
-        columns = []
+        columns: list[tuple[bytes, str, int, int, int, bool]] = []
         for st, kind, shape, utf8 in resolved:
             renamed = st.location == FEATURE_LISTS and kind != KIND_NONE and st.name in context
             column = (st.name + (_SUFFIX.encode() if renamed else b"")).decode("utf-8", errors="backslashreplace")
             columns.append((st.name, column, st.location, kind, shape, utf8))
-        for name, column, location, kind, _, _ in columns:
+        for raw, column, location, kind, _, _ in columns:
             if kind == KIND_NONE or location != FEATURE_LISTS:
                 continue
-            literal = name.endswith(_SUFFIX.encode()) and name[: -len(_SUFFIX)] in context
+            literal = raw.endswith(_SUFFIX.encode()) and raw[: -len(_SUFFIX)] in context
             clash = sum(1 for c in columns if c[1] == column and c[3] != KIND_NONE) > 1
             if literal or clash:
-                shown = name.decode("utf-8", errors="backslashreplace")
+                shown = raw.decode("utf-8", errors="backslashreplace")
                 raise InferenceError(
                     "name_taken",
                     f"feature list '{shown}' shares its name with a context feature, and its column "

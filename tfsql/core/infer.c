@@ -39,6 +39,8 @@ struct infer_state {
     /* totals */
     uint64_t records, bytes;
     size_t files_with_records;
+    /* the first feature name that is not UTF-8 (code 0: none), reported by resolve */
+    infer_error bad_name;
 };
 
 /* -- the plan ----------------------------------------------------------------------- */
@@ -252,25 +254,24 @@ int infer_add(infer_state *s, const uint8_t *buf, size_t buflen, const uint8_t *
         err->offset = base + load_u64(offs + 8 * bad) - 12;
         err->feature[0] = 0;
         snprintf(err->path, INFER_FEATURE_LEN, "%s", path);
-        snprintf(err->message, INFER_MESSAGE_LEN, "record %zu of %s at byte %llu is malformed",
-                 first_index + bad, path, err->offset);
+        snprintf(err->message, INFER_MESSAGE_LEN,
+                 "record is not a valid %s protobuf in %s, record %zu at byte %llu; check "
+                 "record_type (use 'bytes' to read the raw records)",
+                 s->record_type == SEQUENCE_EXAMPLE ? "sequence_example" : "example", path,
+                 first_index + bad, err->offset);
         return INFER_MALFORMED;
     }
-    if (bad_stat != SIZE_MAX) {
+    if (bad_stat != SIZE_MAX && s->bad_name.code == 0) {
+        /* it cannot name a column (resolve reports it); a given schema skips it */
         const sstat *st = sctx_stat(&s->summary, (int32_t)bad_stat);
         size_t r = record_holding(s->record_type, buf, buflen, offs, lens, keep, st);
         r = r < keep ? r : 0;
-        err->code = INFER_NAME_NOT_UTF8;
-        err->record = (long long)(first_index + r);
-        err->offset = base + load_u64(offs + 8 * r) - 12;
-        show_bytes(err->feature, INFER_FEATURE_LEN, st->name, st->name_len);
-        snprintf(err->path, INFER_FEATURE_LEN, "%s", path);
-        snprintf(err->message, INFER_MESSAGE_LEN,
-                 "feature name %s in %s, record %lld at byte %llu is not valid UTF-8, so it "
-                 "cannot name a column; pass schema with the columns to read (features not "
-                 "in it are skipped)",
-                 err->feature, path, err->record, err->offset);
-        return INFER_NAME_NOT_UTF8;
+        infer_error *bad_name = &s->bad_name;
+        bad_name->code = INFER_NAME_NOT_UTF8;
+        bad_name->record = (long long)(first_index + r);
+        bad_name->offset = base + load_u64(offs + 8 * r) - 12;
+        show_bytes(bad_name->feature, INFER_FEATURE_LEN, st->name, st->name_len);
+        snprintf(bad_name->path, INFER_FEATURE_LEN, "%s", path);
     }
     int32_t file = (int32_t)(s->npaths - 1);
     for (size_t k = 0; k < nstats; k++) {
@@ -371,6 +372,15 @@ int infer_resolve(const infer_state *s, int lists_always, const char *schema_hin
     size_t n = s->summary.stats.len / sizeof(sstat);
     *cols_out = NULL;
     *ncols = 0;
+    if (s->bad_name.code != 0) {
+        *err = s->bad_name;
+        snprintf(err->message, INFER_MESSAGE_LEN,
+                 "feature name %s in %s, record %lld at byte %llu is not valid UTF-8, so it "
+                 "cannot name a column; pass %s with the columns to read (features not in it "
+                 "are skipped)",
+                 err->feature, err->path, err->record, err->offset, schema_hint);
+        return INFER_NAME_NOT_UTF8;
+    }
     infer_column *cols = (infer_column *)calloc(n ? n : 1, sizeof(infer_column));
     if (cols == NULL) {
         err->code = INFER_NOMEM;

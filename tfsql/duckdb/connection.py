@@ -30,7 +30,7 @@ from tfsql.duckdb.copy import (
     parse_copy_to,
 )
 from tfsql.duckdb.errors import BinderError, ErrorContext, sql_error
-from tfsql.duckdb.scan_calls import ScanCalls, arrow_path_binds, check_has_columns
+from tfsql.duckdb.scan_calls import ScanCalls, check_has_columns
 
 __all__ = ["TFRecordConnection", "connect", "sql", "default_connection"]
 
@@ -190,10 +190,9 @@ class TFRecordConnection:
             result = self._run_statement(text, params if last else None, run, count)
         return result
 
-    def _run_statement(self, text: str, params: Any, run, count, *, native: bool = True) -> Any:
+    def _run_statement(self, text: str, params: Any, run, count) -> Any:
         tokens = rewrite.tokenize(text)
-        given = params
-        rewritten, params, spans = self._scans.rewrite(text, tokens, params, native=native)
+        rewritten, params, spans = self._scans.rewrite(text, tokens, params)
         context = ErrorContext(text, rewritten, spans, self._scans.calls)
         tokens = rewrite.tokenize(rewritten)
         try:
@@ -212,13 +211,8 @@ class TFRecordConnection:
                     rows, files = copy_to_tfrecord(self._con, statement, path, params, progress=self.copy_progress)
                 self._last_context = None
                 return count(rows, files)
-        try:
-            with context.translating():
-                result = run(rewritten, params)
-        except duckdb.BinderException as err:
-            if native and self.native and arrow_path_binds(err):
-                return self._run_statement(text, given, run, count, native=False)
-            raise
+        with context.translating():
+            result = run(rewritten, params)
         self._last_context = context
         return context.wrap(result)
 

@@ -94,6 +94,11 @@ def _read(function: str, spelling: Spelling, value: Any) -> Any:
     return value
 
 
+def null_parameter(name: str) -> str:
+    """The message of a NULL given for parameter ``name`` (the extension words it alike)."""
+    return f"parameter {name} is NULL; give it a value, or leave it out for its default"
+
+
 def dataset_options(function: str, named: Mapping[str, Any]) -> dict[str, Any]:
     """Map ``tfrecord_scan`` named parameters (already read as literals) to `tfsql.dataset`
     options, each checked by its option (`tfsql.options`).
@@ -105,6 +110,17 @@ def dataset_options(function: str, named: Mapping[str, Any]) -> dict[str, Any]:
     options: dict[str, Any] = {}
     given: dict[str, str] = {}  # option -> the parameter that gave it
     for name, value in named.items():
+        if value is None:
+            raise sql_error(BinderError, null_parameter(name), function=function)
+        if isinstance(value, dict) and name in SPELLINGS and SPELLINGS[name][1].value == "types":
+            for column, typed in value.items():
+                if typed is None:
+                    raise sql_error(
+                        BinderError,
+                        f"column '{column}' of {name} has type NULL; give its type, e.g. "
+                        f"{name} := {{'{column}': 'BIGINT'}}",
+                        function=function,
+                    )
         if name in COMPAT_PARAMETERS:
             if not isinstance(value, bool):
                 raise _expected(function, name, value)
@@ -118,5 +134,6 @@ def dataset_options(function: str, named: Mapping[str, Any]) -> dict[str, Any]:
                 spelling.translate(_read(function, spelling, value)), as_spelled=name
             )
         except OptionError as err:
-            raise sql_error(InvalidInputError, str(err), function=function) from None
+            # refused when the call is bound, as the extension refuses it
+            raise sql_error(BinderError, str(err), function=function) from None
     return options
