@@ -204,7 +204,9 @@ class ScanCalls:
 def native_route(call: Call, tokens: list[Token], params: Any, variable: Any) -> bool:
     """Whether the extension's ``tfrecord_scan`` runs this call (the SQL text is left as
     written): always, except for options only the Arrow path has (not in
-    `NATIVE_SCAN_PARAMETERS`), and a statement with WHERE (not a CREATE) over
+    `NATIVE_SCAN_PARAMETERS`), calls the extension does not read as the Arrow path does
+    (`native_reads`: decided from the call, never from an error's text), and a statement
+    with WHERE (not a CREATE) over
     hive-partitioned files or a TFDS / TFX layout, where the Arrow path's partition
     pruning opens only the matching directories or splits (DuckDB's C API has no filter
     pushdown)."""
