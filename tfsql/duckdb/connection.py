@@ -239,8 +239,9 @@ def connect(
     (when this installation has it: see `tfsql.duckdb_extension_path`), so
     ``tfrecord_scan``, ``read_tfrecord`` and ``FROM 'x.tfrecord'`` are DuckDB table
     functions there, and views over them stored in the database file work in any
-    connection that loads the extension. Calls with ``schema``/``columns``/``hive_types``
-    and filtered scans of hive-partitioned files use the Arrow path described above.
+    connection that loads the extension. Calls with an option the extension does not
+    implement (``hive_types``...), a ``schema`` type it does not decode, and filtered
+    scans of hive-partitioned files use the Arrow path described above.
 
     Parameters
     ----------
