@@ -139,7 +139,8 @@ def missing_columns(
     judge). ``option_hint`` spells ``missing_columns='insert'`` for the caller."""
     if record_type == codec.RAW:
         return None
-    inference = _sampled(paths, open_reader, record_type, infer_sample, infer_bytes)[0]
+    # a record that does not decode ends its file's sample here: the scan reports it
+    inference = _sampled(paths, open_reader, record_type, infer_sample, infer_bytes, tolerant=True)[0]
     try:
         inference.check_missing(list(columns), "schema=", option_hint)
     except codec.InferenceError as exc:
@@ -174,8 +175,11 @@ def _sampled(
     record_type: int,
     infer_sample: int | None,
     infer_bytes: int | None,
+    *,
+    tolerant: bool = False,
 ) -> tuple[Any, list[str]]:
-    """The core's inference over the sample of the files, and the files that had records."""
+    """The core's inference over the sample of the files, and the files that had records
+    (``tolerant``: a record that does not decode ends its file's sample, unreported)."""
     inference = codec.Inference(record_type, infer_sample, infer_bytes)
     sampled: list[str] = []  # files with at least one sampled record
     for i, path in enumerate(paths):
@@ -192,6 +196,8 @@ def _sampled(
                         block.buf, block.offsets, block.lengths, block.first_index, block.base_offset
                     )
                 except codec.DecodeError as exc:
+                    if tolerant:
+                        break
                     raise translate_decode_error(exc, block, record_type, specs=()) from None
                 except codec.InferenceError as exc:
                     raise _schema_error(exc) from None

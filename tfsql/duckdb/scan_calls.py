@@ -277,7 +277,7 @@ def native_reads(values: dict[str | None, Any], shape: SourceShape) -> bool:
     Arrow path does, decided from the call itself (never from an error's text): a source
     with files (the Arrow path names a source without any), no TFDS ``features.json`` to
     type the columns from unless ``schema`` is given, and ``schema`` types the decoder
-    produces without a cast (BIGINT, FLOAT, VARCHAR, BLOB and lists of them)."""
+    produces without a cast (BIGINT, FLOAT, VARCHAR, BLOB and lists of them, nullable)."""
     if shape.files == 0:
         return False
     given = values.get("schema", values.get("columns"))
@@ -290,7 +290,7 @@ def native_reads(values: dict[str | None, Any], shape: SourceShape) -> bool:
             schema = type_struct("tfrecord_scan", "schema", given)
         except Exception:  # the extension reports a bad schema as the Arrow path does
             return True
-        return all(_decoded_as_is(f.type) for f in schema)
+        return all(f.nullable and _decoded_as_is(f.type) for f in schema)
     return True
 
 

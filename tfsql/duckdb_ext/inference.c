@@ -30,7 +30,8 @@ void frame_error(char *err, const char *path, int status, size_t index, size_t a
  * sample reaches. Damage ends the sample as the scan treats it: under ignore_errors a
  * record whose data CRC fails is stepped over and a bad length or a truncated end skips
  * the rest of the file; otherwise the sample stops there and the scan reports it. */
-static int sample_file(const tfbind *b, infer_state *st, const char *path, char *err) {
+static int sample_file(const tfbind *b, infer_state *st, const char *path, int tolerant,
+                       char *err) {
     filebytes fb;
     inflater inf;
     if (file_open(path, b->compression, &fb, &inf, err)) {
@@ -71,7 +72,10 @@ static int sample_file(const tfbind *b, infer_state *st, const char *path, char 
             snprintf(err, ERRLEN, "out of memory");
             goto done;
         }
-        if (irc != INFER_OK) { /* a record that is not an Example, a name that is not UTF-8 */
+        if (irc == INFER_MALFORMED && tolerant) {
+            break; /* the scan reports it */
+        }
+        if (irc != INFER_OK) { /* a record that is not an Example */
             snprintf(err, ERRLEN, "%s", e.message);
             goto done;
         }
@@ -101,8 +105,9 @@ done:
     return rc;
 }
 
-/* The core's inference over the sample of the listed files (its plan: which files). */
-static infer_state *sample_files(const tfbind *b, char *err) {
+/* The core's inference over the sample of the listed files (its plan: which files);
+ * `tolerant`: a record that does not decode ends its file's sample, unreported. */
+static infer_state *sample_files(const tfbind *b, int tolerant, char *err) {
     infer_state *st = infer_new(b->record_type, b->infer_sample, b->infer_bytes);
     int64_t *sizes = (int64_t *)malloc((b->files.n + 1) * sizeof(int64_t));
     size_t *pick = (size_t *)malloc((b->files.n + 1) * sizeof(size_t));
@@ -120,7 +125,7 @@ static infer_state *sample_files(const tfbind *b, char *err) {
             snprintf(err, ERRLEN, "out of memory");
             goto fail;
         }
-        if (sample_file(b, st, path, err)) {
+        if (sample_file(b, st, path, tolerant, err)) {
             goto fail;
         }
     }
@@ -152,7 +157,7 @@ int infer_columns(tfbind *b, char *err, idx_t *cardinality) {
         b->ndata = 1;
         return 0;
     }
-    infer_state *st = sample_files(b, err);
+    infer_state *st = sample_files(b, 0, err);
     if (st == NULL) {
         return -1;
     }
@@ -204,7 +209,7 @@ int check_missing_columns(const tfbind *b, char *err) {
     if (b->record_type == RAW || b->missing_insert) {
         return 0;
     }
-    infer_state *st = sample_files(b, err);
+    infer_state *st = sample_files(b, 1, err);
     if (st == NULL) {
         return -1;
     }
