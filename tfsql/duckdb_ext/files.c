@@ -13,7 +13,7 @@ void filebytes_free(filebytes *f) {
     memset(f, 0, sizeof(*f));
 }
 
-static int detect_compression(const uint8_t *h, size_t n) {
+int detect_compression(const uint8_t *h, size_t n) {
     if (n >= 12 && masked_crc(h, 8) == load_le32(h + 8)) {
         return COMP_NONE;
     }
