@@ -60,6 +60,7 @@ class Dataset(pads.Dataset):
         schema_inferred: bool = False,
         reported_unknown: set | None = None,
         byte_range: tuple[int, int] | None = None,
+        error_sink: Any = None,
     ) -> None:
         # pyarrow's Dataset.__init__ forbids instantiation; it is deliberately not called.
         self._found = found
@@ -72,6 +73,7 @@ class Dataset(pads.Dataset):
         self._schema_inferred = schema_inferred and options.record_type != "bytes"
         self._reported_unknown = set() if reported_unknown is None else reported_unknown
         self._byte_range = byte_range  # one file's byte range (tfsql.splits)
+        self._error_sink = error_sink
         self._schema = schema_with_partitions(
             data_schema,
             partitioning.schema if partitioning is not None else None,
@@ -150,6 +152,17 @@ class Dataset(pads.Dataset):
         then; scans do not report them again)."""
         return self._reported_unknown
 
+    @property
+    def error_sink(self) -> Any:
+        """A function its scans call with the tfsql error that ends a read (before it
+        propagates), or None: a front end whose engine passes errors on as text keeps
+        the error object this way (`tfsql.duckdb` does)."""
+        return self._error_sink
+
+    def with_error_sink(self, sink: Any) -> "Dataset":
+        """The same dataset, its scans reporting the tfsql error that ends a read to ``sink``."""
+        return self._derive(error_sink=sink)
+
     def with_partitioning(self, partitioning: Partitioning | None) -> "Dataset":
         """The same files and data schema with other partition columns."""
         return self._derive(partitioning=partitioning)
@@ -210,6 +223,7 @@ class Dataset(pads.Dataset):
             schema_inferred=self._schema_inferred,
             reported_unknown=self._reported_unknown,
             byte_range=self._byte_range,
+            error_sink=self._error_sink,
         )
         args.update(changes)
         return Dataset(

@@ -589,8 +589,19 @@ class Scanner:
                 yield self._decode_block(decoder, (file_index, block))
 
     def to_reader(self) -> pa.RecordBatchReader:
-        """A ``pyarrow.RecordBatchReader`` over :meth:`to_batches` (lazy)."""
-        return pa.RecordBatchReader.from_batches(self._projected, self.to_batches())
+        """A ``pyarrow.RecordBatchReader`` over :meth:`to_batches` (lazy); the tfsql error
+        that ends it goes to the dataset's ``error_sink`` too (the reader's consumer may
+        see it only as text)."""
+        return pa.RecordBatchReader.from_batches(self._projected, self._reporting(self.to_batches()))
+
+    def _reporting(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        sink = self._dataset.error_sink
+        try:
+            yield from batches
+        except TFSQLError as error:
+            if sink is not None:
+                sink(error)
+            raise
 
     def to_table(self) -> pa.Table:
         return pa.Table.from_batches(list(self.to_batches()), schema=self._projected)

@@ -201,7 +201,7 @@ class TFRecordConnection:
             text, tokens = insert, rewrite.tokenize(insert)
             run = self._inserting(count)
         rewritten, params, spans = self._scans.rewrite(text, tokens, params)
-        context = ErrorContext(text, rewritten, spans, self._scans.calls)
+        context = ErrorContext(text, rewritten, spans, self._scans.calls, self._scans.scan_errors)
         tokens = rewrite.tokenize(rewritten)
         try:
             statement = parse_copy_to(rewritten, tokens)

@@ -35,7 +35,7 @@ import pyarrow as pa
 import tfsql
 from tfsql.duckdb.rewrite import Call, Token, find_calls, substitute
 from tfsql.duckdb.arguments import LiteralError, LiteralReader
-from tfsql.duckdb.errors import BinderError, InvalidInputError, NoFilesError, sql_error
+from tfsql.duckdb.errors import BinderError, InvalidInputError, NoFilesError, ScanErrors, sql_error
 from tfsql.duckdb.parameters import NATIVE_SCAN_PARAMETERS, SCAN_PARAMETERS, TABLE_FUNCTIONS, dataset_options
 from tfsql.duckdb.types import sql_type_name, type_struct
 
@@ -56,9 +56,13 @@ class ScanCalls:
         self._counter = itertools.count(1)
         #: Registered name -> the call's SQL text (errors name the call, not the name).
         self.calls: dict[str, str] = {}
+        #: The tfsql errors the registered datasets' scans end with (errors.translate).
+        self.scan_errors = ScanErrors()
 
     def register(self, name: str, data: tfsql.Dataset) -> None:
-        """Register ``data`` as ``name`` on the connection (kept alive here)."""
+        """Register ``data`` as ``name`` on the connection (kept alive here); its scans
+        report the error that ends them to `scan_errors`."""
+        data = data.with_error_sink(self.scan_errors.record)
         with self._lock:
             self._con.register(name, data)
             self._datasets[name] = data
