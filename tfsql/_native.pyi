@@ -263,3 +263,48 @@ def summarize(buf: _BufferLike, offsets: _BufferLike, lengths: _BufferLike, reco
     largest value count of one step (FEATURE_LISTS) or equals ``max_len``. Raises
     ``DecodeError`` (reason ``"malformed"``) like ``Decoder.decode``.
     """
+
+class InferenceError(ValueError):
+    """The inference sample does not resolve to columns (``tfsql/core/infer.c``).
+
+    Attributes: ``reason`` (``"kind_conflict"``, ``"name_taken"``, ``"name_not_utf8"``,
+    ``"missing"``),
+    ``feature``, ``path`` ("" when none), ``record`` and ``offset`` (-1 when none).
+    """
+
+    reason: str
+    feature: str
+    path: str
+    record: int
+    offset: int
+
+def pick_files(sizes: Sequence[int | None], infer_files: int | None) -> list[int]:
+    """Positions of the files inference samples: ``infer_files`` of the non-empty ones
+    (size != 0; None: unknown, counted as non-empty) spread evenly, first and last
+    included (None: all)."""
+
+class Inference:
+    """Schema inference over framed records, file by file: the per-file budget of
+    ``infer_sample`` records and ``infer_bytes`` payload bytes (None: no bound; the byte
+    bound is ignored when ``infer_sample`` is None), the merged feature summaries and the
+    columns they resolve to."""
+
+    records_wanted: int | None
+    sampled_records: int
+    sampled_bytes: int
+
+    def __init__(self, record_type: int, infer_sample: int | None, infer_bytes: int | None) -> None: ...
+    def begin_file(self, path: str) -> None:
+        """Start the sample of the next chosen file."""
+    def add(
+        self, buf: _BufferLike, offsets: _BufferLike, lengths: _BufferLike, first_index: int, base: int
+    ) -> tuple[int, bool]:
+        """Fold the records within the file's budget: (records taken, sample complete).
+        Raises ``DecodeError`` (``"malformed"``, record counted from this block's first)
+        or ``InferenceError`` (``"name_not_utf8"``)."""
+    def resolve(self, lists_always: bool, schema_hint: str) -> list[tuple[bytes, str, int, int, int, bool]]:
+        """``[(name, column, location, kind, shape, utf8)]`` in first-seen order (kind
+        ``KIND_NONE``: never had a kind). Raises ``InferenceError``."""
+    def check_missing(self, columns: Sequence[str], schema_name: str, hint: str) -> None:
+        """Raise ``InferenceError`` (reason ``"missing"``) naming the ``columns`` no
+        sampled feature holds (nothing raised when the sample holds no feature)."""

@@ -1009,6 +1009,314 @@ static PyObject *mod_summarize(PyObject *self, PyObject *args, PyObject *kwds) {
 }
 
 /* ======================================================================== */
+/* Inference (tfsql/core/infer.c)                                            */
+/* ======================================================================== */
+
+static PyObject *InferenceError;
+
+/* Raise the core's inference error: InferenceError with its fields. */
+static void raise_infer_error(const infer_error *e) {
+    static const char *reasons[] = {"ok", "nomem", "malformed", "name_not_utf8",
+                                    "kind_conflict", "name_taken", "missing"};
+    if (e->code == INFER_NOMEM) {
+        PyErr_NoMemory();
+        return;
+    }
+    PyObject *exc = PyObject_CallFunction(InferenceError, "s", e->message);
+    if (exc == NULL) {
+        return;
+    }
+    if (set_new_attr(exc, "reason", PyUnicode_FromString(reasons[e->code])) == 0 &&
+        set_new_attr(exc, "feature", PyUnicode_DecodeUTF8(e->feature, (Py_ssize_t)strlen(e->feature), "backslashreplace")) == 0 &&
+        set_new_attr(exc, "path", PyUnicode_DecodeUTF8(e->path, (Py_ssize_t)strlen(e->path), "surrogateescape")) == 0 &&
+        set_new_attr(exc, "record", PyLong_FromLongLong(e->record)) == 0 &&
+        set_new_attr(exc, "offset", PyLong_FromLongLong(e->record >= 0 ? (long long)e->offset : -1)) == 0) {
+        PyErr_SetObject(InferenceError, exc);
+    }
+    Py_DECREF(exc);
+}
+
+typedef struct {
+    PyObject_HEAD
+    infer_state *state;
+    int record_type;
+} InferenceObject;
+
+static long long optional_count(PyObject *obj, const char *name, int *failed) {
+    *failed = 0;
+    if (obj == NULL || obj == Py_None) {
+        return -1;
+    }
+    long long v = PyLong_AsLongLong(obj);
+    if (v == -1 && PyErr_Occurred()) {
+        *failed = 1;
+        return -1;
+    }
+    if (v < 0) {
+        PyErr_Format(PyExc_ValueError, "%s must be None or >= 0, not %lld", name, v);
+        *failed = 1;
+    }
+    return v;
+}
+
+static int Inference_init(InferenceObject *self, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"record_type", "infer_sample", "infer_bytes", NULL};
+    int record_type;
+    PyObject *sample_obj, *bytes_obj;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "iOO:Inference", kwlist, &record_type,
+                                     &sample_obj, &bytes_obj)) {
+        return -1;
+    }
+    if (record_type != EXAMPLE && record_type != SEQUENCE_EXAMPLE && record_type != RAW) {
+        PyErr_Format(PyExc_ValueError, "unknown record type %d", record_type);
+        return -1;
+    }
+    int failed;
+    long long sample = optional_count(sample_obj, "infer_sample", &failed);
+    if (failed) {
+        return -1;
+    }
+    long long bytes = optional_count(bytes_obj, "infer_bytes", &failed);
+    if (failed) {
+        return -1;
+    }
+    infer_free(self->state);
+    self->state = infer_new(record_type, sample, bytes);
+    self->record_type = record_type;
+    if (self->state == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+static void Inference_dealloc(InferenceObject *self) {
+    infer_free(self->state);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *Inference_begin_file(InferenceObject *self, PyObject *arg) {
+    const char *path = PyUnicode_AsUTF8(arg);
+    if (path == NULL) {
+        return NULL;
+    }
+    if (infer_begin_file(self->state, path) != INFER_OK) {
+        return PyErr_NoMemory();
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *Inference_add(InferenceObject *self, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"buf", "offsets", "lengths", "first_index", "base", NULL};
+    PyObject *bufobj, *offobj, *lenobj;
+    Py_ssize_t first_index;
+    unsigned long long base;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOnK:add", kwlist, &bufobj, &offobj, &lenobj,
+                                     &first_index, &base)) {
+        return NULL;
+    }
+    Py_buffer bv, ov, lv;
+    size_t n;
+    if (get_batch(bufobj, offobj, lenobj, &bv, &ov, &lv, &n) < 0) {
+        return NULL;
+    }
+    size_t taken = 0;
+    int done = 0, rc;
+    infer_error err;
+    memset(&err, 0, sizeof(err));
+    Py_BEGIN_ALLOW_THREADS
+    rc = infer_add(self->state, (const uint8_t *)bv.buf, (size_t)bv.len, (const uint8_t *)ov.buf,
+                   (const uint8_t *)lv.buf, n, (size_t)first_index, (uint64_t)base, &taken, &done,
+                   &err);
+    Py_END_ALLOW_THREADS
+    release_batch(&bv, &ov, &lv);
+    if (rc == INFER_MALFORMED) {
+        Py_ssize_t bad = (Py_ssize_t)(err.record - first_index);
+        raise_decode_error("malformed", bad, -1, 0, PyUnicode_FromFormat(
+            "record %zd is not a valid %s protobuf; the record is corrupt or of another "
+            "record type", bad, record_type_name(self->record_type)));
+        return NULL;
+    }
+    if (rc != INFER_OK) {
+        raise_infer_error(&err);
+        return NULL;
+    }
+    return Py_BuildValue("(nO)", (Py_ssize_t)taken, done ? Py_True : Py_False);
+}
+
+static PyObject *Inference_resolve(InferenceObject *self, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"lists_always", "schema_hint", NULL};
+    int lists_always;
+    const char *hint;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "ps:resolve", kwlist, &lists_always, &hint)) {
+        return NULL;
+    }
+    infer_column *cols;
+    size_t n;
+    infer_error err;
+    memset(&err, 0, sizeof(err));
+    if (infer_resolve(self->state, lists_always, hint, &cols, &n, &err) != INFER_OK) {
+        raise_infer_error(&err);
+        return NULL;
+    }
+    PyObject *list = PyList_New((Py_ssize_t)n);
+    for (size_t i = 0; list != NULL && i < n; i++) {
+        const infer_column *c = &cols[i];
+        PyObject *column = PyUnicode_DecodeUTF8(c->column, (Py_ssize_t)strlen(c->column), "surrogateescape");
+        PyObject *item = column == NULL ? NULL : Py_BuildValue("(y#Niiii)", c->name, (Py_ssize_t)c->name_len,
+                                                               column, c->location, c->kind, c->shape, c->utf8);
+        if (item == NULL) {
+            Py_CLEAR(list);
+            break;
+        }
+        PyList_SET_ITEM(list, (Py_ssize_t)i, item);
+    }
+    infer_columns_free(cols, n);
+    return list;
+}
+
+static PyObject *Inference_check_missing(InferenceObject *self, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"columns", "schema_name", "hint", NULL};
+    PyObject *cols_obj;
+    const char *schema_name, *hint;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "Oss:check_missing", kwlist, &cols_obj,
+                                     &schema_name, &hint)) {
+        return NULL;
+    }
+    PyObject *seq = PySequence_Fast(cols_obj, "columns must be a sequence of names");
+    if (seq == NULL) {
+        return NULL;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    const char **names = (const char **)PyMem_Malloc(((size_t)n + 1) * sizeof(char *));
+    if (names == NULL) {
+        Py_DECREF(seq);
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        names[i] = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(seq, i));
+        if (names[i] == NULL) {
+            PyMem_Free(names);
+            Py_DECREF(seq);
+            return NULL;
+        }
+    }
+    infer_error err;
+    memset(&err, 0, sizeof(err));
+    int rc = infer_check_missing(self->state, names, (size_t)n, schema_name, hint, &err);
+    PyMem_Free(names);
+    Py_DECREF(seq);
+    if (rc != INFER_OK) {
+        raise_infer_error(&err);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *Inference_get_records_wanted(InferenceObject *self, void *closure) {
+    (void)closure;
+    long long wanted = infer_records_wanted(self->state);
+    if (wanted < 0) {
+        Py_RETURN_NONE;
+    }
+    return PyLong_FromLongLong(wanted);
+}
+
+static PyObject *Inference_get_sampled_records(InferenceObject *self, void *closure) {
+    (void)closure;
+    return PyLong_FromUnsignedLongLong(infer_sampled_records(self->state));
+}
+
+static PyObject *Inference_get_sampled_bytes(InferenceObject *self, void *closure) {
+    (void)closure;
+    return PyLong_FromUnsignedLongLong(infer_sampled_bytes(self->state));
+}
+
+static PyMethodDef Inference_methods[] = {
+    {"begin_file", (PyCFunction)Inference_begin_file, METH_O,
+     "begin_file(path)\n--\n\nStart the sample of the next chosen file."},
+    {"add", (PyCFunction)(void (*)(void))Inference_add, METH_VARARGS | METH_KEYWORDS,
+     "add(buf, offsets, lengths, first_index, base)\n--\n\nFold the framed records within the "
+     "file's budget; returns (records taken, the file's sample is complete)."},
+    {"resolve", (PyCFunction)(void (*)(void))Inference_resolve, METH_VARARGS | METH_KEYWORDS,
+     "resolve(lists_always, schema_hint)\n--\n\nThe sample's features and their columns: "
+     "[(name, column, location, kind, shape, utf8)] in first-seen order."},
+    {"check_missing", (PyCFunction)(void (*)(void))Inference_check_missing, METH_VARARGS | METH_KEYWORDS,
+     "check_missing(columns, schema_name, hint)\n--\n\nRaise InferenceError (reason 'missing') naming the "
+     "columns no sampled feature holds (none raised when the sample holds no feature)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef Inference_getset[] = {
+    {"records_wanted", (getter)Inference_get_records_wanted, NULL,
+     "records the current file's sample still takes (None: all)", NULL},
+    {"sampled_records", (getter)Inference_get_sampled_records, NULL, "records sampled", NULL},
+    {"sampled_bytes", (getter)Inference_get_sampled_bytes, NULL, "payload bytes sampled", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject InferenceType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tfsql._native.Inference",
+    .tp_basicsize = sizeof(InferenceObject),
+    .tp_dealloc = (destructor)Inference_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Inference(record_type, infer_sample, infer_bytes)\n--\n\n"
+              "Schema inference over framed records, file by file (tfsql/core/infer.c).",
+    .tp_methods = Inference_methods,
+    .tp_getset = Inference_getset,
+    .tp_init = (initproc)Inference_init,
+    .tp_new = PyType_GenericNew,
+};
+
+static PyObject *mod_pick_files(PyObject *self, PyObject *args, PyObject *kwds) {
+    (void)self;
+    static char *kwlist[] = {"sizes", "infer_files", NULL};
+    PyObject *sizes_obj, *files_obj;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO:pick_files", kwlist, &sizes_obj, &files_obj)) {
+        return NULL;
+    }
+    int failed;
+    long long want = optional_count(files_obj, "infer_files", &failed);
+    if (failed) {
+        return NULL;
+    }
+    PyObject *seq = PySequence_Fast(sizes_obj, "sizes must be a sequence of integers");
+    if (seq == NULL) {
+        return NULL;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    int64_t *sizes = (int64_t *)PyMem_Malloc(((size_t)n + 1) * sizeof(int64_t));
+    size_t *out = (size_t *)PyMem_Malloc(((size_t)n + 1) * sizeof(size_t));
+    PyObject *result = NULL;
+    if (sizes == NULL || out == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+        sizes[i] = item == Py_None ? -1 : PyLong_AsLongLong(item);
+        if (sizes[i] == -1 && PyErr_Occurred()) {
+            goto done;
+        }
+    }
+    size_t m = infer_pick_files(sizes, (size_t)n, want, out);
+    result = PyList_New((Py_ssize_t)m);
+    for (size_t i = 0; result != NULL && i < m; i++) {
+        PyObject *v = PyLong_FromSize_t(out[i]);
+        if (v == NULL) {
+            Py_CLEAR(result);
+            break;
+        }
+        PyList_SET_ITEM(result, (Py_ssize_t)i, v);
+    }
+done:
+    PyMem_Free(sizes);
+    PyMem_Free(out);
+    Py_DECREF(seq);
+    return result;
+}
+
+/* ======================================================================== */
 /* 9. Module                                                                */
 /* ======================================================================== */
 
@@ -1335,6 +1643,9 @@ static PyMethodDef module_methods[] = {
      "summarize(buf, offsets, lengths, record_type)\n--\n\nStatistics for schema inference: "
      "``{(location, name): [kinds_mask, present,\nmin_len, max_len, utf8, max_inner_len]}`` "
      "in first-seen order."},
+    {"pick_files", (PyCFunction)(void (*)(void))mod_pick_files, METH_VARARGS | METH_KEYWORDS,
+     "pick_files(sizes, infer_files)\n--\n\nPositions of the files schema inference samples "
+     "(tfsql/core/infer.c)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1355,7 +1666,7 @@ PyMODINIT_FUNC PyInit__native(void) {
     crc_init();
     if (PyType_Ready(&Buffer_Type) < 0 || PyType_Ready(&Decoder_Type) < 0 ||
         PyType_Ready(&Builder_Type) < 0 ||
-        PyType_Ready(&Encoder_Type) < 0) {
+        PyType_Ready(&Encoder_Type) < 0 || PyType_Ready(&InferenceType) < 0) {
         return NULL;
     }
     PyObject *m = PyModule_Create(&native_module);
@@ -1381,6 +1692,30 @@ PyMODINIT_FUNC PyInit__native(void) {
     Py_INCREF(DecodeError);
     if (PyModule_AddObject(m, "DecodeError", DecodeError) < 0) {
         Py_DECREF(DecodeError);
+        goto fail;
+    }
+    attrs = Py_BuildValue("{s:s,s:s,s:s,s:i,s:i}", "reason", "", "feature", "", "path", "",
+                          "record", -1, "offset", -1);
+    if (attrs == NULL) {
+        goto fail;
+    }
+    InferenceError = PyErr_NewExceptionWithDoc(
+        "tfsql._native.InferenceError",
+        "The inference sample does not resolve to columns (tfsql/core/infer.c).\n\n"
+        "Attributes: reason (\"kind_conflict\", \"name_taken\", \"name_not_utf8\", \"missing\"),\n"
+        "feature, path, record and offset (-1 when none).",
+        PyExc_ValueError, attrs);
+    Py_DECREF(attrs);
+    if (InferenceError == NULL) {
+        goto fail;
+    }
+    Py_INCREF(InferenceError);
+    if (PyModule_AddObject(m, "InferenceError", InferenceError) < 0) {
+        Py_DECREF(InferenceError);
+        goto fail;
+    }
+    Py_INCREF(&InferenceType);
+    if (PyModule_AddObject(m, "Inference", (PyObject *)&InferenceType) < 0) {
         goto fail;
     }
     Py_INCREF(&Buffer_Type);

@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as pads
 
 from tfsql.decoding import empty_batch
-from tfsql.discovery import Discovered
+from tfsql.discovery import Discovered, FileInfo
 from tfsql.framing import detect_compression
 from tfsql.options import READ_OPTIONS, ReadOptions
 from tfsql.partitioning import Partitioning
@@ -60,6 +60,7 @@ class Dataset(pads.Dataset):
         schema_inferred: bool = False,
         reported_unknown: set | None = None,
         byte_range: tuple[int, int] | None = None,
+        error_sink: Any = None,
     ) -> None:
         # pyarrow's Dataset.__init__ forbids instantiation; it is deliberately not called.
         self._found = found
@@ -72,6 +73,7 @@ class Dataset(pads.Dataset):
         self._schema_inferred = schema_inferred and options.record_type != "bytes"
         self._reported_unknown = set() if reported_unknown is None else reported_unknown
         self._byte_range = byte_range  # one file's byte range (tfsql.splits)
+        self._error_sink = error_sink
         self._schema = schema_with_partitions(
             data_schema,
             partitioning.schema if partitioning is not None else None,
@@ -111,6 +113,59 @@ class Dataset(pads.Dataset):
         if self._partitioning is None:
             return pa.Table.from_batches([empty_batch(len(self._file_indices))])
         return self._partitioning.values.take(self._file_indices)
+
+    # ------------------------------------------------------------------ seams for front ends
+    @property
+    def discovered(self) -> Discovered:
+        """The listing the dataset was opened from (every file found, with its size and
+        file system); :attr:`file_indices` says which of them this dataset reads."""
+        return self._found
+
+    @property
+    def file_indices(self) -> list[int]:
+        """Positions in :attr:`discovered` of the files this dataset reads, in order."""
+        return list(self._file_indices)
+
+    @property
+    def selected_files(self) -> list[FileInfo]:
+        """The files this dataset reads (``discovered.files`` at :attr:`file_indices`)."""
+        return [self._found.files[i] for i in self._file_indices]
+
+    @property
+    def partitioning(self) -> Partitioning | None:
+        """The hive partitioning of :attr:`discovered` (None: no partition columns)."""
+        return self._partitioning
+
+    @property
+    def byte_range(self) -> tuple[int, int] | None:
+        """``(start, stop)`` when the dataset reads a byte range of its one file."""
+        return self._byte_range
+
+    @property
+    def schema_inferred(self) -> bool:
+        """Whether the data schema was inferred from a sample (not given)."""
+        return self._schema_inferred
+
+    @property
+    def kindless_features(self) -> set:
+        """``(location, name)`` of the features inference saw without a kind (reported
+        then; scans do not report them again)."""
+        return self._reported_unknown
+
+    @property
+    def error_sink(self) -> Any:
+        """A function its scans call with the tfsql error that ends a read (before it
+        propagates), or None: a front end whose engine passes errors on as text keeps
+        the error object this way (`tfsql.duckdb` does)."""
+        return self._error_sink
+
+    def with_error_sink(self, sink: Any) -> "Dataset":
+        """The same dataset, its scans reporting the tfsql error that ends a read to ``sink``."""
+        return self._derive(error_sink=sink)
+
+    def with_partitioning(self, partitioning: Partitioning | None) -> "Dataset":
+        """The same files and data schema with other partition columns."""
+        return self._derive(partitioning=partitioning)
 
     def select_files(self, positions: Sequence[int]) -> "Dataset":
         """A dataset over some of this dataset's files (``positions`` index :attr:`files`),
@@ -168,6 +223,7 @@ class Dataset(pads.Dataset):
             schema_inferred=self._schema_inferred,
             reported_unknown=self._reported_unknown,
             byte_range=self._byte_range,
+            error_sink=self._error_sink,
         )
         args.update(changes)
         return Dataset(
@@ -316,12 +372,12 @@ class Dataset(pads.Dataset):
         """
         READ_OPTIONS["split_bytes"].validate(split_bytes)
         fragments = []
-        for i in self._pruned_indices(filter):
+        for i in self.pruned_indices(filter):
             if self._byte_range is not None:
                 fragments.append(Fragment(self._derive(file_indices=[i])))
                 continue
             file = self._found.files[i]
-            if split_bytes is None or file.size <= split_bytes or not self._splittable(i):
+            if split_bytes is None or file.size <= split_bytes or not self.splittable(i):
                 fragments.append(Fragment(self._derive(file_indices=[i])))
                 continue
             for span in plan_ranges(file.size, split_bytes):
@@ -335,11 +391,11 @@ class Dataset(pads.Dataset):
             raise ValueError(f"file_range needs a dataset of one file, not {len(self._file_indices)}")
         if not (isinstance(start, int) and isinstance(stop, int) and 0 <= start <= stop):
             raise ValueError(f"file_range: need 0 <= start <= stop, not {start!r}, {stop!r}")
-        if not self._splittable(self._file_indices[0]):
+        if not self.splittable(self._file_indices[0]):
             raise ValueError(f"{self.files[0]} is compressed: a compressed file can only be read whole")
         return self._derive(byte_range=(start, stop))
 
-    def _splittable(self, index: int) -> bool:
+    def splittable(self, index: int) -> bool:
         """Whether file ``index`` can be read in byte ranges: uncompressed and seekable."""
         compression = self._options.compression
         if compression not in (None, "infer"):
@@ -351,7 +407,8 @@ class Dataset(pads.Dataset):
                     return False
         return True
 
-    def _pruned_indices(self, filter: pc.Expression | None) -> list[int]:
+    def pruned_indices(self, filter: pc.Expression | None) -> list[int]:
+        """Positions in :attr:`discovered` of the files ``filter``'s partition terms keep."""
         if filter is None or self._partitioning is None:
             return list(self._file_indices)
         keep = set(self._partitioning.prune(filter, self._schema))
@@ -399,26 +456,26 @@ class Fragment:
     @property
     def byte_range(self) -> tuple[int, int] | None:
         """``(start, stop)`` when the fragment is a byte range of its file, else None."""
-        return self._dataset._byte_range
+        return self._dataset.byte_range
 
     @property
     def start(self) -> int:
         """First byte of the range this fragment reads (0 for a whole file)."""
-        span = self._dataset._byte_range
+        span = self._dataset.byte_range
         return 0 if span is None else span[0]
 
     @property
     def stop(self) -> int:
         """End of the range this fragment reads (the file's size for a whole file)."""
-        span = self._dataset._byte_range
-        return self._dataset._found.files[self._dataset._file_indices[0]].size if span is None else span[1]
+        span = self._dataset.byte_range
+        return self._dataset.selected_files[0].size if span is None else span[1]
 
     @property
     def partition_values(self) -> dict[str, Any]:
-        part = self._dataset._partitioning
+        part = self._dataset.partitioning
         if part is None:
             return {}
-        return part.values.slice(self._dataset._file_indices[0], 1).to_pylist()[0]
+        return part.values.slice(self._dataset.file_indices[0], 1).to_pylist()[0]
 
     @property
     def partition_expression(self) -> pc.Expression:
@@ -449,5 +506,5 @@ class Fragment:
         return self._dataset.head(num_rows, columns=columns, filter=filter, **kwargs)
 
     def __repr__(self) -> str:
-        span = self._dataset._byte_range
+        span = self._dataset.byte_range
         return f"<tfsql.Fragment {self.path}{'' if span is None else f' [bytes {span[0]}-{span[1]}]'}>"

@@ -10,9 +10,11 @@ schema as well as a thousand, and the scan that follows reads them again).
 ``infer_bytes``) and ``infer_files=None`` chooses every file, so
 ``infer_sample=None, infer_files=None`` infers from the whole dataset.
 
-The C core summarises each sampled block (``codec.summarize``: per feature its kinds,
-value counts and UTF-8-ness); :func:`merge_stats` folds the summaries and
-:func:`infer_from_stats` maps them to columns, following ``docs/format.md`` section 3:
+The plan and the type rules live once, in the C core (``tfsql/core/infer.c``), which
+the DuckDB extension calls too: :func:`sample_indices` asks it which files, and
+``codec.Inference`` takes the records each file's reader frames, keeps those within the
+file's budget, folds their feature summaries and resolves them to columns
+(``docs/format.md`` section 3):
 
 - ``int64_list`` -> ``int64``, ``float_list`` -> ``float32``, ``bytes_list`` ->
   ``string`` when every sampled value is valid UTF-8, else ``binary``;
@@ -24,6 +26,9 @@ value counts and UTF-8-ness); :func:`merge_stats` folds the summaries and
   files in order and each record's features in wire order (for files tfsql writes
   that is the written column order);
 - a feature seen with two kinds is a :class:`~tfsql.errors.SchemaError` naming both.
+
+This module reads the files (any file system tfsql opens), turns the core's answer into
+a ``pyarrow`` schema and its errors into tfsql's, and warns about what the sample shows.
 
 Examples
 --------
@@ -37,31 +42,40 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-from dataclasses import dataclass, field, replace
-from typing import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
 
-import numpy as np
 import pyarrow as pa
 
 from tfsql._codec import codec
 from tfsql._proto import SequenceExample
 from tfsql.decoding import translate_decode_error
 from tfsql.errors import SchemaError
-from tfsql.framing import FrameReader, RecordBlock
+from tfsql.framing import FrameReader
 from tfsql.options import DEFAULT_INFER_BYTES, READ_OPTIONS
-from tfsql.schema import FEATURE_LIST_SUFFIX, RAW_COLUMN, canonical_type, feature_list_name, kind_name
+from tfsql.schema import RAW_COLUMN, canonical_type
 
-__all__ = ["sample_indices", "infer_data_schema", "sample_stats", "FeatureStats", "merge_stats", "infer_from_stats"]
+__all__ = ["sample_indices", "infer_data_schema", "sample_columns", "missing_columns", "SampledColumn"]
 
 
-def sample_indices(n_files: int, infer_files: int | None) -> list[int]:
-    """Indices of ``infer_files`` files spread evenly over ``n_files`` (first and last included)."""
-    if infer_files is None or infer_files >= n_files:
-        return list(range(n_files))
-    if infer_files <= 1:
-        return [0][: max(infer_files, 0)]
-    step = (n_files - 1) / (infer_files - 1)
-    return sorted({round(i * step) for i in range(infer_files)})
+def sample_indices(n_files: int, infer_files: int | None, sizes: Sequence[int] | None = None) -> list[int]:
+    """Indices of the files inference samples: ``infer_files`` of the ``n_files`` (the
+    non-empty ones when their ``sizes`` are given) spread evenly, first and last
+    included (the C core's plan)."""
+    return list(codec.pick_files(list(sizes) if sizes is not None else [1] * n_files, infer_files))
+
+
+@dataclass(frozen=True)
+class SampledColumn:
+    """A feature of the inference sample and the column it resolves to (``kind`` is
+    ``codec.KIND_NONE`` for a feature that never had a kind: it is not a column)."""
+
+    name: str
+    column: str
+    location: int
+    kind: int
+    shape: int
+    utf8: bool
 
 
 def infer_data_schema(
@@ -72,32 +86,66 @@ def infer_data_schema(
     infer_sample: int | None,
     lists: str,
     infer_bytes: int | None = DEFAULT_INFER_BYTES,
-) -> tuple[pa.Schema, dict[tuple[int, str], FeatureStats]]:
+) -> tuple[pa.Schema, list[SampledColumn]]:
     """Infer the data schema from the files ``open_reader(i)`` opens (``i`` indexes
     ``paths``, already chosen by :func:`sample_indices`).
 
-    Returns the schema and the merged per-feature statistics (the scanner uses them
-    to report features that appear later but are not in the schema).
+    Returns the schema and every sampled feature (the scanner is told which carried no
+    kind, so that it does not report them again).
     """
-    merged, sampled = _sample(paths, open_reader, record_type, infer_sample, infer_bytes)
-    valued = any(k != codec.KIND_NONE for st in merged.values() for k in st.kinds)
+    lists = READ_OPTIONS["lists"].validate(lists)
+    if record_type == codec.RAW:
+        return pa.schema([pa.field(RAW_COLUMN, pa.binary())]), []
+    sampled, columns = _sample(paths, open_reader, record_type, infer_sample, infer_bytes, lists == "always")
+    valued = any(c.kind != codec.KIND_NONE for c in columns)
     if sampled and not valued:
         _warn_no_features(sampled, record_type)
-    schema = infer_from_stats(merged.values(), record_type, lists=lists, warn_kindless=valued)
-    return schema, merged
+    fields = []
+    for c in columns:
+        if c.kind == codec.KIND_NONE:
+            if valued:
+                _warn_kindless(c)
+            continue
+        fields.append(pa.field(c.column, canonical_type(c.kind, c.shape, utf8=c.utf8)))
+    return pa.schema(fields), columns
 
 
-def sample_stats(
+def sample_columns(
     paths: Sequence[str],
     open_reader: Callable[[int], FrameReader],
     *,
     record_type: int,
     infer_sample: int | None,
     infer_bytes: int | None = DEFAULT_INFER_BYTES,
-) -> dict[tuple[int, str], FeatureStats]:
-    """Per-feature statistics of the first ``infer_sample`` records (or ``infer_bytes``)
-    of each file ``open_reader(i)`` opens, keyed by ``(location, feature name)``."""
-    return _sample(paths, open_reader, record_type, infer_sample, infer_bytes)[0]
+) -> list[SampledColumn]:
+    """Every feature of the inference sample of the files ``open_reader(i)`` opens."""
+    if record_type == codec.RAW:
+        return []
+    return _sample(paths, open_reader, record_type, infer_sample, infer_bytes, False)[1]
+
+
+def missing_columns(
+    paths: Sequence[str],
+    open_reader: Callable[[int], FrameReader],
+    columns: Sequence[str],
+    *,
+    record_type: int,
+    infer_sample: int | None,
+    infer_bytes: int | None,
+    option_hint: str,
+) -> SchemaError | None:
+    """The error for ``columns`` (of a user schema) that none of the records inference
+    would sample holds, or None (also when the sample holds no feature: nothing to
+    judge). ``option_hint`` spells ``missing_columns='insert'`` for the caller."""
+    if record_type == codec.RAW:
+        return None
+    # a record that does not decode ends its file's sample here: the scan reports it
+    inference = _sampled(paths, open_reader, record_type, infer_sample, infer_bytes, tolerant=True)[0]
+    try:
+        inference.check_missing(list(columns), "schema=", option_hint)
+    except codec.InferenceError as exc:
+        return _schema_error(exc)
+    return None
 
 
 def _sample(
@@ -106,28 +154,79 @@ def _sample(
     record_type: int,
     infer_sample: int | None,
     infer_bytes: int | None,
-) -> tuple[dict[tuple[int, str], FeatureStats], list[str]]:
-    """The merged statistics of the sample, and the files that had sampled records."""
-    merged: dict[tuple[int, str], FeatureStats] = {}
-    byte_limit = None if infer_sample is None else infer_bytes
+    lists_always: bool,
+) -> tuple[list[str], list[SampledColumn]]:
+    """The files that had sampled records, and the sample's columns."""
+    inference, sampled = _sampled(paths, open_reader, record_type, infer_sample, infer_bytes)
+    try:
+        resolved = inference.resolve(lists_always, "schema=")
+    except codec.InferenceError as exc:
+        raise _schema_error(exc) from None
+    columns = [
+        SampledColumn(name.decode("utf-8", errors="surrogateescape"), column, location, kind, shape, bool(utf8))
+        for name, column, location, kind, shape, utf8 in resolved
+    ]
+    return sampled, columns
+
+
+def _sampled(
+    paths: Sequence[str],
+    open_reader: Callable[[int], FrameReader],
+    record_type: int,
+    infer_sample: int | None,
+    infer_bytes: int | None,
+    *,
+    tolerant: bool = False,
+) -> tuple[Any, list[str]]:
+    """The core's inference over the sample of the files, and the files that had records
+    (``tolerant``: a record that does not decode ends its file's sample, unreported)."""
+    inference = codec.Inference(record_type, infer_sample, infer_bytes)
     sampled: list[str] = []  # files with at least one sampled record
-    if record_type != codec.RAW:
-        for i, path in enumerate(paths):
-            with contextlib.closing(open_reader(i)) as reader:
-                reader.read_budget = byte_limit  # read about the sample, not twice that
-                sampled_bytes = 0
-                for block in reader.blocks(limit=infer_sample):
-                    if block.first_index == 0:
-                        sampled.append(path)
-                        if record_type == codec.EXAMPLE:
-                            _warn_if_sequence_examples(block, path)
-                    if byte_limit is not None:
-                        block = _first_bytes(block, byte_limit - sampled_bytes)
-                        sampled_bytes += int(block.lengths.sum())
-                    merge_stats(merged, _summarize(block, record_type), path=path)
-                    if byte_limit is not None and sampled_bytes >= byte_limit:
+    for i, path in enumerate(paths):
+        inference.begin_file(path)
+        with contextlib.closing(open_reader(i)) as reader:
+            reader.read_budget = None if infer_sample is None else infer_bytes  # about the sample, not twice that
+            for block in reader.blocks(limit=inference.records_wanted):
+                if block.first_index == 0:
+                    sampled.append(path)
+                    if record_type == codec.EXAMPLE:
+                        _warn_if_sequence_examples(block, path)
+                try:
+                    _, done = inference.add(
+                        block.buf, block.offsets, block.lengths, block.first_index, block.base_offset
+                    )
+                except codec.DecodeError as exc:
+                    if tolerant:
                         break
-    return merged, sampled
+                    raise translate_decode_error(exc, block, record_type, specs=()) from None
+                except codec.InferenceError as exc:
+                    raise _schema_error(exc) from None
+                if done:
+                    break
+    return inference, sampled
+
+
+def _schema_error(exc: Exception) -> SchemaError:
+    """The core's inference error as tfsql's (its fields kept)."""
+    record = getattr(exc, "record", -1)
+    return SchemaError(
+        str(exc),
+        feature=getattr(exc, "feature", "") or None,
+        path=getattr(exc, "path", "") or None,
+        record_index=record if record >= 0 else None,
+    )
+
+
+def _warn_kindless(c: SampledColumn) -> None:
+    where = "feature list" if c.location == codec.FEATURE_LISTS else "feature"
+    warnings.warn(
+        f"{where} {c.name!r} never has a kind set in the inference sample (no "
+        "bytes_list, float_list or int64_list), so it carries no values and its type "
+        "is unknown: it is left out. To keep it as a column (null where it has no "
+        f"values), name it with a type in schema=, e.g. schema={{{c.name!r}: "
+        "pa.int64(), ...}",
+        stacklevel=3,
+    )
 
 
 def _warn_no_features(paths: Sequence[str], record_type: int) -> None:
@@ -142,15 +241,6 @@ def _warn_no_features(paths: Sequence[str], record_type: int) -> None:
         "(one binary column of serialized records) and parse them with their own message class",
         stacklevel=4,
     )
-
-
-def _first_bytes(block: RecordBlock, limit: int) -> RecordBlock:
-    """The block's first records, up to the one whose payload reaches ``limit`` bytes."""
-    ends = np.cumsum(block.lengths)
-    keep = int(np.searchsorted(ends, limit)) + 1
-    if keep >= len(block):
-        return block
-    return replace(block, offsets=block.offsets[:keep], lengths=block.lengths[:keep])
 
 
 def _warn_if_sequence_examples(block, path: str) -> None:
@@ -169,152 +259,5 @@ def _warn_if_sequence_examples(block, path: str) -> None:
             f"the records of {path} look like tf.train.SequenceExample (they have feature "
             "lists), but are read as Examples, which keeps only their context features; "
             "pass record_type='sequence_example'",
-            stacklevel=4,
+            stacklevel=5,
         )
-
-
-def _summarize(block, record_type: int) -> dict:
-    try:
-        summary = codec.summarize(block.buf, block.offsets, block.lengths, record_type)
-    except codec.DecodeError as exc:
-        raise translate_decode_error(exc, block, record_type, specs=()) from None
-    for _, name in summary:
-        if not _is_utf8(name):
-            raise _non_utf8_name_error(block, record_type, name)
-    return summary
-
-
-def _is_utf8(name: bytes) -> bool:
-    try:
-        name.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
-def _non_utf8_name_error(block, record_type: int, name: bytes) -> SchemaError:
-    """A column cannot be named by bytes that are not UTF-8 (Arrow field names are
-    strings): name the file, the first record holding ``name`` and its bytes."""
-    record = 0
-    for i in range(len(block)):
-        one = codec.summarize(block.buf, block.offsets[i : i + 1], block.lengths[i : i + 1], record_type)
-        if any(key == name for _, key in one):
-            record = i
-            break
-    index = block.first_index + record
-    return SchemaError(
-        f"feature name {name!r} in {block.path}, record {index} at byte "
-        f"{block.record_offset(record)} is not valid UTF-8, so it cannot name a column; "
-        "pass schema= with the columns to read (features not in it are skipped)",
-        feature=name.decode("utf-8", errors="backslashreplace"),
-        path=block.path,
-        record_index=index,
-    )
-
-
-@dataclass
-class FeatureStats:
-    """Merged inference statistics of one feature across sampled records."""
-
-    location: int
-    name: str
-    kinds: dict[int, str] = field(default_factory=dict)  # kind -> first file seen with it
-    present: int = 0
-    min_len: int = 0
-    max_len: int = 0
-    utf8: bool = True
-    max_inner_len: int = 0
-
-
-def merge_stats(merged: dict[tuple[int, str], FeatureStats], summary: Mapping, *, path: str) -> None:
-    """Fold one ``codec.summarize`` result, from file ``path``, into ``merged``."""
-    for (location, raw_name), (mask, present, min_len, max_len, utf8, max_inner) in summary.items():
-        name = raw_name.decode("utf-8", errors="surrogateescape")
-        key = (location, name)
-        stats = merged.get(key)
-        if stats is None:
-            stats = merged[key] = FeatureStats(location, name, min_len=min_len)
-        for kind in (codec.KIND_NONE, codec.BYTES, codec.FLOAT, codec.INT64):
-            if mask & (1 << kind):
-                stats.kinds.setdefault(kind, path)
-        stats.present += present
-        stats.min_len = min(stats.min_len, min_len)
-        stats.max_len = max(stats.max_len, max_len)
-        stats.max_inner_len = max(stats.max_inner_len, max_inner)
-        stats.utf8 = stats.utf8 and bool(utf8)
-
-
-def infer_from_stats(
-    stats: Iterable[FeatureStats], record_type: int, *, lists: str = "auto", warn_kindless: bool = True
-) -> pa.Schema:
-    """Build the data schema from merged statistics (see the module docstring).
-
-    A feature that never has a kind is left out, with a warning unless
-    ``warn_kindless=False``.
-
-    Examples
-    --------
-    >>> from tfsql._codec import codec
-    >>> s = FeatureStats(codec.FEATURES, "label", {codec.INT64: "f"}, present=2, min_len=1, max_len=1)
-    >>> infer_from_stats([s], codec.EXAMPLE)
-    label: int64
-    """
-    lists = READ_OPTIONS["lists"].validate(lists)
-    if record_type == codec.RAW:
-        return pa.schema([pa.field(RAW_COLUMN, pa.binary())])
-    fields: list[tuple[FeatureStats, pa.Field]] = []
-    for st in stats:
-        kinds = {k: p for k, p in st.kinds.items() if k != codec.KIND_NONE}
-        if len(kinds) > 1:
-            described = " and ".join(f"{kind_name(k)} (first in {p})" for k, p in sorted(kinds.items()))
-            raise SchemaError(
-                f"feature {st.name!r} holds two kinds in the inference sample: {described}; "
-                "pass schema= with the type to read it as, or fix the data",
-                feature=st.name,
-            )
-        if not kinds:
-            if warn_kindless:
-                where = "feature list" if st.location == codec.FEATURE_LISTS else "feature"
-                warnings.warn(
-                    f"{where} {st.name!r} never has a kind set in the inference sample (no "
-                    "bytes_list, float_list or int64_list), so it carries no values and its type "
-                    "is unknown: it is left out. To keep it as a column (null where it has no "
-                    f"values), name it with a type in schema=, e.g. schema={{{st.name!r}: "
-                    "pa.int64(), ...}",
-                    stacklevel=3,
-                )
-            continue
-        (kind,) = kinds
-        if st.location == codec.FEATURE_LISTS:
-            shape = codec.LIST_OF_LIST
-        elif lists == "always" or st.max_len != 1:  # several values, or only empty lists
-            shape = codec.LIST
-        else:
-            shape = codec.SCALAR
-        typ = canonical_type(kind, shape, utf8=st.utf8)
-        fields.append((st, pa.field(st.name, typ)))
-    return pa.schema(_name_columns(fields))
-
-
-def _name_columns(fields: list[tuple[FeatureStats, pa.Field]]) -> list[pa.Field]:
-    """Column names: the feature names, except that a feature list sharing its name with
-    a context feature becomes ``name + FEATURE_LIST_SUFFIX``."""
-    context = {st.name for st, _ in fields if st.location != codec.FEATURE_LISTS}
-    named: list[pa.Field] = []
-    taken: set[str] = set()
-    for st, f in fields:
-        name = st.name
-        if st.location == codec.FEATURE_LISTS and name in context:
-            name = st.name + FEATURE_LIST_SUFFIX
-        elif st.location == codec.FEATURE_LISTS and feature_list_name(name, context) != name:
-            taken.add(name)  # a literal "N__feature_list" beside a context "N" is ambiguous
-        if name in taken or (name != st.name and name in context):
-            raise SchemaError(
-                f"feature list {st.name!r} shares its name with a context feature, and its "
-                f"column name {name!r} is taken by another feature; pass schema= naming the "
-                "columns to read",
-                feature=st.name,
-            )
-        taken.add(name)
-        named.append(f.with_name(name))
-    return named

@@ -20,17 +20,18 @@ split: string
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import pyarrow as pa
 
 from tfsql import scanning
 from tfsql._codec import codec
-from tfsql.option_values import Lists, OnCorrupt, ReadCompression, RecordType
+from tfsql.option_values import Lists, MissingColumns, OnCorrupt, ReadCompression, RecordType
 from tfsql.arrow_dataset import Dataset
 from tfsql.discovery import Discovered, discover
 from tfsql.errors import SchemaError
-from tfsql.inference import infer_data_schema, sample_indices
+from tfsql.framing import FrameReader
+from tfsql.inference import SampledColumn, infer_data_schema, missing_columns, sample_indices
 from tfsql.layouts import Layout, detect_layout
 from tfsql.options import ReadOptions
 from tfsql.partitioning import Partitioning
@@ -57,6 +58,7 @@ def dataset(
     infer_files: int | None = _DEFAULT.infer_files,
     infer_bytes: int | None = _DEFAULT.infer_bytes,
     lists: Lists = _DEFAULT.lists,
+    missing_columns: MissingColumns = _DEFAULT.missing_columns,
     filesystem: Any = _DEFAULT.filesystem,
     glob: bool = _DEFAULT.glob,
     batch_size: int = _DEFAULT.batch_size,
@@ -106,6 +108,10 @@ def dataset(
         (default 4 MiB; None: no byte bound; ignored with ``infer_sample=None``).
     lists : {"auto", "always"}
         ``"always"`` infers list columns even where every record holds one value.
+    missing_columns : {"raise", "insert"}
+        A ``schema=`` column that none of the records inference would sample holds
+        raises a :class:`~tfsql.errors.SchemaError` naming it (a misspelt name);
+        ``"insert"`` reads it as null.
     filesystem : fsspec filesystem, optional
         For plain paths on another filesystem.
     glob : bool
@@ -143,7 +149,29 @@ def dataset(
     [{'id': 1}, {'id': 2}]
     """
     # Every parameter is a ReadOptions field: the spec checks and normalises them.
-    options = ReadOptions(**{name: value for name, value in locals().items() if name != "source"})
+    options = ReadOptions(
+        schema=schema,
+        record_type=record_type,
+        compression=compression,
+        verify_checksums=verify_checksums,
+        on_corrupt=on_corrupt,
+        hive_partitioning=hive_partitioning,
+        hive_schema=hive_schema,
+        include_file_paths=include_file_paths,
+        infer_sample=infer_sample,
+        infer_files=infer_files,
+        infer_bytes=infer_bytes,
+        lists=lists,
+        missing_columns=missing_columns,
+        filesystem=filesystem,
+        glob=glob,
+        batch_size=batch_size,
+        batch_bytes=batch_bytes,
+        threads=threads,
+        max_record_bytes=max_record_bytes,
+        split_bytes=split_bytes,
+        hidden_file_prefix=hidden_file_prefix,
+    )
     found, layout = detect_layout(
         discover(
             source, filesystem=options.filesystem, glob=options.glob, hidden_file_prefix=options.hidden_file_prefix
@@ -155,22 +183,22 @@ def dataset(
     )
     user_schema = normalize_schema(options.schema)
     code = options.record_code
-    stats: dict = {}
+    sampled: list[SampledColumn] = []
     if code == codec.RAW:
         data_schema = user_schema if user_schema is not None else pa.schema([pa.field(RAW_COLUMN, pa.binary())])
         if len(data_schema) != 1:
             raise SchemaError("record_type='bytes' reads one column; schema= must name exactly one binary column")
     elif user_schema is not None:
         data_schema = user_schema
+        if options.missing_columns == "raise":
+            _check_missing(found, user_schema, options)
     elif (described := _tfds_features(found, layout)) is not None and described[1]:
         data_schema = described[0]
     else:
-        chosen = [i for i in range(len(found.files)) if found.files[i].size > 0]
-        chosen = [chosen[j] for j in sample_indices(len(chosen), options.infer_files)]
-        data_schema, stats = infer_data_schema(
-            [found.files[i].display() for i in chosen],
-            # through the module, so that a test spying on the files a scan opens sees these
-            lambda j: scanning.open_frame_reader(found, found.files[chosen[j]], options),
+        paths, open_reader = _sample_plan(found, options)
+        data_schema, sampled = infer_data_schema(
+            paths,
+            open_reader,
             record_type=code,
             infer_sample=options.infer_sample,
             lists=options.lists,
@@ -183,10 +211,41 @@ def dataset(
     column_specs(data_schema, code)  # validate early: unsupported types, lists of lists
     # Features inference saw without a kind were reported then (they carry no values);
     # the scan does not report them again as missing from the sample.
-    kindless = {key for key, st in stats.items() if set(st.kinds) <= {codec.KIND_NONE}}
+    kindless = {(c.location, c.name) for c in sampled if c.kind == codec.KIND_NONE}
     return Dataset(
         found, partitioning, data_schema, options, schema_inferred=user_schema is None, reported_unknown=kindless
     )
+
+
+def _sample_plan(found: Discovered, options: ReadOptions) -> tuple[list[str], Callable[[int], FrameReader]]:
+    """The files inference samples (the core's plan) and how to open the i-th."""
+    chosen = sample_indices(len(found.files), options.infer_files, [f.size for f in found.files])
+    # through the module, so that a test spying on the files a scan opens sees these
+    return [found.files[i].display() for i in chosen], lambda j: scanning.open_frame_reader(
+        found, found.files[chosen[j]], options
+    )
+
+
+def _check_missing(found: Discovered, user_schema: pa.Schema, options: ReadOptions) -> None:
+    """``missing_columns="raise"``: a ``schema=`` column that none of the records
+    inference would sample holds is an error naming it (judged by the C core). The
+    sample's corrupt records are left to the scan to report (once)."""
+    paths, open_reader = _sample_plan(found, options.changed(on_corrupt=_quiet))
+    missing = missing_columns(
+        paths,
+        open_reader,
+        list(user_schema.names),
+        record_type=options.record_code,
+        infer_sample=options.infer_sample,
+        infer_bytes=options.infer_bytes,
+        option_hint="missing_columns='insert'",
+    )
+    if missing is not None:
+        raise missing
+
+
+def _quiet(error: Exception) -> None:
+    """An ``on_corrupt`` that skips silently."""
 
 
 def _tfds_features(found: Discovered, layout: Layout | None) -> tuple[pa.Schema, bool] | None:

@@ -33,6 +33,8 @@ __all__ = [
     "MODES",
     "ON_CORRUPT",
     "LISTS",
+    "MISSING_COLUMNS",
+    "MissingColumns",
     "OptionError",
     "default_threads",
     "record_type_name",
@@ -64,6 +66,10 @@ OnCorrupt = Union[Literal["raise", "skip"], Callable[[Exception], object]]
 
 #: ``lists=`` of schema inference.
 Lists = Literal["auto", "always"]
+
+#: ``missing_columns=``: a ``schema=`` column that no sampled record holds raises, or
+#: is read as null.
+MissingColumns = Literal["raise", "insert"]
 
 # --------------------------------------------------------------------------------------
 # Vocabularies
@@ -109,6 +115,9 @@ ON_CORRUPT: tuple[str, ...] = get_args(get_args(OnCorrupt)[0])
 #: ``lists`` names of schema inference.
 LISTS: tuple[str, ...] = get_args(Lists)
 
+#: ``missing_columns`` names.
+MISSING_COLUMNS: tuple[str, ...] = get_args(MissingColumns)
+
 #: Defaults shared by readers (the C core and the DuckDB extension use the same numbers).
 DEFAULT_BATCH_SIZE = 65536
 DEFAULT_BATCH_BYTES = 16 << 20
@@ -148,6 +157,10 @@ def choice_check(
             raise OptionError(f"unknown {name} {value!r}; use {what}")
         raise OptionError(f"{name} must be {what}, not {value!r}")
 
+    # what the C header of the extension's vocabularies is generated from (tfsql.option_header)
+    check.vocabulary = vocabulary  # type: ignore[attr-defined]
+    check.what = what  # type: ignore[attr-defined]
+    check.unknown = unknown  # type: ignore[attr-defined]
     return check
 
 
@@ -202,14 +215,23 @@ check_read_compression = choice_check(
 check_write_compression = choice_check(WRITE_COMPRESSIONS, "None, 'gzip' or 'zlib' (alias 'deflate')", unknown=True)
 check_mode = choice_check(MODES, "one of " + ", ".join(repr(m) for m in MODES))
 check_lists = choice_check(LISTS, "'auto' or 'always'")
+check_missing_columns = choice_check(MISSING_COLUMNS, "'insert' or 'raise'")
+
+
+_check_on_corrupt_name = choice_check(
+    ON_CORRUPT, "one of 'raise', 'skip' or a function called with each CorruptRecordError"
+)
 
 
 def check_on_corrupt(name: str, value: Any) -> Any:
     if callable(value):
         return value
-    return choice_check(ON_CORRUPT, "one of 'raise', 'skip' or a function called with each CorruptRecordError")(
-        name, value
-    )
+    return _check_on_corrupt_name(name, value)
+
+
+check_on_corrupt.vocabulary = ON_CORRUPT  # type: ignore[attr-defined]
+check_on_corrupt.what = "'raise' or 'skip'"  # type: ignore[attr-defined]
+check_on_corrupt.unknown = False  # type: ignore[attr-defined]
 
 
 def check_boolean(name: str, value: Any) -> bool:

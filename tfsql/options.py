@@ -14,7 +14,8 @@ checks that each front end accepts every option marked for it.
 Adding an option is one field here plus its implementation.
 
 Vocabularies (one definition each): :data:`RECORD_TYPES`, :data:`READ_COMPRESSIONS`,
-:data:`WRITE_COMPRESSIONS`, :data:`MODES`, :data:`ON_CORRUPT`, :data:`LISTS`.
+:data:`WRITE_COMPRESSIONS`, :data:`MODES`, :data:`ON_CORRUPT`, :data:`LISTS`,
+:data:`MISSING_COLUMNS`.
 
 Examples
 --------
@@ -48,12 +49,14 @@ from tfsql.option_values import (  # noqa: F401  (re-exported: the vocabularies 
     DEFAULT_MAX_PARTITION_BYTES,
     DEFAULT_MAX_RECORD_BYTES,
     LISTS,
+    MISSING_COLUMNS,
     MODES,
     ON_CORRUPT,
     READ_COMPRESSIONS,
     RECORD_TYPES,
     WRITE_COMPRESSIONS,
     Lists,
+    MissingColumns,
     Mode,
     OnCorrupt,
     OptionError,
@@ -67,6 +70,7 @@ from tfsql.option_values import (  # noqa: F401  (re-exported: the vocabularies 
     check_file_prefix,
     check_level,
     check_lists,
+    check_missing_columns,
     check_mode,
     check_on_corrupt,
     check_optional_boolean,
@@ -101,6 +105,9 @@ __all__ = [
     "MODES",
     "ON_CORRUPT",
     "LISTS",
+    "MISSING_COLUMNS",
+    "NATIVE_READ_OPTIONS",
+    "COMPAT_SQL_PARAMETERS",
     "record_type_name",
     "record_code",
     "read_compression",
@@ -253,8 +260,41 @@ def _option(default: Any, doc: str, check: Callable[[str, Any], Any], **spec: An
     return field(default=default, metadata={"option": dict(doc=doc, check=check, default=default, **spec)})
 
 
-def _spec(cls: type) -> dict[str, Option]:
-    return {f.name: Option(name=f.name, **f.metadata["option"]) for f in dataclasses.fields(cls)}
+def _spec(cls: type, native: frozenset[str] = frozenset()) -> dict[str, Option]:
+    unknown = native - {f.name for f in dataclasses.fields(cls)}
+    assert not unknown, f"NATIVE_READ_OPTIONS names no option {sorted(unknown)}"
+    return {
+        f.name: Option(name=f.name, native=f.name in native, **f.metadata["option"]) for f in dataclasses.fields(cls)
+    }
+
+
+#: ``read_parquet`` parameters that ``tfrecord_scan`` accepts (checked for their type) and
+#: otherwise ignores, so that queries written for Parquet run as they are; they are not
+#: options (``union_by_name`` is always on: features are matched by name across files).
+COMPAT_SQL_PARAMETERS: dict[str, str] = {"union_by_name": "BOOLEAN"}
+
+#: The reading options the DuckDB extension implements in C: its parameter table
+#: (``tfsql/duckdb_ext/options_gen.h``, ``python -m tfsql.option_header``) registers
+#: their SQL spellings, and only theirs. An option joins this set when its C
+#: implementation lands (and its sample in tests/integration/test_differential_frontends.py
+#: then runs natively too).
+NATIVE_READ_OPTIONS: frozenset[str] = frozenset(
+    {
+        "schema",
+        "record_type",
+        "compression",
+        "verify_checksums",
+        "on_corrupt",
+        "hive_partitioning",
+        "include_file_paths",
+        "infer_sample",
+        "infer_files",
+        "infer_bytes",
+        "lists",
+        "missing_columns",
+        "glob",
+    }
+)
 
 
 class _Checked:
@@ -289,45 +329,39 @@ class ReadOptions(_Checked):
         sql=(Spelling("schema", "types"), Spelling("columns", "types")), cli="--schema", cli_value="types")
     record_type: RecordType = _option(
         "example", "what the records hold: tf.train.Example, SequenceExample, or raw bytes (one binary column)",
-        check_record_type, choices=("example", "sequence_example", "bytes"), native=True,
-        sql=(Spelling("record_type", "choice"),), spark=(Spelling("recordType", "choice", shown=_SPARK_RECORD_TYPES),),
+        check_record_type, choices=("example", "sequence_example", "bytes"), sql=(Spelling("record_type", "choice"),), spark=(Spelling("recordType", "choice", shown=_SPARK_RECORD_TYPES),),
         cli="--record-type", cli_value="choice", scan_time=True)
     compression: ReadCompression = _option(
         "infer", "compression of the files; 'infer' detects gzip and zlib per file from their first bytes",
-        check_read_compression, choices=("infer", "none", "gzip", "zlib"), native=True,
-        sql=(Spelling("compression", "choice"),),
+        check_read_compression, choices=("infer", "none", "gzip", "zlib"), sql=(Spelling("compression", "choice"),),
         spark=(Spelling("codec", "choice"), Spelling("compression", "choice")),
         cli="--compression", cli_value="choice", scan_time=True)
     verify_checksums: bool = _option(
-        True, "check each record's data CRC (the length CRC is always checked)", check_boolean, native=True,
-        sql=(Spelling("verify_checksums", "bool"),), spark=(Spelling("verifyChecksums", "bool"),),
+        True, "check each record's data CRC (the length CRC is always checked)", check_boolean, sql=(Spelling("verify_checksums", "bool"),), spark=(Spelling("verifyChecksums", "bool"),),
         cli="--verify-checksums", cli_value="bool", scan_time=True)
     on_corrupt: OnCorrupt = _option(
         "raise", "'raise' stops at a corrupt record; 'skip' drops it with a warning", check_on_corrupt,
-        choices=ON_CORRUPT, native=True,
-        sql=(Spelling("on_corrupt", "choice"), Spelling("ignore_errors", "bool", maps={True: "skip", False: "raise"})),
+        choices=ON_CORRUPT, sql=(Spelling("on_corrupt", "choice"), Spelling("ignore_errors", "bool", maps={True: "skip", False: "raise"})),
         spark=(Spelling("onCorrupt", "choice"),), cli="--on-corrupt", cli_value="choice", scan_time=True)
     hive_partitioning: bool | None = _option(
         None, "None discovers key=value directories; False ignores them; True requires them", check_optional_boolean,
-        native=True, sql=(Spelling("hive_partitioning", "bool"),),
+        sql=(Spelling("hive_partitioning", "bool"),),
         spark=(Spelling("hivePartitioning", "choice", maps={"auto": None, "true": True, "false": False}),),
         cli="--hive-partitioning", cli_value="bool")
     hive_schema: Any = _option(
         None, "types of the partition columns (default: int64 when every value is an integer, else string)",
         check_anything, sql=(Spelling("hive_types", "types"),))
     include_file_paths: str | None = _option(
-        None, "add a string column of this name holding each row's file", check_column_name, native=True,
-        sql=(Spelling("filename", "bool_or_name", maps={True: "filename", False: None}),),
+        None, "add a string column of this name holding each row's file", check_column_name, sql=(Spelling("filename", "bool_or_name", maps={True: "filename", False: None}),),
         spark=(Spelling("includeFilePaths", "name"),), cli="--include-file-paths", cli_value="name",
         scan_time=True)
     infer_sample: int | None = _option(
         DEFAULT_INFER_SAMPLE, "records read from each sampled file to infer the schema (None: all)",
-        check_positive_or_all, native=True,
-        sql=(Spelling("infer_sample", "count_or_all"), Spelling("sample_size", "count_or_all")),
+        check_positive_or_all, sql=(Spelling("infer_sample", "count_or_all"), Spelling("sample_size", "count_or_all")),
         spark=(Spelling("inferSample", "count_or_all"),), cli="--infer-sample", cli_value="count_or_all")
     infer_files: int | None = _option(
         DEFAULT_INFER_FILES, "files sampled to infer the schema, spread over the list (None: all)",
-        check_positive_or_all, native=True, sql=(Spelling("infer_files", "count_or_all"),),
+        check_positive_or_all, sql=(Spelling("infer_files", "count_or_all"),),
         spark=(Spelling("inferFiles", "count_or_all"),), cli="--infer-files", cli_value="count_or_all")
     infer_bytes: int | None = _option(
         DEFAULT_INFER_BYTES, "a file's inference sample also ends once it holds this many record bytes",
@@ -335,26 +369,29 @@ class ReadOptions(_Checked):
         spark=(Spelling("inferBytes", "count_or_all"),), cli="--infer-bytes", cli_value="count_or_all")
     lists: Lists = _option(
         "auto", "'always' infers list columns even where every record holds one value", check_lists,
-        choices=LISTS, native=True, sql=(Spelling("lists", "choice"),), spark=(Spelling("lists", "choice"),),
+        choices=LISTS, sql=(Spelling("lists", "choice"),), spark=(Spelling("lists", "choice"),),
         cli="--lists", cli_value="choice")
+    missing_columns: MissingColumns = _option(
+        "raise", "a schema= column no sampled record holds: 'raise' names it, 'insert' reads it as null",
+        check_missing_columns, choices=MISSING_COLUMNS, sql=(Spelling("missing_columns", "choice"),),
+        spark=(Spelling("missingColumns", "choice"),), cli="--missing-columns", cli_value="choice")
     filesystem: Any = _option(None, "an fsspec filesystem for plain paths", check_anything)
     glob: bool = _option(
-        True, "False treats *?[ in paths literally", check_boolean, native=True, sql=(Spelling("glob", "bool"),),
+        True, "False treats *?[ in paths literally", check_boolean, sql=(Spelling("glob", "bool"),),
         spark=(Spelling("glob", "bool"),), cli="--glob", cli_value="bool")
     hidden_file_prefix: Any = _option(
         None, "also skip files whose name starts with one of these prefixes", check_prefixes,
         sql=(Spelling("hidden_file_prefix", "columns"),), spark=(Spelling("hiddenFilePrefix", "columns"),),
         cli="--hidden-file-prefix", cli_value="columns")
     batch_size: int = _option(
-        DEFAULT_BATCH_SIZE, "rows per batch at most", check_positive, native=True,
-        sql=(Spelling("batch_size", "count"),), spark=(Spelling("batchSize", "count"),),
+        DEFAULT_BATCH_SIZE, "rows per batch at most", check_positive, sql=(Spelling("batch_size", "count"),), spark=(Spelling("batchSize", "count"),),
         cli="--batch-size", cli_value="count", scan_time=True)
     batch_bytes: int = _option(
         DEFAULT_BATCH_BYTES, "bytes per batch at most (records read and Arrow columns decoded)", check_positive,
         sql=(Spelling("batch_bytes", "count"),), spark=(Spelling("batchBytes", "count"),), scan_time=True)
     threads: int | None = _option(
         None, "decode threads (default: cores, at most 8; 1 decodes in the calling thread)", check_positive_or_none,
-        native=True, sql=(Spelling("threads", "count"),), spark=(Spelling("threads", "count", default=1),),
+        sql=(Spelling("threads", "count"),), spark=(Spelling("threads", "count", default=1),),
         cli="--threads", cli_value="count", scan_time=True)
     max_record_bytes: int = _option(
         DEFAULT_MAX_RECORD_BYTES, "a record whose header claims more bytes is reported as corrupt", check_positive,
@@ -452,7 +489,7 @@ class WriteOptions(_Checked):
 
 
 #: Every reading option by its Python name.
-READ_OPTIONS: dict[str, Option] = _spec(ReadOptions)
+READ_OPTIONS: dict[str, Option] = _spec(ReadOptions, NATIVE_READ_OPTIONS)
 #: Every writing option by its Python name.
 WRITE_OPTIONS: dict[str, Option] = _spec(WriteOptions)
 

@@ -143,8 +143,8 @@ def with_read_progress(ds: Any, desc: str, *, file_indices: Iterable[int] | None
     """``ds`` with a read bar attached to its scans; the total is the size of the files
     ``file_indices`` names (default: all of ``ds``'s files). The bar closes, full, when
     the block ends without an error."""
-    found = ds._found
-    indices = list(ds._file_indices if file_indices is None else file_indices)
+    found = ds.discovered
+    indices = list(ds.file_indices if file_indices is None else file_indices)
     bar = read_bar(desc, total=sum(found.files[i].size for i in indices))
     try:
         yield ds.with_options(progress=bar)

@@ -253,8 +253,8 @@ class Scanner:
         self._partition_names = [n for n in dataset.partition_schema.names if n in needed]
         file_col = dataset.options.include_file_paths
         self._with_file_column = file_col is not None and file_col in needed
-        self._track_unknown = dataset._schema_inferred and len(data_names) == len(dataset.data_schema)
-        self._file_indices = dataset._pruned_indices(filter)
+        self._track_unknown = dataset.schema_inferred and len(data_names) == len(dataset.data_schema)
+        self._file_indices = dataset.pruned_indices(filter)
         self._data_filter_free = not (filter_columns - set(dataset.partition_schema.names))
         if self._expressions is not None:
             probe = pads.dataset(schema.empty_table()).to_table(columns=self._expressions, filter=filter)
@@ -283,7 +283,7 @@ class Scanner:
         """Frame the files in order; without a filter, stop once ``limit`` records
         are read (decode-ahead then never opens files a LIMIT does not need)."""
         dataset = self._dataset
-        found = dataset._found
+        found = dataset.discovered
         options = dataset.options
         remaining = self._limit if self._filter is None else None
         for i in self._file_indices:
@@ -292,7 +292,7 @@ class Scanner:
                 continue
             if remaining is not None and remaining <= 0:
                 return
-            spans = self._ranges_of(i) if remaining is None or dataset._byte_range is not None else None
+            spans = self._ranges_of(i) if remaining is None or dataset.byte_range is not None else None
             if spans is not None:
                 yield from self._range_tasks(i, spans)
                 continue
@@ -329,11 +329,11 @@ class Scanner:
         dataset's own range, or ranges for the decode threads when the file is large
         and uncompressed."""
         dataset = self._dataset
-        if dataset._byte_range is not None:
-            return [dataset._byte_range]
+        if dataset.byte_range is not None:
+            return [dataset.byte_range]
         split = dataset.options.split_bytes
-        size = dataset._found.files[index].size
-        if self._threads <= 1 or split is None or size < 2 * split or not dataset._splittable(index):
+        size = dataset.discovered.files[index].size
+        if self._threads <= 1 or split is None or size < 2 * split or not dataset.splittable(index):
             return None
         return plan_ranges(size, split)
 
@@ -346,9 +346,9 @@ class Scanner:
         dataset = self._dataset
         return (
             self._threads > 1
-            and dataset._found.files[index].size >= _PIECE_MIN_FILE_BYTES
-            and dataset._found.is_local
-            and dataset._splittable(index)
+            and dataset.discovered.files[index].size >= _PIECE_MIN_FILE_BYTES
+            and dataset.discovered.is_local
+            and dataset.splittable(index)
         )
 
     def _range_tasks(
@@ -596,8 +596,19 @@ class Scanner:
                 yield self._decode_block(decoder, (file_index, block))
 
     def to_reader(self) -> pa.RecordBatchReader:
-        """A ``pyarrow.RecordBatchReader`` over :meth:`to_batches` (lazy)."""
-        return pa.RecordBatchReader.from_batches(self._projected, self.to_batches())
+        """A ``pyarrow.RecordBatchReader`` over :meth:`to_batches` (lazy); the tfsql error
+        that ends it goes to the dataset's ``error_sink`` too (the reader's consumer may
+        see it only as text)."""
+        return pa.RecordBatchReader.from_batches(self._projected, self._reporting(self.to_batches()))
+
+    def _reporting(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        sink = self._dataset.error_sink
+        try:
+            yield from batches
+        except TFSQLError as error:
+            if sink is not None:
+                sink(error)
+            raise
 
     def to_table(self) -> pa.Table:
         return pa.Table.from_batches(list(self.to_batches()), schema=self._projected)

@@ -134,12 +134,12 @@ def test_options_agree_with_read_tfrecord(data, tmp_path):
 def test_schema_reads_the_named_columns_as_read_tfrecord_does(data):
     con = native_connection()
     spec = {"id": pa.int64(), "name": pa.string(), "emb": pa.list_(pa.float32()), "missing": pa.binary()}
-    table = tfsql.read_tfrecord(data["dir"], schema=spec, hive_partitioning=False)
+    table = tfsql.read_tfrecord(data["dir"], schema=spec, hive_partitioning=False, missing_columns="insert")
     con.register("ref", table)
     for param in ("schema", "columns"):
         native = con.sql(
             f"SELECT * FROM tfrecord_scan('{data['dir']}', hive_partitioning := false, {param} := "
-            "{'id': 'BIGINT', 'name': 'VARCHAR', 'emb': 'FLOAT[]', 'missing': 'BLOB'})"
+            "{'id': 'BIGINT', 'name': 'VARCHAR', 'emb': 'FLOAT[]', 'missing': 'BLOB'}, missing_columns := 'insert')"
         )
         assert native.columns == ["id", "name", "emb", "missing"]
         assert repr(sorted(native.fetchall(), key=repr)) == repr(

@@ -173,14 +173,19 @@ def test_data_error_in_the_extension_is_one_clean_duckdb_error(tmp_path, change,
 def test_invalid_utf8_is_a_clean_duckdb_error(tmp_path):
     directory = tmp_path / "utf8"
     tfsql.write_tfrecord(pa.table({"s": [b"ok"] * 9 + [b"\xff\xfe"]}), str(directory), num_shards=1)
-    with connect() as connection:
+    query = f"SELECT s FROM tfrecord_scan('{directory}', columns := {{'s': 'VARCHAR'}})"
+    with connect(extension=False) as connection:  # the Arrow path
         with pytest.raises(
             ScanDataError,
             match=r"^Invalid Input Error: tfrecord_scan: feature 's' in .*"
             r"part-00000-of-00001\.tfrecord, record 9 .*Invalid UTF8",
         ) as info:
-            connection.sql(f"SELECT s FROM tfrecord_scan('{directory}', columns := {{'s': 'VARCHAR'}})").fetchall()
+            connection.sql(query).fetchall()
         assert "Traceback" not in str(info.value)
+    if extension_available():  # the extension reads columns := natively
+        with connect() as connection:
+            with pytest.raises(duckdb.InvalidInputException, match=r"feature 's' holds bytes that are not valid UTF-8"):
+                connection.sql(query).fetchall()
 
 
 def test_errors_quote_the_sql_as_written(con, tmp_path):

@@ -282,6 +282,7 @@ def test_tfrecord_options_reach_the_dataset_as_given(both, monkeypatch):
         "infer_files": 3,
         "infer_bytes": 999,
         "lists": "always",
+        "missing_columns": "insert",
         "glob": False,
         "hidden_file_prefix": "zz_",
         "batch_size": 5,

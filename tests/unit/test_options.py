@@ -30,6 +30,7 @@ READ_SAMPLES: dict[str, tuple] = {
     "infer_files": (2, "2", "2"),
     "infer_bytes": (1000, "1000", "1000"),
     "lists": ("always", "always", "'always'"),
+    "missing_columns": ("insert", "insert", "'insert'"),
     "filesystem": (None, None, None),
     "glob": (False, "false", "false"),
     "hidden_file_prefix": (("zz_",), "zz_", "'zz_'"),

@@ -70,6 +70,7 @@ from tfsql._reference.common import (
     BOUNDARY_NONE,
     BOUNDARY_MORE,
     DecodeError,
+    InferenceError,
 )
 from tfsql._reference.framing import (
     crc32c,
@@ -90,6 +91,10 @@ from tfsql._reference.encoding import (
 )
 from tfsql._reference.summaries import (
     summarize,
+)
+from tfsql._reference.inference import (
+    Inference,
+    pick_files,
 )
 
 __all__ = [
@@ -126,4 +131,7 @@ __all__ = [
     "Decoder",
     "Encoder",
     "summarize",
+    "InferenceError",
+    "Inference",
+    "pick_files",
 ]

@@ -118,3 +118,42 @@ def _read_varint(data: bytes, pos: int) -> Tuple[int, int]:
         if byte < 0x80:
             return result, pos
         shift += 7
+
+
+class InferenceError(ValueError):
+    """The inference sample does not resolve to columns.
+
+    Attributes
+    ----------
+    reason : str
+        ``"kind_conflict"`` (a feature seen with two kinds), ``"name_taken"`` (a renamed
+        feature list's column name is taken) or ``"name_not_utf8"``.
+    feature : str
+        The feature (non-UTF-8 bytes shown escaped).
+    path : str
+        The file, when one is known ("" otherwise).
+    record, offset : int
+        The file-wide record index and its byte offset, or -1.
+    """
+
+    def __init__(
+        self, reason: str, message: str, *, feature: str = "", path: str = "", record: int = -1, offset: int = -1
+    ) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.feature = feature
+        self.path = path
+        self.record = record
+        self.offset = offset
+
+    def __reduce__(self):
+        return (
+            _rebuild_inference_error,
+            (self.args[0], self.reason, self.feature, self.path, self.record, self.offset),
+        )
+
+
+def _rebuild_inference_error(
+    message: str, reason: str, feature: str, path: str, record: int, offset: int
+) -> InferenceError:
+    return InferenceError(reason, message, feature=feature, path=path, record=record, offset=offset)

@@ -35,7 +35,7 @@ def cmd_verify(args: argparse.Namespace, console: Console) -> int:
 
     started = time.perf_counter()
     ds = _open_files(args.path, args)
-    files = [ds._found.files[i] for i in ds._file_indices]
+    files = [ds.discovered.files[i] for i in ds.file_indices]
     problems: list[Problem] = []
 
     def record(error) -> None:  # each corrupt record: noted, and reading goes on where framing allows
@@ -59,7 +59,7 @@ def cmd_verify(args: argparse.Namespace, console: Console) -> int:
             before = len(problems)
             nbytes += _file_size(path)
             try:
-                with contextlib.closing(open_frame_reader(ds._found, file, options)) as reader:
+                with contextlib.closing(open_frame_reader(ds.discovered, file, options)) as reader:
                     for block in reader.blocks():
                         records += len(block)
                         if decoder is not None:

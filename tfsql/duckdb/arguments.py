@@ -38,7 +38,7 @@ from tfsql.duckdb.rewrite import Token, unquote_identifier
 __all__ = ["ACCEPTED", "LiteralError", "LiteralReader", "quote_string", "string_literal"]
 
 ACCEPTED = (
-    "a string 'text', a number, true or false, a list ['a', 'b'], a struct "
+    "a string 'text', a number, true or false, NULL, a list ['a', 'b'], a struct "
     "{'name': 'TYPE'}, a ? parameter or getvariable('name')"
 )
 """The literal forms, for error messages."""
@@ -143,6 +143,8 @@ class LiteralReader:
             return (float(text) if is_float else int(text)), i + 1
         if token.is_word("true", "false"):
             return token.text.lower() == "true", i + 1
+        if token.is_word("null"):
+            return None, i + 1
         if token.is_op("?"):
             if self._next_parameter >= len(self._parameters):
                 raise LiteralError(f"the ? at offset {token.start} has no value: pass one more parameter")

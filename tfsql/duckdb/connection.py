@@ -31,7 +31,7 @@ from tfsql.duckdb.copy import (
     parse_copy_to,
 )
 from tfsql.duckdb.errors import BinderError, ErrorContext, sql_error
-from tfsql.duckdb.scan_calls import ScanCalls, arrow_path_binds, check_has_columns
+from tfsql.duckdb.scan_calls import ScanCalls, check_has_columns
 
 __all__ = ["TFRecordConnection", "connect", "sql", "default_connection"]
 
@@ -193,9 +193,7 @@ class TFRecordConnection:
             )
         return result
 
-    def _run_statement(
-        self, text: str, params: Any, run, count, *, native: bool = True, replaces_open_result: bool = False
-    ) -> Any:
+    def _run_statement(self, text: str, params: Any, run, count, *, replaces_open_result: bool = False) -> Any:
         tokens = rewrite.tokenize(text)
         try:
             insert = copy_from_as_insert(text, tokens)
@@ -204,9 +202,8 @@ class TFRecordConnection:
         if insert is not None:  # COPY t FROM '...' (FORMAT tfrecord): an INSERT of tfrecord_scan
             text, tokens = insert, rewrite.tokenize(insert)
             run = self._inserting(count)
-        given = params
-        rewritten, params, spans = self._scans.rewrite(text, tokens, params, native=native)
-        context = ErrorContext(text, rewritten, spans, self._scans.calls)
+        rewritten, params, spans = self._scans.rewrite(text, tokens, params)
+        context = ErrorContext(text, rewritten, spans, self._scans.calls, self._scans.scan_errors)
         tokens = rewrite.tokenize(rewritten)
         try:
             statement = parse_copy_to(rewritten, tokens)
@@ -226,15 +223,8 @@ class TFRecordConnection:
                     rows, files = copy_to_tfrecord(self._con, statement, path, params, progress=self.copy_progress)
                 self._last_context = None
                 return count(rows, files)
-        try:
-            with context.translating():
-                result = run(rewritten, params)
-        except duckdb.BinderException as err:
-            if native and self.native and arrow_path_binds(err):
-                return self._run_statement(
-                    text, given, run, count, native=False, replaces_open_result=replaces_open_result
-                )
-            raise
+        with context.translating():
+            result = run(rewritten, params)
         self._last_context = context
         return context.wrap(result)
 
@@ -279,8 +269,9 @@ def connect(
     (when this installation has it: see `tfsql.duckdb_extension_path`), so
     ``tfrecord_scan``, ``read_tfrecord`` and ``FROM 'x.tfrecord'`` are DuckDB table
     functions there, and views over them stored in the database file work in any
-    connection that loads the extension. Calls with ``schema``/``columns``/``hive_types``
-    and filtered scans of hive-partitioned files use the Arrow path described above.
+    connection that loads the extension. Calls with an option the extension does not
+    implement (``hive_types``...), a ``schema`` type it does not decode, and filtered
+    scans of hive-partitioned files use the Arrow path described above.
 
     Parameters
     ----------

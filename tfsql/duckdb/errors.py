@@ -27,6 +27,7 @@ Examples
 from __future__ import annotations
 
 import contextlib
+import threading
 import re
 import weakref
 from collections.abc import Iterable, Iterator, Mapping
@@ -44,6 +45,7 @@ __all__ = [
     "InvalidInputError",
     "NoFilesError",
     "ScanDataError",
+    "ScanErrors",
     "TargetExistsError",
     "TranslatingRelation",
     "sql_error",
@@ -86,10 +88,31 @@ _PREFIXES = {
     "PermissionException": "Permission Error",
 }
 
-_TRACEBACK = re.compile(r"^tfsql\.errors\.(\w+): (.*)", re.MULTILINE | re.DOTALL)
 _LINE = re.compile(r"^LINE (\d+): (.*)\n( *)(\^+)[^\n]*$", re.MULTILINE)
 _REGISTERED = re.compile(r"__tfrecord_scan_\d+")
-_PYTHON_ADVICE = re.compile(r"pass on_corrupt='skip' to skip it")
+_PYTHON_ADVICE = "pass on_corrupt='skip' to skip it"
+_SQL_ADVICE = "add on_corrupt := 'skip' or ignore_errors := true to the tfrecord_scan call to skip it"
+
+
+class ScanErrors:
+    """The tfsql errors that ended the Arrow path's scans of one connection, kept as
+    objects (class and fields) for `translate`: DuckDB passes an error raised inside a
+    scan on as text only. Registered datasets report to `record`
+    (`tfsql.Dataset.with_error_sink`)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._last: BaseException | None = None
+
+    def record(self, error: BaseException) -> None:
+        with self._lock:
+            self._last = error
+
+    def take(self) -> BaseException | None:
+        """The error recorded since the last `take`, or None."""
+        with self._lock:
+            error, self._last = self._last, None
+        return error
 
 
 def sql_error(cls: type[Exception], message: str, *, function: str | None = None) -> Exception:
@@ -106,6 +129,7 @@ def translate(
     rewritten: str | None = None,
     spans: Iterable[tuple[int, int, int]] = (),
     names: Mapping[str, str] | None = None,
+    scan_error: BaseException | None = None,
 ) -> BaseException:
     """The error to show for ``error``, raised while running ``rewritten`` (the user's
     ``sql`` with ``spans`` replaced, see below); ``error`` itself when nothing needs changing.
@@ -121,11 +145,13 @@ def translate(
         characters of ``rewritten``.
     names : mapping, optional
         Registered name -> what to call it in messages (the call it stands for).
+    scan_error : exception, optional
+        The tfsql error that ended one of the statement's scans (`ScanErrors`): DuckDB
+        raised ``error`` because of it.
     """
     message = str(error)
-    data = _TRACEBACK.search(message)
-    if data is not None and isinstance(error, (duckdb.Error, OSError, pa.ArrowException)):
-        return _scan_data_error(data.group(1), data.group(2).strip())
+    if scan_error is not None and isinstance(error, (duckdb.Error, OSError, pa.ArrowException)):
+        return _scan_data_error(scan_error)
     cls = type(error)
     if isinstance(error, (OSError, pa.ArrowException)) and not isinstance(error, duckdb.Error):
         found = _duckdb_class(message)
@@ -144,15 +170,12 @@ def translate(
         return error
 
 
-def _scan_data_error(name: str, message: str) -> BaseException:
-    original_cls = getattr(tfsql_errors, name, None)
-    if not (isinstance(original_cls, type) and issubclass(original_cls, tfsql_errors.TFSQLError)):
-        original_cls = tfsql_errors.TFSQLError
-    sql_message = _PYTHON_ADVICE.sub(
-        "add on_corrupt := 'skip' or ignore_errors := true to the tfrecord_scan call to skip it", message
-    )
-    error = sql_error(ScanDataError, sql_message, function="tfrecord_scan")
-    error.__cause__ = original_cls(message)
+def _scan_data_error(original: BaseException) -> BaseException:
+    """The DuckDB error of a scan that ``original`` (a tfsql error, its fields intact: file,
+    record, offset) ended; its advice spelled for SQL."""
+    message = str(original).replace(_PYTHON_ADVICE, _SQL_ADVICE)
+    error = sql_error(ScanDataError, message, function="tfrecord_scan")
+    error.__cause__ = original
     error.__suppress_context__ = True
     return error
 
@@ -223,14 +246,19 @@ class ErrorContext:
         rewritten: str | None = None,
         spans: Iterable[tuple[int, int, int]] = (),
         names: Mapping[str, str] | None = None,
+        scan_errors: ScanErrors | None = None,
     ) -> None:
         self.sql = sql
         self.rewritten = rewritten
         self.spans = list(spans)
         self.names = dict(names or {})
+        self.scan_errors = scan_errors
 
     def translate(self, error: BaseException) -> BaseException:
-        return translate(error, sql=self.sql, rewritten=self.rewritten, spans=self.spans, names=self.names)
+        scan_error = self.scan_errors.take() if self.scan_errors is not None else None
+        return translate(
+            error, sql=self.sql, rewritten=self.rewritten, spans=self.spans, names=self.names, scan_error=scan_error
+        )
 
     @contextlib.contextmanager
     def translating(self) -> Iterator[None]:

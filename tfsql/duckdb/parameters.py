@@ -15,7 +15,7 @@ Examples
 ('BOOLEAN', 'BOOLEAN or VARCHAR', 'STRUCT')
 >>> dataset_options("tfrecord_scan", {"ignore_errors": True, "sample_size": -1, "compression": "auto"})
 {'on_corrupt': 'skip', 'infer_sample': None, 'compression': 'infer'}
->>> "infer_bytes" in NATIVE_SCAN_PARAMETERS, "ignore_errors" in NATIVE_SCAN_PARAMETERS
+>>> "batch_bytes" in NATIVE_SCAN_PARAMETERS, "ignore_errors" in NATIVE_SCAN_PARAMETERS
 (False, True)
 """
 
@@ -26,16 +26,16 @@ from typing import Any
 
 from tfsql.duckdb.errors import BinderError, InvalidInputError, sql_error
 from tfsql.duckdb.types import sql_type_name, type_struct
-from tfsql.options import READ_OPTIONS, Option, OptionError, Spelling, parse_size, spellings
+from tfsql.options import COMPAT_SQL_PARAMETERS, READ_OPTIONS, Option, OptionError, Spelling, parse_size, spellings
 
 __all__ = ["TABLE_FUNCTIONS", "SCAN_PARAMETERS", "NATIVE_SCAN_PARAMETERS", "COMPAT_PARAMETERS", "dataset_options"]
 
 TABLE_FUNCTIONS = ("tfrecord_scan", "read_tfrecord")
 """The table function names the SQL front end understands."""
 
-COMPAT_PARAMETERS: dict[str, str] = {"union_by_name": "BOOLEAN"}
-"""``read_parquet`` parameters accepted (checked for their type) and otherwise ignored:
-``union_by_name`` is always on, features are matched by name across files."""
+COMPAT_PARAMETERS: dict[str, str] = COMPAT_SQL_PARAMETERS
+"""``read_parquet`` parameters accepted (checked for their type) and otherwise ignored
+(`tfsql.options.COMPAT_SQL_PARAMETERS`)."""
 
 SPELLINGS: dict[str, tuple[Option, Spelling]] = spellings(READ_OPTIONS, "sql")
 """SQL parameter name -> (the option, its spelling)."""
@@ -94,6 +94,11 @@ def _read(function: str, spelling: Spelling, value: Any) -> Any:
     return value
 
 
+def null_parameter(name: str) -> str:
+    """The message of a NULL given for parameter ``name`` (the extension words it alike)."""
+    return f"parameter {name} is NULL; give it a value, or leave it out for its default"
+
+
 def dataset_options(function: str, named: Mapping[str, Any]) -> dict[str, Any]:
     """Map ``tfrecord_scan`` named parameters (already read as literals) to `tfsql.dataset`
     options, each checked by its option (`tfsql.options`).
@@ -105,6 +110,17 @@ def dataset_options(function: str, named: Mapping[str, Any]) -> dict[str, Any]:
     options: dict[str, Any] = {}
     given: dict[str, str] = {}  # option -> the parameter that gave it
     for name, value in named.items():
+        if value is None:
+            raise sql_error(BinderError, null_parameter(name), function=function)
+        if isinstance(value, dict) and name in SPELLINGS and SPELLINGS[name][1].value == "types":
+            for column, typed in value.items():
+                if typed is None:
+                    raise sql_error(
+                        BinderError,
+                        f"column '{column}' of {name} has type NULL; give its type, e.g. "
+                        f"{name} := {{'{column}': 'BIGINT'}}",
+                        function=function,
+                    )
         if name in COMPAT_PARAMETERS:
             if not isinstance(value, bool):
                 raise _expected(function, name, value)
@@ -118,5 +134,6 @@ def dataset_options(function: str, named: Mapping[str, Any]) -> dict[str, Any]:
                 spelling.translate(_read(function, spelling, value)), as_spelled=name
             )
         except OptionError as err:
-            raise sql_error(InvalidInputError, str(err), function=function) from None
+            # refused when the call is bound, as the extension refuses it
+            raise sql_error(BinderError, str(err), function=function) from None
     return options

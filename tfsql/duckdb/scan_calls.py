@@ -25,19 +25,21 @@ from __future__ import annotations
 import itertools
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import duckdb
+import pyarrow as pa
 
 import tfsql
 from tfsql.duckdb.rewrite import Call, Token, find_calls, substitute
 from tfsql.duckdb.arguments import LiteralError, LiteralReader
-from tfsql.duckdb.errors import BinderError, InvalidInputError, NoFilesError, sql_error
+from tfsql.duckdb.errors import BinderError, InvalidInputError, NoFilesError, ScanErrors, sql_error
 from tfsql.duckdb.parameters import NATIVE_SCAN_PARAMETERS, SCAN_PARAMETERS, TABLE_FUNCTIONS, dataset_options
-from tfsql.duckdb.types import sql_type_name
+from tfsql.duckdb.types import sql_type_name, type_struct
 
-__all__ = ["ScanCalls", "native_route", "open_dataset", "check_has_columns", "arrow_path_binds"]
+__all__ = ["ScanCalls", "native_route", "native_reads", "source_shape", "open_dataset", "check_has_columns"]
 
 
 class ScanCalls:
@@ -54,9 +56,13 @@ class ScanCalls:
         self._counter = itertools.count(1)
         #: Registered name -> the call's SQL text (errors name the call, not the name).
         self.calls: dict[str, str] = {}
+        #: The tfsql errors the registered datasets' scans end with (errors.translate).
+        self.scan_errors = ScanErrors()
 
     def register(self, name: str, data: tfsql.Dataset) -> None:
-        """Register ``data`` as ``name`` on the connection (kept alive here)."""
+        """Register ``data`` as ``name`` on the connection (kept alive here); its scans
+        report the error that ends them to `scan_errors`."""
+        data = data.with_error_sink(self.scan_errors.record)
         with self._lock:
             self._con.register(name, data)
             self._datasets[name] = data
@@ -202,7 +208,9 @@ class ScanCalls:
 def native_route(call: Call, tokens: list[Token], params: Any, variable: Any) -> bool:
     """Whether the extension's ``tfrecord_scan`` runs this call (the SQL text is left as
     written): always, except for options only the Arrow path has (not in
-    `NATIVE_SCAN_PARAMETERS`), and a statement with WHERE (not a CREATE) over
+    `NATIVE_SCAN_PARAMETERS`), calls the extension does not read as the Arrow path does
+    (`native_reads`: decided from the call, never from an error's text), and a statement
+    with WHERE (not a CREATE) over
     hive-partitioned files or a TFDS / TFX layout, where the Arrow path's partition
     pruning opens only the matching directories or splits (DuckDB's C API has no filter
     pushdown)."""
@@ -227,7 +235,10 @@ def native_route(call: Call, tokens: list[Token], params: Any, variable: Any) ->
             values[arg.name] = reader.value(arg.first_token, arg.stop_token)
         except LiteralError:
             return False
-    partitioned, layout = source_shape(values[None])
+    shape = source_shape(values[None])
+    if not native_reads(values, shape):
+        return False
+    partitioned, layout = shape.partitioned, shape.layout is not None
     if tokens and tokens[0].is_word("create"):
         return True
     if not any(t.is_word("where") for t in tokens):
@@ -239,30 +250,61 @@ def native_route(call: Call, tokens: list[Token], params: Any, variable: Any) ->
     return not partitioned
 
 
-def source_shape(source: Any) -> tuple[bool, bool]:
-    """Whether ``source`` (a path, glob or list of them) holds ``key=value`` directories,
-    and whether its files form a TFDS or TFX layout (`tfsql.layouts`)."""
+@dataclass(frozen=True)
+class SourceShape:
+    """What routing needs to know of a source's files (listed once, in Python)."""
+
+    partitioned: bool  # some file sits in a key=value directory
+    layout: Any  # the TFDS / TFX layout (tfsql.layouts), or None
+    files: int  # how many files the source holds
+
+
+def source_shape(source: Any) -> SourceShape:
+    """The files of ``source`` (a path, glob or list of them): how many, whether they sit
+    in ``key=value`` directories, and their TFDS or TFX layout (`tfsql.layouts`)."""
     from tfsql.discovery import discover
     from tfsql.layouts import detect_layout
 
     items = list(source) if isinstance(source, (list, tuple)) else [source]
     if not all(isinstance(item, str) for item in items):
-        return False, False
+        return SourceShape(False, None, 0)
     try:
         found, layout = detect_layout(discover(items))
     except (OSError, ValueError, TypeError):
-        return False, False
-    return any("=" in (f.relative_dir() or "") for f in found.files), layout is not None
+        return SourceShape(False, None, 0)
+    partitioned = any("=" in (f.relative_dir() or "") for f in found.files)
+    return SourceShape(partitioned, layout, len(found.files))
 
 
-#: Binder errors of the extension's tfrecord_scan that the Arrow path handles (it names
-#: the source, reads a TFDS features.json, reads what inference cannot type).
-_ARROW_PATH_BINDS = ("this needs tfsql.connect()", "run the query through tfsql.connect()", "no files found")
+def native_reads(values: dict[str | None, Any], shape: SourceShape) -> bool:
+    """Whether the extension reads the call whose literal arguments are ``values`` as the
+    Arrow path does, decided from the call itself (never from an error's text): a source
+    with files (the Arrow path names a source without any), no TFDS ``features.json`` to
+    type the columns from unless ``schema`` is given, and ``schema`` types the decoder
+    produces without a cast (BIGINT, FLOAT, VARCHAR, BLOB and lists of them, nullable)."""
+    if shape.files == 0:
+        return False
+    given = values.get("schema", values.get("columns"))
+    layout = shape.layout
+    if given is None and layout is not None and layout.kind == "tfds" and layout.directory is not None:
+        if os.path.isfile(os.path.join(layout.directory, "features.json")):
+            return False
+    if isinstance(given, Mapping):
+        try:
+            schema = type_struct("tfrecord_scan", "schema", given)
+        except Exception:  # the extension reports a bad schema as the Arrow path does
+            return True
+        return all(f.nullable and _decoded_as_is(f.type) for f in schema)
+    return True
 
 
-def arrow_path_binds(err: Exception) -> bool:
-    """Whether a statement the extension failed to bind runs again through the Arrow path."""
-    return any(text in str(err) for text in _ARROW_PATH_BINDS)
+def _decoded_as_is(t: pa.DataType) -> bool:
+    """A type the decoder produces without a cast: int64, float32, string, binary, and
+    lists (of lists) of them."""
+    depth = 0
+    while pa.types.is_list(t) and depth < 2:
+        t, depth = t.value_type, depth + 1
+    return t in (pa.int64(), pa.float32(), pa.string(), pa.binary())
 
 
 # --------------------------------------------------------------------------------------
@@ -281,7 +323,8 @@ def open_dataset(
     """
     try:
         if previous is not None and previous[1] is not None and "schema" not in options:
-            quick = tfsql.dataset(source, schema=previous[0].data_schema, **options)
+            # the schema inferred before: nothing in it can be missing from the sample
+            quick = tfsql.dataset(source, **{**options, "schema": previous[0].data_schema, "missing_columns": "insert"})
             if _fingerprint(quick.files) == previous[1]:
                 return _with_a_column(source, options, quick), previous[1]
         data = tfsql.dataset(source, **options)
@@ -299,7 +342,10 @@ def _with_a_column(source: Any, options: dict[str, Any], data: tfsql.Dataset) ->
     already warned how to read them) get the ``filename`` column, so ``count(*)`` works."""
     if len(data.schema) or not data.files or options.get("include_file_paths"):
         return data
-    return tfsql.dataset(source, **{**options, "schema": data.data_schema, "include_file_paths": "filename"})
+    return tfsql.dataset(
+        source,
+        **{**options, "schema": data.data_schema, "missing_columns": "insert", "include_file_paths": "filename"},
+    )
 
 
 def check_has_columns(function: str, source: Any, data: tfsql.Dataset) -> None:

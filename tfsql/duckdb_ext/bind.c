@@ -104,12 +104,20 @@ static int user_columns(tfbind *b, duckdb_value v, const char *fname, const char
     for (idx_t i = 0; i < n; i++) {
         char *name = duckdb_struct_type_child_name(t, i);
         duckdb_value child = duckdb_get_struct_child(v, i);
-        char *type = value_text(child);
+        int null_type = child == NULL || duckdb_is_null_value(child);
+        char *type = null_type ? NULL : value_text(child);
         duckdb_destroy_value(&child);
         colspec *c = &b->sc.cols[i];
         c->name = (uint8_t *)xstrdup(name ? name : "");
         c->name_len = strlen((const char *)c->name);
         duckdb_free(name);
+        b->sc.ncols = b->ndata = (int)i + 1;
+        if (null_type) {
+            snprintf(err, ERRLEN, "%s: column '%s' of %s has type NULL; give its type, e.g. "
+                                  "%s := {'%s': 'BIGINT'}", fname, (const char *)c->name, param,
+                     param, (const char *)c->name);
+            return -1;
+        }
         int bad = parse_type_name(type, &c->kind, &c->shape, &b->utf8[i]);
         c->location = c->shape == LIST_OF_LIST ? FEATURE_LISTS : FEATURES;
         b->sc.ncols = b->ndata = (int)i + 1;
@@ -146,13 +154,7 @@ tfbind *scan_resolve(duckdb_bind_info info, const char *fname, idx_t *cardinalit
         snprintf(err, ERRLEN, "out of memory");
         return NULL;
     }
-    b->record_type = EXAMPLE;
-    b->compression = COMP_INFER;
-    b->verify = 1;
-    b->hive = HIVE_AUTO;
-    b->glob = 1;
-    b->infer_sample = 1000;
-    b->infer_files = 16;
+    set_default_options(b);
     if (parse_options(info, b, fname, err)) {
         goto fail;
     }
@@ -233,7 +235,7 @@ tfbind *scan_resolve(duckdb_bind_info info, const char *fname, idx_t *cardinalit
                      ? infer_columns(b, err, &cardinality)
                      : user_columns(b, given, fname, schema_value ? "schema" : "columns", err);
         duckdb_destroy_value(&given);
-        if (rc) {
+        if (rc || check_missing_columns(b, err)) {
             goto fail;
         }
     } else {
@@ -246,9 +248,6 @@ tfbind *scan_resolve(duckdb_bind_info info, const char *fname, idx_t *cardinalit
                 goto fail;
             }
             infer_cache_put(b, key, cardinality);
-        }
-        if (check_inferred_names(b, err)) {
-            goto fail;
         }
     }
     if (find_partitions(b, err)) {

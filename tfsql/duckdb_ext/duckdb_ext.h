@@ -13,9 +13,11 @@
  *   files.c        reading a file whole (decompressed), compression detection
  *   discovery.c    paths, directories, globs, hidden-file rules (tfsql.discovery)
  *   partitions.c   hive key=value directories and their types (tfsql.partitioning)
- *   inference.c    the sampled summary -> columns (tfsql.inference / tfsql.schema)
+ *   inference.c    the inference sample read from the files, handed to the core's
+ *                  inference (tfsql/core/infer.c); column names; the inferred-schema cache
  *   layouts.c      TFDS / TFX layouts and the split column (tfsql.layouts)
- *   options.c      parameters -> options
+ *   options.c      parameters -> options (the table is generated from the option spec:
+ *                  options_gen.h, by `python -m tfsql.option_header --write`)
  *   bind.c         options, files, partitions, columns -> the bind result
  *   scan.c         parallel per-file scan, projection, decoded buffers -> vectors
  *   metadata.c     tfrecord_schema(...) and tfrecord_metadata(...)
@@ -57,9 +59,6 @@
 DUCKDB_EXTENSION_EXTERN
 
 #define ERRLEN 4096
-/* tfsql.inference.DEFAULT_INFER_BYTES: a file's inference sample ends once its records
- * hold this many bytes (unless every record is sampled). */
-#define INFER_BYTES (4LL << 20)
 /* tfsql.schema.FEATURE_LIST_SUFFIX: a feature list named like a context column is read
  * as column N__feature_list. */
 #define FEATURE_LIST_SUFFIX "__feature_list"
@@ -122,7 +121,8 @@ enum { HIVE_AUTO = -1, HIVE_OFF = 0, HIVE_ON = 1 };
 typedef struct {
     /* options */
     int record_type, compression, verify, hive, lists_always, skip_corrupt, glob;
-    long long infer_sample, infer_files;
+    int missing_insert; /* missing_columns := 'insert' */
+    long long infer_sample, infer_files, infer_bytes; /* -1: all / no bound */
     char *filename_col;
     /* files and partitions */
     filelist files;
@@ -213,8 +213,11 @@ void tf_bind(duckdb_bind_info info);
 void frame_error(char *err, const char *path, int status, size_t index, size_t at,
                  size_t size);
 
-/* Infer the data columns from the sampled files (tfsql.inference + schema rules). */
+/* Infer the data columns from the sampled files (the core's inference). */
 int infer_columns(tfbind *b, char *err, idx_t *cardinality);
+
+/* missing_columns := 'raise': schema := columns no sampled record holds are an error. */
+int check_missing_columns(const tfbind *b, char *err);
 
 int context_column(const tfbind *b, const uint8_t *name, size_t len);
 
@@ -223,10 +226,6 @@ char *column_name(const tfbind *b, int c);
 
 int is_column(const tfbind *b, const char *name);
 
-/* tfsql.schema._name_columns over inferred columns: a renamed feature list must not
- * take another column's name, and a feature list literally named N__feature_list
- * beside a context column N is ambiguous. */
-int check_inferred_names(const tfbind *b, char *err);
 
 uint64_t infer_key(const tfbind *b);
 
@@ -254,6 +253,13 @@ char *value_text(duckdb_value v);
 
 duckdb_type value_type_id(duckdb_value v);
 
+/* The options' defaults (from the option spec). */
+void set_default_options(tfbind *b);
+
+/* Register the named parameters of the option spec's native options. */
+void add_named_parameters(duckdb_table_function f);
+
+/* Read the named parameters into b's options; a NULL or refused value sets err. */
 int parse_options(duckdb_bind_info info, tfbind *b, const char *fname, char *err);
 
 /* -- scan.c ------------------------------------------------------------------ */

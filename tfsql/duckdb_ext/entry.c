@@ -42,32 +42,9 @@ static void tf_replacement(duckdb_replacement_scan_info info, const char *table_
  * tfrecord_metadata and COPY ... FROM take the same). */
 void add_scan_parameters(duckdb_table_function f) {
     duckdb_logical_type any = duckdb_create_logical_type(DUCKDB_TYPE_ANY);
-    duckdb_logical_type boolean = duckdb_create_logical_type(DUCKDB_TYPE_BOOLEAN);
-    duckdb_logical_type varchar = duckdb_create_logical_type(DUCKDB_TYPE_VARCHAR);
-    duckdb_logical_type bigint = duckdb_create_logical_type(DUCKDB_TYPE_BIGINT);
     duckdb_table_function_add_parameter(f, any);
-    static const char *bools[] = {"hive_partitioning", "verify_checksums", "ignore_errors",
-                                  "union_by_name", "glob", NULL};
-    static const char *texts[] = {"record_type", "compression", "on_corrupt", "lists", NULL};
-    static const char *ints[] = {"infer_sample", "sample_size", "infer_files", "batch_size",
-                                 "threads", NULL};
-    static const char *anys[] = {"filename", "schema", "columns", "hive_types", NULL};
-    for (int i = 0; bools[i]; i++) {
-        duckdb_table_function_add_named_parameter(f, bools[i], boolean);
-    }
-    for (int i = 0; texts[i]; i++) {
-        duckdb_table_function_add_named_parameter(f, texts[i], varchar);
-    }
-    for (int i = 0; ints[i]; i++) {
-        duckdb_table_function_add_named_parameter(f, ints[i], bigint);
-    }
-    for (int i = 0; anys[i]; i++) {
-        duckdb_table_function_add_named_parameter(f, anys[i], any);
-    }
     duckdb_destroy_logical_type(&any);
-    duckdb_destroy_logical_type(&boolean);
-    duckdb_destroy_logical_type(&varchar);
-    duckdb_destroy_logical_type(&bigint);
+    add_named_parameters(f);
 }
 
 static int register_scan(duckdb_connection con, const char *name) {

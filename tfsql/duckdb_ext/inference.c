@@ -6,40 +6,6 @@
 
 #include "duckdb_ext.h"
 
-static const char *kind_sql[4] = {"", "bytes_list", "float_list", "int64_list"};
-
-/* tfsql.inference.sample_indices */
-static size_t sample_indices(size_t n, long long want, size_t *out) {
-    if (want < 0 || (size_t)want >= n) {
-        for (size_t i = 0; i < n; i++) {
-            out[i] = i;
-        }
-        return n;
-    }
-    if (want <= 1) {
-        if (want == 1 && n > 0) {
-            out[0] = 0;
-            return 1;
-        }
-        return 0;
-    }
-    double step = (double)(n - 1) / (double)(want - 1);
-    size_t m = 0;
-    for (long long i = 0; i < want; i++) {
-        double x = (double)i * step;
-        /* Python's round(): half to even */
-        double fl = (double)(long long)x, frac = x - fl;
-        size_t v = (size_t)fl;
-        if (frac > 0.5 || (frac == 0.5 && ((long long)fl % 2) == 1)) {
-            v++;
-        }
-        if (m == 0 || out[m - 1] != v) {
-            out[m++] = v;
-        }
-    }
-    return m;
-}
-
 void frame_error(char *err, const char *path, int status, size_t index, size_t at,
                  size_t size) {
     if (status == FRAME_TRUNCATED) {
@@ -59,75 +25,121 @@ void frame_error(char *err, const char *path, int status, size_t index, size_t a
     }
 }
 
-/* The records a sample of `count` framed ones keeps under tfsql.inference's byte rule:
- * up to the one whose payload brings the total to `limit` bytes (all when the total
- * stays below). *reached: whether it did. */
-static size_t within_bytes(const tbuf *lens, size_t count, long long limit, int *reached) {
-    uint64_t total = 0;
-    *reached = 0;
-    if (limit < 0) {
-        return count;
-    }
-    for (size_t i = 0; i < count; i++) {
-        total += load_u64(lens->data + 8 * i);
-        if (total >= (uint64_t)limit) {
-            *reached = 1;
-            return i + 1;
-        }
-    }
-    return count;
-}
-
-/* Read the inference sample of one file (tfsql.inference): its first infer_sample
- * records, ending once their payloads hold INFER_BYTES bytes (unless every record is
- * sampled). A compressed file is inflated only as far as the sample reaches. The
- * sampled records are framed in offs / lens (n of them); *end is where framing stopped. */
-static int sample_file(const tfbind *b, const char *path, filebytes *fb, tbuf *offs,
-                       tbuf *lens, size_t *n, size_t *end, char *err) {
+/* Frame the inference sample of one file and fold it into `st` (the core keeps the
+ * records within the file's budget). A compressed file is inflated only as far as the
+ * sample reaches. Damage ends the sample as the scan treats it: under ignore_errors a
+ * record whose data CRC fails is stepped over and a bad length or a truncated end skips
+ * the rest of the file; otherwise the sample stops there and the scan reports it. */
+static int sample_file(const tfbind *b, infer_state *st, const char *path, int tolerant,
+                       char *err) {
+    filebytes fb;
     inflater inf;
-    if (file_open(path, b->compression, fb, &inf, err)) {
+    if (file_open(path, b->compression, &fb, &inf, err)) {
         return -1;
     }
-    long long limit = b->infer_sample < 0 ? -1 : INFER_BYTES;
-    size_t want = limit < 0 ? SIZE_MAX : (size_t)limit + (1u << 20);
+    int rc = -1;
+    tbuf offs = {0}, lens = {0};
+    size_t pos = 0, index = 0;
+    size_t want = b->infer_sample < 0 || b->infer_bytes < 0 ? SIZE_MAX
+                                                              : (size_t)b->infer_bytes + (1u << 20);
     for (;;) {
         char why[ERRLEN];
-        if (!inf.finished) {
-            if (inflater_run(&inf, &fb->owned, want, why)) {
+        if (!inf.finished && fb.size - pos < want) {
+            if (inflater_run(&inf, &fb.owned, fb.size + want, why)) {
                 error_at_path(err, path, why);
-                inflater_end(&inf);
-                return -1;
+                goto done;
             }
-            file_inflated(fb);
+            file_inflated(&fb);
         }
-        int status, reached;
-        offs->len = lens->len = 0;
-        if (scan_core(fb->data, fb->size, 0, b->infer_sample, -1, b->verify, offs, lens, end,
-                      &status)) {
-            inflater_end(&inf);
+        long long wanted = infer_records_wanted(st);
+        if (wanted == 0) {
+            break;
+        }
+        int status;
+        size_t end;
+        offs.len = lens.len = 0;
+        if (scan_core(fb.data, fb.size, pos, wanted, -1, b->verify, &offs, &lens, &end, &status)) {
             snprintf(err, ERRLEN, "out of memory");
-            return -1;
+            goto done;
         }
-        size_t framed = offs->len / 8;
-        *n = within_bytes(lens, framed, limit, &reached);
-        /* more bytes are needed while the records framed so far ran into the end of what
-         * is inflated: a CRC mismatch is damage, which ends the sample as in a plain file */
-        int complete = inf.finished || reached ||
-                       (b->infer_sample >= 0 && framed >= (size_t)b->infer_sample) ||
-                       status == FRAME_BAD_LENGTH_CRC || status == FRAME_BAD_DATA_CRC;
-        if (complete) {
-            inflater_end(&inf);
-            if (*n < framed) {
-                *end = (size_t)load_u64(offs->data + 8 * *n) - 12;
-                offs->len = lens->len = 8 * *n;
-            }
-            return 0;
+        size_t framed = offs.len / 8, taken;
+        int done;
+        infer_error e;
+        memset(&e, 0, sizeof(e));
+        int irc = infer_add(st, fb.data, fb.size, offs.data, lens.data, framed, index, 0, &taken,
+                            &done, &e);
+        if (irc == INFER_NOMEM) {
+            snprintf(err, ERRLEN, "out of memory");
+            goto done;
         }
-        want = fb->size > SIZE_MAX / 2 ? SIZE_MAX : 2 * fb->size;
+        if (irc == INFER_MALFORMED && tolerant) {
+            break; /* the scan reports it */
+        }
+        if (irc != INFER_OK) { /* a record that is not an Example */
+            snprintf(err, ERRLEN, "%s", e.message);
+            goto done;
+        }
+        if (done) {
+            break;
+        }
+        index += framed;
+        pos = end;
+        int more = !inf.finished && (status == FRAME_TRUNCATED || (status == FRAME_OK && end == fb.size));
+        if (more) {
+            want = want > SIZE_MAX / 2 ? SIZE_MAX : 2 * want;
+            continue;
+        }
+        if (status == FRAME_BAD_DATA_CRC && b->skip_corrupt) {
+            pos = end + 16 + (size_t)load_le64(fb.data + end); /* step over it, as the scan does */
+            index++;
+            continue;
+        }
+        break; /* the end, or damage: the rest of the file is not sampled */
     }
+    rc = 0;
+done:
+    inflater_end(&inf);
+    filebytes_free(&fb);
+    tbuf_free(&offs);
+    tbuf_free(&lens);
+    return rc;
 }
 
-/* Infer the data columns from the sampled files (tfsql.inference + schema rules). */
+/* The core's inference over the sample of the listed files (its plan: which files);
+ * `tolerant`: a record that does not decode ends its file's sample, unreported. */
+static infer_state *sample_files(const tfbind *b, int tolerant, char *err) {
+    infer_state *st = infer_new(b->record_type, b->infer_sample, b->infer_bytes);
+    int64_t *sizes = (int64_t *)malloc((b->files.n + 1) * sizeof(int64_t));
+    size_t *pick = (size_t *)malloc((b->files.n + 1) * sizeof(size_t));
+    if (st == NULL || sizes == NULL || pick == NULL) {
+        snprintf(err, ERRLEN, "out of memory");
+        goto fail;
+    }
+    for (size_t i = 0; i < b->files.n; i++) {
+        sizes[i] = b->files.items[i].size;
+    }
+    size_t npick = infer_pick_files(sizes, b->files.n, b->infer_files, pick);
+    for (size_t j = 0; j < npick; j++) {
+        const char *path = b->files.items[pick[j]].path;
+        if (infer_begin_file(st, path) != INFER_OK) {
+            snprintf(err, ERRLEN, "out of memory");
+            goto fail;
+        }
+        if (sample_file(b, st, path, tolerant, err)) {
+            goto fail;
+        }
+    }
+    free(sizes);
+    free(pick);
+    return st;
+fail:
+    infer_free(st);
+    free(sizes);
+    free(pick);
+    return NULL;
+}
+
+/* Infer the data columns (tfsql/core/infer.c resolves the sample's summaries). */
 int infer_columns(tfbind *b, char *err, idx_t *cardinality) {
     *cardinality = 0;
     if (b->record_type == RAW) {
@@ -145,166 +157,84 @@ int infer_columns(tfbind *b, char *err, idx_t *cardinality) {
         b->ndata = 1;
         return 0;
     }
-    size_t nonempty = 0;
-    size_t *idx = (size_t *)malloc((b->files.n + 1) * sizeof(size_t));
-    size_t *pick = (size_t *)malloc((b->files.n + 1) * sizeof(size_t));
-    filebytes *bufs = (filebytes *)calloc(b->files.n + 1, sizeof(filebytes));
-    int **first_file = NULL; /* per stat: file index where each kind was first seen */
-    size_t nfirst = 0;
-    int rc = -1;
-    sctx s;
-    memset(&s, 0, sizeof(s));
-    tbuf offs = {0}, lens = {0};
-    if (idx == NULL || pick == NULL || bufs == NULL) {
-        snprintf(err, ERRLEN, "out of memory");
-        goto done;
+    infer_state *st = sample_files(b, 0, err);
+    if (st == NULL) {
+        return -1;
     }
-    for (size_t i = 0; i < b->files.n; i++) {
-        if (b->files.items[i].size > 0) {
-            idx[nonempty++] = i;
-        }
+    uint64_t records = infer_sampled_records(st);
+    uint64_t framed_bytes = infer_sampled_bytes(st) + 16 * records;
+    if (records > 0 && framed_bytes > 0) {
+        *cardinality = (idx_t)((double)b->total_bytes * (double)records / (double)framed_bytes);
     }
-    size_t npick = sample_indices(nonempty, b->infer_files, pick);
-    uint64_t sampled_records = 0, sampled_bytes = 0;
-    for (size_t j = 0; j < npick; j++) {
-        const tfile *f = &b->files.items[idx[pick[j]]];
-        size_t end, n;
-        if (sample_file(b, f->path, &bufs[j], &offs, &lens, &n, &end, err)) {
-            goto done;
-        }
-        /* A damaged record ends the file's sample; the scan reports it (as a data error,
-         * with its file, record and offset) unless ignore_errors skips it. */
-        size_t bad = 0;
-        int e = summarize_core(&s, b->record_type, bufs[j].data, bufs[j].size, offs.data,
-                               lens.data, n, &bad);
-        if (e == E_NOMEM) {
-            snprintf(err, ERRLEN, "out of memory");
-            goto done;
-        }
-        sampled_records += n;
-        sampled_bytes += end;
-        size_t nstats = s.stats.len / sizeof(sstat);
-        if (nstats > nfirst) {
-            int **grown = (int **)realloc(first_file, nstats * sizeof(int *));
-            if (grown == NULL) {
-                snprintf(err, ERRLEN, "out of memory");
-                goto done;
-            }
-            first_file = grown;
-            for (size_t k = nfirst; k < nstats; k++) {
-                first_file[k] = (int *)malloc(4 * sizeof(int));
-                for (int q = 0; q < 4; q++) {
-                    first_file[k][q] = -1;
-                }
-            }
-            nfirst = nstats;
-        }
-        for (size_t k = 0; k < nstats; k++) {
-            sstat *st = sctx_stat(&s, (int32_t)k);
-            st->stamp = 0; /* stamps restart with the next file's records */
-            for (int q = 0; q < 4; q++) {
-                if ((st->kinds >> q) & 1 && first_file[k][q] < 0) {
-                    first_file[k][q] = (int)idx[pick[j]];
-                }
-            }
-        }
+    infer_column *cols = NULL;
+    size_t n = 0;
+    infer_error e;
+    memset(&e, 0, sizeof(e));
+    int rc = infer_resolve(st, b->lists_always, "schema := {...}", &cols, &n, &e);
+    infer_free(st);
+    if (rc != INFER_OK) {
+        snprintf(err, ERRLEN, "%s", e.message);
+        return -1;
     }
-    if (sampled_records > 0 && sampled_bytes > 0) {
-        *cardinality = (idx_t)((double)b->total_bytes * (double)sampled_records /
-                               (double)sampled_bytes);
-    }
-    size_t nstats = s.stats.len / sizeof(sstat);
     b->sc.record_type = b->record_type;
-    b->sc.cols = (colspec *)calloc(nstats ? nstats : 1, sizeof(colspec));
-    b->utf8 = (int *)calloc(nstats ? nstats : 1, sizeof(int));
+    b->sc.cols = (colspec *)calloc(n ? n : 1, sizeof(colspec));
+    b->utf8 = (int *)calloc(n ? n : 1, sizeof(int));
     if (b->sc.cols == NULL || b->utf8 == NULL) {
+        infer_columns_free(cols, n);
         snprintf(err, ERRLEN, "out of memory");
-        goto done;
+        return -1;
     }
-    int n = 0;
-    for (size_t k = 0; k < nstats; k++) {
-        sstat *st = sctx_stat(&s, (int32_t)k);
-        uint64_t kinds = st->kinds & ~(uint64_t)1;
-        int kind = KIND_NONE, count = 0;
-        for (int q = 1; q < 4; q++) {
-            if ((kinds >> q) & 1) {
-                kind = q;
-                count++;
-            }
-        }
-        if (count > 1) {
-            char described[ERRLEN] = "";
-            size_t used = 0;
-            for (int q = 1; q < 4; q++) {
-                if ((kinds >> q) & 1) {
-                    used += (size_t)snprintf(described + used, ERRLEN - used, "%s%s (first in %s)",
-                                             used ? " and " : "", kind_sql[q],
-                                             b->files.items[first_file[k][q]].path);
-                    if (used >= ERRLEN) {
-                        break;
-                    }
-                }
-            }
-            snprintf(err, ERRLEN, "feature '%.*s' holds two kinds in the inference sample: %s; "
-                                  "pass columns := {'%.*s': 'TYPE'} with the type to read it as, "
-                                  "or fix the data (this needs tfsql.connect() for now)",
-                     (int)st->name_len, (const char *)st->name, described, (int)st->name_len,
-                     (const char *)st->name);
-            goto done;
-        }
-        if (count == 0) {
+    int used = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (cols[k].kind == KIND_NONE) {
             continue; /* never has a kind: left out, as the Python reader does */
         }
-        if (!utf8_valid(st->name, st->name_len)) {
-            char shown[200];
-            size_t o = 0;
-            for (size_t q = 0; q < st->name_len && o + 5 < sizeof(shown); q++) {
-                uint8_t ch = st->name[q];
-                o += (size_t)snprintf(shown + o, sizeof(shown) - o, ch >= 0x20 && ch < 0x7f ? "%c" : "\\x%02x", ch);
-            }
-            snprintf(err, ERRLEN, "a feature name in the inference sample is not valid UTF-8 "
-                                  "('%s'), so it cannot be a column name; the files are damaged "
-                                  "or hold other records than %s (check record_type :=, or read "
-                                  "them with record_type := 'bytes')", shown,
-                     b->record_type == EXAMPLE ? "tf.train.Example" : "tf.train.SequenceExample");
-            goto done;
-        }
-        colspec *c = &b->sc.cols[n];
-        c->name = (uint8_t *)xstrndup((const char *)st->name, st->name_len);
-        c->name_len = st->name_len;
-        c->location = st->location;
-        c->kind = kind;
-        if (st->location == FEATURE_LISTS) {
-            c->shape = LIST_OF_LIST;
-        } else if (b->lists_always || st->max_len != 1) {
-            c->shape = LIST;
-        } else {
-            c->shape = SCALAR;
-        }
-        b->utf8[n] = kind == KIND_BYTES && st->utf8;
-        n++;
-        b->sc.ncols = n;
+        colspec *c = &b->sc.cols[used];
+        c->name = (uint8_t *)xstrndup(cols[k].name, cols[k].name_len);
+        c->name_len = cols[k].name_len;
+        c->location = cols[k].location;
+        c->kind = cols[k].kind;
+        c->shape = cols[k].shape;
+        b->utf8[used] = cols[k].utf8;
+        b->sc.ncols = ++used;
     }
-    b->ndata = n;
-    rc = 0;
-done:
-    if (bufs != NULL) {
-        for (size_t j = 0; j <= b->files.n; j++) {
-            filebytes_free(&bufs[j]);
+    b->ndata = used;
+    infer_columns_free(cols, n);
+    return 0;
+}
+
+/* missing_columns := 'raise': a schema := column that no sampled record holds is an
+ * error naming it (judged by the core, as in every front end). */
+int check_missing_columns(const tfbind *b, char *err) {
+    if (b->record_type == RAW || b->missing_insert) {
+        return 0;
+    }
+    infer_state *st = sample_files(b, 1, err);
+    if (st == NULL) {
+        return -1;
+    }
+    char **names = (char **)calloc((size_t)b->ndata + 1, sizeof(char *));
+    int rc = names == NULL ? -1 : 0;
+    for (int c = 0; rc == 0 && c < b->ndata; c++) {
+        names[c] = column_name(b, c);
+        rc = names[c] == NULL ? -1 : 0;
+    }
+    if (rc) {
+        snprintf(err, ERRLEN, "out of memory");
+    } else {
+        infer_error e;
+        memset(&e, 0, sizeof(e));
+        if (infer_check_missing(st, (const char *const *)names, (size_t)b->ndata, "schema :=",
+                                "missing_columns := 'insert'", &e) != INFER_OK) {
+            snprintf(err, ERRLEN, "%s", e.message);
+            rc = -1;
         }
     }
-    for (size_t k = 0; k < nfirst; k++) {
-        free(first_file[k]);
+    for (int c = 0; names != NULL && c < b->ndata; c++) {
+        free(names[c]);
     }
-    free(first_file);
-    free(bufs);
-    free(idx);
-    free(pick);
-    tbuf_free(&offs);
-    tbuf_free(&lens);
-    tbuf_free(&s.stats);
-    tbuf_free(&s.touched);
-    free(s.table);
+    free(names);
+    infer_free(st);
     return rc;
 }
 
@@ -346,42 +276,6 @@ int is_column(const tfbind *b, const char *name) {
     return 0;
 }
 
-/* tfsql.schema._name_columns over inferred columns: a renamed feature list must not
- * take another column's name, and a feature list literally named N__feature_list
- * beside a context column N is ambiguous. */
-int check_inferred_names(const tfbind *b, char *err) {
-    size_t sl = strlen(FEATURE_LIST_SUFFIX);
-    for (int c = 0; c < b->ndata; c++) {
-        const colspec *cs = &b->sc.cols[c];
-        if (cs->location != FEATURE_LISTS) {
-            continue;
-        }
-        char *name = column_name(b, c);
-        if (name == NULL) {
-            snprintf(err, ERRLEN, "out of memory");
-            return -1;
-        }
-        int bad = cs->name_len > sl &&
-                  memcmp(cs->name + cs->name_len - sl, FEATURE_LIST_SUFFIX, sl) == 0 &&
-                  context_column(b, cs->name, cs->name_len - sl);
-        for (int k = 0; k < b->ndata && !bad; k++) {
-            char *other = k == c ? NULL : column_name(b, k);
-            bad = other != NULL && strcmp(other, name) == 0;
-            free(other);
-        }
-        if (bad) {
-            snprintf(err, ERRLEN, "feature list '%.*s' shares its name with a context feature, "
-                                  "and its column name '%s' is taken by another feature; pass "
-                                  "schema := {...} naming the columns to read",
-                     (int)cs->name_len, (const char *)cs->name, name);
-            free(name);
-            return -1;
-        }
-        free(name);
-    }
-    return 0;
-}
-
 /* -- inference cache ----------------------------------------------------------
  * The columns inferred for a list of files, kept while the files are unchanged (paths,
  * sizes, modification times) and the options that shape inference are the same, as
@@ -414,6 +308,7 @@ uint64_t infer_key(const tfbind *b) {
     h = mix64(h, (uint64_t)b->skip_corrupt);
     h = mix64(h, (uint64_t)b->infer_sample);
     h = mix64(h, (uint64_t)b->infer_files);
+    h = mix64(h, (uint64_t)b->infer_bytes);
     for (size_t i = 0; i < b->files.n; i++) {
         struct stat st;
         if (stat(b->files.items[i].path, &st) != 0) {

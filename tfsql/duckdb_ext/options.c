@@ -1,11 +1,18 @@
 /*
- * tfsql/duckdb_ext/options.c -- tfrecord_scan's named parameters -> the
- * options of a bind (record_type, compression, hive_partitioning, ...).
+ * tfsql/duckdb_ext/options.c -- tfrecord_scan's named parameters -> the options of a
+ * bind. The parameters, their vocabularies, error wording and defaults are generated
+ * from the option spec (tfsql/options.py -> options_gen.h): this file only reads
+ * DuckDB values into them.
  */
 
 #include "duckdb_ext.h"
 
-/* -- parameters ------------------------------------------------------------- */
+#include "options_gen.h"
+
+/* The generated record type codes are the core's. */
+typedef char record_codes_agree[((int)TFSQL_RECORD_TYPE_EXAMPLE == (int)EXAMPLE &&
+                                 (int)TFSQL_RECORD_TYPE_SEQUENCE_EXAMPLE == (int)SEQUENCE_EXAMPLE &&
+                                 (int)TFSQL_RECORD_TYPE_BYTES == (int)RAW) ? 1 : -1];
 
 char *value_text(duckdb_value v) {
     char *s = duckdb_get_varchar(v);
@@ -15,138 +22,226 @@ char *value_text(duckdb_value v) {
 }
 
 duckdb_type value_type_id(duckdb_value v) {
-    duckdb_logical_type t = duckdb_get_value_type(v);
+    duckdb_logical_type t = duckdb_get_value_type(v); /* owned by the value */
     return duckdb_get_type_id(t);
 }
 
-int parse_options(duckdb_bind_info info, tfbind *b, const char *fname, char *err) {
-    static const char *unsupported[] = {"hive_types", NULL};
-    for (int i = 0; unsupported[i]; i++) {
-        duckdb_value v = duckdb_bind_get_named_parameter(info, unsupported[i]);
-        if (v != NULL) {
-            duckdb_destroy_value(&v);
-            snprintf(err, ERRLEN, "%s: the parameter %s is not supported by the DuckDB extension "
-                                  "yet; run the query through tfsql.connect() (Python), which "
-                                  "supports it", fname, unsupported[i]);
+void set_default_options(tfbind *b) {
+    b->record_type = TFSQL_DEFAULT_RECORD_TYPE;
+    b->compression = COMP_INFER;
+    b->verify = TFSQL_DEFAULT_VERIFY_CHECKSUMS;
+    b->skip_corrupt = TFSQL_DEFAULT_ON_CORRUPT == TFSQL_ON_CORRUPT_SKIP;
+    b->hive = HIVE_AUTO;
+    b->glob = TFSQL_DEFAULT_GLOB;
+    b->infer_sample = TFSQL_DEFAULT_INFER_SAMPLE;
+    b->infer_files = TFSQL_DEFAULT_INFER_FILES;
+    b->infer_bytes = TFSQL_DEFAULT_INFER_BYTES;
+    b->lists_always = TFSQL_DEFAULT_LISTS == TFSQL_LISTS_ALWAYS;
+    b->missing_insert = TFSQL_DEFAULT_MISSING_COLUMNS == TFSQL_MISSING_COLUMNS_INSERT;
+}
+
+/* The code of `text` in `words` (matched as Python's checks do: trimmed, any case). */
+static int find_word(const tfsql_word *words, const char *text, int *code) {
+    while (*text == ' ' || *text == '\t' || *text == '\n') {
+        text++;
+    }
+    size_t n = strlen(text);
+    while (n > 0 && (text[n - 1] == ' ' || text[n - 1] == '\t' || text[n - 1] == '\n')) {
+        n--;
+    }
+    for (const tfsql_word *w = words; w->word != NULL; w++) {
+        if (strlen(w->word) == n && strncasecmp(w->word, text, n) == 0) {
+            *code = w->code;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Store option `option`'s value: a code (choices), 0/1 (booleans), a count (-1: all)
+ * or a name (owned). */
+static void set_option(tfbind *b, int option, long long value, char *name) {
+    switch (option) {
+    case TFSQL_OPTION_RECORD_TYPE:
+        b->record_type = (int)value;
+        break;
+    case TFSQL_OPTION_COMPRESSION:
+        b->compression = value == TFSQL_COMPRESSION_GZIP   ? COMP_GZIP
+                         : value == TFSQL_COMPRESSION_ZLIB ? COMP_ZLIB
+                         : value == TFSQL_COMPRESSION_NONE ? COMP_NONE
+                                                           : COMP_INFER;
+        break;
+    case TFSQL_OPTION_VERIFY_CHECKSUMS:
+        b->verify = (int)value;
+        break;
+    case TFSQL_OPTION_ON_CORRUPT:
+        b->skip_corrupt = value == TFSQL_ON_CORRUPT_SKIP;
+        break;
+    case TFSQL_OPTION_HIVE_PARTITIONING:
+        b->hive = value ? HIVE_ON : HIVE_OFF;
+        break;
+    case TFSQL_OPTION_INCLUDE_FILE_PATHS:
+        free(b->filename_col);
+        b->filename_col = name;
+        name = NULL;
+        break;
+    case TFSQL_OPTION_INFER_SAMPLE:
+        b->infer_sample = value;
+        break;
+    case TFSQL_OPTION_INFER_FILES:
+        b->infer_files = value;
+        break;
+    case TFSQL_OPTION_INFER_BYTES:
+        b->infer_bytes = value;
+        break;
+    case TFSQL_OPTION_LISTS:
+        b->lists_always = value == TFSQL_LISTS_ALWAYS;
+        break;
+    case TFSQL_OPTION_MISSING_COLUMNS:
+        b->missing_insert = value == TFSQL_MISSING_COLUMNS_INSERT;
+        break;
+    case TFSQL_OPTION_GLOB:
+        b->glob = (int)value;
+        break;
+    default: /* schema := / columns := are read by the bind (user_columns) */
+        break;
+    }
+    free(name);
+}
+
+/* Read one given parameter; -1 with err set when its value is refused. */
+static int read_param(tfbind *b, const tfsql_param *p, duckdb_value v, const char *fname,
+                      char *err) {
+    duckdb_type id = value_type_id(v);
+    switch (p->value) {
+    case TFSQL_VALUE_BOOL: {
+        int x = duckdb_get_bool(v);
+        set_option(b, p->option, p->words != NULL ? (x ? p->if_true : p->if_false) : x, NULL);
+        return 0;
+    }
+    case TFSQL_VALUE_COUNT_OR_ALL: {
+        int64_t x = duckdb_get_int64(v);
+        if (x == 0) {
+            snprintf(err, ERRLEN, "%s: %s must be a positive integer or None (all of them), not 0",
+                     fname, p->name);
             return -1;
         }
+        set_option(b, p->option, x < 0 ? -1 : x, NULL);
+        return 0;
     }
-    duckdb_value v;
-    if ((v = duckdb_bind_get_named_parameter(info, "hive_partitioning")) != NULL) {
-        b->hive = duckdb_get_bool(v) ? HIVE_ON : HIVE_OFF;
-        duckdb_destroy_value(&v);
-    }
-    if ((v = duckdb_bind_get_named_parameter(info, "verify_checksums")) != NULL) {
-        b->verify = duckdb_get_bool(v);
-        duckdb_destroy_value(&v);
-    }
-    if ((v = duckdb_bind_get_named_parameter(info, "glob")) != NULL) {
-        b->glob = duckdb_get_bool(v);
-        duckdb_destroy_value(&v);
-    }
-    if ((v = duckdb_bind_get_named_parameter(info, "ignore_errors")) != NULL) {
-        b->skip_corrupt = duckdb_get_bool(v);
-        duckdb_destroy_value(&v);
-    }
-    if ((v = duckdb_bind_get_named_parameter(info, "on_corrupt")) != NULL) {
-        char *s = value_text(v);
-        duckdb_destroy_value(&v);
-        if (s && strcasecmp(s, "skip") == 0) {
-            b->skip_corrupt = 1;
-        } else if (s && strcasecmp(s, "raise") == 0) {
-            b->skip_corrupt = 0;
-        } else {
-            snprintf(err, ERRLEN, "%s: on_corrupt must be 'raise' or 'skip', not '%s'", fname,
-                     s ? s : "");
-            free(s);
-            return -1;
-        }
-        free(s);
-    }
-    if ((v = duckdb_bind_get_named_parameter(info, "filename")) != NULL) {
-        if (duckdb_is_null_value(v)) {
-            /* nothing */
-        } else if (value_type_id(v) == DUCKDB_TYPE_BOOLEAN) {
-            if (duckdb_get_bool(v)) {
-                b->filename_col = xstrdup("filename");
-            }
-        } else if (value_type_id(v) == DUCKDB_TYPE_VARCHAR) {
-            b->filename_col = value_text(v);
-        } else {
-            duckdb_destroy_value(&v);
-            snprintf(err, ERRLEN, "%s: parameter filename expects BOOLEAN or VARCHAR", fname);
-            return -1;
-        }
-        duckdb_destroy_value(&v);
-    }
-    if ((v = duckdb_bind_get_named_parameter(info, "record_type")) != NULL) {
-        char *s = value_text(v);
-        duckdb_destroy_value(&v);
-        char norm[64] = "";
-        size_t o = 0;
-        for (const char *p = s ? s : ""; *p && o < sizeof(norm) - 1; p++) {
-            if (*p != '_' && *p != '-' && *p != '.') {
-                norm[o++] = (char)((*p >= 'A' && *p <= 'Z') ? *p + 32 : *p);
-            }
-        }
-        norm[o] = 0;
-        if (strcmp(norm, "example") == 0 || strcmp(norm, "tftrainexample") == 0) {
-            b->record_type = EXAMPLE;
-        } else if (strcmp(norm, "sequenceexample") == 0 ||
-                   strcmp(norm, "tftrainsequenceexample") == 0) {
-            b->record_type = SEQUENCE_EXAMPLE;
-        } else if (strcmp(norm, "bytes") == 0 || strcmp(norm, "raw") == 0) {
-            b->record_type = RAW;
-        } else {
-            snprintf(err, ERRLEN, "%s: unknown record_type '%s'; use 'example', "
-                                  "'sequence_example' or 'bytes'", fname, s ? s : "");
-            free(s);
-            return -1;
-        }
-        free(s);
-    }
-    if ((v = duckdb_bind_get_named_parameter(info, "compression")) != NULL) {
-        char *s = value_text(v);
-        duckdb_destroy_value(&v);
-        if (!strcasecmp(s, "auto") || !strcasecmp(s, "infer")) {
-            b->compression = COMP_INFER;
-        } else if (!strcasecmp(s, "none") || !strcasecmp(s, "uncompressed")) {
-            b->compression = COMP_NONE;
-        } else if (!strcasecmp(s, "gzip") || !strcasecmp(s, "gz")) {
-            b->compression = COMP_GZIP;
-        } else if (!strcasecmp(s, "zlib") || !strcasecmp(s, "deflate") || !strcasecmp(s, "zz")) {
-            b->compression = COMP_ZLIB;
-        } else {
-            snprintf(err, ERRLEN, "%s: unknown compression '%s'; use 'infer', None, 'gzip' or "
-                                  "'zlib'", fname, s);
-            free(s);
-            return -1;
-        }
-        free(s);
-    }
-    const char *counts[] = {"infer_sample", "sample_size", "infer_files", NULL};
-    for (int i = 0; counts[i]; i++) {
-        if ((v = duckdb_bind_get_named_parameter(info, counts[i])) != NULL) {
-            int64_t x = duckdb_get_int64(v);
-            duckdb_destroy_value(&v);
-            if (i < 2) {
-                b->infer_sample = x < 0 ? -1 : x;
+    case TFSQL_VALUE_CHOICE: {
+        char *text = value_text(v);
+        int code;
+        if (text == NULL || !find_word(p->words, text, &code)) {
+            if (p->unknown_wording) {
+                snprintf(err, ERRLEN, "%s: unknown %s '%s'; use %s", fname, p->name,
+                         text ? text : "", p->what);
             } else {
-                b->infer_files = x < 0 ? -1 : x;
+                snprintf(err, ERRLEN, "%s: %s must be %s, not '%s'", fname, p->name, p->what,
+                         text ? text : "");
             }
-        }
-    }
-    if ((v = duckdb_bind_get_named_parameter(info, "lists")) != NULL) {
-        char *s = value_text(v);
-        duckdb_destroy_value(&v);
-        if (!strcmp(s, "always")) {
-            b->lists_always = 1;
-        } else if (strcmp(s, "auto") != 0) {
-            snprintf(err, ERRLEN, "%s: lists must be 'auto' or 'always', not '%s'", fname, s);
-            free(s);
+            free(text);
             return -1;
         }
-        free(s);
+        free(text);
+        set_option(b, p->option, code, NULL);
+        return 0;
+    }
+    case TFSQL_VALUE_BOOL_OR_NAME:
+        if (id == DUCKDB_TYPE_BOOLEAN) {
+            int x = duckdb_get_bool(v);
+            set_option(b, p->option, x, x && p->true_text ? xstrdup(p->true_text) : NULL);
+            return 0;
+        }
+        if (id == DUCKDB_TYPE_VARCHAR) {
+            char *name = value_text(v);
+            if (name == NULL || name[0] == 0) {
+                snprintf(err, ERRLEN, "%s: %s must be a column name, not ''", fname, p->name);
+                free(name);
+                return -1;
+            }
+            set_option(b, p->option, 1, name);
+            return 0;
+        }
+        snprintf(err, ERRLEN, "%s: parameter %s expects BOOLEAN or VARCHAR", fname, p->name);
+        return -1;
+    default: /* TFSQL_VALUE_TYPES: the bind reads schema := / columns := */
+        return 0;
+    }
+}
+
+/* The DuckDB type a parameter is registered with. */
+duckdb_type param_type(int value) {
+    switch (value) {
+    case TFSQL_VALUE_BOOL:
+        return DUCKDB_TYPE_BOOLEAN;
+    case TFSQL_VALUE_COUNT:
+    case TFSQL_VALUE_COUNT_OR_ALL:
+        return DUCKDB_TYPE_BIGINT;
+    case TFSQL_VALUE_CHOICE:
+    case TFSQL_VALUE_NAME:
+        return DUCKDB_TYPE_VARCHAR;
+    default:
+        return DUCKDB_TYPE_ANY;
+    }
+}
+
+void add_named_parameters(duckdb_table_function f) {
+    for (const tfsql_param *p = tfsql_params; p->name != NULL; p++) {
+        duckdb_logical_type t = duckdb_create_logical_type(param_type(p->value));
+        duckdb_table_function_add_named_parameter(f, p->name, t);
+        duckdb_destroy_logical_type(&t);
+    }
+    duckdb_logical_type boolean = duckdb_create_logical_type(DUCKDB_TYPE_BOOLEAN);
+    for (int i = 0; tfsql_compat_params[i] != NULL; i++) {
+        duckdb_table_function_add_named_parameter(f, tfsql_compat_params[i], boolean);
+    }
+    duckdb_destroy_logical_type(&boolean);
+}
+
+/* A NULL argument is refused naming its parameter (DuckDB would hand the bind a NULL
+ * value whose text cannot be read). */
+static int refuse_null(duckdb_value v, const char *name, const char *fname, char *err) {
+    if (!duckdb_is_null_value(v)) {
+        return 0;
+    }
+    snprintf(err, ERRLEN, "%s: parameter %s is NULL; give it a value, or leave it out for its "
+                          "default", fname, name);
+    return -1;
+}
+
+int parse_options(duckdb_bind_info info, tfbind *b, const char *fname, char *err) {
+    const char *given_by[TFSQL_OPTION_COUNT] = {0};
+    for (const tfsql_param *p = tfsql_params; p->name != NULL; p++) {
+        duckdb_value v = duckdb_bind_get_named_parameter(info, p->name);
+        if (v == NULL) {
+            continue;
+        }
+        int rc = refuse_null(v, p->name, fname, err);
+        if (rc == 0 && given_by[p->option] != NULL) {
+            snprintf(err, ERRLEN, "%s: give either %s or %s, not both", fname,
+                     given_by[p->option], p->name);
+            rc = -1;
+        }
+        given_by[p->option] = p->name;
+        if (rc == 0) {
+            rc = read_param(b, p, v, fname, err);
+        }
+        duckdb_destroy_value(&v);
+        if (rc) {
+            return -1;
+        }
+    }
+    for (int i = 0; tfsql_compat_params[i] != NULL; i++) {
+        duckdb_value v = duckdb_bind_get_named_parameter(info, tfsql_compat_params[i]);
+        if (v == NULL) {
+            continue;
+        }
+        int rc = refuse_null(v, tfsql_compat_params[i], fname, err);
+        duckdb_destroy_value(&v);
+        if (rc) {
+            return -1;
+        }
     }
     return 0;
 }

@@ -182,68 +182,54 @@ def parse_hive_dates(ds: Any, hive_partitioning: bool | None, hive_schema: Any) 
     if not types:
         return ds
     schema = {f.name: types.get(f.name, f.type) for f in ds.partition_schema}
-    partitioning = Partitioning.discover(ds._found.files, hive_partitioning=hive_partitioning, hive_schema=schema)
-    return ds._derive(partitioning=partitioning)
+    partitioning = Partitioning.discover(ds.discovered.files, hive_partitioning=hive_partitioning, hive_schema=schema)
+    return ds.with_partitioning(partitioning)
 
 
 def _sampled_features(ds: Any, infer_sample: int | None, infer_files: int | None, infer_bytes: int | None) -> set[str]:
-    from tfsql.inference import sample_indices, sample_stats
+    from tfsql.inference import sample_columns, sample_indices
     from tfsql.scanning import open_frame_reader
 
-    found = ds._found
-    chosen = [i for i in ds._file_indices if found.files[i].size > 0]
-    chosen = [chosen[j] for j in sample_indices(len(chosen), infer_files)]
-    stats = sample_stats(
+    found = ds.discovered
+    listed = list(ds.file_indices)
+    chosen = [listed[j] for j in sample_indices(len(listed), infer_files, [found.files[i].size for i in listed])]
+    columns = sample_columns(
         [found.files[i].display() for i in chosen],
         lambda j: open_frame_reader(found, found.files[chosen[j]], ds.options),
         record_type=ds.options.record_code,
         infer_sample=infer_sample,
         infer_bytes=infer_bytes,
     )
-    return {name for _, name in stats}
+    return {c.name for c in columns}
 
 
 def check_columns(
     ds: Any,
-    missing_columns: str,
     extra_columns: str,
     *,
     infer_sample: int | None,
     infer_files: int | None,
     infer_bytes: int | None,
 ) -> None:
-    """``missing_columns`` / ``extra_columns`` for a user ``schema=``, judged on the
-    records schema inference would sample: a schema feature in none of them is missing,
-    a sampled feature not in the schema is extra."""
-    if missing_columns not in ("insert", "raise"):
-        raise ValueError(f"missing_columns must be 'insert' or 'raise', not {missing_columns!r}")
+    """``extra_columns`` for a user ``schema=``, judged on the records schema inference
+    would sample: a sampled feature not in the schema is extra. (``missing_columns`` is a
+    reading option, judged by :func:`tfsql.dataset` in every front end.)"""
     if extra_columns not in ("ignore", "raise"):
         raise ValueError(f"extra_columns must be 'ignore' or 'raise', not {extra_columns!r}")
-    if missing_columns == "insert" and extra_columns == "ignore":
-        return
-    if ds.options.record_type == "bytes" or not ds.files:
+    if extra_columns == "ignore" or ds.options.record_type == "bytes" or not ds.files:
         return
     seen = _sampled_features(ds, infer_sample, infer_files, infer_bytes)
     if not seen:
         return  # no records, or records without features: nothing to judge
     wanted = list(ds.data_schema.names)
     where = f"the sampled records of {len(ds.files)} file{'' if len(ds.files) == 1 else 's'} ({ds.files[0]}...)"
-    if missing_columns == "raise":
-        missing = [name for name in wanted if name not in seen]
-        if missing:
-            raise SchemaError(
-                f"schema= names {', '.join(map(repr, missing))}, which is in none of {where}; "
-                "pass missing_columns='insert' to read it as null, or fix the name",
-                feature=missing[0],
-            )
-    if extra_columns == "raise":
-        extra = sorted(seen - set(wanted))
-        if extra:
-            raise SchemaError(
-                f"the records hold features that schema= does not name: {', '.join(map(repr, extra))} "
-                f"(in {where}); pass extra_columns='ignore' to read only the schema's features",
-                feature=extra[0],
-            )
+    extra = sorted(seen - set(wanted))
+    if extra:
+        raise SchemaError(
+            f"the records hold features that schema= does not name: {', '.join(map(repr, extra))} "
+            f"(in {where}); pass extra_columns='ignore' to read only the schema's features",
+            feature=extra[0],
+        )
 
 
 def apply_overrides(ds: Any, overrides: pa.Schema | None) -> Any:

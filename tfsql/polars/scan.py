@@ -22,14 +22,12 @@ Examples
 
 from __future__ import annotations
 
-import functools
-import inspect
 from typing import Any, Callable, Literal, Mapping, Sequence
 
 import polars as pl
 
 from tfsql.option_values import Lists, OnCorrupt, ReadCompression, RecordType
-from tfsql.options import READ_OPTIONS, ReadOptions
+from tfsql.options import ReadOptions
 from tfsql.polars import parquet_options as opts
 from tfsql.polars.source import scan_dataset
 from tfsql.polars.types import SchemaLike, arrow_schema, polars_dtypes
@@ -39,9 +37,6 @@ __all__ = ["scan_tfrecord", "read_tfrecord"]
 
 #: Every reading option at its default: the defaults of the TFRecord parameters below.
 _DEFAULT = ReadOptions()
-#: The reading options the spec offers Polars: parameters of both functions, passed to
-#: ``tfsql.dataset`` by name.
-_DATASET_OPTIONS = tuple(name for name, option in READ_OPTIONS.items() if option.polars)
 
 
 def scan_tfrecord(
@@ -213,7 +208,6 @@ def scan_tfrecord(
     >>> scan_tfrecord(path, row_index_name="i", schema_overrides={"id": pl.UInt8}).select("i", "id").collect().rows()
     [(0, 1), (1, 2), (2, 3)]
     """
-    given = locals()  # the parameters, before any other local exists
     opts.reject_meaningless(parallel=parallel, decryption=decryption)
     if n_rows is not None and (not isinstance(n_rows, int) or isinstance(n_rows, bool) or n_rows < 0):
         raise ValueError(f"n_rows must be a non-negative integer, not {n_rows!r}")
@@ -221,8 +215,24 @@ def scan_tfrecord(
         raise ValueError(f"row_index_offset must be a non-negative integer, not {row_index_offset!r}")
     if schema is not None and schema_overrides is not None:
         raise ValueError("schema= fixes every column's type; schema_overrides= changes some inferred ones: pass one")
-    options = {name: given[name] for name in _DATASET_OPTIONS if name in given}  # the spec's, passed on as given
-    options.update(
+    options = dict(  # every reading option of the spec Polars offers, by name
+        record_type=record_type,
+        compression=compression,
+        verify_checksums=verify_checksums,
+        on_corrupt=on_corrupt,
+        hive_partitioning=hive_partitioning,
+        include_file_paths=include_file_paths,
+        infer_sample=infer_sample,
+        infer_files=infer_files,
+        infer_bytes=infer_bytes,
+        lists=lists,
+        missing_columns=missing_columns,
+        glob=glob,
+        hidden_file_prefix=hidden_file_prefix,
+        batch_size=batch_size,
+        batch_bytes=batch_bytes,
+        max_record_bytes=max_record_bytes,
+        split_bytes=split_bytes,
         schema=arrow_schema(schema, "schema"),
         hive_schema=arrow_schema(hive_schema, "hive_schema"),
         filesystem=opts.filesystem_for(source, filesystem, storage_options, credential_provider),
@@ -233,7 +243,6 @@ def scan_tfrecord(
         opts.check_cast_options(cast_options, ds.data_schema)
         opts.check_columns(
             ds,
-            missing_columns,
             extra_columns,
             infer_sample=infer_sample,
             infer_files=infer_files,
@@ -243,7 +252,7 @@ def scan_tfrecord(
     if try_parse_hive_dates:
         ds = opts.parse_hive_dates(ds, hive_partitioning, hive_schema)
     if _progress is not None:  # read_tfrecord(progress=True)'s bar: the bytes of the files
-        _progress.total = sum(ds._found.files[i].size for i in ds._file_indices)
+        _progress.total = sum(ds.discovered.files[i].size for i in ds.file_indices)
         ds = ds.with_options(progress=_progress)
     overrides = {**polars_dtypes(schema), **polars_dtypes(schema_overrides), **polars_dtypes(hive_schema)}
     lf = scan_dataset(ds, n_rows=n_rows, polars_types=overrides, cache=cache)
@@ -331,13 +340,45 @@ def read_tfrecord(
     >>> read_tfrecord(path, columns=[0], row_index_name="row", row_index_offset=10).rows()
     [(10, 1), (11, 2), (12, 3)]
     """
-    given = locals()  # the parameters, before any other local exists
     from tfsql.progress import read_bar
 
     opts.reject_meaningless(use_pyarrow=use_pyarrow, pyarrow_options=pyarrow_options, memory_map=memory_map)
     bar = read_bar("reading", total=None) if progress else None
     try:
-        scan = {name: given[name] for name in _scan_parameters() if name in given}
+        scan = dict(  # scan_tfrecord's parameters, by name (the row index is added after `columns`)
+            n_rows=n_rows,
+            parallel=parallel,
+            use_statistics=use_statistics,
+            hive_partitioning=hive_partitioning,
+            glob=glob,
+            hidden_file_prefix=hidden_file_prefix,
+            schema=schema,
+            hive_schema=hive_schema,
+            try_parse_hive_dates=try_parse_hive_dates,
+            low_memory=low_memory,
+            storage_options=storage_options,
+            credential_provider=credential_provider,
+            include_file_paths=include_file_paths,
+            missing_columns=missing_columns,
+            extra_columns=extra_columns,
+            cast_options=cast_options,
+            decryption=decryption,
+            schema_overrides=schema_overrides,
+            record_type=record_type,
+            compression=compression,
+            verify_checksums=verify_checksums,
+            on_corrupt=on_corrupt,
+            infer_sample=infer_sample,
+            infer_files=infer_files,
+            infer_bytes=infer_bytes,
+            lists=lists,
+            filesystem=filesystem,
+            batch_size=batch_size,
+            batch_bytes=batch_bytes,
+            threads=threads,
+            max_record_bytes=max_record_bytes,
+            split_bytes=split_bytes,
+        )
         return _read(bar, source, columns, row_index_name, row_index_offset, scan)
     finally:
         if bar is not None:
@@ -361,13 +402,3 @@ def _read(
         bar.total = bar.n
         bar.refresh()
     return df
-
-
-@functools.lru_cache(maxsize=None)
-def _scan_parameters() -> tuple[str, ...]:
-    """The keyword parameters of :func:`scan_tfrecord` that :func:`read_tfrecord` passes on
-    (``source`` goes by position, ``_progress`` is read_tfrecord's bar, and the row index
-    is added after ``columns`` are selected)."""
-    names = inspect.signature(scan_tfrecord).parameters
-    own = ("source", "row_index_name", "row_index_offset")
-    return tuple(name for name in names if name not in own and not name.startswith("_"))

@@ -55,7 +55,12 @@ class ReadPlan:
 def _partition_schema(paths: list[str], options: dict[str, Any], hive: bool | None) -> pa.Schema:
     """The partition columns of ``paths`` (a discovery without inference)."""
     # a probe with no columns: nothing is decoded (record_type "bytes" needs its column)
-    probe = tfsql.dataset(paths, schema=pa.schema([]), hive_partitioning=hive, **{**options, "record_type": "example"})
+    probe = tfsql.dataset(
+        paths,
+        schema=pa.schema([]),
+        hive_partitioning=hive,
+        **{**options, "record_type": "example", "missing_columns": "insert"},
+    )
     return probe.partition_schema
 
 
@@ -160,9 +165,14 @@ class Reader(DataSourceReader):
         if not partition.path:
             return
         target = to_arrow_schema(plan.spark_schema, timezone="UTC")
-        # the path names one file: take it literally
+        # the path names one file: take it literally; the driver judged the schema's columns
         dataset = tfsql.dataset(
-            partition.path, schema=plan.data_schema, hive_partitioning=False, glob=False, **plan.scan
+            partition.path,
+            schema=plan.data_schema,
+            hive_partitioning=False,
+            glob=False,
+            missing_columns="insert",
+            **plan.scan,
         )
         span = getattr(partition, "span", None)
         if span is not None:

@@ -32,7 +32,6 @@ finished by the next write or by ``tfsql.recover(path)``.
 
 from __future__ import annotations
 
-import inspect
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -307,6 +306,7 @@ def check_write_options(**options: Any) -> None:
     Traceback (most recent call last):
     tfsql.errors.OptionError: compression_level must be an integer from 0 to 9, not 10
     """
-    bound = inspect.signature(write_tfrecord).bind(None, None, **options)
-    bound.apply_defaults()
-    check_combinations(WriteOptions(**{name: bound.arguments[name] for name in WRITE_OPTIONS}))
+    unknown = sorted(set(options) - set(WRITE_OPTIONS))
+    if unknown:
+        raise TypeError(f"write_tfrecord() got an unexpected keyword argument {unknown[0]!r}")
+    check_combinations(WriteOptions(**options))

@@ -1,0 +1,212 @@
+"""The C header of the DuckDB extension's named parameters, generated from the option
+spec (:mod:`tfsql.options`), so that an option is declared once.
+
+``python -m tfsql.option_header`` prints the header; ``--write`` writes it to
+``tfsql/duckdb_ext/options_gen.h``, where it is kept in the repository (the build needs
+no Python step); ``tests/unit/test_option_header.py`` regenerates it and fails on any
+difference. It holds, for the reading options in :data:`~tfsql.options.NATIVE_READ_OPTIONS`:
+
+- one entry per SQL spelling (aliases included): the parameter's name, its option, the
+  kind of value (which decides its DuckDB type), its vocabulary and how a boolean
+  spelling maps onto a choice (``ignore_errors := true`` is ``on_corrupt := 'skip'``);
+- each vocabulary (every name Python accepts, lower case, to its canonical code) and the
+  words of its error message, as :mod:`tfsql.option_values` words it;
+- each option's default.
+
+Examples
+--------
+>>> text = c_header()
+>>> '{"bytearray", TFSQL_RECORD_TYPE_BYTES}' in text
+True
+>>> '"threads"' in text  # not implemented by the extension, so not registered
+False
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any, Iterable
+
+from tfsql.options import COMPAT_SQL_PARAMETERS, READ_OPTIONS, Option, Spelling
+
+__all__ = ["c_header", "HEADER_PATH"]
+
+#: Where the generated header is kept (relative to the repository's root).
+HEADER_PATH = os.path.join("tfsql", "duckdb_ext", "options_gen.h")
+
+_KINDS = ("bool", "count", "count_or_all", "choice", "name", "bool_or_name", "types", "columns", "size")
+
+
+def _c_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _ident(text: Any) -> str:
+    return "NONE" if text is None else str(text).upper().replace("-", "_").replace(".", "_")
+
+
+def _vocabulary(option: Option) -> list[tuple[str, Any]] | None:
+    """(accepted name, canonical value) of a choice option, as its check accepts them."""
+    vocabulary = getattr(option.check, "vocabulary", None)
+    if vocabulary is None:
+        return None
+    if isinstance(vocabulary, dict):
+        return [(word, canonical) for word, canonical in vocabulary.items()]
+    return [(word, word) for word in vocabulary]
+
+
+def _canonical(words: Iterable[tuple[str, Any]]) -> list[Any]:
+    seen: list[Any] = []
+    for _, canonical in words:
+        if canonical not in seen:
+            seen.append(canonical)
+    return seen
+
+
+def _code(option: Option, canonical: Any) -> str:
+    return f"TFSQL_{_ident(option.name)}_{_ident(canonical)}"
+
+
+def _vocabulary_block(option: Option, words: list[tuple[str, Any]]) -> list[str]:
+    name = _ident(option.name)
+    canon = _canonical(words)
+    lines = [f"/* {option.name}: {option.doc} */"]
+    lines.append("enum {")
+    lines += [f"    {_code(option, c)} = {i}," for i, c in enumerate(canon)]
+    lines.append("};")
+    lines.append(f"static const tfsql_word tfsql_{option.name}_words[] = {{")
+    lines += [f"    {{{_c_string(word)}, {_code(option, c)}}}," for word, c in words if word]
+    lines.append("    {NULL, 0},")
+    lines.append("};")
+    what = getattr(option.check, "what")
+    lines.append(f"#define TFSQL_{name}_WHAT {_c_string(what)}")
+    lines.append(f"#define TFSQL_{name}_UNKNOWN_WORDING {1 if getattr(option.check, 'unknown') else 0}")
+    return lines
+
+
+def _default(option: Option, words: list[tuple[str, Any]] | None) -> str | None:
+    value = option.default
+    if words is not None:
+        return _code(option, value) if value in _canonical(words) else None
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, int):
+        return str(value)
+    if value is None and option.name in ("infer_sample", "infer_files", "infer_bytes", "hive_partitioning"):
+        return "-1"
+    return None
+
+
+def _mapped(option: Option, spelling: Spelling, value: Any) -> str:
+    """A boolean spelling's value for true or false, as the code of the option's choice."""
+    if spelling.maps is None or value not in spelling.maps or _vocabulary(option) is None:
+        return "-1"
+    return _code(option, spelling.maps[value])
+
+
+def _true_text(spelling: Spelling) -> str:
+    """What true means for a boolean-or-name spelling (``filename := true``), or NULL."""
+    mapped = (spelling.maps or {}).get(True) if spelling.value == "bool_or_name" else None
+    return _c_string(mapped) if isinstance(mapped, str) else "NULL"
+
+
+def c_header() -> str:
+    """The text of ``tfsql/duckdb_ext/options_gen.h``."""
+    native = [option for option in READ_OPTIONS.values() if option.native]
+    out = [
+        "/*",
+        " * tfsql/duckdb_ext/options_gen.h -- GENERATED from tfsql/options.py by",
+        " * `python -m tfsql.option_header --write`; do not edit (tests/unit/test_option_header.py",
+        " * fails when it differs from what the spec generates).",
+        " *",
+        " * The named parameters of tfrecord_scan / read_tfrecord: the SQL spellings of the reading",
+        " * options the extension implements (tfsql.options.NATIVE_READ_OPTIONS), their vocabularies,",
+        " * error wording and defaults.",
+        " */",
+        "#ifndef TFSQL_OPTIONS_GEN_H",
+        "#define TFSQL_OPTIONS_GEN_H",
+        "",
+        "#include <stddef.h>",
+        "",
+        "/* A vocabulary entry: a name (lower case; matched in any case, spaces trimmed) and its code. */",
+        "typedef struct {",
+        "    const char *word;",
+        "    int code;",
+        "} tfsql_word;",
+        "",
+        "/* The options the extension implements. */",
+        "enum {",
+    ]
+    out += [f"    TFSQL_OPTION_{_ident(o.name)}," for o in native]
+    out += ["    TFSQL_OPTION_COUNT,", "};", ""]
+    out += ["/* What a parameter's value is (it decides the parameter's DuckDB type). */", "enum {"]
+    out += [f"    TFSQL_VALUE_{_ident(k)}," for k in _KINDS]
+    out += ["};", ""]
+    vocabularies: dict[str, list[tuple[str, Any]]] = {}
+    for option in native:
+        words = _vocabulary(option)
+        if words is not None:
+            vocabularies[option.name] = words
+            out += _vocabulary_block(option, words) + [""]
+    out.append("/* Defaults (-1: None, that is all / auto). */")
+    for option in native:
+        default = _default(option, vocabularies.get(option.name))
+        if default is not None:
+            out.append(f"#define TFSQL_DEFAULT_{_ident(option.name)} {default}")
+    out += [
+        "",
+        "/* One named parameter: a spelling of an option. A boolean spelling of a choice maps true",
+        " * and false to the choice's codes (-1: not mapped); a boolean-or-name one maps true to",
+        " * `true_text`; `words` is the vocabulary of a choice. */",
+        "typedef struct {",
+        "    const char *name;",
+        "    int option;",
+        "    int value;",
+        "    const tfsql_word *words;",
+        "    const char *what;",
+        "    int unknown_wording;",
+        "    int if_true, if_false;",
+        "    const char *true_text;",
+        "} tfsql_param;",
+        "",
+        "static const tfsql_param tfsql_params[] = {",
+    ]
+    for option in native:
+        words = vocabularies.get(option.name)
+        for spelling in option.sql:
+            if spelling.value not in _KINDS:  # pragma: no cover - a new kind needs a C reader
+                raise ValueError(f"{spelling.name}: no C reader for values of kind {spelling.value!r}")
+            vocab = f"tfsql_{option.name}_words" if words is not None else "NULL"
+            what = f"TFSQL_{_ident(option.name)}_WHAT" if words is not None else "NULL"
+            unknown = f"TFSQL_{_ident(option.name)}_UNKNOWN_WORDING" if words is not None else "0"
+            out.append(
+                f"    {{{_c_string(spelling.name)}, TFSQL_OPTION_{_ident(option.name)}, "
+                f"TFSQL_VALUE_{_ident(spelling.value)}, {vocab}, {what}, {unknown}, "
+                f"{_mapped(option, spelling, True)}, {_mapped(option, spelling, False)}, {_true_text(spelling)}}},"
+            )
+    out += ["    {NULL, 0, 0, NULL, NULL, 0, -1, -1, NULL},", "};", ""]
+    out.append("/* read_parquet parameters accepted (a BOOLEAN) and ignored. */")
+    out.append("static const char *const tfsql_compat_params[] = {")
+    out += [f"    {_c_string(name)}," for name in COMPAT_SQL_PARAMETERS]
+    out += ["    NULL,", "};", "", "#endif /* TFSQL_OPTIONS_GEN_H */", ""]
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tfsql.option_header", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--write", action="store_true", help=f"write {HEADER_PATH} (from the repository's root)")
+    args = parser.parse_args(argv)
+    text = c_header()
+    if args.write:
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        with open(os.path.join(root, HEADER_PATH), "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
