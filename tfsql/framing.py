@@ -32,6 +32,7 @@ from typing import BinaryIO, Callable, Iterator
 
 import numpy as np
 
+from tfsql import _native
 from tfsql._codec import codec
 from tfsql.buffers import BufferPool
 from tfsql.errors import CorruptRecordError
@@ -62,15 +63,7 @@ def detect_compression(head: bytes) -> str | None:
     >>> detect_compression(gzip.compress(b"x")), detect_compression(b"")
     ('gzip', None)
     """
-    if len(head) >= _HEADER:
-        (masked,) = struct.unpack_from("<I", head, 8)
-        if codec.masked_crc32c(head[:8]) == masked:
-            return None
-    if head[:2] == b"\x1f\x8b":
-        return "gzip"
-    if len(head) >= 2 and (head[0] & 0x0F) == 8 and (head[0] >> 4) <= 7 and (head[0] * 256 + head[1]) % 31 == 0:
-        return "zlib"
-    return None
+    return _native.detect_compression(head)
 
 
 class _InflateReader:

@@ -36,6 +36,30 @@ int tfsql_keep_listed(const char *rel, size_t n, const char *const *exempt, size
  * file system path can hold one). */
 int tfsql_path_has_nul(const char *path, size_t n);
 
+/* What a listing does with one entry. Kinds: */
+enum {
+    TFSQL_ENTRY_FILE = 0,     /* a regular file (or a link to one) */
+    TFSQL_ENTRY_DIR = 1,      /* a directory */
+    TFSQL_ENTRY_DIR_LINK = 2, /* a symbolic link to a directory */
+    TFSQL_ENTRY_OTHER = 3,    /* a FIFO, socket or device (or a link to one) */
+    TFSQL_ENTRY_MISSING = 4   /* a link to nothing, or gone since it was listed */
+};
+/* Where the entry was met: */
+enum {
+    TFSQL_NAMED = 0,   /* the user named it (a source item) */
+    TFSQL_MATCHED = 1, /* a glob component matched it */
+    TFSQL_IN_WALK = 2  /* met while listing a directory recursively (or by **) */
+};
+/* Actions: */
+enum { TFSQL_WALK_READ = 0, TFSQL_WALK_DESCEND = 1, TFSQL_WALK_SKIP = 2, TFSQL_WALK_REFUSE = 3 };
+
+/* The action for an entry: files are read; directories descended; a symbolic link to a
+ * directory is descended where it was named or matched by a glob component but never
+ * from a recursive walk (so a link loop is walked at most once, as fsspec's find and
+ * DuckDB's glob do); FIFOs, sockets and devices are refused (reading one blocks or
+ * returns nothing); links to nothing are skipped. */
+int tfsql_walk_action(int kind, int context);
+
 /* -- hive key=value directories (tfsql/core/hive.c) -------------------------------- */
 
 #define TFSQL_HIVE_DEFAULT_PARTITION "__HIVE_DEFAULT_PARTITION__"

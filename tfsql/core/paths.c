@@ -122,3 +122,18 @@ int tfsql_keep_listed(const char *rel, size_t n, const char *const *exempt, size
     }
     return 1;
 }
+
+int tfsql_walk_action(int kind, int context) {
+    switch (kind) {
+    case TFSQL_ENTRY_FILE:
+        return TFSQL_WALK_READ;
+    case TFSQL_ENTRY_DIR:
+        return TFSQL_WALK_DESCEND;
+    case TFSQL_ENTRY_DIR_LINK: /* entered where named or matched, never from a walk */
+        return context == TFSQL_IN_WALK ? TFSQL_WALK_SKIP : TFSQL_WALK_DESCEND;
+    case TFSQL_ENTRY_OTHER:
+        return TFSQL_WALK_REFUSE;
+    default: /* a link to nothing, or an entry gone since it was listed */
+        return TFSQL_WALK_SKIP;
+    }
+}
