@@ -16,7 +16,7 @@ Examples
 
 from typing import TYPE_CHECKING, Any
 
-from tfsql.errors import CorruptRecordError, SchemaError, TFSQLError, WriteConflictError
+from tfsql.errors import CorruptRecordError, NoDataError, SchemaError, TFSQLError, WriteConflictError
 
 __version__ = "0.1.0"
 
@@ -96,5 +96,6 @@ __all__ = [
     "CorruptRecordError",
     "SchemaError",
     "WriteConflictError",
+    "NoDataError",
     "__version__",
 ]

@@ -8,7 +8,7 @@ Rules
 -----
 - A directory contributes every file below it, recursively. A source item that names
   no data file (an empty directory, one holding only hidden files, a glob matching
-  nothing) raises `FileNotFoundError` naming it, as DuckDB's ``read_parquet`` and
+  nothing) raises `tfsql.NoDataError` naming it, as DuckDB's ``read_parquet`` and
   Polars' ``scan_parquet`` do.
 - Symbolic links: a link to a file reads as the file. A link to a directory is entered
   where the source names it or a glob component matches it, never while a directory is
@@ -21,8 +21,8 @@ Rules
   (``data/**/*.tfrecord`` also matches ``data/x.tfrecord``). A directory matched by a
   glob contributes every file below it, as Spark does (``data/*`` reads the partition
   directories of ``data``). ``glob=False`` takes the characters literally.
-- A source item that does not exist or matches nothing raises `FileNotFoundError`
-  naming it.
+- A source item that does not exist raises `FileNotFoundError` naming it; one that
+  names no data file (see above) raises `tfsql.NoDataError`, a `FileNotFoundError`.
 - Skipped below the root of a directory or glob (Spark's ``shouldFilterOutPathName``; the
   rule is the C core's, shared with the DuckDB extension):
   any path component starting with ``.`` (``.part-0.crc``, ``.staging``); any component
@@ -58,6 +58,7 @@ from fsspec.implementations.local import LocalFileSystem
 
 from tfsql import _native
 from tfsql.commit import pending_view
+from tfsql.errors import NoDataError
 
 __all__ = ["FileInfo", "Discovered", "discover", "is_hidden_name", "has_glob_magic"]
 
@@ -375,7 +376,7 @@ def _list_item(
         info = None
     if info is None:
         if glob and has_glob_magic(path):
-            raise FileNotFoundError(
+            raise NoDataError(
                 f"no files match the pattern {item!r}; check the pattern "
                 "(pass glob=False to read a path containing *, ? or [ literally)"
             )
@@ -384,7 +385,7 @@ def _list_item(
     if action == _native.WALK_DESCEND:
         files = _list_directory(fs, path, root=path, exempt=(), exclude_hidden=exclude_hidden, suffixes=suffixes)
         if not files:
-            raise FileNotFoundError(
+            raise NoDataError(
                 f"no files found in the directory {item!r}: it is empty or holds only hidden files "
                 "(names starting with . or _); check the path"
             )

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["TFSQLError", "CorruptRecordError", "SchemaError", "WriteConflictError", "OptionError"]
+__all__ = ["TFSQLError", "CorruptRecordError", "SchemaError", "WriteConflictError", "NoDataError", "OptionError"]
 
 
 class TFSQLError(Exception):
@@ -239,6 +239,22 @@ class WriteConflictError(TFSQLError, FileExistsError):
     def __init__(self, message: str, *, path: str | None = None) -> None:
         super().__init__(message)
         self.path = path
+
+
+class NoDataError(TFSQLError, FileNotFoundError):
+    """A source names no data file: a directory that is empty or holds only hidden files,
+    or a glob matching nothing (as DuckDB's ``read_parquet`` and Polars'
+    ``scan_parquet`` refuse them). The message names the source item.
+
+    Examples
+    --------
+    >>> import tempfile, tfsql
+    >>> try:
+    ...     tfsql.read_tfrecord(tempfile.mkdtemp())
+    ... except tfsql.NoDataError as err:
+    ...     print(str(err).split(":")[0])
+    no files found in the directory '...'
+    """
 
 
 class OptionError(ValueError):
