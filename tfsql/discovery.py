@@ -268,6 +268,8 @@ def _source_items(source: Source) -> list[str]:
             raise TypeError(f"source items must be str or os.PathLike, not {type(item).__name__} ({item!r})")
         if not item:
             raise ValueError("source holds an empty path")
+        if "\0" in item:
+            raise ValueError(f"the path {item!r} holds a NUL byte, which no file name can hold; remove it")
         items.append(item)
     return items
 
