@@ -214,7 +214,7 @@ def test_two_symlink_loops_do_not_hang_the_bind(looped):
         import duckdb, tfsql
         con = tfsql.load_extension(duckdb.connect(config={{"allow_unsigned_extensions": "true"}}))
         print(con.sql("SELECT count(*) FROM tfrecord_scan({sql_literal(looped)})").fetchall())
-        print(con.sql("SELECT count(*) FROM tfrecord_scan({sql_literal(looped / '**')})").fetchall())
+        print(con.sql("SELECT count(*) FROM tfrecord_scan({sql_literal(looped / "**")})").fetchall())
         """
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, env=_ENV)
@@ -253,7 +253,10 @@ def _fifo_read(code: str, fifo: Path) -> subprocess.CompletedProcess:
 def test_a_fifo_is_refused_with_a_message(tmp_path):
     fifo = tmp_path / "records.tfrecord"
     os.mkfifo(fifo)
-    readers = [f"import tfsql; tfsql.read_tfrecord({str(fifo)!r})", f"import tfsql; tfsql.read_tfrecord({str(tmp_path)!r})"]
+    readers = [
+        f"import tfsql; tfsql.read_tfrecord({str(fifo)!r})",
+        f"import tfsql; tfsql.read_tfrecord({str(tmp_path)!r})",
+    ]
     if extension_available():
         load = "import duckdb, tfsql; con = tfsql.load_extension(duckdb.connect(config={'allow_unsigned_extensions': 'true'}))"
         readers += [
