@@ -26,19 +26,35 @@ static PyObject *encode_path(PyObject *text) {
     return PyUnicode_AsEncodedString(text, "utf-8", "surrogateescape");
 }
 
+/* `text` encoded, kept alive by the list `keep`: its bytes, or NULL with an exception. */
+static const char *encode_kept(PyObject *keep, PyObject *text) {
+    PyObject *b = encode_path(text);
+    if (b == NULL || PyList_Append(keep, b)) {
+        Py_XDECREF(b);
+        return NULL;
+    }
+    Py_DECREF(b);
+    return PyBytes_AS_STRING(b);
+}
+
 static PyObject *decode_path(const char *s, size_t n) {
     return PyUnicode_DecodeUTF8(s, (Py_ssize_t)n, "surrogateescape");
 }
 
-static PyObject *rules_is_hidden_name(PyObject *self, PyObject *arg) {
-    (void)self;
+/* A yes / no rule over one name. */
+static PyObject *name_rule(PyObject *arg, int (*rule)(const char *, size_t)) {
     PyObject *b = encode_path(arg);
     if (b == NULL) {
         return NULL;
     }
-    int hidden = tfsql_is_hidden_name(PyBytes_AS_STRING(b), (size_t)PyBytes_GET_SIZE(b));
+    int yes = rule(PyBytes_AS_STRING(b), (size_t)PyBytes_GET_SIZE(b));
     Py_DECREF(b);
-    return PyBool_FromLong(hidden);
+    return PyBool_FromLong(yes);
+}
+
+static PyObject *rules_is_hidden_name(PyObject *self, PyObject *arg) {
+    (void)self;
+    return name_rule(arg, tfsql_is_hidden_name);
 }
 
 /* keep_listed(rel, exempt): exempt a tuple of glob components */
@@ -49,31 +65,25 @@ static PyObject *rules_keep_listed(PyObject *self, PyObject *args) {
         return NULL;
     }
     Py_ssize_t n = PyTuple_GET_SIZE(exempt);
-    PyObject *encoded = PyTuple_New(n + 1);
+    PyObject *keep = PyList_New(0);
     const char **patterns = (const char **)malloc(((size_t)n + 1) * sizeof(char *));
     PyObject *result = NULL;
-    if (encoded == NULL || patterns == NULL) {
+    if (keep == NULL || patterns == NULL) {
         PyErr_NoMemory();
         goto done;
     }
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *b = encode_path(PyTuple_GET_ITEM(exempt, i));
-        if (b == NULL) {
+        if ((patterns[i] = encode_kept(keep, PyTuple_GET_ITEM(exempt, i))) == NULL) {
             goto done;
         }
-        PyTuple_SET_ITEM(encoded, i, b);
-        patterns[i] = PyBytes_AS_STRING(b);
     }
-    PyObject *r = encode_path(rel);
-    if (r == NULL) {
-        goto done;
+    const char *r = encode_kept(keep, rel);
+    if (r != NULL) {
+        result = PyBool_FromLong(tfsql_keep_listed(r, strlen(r), patterns, (size_t)n));
     }
-    PyTuple_SET_ITEM(encoded, n, r);
-    result = PyBool_FromLong(
-        tfsql_keep_listed(PyBytes_AS_STRING(r), (size_t)PyBytes_GET_SIZE(r), patterns, (size_t)n));
 done:
     free(patterns);
-    Py_XDECREF(encoded);
+    Py_XDECREF(keep);
     return result;
 }
 
@@ -215,22 +225,10 @@ static PyObject *rules_detect_layout(PyObject *self, PyObject *args) {
         goto done;
     }
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *bp = encode_path(PyList_GET_ITEM(paths, i));
-        if (bp == NULL || PyList_Append(keep, bp)) {
-            Py_XDECREF(bp);
-            goto done;
-        }
-        Py_DECREF(bp);
-        p[i] = PyBytes_AS_STRING(bp);
         PyObject *rd = PyList_GET_ITEM(rel_dirs, i);
-        if (rd != Py_None) {
-            PyObject *bd = encode_path(rd);
-            if (bd == NULL || PyList_Append(keep, bd)) {
-                Py_XDECREF(bd);
-                goto done;
-            }
-            Py_DECREF(bd);
-            d[i] = PyBytes_AS_STRING(bd);
+        if ((p[i] = encode_kept(keep, PyList_GET_ITEM(paths, i))) == NULL ||
+            (rd != Py_None && (d[i] = encode_kept(keep, rd)) == NULL)) {
+            goto done;
         }
     }
     result = PyLong_FromLong(tfsql_detect_layout(p, d, (size_t)n));
@@ -243,24 +241,12 @@ done:
 
 static PyObject *rules_is_tfds_metadata_name(PyObject *self, PyObject *arg) {
     (void)self;
-    PyObject *b = encode_path(arg);
-    if (b == NULL) {
-        return NULL;
-    }
-    int yes = tfsql_is_tfds_metadata_name(PyBytes_AS_STRING(b), (size_t)PyBytes_GET_SIZE(b));
-    Py_DECREF(b);
-    return PyBool_FromLong(yes);
+    return name_rule(arg, tfsql_is_tfds_metadata_name);
 }
 
 static PyObject *rules_is_tfds_info_name(PyObject *self, PyObject *arg) {
     (void)self;
-    PyObject *b = encode_path(arg);
-    if (b == NULL) {
-        return NULL;
-    }
-    int yes = tfsql_is_tfds_info_name(PyBytes_AS_STRING(b), (size_t)PyBytes_GET_SIZE(b));
-    Py_DECREF(b);
-    return PyBool_FromLong(yes);
+    return name_rule(arg, tfsql_is_tfds_info_name);
 }
 
 /* detect_compression(head: bytes-like) -> "gzip", "zlib" or None */
@@ -304,7 +290,7 @@ static PyObject *rules_intent_view(PyObject *self, PyObject *args) {
         return NULL;
     }
     Py_ssize_t n = PyList_GET_SIZE(rels);
-    PyObject *keep = PyList_New(n);
+    PyObject *keep = PyList_New(0);
     const char **r = (const char **)calloc((size_t)n + 1, sizeof(char *));
     int *actions = (int *)calloc((size_t)n + 1, sizeof(int));
     size_t *old = (size_t *)calloc((size_t)n + 1, sizeof(size_t));
@@ -314,12 +300,9 @@ static PyObject *rules_intent_view(PyObject *self, PyObject *args) {
         goto done;
     }
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *b = encode_path(PyList_GET_ITEM(rels, i));
-        if (b == NULL) {
+        if ((r[i] = encode_kept(keep, PyList_GET_ITEM(rels, i))) == NULL) {
             goto done;
         }
-        PyList_SET_ITEM(keep, i, b);
-        r[i] = PyBytes_AS_STRING(b);
     }
     if (tfsql_intent_view(intent, r, (size_t)n, actions, old)) {
         PyErr_NoMemory();
