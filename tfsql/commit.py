@@ -521,7 +521,7 @@ def pending_view(fs: Any, listing: dict[str, Any]) -> tuple[set[str], dict[str, 
         for path, old in zip(below, view):
             if old is False:
                 hidden.add(path)
-            elif old is not None:
+            elif isinstance(old, str):
                 moved[path] = prefix + old
     return hidden, moved
 
