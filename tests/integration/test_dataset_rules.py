@@ -83,10 +83,9 @@ def test_empty_directory_is_an_error_in_duckdb(empty_dir):
     for source in (empty_dir, empty_dir / "*.tfrecord"):
         for options in ("", ", schema := {'id': 'BIGINT'}"):
             query = f"SELECT count(*) FROM tfrecord_scan({sql_literal(source)}{options})"
-            with pytest.raises(duckdb.Error, match=r"no files (found in the directory|match the pattern)"):
-                native().sql(query).fetchall()
-            with pytest.raises(duckdb.Error, match=r"no files (found in the directory|match the pattern)"):
-                tfsql.connect().sql(query).fetchall()
+            for con in (native(), tfsql.connect()):
+                with pytest.raises(duckdb.Error, match=r"no files (found in the directory|match the pattern)"):
+                    con.sql(query).fetchall()
 
 
 # --------------------------------------------------------------------------------------
@@ -227,12 +226,13 @@ def test_a_nul_byte_in_a_path_is_an_error(tmp_path):
     small = tmp_path / "small.tfrecord"
     tfsql.write_tfrecord(pa.table({"x": [1]}), small)
     query = f"SELECT * FROM tfrecord_scan({sql_literal(small)} || chr(0) || 'x')"
+    plain, front = native(), tfsql.connect()
     with pytest.raises(duckdb.Error, match="holds a NUL byte"):
-        native().sql(query).fetchall()
+        plain.sql(query).fetchall()
     with pytest.raises(duckdb.Error, match="holds a NUL byte"):
-        native().execute("SELECT * FROM tfrecord_scan(?)", [f"{small}\0x"]).fetchall()
+        plain.execute("SELECT * FROM tfrecord_scan(?)", [f"{small}\0x"]).fetchall()
     with pytest.raises((duckdb.Error, ValueError), match="holds a NUL byte"):
-        tfsql.connect().sql("SELECT * FROM tfrecord_scan(?)", params=[f"{small}\0x"]).fetchall()
+        front.sql("SELECT * FROM tfrecord_scan(?)", params=[f"{small}\0x"]).fetchall()
     with pytest.raises(ValueError, match="holds a NUL byte"):
         tfsql.read_tfrecord(str(small) + "\0x")
 
@@ -323,8 +323,9 @@ def test_a_killed_partitioned_overwrite_reads_old_or_new_in_every_front_end(tmp_
         python = tfsql.read_tfrecord(str(target))
         seen = {"read_tfrecord": _content(list(zip(python.column("id").to_pylist(), python.column("k").to_pylist())))}
         query = f"SELECT id, k FROM tfrecord_scan({sql_literal(target)})"
-        seen["duckdb"] = _content(native().sql(query).fetchall())
-        seen["connect"] = _content(tfsql.connect().sql(query).fetchall())
+        plain, front = native(), tfsql.connect()  # duckdb 1.4 closes a connection nothing holds
+        seen["duckdb"] = _content(plain.sql(query).fetchall())
+        seen["connect"] = _content(front.sql(query).fetchall())
         assert seen["read_tfrecord"] in (old_rows, new_rows), step
         assert seen["duckdb"] == seen["read_tfrecord"], step
         assert seen["connect"] == seen["read_tfrecord"], step
