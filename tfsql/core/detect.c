@@ -1,12 +1,9 @@
 /* A file's compression from its first bytes. */
-#include "dataset_rules.h"
-#include "detect_crc.h"
+#include "tfsql_core.h"
 
 int tfsql_detect_compression(const uint8_t *head, size_t n) {
     if (n >= 12) {
-        uint32_t stored = (uint32_t)head[8] | (uint32_t)head[9] << 8 | (uint32_t)head[10] << 16 |
-                          (uint32_t)head[11] << 24;
-        if (tfsql_detect_masked_crc(head, 8) == stored) {
+        if (masked_crc(head, 8) == load_le32(head + 8)) {
             return TFSQL_DETECT_NONE;
         }
     }

@@ -1,7 +1,7 @@
 /* Hive key=value directories: find, unescape and type partition values. */
 #include <string.h>
 
-#include "dataset_rules.h"
+#include "tfsql_core.h"
 
 size_t tfsql_hive_segments(const char *dir, size_t n, tfsql_hive_segment *out, size_t cap) {
     static const char def[] = TFSQL_HIVE_DEFAULT_PARTITION;

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dataset_rules.h"
+#include "tfsql_core.h"
 
 #define MAX_DEPTH 64
 

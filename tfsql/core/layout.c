@@ -1,7 +1,7 @@
 /* TFDS and TFX layouts: the split of each file, and TFDS metadata files. */
 #include <string.h>
 
-#include "dataset_rules.h"
+#include "tfsql_core.h"
 
 static int is_digit(char c) { return c >= '0' && c <= '9'; }
 

@@ -1,7 +1,7 @@
 /* Which listed paths are data: hidden and bookkeeping names, glob components. */
 #include <string.h>
 
-#include "dataset_rules.h"
+#include "tfsql_core.h"
 
 static int ends_with(const char *s, size_t n, const char *suffix) {
     size_t k = strlen(suffix);

@@ -8,11 +8,12 @@
  *
  *   strings.c      small growable helpers
  *   inflate.c      gzip / zlib through the system's libz, loaded at run time
- *   files.c        reading a file whole (decompressed), compression detection
- *   discovery.c    paths, directories, globs, hidden-file rules (tfsql.discovery)
- *   partitions.c   hive key=value directories and their types (tfsql.partitioning)
+ *   files.c        reading a file whole (decompressed; compression detected by the core)
+ *   discovery.c    listing paths, directories and globs; which entries are data, links,
+ *                  FIFOs and crashed commits' intent records are the core's rules
+ *   partitions.c   hive columns (found, unescaped and typed by the core's rules)
  *   inference.c    the sampled summary -> columns (tfsql.inference / tfsql.schema)
- *   layouts.c      TFDS / TFX layouts and the split column (tfsql.layouts)
+ *   layouts.c      the split column of TFDS / TFX layouts (detected by the core)
  *   options.c      parameters -> options
  *   bind.c         options, files, partitions, columns -> the bind result
  *   scan.c         parallel per-file scan, projection, decoded buffers -> vectors
@@ -33,7 +34,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
