@@ -50,7 +50,7 @@ from typing import Any
 
 from fsspec.implementations.local import LocalFileSystem
 
-from tfsql import _native
+from tfsql._codec import codec
 from tfsql.errors import TFSQLError
 from tfsql.locking import LOCK_NAME, is_owner_alive
 
@@ -515,7 +515,7 @@ def pending_view(fs: Any, listing: dict[str, Any]) -> tuple[set[str], dict[str, 
         below = [p for p in listing if p.startswith(prefix)]
         try:
             # the C core reads the record and decides, as the DuckDB extension does
-            view = _native.intent_view(fs.cat_file(record), [p[len(prefix) :] for p in below])
+            view = codec.intent_view(fs.cat_file(record), [p[len(prefix) :] for p in below])
         except (ValueError, OSError):
             continue  # unreadable, gone or not one tfsql wrote: read the files as they are
         for path, old in zip(below, view):

@@ -56,7 +56,7 @@ from typing import Any, Union
 import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
-from tfsql import _native
+from tfsql._codec import codec
 from tfsql.commit import pending_view
 from tfsql.errors import NoDataError
 
@@ -232,7 +232,7 @@ def is_hidden_name(name: str) -> bool:
     >>> [is_hidden_name(n) for n in ["_SUCCESS", ".part-0.crc", "_col=1", "part-0.tfrecord"]]
     [True, True, False, False]
     """
-    return _native.is_hidden_name(name)
+    return codec.is_hidden_name(name)
 
 
 def has_glob_magic(path: str) -> bool:
@@ -383,8 +383,8 @@ def _list_item(
                 "(pass glob=False to read a path containing *, ? or [ literally)"
             )
         raise FileNotFoundError(f"no such file or directory: {item!r}; check the path")
-    action = _walk_action(fs, path, info, _native.NAMED)
-    if action == _native.WALK_DESCEND:
+    action = _walk_action(fs, path, info, codec.NAMED)
+    if action == codec.WALK_DESCEND:
         files = _list_directory(fs, path, root=path, exempt=(), exclude_hidden=exclude_hidden, suffixes=suffixes)
         if not files:
             raise NoDataError(
@@ -418,10 +418,10 @@ def _list_glob(
     for match_path, info in sorted(matches.items(), key=lambda item: len(item[0])):
         match_path = _strip_trailing_sep(match_path)
         # a match of ** is met while walking; other components match it themselves
-        action = _walk_action(fs, match_path, info, _native.IN_WALK if "**" in pattern else _native.MATCHED)
-        if action == _native.WALK_SKIP:
+        action = _walk_action(fs, match_path, info, codec.IN_WALK if "**" in pattern else codec.MATCHED)
+        if action == codec.WALK_SKIP:
             continue
-        if action == _native.WALK_DESCEND:
+        if action == codec.WALK_DESCEND:
             if _has_listed_ancestor(match_path, listed_dirs):
                 continue  # its files are already listed (``data/**`` matches every level)
             listed_dirs.add(match_path)
@@ -461,7 +461,7 @@ def _list_directory(
     files = []
     for file_path in sorted(listing, key=lambda p: in_trash.get(p, p)):
         info = listing[file_path]
-        if file_path in left_out or _walk_action(fs, file_path, info, _native.IN_WALK) != _native.WALK_READ:
+        if file_path in left_out or _walk_action(fs, file_path, info, codec.IN_WALK) != codec.WALK_READ:
             continue
         if _keep(in_trash.get(file_path, file_path), root, exempt, exclude_hidden, suffixes):
             files.append(FileInfo(file_path, int(info.get("size") or 0), root, _display_name(fs, file_path)))
@@ -478,14 +478,14 @@ def _keep(
     parts = _relative_parts(path, root)
     if suffixes is not None and not parts[-1].endswith(suffixes):
         return False
-    return not exclude_hidden or _native.keep_listed("/".join(parts), exempt)
+    return not exclude_hidden or codec.keep_listed("/".join(parts), exempt)
 
 
 def _walk_action(fs: fsspec.AbstractFileSystem, path: str, info: dict[str, Any], context: int) -> int:
     """What listing does with one entry (the core's rule): read, descend, skip, or refuse
     (a FIFO, socket or device, which raises `OSError` naming it)."""
-    action = _native.walk_action(_entry_kind(fs, path, info), context)
-    if action == _native.WALK_REFUSE:
+    action = codec.walk_action(_entry_kind(fs, path, info), context)
+    if action == codec.WALK_REFUSE:
         raise OSError(
             f"{_display_name(fs, path) or path} is not a regular file (a FIFO, socket or device); "
             "tfsql reads regular files only: copy its content to a file and read that"
@@ -496,18 +496,18 @@ def _walk_action(fs: fsspec.AbstractFileSystem, path: str, info: dict[str, Any],
 def _entry_kind(fs: fsspec.AbstractFileSystem, path: str, info: dict[str, Any]) -> int:
     kind = info.get("type", "file")
     if kind == "file":
-        return _native.ENTRY_FILE
+        return codec.ENTRY_FILE
     if kind == "directory":
-        return _native.ENTRY_DIR_LINK if info.get("islink") else _native.ENTRY_DIR
+        return codec.ENTRY_DIR_LINK if info.get("islink") else codec.ENTRY_DIR
     if info.get("islink") and isinstance(fs, LocalFileSystem):  # fsspec lists links unresolved
         try:
             mode = os.stat(path).st_mode
         except OSError:
-            return _native.ENTRY_MISSING
+            return codec.ENTRY_MISSING
         if stat.S_ISDIR(mode):
-            return _native.ENTRY_DIR_LINK
-        return _native.ENTRY_FILE if stat.S_ISREG(mode) else _native.ENTRY_OTHER
-    return _native.ENTRY_OTHER
+            return codec.ENTRY_DIR_LINK
+        return codec.ENTRY_FILE if stat.S_ISREG(mode) else codec.ENTRY_OTHER
+    return codec.ENTRY_OTHER
 
 
 def _glob_root(pattern: str) -> str:

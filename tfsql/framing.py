@@ -32,7 +32,6 @@ from typing import BinaryIO, Callable, Iterator
 
 import numpy as np
 
-from tfsql import _native
 from tfsql._codec import codec
 from tfsql.buffers import BufferPool
 from tfsql.errors import CorruptRecordError
@@ -63,7 +62,7 @@ def detect_compression(head: bytes) -> str | None:
     >>> detect_compression(gzip.compress(b"x")), detect_compression(b"")
     ('gzip', None)
     """
-    return _native.detect_compression(head)
+    return codec.detect_compression(head)
 
 
 class _InflateReader:

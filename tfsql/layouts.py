@@ -38,7 +38,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from tfsql import _native
+from tfsql._codec import codec
 from tfsql.discovery import Discovered, FileInfo
 from tfsql.partitioning import Partitioning
 
@@ -51,7 +51,7 @@ TFDS_METADATA = "dataset_info.json"
 def tfds_split(name: str) -> str | None:
     """The split of a TFDS shard file name (``mnist-test.tfrecord-00000-of-00001`` →
     ``"test"``), None for other names."""
-    return _native.tfds_split(name)
+    return codec.tfds_split(name)
 
 
 def tfx_split(file: FileInfo) -> str | None:
@@ -66,7 +66,7 @@ def tfx_split(file: FileInfo) -> str | None:
     True
     """
     relative_dir = file.relative_dir()
-    return None if relative_dir is None else _native.tfx_split(relative_dir)
+    return None if relative_dir is None else codec.tfx_split(relative_dir)
 
 
 @dataclass(frozen=True)
@@ -124,13 +124,13 @@ def detect_layout(found: Discovered) -> tuple[Discovered, Layout | None]:
     files = found.files
     if not files:
         return found, None
-    kind = _native.detect_layout([f.path for f in files], [f.relative_dir() for f in files])
-    if kind == _native.LAYOUT_TFDS:
+    kind = codec.detect_layout([f.path for f in files], [f.relative_dir() for f in files])
+    if kind == codec.LAYOUT_TFDS:
         splits = [tfds_split(f.path) for f in files]
         directories = {posixpath.dirname(f.path) for f in files}
         directory = directories.pop() if len(directories) == 1 else None
         return found, Layout("tfds", [s for s in splits if s is not None], directory)
-    if kind == _native.LAYOUT_TFX:
+    if kind == codec.LAYOUT_TFX:
         return found, Layout("tfx", [s for s in (tfx_split(f) for f in files) if s is not None])
     return found, None
 
@@ -139,7 +139,7 @@ def _without_tfds_metadata(found: Discovered) -> Discovered:
     tfds_dirs = {
         posixpath.dirname(f.path)
         for f in found.files
-        if f.root is not None and _native.is_tfds_info_name(posixpath.basename(f.path))
+        if f.root is not None and codec.is_tfds_info_name(posixpath.basename(f.path))
     }
     if not tfds_dirs:
         return found
@@ -151,5 +151,5 @@ def _is_tfds_metadata(file: FileInfo, tfds_dirs: Sequence[str] | set[str]) -> bo
     return (
         file.root is not None
         and posixpath.dirname(file.path) in tfds_dirs
-        and _native.is_tfds_metadata_name(posixpath.basename(file.path))
+        and codec.is_tfds_metadata_name(posixpath.basename(file.path))
     )

@@ -33,7 +33,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tfsql import _native
+from tfsql._codec import codec
 from tfsql.discovery import FileInfo
 from tfsql.errors import SchemaError
 from tfsql.naming import NAME_MAX_BYTES, component_too_long
@@ -86,7 +86,7 @@ def unescape_partition_value(value: str) -> str:
     >>> unescape_partition_value("100%")
     '100%'
     """
-    return _native.hive_unescape(value) if "%" in value else value
+    return codec.hive_unescape(value) if "%" in value else value
 
 
 def format_partition_value(value: object) -> str:
@@ -194,7 +194,7 @@ def parse_partition_segments(relative_dir: str) -> list[tuple[str, str | None]]:
     >>> parse_partition_segments("k=__HIVE_DEFAULT_PARTITION__")
     [('k', None)]
     """
-    return _native.hive_segments(relative_dir)
+    return codec.hive_segments(relative_dir)
 
 
 @dataclass(frozen=True)
@@ -398,7 +398,7 @@ class Partitioning:
 
 
 def _file_segments(file: FileInfo, whole_path: bool) -> list[tuple[str, str | None]]:
-    return _native.hive_segments(_native.hive_directory(file.path, file.root, whole_path))
+    return codec.hive_segments(codec.hive_directory(file.path, file.root, whole_path))
 
 
 def _keys_text(keys: Sequence[str]) -> str:
@@ -440,9 +440,9 @@ def _normalize_hive_schema(hive_schema: pa.Schema | Mapping[str, Any] | None) ->
 
 def _infer_column(raw: Sequence[str | None]) -> pa.Array:
     non_null = [v for v in raw if v is not None]
-    typed = [_native.hive_int64(v) for v in non_null]
+    typed = [codec.hive_int64(v) for v in non_null]
     if non_null and None not in typed:
-        return pa.array([None if v is None else _native.hive_int64(v) for v in raw], type=pa.int64())
+        return pa.array([None if v is None else codec.hive_int64(v) for v in raw], type=pa.int64())
     return pa.array(raw, type=pa.string())
 
 

@@ -171,3 +171,28 @@ def test_intent_parser_bounds_nesting():
     deep = b'{"x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
     with pytest.raises(ValueError, match="nested too deeply"):
         _native.intent_view(deep, [])
+
+
+def test_the_pure_python_rules_agree_with_the_core():
+    from tfsql import _reference as ref
+
+    rng = random.Random(3)
+    for _ in range(5_000):
+        text = "".join(
+            rng.choice(["a", "=", "/", "%2F", "%", "_", ".", "Split-", "-", "x.tfrecord-1-of-2", "%C3"])
+            for _ in range(6)
+        )
+        assert ref.hive_segments(text) == _native.hive_segments(text), text
+        assert ref.tfds_split(text) == _native.tfds_split(text), text
+        assert ref.tfx_split(text) == _native.tfx_split(text), text
+        assert ref.keep_listed(text, ("_*",)) == _native.keep_listed(text, ("_*",)), text
+        assert ref.hive_int64(text[:3]) == _native.hive_int64(text[:3])
+        for root, whole in (("/a", False), (None, False), (None, True)):
+            path = re.sub("/+", "/", "/a/" + text).rstrip("/")  # listed paths are normalized
+            assert ref.hive_directory(path, root, whole) == _native.hive_directory(path, root, whole), (path, root)
+    for kind in range(5):
+        for context in range(3):
+            assert ref.walk_action(kind, context) == _native.walk_action(kind, context)
+    rels = ["k=1/a", "_trash-j1/k=1/old", "x"]
+    assert ref.intent_view(_record(), rels) == _native.intent_view(_record(), rels)
+    assert ref.detect_compression(gzip.compress(b"x")) == "gzip" and ref.detect_compression(b"") is None
