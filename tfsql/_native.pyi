@@ -286,6 +286,9 @@ def is_hidden_name(name: str) -> bool:
     """A path component readers skip: ``.`` or ``_`` first (``_`` without ``=``), or a
     name ending in ``.crc`` or ``._COPYING_``."""
 
+def has_glob_magic(path: str) -> bool:
+    """Whether ``path`` holds a glob character (``*``, ``?`` or ``[``)."""
+
 def keep_listed(rel: str, exempt: Tuple[str, ...]) -> bool:
     """Whether a listed file (its path below the named root) is data: no hidden
     component, unless one of the glob components ``exempt`` matches it."""

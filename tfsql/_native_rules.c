@@ -239,6 +239,11 @@ done:
     return result;
 }
 
+static PyObject *rules_has_glob_magic(PyObject *self, PyObject *arg) {
+    (void)self;
+    return name_rule(arg, tfsql_has_glob_magic);
+}
+
 static PyObject *rules_is_tfds_metadata_name(PyObject *self, PyObject *arg) {
     (void)self;
     return name_rule(arg, tfsql_is_tfds_metadata_name);
@@ -332,6 +337,8 @@ done:
 PyMethodDef tfsql_rules_methods[] = {
     {"is_hidden_name", rules_is_hidden_name, METH_O,
      "is_hidden_name(name) -> bool: a path component readers skip"},
+    {"has_glob_magic", rules_has_glob_magic, METH_O,
+     "has_glob_magic(path) -> bool: the path holds *, ? or ["},
     {"keep_listed", rules_keep_listed, METH_VARARGS,
      "keep_listed(rel, exempt) -> bool: a listed file (path below the root) is data"},
     {"hive_segments", rules_hive_segments, METH_O,

@@ -65,7 +65,6 @@ __all__ = ["FileInfo", "Discovered", "discover", "is_hidden_name", "has_glob_mag
 SourceItem = Union[str, "os.PathLike[str]"]
 Source = Union[SourceItem, Sequence[SourceItem]]
 
-_GLOB_MAGIC = frozenset("*?[")
 _LOCAL_PROTOCOLS = frozenset({"file", "local"})
 
 
@@ -243,7 +242,7 @@ def has_glob_magic(path: str) -> bool:
     >>> has_glob_magic("data/*.tfrecord"), has_glob_magic("data/x.tfrecord")
     (True, False)
     """
-    return any(ch in _GLOB_MAGIC for ch in path)
+    return codec.has_glob_magic(path)
 
 
 # ---------------------------------------------------------------------------------------

@@ -184,6 +184,8 @@ def test_the_pure_python_rules_agree_with_the_core():
         )
         assert ref.hive_segments(text) == _native.hive_segments(text), text
         assert ref.tfds_split(text) == _native.tfds_split(text), text
+        globbed = text + "*?["[rng.randrange(4) :]
+        assert ref.has_glob_magic(globbed) == _native.has_glob_magic(globbed), globbed
         assert ref.tfx_split(text) == _native.tfx_split(text), text
         assert ref.keep_listed(text, ("_*",)) == _native.keep_listed(text, ("_*",)), text
         assert ref.hive_int64(text[:3]) == _native.hive_int64(text[:3])

@@ -40,6 +40,10 @@ def is_hidden_name(name: str) -> bool:
     return name.endswith((".crc", "._COPYING_"))
 
 
+def has_glob_magic(path: str) -> bool:
+    return any(ch in "*?[" for ch in path)
+
+
 def keep_listed(rel: str, exempt: tuple) -> bool:
     parts = [p for p in rel.split("/") if p]
     return all(not is_hidden_name(p) or any(fnmatchcase(p, pat) for pat in exempt) for p in parts)
