@@ -244,8 +244,8 @@ if __name__ == "__main__":  # pip runs this file as __main__; tests import its c
         ext_modules=[
             Extension(
                 "tfsql._native",
-                sources=CORE_SOURCES + ["tfsql/_native_module.c"],
-                depends=CORE_HEADERS,
+                sources=CORE_SOURCES + ["tfsql/_native_module.c", "tfsql/_native_rules.c"],
+                depends=CORE_HEADERS + ["tfsql/_native_rules.h"],
                 extra_compile_args=extra_compile_args,
             )
         ],

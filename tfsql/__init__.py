@@ -16,7 +16,14 @@ Examples
 
 from typing import TYPE_CHECKING, Any
 
-from tfsql.errors import CorruptRecordError, FileChangedError, SchemaError, TFSQLError, WriteConflictError
+from tfsql.errors import (
+    CorruptRecordError,
+    FileChangedError,
+    NoDataError,
+    SchemaError,
+    TFSQLError,
+    WriteConflictError,
+)
 
 __version__ = "0.1.0"
 
@@ -97,5 +104,6 @@ __all__ = [
     "SchemaError",
     "FileChangedError",
     "WriteConflictError",
+    "NoDataError",
     "__version__",
 ]

@@ -26,7 +26,7 @@ Bitmaps are Arrow validity bitmaps: LSB first, bit set = valid.
 """
 
 import sys
-from typing import Any, Optional, Sequence, Tuple
+from typing import Any, Optional, Sequence, Tuple, Union
 
 if sys.version_info >= (3, 12):
     from collections.abc import Buffer as _BufferLike
@@ -308,3 +308,77 @@ class Inference:
     def check_missing(self, columns: Sequence[str], schema_name: str, hint: str) -> None:
         """Raise ``InferenceError`` (reason ``"missing"``) naming the ``columns`` no
         sampled feature holds (nothing raised when the sample holds no feature)."""
+
+# -- the dataset rules (tfsql/core/paths.c, hive.c, layout.c, detect.c, intent.c) --------
+
+ENTRY_FILE: int
+ENTRY_DIR: int
+ENTRY_DIR_LINK: int
+ENTRY_OTHER: int
+ENTRY_MISSING: int
+NAMED: int
+MATCHED: int
+IN_WALK: int
+WALK_READ: int
+WALK_DESCEND: int
+WALK_SKIP: int
+WALK_REFUSE: int
+LAYOUT_NONE: int
+LAYOUT_TFDS: int
+LAYOUT_TFX: int
+
+def is_hidden_name(name: str) -> bool:
+    """A path component readers skip: ``.`` or ``_`` first (``_`` without ``=``), or a
+    name ending in ``.crc`` or ``._COPYING_``."""
+
+def has_glob_magic(path: str) -> bool:
+    """Whether ``path`` holds a glob character (``*``, ``?`` or ``[``)."""
+
+def keep_listed(rel: str, exempt: Tuple[str, ...]) -> bool:
+    """Whether a listed file (its path below the named root) is data: no hidden
+    component, unless one of the glob components ``exempt`` matches it."""
+
+def walk_action(kind: int, context: int) -> int:
+    """What a listing does with an entry of ``kind`` (``ENTRY_*``) met in ``context``
+    (``NAMED``, ``MATCHED``, ``IN_WALK``): ``WALK_READ``, ``WALK_DESCEND``,
+    ``WALK_SKIP`` or ``WALK_REFUSE``."""
+
+def hive_segments(directory: str) -> list[Tuple[str, Optional[str]]]:
+    """The unescaped ``(key, value)`` pairs of the ``key=value`` components of a
+    directory text; ``__HIVE_DEFAULT_PARTITION__`` gives None."""
+
+def hive_unescape(text: str) -> str:
+    """Every ``%XX`` (two hex digits) of ``text`` becomes the character U+00XX."""
+
+def hive_int64(text: str) -> Optional[int]:
+    """The value of a partition value that types as int64, else None."""
+
+def hive_directory(path: str, root: Optional[str], whole_path: bool) -> str:
+    """The directories of ``path`` that give hive columns: those below ``root`` (none
+    when it is None), or with ``whole_path`` every directory of the path."""
+
+def tfds_split(path: str) -> Optional[str]:
+    """The split of a TFDS shard ``{name}-{split}.tfrecord-{i}-of-{n}``, else None."""
+
+def tfx_split(rel_dir: str) -> Optional[str]:
+    """The split of the nearest ``Split-{split}`` component of a directory text."""
+
+def detect_layout(paths: list[str], rel_dirs: list[Optional[str]]) -> int:
+    """``LAYOUT_TFDS``, ``LAYOUT_TFX`` or ``LAYOUT_NONE`` for listed files (``rel_dirs``:
+    each file's directory below its root, None for a file named directly)."""
+
+def is_tfds_metadata_name(name: str) -> bool:
+    """A ``.json`` / ``.txt`` name: TFDS metadata beside ``dataset_info.json``."""
+
+def is_tfds_info_name(name: str) -> bool:
+    """``dataset_info.json``."""
+
+def detect_compression(head: _BufferLike) -> Optional[str]:
+    """``"gzip"``, ``"zlib"`` or None (a TFRecord header, or anything else) from a
+    file's first bytes."""
+
+def intent_view(record: bytes, rels: list[str]) -> list[Union[None, bool, str]]:
+    """How to read the files ``rels`` (relative to the directory holding the intent
+    record ``record``): None as they are, False left out (a new file a rollback moves
+    away), or the old path of a file in the trash. ValueError when the record is not
+    one tfsql wrote."""

@@ -18,6 +18,7 @@
 #include <unistd.h>
 #endif
 
+#include "_native_rules.h"
 #include "core/tfsql_core.h"
 
 /* -- the Python Buffer type ----------------------------------------------- */
@@ -1672,6 +1673,9 @@ PyMODINIT_FUNC PyInit__native(void) {
     PyObject *m = PyModule_Create(&native_module);
     if (m == NULL) {
         return NULL;
+    }
+    if (PyModule_AddFunctions(m, tfsql_rules_methods) < 0 || tfsql_rules_add_constants(m) < 0) {
+        goto fail;
     }
     PyObject *attrs = Py_BuildValue("{s:s,s:i,s:i,s:i}", "reason", "malformed", "record", -1,
                                     "column", -1, "found_kind", 0);

@@ -55,6 +55,7 @@ from typing import Any
 
 from fsspec.implementations.local import LocalFileSystem
 
+from tfsql._codec import codec
 from tfsql.errors import TFSQLError
 from tfsql.locking import LOCK_NAME, OWNER_NAME, is_owner_alive, no_commit_under_way
 
@@ -610,19 +611,18 @@ def pending_view(fs: Any, listing: dict[str, Any]) -> tuple[set[str], dict[str, 
     suffix = "/" + INTENT_NAME
     for record in [p for p in listing if p.endswith(suffix)]:
         root = record[: -len(suffix)]
+        prefix = root + "/"
+        below = [p for p in listing if p.startswith(prefix)]
         try:
-            intent = _Intent.load(fs.cat_file(record), record)
-        except (TFSQLError, OSError):
-            continue  # unreadable or gone: read the files as they are
-        if intent.state != "prepared":
-            continue
-        for staged, rel in intent.new:
-            if posixpath.join(root, staged) not in listing:
-                hidden.add(posixpath.join(root, rel))
-        trash = posixpath.join(root, intent.trash) + "/"
-        for path in listing:
-            if path.startswith(trash):
-                moved[path] = posixpath.join(root, path[len(trash) :])
+            # the C core reads the record and decides, as the DuckDB extension does
+            view = codec.intent_view(fs.cat_file(record), [p[len(prefix) :] for p in below])
+        except (ValueError, OSError):
+            continue  # unreadable, gone or not one tfsql wrote: read the files as they are
+        for path, old in zip(below, view):
+            if old is False:
+                hidden.add(path)
+            elif isinstance(old, str):
+                moved[path] = prefix + old
     return hidden, moved
 
 

@@ -6,16 +6,25 @@ the hidden and bookkeeping files that Spark, Hadoop and pyarrow leave next to da
 
 Rules
 -----
-- A directory contributes every file below it, recursively. A directory that exists but
-  holds no visible file contributes nothing (an empty dataset is not an error here).
+- A directory contributes every file below it, recursively. A source item that names
+  no data file (an empty directory, one holding only hidden files, a glob matching
+  nothing) raises `tfsql.NoDataError` naming it, as DuckDB's ``read_parquet`` and
+  Polars' ``scan_parquet`` do.
+- Symbolic links: a link to a file reads as the file. A link to a directory is entered
+  where the source names it or a glob component matches it, never while a directory is
+  listed recursively (nor by ``**``), as fsspec's ``find`` and DuckDB's ``glob`` do: a
+  link loop (``ln -s . d/a``) is listed once, not followed. A FIFO, socket or device
+  raises `OSError` naming it (reading one blocks or returns nothing). The rule is the
+  C core's (``tfsql_walk_action``), shared with the DuckDB extension.
 - Globs (``glob=True``, the default) understand ``*``, ``?``, ``[...]`` and ``**``;
   ``**`` is a whole path component matching zero or more directory levels
   (``data/**/*.tfrecord`` also matches ``data/x.tfrecord``). A directory matched by a
   glob contributes every file below it, as Spark does (``data/*`` reads the partition
   directories of ``data``). ``glob=False`` takes the characters literally.
-- A source item that does not exist or matches nothing raises `FileNotFoundError`
-  naming it.
-- Skipped below the root of a directory or glob (Spark's ``shouldFilterOutPathName``):
+- A source item that does not exist raises `FileNotFoundError` naming it; one that
+  names no data file (see above) raises `tfsql.NoDataError`, a `FileNotFoundError`.
+- Skipped below the root of a directory or glob (Spark's ``shouldFilterOutPathName``; the
+  rule is the C core's, shared with the DuckDB extension):
   any path component starting with ``.`` (``.part-0.crc``, ``.staging``); any component
   starting with ``_`` unless it contains ``=`` (``_SUCCESS``, ``_committed_*``,
   ``_started_*``, ``_temporary`` are skipped; the hive directory ``_col=1`` is kept);
@@ -39,22 +48,23 @@ from __future__ import annotations
 
 import os
 import posixpath
+import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
 from typing import Any, Union
 
 import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
+from tfsql._codec import codec
 from tfsql.commit import consistent_listing, pending_view
+from tfsql.errors import NoDataError
 
 __all__ = ["FileInfo", "Discovered", "discover", "is_hidden_name", "has_glob_magic"]
 
 SourceItem = Union[str, "os.PathLike[str]"]
 Source = Union[SourceItem, Sequence[SourceItem]]
 
-_GLOB_MAGIC = frozenset("*?[")
 _LOCAL_PROTOCOLS = frozenset({"file", "local"})
 
 
@@ -225,11 +235,7 @@ def is_hidden_name(name: str) -> bool:
     >>> [is_hidden_name(n) for n in ["_SUCCESS", ".part-0.crc", "_col=1", "part-0.tfrecord"]]
     [True, True, False, False]
     """
-    if name.startswith("."):
-        return True
-    if name.startswith("_") and "=" not in name:
-        return True
-    return name.endswith(".crc") or name.endswith("._COPYING_")
+    return codec.is_hidden_name(name)
 
 
 def has_glob_magic(path: str) -> bool:
@@ -240,7 +246,7 @@ def has_glob_magic(path: str) -> bool:
     >>> has_glob_magic("data/*.tfrecord"), has_glob_magic("data/x.tfrecord")
     (True, False)
     """
-    return any(ch in _GLOB_MAGIC for ch in path)
+    return codec.has_glob_magic(path)
 
 
 # ---------------------------------------------------------------------------------------
@@ -265,6 +271,8 @@ def _source_items(source: Source) -> list[str]:
             raise TypeError(f"source items must be str or os.PathLike, not {type(item).__name__} ({item!r})")
         if not item:
             raise ValueError("source holds an empty path")
+        if "\0" in item:
+            raise ValueError(f"the path {item!r} holds a NUL byte, which no file name can hold; remove it")
         items.append(item)
     return items
 
@@ -364,7 +372,7 @@ def _list_item(
     """Return the files one source item names, sorted by path."""
     if glob and has_glob_magic(path):
         found = _list_glob(fs, path, item, exclude_hidden=exclude_hidden, suffixes=suffixes)
-        if found is not None:
+        if found:
             return found
         # nothing matched, but a file literally named with glob characters may exist
     try:
@@ -373,13 +381,20 @@ def _list_item(
         info = None
     if info is None:
         if glob and has_glob_magic(path):
-            raise FileNotFoundError(
+            raise NoDataError(
                 f"no files match the pattern {item!r}; check the pattern "
                 "(pass glob=False to read a path containing *, ? or [ literally)"
             )
         raise FileNotFoundError(f"no such file or directory: {item!r}; check the path")
-    if info.get("type") == "directory":
-        return _list_directory(fs, path, root=path, exempt=(), exclude_hidden=exclude_hidden, suffixes=suffixes)
+    action = _walk_action(fs, path, info, codec.NAMED)
+    if action == codec.WALK_DESCEND:
+        files = _list_directory(fs, path, root=path, exempt=(), exclude_hidden=exclude_hidden, suffixes=suffixes)
+        if not files:
+            raise NoDataError(
+                f"no files found in the directory {item!r}: it is empty or holds only hidden files "
+                "(names starting with . or _); check the path"
+            )
+        return files
     return [FileInfo(path, int(info.get("size") or 0), None, _display_name(fs, path))]
 
 
@@ -391,13 +406,13 @@ def _list_glob(
     exclude_hidden: bool,
     suffixes: tuple[str, ...] | None,
 ) -> list[FileInfo] | None:
-    """Expand a glob; None when it matches nothing."""
+    """Expand a glob; empty when it matches no data file."""
     try:
         matches = fs.glob(pattern, detail=True)
     except ValueError as exc:
         raise ValueError(f"invalid glob pattern {item!r}: {exc}") from exc
     if not matches:
-        return None
+        return []
     root = _glob_root(pattern)
     # pattern components that explicitly ask for hidden names opt their matches back in
     exempt = tuple(part for part in _relative_parts(pattern, root) if part != "**" and part[:1] in ("_", "."))
@@ -405,7 +420,11 @@ def _list_glob(
     listed_dirs: set[str] = set()
     for match_path, info in sorted(matches.items(), key=lambda item: len(item[0])):
         match_path = _strip_trailing_sep(match_path)
-        if info.get("type") == "directory":
+        # a match of ** is met while walking; other components match it themselves
+        action = _walk_action(fs, match_path, info, codec.IN_WALK if "**" in pattern else codec.MATCHED)
+        if action == codec.WALK_SKIP:
+            continue
+        if action == codec.WALK_DESCEND:
             if _has_listed_ancestor(match_path, listed_dirs):
                 continue  # its files are already listed (``data/**`` matches every level)
             listed_dirs.add(match_path)
@@ -446,7 +465,7 @@ def _list_directory(
     files = []
     for file_path in sorted(listing, key=lambda p: in_trash.get(p, p)):
         info = listing[file_path]
-        if info.get("type", "file") != "file" or file_path in left_out:
+        if file_path in left_out or _walk_action(fs, file_path, info, codec.IN_WALK) != codec.WALK_READ:
             continue
         if _keep(in_trash.get(file_path, file_path), root, exempt, exclude_hidden, suffixes):
             files.append(FileInfo(file_path, int(info.get("size") or 0), root, _display_name(fs, file_path)))
@@ -463,12 +482,36 @@ def _keep(
     parts = _relative_parts(path, root)
     if suffixes is not None and not parts[-1].endswith(suffixes):
         return False
-    if not exclude_hidden:
-        return True
-    for part in parts:
-        if is_hidden_name(part) and not any(fnmatchcase(part, pat) for pat in exempt):
-            return False
-    return True
+    return not exclude_hidden or codec.keep_listed("/".join(parts), exempt)
+
+
+def _walk_action(fs: fsspec.AbstractFileSystem, path: str, info: dict[str, Any], context: int) -> int:
+    """What listing does with one entry (the core's rule): read, descend, skip, or refuse
+    (a FIFO, socket or device, which raises `OSError` naming it)."""
+    action = codec.walk_action(_entry_kind(fs, path, info), context)
+    if action == codec.WALK_REFUSE:
+        raise OSError(
+            f"{_display_name(fs, path) or path} is not a regular file (a FIFO, socket or device); "
+            "tfsql reads regular files only: copy its content to a file and read that"
+        )
+    return action
+
+
+def _entry_kind(fs: fsspec.AbstractFileSystem, path: str, info: dict[str, Any]) -> int:
+    kind = info.get("type", "file")
+    if kind == "file":
+        return codec.ENTRY_FILE
+    if kind == "directory":
+        return codec.ENTRY_DIR_LINK if info.get("islink") else codec.ENTRY_DIR
+    if info.get("islink") and isinstance(fs, LocalFileSystem):  # fsspec lists links unresolved
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            return codec.ENTRY_MISSING
+        if stat.S_ISDIR(mode):
+            return codec.ENTRY_DIR_LINK
+        return codec.ENTRY_FILE if stat.S_ISREG(mode) else codec.ENTRY_OTHER
+    return codec.ENTRY_OTHER
 
 
 def _glob_root(pattern: str) -> str:

@@ -23,6 +23,7 @@ __all__ = [
     "SchemaError",
     "FileChangedError",
     "WriteConflictError",
+    "NoDataError",
     "OptionError",
 ]
 
@@ -297,6 +298,22 @@ class WriteConflictError(TFSQLError, FileExistsError):
     def __init__(self, message: str, *, path: str | None = None) -> None:
         super().__init__(message)
         self.path = path
+
+
+class NoDataError(TFSQLError, FileNotFoundError):
+    """A source names no data file: a directory that is empty or holds only hidden files,
+    or a glob matching nothing (as DuckDB's ``read_parquet`` and Polars'
+    ``scan_parquet`` refuse them). The message names the source item.
+
+    Examples
+    --------
+    >>> import tempfile, tfsql
+    >>> try:
+    ...     tfsql.read_tfrecord(tempfile.mkdtemp())
+    ... except tfsql.NoDataError as err:
+    ...     print(str(err).split(":")[0])
+    no files found in the directory '...'
+    """
 
 
 class OptionError(ValueError):

@@ -62,15 +62,7 @@ def detect_compression(head: bytes) -> str | None:
     >>> detect_compression(gzip.compress(b"x")), detect_compression(b"")
     ('gzip', None)
     """
-    if len(head) >= _HEADER:
-        (masked,) = struct.unpack_from("<I", head, 8)
-        if codec.masked_crc32c(head[:8]) == masked:
-            return None
-    if head[:2] == b"\x1f\x8b":
-        return "gzip"
-    if len(head) >= 2 and (head[0] & 0x0F) == 8 and (head[0] >> 4) <= 7 and (head[0] * 256 + head[1]) % 31 == 0:
-        return "zlib"
-    return None
+    return codec.detect_compression(head)
 
 
 class _InflateReader:

@@ -15,8 +15,13 @@ hive partition column (a filter on ``split`` opens only that split's files):
 - **TFX** — ExampleGen output directories ``Split-{split}/data_tfrecord-*.gz``: when
   every file sits below a ``Split-{split}`` directory, the split is that directory's.
 
-No ``split`` column is added when the files mix layouts, when hive directories already
-give a ``split`` column, or when the records hold a feature named ``split``.
+The ``split`` column appears only when the source names the layout's root (or a glob
+below it): the TFX ``Split-{split}`` directory must lie below the root the source named,
+and a file named directly reads as its own records (it round-trips without a new
+feature), as a hive file named directly does. No ``split`` column is added when the
+files mix layouts, when hive directories already give a ``split`` column, or when the
+records hold a feature named ``split``. These rules are the C core's
+(``tfsql_detect_layout``), shared with the DuckDB extension.
 
 Examples
 --------
@@ -27,13 +32,13 @@ Examples
 from __future__ import annotations
 
 import posixpath
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 import pyarrow as pa
 
+from tfsql._codec import codec
 from tfsql.discovery import Discovered, FileInfo
 from tfsql.partitioning import Partitioning
 
@@ -42,31 +47,26 @@ __all__ = ["SPLIT_COLUMN", "Layout", "detect_layout", "tfds_split", "tfx_split"]
 SPLIT_COLUMN = "split"
 TFDS_METADATA = "dataset_info.json"
 
-_TFDS_SHARD = re.compile(r"^(?P<name>.+)-(?P<split>[^-./]+)\.tfrecord-(?P<index>\d+)-of-(?P<count>\d+)\Z")
-_TFX_SPLIT_DIR = re.compile(r"^Split-(?P<split>.+)\Z")
-
 
 def tfds_split(name: str) -> str | None:
     """The split of a TFDS shard file name (``mnist-test.tfrecord-00000-of-00001`` →
     ``"test"``), None for other names."""
-    match = _TFDS_SHARD.match(posixpath.basename(name))
-    return match.group("split") if match else None
+    return codec.tfds_split(name)
 
 
 def tfx_split(file: FileInfo) -> str | None:
-    """The split of a file below a TFX ``Split-{name}`` directory, None otherwise.
+    """The split of a file below a TFX ``Split-{name}`` directory below its root, None
+    otherwise (also for a file named directly).
 
     Examples
     --------
     >>> tfx_split(FileInfo("/d/Split-eval/data_tfrecord-00000-of-00001.gz", 1, "/d"))
     'eval'
+    >>> tfx_split(FileInfo("/d/Split-eval/data_tfrecord-00000-of-00001.gz", 1, None)) is None
+    True
     """
-    parent = posixpath.dirname(file.path)
-    for part in reversed(parent.split("/")):
-        match = _TFX_SPLIT_DIR.match(part)
-        if match:
-            return match.group("split")
-    return None
+    relative_dir = file.relative_dir()
+    return None if relative_dir is None else codec.tfx_split(relative_dir)
 
 
 @dataclass(frozen=True)
@@ -124,14 +124,14 @@ def detect_layout(found: Discovered) -> tuple[Discovered, Layout | None]:
     files = found.files
     if not files:
         return found, None
-    splits = [tfds_split(f.path) for f in files]
-    if all(s is not None for s in splits):
+    kind = codec.detect_layout([f.path for f in files], [f.relative_dir() for f in files])
+    if kind == codec.LAYOUT_TFDS:
+        splits = [tfds_split(f.path) for f in files]
         directories = {posixpath.dirname(f.path) for f in files}
         directory = directories.pop() if len(directories) == 1 else None
         return found, Layout("tfds", [s for s in splits if s is not None], directory)
-    splits = [tfx_split(f) for f in files]
-    if all(s is not None for s in splits):
-        return found, Layout("tfx", [s for s in splits if s is not None])
+    if kind == codec.LAYOUT_TFX:
+        return found, Layout("tfx", [s for s in (tfx_split(f) for f in files) if s is not None])
     return found, None
 
 
@@ -139,7 +139,7 @@ def _without_tfds_metadata(found: Discovered) -> Discovered:
     tfds_dirs = {
         posixpath.dirname(f.path)
         for f in found.files
-        if f.root is not None and posixpath.basename(f.path) == TFDS_METADATA
+        if f.root is not None and codec.is_tfds_info_name(posixpath.basename(f.path))
     }
     if not tfds_dirs:
         return found
@@ -151,5 +151,5 @@ def _is_tfds_metadata(file: FileInfo, tfds_dirs: Sequence[str] | set[str]) -> bo
     return (
         file.root is not None
         and posixpath.dirname(file.path) in tfds_dirs
-        and file.path.lower().endswith((".json", ".txt"))
+        and codec.is_tfds_metadata_name(posixpath.basename(file.path))
     )

@@ -172,6 +172,14 @@ def dataset(
         split_bytes=split_bytes,
         hidden_file_prefix=hidden_file_prefix,
     )
+    return open_dataset(source, options)
+
+
+def open_dataset(source: Any, options: ReadOptions, *, hive_rule: str = "root") -> Dataset:
+    """Open a dataset with checked options; `hive_rule` says which directories give hive
+    columns: ``"root"`` (below the named root, as Polars' ``scan_parquet``, the rule of
+    `dataset`) or ``"path"`` (every directory of each file's path, as DuckDB's
+    ``read_parquet``: the rule of the DuckDB front ends). See `tfsql.partitioning`."""
     found, layout = detect_layout(
         discover(
             source, filesystem=options.filesystem, glob=options.glob, hidden_file_prefix=options.hidden_file_prefix
@@ -179,7 +187,7 @@ def dataset(
     )
     hive_schema = options.hive_schema if layout is None else layout.without_split(options.hive_schema)
     partitioning = Partitioning.discover(
-        found.files, hive_partitioning=options.hive_partitioning, hive_schema=hive_schema
+        found.files, hive_partitioning=options.hive_partitioning, hive_schema=hive_schema, hive_rule=hive_rule
     )
     user_schema = normalize_schema(options.schema)
     code = options.record_code

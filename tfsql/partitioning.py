@@ -7,8 +7,13 @@ Conventions (Spark's, which spark-tfrecord and Hive share):
   both the same way, so ``""`` reads back as null). A ``k=`` directory written by another
   tool reads as the empty string (as pyarrow reads it).
 - Reading keeps every ``key=value`` component of a file's directory below the dataset
-  root and ignores components without ``=`` (pyarrow's rule; Spark instead stops at the
-  first plain directory above a ``key=value`` one). Keys and values are unescaped.
+  root and ignores components without ``=`` (pyarrow's and Polars' ``scan_parquet``
+  rule; Spark instead stops at the first plain directory above a ``key=value`` one).
+  Keys and values are unescaped. The DuckDB front ends pass ``hive_rule="path"``:
+  every directory of each file's path counts, the root's own too, as DuckDB's
+  ``read_parquet`` does (``tfrecord_scan('data/label=0/*.tfrecord')`` keeps ``label``).
+  Finding, unescaping and typing are the C core's (``tfsql_hive_*``), shared with the
+  DuckDB extension.
 - Types (docs/format.md, section 3): a column is ``int64`` when every non-null value is a decimal integer
   that fits int64 (an optional ``-``, digits; leading zeros allowed, so ``007`` reads as
   7 like Spark, pyarrow and polars do); otherwise ``string``. A column whose values are
@@ -20,7 +25,6 @@ Conventions (Spark's, which spark-tfrecord and Hive share):
 from __future__ import annotations
 
 import datetime as _dt
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +33,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from tfsql._codec import codec
 from tfsql.discovery import FileInfo
 from tfsql.errors import SchemaError
 from tfsql.naming import NAME_MAX_BYTES, component_too_long
@@ -48,9 +53,6 @@ HIVE_DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 # { [ ] ^), plus NUL (no path can hold it) and < > | which Spark escapes only on Windows:
 # escaping them everywhere keeps written trees portable, and every reader unescapes %XX.
 _CHARS_TO_ESCAPE = frozenset([chr(c) for c in range(0x00, 0x20)] + list("\"#%'*/:=?\\\x7f{[]^") + list("<>|"))
-_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
-_INTEGER = re.compile(r"-?[0-9]+\Z")
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 def escape_partition_value(value: str) -> str:
@@ -84,19 +86,7 @@ def unescape_partition_value(value: str) -> str:
     >>> unescape_partition_value("100%")
     '100%'
     """
-    if "%" not in value:
-        return value
-    out = []
-    i, n = 0, len(value)
-    while i < n:
-        ch = value[i]
-        if ch == "%" and i + 2 < n and value[i + 1] in _HEX_DIGITS and value[i + 2] in _HEX_DIGITS:
-            out.append(chr(int(value[i + 1 : i + 3], 16)))
-            i += 3
-        else:
-            out.append(ch)
-            i += 1
-    return "".join(out)
+    return codec.hive_unescape(value) if "%" in value else value
 
 
 def format_partition_value(value: object) -> str:
@@ -204,14 +194,7 @@ def parse_partition_segments(relative_dir: str) -> list[tuple[str, str | None]]:
     >>> parse_partition_segments("k=__HIVE_DEFAULT_PARTITION__")
     [('k', None)]
     """
-    segments: list[tuple[str, str | None]] = []
-    for part in relative_dir.replace("\\", "/").split("/"):
-        key, sep, value = part.partition("=")
-        if not sep or not key:
-            continue
-        parsed = None if value == HIVE_DEFAULT_PARTITION else unescape_partition_value(value)
-        segments.append((unescape_partition_value(key), parsed))
-    return segments
+    return codec.hive_segments(relative_dir)
 
 
 @dataclass(frozen=True)
@@ -255,6 +238,7 @@ class Partitioning:
         *,
         hive_partitioning: bool | None = None,
         hive_schema: pa.Schema | Mapping[str, Any] | None = None,
+        hive_rule: str = "root",
     ) -> Partitioning | None:
         """Find the hive partition columns of `files` and type their values.
 
@@ -269,6 +253,10 @@ class Partitioning:
         hive_schema : pyarrow.Schema or dict of name to type, optional
             Types for some or all partition columns (a pyarrow type or a type name such
             as ``"int32"``); other columns are inferred.
+        hive_rule : {"root", "path"}, default "root"
+            Which directories hold partition columns: ``"root"`` those below the root the
+            source named (Polars' ``scan_parquet``); ``"path"`` every directory of each
+            file's path (DuckDB's ``read_parquet``, used by the DuckDB front ends).
 
         Returns
         -------
@@ -290,7 +278,9 @@ class Partitioning:
             raise TypeError(f"hive_partitioning must be True, False or None, not {hive_partitioning!r}")
         user_types = _normalize_hive_schema(hive_schema)
 
-        per_file = [_file_segments(f) for f in files]
+        if hive_rule not in ("root", "path"):
+            raise ValueError(f"hive_rule must be 'root' or 'path', not {hive_rule!r}")
+        per_file = [_file_segments(f, hive_rule == "path") for f in files]
         keyed = [(f, segs) for f, segs in zip(files, per_file) if segs]
         if not keyed:
             if hive_partitioning or user_types:
@@ -407,11 +397,8 @@ class Partitioning:
 # ---------------------------------------------------------------------------------------
 
 
-def _file_segments(file: FileInfo) -> list[tuple[str, str | None]]:
-    relative_dir = file.relative_dir()
-    if not relative_dir:
-        return []
-    return parse_partition_segments(relative_dir)
+def _file_segments(file: FileInfo, whole_path: bool) -> list[tuple[str, str | None]]:
+    return codec.hive_segments(codec.hive_directory(file.path, file.root, whole_path))
 
 
 def _keys_text(keys: Sequence[str]) -> str:
@@ -453,8 +440,9 @@ def _normalize_hive_schema(hive_schema: pa.Schema | Mapping[str, Any] | None) ->
 
 def _infer_column(raw: Sequence[str | None]) -> pa.Array:
     non_null = [v for v in raw if v is not None]
-    if non_null and all(_INTEGER.match(v) and _INT64_MIN <= int(v) <= _INT64_MAX for v in non_null):
-        return pa.array([None if v is None else int(v) for v in raw], type=pa.int64())
+    typed = [codec.hive_int64(v) for v in non_null]
+    if non_null and None not in typed:
+        return pa.array([None if v is None else codec.hive_int64(v) for v in raw], type=pa.int64())
     return pa.array(raw, type=pa.string())
 
 

@@ -436,6 +436,6 @@ def test_tfrecord_scan_over_empty_files_counts_zero(tmp_path):
 def test_tfrecord_scan_of_a_directory_holding_only_success_marker(tmp_path):
     (tmp_path / "_SUCCESS").write_bytes(b"")
     with pytest.raises(
-        tfsql.duckdb.NoFilesError, match=r"IO Error: tfrecord_scan: no files found in .*_SUCCESS are skipped"
+        tfsql.duckdb.NoFilesError, match=r"IO Error: tfrecord_scan: no files found in the directory .*: it is empty "
     ):
         tfsql.duckdb.connect(extension=False).sql(f"SELECT * FROM tfrecord_scan('{tmp_path}')")

@@ -535,8 +535,9 @@ def test_tfds_layout_without_features_json(tmp_path):
     names = [row[0] for row in con.sql(f"DESCRIBE SELECT * FROM tfrecord_scan('{directory}')").fetchall()]
     assert names == tfsql.read_tfrecord(str(directory)).column_names and names[-1] == "split"
     assert _native_rows(con, f"SELECT * FROM tfrecord_scan('{directory}')") == _reference_rows(str(directory))
+    # a shard named directly reads as its own records: no split column (issue 23)
     shard = directory / "tiny_shapes-test.tfrecord-00000-of-00001"
-    assert con.sql(f"SELECT DISTINCT split FROM tfrecord_scan('{shard}')").fetchall() == [("test",)]
+    assert "split" not in con.sql(f"SELECT * FROM tfrecord_scan('{shard}')").columns
 
 
 def test_tfds_features_json_goes_through_connect():

@@ -82,10 +82,11 @@ def test_filter_on_split_opens_only_that_splits_files():
     assert ds.count_rows(filter=pc.field("split") == "train") == len(TRAIN_IDS)
 
 
-def test_tfds_shard_named_directly_reads_as_tfrecord_with_its_split():
+def test_tfds_shard_named_directly_reads_as_its_own_records():
+    # the split column belongs to the layout's root, as a hive column to its root (issue 23)
     table = tfsql.read_tfrecord(str(TFDS_DIR / "tiny_shapes-train.tfrecord-00000-of-00001"))
     assert sorted(table.column("id").to_pylist()) == TRAIN_IDS
-    assert set(table.column("split").to_pylist()) == {"train"}
+    assert "split" not in table.column_names
 
 
 def test_tfds_directory_through_polars_duckdb_and_cli(capsys):

@@ -144,11 +144,17 @@ def test_hidden_components_above_the_root_do_not_matter(tmp_path: Path) -> None:
     assert [f.path for f in found.files] == [f"{tmp_path}/_work/.cache/data/part-0.tfrecord"]
 
 
-def test_empty_directory_gives_no_files(tmp_path: Path) -> None:
-    write_tree(tmp_path, {"out/_SUCCESS": b""})
-    found = discover(tmp_path / "out")
-    assert found.files == []
-    assert found.is_local is True
+def test_empty_directory_is_an_error_naming_it(tmp_path: Path) -> None:
+    # read_parquet and scan_parquet raise for a directory without data files (issue 23)
+    write_tree(tmp_path, {"out/_SUCCESS": b"", "empty/.keep": b""})
+    for name in ("out", "empty"):
+        with pytest.raises(FileNotFoundError, match=f"no files found in the directory '.*/{name}': it is empty"):
+            discover(tmp_path / name)
+    (tmp_path / "bare").mkdir()
+    with pytest.raises(FileNotFoundError, match="no files found in the directory '.*/bare'"):
+        discover(tmp_path / "bare")
+    with pytest.raises(FileNotFoundError, match="no files match the pattern '.*/out/\\*'"):
+        discover(str(tmp_path / "out" / "*"))
 
 
 def test_extensions_filter_listed_files_only(tmp_path: Path) -> None:

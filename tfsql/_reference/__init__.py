@@ -1,6 +1,7 @@
 """The pure-Python reference codec: the API of ``tfsql/_native.pyi`` on ``protobuf``,
 in modules by job: :mod:`.common` (codes, ``DecodeError``), :mod:`.framing`,
-:mod:`.decoding`, :mod:`.encoding` and :mod:`.summaries`.
+:mod:`.decoding`, :mod:`.encoding`, :mod:`.summaries` and :mod:`.rules` (the dataset
+rules: hidden names, hive directories, layouts, compression, intent records).
 
 This module is written independently of the C core and serves two purposes:
 
@@ -97,6 +98,39 @@ from tfsql._reference.inference import (
     pick_files,
 )
 
+from tfsql._reference.rules import (
+    ENTRY_FILE,
+    ENTRY_DIR,
+    ENTRY_DIR_LINK,
+    ENTRY_OTHER,
+    ENTRY_MISSING,
+    NAMED,
+    MATCHED,
+    IN_WALK,
+    WALK_READ,
+    WALK_DESCEND,
+    WALK_SKIP,
+    WALK_REFUSE,
+    LAYOUT_NONE,
+    LAYOUT_TFDS,
+    LAYOUT_TFX,
+    is_hidden_name,
+    has_glob_magic,
+    keep_listed,
+    walk_action,
+    hive_segments,
+    hive_unescape,
+    hive_int64,
+    hive_directory,
+    tfds_split,
+    tfx_split,
+    detect_layout,
+    is_tfds_metadata_name,
+    is_tfds_info_name,
+    detect_compression,
+    intent_view,
+)
+
 __all__ = [
     "EXAMPLE",
     "SEQUENCE_EXAMPLE",
@@ -134,4 +168,34 @@ __all__ = [
     "InferenceError",
     "Inference",
     "pick_files",
+    "ENTRY_FILE",
+    "ENTRY_DIR",
+    "ENTRY_DIR_LINK",
+    "ENTRY_OTHER",
+    "ENTRY_MISSING",
+    "NAMED",
+    "MATCHED",
+    "IN_WALK",
+    "WALK_READ",
+    "WALK_DESCEND",
+    "WALK_SKIP",
+    "WALK_REFUSE",
+    "LAYOUT_NONE",
+    "LAYOUT_TFDS",
+    "LAYOUT_TFX",
+    "is_hidden_name",
+    "has_glob_magic",
+    "keep_listed",
+    "walk_action",
+    "hive_segments",
+    "hive_unescape",
+    "hive_int64",
+    "hive_directory",
+    "tfds_split",
+    "tfx_split",
+    "detect_layout",
+    "is_tfds_metadata_name",
+    "is_tfds_info_name",
+    "detect_compression",
+    "intent_view",
 ]

@@ -324,10 +324,10 @@ def open_dataset(
     try:
         if previous is not None and previous[1] is not None and "schema" not in options:
             # the schema inferred before: nothing in it can be missing from the sample
-            quick = tfsql.dataset(source, **{**options, "schema": previous[0].data_schema, "missing_columns": "insert"})
+            quick = _duckdb_dataset(source, {**options, "schema": previous[0].data_schema, "missing_columns": "insert"})
             if _fingerprint(quick.files) == previous[1]:
                 return _with_a_column(source, options, quick), previous[1]
-        data = tfsql.dataset(source, **options)
+        data = _duckdb_dataset(source, options)
     except FileNotFoundError as err:
         raise sql_error(NoFilesError, str(err), function=function) from err
     except (ValueError, TypeError) as err:
@@ -342,10 +342,16 @@ def _with_a_column(source: Any, options: dict[str, Any], data: tfsql.Dataset) ->
     already warned how to read them) get the ``filename`` column, so ``count(*)`` works."""
     if len(data.schema) or not data.files or options.get("include_file_paths"):
         return data
-    return tfsql.dataset(
-        source,
-        **{**options, "schema": data.data_schema, "missing_columns": "insert", "include_file_paths": "filename"},
-    )
+    return _duckdb_dataset(source, {**options, "schema": data.data_schema, "missing_columns": "insert", "include_file_paths": "filename"})
+
+
+def _duckdb_dataset(source: Any, options: dict[str, Any]) -> tfsql.Dataset:
+    """`tfsql.dataset` with DuckDB's hive rule: hive columns come from every directory of
+    each file's path, as ``read_parquet`` takes them (`tfsql.partitioning`)."""
+    from tfsql.opening import open_dataset as open_with_rule
+    from tfsql.options import ReadOptions
+
+    return open_with_rule(source, ReadOptions(**options), hive_rule="path")
 
 
 def check_has_columns(function: str, source: Any, data: tfsql.Dataset) -> None:

@@ -147,6 +147,35 @@ static int user_columns(tfbind *b, duckdb_value v, const char *fname, const char
     return 0;
 }
 
+/* A source path as a new C string; NULL with err set when it holds a NUL byte (no file
+ * name can; duckdb_get_varchar stops at it, which would read another file). DuckDB's
+ * BLOB cast shows the whole text, but refuses bytes over 0x7f and reads backslash
+ * escapes: it is asked when the text before any NUL has neither (a NUL after a
+ * non-ASCII prefix is not seen). */
+static char *source_text(duckdb_value v, const char *fname, char *err) {
+    char *s = value_text(v);
+    if (s == NULL) {
+        snprintf(err, ERRLEN, "out of memory");
+        return NULL;
+    }
+    int plain = 1;
+    for (const char *p = s; *p != 0 && plain; p++) {
+        plain = (unsigned char)*p < 0x80 && *p != '\\';
+    }
+    if (plain) {
+        duckdb_blob blob = duckdb_get_blob(v);
+        int nul = blob.data != NULL && tfsql_path_has_nul((const char *)blob.data, (size_t)blob.size);
+        duckdb_free(blob.data);
+        if (nul) {
+            snprintf(err, ERRLEN, "%s: the path '%s\\0...' holds a NUL byte, which no file name can "
+                                  "hold; remove it", fname, s);
+            free(s);
+            return NULL;
+        }
+    }
+    return s;
+}
+
 tfbind *scan_resolve(duckdb_bind_info info, const char *fname, idx_t *cardinality_out,
                      char *err) {
     tfbind *b = (tfbind *)calloc(1, sizeof(tfbind));
@@ -162,8 +191,8 @@ tfbind *scan_resolve(duckdb_bind_info info, const char *fname, idx_t *cardinalit
     duckdb_type tid = value_type_id(src);
     int nfound = 0;
     if (tid == DUCKDB_TYPE_VARCHAR) {
-        char *s = value_text(src);
-        int rc = list_item(s, b->glob, &b->files, err);
+        char *s = source_text(src, fname, err);
+        int rc = s == NULL ? -1 : list_item(s, b->glob, &b->files, err);
         free(s);
         if (rc) {
             duckdb_destroy_value(&src);
@@ -181,10 +210,10 @@ tfbind *scan_resolve(duckdb_bind_info info, const char *fname, idx_t *cardinalit
                                       "VARCHAR[] of them", fname);
                 goto fail;
             }
-            char *s = value_text(item);
+            char *s = source_text(item, fname, err);
             duckdb_destroy_value(&item);
             size_t before = b->files.n;
-            int rc = list_item(s, b->glob, &b->files, err);
+            int rc = s == NULL ? -1 : list_item(s, b->glob, &b->files, err);
             free(s);
             if (rc) {
                 duckdb_destroy_value(&src);

@@ -42,18 +42,34 @@ void filelist_free(filelist *l, int nparts) {
     memset(l, 0, sizeof(*l));
 }
 
-int has_glob_magic(const char *s) { return strpbrk(s, "*?[") != NULL; }
+int has_glob_magic(const char *s) { return tfsql_has_glob_magic(s, strlen(s)); }
 
-/* Spark's shouldFilterOutPathName, as tfsql.discovery.is_hidden_name. */
-static int is_hidden_name(const char *name, size_t n) {
-    if (n > 0 && name[0] == '.') {
-        return 1;
+
+/* The kind of the entry at `path` (tfsql_walk_action's ENTRY_*), links resolved. */
+static int entry_kind(const char *path) {
+    struct stat st;
+    if (lstat(path, &st) != 0) {
+        return TFSQL_ENTRY_MISSING;
     }
-    if (n > 0 && name[0] == '_' && memchr(name, '=', n) == NULL) {
-        return 1;
+    int link = S_ISLNK(st.st_mode);
+    if (link && stat(path, &st) != 0) {
+        return TFSQL_ENTRY_MISSING;
     }
-    return (n >= 4 && memcmp(name + n - 4, ".crc", 4) == 0) ||
-           (n >= 10 && memcmp(name + n - 10, "._COPYING_", 10) == 0);
+    if (S_ISDIR(st.st_mode)) {
+        return link ? TFSQL_ENTRY_DIR_LINK : TFSQL_ENTRY_DIR;
+    }
+    return S_ISREG(st.st_mode) ? TFSQL_ENTRY_FILE : TFSQL_ENTRY_OTHER;
+}
+
+/* The core's rule for the entry at `path` met in `context`; a refused one (a FIFO, socket
+ * or device) sets err. */
+static int walk_action(const char *path, int context, char *err) {
+    int action = tfsql_walk_action(entry_kind(path), context);
+    if (action == TFSQL_WALK_REFUSE) {
+        snprintf(err, ERRLEN, "%s is not a regular file (a FIFO, socket or device); tfsql reads "
+                              "regular files only: copy its content to a file and read that", path);
+    }
+    return action;
 }
 
 /* The next '/'-separated component of *s, leading slashes skipped: its start, its length
@@ -139,33 +155,12 @@ const char *relative_to(const char *path, const char *root) {
     return path;
 }
 
-/* tfsql.discovery._keep: no hidden component below the root, unless a glob component
- * that itself starts with "." or "_" (in `exempt`) matches it. */
+/* The core's rule (tfsql.discovery._keep): no hidden component below the root, unless a
+ * glob component that itself starts with "." or "_" (in `exempt`) matches it. */
 static int keep_path(const char *path, const char *root, const strlist *exempt) {
-    const char *s = relative_to(path, root);
-    while (*s) {
-        const char *e = strchr(s, '/');
-        size_t len = e ? (size_t)(e - s) : strlen(s);
-        if (len > 0 && is_hidden_name(s, len)) {
-            char part[1024];
-            int ok = 0;
-            if (len < sizeof(part)) {
-                memcpy(part, s, len);
-                part[len] = 0;
-                for (size_t k = 0; exempt && k < exempt->n && !ok; k++) {
-                    ok = fnmatch(exempt->items[k], part, 0) == 0;
-                }
-            }
-            if (!ok) {
-                return 0;
-            }
-        }
-        if (!e) {
-            break;
-        }
-        s = e + 1;
-    }
-    return 1;
+    const char *rel = relative_to(path, root);
+    return tfsql_keep_listed(rel, strlen(rel), (const char *const *)(exempt ? exempt->items : NULL),
+                             exempt ? exempt->n : 0);
 }
 
 /* The entries of directory `dir` whose names match `pattern` (all when NULL), as paths;
@@ -179,7 +174,7 @@ static int dir_children(const char *dir, const char *pattern, strlist *out) {
     int rc = 0;
     while (rc == 0 && (ent = readdir(d)) != NULL) {
         if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0 ||
-            (pattern != NULL && fnmatch(pattern, ent->d_name, 0) != 0)) {
+            (pattern != NULL && !tfsql_glob_match(pattern, ent->d_name, strlen(ent->d_name)))) {
             continue;
         }
         rc = strlist_add(out, strcmp(dir, "/") == 0 ? xprintf("/%s", ent->d_name)
@@ -194,18 +189,18 @@ static int is_dir(const char *path) {
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* Every regular file below `dir` (recursively), as paths. */
-static int walk_dir(const char *dir, strlist *out) {
+/* Every file below `dir` (recursively), as paths, by the core's walk rule: links to
+ * directories are not entered (a link loop is listed once), FIFOs and devices refused. */
+static int walk_dir(const char *dir, strlist *out, char *err) {
     strlist children = {0};
     int rc = dir_children(dir, NULL, &children);
     for (size_t i = 0; i < children.n && rc == 0; i++) {
-        struct stat st;
-        if (stat(children.items[i], &st) != 0) {
-            continue;
-        }
-        if (S_ISDIR(st.st_mode)) {
-            rc = walk_dir(children.items[i], out);
-        } else if (S_ISREG(st.st_mode)) {
+        int action = walk_action(children.items[i], TFSQL_IN_WALK, err);
+        if (action == TFSQL_WALK_REFUSE) {
+            rc = -1;
+        } else if (action == TFSQL_WALK_DESCEND) {
+            rc = walk_dir(children.items[i], out, err);
+        } else if (action == TFSQL_WALK_READ) {
             rc = strlist_add(out, children.items[i]);
             children.items[i] = NULL;
         }
@@ -214,36 +209,162 @@ static int walk_dir(const char *dir, strlist *out) {
     return rc;
 }
 
+/* The content of the intent record at `path` (at most TFSQL_INTENT_MAX_BYTES), or NULL. */
+static char *read_small_file(const char *path, size_t *size) {
+    int fd = open(path, O_RDONLY | O_NONBLOCK);
+    if (fd < 0) {
+        return NULL;
+    }
+    struct stat st;
+    char *data = NULL;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size <= TFSQL_INTENT_MAX_BYTES) {
+        size_t want = (size_t)st.st_size, have = 0;
+        data = (char *)malloc(want + 1);
+        while (data != NULL && have < want) {
+            ssize_t got = read(fd, data + have, want - have);
+            if (got <= 0) {
+                free(data);
+                data = NULL;
+            } else {
+                have += (size_t)got;
+            }
+        }
+        *size = have;
+    }
+    close(fd);
+    return data;
+}
+
+/* tfsql.commit.pending_view: a directory holding a prepared intent record (a commit cut
+ * before its commit point) is listed as its rollback will leave it. `found` holds every
+ * file below a directory (hidden ones too); the new files already moved into place are
+ * dropped, and views[i] gets the old path of a file in the trash (NULL: as found). The
+ * record is read and judged by the core (tfsql_intent_parse / tfsql_intent_view). */
+static int apply_intents(strlist *found, char **views, char *err) {
+    static const char suffix[] = "/" TFSQL_INTENT_NAME;
+    size_t ls = sizeof(suffix) - 1;
+    for (size_t r = 0; r < found->n; r++) {
+        const char *record = found->items[r];
+        size_t n = record ? strlen(record) : 0;
+        if (n <= ls || strcmp(record + n - ls, suffix) != 0) {
+            continue;
+        }
+        size_t size = 0;
+        char *data = read_small_file(record, &size);
+        tfsql_intent *intent = data ? tfsql_intent_parse(data, size, NULL, 0) : NULL;
+        free(data);
+        if (intent == NULL || !tfsql_intent_prepared(intent)) {
+            tfsql_intent_free(intent);
+            continue; /* unreadable, not tfsql's, or committed: read the files as they are */
+        }
+        size_t plen = n - ls + 1; /* the record's directory and its '/' */
+        size_t *index = (size_t *)malloc((found->n + 1) * sizeof(size_t));
+        const char **rels = (const char **)malloc((found->n + 1) * sizeof(char *));
+        int *actions = (int *)malloc((found->n + 1) * sizeof(int));
+        size_t *old = (size_t *)malloc((found->n + 1) * sizeof(size_t));
+        size_t m = 0;
+        int rc = index && rels && actions && old ? 0 : -1;
+        for (size_t i = 0; rc == 0 && i < found->n; i++) {
+            const char *p = found->items[i];
+            if (p != NULL && strncmp(p, record, plen) == 0) {
+                index[m] = i;
+                rels[m++] = p + plen;
+            }
+        }
+        rc = rc ? rc : tfsql_intent_view(intent, rels, m, actions, old);
+        for (size_t k = 0; rc == 0 && k < m; k++) {
+            size_t i = index[k];
+            if (actions[k] == TFSQL_VIEW_LEAVE_OUT) {
+                free(found->items[i]);
+                found->items[i] = NULL;
+            } else if (actions[k] == TFSQL_VIEW_MOVED) {
+                free(views[i]);
+                views[i] = xprintf("%.*s%s", (int)plen, found->items[i], rels[k] + old[k]);
+                rc = views[i] == NULL ? -1 : 0;
+            }
+        }
+        free(index);
+        free(rels);
+        free(actions);
+        free(old);
+        tfsql_intent_free(intent);
+        if (rc) {
+            snprintf(err, ERRLEN, "out of memory");
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static int64_t file_size(const char *path) {
     struct stat st;
     return stat(path, &st) == 0 ? (int64_t)st.st_size : 0;
 }
 
+typedef struct {
+    char *path; /* where the file is */
+    char *view; /* where the rules see it (its old place, for a file in a trash), or NULL */
+} viewed;
+
+static int cmp_viewed(const void *a, const void *b) {
+    const viewed *x = (const viewed *)a, *y = (const viewed *)b;
+    return strcmp(x->view ? x->view : x->path, y->view ? y->view : y->path);
+}
+
 /* Add the kept files below directory `dir` (sorted), parsed against `root`. */
 static int list_directory(const char *dir, const char *root, const strlist *exempt,
-                          int exclude_hidden, strlist *out) {
+                          int exclude_hidden, strlist *out, char *err) {
     strlist found = {0};
-    if (walk_dir(dir, &found)) {
-        strlist_free(&found);
-        return -1;
+    char **views = NULL;
+    viewed *order = NULL;
+    int rc = walk_dir(dir, &found, err);
+    if (rc == 0 && exclude_hidden) {
+        views = (char **)calloc(found.n + 1, sizeof(char *));
+        rc = views == NULL ? -1 : apply_intents(&found, views, err);
     }
-    qsort(found.items, found.n, sizeof(char *), cmp_str);
-    for (size_t i = 0; i < found.n; i++) {
-        if (!exclude_hidden || keep_path(found.items[i], root, exempt)) {
-            if (strlist_add(out, found.items[i])) {
-                found.items[i] = NULL;
-                strlist_free(&found);
-                return -1;
-            }
+    if (rc == 0) {
+        order = (viewed *)malloc((found.n + 1) * sizeof(viewed));
+        rc = order == NULL ? -1 : 0;
+    }
+    size_t n = 0;
+    for (size_t i = 0; rc == 0 && i < found.n; i++) {
+        if (found.items[i] != NULL) {
+            order[n].path = found.items[i];
+            order[n++].view = views ? views[i] : NULL;
             found.items[i] = NULL;
+            if (views) {
+                views[i] = NULL;
+            }
         }
     }
+    if (rc == 0) {
+        qsort(order, n, sizeof(viewed), cmp_viewed);
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *seen_as = order[i].view ? order[i].view : order[i].path;
+        if (rc == 0 && (!exclude_hidden || keep_path(seen_as, root, exempt))) {
+            rc = strlist_add(out, order[i].path);
+            order[i].path = NULL;
+        }
+        free(order[i].path);
+        free(order[i].view);
+    }
+    for (size_t i = 0; views && i < found.n; i++) {
+        free(views[i]);
+    }
+    free(views);
+    free(order);
     strlist_free(&found);
-    return 0;
+    if (rc && err[0] == 0) {
+        snprintf(err, ERRLEN, "out of memory");
+    }
+    return rc;
 }
 
 /* Expand glob components comps[k..] below `dir`; matches (files and directories) go to
- * `out`. `**` is a whole component matching zero or more directory levels. */
+ * `out`. `**` is a whole component matching zero or more directory levels; it does not
+ * enter links to directories, and neither does a glob component before the last (both
+ * walk, as fsspec's glob does); a literal component is followed as the system resolves it. */
 static int glob_walk(const char *dir, char **comps, int ncomps, int k, strlist *out) {
     if (k == ncomps) {
         return strlist_add(out, xstrdup(dir));
@@ -253,7 +374,7 @@ static int glob_walk(const char *dir, char **comps, int ncomps, int k, strlist *
     if (!has_glob_magic(c)) {
         char *child = strcmp(dir, "/") == 0 ? xprintf("/%s", c) : xprintf("%s/%s", dir, c);
         struct stat st;
-        if (child != NULL && stat(child, &st) == 0 && (last || S_ISDIR(st.st_mode))) {
+        if (child != NULL && lstat(child, &st) == 0 && (last || is_dir(child))) {
             rc = glob_walk(child, comps, ncomps, k + 1, out);
         }
         free(child);
@@ -267,11 +388,12 @@ static int glob_walk(const char *dir, char **comps, int ncomps, int k, strlist *
     rc = dir_children(dir, globstar ? NULL : c, &children);
     for (size_t i = 0; i < children.n && rc == 0; i++) {
         const char *child = children.items[i];
-        if (globstar) {  /* one level deeper, still matching "**"; or a file it ends on */
-            rc = is_dir(child) ? glob_walk(child, comps, ncomps, k, out)
-                 : last        ? strlist_add(out, xstrdup(child))
-                               : 0;
-        } else if (last || is_dir(child)) {
+        int kind = entry_kind(child);
+        if (globstar) { /* one level deeper, still matching "**"; or an entry it ends on */
+            rc = kind == TFSQL_ENTRY_DIR ? glob_walk(child, comps, ncomps, k, out)
+                 : last                  ? strlist_add(out, xstrdup(child))
+                                         : 0;
+        } else if (last || kind == TFSQL_ENTRY_DIR) {
             rc = glob_walk(child, comps, ncomps, k + 1, out);
         }
     }
@@ -284,13 +406,15 @@ static int cmp_len(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-/* One source item -> files (sorted). 1 when nothing matched (err set), -1 on error. */
+/* One source item -> files (sorted). 1 when it names no data file (err set), -1 on
+ * another error (err set). */
 int list_item(const char *item, int glob, filelist *files, char *err) {
     char *path = abs_path(item);
     if (path == NULL) {
         snprintf(err, ERRLEN, "out of memory");
         return -1;
     }
+    int rc = 0;
     if (glob && has_glob_magic(path)) {
         /* split into components */
         strlist comps = {0};
@@ -318,25 +442,28 @@ int list_item(const char *item, int glob, filelist *files, char *err) {
             root = xstrdup("/");
         }
         strlist exempt = {0};
+        int globstar = 0;
         for (size_t k = (size_t)nroot; k < comps.n; k++) {
             const char *c = comps.items[k];
+            globstar |= strcmp(c, "**") == 0;
             if (strcmp(c, "**") != 0 && (c[0] == '_' || c[0] == '.')) {
                 strlist_add(&exempt, xstrdup(c));
             }
         }
         strlist matches = {0};
-        int rc = glob_walk(root, comps.items + nroot, (int)comps.n - nroot, 0, &matches);
+        strlist kept = {0};
+        rc = glob_walk(root, comps.items + nroot, (int)comps.n - nroot, 0, &matches);
         if (rc == 0 && matches.n > 0) {
             qsort(matches.items, matches.n, sizeof(char *), cmp_len);
             strlist listed_dirs = {0};
-            strlist kept = {0};
+            /* a match of ** was met walking; the last component matched the others */
+            int context = globstar ? TFSQL_IN_WALK : TFSQL_MATCHED;
             for (size_t i = 0; i < matches.n && rc == 0; i++) {
                 const char *m = matches.items[i];
-                struct stat st;
-                if (stat(m, &st) != 0) {
-                    continue;
-                }
-                if (S_ISDIR(st.st_mode)) {
+                int action = walk_action(m, context, err);
+                if (action == TFSQL_WALK_REFUSE) {
+                    rc = -1;
+                } else if (action == TFSQL_WALK_DESCEND) {
                     int covered = 0;
                     for (size_t j = 0; j < listed_dirs.n && !covered; j++) {
                         size_t ln = strlen(listed_dirs.items[j]);
@@ -346,8 +473,8 @@ int list_item(const char *item, int glob, filelist *files, char *err) {
                         continue;
                     }
                     strlist_add(&listed_dirs, xstrdup(m));
-                    rc = list_directory(m, root, &exempt, 1, &kept);
-                } else if (keep_path(m, root, &exempt)) {
+                    rc = list_directory(m, root, &exempt, 1, &kept, err);
+                } else if (action == TFSQL_WALK_READ && keep_path(m, root, &exempt)) {
                     rc = strlist_add(&kept, xstrdup(m));
                 }
             }
@@ -359,22 +486,22 @@ int list_item(const char *item, int glob, filelist *files, char *err) {
                 rc = filelist_add(files, kept.items[i], root, file_size(kept.items[i]));
                 kept.items[i] = NULL;
             }
-            strlist_free(&kept);
             strlist_free(&listed_dirs);
-            strlist_free(&matches);
-            strlist_free(&exempt);
-            strlist_free(&comps);
-            free(root);
-            free(path);
-            if (rc) {
-                snprintf(err, ERRLEN, "out of memory");
-            }
-            return rc;
         }
+        size_t nkept = kept.n;
+        strlist_free(&kept);
         strlist_free(&matches);
         strlist_free(&exempt);
         strlist_free(&comps);
         free(root);
+        if (rc || nkept > 0) {
+            free(path);
+            if (rc && err[0] == 0) {
+                snprintf(err, ERRLEN, "out of memory");
+            }
+            return rc;
+        }
+        /* nothing matched, but a file literally named with glob characters may exist */
         struct stat st;
         if (stat(path, &st) != 0) {
             free(path);
@@ -390,15 +517,29 @@ int list_item(const char *item, int glob, filelist *files, char *err) {
         snprintf(err, ERRLEN, "no such file or directory: '%s'; check the path", item);
         return 1;
     }
-    if (S_ISDIR(st.st_mode)) {
+    int action = walk_action(path, TFSQL_NAMED, err);
+    if (action == TFSQL_WALK_REFUSE) {
+        free(path);
+        return -1;
+    }
+    if (action == TFSQL_WALK_DESCEND) {
         strlist found = {0};
-        int rc = list_directory(path, path, NULL, 1, &found);
+        rc = list_directory(path, path, NULL, 1, &found, err);
         for (size_t i = 0; i < found.n && rc == 0; i++) {
             rc = filelist_add(files, found.items[i], path, file_size(found.items[i]));
             found.items[i] = NULL;
         }
+        size_t nfound = found.n;
         strlist_free(&found);
         free(path);
+        if (rc == 0 && nfound == 0) {
+            snprintf(err, ERRLEN, "no files found in the directory '%s': it is empty or holds only "
+                                  "hidden files (names starting with . or _); check the path", item);
+            return 1;
+        }
+        if (rc && err[0] == 0) {
+            snprintf(err, ERRLEN, "out of memory");
+        }
         return rc;
     }
     return filelist_add(files, path, NULL, (int64_t)st.st_size);

@@ -10,12 +10,13 @@
  *
  *   strings.c      small growable helpers
  *   inflate.c      gzip / zlib through the system's libz, loaded at run time
- *   files.c        reading a file whole (decompressed), compression detection
- *   discovery.c    paths, directories, globs, hidden-file rules (tfsql.discovery)
- *   partitions.c   hive key=value directories and their types (tfsql.partitioning)
+ *   files.c        reading a file whole (decompressed; compression detected by the core)
+ *   discovery.c    listing paths, directories and globs; which entries are data, links,
+ *                  FIFOs and crashed commits' intent records are the core's rules
+ *   partitions.c   hive columns (found, unescaped and typed by the core's rules)
  *   inference.c    the inference sample read from the files, handed to the core's
  *                  inference (tfsql/core/infer.c); column names; the inferred-schema cache
- *   layouts.c      TFDS / TFX layouts and the split column (tfsql.layouts)
+ *   layouts.c      the split column of TFDS / TFX layouts (detected by the core)
  *   options.c      parameters -> options (the table is generated from the option spec:
  *                  options_gen.h, by `python -m tfsql.option_header --write`)
  *   bind.c         options, files, partitions, columns -> the bind result
@@ -42,7 +43,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -282,8 +282,6 @@ void tfbind_free(void *p);
 duckdb_logical_type column_type(int kind, int shape, int utf8);
 
 /* -- files.c (shared) ---------------------------------------------------------- */
-/* COMP_NONE, COMP_GZIP or COMP_ZLIB by a file's first bytes. */
-int detect_compression(const uint8_t *h, size_t n);
 
 /* -- entry.c (shared) ---------------------------------------------------------- */
 void add_scan_parameters(duckdb_table_function f);

@@ -13,19 +13,6 @@ void filebytes_free(filebytes *f) {
     memset(f, 0, sizeof(*f));
 }
 
-int detect_compression(const uint8_t *h, size_t n) {
-    if (n >= 12 && masked_crc(h, 8) == load_le32(h + 8)) {
-        return COMP_NONE;
-    }
-    if (n >= 2 && h[0] == 0x1f && h[1] == 0x8b) {
-        return COMP_GZIP;
-    }
-    if (n >= 2 && (h[0] & 0x0f) == 8 && (h[0] >> 4) <= 7 && ((unsigned)h[0] * 256 + h[1]) % 31 == 0) {
-        return COMP_ZLIB;
-    }
-    return COMP_NONE;
-}
-
 /* Open `path` (compression `comp`, or COMP_INFER). Plain bytes are mapped. Compressed
  * ones are inflated whole, or, when `inf` is given, not yet: the caller inflates them
  * with inflater_run(inf, &f->owned, ...) and file_inflated(f), then inflater_end. */
@@ -61,7 +48,7 @@ int file_open(const char *path, int comp, filebytes *f, inflater *inf, char *err
     f->map = map;
     f->map_size = size;
     if (comp == COMP_INFER) {
-        comp = detect_compression((const uint8_t *)map, size);
+        comp = tfsql_detect_compression((const uint8_t *)map, size); /* COMP_* = TFSQL_DETECT_* */
     }
     if (comp == COMP_NONE) {
         f->data = (const uint8_t *)map;

@@ -5,65 +5,24 @@
 
 #include "duckdb_ext.h"
 
-/* -- dataset layouts with splits (tfsql.layouts) ---------------------------------
- * TFDS shards '{name}-{split}.tfrecord-{i}-of-{n}' and TFX 'Split-{split}/...' files get
- * a string partition column split, unless hive directories or the records already have
- * a column of that name. In a listed directory that holds dataset_info.json, the .json
- * and .txt files are TFDS metadata, not data. */
 
-static int is_digit(char c) { return c >= '0' && c <= '9'; }
 
-/* tfsql.layouts.tfds_split: the split of a TFDS shard name (a new string), or NULL. */
-static char *tfds_split(const char *path) {
-    const char *slash = strrchr(path, '/');
-    const char *base = slash ? slash + 1 : path;
-    size_t e = strlen(base), end = e;
-    while (e > 0 && is_digit(base[e - 1])) {
-        e--;
-    }
-    if (e == end || e < 4 || memcmp(base + e - 4, "-of-", 4) != 0) {
-        return NULL;
-    }
-    size_t i = e - 4, d = i;
-    while (d > 0 && is_digit(base[d - 1])) {
-        d--;
-    }
-    if (d == i || d < 10 || memcmp(base + d - 10, ".tfrecord-", 10) != 0) {
-        return NULL;
-    }
-    size_t split_end = d - 10, k = split_end;
-    while (k > 0 && base[k - 1] != '-' && base[k - 1] != '.') {
-        k--;
-    }
-    /* the split is preceded by '-' and a non-empty dataset name */
-    if (k == split_end || k < 2 || base[k - 1] != '-') {
-        return NULL;
-    }
-    return xstrndup(base + k, split_end - k);
-}
 
-/* tfsql.layouts.tfx_split: the split of the nearest 'Split-{split}' directory above the
- * file (a new string), or NULL. */
-static char *tfx_split(const char *path) {
-    const char *slash = strrchr(path, '/');
-    if (slash == NULL) {
+/* The split of a file by the core's rule (tfsql_tfds_split / tfsql_tfx_split; a new
+ * string), or NULL. */
+static char *split_of(const tfile *f, int layout) {
+    size_t start, len;
+    if (layout == LAYOUT_TFDS) {
+        return tfsql_tfds_split(f->path, strlen(f->path), &start, &len) ? xstrndup(f->path + start, len)
+                                                                          : NULL;
+    }
+    if (f->root == NULL) {
         return NULL;
     }
-    size_t end = (size_t)(slash - path);
-    while (end > 0) {
-        size_t start = end;
-        while (start > 0 && path[start - 1] != '/') {
-            start--;
-        }
-        if (end - start > 6 && memcmp(path + start, "Split-", 6) == 0) {
-            return xstrndup(path + start + 6, end - start - 6);
-        }
-        if (start == 0) {
-            break;
-        }
-        end = start - 1;
-    }
-    return NULL;
+    size_t dstart, dlen;
+    tfsql_hive_directory(f->path, f->root, TFSQL_HIVE_BELOW_ROOT, &dstart, &dlen);
+    return tfsql_tfx_split(f->path + dstart, dlen, &start, &len) ? xstrndup(f->path + dstart + start, len)
+                                                                 : NULL;
 }
 
 static char *dir_of(const char *path) {
@@ -71,13 +30,15 @@ static char *dir_of(const char *path) {
     return slash == NULL ? xstrdup("") : xstrndup(path, (size_t)(slash - path));
 }
 
-/* Leave out the .json / .txt files of listed directories that hold dataset_info.json. */
+/* Leave out the TFDS metadata files (tfsql_is_tfds_metadata_name) of listed directories
+ * that hold dataset_info.json (tfsql_is_tfds_info_name). */
 int drop_tfds_metadata(tfbind *b) {
     strlist dirs = {0};
     for (size_t i = 0; i < b->files.n; i++) {
         const tfile *f = &b->files.items[i];
         const char *slash = strrchr(f->path, '/');
-        if (f->root != NULL && strcmp(slash ? slash + 1 : f->path, "dataset_info.json") == 0 &&
+        const char *name = slash ? slash + 1 : f->path;
+        if (f->root != NULL && tfsql_is_tfds_info_name(name, strlen(name)) &&
             strlist_add(&dirs, dir_of(f->path))) {
             strlist_free(&dirs);
             return -1;
@@ -86,9 +47,10 @@ int drop_tfds_metadata(tfbind *b) {
     size_t kept = 0;
     for (size_t i = 0; i < b->files.n; i++) {
         tfile *f = &b->files.items[i];
+        const char *slash = strrchr(f->path, '/');
+        const char *name = slash ? slash + 1 : f->path;
         int drop = 0;
-        if (f->root != NULL && dirs.n > 0 &&
-            (ends_with_ci(f->path, ".json") || ends_with_ci(f->path, ".txt"))) {
+        if (f->root != NULL && dirs.n > 0 && tfsql_is_tfds_metadata_name(name, strlen(name))) {
             char *dir = dir_of(f->path);
             for (size_t k = 0; dir != NULL && k < dirs.n && !drop; k++) {
                 drop = strcmp(dirs.items[k], dir) == 0;
@@ -107,38 +69,43 @@ int drop_tfds_metadata(tfbind *b) {
     return 0;
 }
 
-/* tfsql.layouts.detect_layout over the listed files: b->layout, b->splits, b->tfds_dir. */
+/* The layout of the listed files (tfsql_detect_layout): b->layout, b->splits, b->tfds_dir. */
 int detect_layout(tfbind *b) {
     size_t n = b->files.n;
     if (n == 0) {
         return 0;
     }
+    const char **paths = (const char **)malloc(n * sizeof(char *));
+    char **dirs = (char **)calloc(n, sizeof(char *));
+    int rc = paths != NULL && dirs != NULL ? 0 : -1;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        const tfile *f = &b->files.items[i];
+        paths[i] = f->path;
+        if (f->root != NULL) {
+            size_t start, len;
+            tfsql_hive_directory(f->path, f->root, TFSQL_HIVE_BELOW_ROOT, &start, &len);
+            dirs[i] = xstrndup(f->path + start, len);
+            rc = dirs[i] == NULL ? -1 : 0;
+        }
+    }
+    b->layout = rc == 0 ? tfsql_detect_layout(paths, (const char *const *)dirs, n) : LAYOUT_NONE;
+    for (size_t i = 0; dirs != NULL && i < n; i++) {
+        free(dirs[i]);
+    }
+    free(dirs);
+    free(paths);
+    if (rc || b->layout == LAYOUT_NONE) {
+        return rc;
+    }
     b->splits = (char **)calloc(n, sizeof(char *));
     if (b->splits == NULL) {
         return -1;
     }
-    for (int kind = LAYOUT_TFDS; kind <= LAYOUT_TFX; kind++) {
-        size_t i = 0;
-        for (; i < n; i++) {
-            const char *path = b->files.items[i].path;
-            b->splits[i] = kind == LAYOUT_TFDS ? tfds_split(path) : tfx_split(path);
-            if (b->splits[i] == NULL) {
-                break;
-            }
+    for (size_t i = 0; i < n; i++) {
+        b->splits[i] = split_of(&b->files.items[i], b->layout);
+        if (b->splits[i] == NULL) {
+            return -1;
         }
-        if (i == n) {
-            b->layout = kind;
-            break;
-        }
-        for (size_t k = 0; k < n; k++) {
-            free(b->splits[k]);
-            b->splits[k] = NULL;
-        }
-    }
-    if (b->layout == LAYOUT_NONE) {
-        free(b->splits);
-        b->splits = NULL;
-        return 0;
     }
     if (b->layout == LAYOUT_TFDS) {
         b->tfds_dir = dir_of(b->files.items[0].path);

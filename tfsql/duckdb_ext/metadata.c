@@ -276,7 +276,7 @@ static int file_compression(const tfbind *b, const char *path) {
     if (fd >= 0) {
         close(fd);
     }
-    return detect_compression(head, n > 0 ? (size_t)n : 0);
+    return tfsql_detect_compression(head, n > 0 ? (size_t)n : 0);
 }
 
 static void metadata_bind(duckdb_bind_info info) {

@@ -5,81 +5,43 @@
 
 #include "duckdb_ext.h"
 
-static int hexval(char c) {
-    if (c >= '0' && c <= '9') {
-        return c - '0';
-    }
-    if (c >= 'a' && c <= 'f') {
-        return c - 'a' + 10;
-    }
-    if (c >= 'A' && c <= 'F') {
-        return c - 'A' + 10;
-    }
-    return -1;
-}
 
-/* tfsql.partitioning.unescape_partition_value: %XX -> the character (code point XX). */
-static char *unescape(const char *s, size_t n) {
+
+/* A partition key or value, unescaped by the core (a new string). */
+static char *unescaped(const char *s, size_t n) {
     char *out = (char *)malloc(2 * n + 1);
-    if (out == NULL) {
-        return NULL;
+    if (out != NULL) {
+        out[tfsql_hive_unescape(s, n, out)] = 0;
     }
-    size_t o = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == '%' && i + 2 < n + 0 && i + 2 <= n - 1 && hexval(s[i + 1]) >= 0 &&
-            hexval(s[i + 2]) >= 0) {
-            unsigned v = (unsigned)(hexval(s[i + 1]) * 16 + hexval(s[i + 2]));
-            if (v < 0x80) {
-                out[o++] = (char)v;
-            } else { /* chr(v) encoded as UTF-8 */
-                out[o++] = (char)(0xc0 | (v >> 6));
-                out[o++] = (char)(0x80 | (v & 0x3f));
-            }
-            i += 2;
-        } else {
-            out[o++] = s[i];
-        }
-    }
-    out[o] = 0;
     return out;
 }
 
-#define HIVE_DEFAULT "__HIVE_DEFAULT_PARTITION__"
-
-/* key=value directory segments of a file below its root. */
-static int file_segments(const tfile *f, strlist *keys, strlist *values, strlist *nulls) {
-    (void)nulls;
-    if (f->root == NULL) {
-        return 0;
+/* key=value directory segments of a file, by DuckDB's read_parquet rule (every
+ * directory of its path: tfsql_hive_directory with TFSQL_HIVE_WHOLE_PATH). */
+static int file_segments(const tfile *f, strlist *keys, strlist *values) {
+    size_t start, len;
+    tfsql_hive_directory(f->path, f->root, TFSQL_HIVE_WHOLE_PATH, &start, &len);
+    const char *dir = f->path + start;
+    size_t count = tfsql_hive_segments(dir, len, NULL, 0);
+    tfsql_hive_segment *segs = (tfsql_hive_segment *)malloc((count + 1) * sizeof(*segs));
+    if (segs == NULL) {
+        return -1;
     }
-    const char *rel = relative_to(f->path, f->root);
-    const char *slash = strrchr(rel, '/');
-    if (slash == NULL) {
-        return 0;
-    }
-    const char *s = rel;
-    while (s < slash) {
-        const char *e = memchr(s, '/', (size_t)(slash - s));
-        if (e == NULL) {
-            e = slash;
+    tfsql_hive_segments(dir, len, segs, count);
+    for (size_t i = 0; i < count; i++) {
+        char *key = unescaped(dir + segs[i].key_start, segs[i].key_len);
+        char *val = segs[i].is_null ? NULL : unescaped(dir + segs[i].value_start, segs[i].value_len);
+        if (strlist_add(keys, key) || (val == NULL && !segs[i].is_null)) {
+            free(val);
+            free(segs);
+            return -1;
         }
-        const char *eq = memchr(s, '=', (size_t)(e - s));
-        if (eq != NULL && eq > s) {
-            size_t vlen = (size_t)(e - eq - 1);
-            char *key = unescape(s, (size_t)(eq - s));
-            char *val = (vlen == strlen(HIVE_DEFAULT) && memcmp(eq + 1, HIVE_DEFAULT, vlen) == 0)
-                            ? NULL
-                            : unescape(eq + 1, vlen);
-            if (strlist_add(keys, key)) {
-                free(val);
-                return -1;
-            }
-            if (strlist_push(values, val)) { /* val may be NULL */
-                return -1;
-            }
+        if (strlist_push(values, val)) { /* val is NULL for a null value; freed on failure */
+            free(segs);
+            return -1;
         }
-        s = e + 1;
     }
+    free(segs);
     return 0;
 }
 
@@ -92,22 +54,8 @@ static void strlist_free_nullable(strlist *l) {
 }
 
 static int is_int64_text(const char *s) {
-    const char *p = s;
-    if (*p == '-') {
-        p++;
-    }
-    if (*p == 0) {
-        return 0;
-    }
-    for (const char *q = p; *q; q++) {
-        if (*q < '0' || *q > '9') {
-            return 0;
-        }
-    }
-    errno = 0;
-    char *end;
-    (void)strtoll(s, &end, 10);
-    return errno == 0 && *end == 0;
+    int64_t value;
+    return tfsql_hive_int64(s, strlen(s), &value);
 }
 
 /* Hive partition columns of the files (tfsql.partitioning.Partitioning.discover). */
@@ -120,7 +68,7 @@ int find_partitions(tfbind *b, char *err) {
     size_t first_index = 0;
     for (size_t i = 0; i < b->files.n; i++) {
         strlist keys = {0}, values = {0};
-        if (file_segments(&b->files.items[i], &keys, &values, NULL)) {
+        if (file_segments(&b->files.items[i], &keys, &values)) {
             strlist_free(&keys);
             strlist_free_nullable(&values);
             snprintf(err, ERRLEN, "out of memory");

@@ -79,12 +79,13 @@ def plan_read(
     file_option = READ_OPTIONS["include_file_paths"].spelled("spark")
     if spark_schema is None:
         data_schema = pa.schema([pa.field(BYTE_ARRAY_COLUMN, pa.binary())]) if raw else None
-        dataset = tfsql.dataset(paths, schema=data_schema, hive_partitioning=hive, **opts)
-        if not dataset.files:
+        try:
+            dataset = tfsql.dataset(paths, schema=data_schema, hive_partitioning=hive, **opts)
+        except tfsql.NoDataError as err:
             raise ValueError(
                 f"no TFRecord files found in {', '.join(paths)} to infer a schema from; "
                 "check the path or pass a schema with .schema(...)"
-            )
+            ) from err
         if file_column is not None and file_column in dataset.schema.names:
             raise ValueError(
                 f"option {file_option}={file_column!r} collides with a column of the data; choose another name"

@@ -1,0 +1,389 @@
+/*
+ * tfsql/_native_rules.c -- the Python binding of the core's dataset rules
+ * (tfsql/core: paths.c, hive.c, layout.c, detect.c, intent.c): which listed paths are
+ * data, hive key=value directories, TFDS / TFX splits, compression detection and the
+ * crash-recovery intent record. Part of the module tfsql._native (contract:
+ * tfsql/_native.pyi); the module's init adds tfsql_rules_methods.
+ *
+ * Paths cross as str; they are encoded as UTF-8 with surrogateescape (the form Python
+ * gives local file names it could not decode), and decoded the same way.
+ */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "_native_rules.h"
+#include "core/tfsql_core.h"
+
+static PyObject *encode_path(PyObject *text) {
+    if (!PyUnicode_Check(text)) {
+        PyErr_Format(PyExc_TypeError, "expected str, not %.100s", Py_TYPE(text)->tp_name);
+        return NULL;
+    }
+    return PyUnicode_AsEncodedString(text, "utf-8", "surrogateescape");
+}
+
+/* `text` encoded, kept alive by the list `keep`: its bytes, or NULL with an exception. */
+static const char *encode_kept(PyObject *keep, PyObject *text) {
+    PyObject *b = encode_path(text);
+    if (b == NULL || PyList_Append(keep, b)) {
+        Py_XDECREF(b);
+        return NULL;
+    }
+    Py_DECREF(b);
+    return PyBytes_AS_STRING(b);
+}
+
+static PyObject *decode_path(const char *s, size_t n) {
+    return PyUnicode_DecodeUTF8(s, (Py_ssize_t)n, "surrogateescape");
+}
+
+/* A yes / no rule over one name. */
+static PyObject *name_rule(PyObject *arg, int (*rule)(const char *, size_t)) {
+    PyObject *b = encode_path(arg);
+    if (b == NULL) {
+        return NULL;
+    }
+    int yes = rule(PyBytes_AS_STRING(b), (size_t)PyBytes_GET_SIZE(b));
+    Py_DECREF(b);
+    return PyBool_FromLong(yes);
+}
+
+static PyObject *rules_is_hidden_name(PyObject *self, PyObject *arg) {
+    (void)self;
+    return name_rule(arg, tfsql_is_hidden_name);
+}
+
+/* keep_listed(rel, exempt): exempt a tuple of glob components */
+static PyObject *rules_keep_listed(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *rel, *exempt;
+    if (!PyArg_ParseTuple(args, "UO!:keep_listed", &rel, &PyTuple_Type, &exempt)) {
+        return NULL;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(exempt);
+    PyObject *keep = PyList_New(0);
+    const char **patterns = (const char **)malloc(((size_t)n + 1) * sizeof(char *));
+    PyObject *result = NULL;
+    if (keep == NULL || patterns == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if ((patterns[i] = encode_kept(keep, PyTuple_GET_ITEM(exempt, i))) == NULL) {
+            goto done;
+        }
+    }
+    const char *r = encode_kept(keep, rel);
+    if (r != NULL) {
+        result = PyBool_FromLong(tfsql_keep_listed(r, strlen(r), patterns, (size_t)n));
+    }
+done:
+    free(patterns);
+    Py_XDECREF(keep);
+    return result;
+}
+
+static PyObject *unescaped(const char *s, size_t n) {
+    char stack[256];
+    char *buf = 2 * n <= sizeof(stack) ? stack : (char *)malloc(2 * n + 1);
+    if (buf == NULL) {
+        return PyErr_NoMemory();
+    }
+    size_t len = tfsql_hive_unescape(s, n, buf);
+    PyObject *out = decode_path(buf, len);
+    if (buf != stack) {
+        free(buf);
+    }
+    return out;
+}
+
+/* hive_segments(directory) -> [(key, value or None)], unescaped */
+static PyObject *rules_hive_segments(PyObject *self, PyObject *arg) {
+    (void)self;
+    PyObject *b = encode_path(arg);
+    if (b == NULL) {
+        return NULL;
+    }
+    const char *dir = PyBytes_AS_STRING(b);
+    size_t n = (size_t)PyBytes_GET_SIZE(b);
+    size_t count = tfsql_hive_segments(dir, n, NULL, 0);
+    tfsql_hive_segment *segs = (tfsql_hive_segment *)malloc((count ? count : 1) * sizeof(*segs));
+    PyObject *out = segs != NULL ? PyList_New((Py_ssize_t)count) : PyErr_NoMemory();
+    if (out != NULL) {
+        tfsql_hive_segments(dir, n, segs, count);
+        for (size_t i = 0; i < count; i++) {
+            PyObject *key = unescaped(dir + segs[i].key_start, segs[i].key_len);
+            PyObject *value = segs[i].is_null ? Py_NewRef(Py_None)
+                                              : unescaped(dir + segs[i].value_start, segs[i].value_len);
+            PyObject *pair = key != NULL && value != NULL ? PyTuple_Pack(2, key, value) : NULL;
+            Py_XDECREF(key);
+            Py_XDECREF(value);
+            if (pair == NULL) {
+                Py_CLEAR(out);
+                break;
+            }
+            PyList_SET_ITEM(out, (Py_ssize_t)i, pair);
+        }
+    }
+    free(segs);
+    Py_DECREF(b);
+    return out;
+}
+
+static PyObject *rules_hive_unescape(PyObject *self, PyObject *arg) {
+    (void)self;
+    PyObject *b = encode_path(arg);
+    if (b == NULL) {
+        return NULL;
+    }
+    PyObject *out = unescaped(PyBytes_AS_STRING(b), (size_t)PyBytes_GET_SIZE(b));
+    Py_DECREF(b);
+    return out;
+}
+
+/* hive_int64(text) -> int or None: the value when text types as int64 */
+static PyObject *rules_hive_int64(PyObject *self, PyObject *arg) {
+    (void)self;
+    PyObject *b = encode_path(arg);
+    if (b == NULL) {
+        return NULL;
+    }
+    int64_t v = 0;
+    int ok = tfsql_hive_int64(PyBytes_AS_STRING(b), (size_t)PyBytes_GET_SIZE(b), &v);
+    Py_DECREF(b);
+    return ok ? PyLong_FromLongLong((long long)v) : Py_NewRef(Py_None);
+}
+
+/* hive_directory(path, root, whole_path) -> str: the directory text hive columns come from */
+static PyObject *rules_hive_directory(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *path, *root;
+    int whole_path;
+    if (!PyArg_ParseTuple(args, "UOp:hive_directory", &path, &root, &whole_path)) {
+        return NULL;
+    }
+    PyObject *p = encode_path(path);
+    PyObject *r = root == Py_None ? Py_NewRef(Py_None) : encode_path(root);
+    PyObject *out = NULL;
+    if (p != NULL && r != NULL) {
+        size_t start, len;
+        tfsql_hive_directory(PyBytes_AS_STRING(p), r == Py_None ? NULL : PyBytes_AS_STRING(r),
+                             whole_path ? TFSQL_HIVE_WHOLE_PATH : TFSQL_HIVE_BELOW_ROOT, &start, &len);
+        out = decode_path(PyBytes_AS_STRING(p) + start, len);
+    }
+    Py_XDECREF(p);
+    Py_XDECREF(r);
+    return out;
+}
+
+/* tfds_split(path) / tfx_split(rel_dir) -> str or None */
+static PyObject *split_of(PyObject *arg, int (*rule)(const char *, size_t, size_t *, size_t *)) {
+    PyObject *b = encode_path(arg);
+    if (b == NULL) {
+        return NULL;
+    }
+    size_t start, len;
+    PyObject *out = rule(PyBytes_AS_STRING(b), (size_t)PyBytes_GET_SIZE(b), &start, &len)
+                        ? decode_path(PyBytes_AS_STRING(b) + start, len)
+                        : Py_NewRef(Py_None);
+    Py_DECREF(b);
+    return out;
+}
+
+static PyObject *rules_tfds_split(PyObject *self, PyObject *arg) {
+    (void)self;
+    return split_of(arg, tfsql_tfds_split);
+}
+
+static PyObject *rules_tfx_split(PyObject *self, PyObject *arg) {
+    (void)self;
+    return split_of(arg, tfsql_tfx_split);
+}
+
+/* detect_layout(paths, rel_dirs) -> 0 none, 1 TFDS, 2 TFX; rel_dirs items str or None */
+static PyObject *rules_detect_layout(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *paths, *rel_dirs;
+    if (!PyArg_ParseTuple(args, "O!O!:detect_layout", &PyList_Type, &paths, &PyList_Type, &rel_dirs)) {
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(paths);
+    if (PyList_GET_SIZE(rel_dirs) != n) {
+        PyErr_SetString(PyExc_ValueError, "detect_layout needs one rel_dir per path");
+        return NULL;
+    }
+    PyObject *keep = PyList_New(0);
+    const char **p = (const char **)calloc((size_t)n + 1, sizeof(char *));
+    const char **d = (const char **)calloc((size_t)n + 1, sizeof(char *));
+    PyObject *result = NULL;
+    if (keep == NULL || p == NULL || d == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *rd = PyList_GET_ITEM(rel_dirs, i);
+        if ((p[i] = encode_kept(keep, PyList_GET_ITEM(paths, i))) == NULL ||
+            (rd != Py_None && (d[i] = encode_kept(keep, rd)) == NULL)) {
+            goto done;
+        }
+    }
+    result = PyLong_FromLong(tfsql_detect_layout(p, d, (size_t)n));
+done:
+    free(p);
+    free(d);
+    Py_XDECREF(keep);
+    return result;
+}
+
+static PyObject *rules_has_glob_magic(PyObject *self, PyObject *arg) {
+    (void)self;
+    return name_rule(arg, tfsql_has_glob_magic);
+}
+
+static PyObject *rules_is_tfds_metadata_name(PyObject *self, PyObject *arg) {
+    (void)self;
+    return name_rule(arg, tfsql_is_tfds_metadata_name);
+}
+
+static PyObject *rules_is_tfds_info_name(PyObject *self, PyObject *arg) {
+    (void)self;
+    return name_rule(arg, tfsql_is_tfds_info_name);
+}
+
+/* detect_compression(head: bytes-like) -> "gzip", "zlib" or None */
+static PyObject *rules_detect_compression(PyObject *self, PyObject *arg) {
+    (void)self;
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE)) {
+        return NULL;
+    }
+    int kind = tfsql_detect_compression((const uint8_t *)view.buf, (size_t)view.len);
+    PyBuffer_Release(&view);
+    return kind == TFSQL_DETECT_GZIP   ? PyUnicode_FromString("gzip")
+           : kind == TFSQL_DETECT_ZLIB ? PyUnicode_FromString("zlib")
+                                       : Py_NewRef(Py_None);
+}
+
+/* walk_action(kind, context) -> action (see tfsql_walk_action) */
+static PyObject *rules_walk_action(PyObject *self, PyObject *args) {
+    (void)self;
+    int kind, context;
+    if (!PyArg_ParseTuple(args, "ii:walk_action", &kind, &context)) {
+        return NULL;
+    }
+    return PyLong_FromLong(tfsql_walk_action(kind, context));
+}
+
+/* intent_view(record: bytes, rels: list[str]) -> list of None (as is), False (leave out)
+ * or the str old path; raises ValueError when the record is not one tfsql wrote. */
+static PyObject *rules_intent_view(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer record;
+    PyObject *rels;
+    if (!PyArg_ParseTuple(args, "y*O!:intent_view", &record, &PyList_Type, &rels)) {
+        return NULL;
+    }
+    char why[200];
+    tfsql_intent *intent = tfsql_intent_parse((const char *)record.buf, (size_t)record.len, why, sizeof(why));
+    PyBuffer_Release(&record);
+    if (intent == NULL) {
+        PyErr_Format(PyExc_ValueError, "%s", why);
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(rels);
+    PyObject *keep = PyList_New(0);
+    const char **r = (const char **)calloc((size_t)n + 1, sizeof(char *));
+    int *actions = (int *)calloc((size_t)n + 1, sizeof(int));
+    size_t *old = (size_t *)calloc((size_t)n + 1, sizeof(size_t));
+    PyObject *out = NULL;
+    if (keep == NULL || r == NULL || actions == NULL || old == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if ((r[i] = encode_kept(keep, PyList_GET_ITEM(rels, i))) == NULL) {
+            goto done;
+        }
+    }
+    if (tfsql_intent_view(intent, r, (size_t)n, actions, old)) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    out = PyList_New(n);
+    for (Py_ssize_t i = 0; out != NULL && i < n; i++) {
+        PyObject *item = actions[i] == TFSQL_VIEW_LEAVE_OUT ? Py_NewRef(Py_False)
+                         : actions[i] == TFSQL_VIEW_MOVED
+                             ? decode_path(r[i] + old[i], strlen(r[i]) - old[i])
+                             : Py_NewRef(Py_None);
+        if (item == NULL) {
+            Py_CLEAR(out);
+            break;
+        }
+        PyList_SET_ITEM(out, i, item);
+    }
+done:
+    free(r);
+    free(actions);
+    free(old);
+    Py_XDECREF(keep);
+    tfsql_intent_free(intent);
+    return out;
+}
+
+PyMethodDef tfsql_rules_methods[] = {
+    {"is_hidden_name", rules_is_hidden_name, METH_O,
+     "is_hidden_name(name) -> bool: a path component readers skip"},
+    {"has_glob_magic", rules_has_glob_magic, METH_O,
+     "has_glob_magic(path) -> bool: the path holds *, ? or ["},
+    {"keep_listed", rules_keep_listed, METH_VARARGS,
+     "keep_listed(rel, exempt) -> bool: a listed file (path below the root) is data"},
+    {"hive_segments", rules_hive_segments, METH_O,
+     "hive_segments(directory) -> list of (key, value or None), unescaped"},
+    {"hive_unescape", rules_hive_unescape, METH_O,
+     "hive_unescape(text) -> str: every %XX (two hex digits) becomes U+00XX"},
+    {"hive_int64", rules_hive_int64, METH_O,
+     "hive_int64(text) -> int or None: the value when a partition value types as int64"},
+    {"hive_directory", rules_hive_directory, METH_VARARGS,
+     "hive_directory(path, root, whole_path) -> str: the directories hive columns come from"},
+    {"tfds_split", rules_tfds_split, METH_O, "tfds_split(path) -> str or None"},
+    {"tfx_split", rules_tfx_split, METH_O, "tfx_split(rel_dir) -> str or None"},
+    {"detect_layout", rules_detect_layout, METH_VARARGS,
+     "detect_layout(paths, rel_dirs) -> 0 (none), 1 (TFDS) or 2 (TFX)"},
+    {"is_tfds_metadata_name", rules_is_tfds_metadata_name, METH_O,
+     "is_tfds_metadata_name(name) -> bool: .json / .txt beside dataset_info.json"},
+    {"is_tfds_info_name", rules_is_tfds_info_name, METH_O,
+     "is_tfds_info_name(name) -> bool: dataset_info.json"},
+    {"detect_compression", rules_detect_compression, METH_O,
+     "detect_compression(head) -> 'gzip', 'zlib' or None"},
+    {"walk_action", rules_walk_action, METH_VARARGS,
+     "walk_action(kind, context) -> what a listing does with an entry"},
+    {"intent_view", rules_intent_view, METH_VARARGS,
+     "intent_view(record, rels) -> per path None (as is), False (left out) or its old path"},
+    {NULL, NULL, 0, NULL},
+};
+
+int tfsql_rules_add_constants(PyObject *module) {
+    static const struct {
+        const char *name;
+        int value;
+    } constants[] = {
+        {"ENTRY_FILE", TFSQL_ENTRY_FILE},   {"ENTRY_DIR", TFSQL_ENTRY_DIR},
+        {"ENTRY_DIR_LINK", TFSQL_ENTRY_DIR_LINK}, {"ENTRY_OTHER", TFSQL_ENTRY_OTHER},
+        {"ENTRY_MISSING", TFSQL_ENTRY_MISSING}, {"NAMED", TFSQL_NAMED},
+        {"MATCHED", TFSQL_MATCHED},         {"IN_WALK", TFSQL_IN_WALK},
+        {"WALK_READ", TFSQL_WALK_READ},     {"WALK_DESCEND", TFSQL_WALK_DESCEND},
+        {"WALK_SKIP", TFSQL_WALK_SKIP},     {"WALK_REFUSE", TFSQL_WALK_REFUSE},
+        {"LAYOUT_NONE", TFSQL_LAYOUT_NONE}, {"LAYOUT_TFDS", TFSQL_LAYOUT_TFDS},
+        {"LAYOUT_TFX", TFSQL_LAYOUT_TFX},
+    };
+    for (size_t i = 0; i < sizeof(constants) / sizeof(constants[0]); i++) {
+        if (PyModule_AddIntConstant(module, constants[i].name, constants[i].value)) {
+            return -1;
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,160 @@
+"""The dataset rules of ``tfsql/_native.pyi`` in pure Python (the C core's are in
+``tfsql/core/paths.c``, ``hive.c``, ``layout.c``, ``detect.c`` and ``intent.c``).
+
+Written from the rules' statements, on Python's own tools (``fnmatch``, ``re``,
+``json``), so that ``tests/unit/test_dataset_rules_core.py`` can compare the two, and
+so that ``TFSQL_PURE_PYTHON=1`` reads datasets without the C core.
+
+Examples
+--------
+>>> hive_segments("label=1/extra/split=a%2Fb")
+[('label', '1'), ('split', 'a/b')]
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+import struct
+from fnmatch import fnmatchcase
+from typing import Any, Optional, Union
+
+from tfsql._reference.framing import masked_crc32c
+
+ENTRY_FILE, ENTRY_DIR, ENTRY_DIR_LINK, ENTRY_OTHER, ENTRY_MISSING = range(5)
+NAMED, MATCHED, IN_WALK = range(3)
+WALK_READ, WALK_DESCEND, WALK_SKIP, WALK_REFUSE = range(4)
+LAYOUT_NONE, LAYOUT_TFDS, LAYOUT_TFX = range(3)
+
+_HIVE_DEFAULT = "__HIVE_DEFAULT_PARTITION__"
+_HEX = re.compile(r"%([0-9A-Fa-f]{2})")
+_INTEGER = re.compile(r"-?[0-9]+\Z")
+_TFDS_SHARD = re.compile(r"^.+-(?P<split>[^-./]+)\.tfrecord-[0-9]+-of-[0-9]+\Z")
+_INTENT_MAX_BYTES = 256 << 20
+
+
+def is_hidden_name(name: str) -> bool:
+    if name.startswith(".") or (name.startswith("_") and "=" not in name):
+        return True
+    return name.endswith((".crc", "._COPYING_"))
+
+
+def has_glob_magic(path: str) -> bool:
+    return any(ch in "*?[" for ch in path)
+
+
+def keep_listed(rel: str, exempt: tuple) -> bool:
+    parts = [p for p in rel.split("/") if p]
+    return all(not is_hidden_name(p) or any(fnmatchcase(p, pat) for pat in exempt) for p in parts)
+
+
+def walk_action(kind: int, context: int) -> int:
+    if kind == ENTRY_FILE:
+        return WALK_READ
+    if kind == ENTRY_DIR:
+        return WALK_DESCEND
+    if kind == ENTRY_DIR_LINK:
+        return WALK_SKIP if context == IN_WALK else WALK_DESCEND
+    return WALK_REFUSE if kind == ENTRY_OTHER else WALK_SKIP
+
+
+def hive_unescape(text: str) -> str:
+    return _HEX.sub(lambda m: chr(int(m.group(1), 16)), text)
+
+
+def hive_segments(directory: str) -> list:
+    segments = []
+    for part in directory.replace("\\", "/").split("/"):
+        key, sep, value = part.partition("=")
+        if sep and key:
+            segments.append((hive_unescape(key), None if value == _HIVE_DEFAULT else hive_unescape(value)))
+    return segments
+
+
+def hive_int64(text: str) -> Optional[int]:
+    if _INTEGER.match(text) and -(2**63) <= int(text) < 2**63:
+        return int(text)
+    return None
+
+
+def hive_directory(path: str, root: Optional[str], whole_path: bool) -> str:
+    directory = posixpath.dirname(path)
+    if not whole_path:
+        if root is None:
+            return ""
+        root = root.rstrip("/")
+        if directory != root and not directory.startswith(root + "/"):
+            return ""
+        directory = directory[len(root) :]
+    return directory.lstrip("/")
+
+
+def tfds_split(path: str) -> Optional[str]:
+    match = _TFDS_SHARD.match(posixpath.basename(path))
+    return match.group("split") if match else None
+
+
+def tfx_split(rel_dir: str) -> Optional[str]:
+    for part in reversed(rel_dir.split("/")):
+        if part.startswith("Split-") and len(part) > 6:
+            return part[6:]
+    return None
+
+
+def detect_layout(paths: list, rel_dirs: list) -> int:
+    if not paths or None in rel_dirs:
+        return LAYOUT_NONE
+    if all(tfds_split(p) is not None for p in paths):
+        return LAYOUT_TFDS
+    return LAYOUT_TFX if all(tfx_split(d) is not None for d in rel_dirs) else LAYOUT_NONE
+
+
+def is_tfds_metadata_name(name: str) -> bool:
+    return name.lower().endswith((".json", ".txt"))
+
+
+def is_tfds_info_name(name: str) -> bool:
+    return name == "dataset_info.json"
+
+
+def detect_compression(head: Any) -> Optional[str]:
+    head = bytes(head)
+    if len(head) >= 12 and masked_crc32c(head[:8]) == struct.unpack_from("<I", head, 8)[0]:
+        return None
+    if head[:2] == b"\x1f\x8b":
+        return "gzip"
+    if len(head) >= 2 and (head[0] & 0x0F) == 8 and (head[0] >> 4) <= 7 and (head[0] * 256 + head[1]) % 31 == 0:
+        return "zlib"
+    return None
+
+
+def _inner(rel: Any) -> bool:
+    return isinstance(rel, str) and rel != "" and all(p not in ("", ".", "..") for p in rel.split("/"))
+
+
+def intent_view(record: bytes, rels: list) -> list[Union[None, bool, str]]:
+    try:
+        if len(record) > _INTENT_MAX_BYTES:
+            raise ValueError("larger than any record tfsql writes")
+        raw = json.loads(record)
+        if raw.get("tfsql_intent") != 1 or raw["state"] not in ("prepared", "committed"):
+            raise ValueError("unknown format or state")
+        trash, new = raw["trash"], [(s, d) for s, d in raw["new"]]
+        paths = [trash, *raw["replaced"], *raw["created"], *(p for pair in new for p in pair)]
+        str(raw["job"])
+        if not (isinstance(trash, str) and trash.startswith("_trash-")) or not all(map(_inner, paths)):
+            raise ValueError("a path leaves the target")
+    except (KeyError, TypeError, AttributeError, RecursionError) as exc:
+        raise ValueError(f"not a tfsql intent record ({exc})") from None
+    view: list[Union[None, bool, str]] = [None] * len(rels)
+    if raw["state"] != "prepared":
+        return view
+    listed = {rel: i for i, rel in enumerate(rels)}
+    for staged, final in new:
+        if staged not in listed and final in listed:
+            view[listed[final]] = False
+    for i, rel in enumerate(rels):
+        if rel.startswith(trash + "/") and len(rel) > len(trash) + 1:
+            view[i] = rel[len(trash) + 1 :]
+    return view
