@@ -88,7 +88,7 @@ def test_a_gzip_bomb_is_refused_by_inference_under_a_memory_cap(bomb):
 def test_max_record_bytes_is_a_named_parameter_with_the_python_wording(tmp_path):
     path = tmp_path / "r.tfrecord"
     path.write_bytes(frame(b"a" * 10) + frame(b"b" * 100) + frame(b"c" * 10))
-    sql = f"SELECT length(record) FROM tfrecord_scan('{path}', record_type := 'bytes', max_record_bytes := {{}})"
+    sql = f"SELECT octet_length(record) FROM tfrecord_scan('{path}', record_type := 'bytes', max_record_bytes := {{}})"
     con = tfsql.load_extension(duckdb.connect(config={"allow_unsigned_extensions": "true"}))
     assert con.sql(sql.format(100)).fetchall() == [(10,), (100,), (10,)]
     with pytest.raises(tfsql.CorruptRecordError) as python:
@@ -104,6 +104,6 @@ def test_batch_bytes_is_a_named_parameter(tmp_path):
     path.write_bytes(b"".join(frame(bytes([i]) * 1000) for i in range(50)))
     con = tfsql.load_extension(duckdb.connect(config={"allow_unsigned_extensions": "true"}))
     rows = con.sql(
-        f"SELECT count(*), sum(length(record)) FROM tfrecord_scan('{path}', record_type := 'bytes', batch_bytes := 4000)"
+        f"SELECT count(*), sum(octet_length(record)) FROM tfrecord_scan('{path}', record_type := 'bytes', batch_bytes := 4000)"
     ).fetchall()
     assert rows == [(50, 50_000)]
