@@ -1,9 +1,10 @@
 """Build the C core, ``tfsql._native``, and the DuckDB extension ``tfsql.duckdb_extension``.
 
-Everything else is declared in pyproject.toml. The DuckDB extension compiles the same C
-core (tfsql/_native.c, without Python) with tfsql/_duckdb_ext.c against DuckDB's C
-extension API headers, which are not part of this repository: the build takes them from
-the directory in ``TFSQL_DUCKDB_INCLUDE`` (it must hold ``duckdb.h`` and
+Everything else is declared in pyproject.toml. Both binaries compile the same C core
+(tfsql/core/*.c, header tfsql/core/tfsql_core.h) with their binding: the Python module
+adds tfsql/_native_module.c, the DuckDB extension tfsql/duckdb_ext/*.c, compiled
+against DuckDB's C extension API headers, which are not part of this repository: the
+build takes them from the directory in ``TFSQL_DUCKDB_INCLUDE`` (it must hold ``duckdb.h`` and
 ``duckdb_extension.h``), else from a cache, else from the ``duckdb`` source
 distribution fetched with ``pip download``. When none works the install goes on without
 the extension and says so once; ``tfsql.connect()`` then uses its Python path.
@@ -28,10 +29,26 @@ DUCKDB_CAPI_VERSION = "v1.2.0"
 EXTENSION_FILE = "tfsql.duckdb_extension"
 HEADERS = ("duckdb.h", "duckdb_extension.h")
 
+#: The C core (tfsql/core/*.c, one public header tfsql/core/tfsql_core.h), compiled into
+#: both binaries: the Python module tfsql._native and the DuckDB extension.
+CORE_SOURCES = sorted(
+    os.path.join("tfsql", "core", name)
+    for name in os.listdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), "tfsql", "core"))
+    if name.endswith(".c")
+)
+#: The DuckDB extension's binding (tfsql/duckdb_ext/*.c, private header duckdb_ext.h).
+EXTENSION_SOURCES = sorted(
+    os.path.join("tfsql", "duckdb_ext", name)
+    for name in os.listdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), "tfsql", "duckdb_ext"))
+    if name.endswith(".c")
+)
+CORE_HEADERS = [os.path.join("tfsql", "core", "tfsql_core.h"), os.path.join("tfsql", "core", "core_internal.h")]
+
 if sys.platform == "win32":
-    extra_compile_args = ["/O2"]
+    extra_compile_args = ["/O2", "/W4"]
 else:
-    extra_compile_args = ["-O3", "-std=c99", "-fno-strict-aliasing", "-Wall"]
+    # hidden: the core's functions stay inside the module (PyInit_ is exported by its macro)
+    extra_compile_args = ["-O3", "-std=c99", "-fno-strict-aliasing", "-fvisibility=hidden", "-Wall", "-Wextra"]
 
 
 def _note(message):
@@ -176,11 +193,11 @@ class BuildWithDuckDBExtension(build_ext):
         if include is None:
             raise RuntimeError("no DuckDB headers")
         here = os.path.dirname(os.path.abspath(__file__))
-        source = os.path.join(here, "tfsql", "_duckdb_ext.c")
+        sources = [os.path.join(here, name) for name in CORE_SOURCES + EXTENSION_SOURCES]
         objects = self.compiler.compile(
-            [source],
-            output_dir=self.build_temp,
-            include_dirs=[include, os.path.join(here, "tfsql")],
+            sources,
+            output_dir=os.path.join(self.build_temp, "duckdb_extension"),
+            include_dirs=[include, os.path.join(here, "tfsql", "core")],
             extra_postargs=[
                 "-O3",
                 "-std=c99",
@@ -188,10 +205,7 @@ class BuildWithDuckDBExtension(build_ext):
                 "-fPIC",
                 "-fvisibility=hidden",
                 "-Wall",
-                "-Wno-unused-function",
-                "-Wno-maybe-uninitialized",
-                "-Wno-format-truncation",
-                "-Wno-unknown-warning-option",
+                "-Wextra",
             ],
         )
         target = self._target()
@@ -223,14 +237,15 @@ class BuildWithDuckDBExtension(build_ext):
         return mapping
 
 
-setup(
-    ext_modules=[
-        Extension(
-            "tfsql._native",
-            sources=["tfsql/_native.c"],
-            depends=["tfsql/_core_nopy.h"],
-            extra_compile_args=extra_compile_args,
-        )
-    ],
-    cmdclass={"build_ext": BuildWithDuckDBExtension},
-)
+if __name__ == "__main__":  # pip runs this file as __main__; tests import its constants
+    setup(
+        ext_modules=[
+            Extension(
+                "tfsql._native",
+                sources=CORE_SOURCES + ["tfsql/_native_module.c"],
+                depends=CORE_HEADERS,
+                extra_compile_args=extra_compile_args,
+            )
+        ],
+        cmdclass={"build_ext": BuildWithDuckDBExtension},
+    )

@@ -247,10 +247,10 @@ def _poly_div(a: int, b: int) -> int:
 
 
 def test_the_clmul_fold_constants_are_the_ones_the_comment_defines():
-    """The PCLMULQDQ constants in _native.c, derived again: k(n) = reflect32(x^n mod P) << 1
+    """The PCLMULQDQ constants in core/crc32c.c, derived again: k(n) = reflect32(x^n mod P) << 1
     and the Barrett pair. The same formulas give Linux's published constants for the
     IEEE polynomial, which checks the formulas themselves."""
-    source = (Path(__file__).resolve().parents[2] / "tfsql" / "_native.c").read_text()
+    source = (Path(__file__).resolve().parents[2] / "tfsql" / "core" / "crc32c.c").read_text()
     found = dict(re.findall(r"#define CLMUL_(K\d|MU|POLY) (0x[0-9a-f]+)ull", source))
 
     def k(n: int, poly: int) -> int:

@@ -1,0 +1,123 @@
+"""The C sources: each compiles alone with ``-Wall -Wextra -Werror``, and the layout rules
+hold (no ``.c`` file includes another; the bindings include only the core's public
+header; the core has no Python).
+
+The source lists and the DuckDB header lookup are setup.py's own, so the test compiles
+exactly what the build compiles.
+"""
+
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "tfsql"
+FLAGS = ["-c", "-O3", "-std=c99", "-fno-strict-aliasing", "-fPIC", "-Wall", "-Wextra", "-Werror"]
+
+
+def _setup_module():
+    spec = importlib.util.spec_from_file_location("tfsql_setup", ROOT / "setup.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # its setup() call runs only as __main__
+    return module
+
+
+SETUP = _setup_module()
+
+
+def _compiler() -> str:
+    compiler = (sysconfig.get_config_var("CC") or "cc").split()[0]
+    if shutil.which(compiler) is None:
+        pytest.skip(f"no C compiler ({compiler}) on this machine")
+    return compiler
+
+
+def _compile(source: str, include_dirs: list, tmp_path: Path) -> None:
+    command = [_compiler(), *FLAGS, *(f"-I{d}" for d in include_dirs), source, "-o", str(tmp_path / "out.o")]
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, f"{source} does not compile cleanly:\n{result.stderr}"
+    assert result.stderr == "", f"{source} printed diagnostics:\n{result.stderr}"
+
+
+def _duckdb_headers():
+    named = os.environ.get("TFSQL_DUCKDB_INCLUDE")
+    for directory in (named, SETUP._cache_dir()):
+        if directory and SETUP._has_headers(directory):
+            return directory
+    return None
+
+
+def test_setup_lists_every_c_source():
+    """The build compiles every .c file of the core and of the extension's binding."""
+    assert sorted(SETUP.CORE_SOURCES) == sorted(str(p.relative_to(ROOT)) for p in (PACKAGE / "core").glob("*.c"))
+    assert sorted(SETUP.EXTENSION_SOURCES) == sorted(
+        str(p.relative_to(ROOT)) for p in (PACKAGE / "duckdb_ext").glob("*.c")
+    )
+    assert "tfsql/core/decoder.c" in SETUP.CORE_SOURCES
+    assert "tfsql/duckdb_ext/entry.c" in SETUP.EXTENSION_SOURCES
+
+
+@pytest.mark.parametrize(
+    "source",
+    [os.path.join("tfsql", "core", p.name) for p in sorted((PACKAGE / "core").glob("*.c"))]
+    + [os.path.join("tfsql", "_native_module.c")],
+)
+def test_core_and_python_binding_compile_without_a_warning(source, tmp_path):
+    python_include = sysconfig.get_paths()["include"]
+    if not (Path(python_include) / "Python.h").is_file():
+        pytest.skip(f"no Python.h in {python_include}")
+    _compile(source, [python_include], tmp_path)
+
+
+@pytest.mark.parametrize(
+    "source", [os.path.join("tfsql", "duckdb_ext", p.name) for p in sorted((PACKAGE / "duckdb_ext").glob("*.c"))]
+)
+def test_duckdb_extension_sources_compile_without_a_warning(source, tmp_path):
+    headers = _duckdb_headers()
+    if headers is None:
+        pytest.skip("no DuckDB C API headers (set TFSQL_DUCKDB_INCLUDE, or build once to cache them)")
+    _compile(source, [headers, str(PACKAGE / "core")], tmp_path)
+
+
+def _c_files():
+    return sorted(p for p in PACKAGE.rglob("*") if p.suffix in (".c", ".h"))
+
+
+def _includes(path: Path) -> list:
+    return re.findall(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', path.read_text(), re.M)
+
+
+def test_no_c_file_includes_another_c_file():
+    files = _c_files()
+    assert len(files) > 10
+    offenders = [(str(p.relative_to(ROOT)), inc) for p in files for inc in _includes(p) if inc.endswith(".c")]
+    assert offenders == []
+
+
+def test_the_bindings_include_only_the_public_core_header():
+    bindings = [PACKAGE / "_native_module.c", *sorted((PACKAGE / "duckdb_ext").glob("*.[ch]"))]
+    private = [(str(p.relative_to(ROOT)), inc) for p in bindings for inc in _includes(p) if "core_internal" in inc]
+    assert private == []
+    assert "core/tfsql_core.h" in _includes(PACKAGE / "_native_module.c")
+    assert "tfsql_core.h" in _includes(PACKAGE / "duckdb_ext" / "duckdb_ext.h")
+
+
+def test_the_core_has_no_python():
+    core = sorted((PACKAGE / "core").glob("*.[ch]"))
+    assert [str(p.relative_to(ROOT)) for p in core if "Python.h" in _includes(p)] == []
+    assert [str(p.relative_to(ROOT)) for p in core if re.search(r"\bPy[A-Z_]\w*", p.read_text())] == []
+
+
+def test_only_the_entry_point_defines_the_duckdb_api_table():
+    """duckdb_extension.h: one translation unit defines the API global (the entry point
+    macro expands to DUCKDB_EXTENSION_GLOBAL); every other one declares it extern."""
+    sources = sorted((PACKAGE / "duckdb_ext").glob("*.c"))
+    defining = [p.name for p in sources if "DUCKDB_EXTENSION_ENTRYPOINT" in p.read_text()]
+    assert defining == ["entry.c"]
+    assert "DUCKDB_EXTENSION_EXTERN" in (PACKAGE / "duckdb_ext" / "duckdb_ext.h").read_text()

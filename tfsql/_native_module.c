@@ -1,0 +1,1430 @@
+/*
+ * tfsql/_native_module.c -- the Python binding of the C core: the module
+ * tfsql._native (contract: tfsql/_native.pyi). It holds only Python glue: the Buffer,
+ * Decoder, Builder and Encoder types, DecodeError, argument parsing and the CRC /
+ * framing functions, each calling the core through tfsql/core/tfsql_core.h.
+ * Code between Py_BEGIN/END_ALLOW_THREADS touches no Python object.
+ */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#if !defined(_WIN32)
+#include <errno.h>
+#include <unistd.h>
+#endif
+
+#include "core/tfsql_core.h"
+
+/* -- the Python Buffer type ----------------------------------------------- */
+
+typedef struct {
+    PyObject_HEAD
+    uint8_t *data;
+    Py_ssize_t len;
+} BufferObject;
+
+static PyTypeObject Buffer_Type;
+
+static void Buffer_dealloc(BufferObject *self) {
+    free(self->data);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int Buffer_getbuffer(BufferObject *self, Py_buffer *view, int flags) {
+    return PyBuffer_FillInfo(view, (PyObject *)self, self->data, self->len, 0, flags);
+}
+
+static Py_ssize_t Buffer_length(BufferObject *self) { return self->len; }
+
+static PyObject *Buffer_repr(BufferObject *self) {
+    return PyUnicode_FromFormat("<tfsql._native.Buffer of %zd bytes>", self->len);
+}
+
+static PyBufferProcs Buffer_as_buffer = {
+    (getbufferproc)Buffer_getbuffer,
+    NULL,
+};
+
+static PySequenceMethods Buffer_as_sequence = {
+    .sq_length = (lenfunc)Buffer_length,
+};
+
+static PyTypeObject Buffer_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tfsql._native.Buffer",
+    .tp_basicsize = sizeof(BufferObject),
+    .tp_dealloc = (destructor)Buffer_dealloc,
+    .tp_repr = (reprfunc)Buffer_repr,
+    .tp_as_sequence = &Buffer_as_sequence,
+    .tp_as_buffer = &Buffer_as_buffer,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Memory owned by the C core, exported through the buffer protocol.",
+};
+
+/* Hand the memory of `b` over to a new Buffer object (b is left empty). */
+static PyObject *buffer_from_tbuf(tbuf *b) {
+    BufferObject *self = PyObject_New(BufferObject, &Buffer_Type);
+    if (self == NULL) {
+        return NULL;
+    }
+    if (b->data == NULL) {
+        b->data = (uint8_t *)malloc(8);
+        if (b->data == NULL) {
+            Py_DECREF(self);
+            return PyErr_NoMemory();
+        }
+        b->cap = 8;
+    } else if (b->cap - b->len > 4096 && b->cap / 8 > b->len / 7) {
+        /* Give back a large unused tail (more than ~1/8 of the allocation). */
+        uint8_t *data = (uint8_t *)realloc(b->data, b->len ? b->len : 8);
+        if (data != NULL) {
+            b->data = data;
+        }
+    }
+    self->data = b->data;
+    self->len = (Py_ssize_t)b->len;
+    b->data = NULL;
+    b->len = b->cap = 0;
+    return (PyObject *)self;
+}
+
+/* -- borrowing caller buffers --------------------------------------------- */
+
+/* A C-contiguous byte view of any buffer-protocol object. */
+static int get_bytes_view(PyObject *obj, Py_buffer *view, const char *what) {
+    if (PyObject_GetBuffer(obj, view, PyBUF_SIMPLE) < 0) {
+        PyErr_Clear();
+        if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS) < 0) {
+            PyErr_Format(PyExc_TypeError,
+                         "%s must be a C-contiguous object with the buffer protocol, got %s",
+                         what, Py_TYPE(obj)->tp_name);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static PyObject *DecodeError;
+
+/* Validate and compile `columns`; `what` is "Decoder" or "Encoder". */
+static int schema_init(schema *s, int record_type, PyObject *columns, const char *what) {
+    memset(s, 0, sizeof(*s));
+    if (record_type != EXAMPLE && record_type != SEQUENCE_EXAMPLE && record_type != RAW) {
+        PyErr_Format(PyExc_ValueError, "unknown record type %d (expected EXAMPLE=0, "
+                     "SEQUENCE_EXAMPLE=1 or RAW=2)", record_type);
+        return -1;
+    }
+    s->record_type = record_type;
+    if (record_type == RAW && strcmp(what, "Decoder") == 0) {
+        return 0; /* a RAW decoder ignores the columns */
+    }
+    PyObject *seq = PySequence_Fast(columns, "columns must be a sequence of "
+                                             "(name, location, kind, shape) tuples");
+    if (seq == NULL) {
+        return -1;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    if (n > 0x7fffffff / 4) {
+        Py_DECREF(seq);
+        PyErr_SetString(PyExc_ValueError, "too many columns");
+        return -1;
+    }
+    s->cols = (colspec *)calloc(n ? (size_t)n : 1, sizeof(colspec));
+    if (s->cols == NULL) {
+        Py_DECREF(seq);
+        PyErr_NoMemory();
+        return -1;
+    }
+    s->ncols = (int)n;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+        PyObject *name;
+        int location, kind, shape;
+        if (!PyTuple_Check(item) && !PyList_Check(item)) {
+            PyErr_Format(PyExc_TypeError, "%s column %zd must be a (name, location, kind, "
+                         "shape) tuple, got %s", what, i, Py_TYPE(item)->tp_name);
+            goto fail;
+        }
+        PyObject *tuple = PySequence_Tuple(item);
+        if (tuple == NULL) {
+            goto fail;
+        }
+        if (!PyArg_ParseTuple(tuple, "Oiii;column must be (name, location, kind, shape)",
+                              &name, &location, &kind, &shape)) {
+            Py_DECREF(tuple);
+            goto fail;
+        }
+        if (!PyBytes_Check(name)) {
+            PyErr_Format(PyExc_TypeError, "%s column %zd: name must be bytes, got %s", what, i,
+                         Py_TYPE(name)->tp_name);
+            Py_DECREF(tuple);
+            goto fail;
+        }
+        colspec *c = &s->cols[i];
+        c->name_len = (size_t)PyBytes_GET_SIZE(name);
+        c->name = (uint8_t *)malloc(c->name_len ? c->name_len : 1);
+        if (c->name == NULL) {
+            Py_DECREF(tuple);
+            PyErr_NoMemory();
+            goto fail;
+        }
+        memcpy(c->name, PyBytes_AS_STRING(name), c->name_len);
+        c->location = location;
+        c->kind = kind;
+        c->shape = shape;
+        if (kind != KIND_BYTES && kind != KIND_FLOAT && kind != KIND_INT64) {
+            PyErr_Format(PyExc_ValueError, "%s column %zd (%R): unknown kind %d", what, i,
+                         name, kind);
+            Py_DECREF(tuple);
+            goto fail;
+        }
+        if (location == FEATURES) {
+            if (shape != SCALAR && shape != LIST) {
+                PyErr_Format(PyExc_ValueError, "%s column %zd (%R): a FEATURES column is "
+                             "SCALAR or LIST, got shape %d", what, i, name, shape);
+                Py_DECREF(tuple);
+                goto fail;
+            }
+        } else if (location == FEATURE_LISTS) {
+            if (record_type != SEQUENCE_EXAMPLE || shape != LIST_OF_LIST) {
+                PyErr_Format(PyExc_ValueError, "%s column %zd (%R): a FEATURE_LISTS column "
+                             "needs SEQUENCE_EXAMPLE and shape LIST_OF_LIST", what, i, name);
+                Py_DECREF(tuple);
+                goto fail;
+            }
+        } else {
+            PyErr_Format(PyExc_ValueError, "%s column %zd (%R): unknown location %d", what, i,
+                         name, location);
+            Py_DECREF(tuple);
+            goto fail;
+        }
+        Py_DECREF(tuple);
+    }
+    Py_DECREF(seq);
+    seq = NULL;
+    if (record_type == RAW) {
+        if (s->ncols != 1 || s->cols[0].kind != KIND_BYTES || s->cols[0].shape != SCALAR) {
+            PyErr_SetString(PyExc_ValueError, "a RAW Encoder takes exactly one SCALAR BYTES "
+                                              "column");
+            goto fail;
+        }
+        return 0;
+    }
+    int dup = -1;
+    int indexed = schema_index(s, &dup);
+    if (indexed == -1) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    if (indexed == -2) {
+        PyObject *name = PyBytes_FromStringAndSize((const char *)s->cols[dup].name,
+                                                   (Py_ssize_t)s->cols[dup].name_len);
+        if (name != NULL) {
+            PyErr_Format(PyExc_ValueError, "%s column %d (%R) is listed twice", what, dup, name);
+            Py_DECREF(name);
+        }
+        goto fail;
+    }
+    return 0;
+fail:
+    Py_XDECREF(seq);
+    schema_free(s);
+    return -1;
+}
+
+/* -- raising DecodeError -------------------------------------------------- */
+
+/* Set obj.name to a new reference `value` and drop it; -1 (an error set) when `value`
+ * is NULL or the attribute cannot be set. */
+static int set_new_attr(PyObject *obj, const char *name, PyObject *value) {
+    if (value == NULL) {
+        return -1;
+    }
+    int rc = PyObject_SetAttrString(obj, name, value);
+    Py_DECREF(value);
+    return rc < 0 ? -1 : 0;
+}
+
+static void raise_decode_error(const char *reason, Py_ssize_t record, int column,
+                               int found_kind, PyObject *message) {
+    if (message == NULL) {
+        return;
+    }
+    PyObject *exc = PyObject_CallOneArg(DecodeError, message);
+    Py_DECREF(message);
+    if (exc == NULL) {
+        return;
+    }
+    if (set_new_attr(exc, "reason", PyUnicode_FromString(reason)) == 0 &&
+        set_new_attr(exc, "record", PyLong_FromSsize_t(record)) == 0 &&
+        set_new_attr(exc, "column", PyLong_FromLong(column)) == 0 &&
+        set_new_attr(exc, "found_kind", PyLong_FromLong(found_kind)) == 0) {
+        PyErr_SetObject(DecodeError, exc);
+    }
+    Py_DECREF(exc);
+}
+
+static const char *record_type_name(int record_type) {
+    return record_type == SEQUENCE_EXAMPLE ? "SequenceExample"
+           : record_type == EXAMPLE        ? "Example"
+                                           : "raw";
+}
+
+/* Turn a dctx error into a Python exception. */
+static void raise_dctx_error(const dctx *x, int record_type) {
+    Py_ssize_t r = (Py_ssize_t)x->err_record;
+    int c = x->err_column;
+    PyObject *name = NULL;
+    if (c >= 0 && x->sc->cols != NULL && c < x->sc->ncols) {
+        name = PyBytes_FromStringAndSize((const char *)x->sc->cols[c].name,
+                                         (Py_ssize_t)x->sc->cols[c].name_len);
+        if (name == NULL) {
+            return;
+        }
+    }
+    switch (x->err) {
+    case E_NOMEM:
+        PyErr_NoMemory();
+        break;
+    case E_SPAN:
+        PyErr_Format(PyExc_ValueError, "record %zd: its span (offset + length) lies outside "
+                     "the buffer", r);
+        break;
+    case E_DATA_CRC:
+        raise_decode_error("data_crc", r, -1, 0, PyUnicode_FromFormat(
+            "record %zd: its data CRC does not match its footer; the record is corrupt", r));
+        break;
+    case E_MALFORMED:
+        if (name != NULL) {
+            raise_decode_error("malformed", r, -1, 0, PyUnicode_FromFormat(
+                "record %zd is not a valid %s protobuf (in feature %R, column %d); the "
+                "record is corrupt", r, record_type_name(record_type), name, c));
+        } else {
+            raise_decode_error("malformed", r, -1, 0, PyUnicode_FromFormat(
+                "record %zd is not a valid %s protobuf; the record is corrupt or of "
+                "another record type", r, record_type_name(record_type)));
+        }
+        break;
+    case E_KIND_MISMATCH: {
+        int want = x->sc->cols[c].kind, found = x->err_found_kind;
+        raise_decode_error("kind_mismatch", r, c, found, PyUnicode_FromFormat(
+            "record %zd: feature %R holds a %s but column %d expects %s", r, name,
+            kind_names[found & 3], c, kind_names[want & 3]));
+        break;
+    }
+    case E_NOT_SCALAR:
+        raise_decode_error("not_scalar", r, c, 0, PyUnicode_FromFormat(
+            "record %zd: feature %R has %llu values but column %d is a scalar", r, name,
+            (unsigned long long)x->err_count, c));
+        break;
+    case E_OVERFLOW:
+        if (name != NULL) {
+            raise_decode_error("overflow", r, c, 0, PyUnicode_FromFormat(
+                "record %zd: column %d (%R) exceeds the 32-bit Arrow offsets of one batch; "
+                "decode fewer records at a time", r, c, name));
+        } else {
+            raise_decode_error("overflow", r, c, 0, PyUnicode_FromFormat(
+                "record %zd: the records exceed the 32-bit Arrow offsets of one batch; "
+                "decode fewer records at a time", r));
+        }
+        break;
+    default:
+        PyErr_SetString(PyExc_SystemError, "tfsql._native: unknown decode error");
+    }
+    Py_XDECREF(name);
+}
+
+/* -- the Decoder type ----------------------------------------------------- */
+
+/* Decoder and Encoder objects are the same thing: a schema (record type and columns)
+ * compiled once. */
+typedef struct {
+    PyObject_HEAD
+    schema sc;
+} SchemaObject;
+
+typedef SchemaObject DecoderObject;
+typedef SchemaObject EncoderObject;
+
+static int schema_object_init(SchemaObject *self, PyObject *args, PyObject *kwds,
+                              const char *format, const char *what) {
+    static char *kwlist[] = {"record_type", "columns", NULL};
+    int record_type;
+    PyObject *columns;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, format, kwlist, &record_type, &columns)) {
+        return -1;
+    }
+    schema_free(&self->sc);
+    return schema_init(&self->sc, record_type, columns, what);
+}
+
+static void schema_object_dealloc(SchemaObject *self) {
+    schema_free(&self->sc);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int Decoder_init(DecoderObject *self, PyObject *args, PyObject *kwds) {
+    return schema_object_init(self, args, kwds, "iO:Decoder", "Decoder");
+}
+
+/* A record batch: the buffer and the (offsets, lengths) uint64 arrays of its records;
+ * release_batch frees the three views of a batch got with 0. */
+static void release_batch(Py_buffer *bv, Py_buffer *ov, Py_buffer *lv) {
+    PyBuffer_Release(bv);
+    PyBuffer_Release(ov);
+    PyBuffer_Release(lv);
+}
+
+static int get_batch(PyObject *buf, PyObject *offsets, PyObject *lengths, Py_buffer *bv,
+                     Py_buffer *ov, Py_buffer *lv, size_t *n) {
+    if (get_bytes_view(buf, bv, "buf") < 0) {
+        return -1;
+    }
+    if (get_bytes_view(offsets, ov, "offsets") < 0) {
+        PyBuffer_Release(bv);
+        return -1;
+    }
+    if (get_bytes_view(lengths, lv, "lengths") < 0) {
+        PyBuffer_Release(bv);
+        PyBuffer_Release(ov);
+        return -1;
+    }
+    if ((ov->len & 7) || (lv->len & 7)) {
+        PyErr_SetString(PyExc_ValueError, "offsets and lengths must be uint64 arrays");
+    } else if (ov->len != lv->len) {
+        PyErr_Format(PyExc_ValueError, "%zd offsets but %zd lengths", ov->len / 8,
+                     lv->len / 8);
+    } else {
+        *n = (size_t)ov->len / 8;
+        return 0;
+    }
+    release_batch(bv, ov, lv);
+    return -1;
+}
+
+static PyObject *none_or_buffer(tbuf *b, int present) {
+    if (!present) {
+        Py_RETURN_NONE;
+    }
+    return buffer_from_tbuf(b);
+}
+
+/* The output tuple of one column. */
+static PyObject *colbuild_result(colbuild *cb) {
+    PyObject *items[8] = {NULL};
+    items[0] = none_or_buffer(&cb->validity, cb->null_count != 0);
+    items[1] = PyLong_FromLongLong(cb->null_count);
+    items[2] = none_or_buffer(&cb->outer, cb->shape != SCALAR);
+    items[3] = none_or_buffer(&cb->inner_validity,
+                              cb->shape == LIST_OF_LIST && cb->inner_null_count != 0);
+    items[4] = PyLong_FromLongLong(cb->inner_null_count);
+    items[5] = none_or_buffer(&cb->inner, cb->shape == LIST_OF_LIST);
+    items[6] = none_or_buffer(&cb->voffs, cb->kind == KIND_BYTES);
+    items[7] = buffer_from_tbuf(&cb->values);
+    PyObject *t = PyTuple_New(8);
+    for (int i = 0; i < 8; i++) {
+        if (items[i] == NULL || t == NULL) {
+            for (int j = 0; j < 8; j++) {
+                Py_XDECREF(items[j]);
+            }
+            Py_XDECREF(t);
+            return NULL;
+        }
+    }
+    for (int i = 0; i < 8; i++) {
+        PyTuple_SET_ITEM(t, i, items[i]);
+    }
+    return t;
+}
+
+static int report_unknown(const dctx *x, PyObject *unknown) {
+    for (int i = 0; i < x->n_unknown; i++) {
+        PyObject *item = Py_BuildValue("(iy#)", x->unknown[i].loc, (const char *)x->unknown[i].key,
+                                       (Py_ssize_t)x->unknown[i].len);
+        if (item == NULL || PySet_Add(unknown, item) < 0) {
+            Py_XDECREF(item);
+            return -1;
+        }
+        Py_DECREF(item);
+    }
+    return 0;
+}
+
+/* The columns as Decoder.decode returns them (their buffers move to the result). */
+static PyObject *decode_results(dctx *x) {
+    int ncols = decode_ncols(x->sc);
+    PyObject *result = PyList_New(ncols);
+    if (result == NULL) {
+        return NULL;
+    }
+    for (int c = 0; c < ncols; c++) {
+        PyObject *t = colbuild_result(&x->cb[c]);
+        if (t == NULL) {
+            Py_DECREF(result);
+            return NULL;
+        }
+        PyList_SET_ITEM(result, c, t);
+    }
+    return result;
+}
+
+static int check_decoder(const schema *sc, PyObject *unknown, const char *what) {
+    if (unknown != Py_None && !PySet_Check(unknown)) {
+        PyErr_Format(PyExc_TypeError, "%s: unknown must be a set or None", what);
+        return -1;
+    }
+    if (sc->record_type != RAW && sc->cols == NULL) {
+        PyErr_SetString(PyExc_ValueError, "Decoder is not initialized");
+        return -1;
+    }
+    return 0;
+}
+
+/* The arguments of Decoder.decode and Builder.feed: the records (held until
+ * release_batch), the set unknown feature names go into (None: not tracked) and
+ * whether to check the data CRCs. */
+typedef struct {
+    Py_buffer bv, ov, lv;
+    size_t n;
+    PyObject *unknown;
+    int verify;
+} feed_args;
+
+/* Parse and check them (`fmt` names the method); 0, or -1 with an exception set. */
+static int parse_feed_args(PyObject *args, PyObject *kwds, const char *fmt, const schema *sc,
+                           feed_args *fa) {
+    static char *kwlist[] = {"buf", "offsets", "lengths", "unknown", "verify", NULL};
+    PyObject *bufobj, *offobj, *lenobj;
+    fa->unknown = Py_None;
+    fa->verify = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, fmt, kwlist, &bufobj, &offobj, &lenobj,
+                                     &fa->unknown, &fa->verify)) {
+        return -1;
+    }
+    if (check_decoder(sc, fa->unknown, strchr(fmt, ':') + 1) < 0) {
+        return -1;
+    }
+    return get_batch(bufobj, offobj, lenobj, &fa->bv, &fa->ov, &fa->lv, &fa->n);
+}
+
+static PyObject *Decoder_decode(DecoderObject *self, PyObject *args, PyObject *kwds) {
+    const schema *sc = &self->sc;
+    feed_args fa;
+    if (parse_feed_args(args, kwds, "OOO|Op:decode", sc, &fa) < 0) {
+        return NULL;
+    }
+    Py_buffer *bv = &fa.bv, *ov = &fa.ov, *lv = &fa.lv;
+    size_t n = fa.n;
+    PyObject *unknown = fa.unknown;
+    int verify = fa.verify;
+    PyObject *result = NULL;
+    dctx x;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = decode_begin(&x, sc, n, records_payload((const uint8_t *)lv->buf, n, (size_t)bv->len));
+    x.track_unknown = unknown != Py_None;
+    if (rc == 0) {
+        rc = decode_feed(&x, (const uint8_t *)bv->buf, (size_t)bv->len, (const uint8_t *)ov->buf,
+                         (const uint8_t *)lv->buf, n, verify);
+    }
+    Py_END_ALLOW_THREADS
+    x.err = rc;
+    if (rc) {
+        raise_dctx_error(&x, sc->record_type);
+    } else if (unknown == Py_None || report_unknown(&x, unknown) == 0) {
+        result = decode_results(&x);
+    }
+    decode_end(&x);
+    release_batch(bv, ov, lv);
+    return result;
+}
+
+/* -- the Builder type: one batch decoded from several buffers -------------------- */
+
+typedef struct {
+    PyObject_HEAD
+    DecoderObject *decoder; /* holds the schema */
+    dctx x;
+    int busy;  /* a feed is running (a Builder is not for two threads at once) */
+    int done;  /* finished, or failed: the columns hold a partial record */
+} BuilderObject;
+
+static PyTypeObject Builder_Type;
+
+static PyObject *Decoder_builder(DecoderObject *self, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"rows", "payload", NULL};
+    Py_ssize_t rows = 0, payload = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|nn:builder", kwlist, &rows, &payload)) {
+        return NULL;
+    }
+    if (rows < 0 || payload < 0) {
+        PyErr_SetString(PyExc_ValueError, "builder: rows and payload must be >= 0");
+        return NULL;
+    }
+    if (check_decoder(&self->sc, Py_None, "builder") < 0) {
+        return NULL;
+    }
+    BuilderObject *b = PyObject_New(BuilderObject, &Builder_Type);
+    if (b == NULL) {
+        return NULL;
+    }
+    Py_INCREF(self);
+    b->decoder = self;
+    b->busy = b->done = 0;
+    if (decode_begin(&b->x, &self->sc, (size_t)rows, (size_t)payload)) {
+        Py_DECREF(b);
+        return PyErr_NoMemory();
+    }
+    return (PyObject *)b;
+}
+
+static void Builder_dealloc(BuilderObject *b) {
+    decode_end(&b->x);
+    Py_XDECREF(b->decoder);
+    PyObject_Free(b);
+}
+
+static int builder_usable(BuilderObject *b) {
+    if (b->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "this Builder is in use by another thread");
+        return -1;
+    }
+    if (b->done) {
+        PyErr_SetString(PyExc_ValueError, "this Builder is finished (or failed): start another");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *Builder_feed(BuilderObject *b, PyObject *args, PyObject *kwds) {
+    feed_args fa;
+    if (builder_usable(b) < 0 || parse_feed_args(args, kwds, "OOO|Op:feed", b->x.sc, &fa) < 0) {
+        return NULL;
+    }
+    Py_buffer *bv = &fa.bv, *ov = &fa.ov, *lv = &fa.lv;
+    size_t n = fa.n;
+    PyObject *unknown = fa.unknown;
+    int verify = fa.verify;
+    dctx *x = &b->x;
+    x->track_unknown = unknown != Py_None;
+    b->busy = 1;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = decode_feed(x, (const uint8_t *)bv->buf, (size_t)bv->len, (const uint8_t *)ov->buf,
+                     (const uint8_t *)lv->buf, n, verify);
+    Py_END_ALLOW_THREADS
+    b->busy = 0;
+    x->err = rc;
+    int failed = 0;
+    if (rc) {
+        b->done = 1;
+        raise_dctx_error(x, x->sc->record_type);
+        failed = 1;
+    } else if (unknown != Py_None && report_unknown(x, unknown) < 0) {
+        failed = 1;
+    }
+    release_batch(bv, ov, lv);
+    if (failed) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *Builder_finish(BuilderObject *b, PyObject *unused) {
+    (void)unused;
+    if (builder_usable(b) < 0) {
+        return NULL;
+    }
+    b->done = 1;
+    return decode_results(&b->x);
+}
+
+static PyObject *Builder_rows(BuilderObject *b, void *unused) {
+    (void)unused;
+    return PyLong_FromSize_t(b->x.row_base);
+}
+
+static PyMethodDef Builder_methods[] = {
+    {"feed", (PyCFunction)(void (*)(void))Builder_feed, METH_VARARGS | METH_KEYWORDS,
+     "feed(buf, offsets, lengths, unknown=None, verify=False)\n--\n\n"
+     "Decode more records (as ``Decoder.decode`` does) into the columns being built; a\n"
+     "DecodeError counts records from this call's first and leaves the Builder failed.\n"
+     "The buffers may be reused once it returns (nothing points into them)."},
+    {"finish", (PyCFunction)Builder_finish, METH_NOARGS,
+     "finish()\n--\n\nThe columns of every record fed, as ``Decoder.decode`` returns them."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef Builder_getset[] = {
+    {"rows", (getter)Builder_rows, NULL, "records fed so far", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject Builder_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tfsql._native.Builder",
+    .tp_basicsize = sizeof(BuilderObject),
+    .tp_dealloc = (destructor)Builder_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Columns decoded from several buffers of records: Decoder.builder().",
+    .tp_methods = Builder_methods,
+    .tp_getset = Builder_getset,
+};
+
+static PyMethodDef Decoder_methods[] = {
+    {"decode", (PyCFunction)(void (*)(void))Decoder_decode, METH_VARARGS | METH_KEYWORDS,
+     "decode(buf, offsets, lengths, unknown=None)\n--\n\n"
+     "Decode the records ``buf[offsets[i]:offsets[i]+lengths[i]]`` (uint64 arrays) into\n"
+     "one tuple per column: ``(validity, null_count, outer_offsets, inner_validity,\n"
+     "inner_null_count, inner_offsets, value_offsets, values)``. When ``unknown`` is a\n"
+     "set, ``(location, name)`` of features no column reads are added to it (up to 16).\n"
+     "See ``_native.pyi``."},
+    {"builder", (PyCFunction)(void (*)(void))Decoder_builder, METH_VARARGS | METH_KEYWORDS,
+     "builder(rows=0, payload=0)\n--\n\n"
+     "A Builder that decodes several buffers of records into one set of columns\n"
+     "(reserving for about ``rows`` records of ``payload`` bytes). See ``_native.pyi``."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject Decoder_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tfsql._native.Decoder",
+    .tp_basicsize = sizeof(DecoderObject),
+    .tp_dealloc = (destructor)schema_object_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Decoder(record_type, columns)\n--\n\n"
+              "A decoder compiled once for a record type and ``(name: bytes, location, kind,\n"
+              "shape)`` columns. For RAW the columns are ignored and the output is one\n"
+              "SCALAR BYTES column of whole payloads.",
+    .tp_methods = Decoder_methods,
+    .tp_init = (initproc)Decoder_init,
+    .tp_new = PyType_GenericNew,
+};
+
+static int Encoder_init(EncoderObject *self, PyObject *args, PyObject *kwds) {
+    return schema_object_init(self, args, kwds, "iO:Encoder", "Encoder");
+}
+
+/* Borrow and check the five arrays of column `c`. `views` has 5 slots. */
+static int encoder_column(const colspec *spec, int c, PyObject *item, Py_ssize_t n_rows,
+                          Py_buffer *views, int *held, ecol *e) {
+    static const char *const names[5] = {"validity", "outer_offsets", "inner_offsets",
+                                         "value_offsets", "values"};
+    PyObject *seq = PySequence_Fast(item, "each column's arrays must be a tuple");
+    if (seq == NULL) {
+        return -1;
+    }
+    if (PySequence_Fast_GET_SIZE(seq) != 5) {
+        PyErr_Format(PyExc_ValueError, "Encoder column %d: expected (validity, outer_offsets, "
+                     "inner_offsets, value_offsets, values), got %zd items", c,
+                     PySequence_Fast_GET_SIZE(seq));
+        Py_DECREF(seq);
+        return -1;
+    }
+    for (int k = 0; k < 5; k++) {
+        PyObject *obj = PySequence_Fast_GET_ITEM(seq, k);
+        if (obj == Py_None) {
+            continue;
+        }
+        char what[64];
+        PyOS_snprintf(what, sizeof(what), "Encoder column %d %s", c, names[k]);
+        if (get_bytes_view(obj, &views[k], what) < 0) {
+            Py_DECREF(seq);
+            return -1;
+        }
+        held[k] = 1;
+    }
+    Py_DECREF(seq);
+    memset(e, 0, sizeof(*e));
+    e->spec = spec;
+#define COLERR(...)                                                                         \
+    do {                                                                                    \
+        char msg_[256];                                                                     \
+        PyOS_snprintf(msg_, sizeof(msg_), __VA_ARGS__);                                      \
+        PyObject *name_ = PyBytes_FromStringAndSize((const char *)spec->name,                \
+                                                    (Py_ssize_t)spec->name_len);            \
+        if (name_ != NULL) {                                                                \
+            PyErr_Format(PyExc_ValueError, "Encoder column %d (%R): %s", c, name_, msg_);    \
+            Py_DECREF(name_);                                                               \
+        }                                                                                   \
+        return -1;                                                                          \
+    } while (0)
+    if (held[0]) {
+        if (views[0].len < n_rows) {
+            COLERR("validity has %zd bytes for %zd rows", views[0].len, n_rows);
+        }
+        e->validity = (const uint8_t *)views[0].buf;
+    }
+    if (!held[4]) {
+        COLERR("values is None");
+    }
+    e->values = (const uint8_t *)views[4].buf;
+    e->values_len = (size_t)views[4].len;
+    int64_t items;
+    if (spec->kind == KIND_BYTES) {
+        if (!held[3]) {
+            COLERR("BYTES needs value_offsets");
+        }
+        if (views[3].len & 7) {
+            COLERR("value_offsets must be an int64 array");
+        }
+        size_t count = (size_t)views[3].len / 8;
+        e->vo = (const uint8_t *)views[3].buf;
+        if (check_offsets(e->vo, count, (int64_t)e->values_len)) {
+            COLERR("value_offsets are decreasing or point outside the %zd bytes of values",
+                   (Py_ssize_t)e->values_len);
+        }
+        items = count ? (int64_t)count - 1 : 0;
+    } else {
+        size_t width = spec->kind == KIND_INT64 ? 8 : 4;
+        if (e->values_len % width) {
+            COLERR("values must be an %s array", spec->kind == KIND_INT64 ? "int64" : "float32");
+        }
+        items = (int64_t)(e->values_len / width);
+    }
+    if (spec->shape == LIST_OF_LIST) {
+        if (!held[2]) {
+            COLERR("LIST_OF_LIST needs inner_offsets");
+        }
+        if (views[2].len & 7) {
+            COLERR("inner_offsets must be an int64 array");
+        }
+        size_t count = (size_t)views[2].len / 8;
+        e->inner = (const uint8_t *)views[2].buf;
+        if (check_offsets(e->inner, count, items)) {
+            COLERR("inner_offsets are decreasing or point outside the %lld values",
+                   (long long)items);
+        }
+        items = count ? (int64_t)count - 1 : 0;
+    }
+    if (spec->shape != SCALAR) {
+        if (!held[1]) {
+            COLERR("%s needs outer_offsets", spec->shape == LIST ? "LIST" : "LIST_OF_LIST");
+        }
+        if (views[1].len & 7) {
+            COLERR("outer_offsets must be an int64 array");
+        }
+        size_t count = (size_t)views[1].len / 8;
+        if (count < (size_t)n_rows + 1) {
+            COLERR("outer_offsets has %zd items for %zd rows", (Py_ssize_t)count, n_rows);
+        }
+        e->outer = (const uint8_t *)views[1].buf;
+        if (check_offsets(e->outer, count, items)) {
+            COLERR("outer_offsets are decreasing or point outside the %lld items",
+                   (long long)items);
+        }
+    } else if (items < n_rows) {
+        COLERR("%lld values for %zd rows", (long long)items, n_rows);
+    }
+#undef COLERR
+    return 0;
+}
+
+static PyObject *Encoder_encode(EncoderObject *self, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"arrays", "n_rows", NULL};
+    PyObject *arrays;
+    Py_ssize_t n_rows;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "On:encode", kwlist, &arrays, &n_rows)) {
+        return NULL;
+    }
+    const schema *sc = &self->sc;
+    if (sc->cols == NULL) {
+        PyErr_SetString(PyExc_ValueError, "Encoder is not initialized");
+        return NULL;
+    }
+    if (n_rows < 0) {
+        PyErr_Format(PyExc_ValueError, "n_rows must be >= 0, got %zd", n_rows);
+        return NULL;
+    }
+    PyObject *seq = PySequence_Fast(arrays, "arrays must be a sequence of tuples");
+    if (seq == NULL) {
+        return NULL;
+    }
+    int ncols = sc->ncols;
+    if (PySequence_Fast_GET_SIZE(seq) != ncols) {
+        PyErr_Format(PyExc_ValueError, "expected %d column arrays, got %zd", ncols,
+                     PySequence_Fast_GET_SIZE(seq));
+        Py_DECREF(seq);
+        return NULL;
+    }
+    PyObject *result = NULL;
+    size_t nviews = 5 * (size_t)ncols + 1;
+    Py_buffer *views = (Py_buffer *)calloc(nviews, sizeof(Py_buffer));
+    int *held = (int *)calloc(nviews, sizeof(int));
+    ecol *cols = (ecol *)calloc((size_t)ncols + 1, sizeof(ecol));
+    tbuf out = {0}, ends = {0};
+    if (views == NULL || held == NULL || cols == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (int c = 0; c < ncols; c++) {
+        if (encoder_column(&sc->cols[c], c, PySequence_Fast_GET_ITEM(seq, c), n_rows,
+                           views + 5 * c, held + 5 * c, &cols[c]) < 0) {
+            goto done;
+        }
+    }
+    int rc;
+    size_t bad_row = 0;
+    Py_BEGIN_ALLOW_THREADS
+    rc = tbuf_reserve(&ends, 8 * (size_t)n_rows + 8) ? EE_NOMEM : 0;
+    if (!rc) {
+        rc = encode_core(sc, cols, (size_t)n_rows, &out, &ends, &bad_row);
+    }
+    Py_END_ALLOW_THREADS
+    if (rc == EE_NOMEM) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (rc == EE_NULL_RAW) {
+        PyErr_Format(PyExc_ValueError, "RAW record %zd is null; a record cannot be null",
+                     (Py_ssize_t)bad_row);
+        goto done;
+    }
+    PyObject *framed = buffer_from_tbuf(&out);
+    PyObject *ends_obj = framed ? buffer_from_tbuf(&ends) : NULL;
+    if (ends_obj == NULL) {
+        Py_XDECREF(framed);
+        goto done;
+    }
+    result = PyTuple_Pack(2, framed, ends_obj);
+    Py_DECREF(framed);
+    Py_DECREF(ends_obj);
+done:
+    if (views != NULL && held != NULL) {
+        for (size_t k = 0; k < nviews; k++) {
+            if (held[k]) {
+                PyBuffer_Release(&views[k]);
+            }
+        }
+    }
+    free(views);
+    free(held);
+    free(cols);
+    tbuf_free(&out);
+    tbuf_free(&ends);
+    Py_DECREF(seq);
+    return result;
+}
+
+static PyMethodDef Encoder_methods[] = {
+    {"encode", (PyCFunction)(void (*)(void))Encoder_encode, METH_VARARGS | METH_KEYWORDS,
+     "encode(arrays, n_rows)\n--\n\n"
+     "Encode ``n_rows`` records from one ``(validity, outer_offsets, inner_offsets,\n"
+     "value_offsets, values)`` tuple per column and frame them. Returns ``(framed,\n"
+     "ends)``. See ``_native.pyi``."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject Encoder_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tfsql._native.Encoder",
+    .tp_basicsize = sizeof(EncoderObject),
+    .tp_dealloc = (destructor)schema_object_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Encoder(record_type, columns)\n--\n\n"
+              "An encoder compiled once for a record type and ``(name, location, kind,\n"
+              "shape)`` columns (RAW takes one SCALAR BYTES column).",
+    .tp_methods = Encoder_methods,
+    .tp_init = (initproc)Encoder_init,
+    .tp_new = PyType_GenericNew,
+};
+
+static PyObject *summarize_result(sctx *s) {
+    PyObject *dict = PyDict_New();
+    if (dict == NULL) {
+        return NULL;
+    }
+    size_t n = s->stats.len / sizeof(sstat);
+    for (size_t i = 0; i < n; i++) {
+        sstat *st = sctx_stat(s, (int32_t)i);
+        PyObject *key = Py_BuildValue("(iy#)", st->location, (const char *)st->name,
+                                      (Py_ssize_t)st->name_len);
+        PyObject *val = Py_BuildValue("[KKKKOK]", (unsigned long long)st->kinds,
+                                      (unsigned long long)st->present,
+                                      (unsigned long long)st->min_len,
+                                      (unsigned long long)st->max_len,
+                                      st->utf8 ? Py_True : Py_False,
+                                      (unsigned long long)st->max_inner);
+        if (key == NULL || val == NULL || PyDict_SetItem(dict, key, val) < 0) {
+            Py_XDECREF(key);
+            Py_XDECREF(val);
+            Py_DECREF(dict);
+            return NULL;
+        }
+        Py_DECREF(key);
+        Py_DECREF(val);
+    }
+    return dict;
+}
+
+static PyObject *mod_summarize(PyObject *self, PyObject *args, PyObject *kwds) {
+    (void)self;
+    static char *kwlist[] = {"buf", "offsets", "lengths", "record_type", NULL};
+    PyObject *bufobj, *offobj, *lenobj;
+    int record_type;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOi:summarize", kwlist, &bufobj, &offobj,
+                                     &lenobj, &record_type)) {
+        return NULL;
+    }
+    if (record_type != EXAMPLE && record_type != SEQUENCE_EXAMPLE && record_type != RAW) {
+        PyErr_Format(PyExc_ValueError, "unknown record type %d", record_type);
+        return NULL;
+    }
+    Py_buffer bv, ov, lv;
+    size_t n;
+    if (get_batch(bufobj, offobj, lenobj, &bv, &ov, &lv, &n) < 0) {
+        return NULL;
+    }
+    sctx s;
+    memset(&s, 0, sizeof(s));
+    size_t bad = 0;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = summarize_core(&s, record_type, (const uint8_t *)bv.buf, (size_t)bv.len,
+                        (const uint8_t *)ov.buf, (const uint8_t *)lv.buf, n, &bad);
+    Py_END_ALLOW_THREADS
+    PyObject *result = NULL;
+    if (rc == E_NOMEM) {
+        PyErr_NoMemory();
+    } else if (rc == E_SPAN) {
+        PyErr_Format(PyExc_ValueError, "record %zd: its span (offset + length) lies outside "
+                     "the buffer", (Py_ssize_t)bad);
+    } else if (rc) {
+        raise_decode_error("malformed", (Py_ssize_t)bad, -1, 0, PyUnicode_FromFormat(
+            "record %zd is not a valid %s protobuf; the record is corrupt or of another "
+            "record type", (Py_ssize_t)bad, record_type_name(record_type)));
+    } else {
+        result = summarize_result(&s);
+    }
+    tbuf_free(&s.stats);
+    tbuf_free(&s.touched);
+    free(s.table);
+    release_batch(&bv, &ov, &lv);
+    return result;
+}
+
+/* ======================================================================== */
+/* 9. Module                                                                */
+/* ======================================================================== */
+
+/* CRCs of more than this many bytes release the GIL. */
+#define CRC_NOGIL_MIN (1 << 16)
+
+static int parse_crc_arg(PyObject *obj, uint32_t *crc) {
+    if (obj == NULL) {
+        *crc = 0;
+        return 0;
+    }
+    unsigned long long v = PyLong_AsUnsignedLongLong(obj);
+    if (v == (unsigned long long)-1 && PyErr_Occurred()) {
+        if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
+            PyErr_SetString(PyExc_ValueError, "crc must be in [0, 2**32)");
+        }
+        return -1;
+    }
+    if (v > 0xffffffffull) {
+        PyErr_SetString(PyExc_ValueError, "crc must be in [0, 2**32)");
+        return -1;
+    }
+    *crc = (uint32_t)v;
+    return 0;
+}
+
+static PyObject *crc_common(PyObject *args, PyObject *kwds, const char *fmt, int software) {
+    static char *kwlist[] = {"data", "crc", NULL};
+    PyObject *dataobj, *crcobj = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, fmt, kwlist, &dataobj, &crcobj)) {
+        return NULL;
+    }
+    uint32_t crc;
+    if (parse_crc_arg(crcobj, &crc) < 0) {
+        return NULL;
+    }
+    Py_buffer v;
+    if (get_bytes_view(dataobj, &v, "data") < 0) {
+        return NULL;
+    }
+    const uint8_t *p = (const uint8_t *)v.buf;
+    size_t n = (size_t)v.len;
+    if (software) {
+        crc = ~crc32c_update_sw(~crc, p, n);
+    } else if (n >= CRC_NOGIL_MIN) {
+        Py_BEGIN_ALLOW_THREADS
+        crc = crc32c_value(crc, p, n);
+        Py_END_ALLOW_THREADS
+    } else {
+        crc = crc32c_value(crc, p, n);
+    }
+    PyBuffer_Release(&v);
+    return PyLong_FromUnsignedLong(crc);
+}
+
+static PyObject *mod_crc32c(PyObject *self, PyObject *args, PyObject *kwds) {
+    (void)self;
+    return crc_common(args, kwds, "O|O:crc32c", 0);
+}
+
+static PyObject *mod_crc32c_sw(PyObject *self, PyObject *args, PyObject *kwds) {
+    (void)self;
+    return crc_common(args, kwds, "O|O:_crc32c_sw", 1);
+}
+
+static PyObject *mod_masked_crc32c(PyObject *self, PyObject *arg) {
+    (void)self;
+    Py_buffer v;
+    if (get_bytes_view(arg, &v, "data") < 0) {
+        return NULL;
+    }
+    uint32_t crc;
+    if (v.len >= CRC_NOGIL_MIN) {
+        Py_BEGIN_ALLOW_THREADS
+        crc = masked_crc((const uint8_t *)v.buf, (size_t)v.len);
+        Py_END_ALLOW_THREADS
+    } else {
+        crc = masked_crc((const uint8_t *)v.buf, (size_t)v.len);
+    }
+    PyBuffer_Release(&v);
+    return PyLong_FromUnsignedLong(crc);
+}
+
+static PyObject *mod_hardware_crc(PyObject *self, PyObject *unused) {
+    (void)self;
+    (void)unused;
+    return PyBool_FromLong(crc_is_hardware);
+}
+
+#if !defined(_WIN32)
+/* count_headers and header_offsets: walk the headers of a plain file (count_core). */
+static PyObject *walk_headers(PyObject *args, PyObject *kwds, const char *format, int with_offsets) {
+    static char *kwlist[] = {"fd", "start", "size", "max_length", NULL};
+    int fd;
+    unsigned long long start, size, max_length;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, format, kwlist, &fd, &start, &size,
+                                     &max_length)) {
+        return NULL;
+    }
+    long long count = 0;
+    uint64_t end = 0, length = 0;
+    int status = 0, rc;
+    tbuf offsets = {0};
+    Py_BEGIN_ALLOW_THREADS
+    rc = count_core(fd, (uint64_t)start, (uint64_t)size, (uint64_t)max_length,
+                    with_offsets ? &offsets : NULL, &count, &end, &length, &status);
+    Py_END_ALLOW_THREADS
+    if (rc) {
+        tbuf_free(&offsets);
+        return rc == -2 ? PyErr_NoMemory() : PyErr_SetFromErrno(PyExc_OSError);
+    }
+    if (!with_offsets) {
+        return Py_BuildValue("(LKiK)", count, (unsigned long long)end, status,
+                             (unsigned long long)length);
+    }
+    PyObject *o = buffer_from_tbuf(&offsets);
+    tbuf_free(&offsets);
+    if (o == NULL) {
+        return NULL;
+    }
+    PyObject *result = Py_BuildValue("(OKiK)", o, (unsigned long long)end, status,
+                                     (unsigned long long)length);
+    Py_DECREF(o);
+    return result;
+}
+
+static PyObject *mod_count_headers(PyObject *self, PyObject *args, PyObject *kwds) {
+    (void)self;
+    return walk_headers(args, kwds, "iKKK:count_headers", 0);
+}
+
+static PyObject *mod_header_offsets(PyObject *self, PyObject *args, PyObject *kwds) {
+    (void)self;
+    return walk_headers(args, kwds, "iKKK:header_offsets", 1);
+}
+#endif
+
+static PyObject *mod_scan_frames(PyObject *self, PyObject *args, PyObject *kwds) {
+    (void)self;
+    static char *kwlist[] = {"buf", "start", "max_records", "max_bytes", "verify", NULL};
+    PyObject *bufobj;
+    Py_ssize_t start = 0;
+    long long max_records = -1, max_bytes = -1;
+    int verify = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|nLLp:scan_frames", kwlist, &bufobj, &start,
+                                     &max_records, &max_bytes, &verify)) {
+        return NULL;
+    }
+    Py_buffer v;
+    if (get_bytes_view(bufobj, &v, "buf") < 0) {
+        return NULL;
+    }
+    if (start < 0 || start > v.len) {
+        PyErr_Format(PyExc_ValueError, "start=%zd is outside the buffer of %zd bytes", start,
+                     v.len);
+        PyBuffer_Release(&v);
+        return NULL;
+    }
+    tbuf offsets = {0}, lengths = {0};
+    size_t end = 0;
+    int status = 0, rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = scan_core((const uint8_t *)v.buf, (size_t)v.len, (size_t)start, max_records, max_bytes,
+                   verify, &offsets, &lengths, &end, &status);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&v);
+    PyObject *result = NULL;
+    if (rc) {
+        PyErr_NoMemory();
+    } else {
+        PyObject *o = buffer_from_tbuf(&offsets);
+        PyObject *l = o ? buffer_from_tbuf(&lengths) : NULL;
+        if (l != NULL) {
+            result = Py_BuildValue("(OOni)", o, l, (Py_ssize_t)end, status);
+        }
+        Py_XDECREF(o);
+        Py_XDECREF(l);
+    }
+    tbuf_free(&offsets);
+    tbuf_free(&lengths);
+    return result;
+}
+
+static PyObject *mod_find_boundary(PyObject *self, PyObject *args, PyObject *kwds) {
+    (void)self;
+    static char *kwlist[] = {"buf", "start", "stop", "at_eof", "lookahead", NULL};
+    PyObject *bufobj;
+    Py_ssize_t start = 0, stop = -1, lookahead = 256 << 10;
+    int at_eof = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|nnpn:find_boundary", kwlist, &bufobj,
+                                     &start, &stop, &at_eof, &lookahead)) {
+        return NULL;
+    }
+    Py_buffer v;
+    if (get_bytes_view(bufobj, &v, "buf") < 0) {
+        return NULL;
+    }
+    if (stop < 0) {
+        stop = v.len;
+    }
+    if (start < 0 || start > v.len || stop < start || lookahead < 0) {
+        PyErr_Format(PyExc_ValueError, "find_boundary: start=%zd, stop=%zd, lookahead=%zd do "
+                     "not fit a buffer of %zd bytes", start, stop, lookahead, v.len);
+        PyBuffer_Release(&v);
+        return NULL;
+    }
+    size_t found = 0;
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = find_boundary_core((const uint8_t *)v.buf, (size_t)v.len, (size_t)start,
+                                (size_t)stop, at_eof, (size_t)lookahead, &found);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&v);
+    return Py_BuildValue("(in)", status, (Py_ssize_t)found);
+}
+
+static PyObject *mod_encode_frames(PyObject *self, PyObject *args, PyObject *kwds) {
+    (void)self;
+    static char *kwlist[] = {"data", "value_offsets", NULL};
+    PyObject *dataobj, *offobj;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO:encode_frames", kwlist, &dataobj,
+                                     &offobj)) {
+        return NULL;
+    }
+    Py_buffer dv, ov;
+    if (get_bytes_view(dataobj, &dv, "data") < 0) {
+        return NULL;
+    }
+    if (get_bytes_view(offobj, &ov, "value_offsets") < 0) {
+        PyBuffer_Release(&dv);
+        return NULL;
+    }
+    PyObject *result = NULL;
+    tbuf out = {0}, ends = {0};
+    size_t count = (size_t)ov.len / 8;
+    const uint8_t *offs = (const uint8_t *)ov.buf;
+    const uint8_t *data = (const uint8_t *)dv.buf;
+    if (ov.len & 7) {
+        PyErr_SetString(PyExc_ValueError, "value_offsets must be an int64 array");
+        goto done;
+    }
+    if (check_offsets(offs, count, (int64_t)dv.len)) {
+        PyErr_Format(PyExc_ValueError, "value_offsets are decreasing or point outside the "
+                     "%zd bytes of data", dv.len);
+        goto done;
+    }
+    size_t n = count ? count - 1 : 0;
+    int nomem = 0;
+    Py_BEGIN_ALLOW_THREADS
+    uint64_t first = count ? (uint64_t)load_i64(offs) : 0;
+    uint64_t last = count ? (uint64_t)load_i64(offs + 8 * (count - 1)) : 0;
+    nomem = tbuf_reserve(&out, (size_t)(last - first) + 16 * n) ||
+            tbuf_reserve(&ends, 8 * n + 8);
+    for (size_t i = 0; i < n && !nomem; i++) {
+        int64_t a = load_i64(offs + 8 * i), b = load_i64(offs + 8 * i + 8);
+        size_t len = (size_t)(b - a);
+        uint8_t *o = out.data + out.len;
+        write_frame_header(o, len);
+        memcpy(o + 12, data + a, len);
+        store_le32(o + 12 + len, masked_crc(data + a, len));
+        out.len += 16 + len;
+        uint64_t e = out.len;
+        memcpy(ends.data + ends.len, &e, 8);
+        ends.len += 8;
+    }
+    Py_END_ALLOW_THREADS
+    if (nomem) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    PyObject *framed = buffer_from_tbuf(&out);
+    PyObject *ends_obj = framed ? buffer_from_tbuf(&ends) : NULL;
+    if (ends_obj != NULL) {
+        result = PyTuple_Pack(2, framed, ends_obj);
+    }
+    Py_XDECREF(framed);
+    Py_XDECREF(ends_obj);
+done:
+    tbuf_free(&out);
+    tbuf_free(&ends);
+    PyBuffer_Release(&dv);
+    PyBuffer_Release(&ov);
+    return result;
+}
+
+static PyMethodDef module_methods[] = {
+    {"crc32c", (PyCFunction)(void (*)(void))mod_crc32c, METH_VARARGS | METH_KEYWORDS,
+     "crc32c(data, crc=0)\n--\n\nUnmasked CRC-32C of ``data``, continuing from ``crc``.\n\n"
+     "Examples\n--------\n>>> hex(crc32c(b'123456789'))\n'0xe3069283'"},
+    {"_crc32c_sw", (PyCFunction)(void (*)(void))mod_crc32c_sw, METH_VARARGS | METH_KEYWORDS,
+     "_crc32c_sw(data, crc=0)\n--\n\nThe portable (table) CRC-32C, for tests."},
+    {"masked_crc32c", (PyCFunction)mod_masked_crc32c, METH_O,
+     "masked_crc32c(data)\n--\n\nTensorFlow's masked CRC-32C: ``((c >> 15 | c << 17) + "
+     "0xa282ead8) & 0xffffffff``."},
+    {"hardware_crc", (PyCFunction)mod_hardware_crc, METH_NOARGS,
+     "hardware_crc()\n--\n\nWhether the CPU's CRC-32C instruction is in use (decided at "
+     "import time;\nset TFSQL_NO_HW_CRC=1 before import to force the portable code)."},
+    {"scan_frames", (PyCFunction)(void (*)(void))mod_scan_frames, METH_VARARGS | METH_KEYWORDS,
+     "scan_frames(buf, start=0, max_records=-1, max_bytes=-1, verify=True)\n--\n\n"
+     "Index the TFRecord frames in ``buf`` from byte ``start``. Returns ``(offsets,\n"
+     "lengths, end, status)``; see ``_native.pyi``."},
+#if !defined(_WIN32)
+    {"count_headers", (PyCFunction)(void (*)(void))mod_count_headers,
+     METH_VARARGS | METH_KEYWORDS,
+     "count_headers(fd, start, size, max_length)\n--\n\nCount the frames of a plain file "
+     "reading only their headers.\nReturns ``(count, end, status, length)``; see "
+     "``_native.pyi``."},
+    {"header_offsets", (PyCFunction)(void (*)(void))mod_header_offsets,
+     METH_VARARGS | METH_KEYWORDS,
+     "header_offsets(fd, start, size, max_length)\n--\n\nThe header offsets of the frames of a "
+     "plain file, reading only their headers.\nReturns ``(offsets, end, status, length)``; "
+     "see ``_native.pyi``."},
+#endif
+    {"find_boundary", (PyCFunction)(void (*)(void))mod_find_boundary,
+     METH_VARARGS | METH_KEYWORDS,
+     "find_boundary(buf, start=0, stop=-1, at_eof=True, lookahead=262144)\n--\n\n"
+     "The first TFRecord boundary in ``buf[start:stop]`` (resynchronising inside a\n"
+     "file). Returns ``(status, pos)``; see ``_native.pyi``."},
+    {"encode_frames", (PyCFunction)(void (*)(void))mod_encode_frames,
+     METH_VARARGS | METH_KEYWORDS,
+     "encode_frames(data, value_offsets)\n--\n\nFrame raw payloads; returns ``(framed, "
+     "ends)``."},
+    {"summarize", (PyCFunction)(void (*)(void))mod_summarize, METH_VARARGS | METH_KEYWORDS,
+     "summarize(buf, offsets, lengths, record_type)\n--\n\nStatistics for schema inference: "
+     "``{(location, name): [kinds_mask, present,\nmin_len, max_len, utf8, max_inner_len]}`` "
+     "in first-seen order."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef native_module = {
+    PyModuleDef_HEAD_INIT,
+    "tfsql._native",
+    "tfsql's C core: CRC-32C, TFRecord framing, Example/SequenceExample decode into\n"
+    "Arrow buffers and encode. The contract is tfsql/_native.pyi.",
+    -1,
+    module_methods,
+    NULL, /* m_slots */
+    NULL, /* m_traverse */
+    NULL, /* m_clear */
+    NULL, /* m_free */
+};
+
+PyMODINIT_FUNC PyInit__native(void) {
+    crc_init();
+    if (PyType_Ready(&Buffer_Type) < 0 || PyType_Ready(&Decoder_Type) < 0 ||
+        PyType_Ready(&Builder_Type) < 0 ||
+        PyType_Ready(&Encoder_Type) < 0) {
+        return NULL;
+    }
+    PyObject *m = PyModule_Create(&native_module);
+    if (m == NULL) {
+        return NULL;
+    }
+    PyObject *attrs = Py_BuildValue("{s:s,s:i,s:i,s:i}", "reason", "malformed", "record", -1,
+                                    "column", -1, "found_kind", 0);
+    if (attrs == NULL) {
+        goto fail;
+    }
+    DecodeError = PyErr_NewExceptionWithDoc(
+        "tfsql._native.DecodeError",
+        "A record does not decode for the requested columns.\n\n"
+        "Attributes: reason (\"malformed\", \"kind_mismatch\", \"not_scalar\", \"overflow\",\n"
+        "\"data_crc\"),\n"
+        "record (index in the batch), column (index or -1), found_kind.",
+        PyExc_ValueError, attrs);
+    Py_DECREF(attrs);
+    if (DecodeError == NULL) {
+        goto fail;
+    }
+    Py_INCREF(DecodeError);
+    if (PyModule_AddObject(m, "DecodeError", DecodeError) < 0) {
+        Py_DECREF(DecodeError);
+        goto fail;
+    }
+    Py_INCREF(&Buffer_Type);
+    Py_INCREF(&Decoder_Type);
+    Py_INCREF(&Builder_Type);
+    Py_INCREF(&Encoder_Type);
+    if (PyModule_AddObject(m, "Buffer", (PyObject *)&Buffer_Type) < 0 ||
+        PyModule_AddObject(m, "Decoder", (PyObject *)&Decoder_Type) < 0 ||
+        PyModule_AddObject(m, "Builder", (PyObject *)&Builder_Type) < 0 ||
+        PyModule_AddObject(m, "Encoder", (PyObject *)&Encoder_Type) < 0) {
+        goto fail;
+    }
+    struct {
+        const char *name;
+        int value;
+    } constants[] = {
+        {"EXAMPLE", EXAMPLE},
+        {"SEQUENCE_EXAMPLE", SEQUENCE_EXAMPLE},
+        {"RAW", RAW},
+        {"FEATURES", FEATURES},
+        {"FEATURE_LISTS", FEATURE_LISTS},
+        {"KIND_NONE", KIND_NONE},
+        {"BYTES", KIND_BYTES},
+        {"FLOAT", KIND_FLOAT},
+        {"INT64", KIND_INT64},
+        {"SCALAR", SCALAR},
+        {"LIST", LIST},
+        {"LIST_OF_LIST", LIST_OF_LIST},
+        {"FRAME_OK", FRAME_OK},
+        {"FRAME_TRUNCATED", FRAME_TRUNCATED},
+        {"FRAME_BAD_LENGTH_CRC", FRAME_BAD_LENGTH_CRC},
+        {"FRAME_BAD_DATA_CRC", FRAME_BAD_DATA_CRC},
+        {"FRAME_TOO_LONG", FRAME_TOO_LONG},
+        {"BOUNDARY_FOUND", BOUNDARY_FOUND},
+        {"BOUNDARY_NONE", BOUNDARY_NONE},
+        {"BOUNDARY_MORE", BOUNDARY_MORE},
+    };
+    for (size_t i = 0; i < sizeof(constants) / sizeof(constants[0]); i++) {
+        if (PyModule_AddIntConstant(m, constants[i].name, constants[i].value) < 0) {
+            goto fail;
+        }
+    }
+    return m;
+fail:
+    Py_DECREF(m);
+    return NULL;
+}

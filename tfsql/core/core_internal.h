@@ -1,0 +1,379 @@
+/*
+ * tfsql/core/core_internal.h -- declarations shared by the core's .c files only
+ * (the bindings include tfsql_core.h alone): CPU feature switches, the protobuf wire
+ * reader's inline helpers, map entries and the name table lookups.
+ */
+#ifndef TFSQL_CORE_INTERNAL_H
+#define TFSQL_CORE_INTERNAL_H
+
+#include "tfsql_core.h"
+
+/* The CRC-32C values of three buffers (interleaved where the CPU's instruction is used). */
+void crc32c_values3(const uint8_t *const p[3], const size_t n[3], uint32_t out[3]);
+
+/* Skip the value of an unknown field whose tag was just read. A start-group skips
+ * everything up to its matching end-group (nested groups too, to a bounded depth), as
+ * proto3 parsers do with unknown groups; a stray end-group and wire types 6/7 are
+ * malformed. */
+int skip_field(const uint8_t **pp, const uint8_t *end, uint32_t tag);
+
+/* Validate one BytesList / FloatList / Int64List of `kind` and count its values;
+ * `utf8` (optional) is cleared when a bytes value is not valid UTF-8. */
+int list_count(int kind, const uint8_t *p, const uint8_t *end, uint64_t *count,
+               int *utf8);
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define TFSQL_X86_CRC 1
+#include <nmmintrin.h>
+#include <wmmintrin.h>
+#else
+#define TFSQL_X86_CRC 0
+#endif
+
+#if defined(__aarch64__) && defined(__ARM_FEATURE_CRC32)
+/* Compiled for a CPU that has the CRC extension (e.g. Apple silicon, -march=...+crc). */
+#define TFSQL_ARM_CRC 1
+#include <arm_acle.h>
+#else
+#define TFSQL_ARM_CRC 0
+#endif
+
+enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_SGROUP = 3, WT_EGROUP = 4, WT_I32 = 5 };
+
+#define TAG(field, wt) (((uint32_t)(field) << 3) | (uint32_t)(wt))
+
+/* Read a varint of at most 10 bytes; -1 when longer or running past `end`.
+ * Bits beyond 64 in a 10th byte are dropped, as protobuf does. */
+static inline int rd_varint(const uint8_t **pp, const uint8_t *end, uint64_t *out) {
+    const uint8_t *p = *pp;
+    if (LIKELY(p < end && *p < 0x80)) {
+        *out = *p;
+        *pp = p + 1;
+        return 0;
+    }
+    size_t avail = (size_t)(end - p);
+    size_t limit = avail < 10 ? avail : 10;
+    uint64_t v = 0;
+    for (size_t i = 0; i < limit; i++) {
+        uint64_t b = p[i];
+        v |= (b & 0x7f) << (7 * i);
+        if (b < 0x80) {
+            *out = v;
+            *pp = p + i + 1;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* A field tag: a varint that fits 32 bits with a non-zero field number. */
+static inline int rd_tag(const uint8_t **pp, const uint8_t *end, uint32_t *tag) {
+    const uint8_t *p = *pp;
+    if (LIKELY(p < end && *p < 0x80)) {
+        if (UNLIKELY(*p < 8)) {
+            return -1; /* field number 0 */
+        }
+        *tag = *p;
+        *pp = p + 1;
+        return 0;
+    }
+    uint64_t v;
+    if (rd_varint(pp, end, &v) || v > 0xffffffffu || (v >> 3) == 0) {
+        return -1;
+    }
+    *tag = (uint32_t)v;
+    return 0;
+}
+
+/* A length prefix, checked against the bytes left. */
+static inline int rd_len(const uint8_t **pp, const uint8_t *end, size_t *len) {
+    const uint8_t *p = *pp;
+    uint64_t v;
+    if (LIKELY(p < end && *p < 0x80)) {
+        v = *p++;
+    } else if (rd_varint(&p, end, &v)) {
+        return -1;
+    }
+    if (v > (uint64_t)(end - p)) {
+        return -1;
+    }
+    *len = (size_t)v;
+    *pp = p;
+    return 0;
+}
+
+#define MAX_GROUP_DEPTH 64
+
+/* Skip one value of wire type `wt` (not a group); 0 on success. */
+static inline int skip_scalar_value(const uint8_t **pp, const uint8_t *end, uint32_t wt) {
+    const uint8_t *p = *pp;
+    switch (wt) {
+    case WT_VARINT: {
+        uint64_t v;
+        if (rd_varint(&p, end, &v)) {
+            return -1;
+        }
+        break;
+    }
+    case WT_I64:
+        if (end - p < 8) {
+            return -1;
+        }
+        p += 8;
+        break;
+    case WT_LEN: {
+        size_t len;
+        if (rd_len(&p, end, &len)) {
+            return -1;
+        }
+        p += len;
+        break;
+    }
+    case WT_I32:
+        if (end - p < 4) {
+            return -1;
+        }
+        p += 4;
+        break;
+    default:
+        return -1;
+    }
+    *pp = p;
+    return 0;
+}
+
+/* Read the next field of a message: its tag and, when it is length-delimited, its body
+ * [*body, *body + *len); any other field is skipped. 0 on success, -1 when malformed. */
+static inline int next_field(const uint8_t **pp, const uint8_t *end, uint32_t *tag,
+                             const uint8_t **body, size_t *len) {
+    if (rd_tag(pp, end, tag)) {
+        return -1;
+    }
+    if ((*tag & 7) != WT_LEN) {
+        return skip_field(pp, end, *tag);
+    }
+    if (rd_len(pp, end, len)) {
+        return -1;
+    }
+    *body = *pp;
+    *pp += *len;
+    return 0;
+}
+
+/* Decode the packed varints of [p, end) into `out` (room for end - p values). */
+#if defined(__GNUC__) || defined(__clang__)
+/* The varint at the start of the 8 bytes `x` (loaded little-endian) when it is at most
+ * 8 bytes long, without a loop: its length comes from the first byte whose high bit is
+ * clear, and its 7-bit groups are packed together in three steps (pairs, quads, eights).
+ * *len is 0 when all 8 high bits are set (a longer varint: the caller's loop decodes it). */
+static inline uint64_t varint8(uint64_t x, size_t *len) {
+    uint64_t stops = ~x & 0x8080808080808080ull;
+    if (UNLIKELY(stops == 0)) {
+        *len = 0;
+        return 0;
+    }
+    unsigned bits = (unsigned)__builtin_ctzll(stops) + 1; /* 8 * length */
+    *len = bits >> 3;
+    if (bits < 64) {
+        x &= (1ull << bits) - 1;
+    }
+    x = ((x & 0x7f007f007f007f00ull) >> 1) | (x & 0x007f007f007f007full);
+    x = ((x & 0x3fff00003fff0000ull) >> 2) | (x & 0x00003fff00003fffull);
+    return ((x & 0x0fffffff00000000ull) >> 4) | (x & 0x000000000fffffffull);
+}
+#endif
+
+static inline int decode_packed_varints(const uint8_t *p, const uint8_t *end, int64_t *out,
+                                        size_t *count) {
+    int64_t *o = out;
+    while (p < end) {
+        uint64_t b = *p;
+        if (LIKELY(b < 0x80)) {
+            *o++ = (int64_t)b;
+            p++;
+            continue;
+        }
+        size_t avail = (size_t)(end - p);
+#if defined(__GNUC__) || defined(__clang__)
+        if (LIKELY(avail >= 8)) {
+            size_t len;
+            uint64_t fast = varint8(load_le64(p), &len);
+            if (LIKELY(len)) {
+                *o++ = (int64_t)fast;
+                p += len;
+                continue;
+            }
+        }
+#endif
+        uint64_t v = b & 0x7f;
+        size_t i;
+        if (LIKELY(avail >= 10)) {
+            for (i = 1; i < 10; i++) {
+                b = p[i];
+                v |= (b & 0x7f) << (7 * i);
+                if (b < 0x80) {
+                    break;
+                }
+            }
+            if (i == 10) {
+                return -1;
+            }
+        } else {
+            for (i = 1; i < avail; i++) {
+                b = p[i];
+                v |= (b & 0x7f) << (7 * i);
+                if (b < 0x80) {
+                    break;
+                }
+            }
+            if (i == avail) {
+                return -1;
+            }
+        }
+        *o++ = (int64_t)v;
+        p += i + 1;
+    }
+    *count = (size_t)(o - out);
+    return 0;
+}
+
+/* Count (and validate) the packed varints of [p, end). */
+static inline int count_packed_varints(const uint8_t *p, const uint8_t *end, uint64_t *count) {
+    uint64_t n = 0;
+    int run = 0;
+    for (; p < end; p++) {
+        if (*p < 0x80) {
+            n++;
+            run = 0;
+        } else if (++run >= 10) {
+            return -1;
+        }
+    }
+    if (run) {
+        return -1;
+    }
+    *count = n;
+    return 0;
+}
+
+/* The kind a Feature field sets (its oneof field number: a length-delimited
+ * bytes_list 1, float_list 2 or int64_list 3), or KIND_NONE for any other field. */
+static inline int feature_kind_field(uint32_t tag) {
+    uint32_t field = tag >> 3;
+    return ((tag & 7) == WT_LEN && field >= 1 && field <= 3) ? (int)field : KIND_NONE;
+}
+
+/* Whether a top-level record field holds a feature map: Example.features (1), and for
+ * a SequenceExample also feature_lists (2); the map's location is its field number - 1. */
+static inline int is_map_field(uint32_t tag, int seq) {
+    return tag == TAG(1, WT_LEN) || (seq && tag == TAG(2, WT_LEN));
+}
+
+/* A map entry of Features / FeatureLists: its key (field 1; "" when missing, the last
+ * one when repeated) and its value fields (field 2): how many, and the first one. */
+typedef struct {
+    const uint8_t *key;
+    size_t key_len;
+    const uint8_t *val, *val_end;
+    uint32_t nval;
+} entry_parts;
+
+static inline int read_entry(const uint8_t *p, const uint8_t *end, entry_parts *e) {
+    /* The layout every writer produces, a short key (field 1) then one value (field 2)
+     * that ends the entry, read without the general loop: same result, fewer steps. */
+    size_t room = (size_t)(end - p);
+    if (room >= 4 && p[0] == TAG(1, WT_LEN) && p[1] < 0x80 && room >= 4 + (size_t)p[1] &&
+        p[2 + p[1]] == TAG(2, WT_LEN)) {
+        const uint8_t *v = p + 3 + p[1];
+        size_t vlen;
+        if (rd_len(&v, end, &vlen) == 0 && vlen == (size_t)(end - v)) {
+            e->key = p + 2;
+            e->key_len = p[1];
+            e->val = v;
+            e->val_end = end;
+            e->nval = 1;
+            return 0;
+        }
+    }
+    e->key = p;
+    e->key_len = 0;
+    e->val = e->val_end = NULL;
+    e->nval = 0;
+    while (p < end) {
+        uint32_t tag;
+        const uint8_t *body = NULL;
+        size_t len = 0;
+        if (next_field(&p, end, &tag, &body, &len)) {
+            return -1;
+        }
+        if (tag == TAG(1, WT_LEN)) {
+            e->key = body;
+            e->key_len = len;
+        } else if (tag == TAG(2, WT_LEN) && e->nval++ == 0) {
+            e->val = body;
+            e->val_end = body + len;
+        }
+    }
+    return 0;
+}
+
+/* Equality of two short keys without a call into libc. */
+static inline int keys_equal(const uint8_t *a, const uint8_t *b, size_t n) {
+    while (n >= 8) {
+        uint64_t x, y;
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        if (x != y) {
+            return 0;
+        }
+        a += 8;
+        b += 8;
+        n -= 8;
+    }
+    while (n--) {
+        if (*a++ != *b++) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static inline uint32_t name_hash(const uint8_t *p, size_t n) {
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++) {
+        h = (h ^ p[i]) * 16777619u;
+    }
+    return h;
+}
+
+static inline int nametable_find(const nametable *t, const colspec *cols, const uint8_t *key,
+                                 size_t len) {
+    if (t->slots == NULL) {
+        return -1;
+    }
+    uint32_t i = name_hash(key, len) & t->mask;
+    for (;;) {
+        int32_t c = t->slots[i];
+        if (c < 0) {
+            return -1;
+        }
+        if (cols[c].name_len == len && keys_equal(cols[c].name, key, len)) {
+            return c;
+        }
+        i = (i + 1) & t->mask;
+    }
+}
+
+/* Check a record span against the buffer. */
+static inline int record_span(const uint8_t *offs, const uint8_t *lens, size_t i,
+                              size_t buflen, size_t *start, size_t *len) {
+    uint64_t o = load_u64(offs + 8 * i), l = load_u64(lens + 8 * i);
+    if (o > buflen || l > buflen - o) {
+        return -1;
+    }
+    *start = (size_t)o;
+    *len = (size_t)l;
+    return 0;
+}
+
+#endif /* TFSQL_CORE_INTERNAL_H */

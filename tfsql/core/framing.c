@@ -1,0 +1,264 @@
+/*
+ * tfsql/core/framing.c -- TFRecord framing: scan_core (validate and
+ * index a buffer's frames), count_core (headers of a file read in windows),
+ * find_boundary_core (resynchronising inside a file for splittable reads).
+ */
+
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE 1 /* madvise flags, pread */
+#endif
+
+#include "core_internal.h"
+#if !defined(_WIN32)
+#include <errno.h>
+#include <unistd.h>
+#endif
+
+/* Index frames from `pos`; returns -1 only when out of memory. */
+int scan_core(const uint8_t *buf, size_t size, size_t pos, long long max_records,
+              long long max_bytes, int verify, tbuf *offsets, tbuf *lengths,
+              size_t *end_out, int *status_out) {
+    long long count = 0;
+    uint64_t total = 0;
+    int status = FRAME_OK;
+    while (pos < size) {
+        if (max_records >= 0 && count >= max_records) {
+            break;
+        }
+        if (size - pos < 12) {
+            status = FRAME_TRUNCATED;
+            break;
+        }
+        const uint8_t *head = buf + pos;
+        if (masked_crc(head, 8) != load_le32(head + 8)) {
+            status = FRAME_BAD_LENGTH_CRC;
+            break;
+        }
+        uint64_t length = load_le64(head);
+        if (max_bytes >= 0 && count > 0 && (length > (uint64_t)max_bytes ||
+                                            total > (uint64_t)max_bytes - length)) {
+            break;
+        }
+        size_t room = size - pos - 12;
+        if (room < 4 || length > room - 4) {
+            status = FRAME_TRUNCATED;
+            break;
+        }
+        if (verify && masked_crc(head + 12, (size_t)length) != load_le32(head + 12 + length)) {
+            status = FRAME_BAD_DATA_CRC;
+            break;
+        }
+        if (tbuf_put_u64(offsets, (uint64_t)(pos + 12)) || tbuf_put_u64(lengths, length)) {
+            return -1;
+        }
+        total += length;
+        count++;
+        pos += 12 + (size_t)length + 4;
+    }
+    *end_out = pos;
+    *status_out = status;
+    return 0;
+}
+
+#if !defined(_WIN32)
+/* Fill head[0:want) from the file at `pos`, up to `want` bytes; returns the bytes read
+   (fewer at the end of the file) or -1 with errno set. */
+static ssize_t pread_full(int fd, uint8_t *head, size_t want, uint64_t pos) {
+    size_t have = 0;
+    while (have < want) {
+        ssize_t got = pread(fd, head + have, want - have, (off_t)(pos + have));
+        if (got < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return -1;
+        }
+        if (got == 0) {
+            break; /* the file shrank while being read */
+        }
+        have += (size_t)got;
+    }
+    return (ssize_t)have;
+}
+
+/* Count the frames of a plain file from byte `pos` to `size` reading only their
+   12-byte headers (positioned reads; payloads are never read), appending each record's
+   header offset to `offsets` when it is not NULL. The length CRC is checked; a length
+   above `max_length`, or running past `size`, stops the count. After a record smaller
+   than 4 KiB a read takes 64 KiB (the next headers are likely inside: small records
+   cost a fraction of a read each); otherwise it takes the 12-byte header alone.
+   Returns -1 with errno set when a read fails, -2 when out of memory. */
+#define COUNT_WINDOW_MAX ((size_t)64 << 10)
+int count_core(int fd, uint64_t pos, uint64_t size, uint64_t max_length, tbuf *offsets,
+               long long *count_out, uint64_t *end_out, uint64_t *length_out,
+               int *status_out) {
+    long long count = 0;
+    int status = FRAME_OK;
+    uint8_t *window = (uint8_t *)malloc(COUNT_WINDOW_MAX);
+    size_t have = 0;
+    uint64_t base = 0, last = pos; /* window[0:have) holds the file from `base` */
+    if (window == NULL) {
+        return -2;
+    }
+    *length_out = 0;
+    while (pos < size) {
+        if (size - pos < 12) {
+            status = FRAME_TRUNCATED;
+            break;
+        }
+        const uint8_t *head;
+        if (pos >= base && pos - base <= have && have - (pos - base) >= 12) {
+            head = window + (pos - base);
+        } else {
+            /* Records smaller than a page: read 64 KiB at once; larger ones: the header. */
+            size_t want = count && pos - last < 4096 ? COUNT_WINDOW_MAX : 12;
+            size_t take = size - pos < (uint64_t)want ? (size_t)(size - pos) : want;
+            ssize_t got = pread_full(fd, window, take, pos);
+            if (got < 0) {
+                free(window);
+                return -1;
+            }
+            base = pos;
+            have = (size_t)got;
+            if (have < 12) {
+                status = FRAME_TRUNCATED;
+                break;
+            }
+            head = window;
+        }
+        if (masked_crc(head, 8) != load_le32(head + 8)) {
+            status = FRAME_BAD_LENGTH_CRC;
+            break;
+        }
+        uint64_t length = load_le64(head);
+        *length_out = length;
+        if (length > max_length) {
+            status = FRAME_TOO_LONG;
+            break;
+        }
+        if (size - pos - 12 < 4 || length > size - pos - 16) {
+            status = FRAME_TRUNCATED;
+            break;
+        }
+        if (offsets != NULL) {
+            if (tbuf_reserve(offsets, 8) < 0) {
+                free(window);
+                return -2;
+            }
+            memcpy(offsets->data + offsets->len, &pos, 8);
+            offsets->len += 8;
+        }
+        last = pos;
+        pos += 16 + length;
+        count++;
+    }
+    free(window);
+    *count_out = count;
+    *end_out = pos;
+    *status_out = status;
+    return 0;
+}
+#endif
+
+/* -- resynchronising inside a file (splittable reads) ---------------------- */
+
+/* A reader that starts at an arbitrary byte of an uncompressed file finds the next
+ * record boundary with find_boundary_core: the first position p in [pos, stop) where
+ *
+ *   1. the 8-byte length at p matches its masked CRC-32C (a random position passes
+ *      with probability 2^-32),
+ *   2. the whole record fits in the file and its data matches its CRC (another
+ *      2^-32; checked whatever the caller's verify_checksums, so a random position is
+ *      taken for a boundary with probability about 2^-64), and
+ *   3. the chain of records that follows stays well framed (each header's length CRC
+ *      and data CRC match) until it has covered `lookahead` bytes from p or ends
+ *      exactly at the end of the file. This rejects whole frames stored inside a
+ *      record's payload (a TFRecord file kept as a bytes feature): their chain breaks
+ *      where the enclosing payload ends. Only such a nested chain longer than
+ *      `lookahead` bytes could still be taken for a boundary.
+ *
+ * A range owns the records whose header starts in it, and its reader, on reaching the
+ * first header past its end, reads on until a header this function accepts (so a
+ * record the next range's search rejects, e.g. one cut short by the end of the file,
+ * is read, or reported, by the range before): the ranges of a file partition its
+ * records.
+ */
+
+/* Rule 3 for the record at p, whose header and data (rules 1 and 2) are verified and
+ * which ends at `next`. */
+static int chain_holds(const uint8_t *buf, size_t size, size_t p, size_t next, int at_eof,
+                       size_t lookahead) {
+    size_t goal = lookahead > (size_t)-1 - p ? (size_t)-1 : p + lookahead;
+    size_t at = next;
+    while (at < goal) {
+        if (at == size) {
+            return at_eof ? CHAIN_YES : CHAIN_MORE;
+        }
+        if (size - at < 12) {
+            /* Too few bytes left for a header: at the end of the file these are more
+             * likely the CRC of a record enclosing p than a header cut short. */
+            return at_eof ? CHAIN_NO : CHAIN_MORE;
+        }
+        const uint8_t *head = buf + at;
+        if (masked_crc(head, 8) != load_le32(head + 8)) {
+            return CHAIN_NO;
+        }
+        uint64_t length = load_le64(head);
+        size_t room = size - at - 12;
+        if (room < 4 || length > room - 4) {
+            /* A record cut short by the end of the file: not a chain to trust (the
+             * range before reads on through it and reports the truncation). */
+            return at_eof ? CHAIN_NO : CHAIN_MORE;
+        }
+        if (masked_crc(head + 12, (size_t)length) != load_le32(head + 12 + length)) {
+            return CHAIN_NO;
+        }
+        at += 12 + (size_t)length + 4;
+    }
+    return CHAIN_YES;
+}
+
+/* The first record boundary at or after `pos` and before `stop` in buf[0:size).
+ * `at_eof` says that buf ends where the file ends. Returns BOUNDARY_FOUND with the
+ * position in *found_out; BOUNDARY_NONE when no boundary starts before `stop`
+ * (*found_out = stop); BOUNDARY_MORE when the candidate at *found_out needs bytes past
+ * `size` to decide (read more, starting at or before it, and call again). */
+int find_boundary_core(const uint8_t *buf, size_t size, size_t pos, size_t stop,
+                       int at_eof, size_t lookahead, size_t *found_out) {
+    if (stop > size && at_eof) {
+        stop = size;
+    }
+    for (size_t p = pos; p < stop; p++) {
+        if (p > size || size - p < 12) {
+            if (at_eof) {
+                break; /* too short for a header: no boundary */
+            }
+            *found_out = p;
+            return BOUNDARY_MORE;
+        }
+        const uint8_t *head = buf + p;
+        if (masked_crc(head, 8) != load_le32(head + 8)) {
+            continue;
+        }
+        uint64_t length = load_le64(head);
+        size_t room = size - p - 12;
+        if (room < 4 || length > room - 4) {
+            if (at_eof) {
+                continue; /* runs past the end of the file: not a whole record */
+            }
+            *found_out = p;
+            return BOUNDARY_MORE;
+        }
+        if (masked_crc(head + 12, (size_t)length) != load_le32(head + 12 + length)) {
+            continue;
+        }
+        int chain = chain_holds(buf, size, p, p + 12 + (size_t)length + 4, at_eof, lookahead);
+        if (chain == CHAIN_NO) {
+            continue;
+        }
+        *found_out = p;
+        return chain == CHAIN_YES ? BOUNDARY_FOUND : BOUNDARY_MORE;
+    }
+    *found_out = stop;
+    return BOUNDARY_NONE;
+}

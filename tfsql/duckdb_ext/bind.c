@@ -1,0 +1,318 @@
+/*
+ * tfsql/duckdb_ext/bind.c -- the bind step of tfrecord_scan: options, files,
+ * partitions and columns (inferred or given with schema := / columns :=) -> the
+ * result's columns and types.
+ */
+
+#include "duckdb_ext.h"
+
+static void tfbind_free(void *p) {
+    tfbind *b = (tfbind *)p;
+    if (b == NULL) {
+        return;
+    }
+    if (b->splits != NULL) {
+        for (size_t i = 0; i < b->files.n; i++) {
+            free(b->splits[i]);
+        }
+        free(b->splits);
+    }
+    free(b->tfds_dir);
+    filelist_free(&b->files, b->npart);
+    for (int k = 0; k < b->npart; k++) {
+        free(b->part_names[k]);
+    }
+    free(b->part_names);
+    free(b->part_is_int);
+    schema_free(&b->sc);
+    free(b->utf8);
+    free(b->filename_col);
+    free(b);
+}
+
+static duckdb_logical_type leaf_type(int kind, int utf8) {
+    return duckdb_create_logical_type(kind == KIND_INT64   ? DUCKDB_TYPE_BIGINT
+                                      : kind == KIND_FLOAT ? DUCKDB_TYPE_FLOAT
+                                      : utf8               ? DUCKDB_TYPE_VARCHAR
+                                                           : DUCKDB_TYPE_BLOB);
+}
+
+static duckdb_logical_type column_type(int kind, int shape, int utf8) {
+    duckdb_logical_type t = leaf_type(kind, utf8);
+    for (int s = 0; s < shape; s++) {
+        duckdb_logical_type l = duckdb_create_list_type(t);
+        duckdb_destroy_logical_type(&t);
+        t = l;
+    }
+    return t;
+}
+
+/* A column type of schema := {...}: the Arrow types the decoder produces without a cast
+ * (BIGINT, FLOAT, VARCHAR, BLOB, and lists of them); 0 when supported. */
+static int parse_type_name(const char *text, int *kind, int *shape, int *utf8) {
+    char t[64];
+    size_t o = 0;
+    for (const char *p = text; *p && o < sizeof(t) - 1; p++) {
+        if (*p != ' ') {
+            t[o++] = (char)((*p >= 'a' && *p <= 'z') ? *p - 32 : *p);
+        }
+    }
+    t[o] = 0;
+    *shape = SCALAR;
+    while (o >= 2 && t[o - 2] == '[' && t[o - 1] == ']' && *shape < LIST_OF_LIST) {
+        o -= 2;
+        t[o] = 0;
+        (*shape)++;
+    }
+    static const char *ints[] = {"BIGINT", "INT8", "INT64", "LONG", NULL};
+    static const char *floats[] = {"FLOAT", "FLOAT4", "REAL", NULL};
+    static const char *texts[] = {"VARCHAR", "TEXT", "STRING", NULL};
+    static const char *blobs[] = {"BLOB", "BYTEA", "BINARY", "VARBINARY", NULL};
+    const char **groups[] = {ints, floats, texts, blobs};
+    const int kinds[] = {KIND_INT64, KIND_FLOAT, KIND_BYTES, KIND_BYTES};
+    for (int g = 0; g < 4; g++) {
+        for (int i = 0; groups[g][i]; i++) {
+            if (strcmp(t, groups[g][i]) == 0) {
+                *kind = kinds[g];
+                *utf8 = g == 2;
+                return 0;
+            }
+        }
+    }
+    return -1;
+}
+
+/* schema := {'name': 'TYPE', ...} (or columns :=): the columns to read, no inference. */
+static int user_columns(tfbind *b, duckdb_value v, const char *fname, const char *param,
+                        char *err) {
+    duckdb_logical_type t = duckdb_get_value_type(v);
+    idx_t n = duckdb_get_type_id(t) == DUCKDB_TYPE_STRUCT ? duckdb_struct_type_child_count(t) : 0;
+    if (n == 0) {
+        snprintf(err, ERRLEN, "%s: parameter %s expects a STRUCT of column name -> type name, "
+                              "e.g. %s := {'label': 'BIGINT', 'emb': 'FLOAT[]'}", fname, param,
+                 param);
+        return -1;
+    }
+    b->sc.cols = (colspec *)calloc((size_t)n, sizeof(colspec));
+    b->utf8 = (int *)calloc((size_t)n, sizeof(int));
+    if (b->sc.cols == NULL || b->utf8 == NULL) {
+        snprintf(err, ERRLEN, "out of memory");
+        return -1;
+    }
+    b->sc.record_type = b->record_type;
+    for (idx_t i = 0; i < n; i++) {
+        char *name = duckdb_struct_type_child_name(t, i);
+        duckdb_value child = duckdb_get_struct_child(v, i);
+        char *type = value_text(child);
+        duckdb_destroy_value(&child);
+        colspec *c = &b->sc.cols[i];
+        c->name = (uint8_t *)xstrdup(name ? name : "");
+        c->name_len = strlen((const char *)c->name);
+        duckdb_free(name);
+        int bad = parse_type_name(type, &c->kind, &c->shape, &b->utf8[i]);
+        c->location = c->shape == LIST_OF_LIST ? FEATURE_LISTS : FEATURES;
+        b->sc.ncols = b->ndata = (int)i + 1;
+        if (bad || (c->shape == LIST_OF_LIST && b->record_type != SEQUENCE_EXAMPLE)) {
+            snprintf(err, ERRLEN, "%s: column '%s' of %s has type '%s', which the DuckDB extension "
+                                  "does not read yet (it reads BIGINT, FLOAT, VARCHAR, BLOB, their "
+                                  "lists, and X[][] feature lists of a sequence_example); run the "
+                                  "query through tfsql.connect(), which casts to any type", fname,
+                     (const char *)c->name, param, type);
+            free(type);
+            return -1;
+        }
+        free(type);
+    }
+    /* tfsql.schema.feature_list_name: X[][] column N__feature_list beside a context
+     * column N reads the feature list N */
+    size_t sl = strlen(FEATURE_LIST_SUFFIX);
+    for (idx_t i = 0; i < n; i++) {
+        colspec *c = &b->sc.cols[i];
+        if (c->location == FEATURE_LISTS && c->name_len > sl &&
+            memcmp(c->name + c->name_len - sl, FEATURE_LIST_SUFFIX, sl) == 0 &&
+            context_column(b, c->name, c->name_len - sl)) {
+            c->name_len -= sl;
+            c->name[c->name_len] = 0;
+        }
+    }
+    return 0;
+}
+
+void tf_bind(duckdb_bind_info info) {
+    const char *fname = (const char *)duckdb_bind_get_extra_info(info);
+    char err[ERRLEN] = "";
+    tfbind *b = (tfbind *)calloc(1, sizeof(tfbind));
+    if (b == NULL) {
+        duckdb_bind_set_error(info, "out of memory");
+        return;
+    }
+    b->record_type = EXAMPLE;
+    b->compression = COMP_INFER;
+    b->verify = 1;
+    b->hive = HIVE_AUTO;
+    b->glob = 1;
+    b->infer_sample = 1000;
+    b->infer_files = 16;
+    if (parse_options(info, b, fname, err)) {
+        goto fail;
+    }
+    duckdb_value src = duckdb_bind_get_parameter(info, 0);
+    duckdb_type tid = value_type_id(src);
+    int nfound = 0;
+    if (tid == DUCKDB_TYPE_VARCHAR) {
+        char *s = value_text(src);
+        int rc = list_item(s, b->glob, &b->files, err);
+        free(s);
+        if (rc) {
+            duckdb_destroy_value(&src);
+            goto fail;
+        }
+        nfound = 1;
+    } else if (tid == DUCKDB_TYPE_LIST && !duckdb_is_null_value(src)) {
+        idx_t n = duckdb_get_list_size(src);
+        for (idx_t i = 0; i < n; i++) {
+            duckdb_value item = duckdb_get_list_child(src, i);
+            if (value_type_id(item) != DUCKDB_TYPE_VARCHAR || duckdb_is_null_value(item)) {
+                duckdb_destroy_value(&item);
+                duckdb_destroy_value(&src);
+                snprintf(err, ERRLEN, "%s: the source must be a VARCHAR path or glob, or a "
+                                      "VARCHAR[] of them", fname);
+                goto fail;
+            }
+            char *s = value_text(item);
+            duckdb_destroy_value(&item);
+            size_t before = b->files.n;
+            int rc = list_item(s, b->glob, &b->files, err);
+            free(s);
+            if (rc) {
+                duckdb_destroy_value(&src);
+                goto fail;
+            }
+            /* a file named by two items is kept once, at its first place */
+            for (size_t k = before; k < b->files.n; k++) {
+                for (size_t j = 0; j < before; j++) {
+                    if (strcmp(b->files.items[j].path, b->files.items[k].path) == 0) {
+                        free(b->files.items[k].path);
+                        free(b->files.items[k].root);
+                        memmove(&b->files.items[k], &b->files.items[k + 1],
+                                (b->files.n - k - 1) * sizeof(tfile));
+                        b->files.n--;
+                        k--;
+                        break;
+                    }
+                }
+            }
+            nfound++;
+        }
+    }
+    duckdb_destroy_value(&src);
+    if (nfound == 0) {
+        snprintf(err, ERRLEN, "%s: the source must be a VARCHAR path or glob, or a non-empty "
+                              "VARCHAR[] of them, e.g. %s('data/*.tfrecord')", fname, fname);
+        goto fail;
+    }
+    if (drop_tfds_metadata(b) || detect_layout(b)) {
+        snprintf(err, ERRLEN, "out of memory");
+        goto fail;
+    }
+    for (size_t i = 0; i < b->files.n; i++) {
+        b->total_bytes += b->files.items[i].size;
+    }
+    idx_t cardinality = 0;
+    duckdb_value schema_value = duckdb_bind_get_named_parameter(info, "schema");
+    duckdb_value columns_value = duckdb_bind_get_named_parameter(info, "columns");
+    if (schema_value != NULL && columns_value != NULL) {
+        duckdb_destroy_value(&schema_value);
+        duckdb_destroy_value(&columns_value);
+        snprintf(err, ERRLEN, "%s: give either schema or columns, not both", fname);
+        goto fail;
+    }
+    if (schema_value != NULL || columns_value != NULL) {
+        duckdb_value given = schema_value != NULL ? schema_value : columns_value;
+        int rc = b->record_type == RAW
+                     ? infer_columns(b, err, &cardinality)
+                     : user_columns(b, given, fname, schema_value ? "schema" : "columns", err);
+        duckdb_destroy_value(&given);
+        if (rc) {
+            goto fail;
+        }
+    } else {
+        if (b->record_type != RAW && refuse_tfds_features(b, fname, err)) {
+            goto fail;
+        }
+        uint64_t key = b->record_type == RAW ? 0 : infer_key(b);
+        if (!infer_cache_get(b, key, &cardinality)) {
+            if (infer_columns(b, err, &cardinality)) {
+                goto fail;
+            }
+            infer_cache_put(b, key, cardinality);
+        }
+        if (check_inferred_names(b, err)) {
+            goto fail;
+        }
+    }
+    if (find_partitions(b, err)) {
+        goto fail;
+    }
+    if (add_split_column(b)) {
+        snprintf(err, ERRLEN, "out of memory");
+        goto fail;
+    }
+    if (b->ndata == 0 && b->files.n == 0) {
+        snprintf(err, ERRLEN, "%s: no files found (hidden files such as _SUCCESS are skipped)",
+                 fname);
+        goto fail;
+    }
+    if (b->ndata == 0 && b->npart == 0 && b->filename_col == NULL) {
+        /* DuckDB scans no table without columns: records that hold no features (or empty
+         * files) get the filename column, as in tfsql.connect()'s Arrow path, so that
+         * count(*) works. */
+        b->filename_col = xstrdup("filename");
+    }
+    int dup = -1;
+    int indexed = schema_index(&b->sc, &dup);
+    if (indexed == -2) {
+        snprintf(err, ERRLEN, "%s: column %d is listed twice", fname, dup);
+        goto fail;
+    }
+    if (indexed != 0) {
+        snprintf(err, ERRLEN, "out of memory");
+        goto fail;
+    }
+    for (int c = 0; c < b->ndata; c++) {
+        const colspec *cs = &b->sc.cols[c];
+        char *name = column_name(b, c);
+        duckdb_logical_type t = column_type(cs->kind, cs->shape, b->utf8[c]);
+        duckdb_bind_add_result_column(info, name, t);
+        duckdb_destroy_logical_type(&t);
+        free(name);
+    }
+    for (int k = 0; k < b->npart; k++) {
+        duckdb_logical_type t = duckdb_create_logical_type(b->part_is_int[k] ? DUCKDB_TYPE_BIGINT
+                                                                             : DUCKDB_TYPE_VARCHAR);
+        duckdb_bind_add_result_column(info, b->part_names[k], t);
+        duckdb_destroy_logical_type(&t);
+    }
+    if (b->filename_col != NULL) {
+        int clash = is_column(b, b->filename_col);
+        for (int k = 0; k < b->npart; k++) {
+            clash |= strcmp(b->part_names[k], b->filename_col) == 0;
+        }
+        if (clash) {
+            snprintf(err, ERRLEN, "%s: filename := '%s' collides with an existing column", fname,
+                     b->filename_col);
+            goto fail;
+        }
+        duckdb_logical_type t = duckdb_create_logical_type(DUCKDB_TYPE_VARCHAR);
+        duckdb_bind_add_result_column(info, b->filename_col, t);
+        duckdb_destroy_logical_type(&t);
+    }
+    if (cardinality > 0) {
+        duckdb_bind_set_cardinality(info, cardinality, false);
+    }
+    duckdb_bind_set_bind_data(info, b, tfbind_free);
+    return;
+fail:
+    tfbind_free(b);
+    duckdb_bind_set_error(info, err);
+}

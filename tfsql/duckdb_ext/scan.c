@@ -1,0 +1,490 @@
+/*
+ * tfsql/duckdb_ext/scan.c -- the scan step of tfrecord_scan: per-thread file
+ * claims, framing in windows, decoding with the core, decoded buffers -> DuckDB
+ * vectors, projection.
+ */
+
+#include "duckdb_ext.h"
+
+typedef struct {
+    size_t next_file; /* claimed with an atomic add */
+    int nproj;
+    int *proj;        /* output column index per projected position */
+    schema sc;        /* the projected data columns */
+    int *dcol;        /* projected position -> index into sc.cols (or -1) */
+} tfglobal;
+
+static void tfglobal_free(void *p) {
+    tfglobal *g = (tfglobal *)p;
+    if (g == NULL) {
+        return;
+    }
+    free(g->proj);
+    free(g->dcol);
+    /* sc.cols names are borrowed from the bind data */
+    free(g->sc.cols);
+    free(g->sc.tables[0].slots);
+    free(g->sc.tables[1].slots);
+    free(g);
+}
+
+/* A thread's scan state. The open file is framed one output chunk at a time, right
+ * before the chunk is decoded, so its bytes are read from memory once while they are
+ * still in the CPU's cache (framing the whole file first read it twice). A compressed
+ * file is inflated as the scan goes, into a window that drops the bytes of records
+ * already emitted: `base` is the file offset of the window's first byte. */
+typedef struct {
+    int have_file;
+    size_t file;
+    filebytes fb;
+    inflater inf;      /* finished for a plain (mapped) file */
+    size_t base;
+    tbuf offs, lens;   /* the framed records of the current chunk */
+    size_t nrec, pos;  /* records in the chunk, records already emitted */
+    size_t first;      /* the chunk's first record: its index in the file */
+    size_t frame_end;  /* where framing stopped: the next record, or the damaged one */
+    int frame_status;
+    slotstate *slots;
+    colbuild *cb;
+} tflocal;
+
+/* Inflated bytes kept ahead of the scan: refilled to WINDOW_BYTES when fewer than
+ * WINDOW_LOW are left (moving those few to the front), or to a whole record. */
+#define WINDOW_BYTES ((size_t)8 << 20)
+#define WINDOW_LOW ((size_t)1 << 20)
+
+static void tflocal_close_file(tflocal *l) {
+    inflater_end(&l->inf);
+    filebytes_free(&l->fb);
+    l->have_file = 0;
+}
+
+/* Make at least `need` bytes from frame_end available (fewer only at the end of the
+ * stream). */
+static int fill_window(tflocal *l, size_t need, const char *path, char *err) {
+    size_t have = l->fb.size - l->frame_end;
+    if (l->inf.finished || have >= need) {
+        return 0;
+    }
+    if (l->frame_end > 0) {
+        memmove(l->fb.owned.data, l->fb.owned.data + l->frame_end, have);
+        l->fb.owned.len = have;
+        l->base += l->frame_end;
+        l->frame_end = 0;
+    }
+    char why[ERRLEN];
+    if (inflater_run(&l->inf, &l->fb.owned, need > WINDOW_BYTES ? need : WINDOW_BYTES, why)) {
+        error_at_path(err, path, why);
+        return -1;
+    }
+    file_inflated(&l->fb);
+    return 0;
+}
+
+static void tflocal_free(void *p) {
+    tflocal *l = (tflocal *)p;
+    if (l == NULL) {
+        return;
+    }
+    tflocal_close_file(l);
+    tbuf_free(&l->offs);
+    tbuf_free(&l->lens);
+    free(l->slots);
+    free(l->cb);
+    free(l);
+}
+
+void tf_init(duckdb_init_info info) {
+    tfbind *b = (tfbind *)duckdb_init_get_bind_data(info);
+    tfglobal *g = (tfglobal *)calloc(1, sizeof(tfglobal));
+    if (g == NULL) {
+        duckdb_init_set_error(info, "out of memory");
+        return;
+    }
+    idx_t n = duckdb_init_get_column_count(info);
+    g->nproj = (int)n;
+    g->proj = (int *)calloc(n ? n : 1, sizeof(int));
+    g->dcol = (int *)calloc(n ? n : 1, sizeof(int));
+    g->sc.cols = (colspec *)calloc(n ? n : 1, sizeof(colspec));
+    if (g->proj == NULL || g->dcol == NULL || g->sc.cols == NULL) {
+        tfglobal_free(g);
+        duckdb_init_set_error(info, "out of memory");
+        return;
+    }
+    g->sc.record_type = b->record_type;
+    int ndec = 0;
+    for (idx_t i = 0; i < n; i++) {
+        idx_t c = duckdb_init_get_column_index(info, i);
+        g->proj[i] = (int)c;
+        g->dcol[i] = -1;
+        if (c < (idx_t)b->ndata) {
+            g->sc.cols[ndec] = b->sc.cols[c];
+            g->dcol[i] = ndec++;
+        }
+    }
+    g->sc.ncols = ndec;
+    if (b->record_type == RAW) {
+        g->sc.ncols = ndec; /* 0 or 1: the record column */
+    } else if (schema_index(&g->sc, &(int){-1}) != 0) {
+        tfglobal_free(g);
+        duckdb_init_set_error(info, "out of memory");
+        return;
+    }
+    size_t threads = b->files.n ? b->files.n : 1;
+    duckdb_init_set_max_threads(info, threads);
+    duckdb_init_set_init_data(info, g, tfglobal_free);
+}
+
+void tf_local_init(duckdb_init_info info) {
+    tflocal *l = (tflocal *)calloc(1, sizeof(tflocal));
+    if (l == NULL) {
+        duckdb_init_set_error(info, "out of memory");
+        return;
+    }
+    duckdb_init_set_init_data(info, l, tflocal_free);
+}
+
+/* -- decoded buffers -> DuckDB vectors -------------------------------------- */
+
+static inline int bit_get(const uint8_t *bits, size_t i) { return (bits[i >> 3] >> (i & 7)) & 1; }
+
+static int fill_leaf(duckdb_vector vec, const colbuild *cb, int64_t from, int64_t to, int utf8,
+                     idx_t at, char *err, const char *col) {
+    int64_t n = to - from;
+    if (cb->kind == KIND_INT64) {
+        int64_t *dst = (int64_t *)duckdb_vector_get_data(vec);
+        memcpy(dst + at, cb->values.data + 8 * from, (size_t)n * 8);
+    } else if (cb->kind == KIND_FLOAT) {
+        float *dst = (float *)duckdb_vector_get_data(vec);
+        memcpy(dst + at, cb->values.data + 4 * from, (size_t)n * 4);
+    } else {
+        const int32_t *vo = (const int32_t *)cb->voffs.data;
+        for (int64_t i = 0; i < n; i++) {
+            const char *p = (const char *)cb->values.data + vo[from + i];
+            size_t len = (size_t)(vo[from + i + 1] - vo[from + i]);
+            if (utf8 && !utf8_valid((const uint8_t *)p, len)) {
+                snprintf(err, ERRLEN, "feature '%s' holds bytes that are not valid UTF-8 but "
+                                      "column '%s' is VARCHAR (inferred from the sample)", col,
+                         col);
+                return -1;
+            }
+            duckdb_vector_assign_string_element_len(vec, at + (idx_t)i, p, len);
+        }
+    }
+    return 0;
+}
+
+static void set_validity(duckdb_vector vec, const uint8_t *bits, int64_t nulls, size_t n) {
+    if (nulls == 0) {
+        return;
+    }
+    duckdb_vector_ensure_validity_writable(vec);
+    uint64_t *validity = duckdb_vector_get_validity(vec);
+    for (size_t r = 0; r < n; r++) {
+        if (!bit_get(bits, r)) {
+            duckdb_validity_set_row_invalid(validity, r);
+        }
+    }
+}
+
+static int fill_column(duckdb_vector vec, const colbuild *cb, size_t n, int utf8, char *err,
+                       const char *col) {
+    if (cb->shape == SCALAR) {
+        if (cb->kind == KIND_BYTES) {
+            /* assign valid rows only */
+            const int32_t *vo = (const int32_t *)cb->voffs.data;
+            for (size_t r = 0; r < n; r++) {
+                if (cb->null_count && !bit_get(cb->validity.data, r)) {
+                    continue;
+                }
+                const char *p = (const char *)cb->values.data + vo[r];
+                size_t len = (size_t)(vo[r + 1] - vo[r]);
+                if (utf8 && !utf8_valid((const uint8_t *)p, len)) {
+                    snprintf(err, ERRLEN, "feature '%s' holds bytes that are not valid UTF-8 "
+                                          "but column '%s' is VARCHAR (inferred from the "
+                                          "sample)", col, col);
+                    return -1;
+                }
+                duckdb_vector_assign_string_element_len(vec, r, p, len);
+            }
+        } else if (fill_leaf(vec, cb, 0, (int64_t)n, utf8, 0, err, col)) {
+            return -1;
+        }
+        set_validity(vec, cb->validity.data, cb->null_count, n);
+        return 0;
+    }
+    const int32_t *outer = (const int32_t *)cb->outer.data;
+    duckdb_list_entry *entries = (duckdb_list_entry *)duckdb_vector_get_data(vec);
+    for (size_t r = 0; r < n; r++) {
+        entries[r].offset = (uint64_t)outer[r];
+        entries[r].length = (uint64_t)(outer[r + 1] - outer[r]);
+    }
+    set_validity(vec, cb->validity.data, cb->null_count, n);
+    duckdb_vector child = duckdb_list_vector_get_child(vec);
+    if (cb->shape == LIST) {
+        idx_t nv = (idx_t)cb->nvalues;
+        duckdb_list_vector_reserve(vec, nv);
+        duckdb_list_vector_set_size(vec, nv);
+        child = duckdb_list_vector_get_child(vec);
+        return fill_leaf(child, cb, 0, cb->nvalues, utf8, 0, err, col);
+    }
+    /* LIST_OF_LIST: the outer list's child holds the inner lists */
+    idx_t ninner = (idx_t)cb->ninner;
+    duckdb_list_vector_reserve(vec, ninner);
+    duckdb_list_vector_set_size(vec, ninner);
+    child = duckdb_list_vector_get_child(vec);
+    const int32_t *inner = (const int32_t *)cb->inner.data;
+    duckdb_list_entry *ie = (duckdb_list_entry *)duckdb_vector_get_data(child);
+    for (idx_t k = 0; k < ninner; k++) {
+        ie[k].offset = (uint64_t)inner[k];
+        ie[k].length = (uint64_t)(inner[k + 1] - inner[k]);
+    }
+    set_validity(child, cb->inner_validity.data, cb->inner_null_count, ninner);
+    idx_t nv = (idx_t)cb->nvalues;
+    duckdb_list_vector_reserve(child, nv);
+    duckdb_list_vector_set_size(child, nv);
+    duckdb_vector leaf = duckdb_list_vector_get_child(child);
+    return fill_leaf(leaf, cb, 0, cb->nvalues, utf8, 0, err, col);
+}
+
+static void decode_error(char *err, const tfbind *b, const dctx *x, int rc, const char *path,
+                         size_t record, size_t at) {
+    const char *rt = b->record_type == SEQUENCE_EXAMPLE ? "tf.train.SequenceExample"
+                                                        : "tf.train.Example";
+    char col[256] = "";
+    if (x->err_column >= 0 && x->err_column < x->sc->ncols) {
+        snprintf(col, sizeof(col), "%.*s", (int)x->sc->cols[x->err_column].name_len,
+                 (const char *)x->sc->cols[x->err_column].name);
+    }
+    if (rc == E_MALFORMED) {
+        snprintf(err, ERRLEN, "record is not a valid %s protobuf in %s, record %zu at byte %zu; "
+                              "check record_type := (use 'bytes' to read the raw records)", rt,
+                 path, record, at);
+    } else if (rc == E_KIND_MISMATCH) {
+        snprintf(err, ERRLEN, "feature '%s' holds %s in %s, record %zu at byte %zu, but column "
+                              "'%s' is read from %s; infer the schema from more records "
+                              "(sample_size := -1) or pass the type with tfsql.connect()",
+                 col, kind_names[x->err_found_kind & 3], path, record, at, col,
+                 kind_names[x->sc->cols[x->err_column].kind]);
+    } else if (rc == E_NOT_SCALAR) {
+        snprintf(err, ERRLEN, "feature '%s' holds several values in %s, record %zu at byte %zu, "
+                              "but column '%s' is a scalar because no sampled record had more "
+                              "than one; pass lists := 'always' or a larger sample_size", col,
+                 path, record, at, col);
+    } else if (rc == E_NOMEM) {
+        snprintf(err, ERRLEN, "out of memory decoding %s", path);
+    } else {
+        snprintf(err, ERRLEN, "cannot decode %s, record %zu at byte %zu (error %d)", path, record,
+                 at, rc);
+    }
+}
+
+/* Claim and open the next file; 0 when none is left, -1 on error. */
+static int open_next_file(tfbind *b, tfglobal *g, tflocal *l, char *err) {
+    for (;;) {
+        size_t i = __atomic_fetch_add(&g->next_file, 1, __ATOMIC_RELAXED);
+        if (i >= b->files.n) {
+            return 0;
+        }
+        const tfile *f = &b->files.items[i];
+        if (f->size == 0) {
+            continue;
+        }
+        if (file_open(f->path, b->compression, &l->fb, &l->inf, err)) {
+            return -1;
+        }
+        l->base = 0;
+        l->offs.len = l->lens.len = 0;
+        l->nrec = l->pos = l->first = 0;
+        l->frame_end = 0;
+        l->frame_status = FRAME_OK;
+        l->file = i;
+        l->have_file = 1;
+        return 1;
+    }
+}
+
+/* Frame the open file's next chunk (up to `cap` records; CRCs are checked even when no
+ * data column is needed). 1: records framed; 0: the file is done; -1: error in `err`. */
+static int frame_chunk(const tfbind *b, tflocal *l, size_t cap, char *err) {
+    const tfile *f = &b->files.items[l->file];
+    for (;;) {
+        l->first += l->nrec;
+        l->nrec = l->pos = 0;
+        if (l->frame_status != FRAME_OK) {
+            if (!b->skip_corrupt) {
+                frame_error(err, f->path, l->frame_status, l->first, l->base + l->frame_end,
+                            l->base + l->fb.size);
+                return -1;
+            }
+            if (l->frame_status != FRAME_BAD_DATA_CRC) {
+                return 0; /* ignore_errors: a damaged length or a truncated tail ends the file */
+            }
+            /* step over the bad record and go on framing the rest of the file */
+            uint64_t length = load_le64(l->fb.data + l->frame_end);
+            l->frame_end += 12 + (size_t)length + 4;
+            l->frame_status = FRAME_OK;
+            l->first += 1;
+        }
+        if (fill_window(l, WINDOW_LOW, f->path, err)) {
+            return -1;
+        }
+        if (l->frame_end >= l->fb.size) {
+            return 0;
+        }
+        l->offs.len = l->lens.len = 0;
+        if (scan_core(l->fb.data, l->fb.size, l->frame_end, (long long)cap, -1, b->verify,
+                      &l->offs, &l->lens, &l->frame_end, &l->frame_status)) {
+            snprintf(err, ERRLEN, "out of memory");
+            return -1;
+        }
+        l->nrec = l->offs.len / 8;
+        if (l->frame_status == FRAME_TRUNCATED && !l->inf.finished) {
+            /* the window ends inside a record: emit what is framed, then inflate on */
+            size_t have = l->fb.size - l->frame_end, need = 12;
+            if (have >= 12) {
+                uint64_t length = load_le64(l->fb.data + l->frame_end);
+                need = length > SIZE_MAX - 16 ? SIZE_MAX : (size_t)length + 16;
+            }
+            l->frame_status = FRAME_OK;
+            if (l->nrec > 0) {
+                return 1;
+            }
+            if (fill_window(l, need, f->path, err)) {
+                return -1;
+            }
+            continue;
+        }
+        if (l->nrec > 0) {
+            return 1;
+        }
+    }
+}
+
+void tf_scan(duckdb_function_info info, duckdb_data_chunk output) {
+    tfbind *b = (tfbind *)duckdb_function_get_bind_data(info);
+    tfglobal *g = (tfglobal *)duckdb_function_get_init_data(info);
+    tflocal *l = (tflocal *)duckdb_function_get_local_init_data(info);
+    char err[ERRLEN] = "";
+    idx_t cap = duckdb_vector_size();
+    for (;;) {
+        if (!l->have_file) {
+            int rc = open_next_file(b, g, l, err);
+            if (rc < 0) {
+                duckdb_function_set_error(info, err);
+                return;
+            }
+            if (rc == 0) {
+                duckdb_data_chunk_set_size(output, 0);
+                return;
+            }
+        }
+        if (l->pos >= l->nrec) {
+            int rc = frame_chunk(b, l, cap, err);
+            if (rc < 0) {
+                tflocal_close_file(l);
+                duckdb_function_set_error(info, err);
+                return;
+            }
+            if (rc == 0) {
+                tflocal_close_file(l);
+                continue;
+            }
+        }
+        size_t n = l->nrec - l->pos;
+        if (n > cap) {
+            n = cap;
+        }
+        const uint8_t *offs = l->offs.data + 8 * l->pos, *lens = l->lens.data + 8 * l->pos;
+        if (g->sc.ncols > 0 && l->cb == NULL) {
+            l->slots = (slotstate *)calloc((size_t)g->sc.ncols, sizeof(slotstate));
+            l->cb = (colbuild *)calloc((size_t)g->sc.ncols, sizeof(colbuild));
+            if (l->slots == NULL || l->cb == NULL) {
+                duckdb_function_set_error(info, "out of memory");
+                return;
+            }
+        }
+        if (g->sc.ncols > 0) {
+            dctx x;
+            memset(&x, 0, sizeof(x));
+            x.sc = &g->sc;
+            x.slots = l->slots;
+            x.cb = l->cb;
+            memset(l->slots, 0, (size_t)g->sc.ncols * sizeof(slotstate));
+            int rc = 0;
+            size_t payload = records_payload((const uint8_t *)lens, n, l->fb.size);
+            size_t lists = list_reserve(&g->sc, payload);
+            for (int c = 0; c < g->sc.ncols && rc == 0; c++) {
+                if (colbuild_init(&l->cb[c], g->sc.cols[c].kind, g->sc.cols[c].shape, n,
+                                  payload, lists)) {
+                    rc = E_NOMEM;
+                }
+            }
+            if (rc == 0) {
+                rc = decode_core(&x, l->fb.data, l->fb.size, offs, lens, n);
+            }
+            if (rc) {
+                size_t rec = l->first + l->pos + x.err_record;
+                size_t at = l->base + (size_t)load_u64(offs + 8 * x.err_record) - 12;
+                decode_error(err, b, &x, rc, b->files.items[l->file].path, rec, at);
+            }
+            for (int i = 0; i < g->nproj && rc == 0; i++) {
+                int d = g->dcol[i];
+                if (d < 0) {
+                    continue;
+                }
+                int out = g->proj[i];
+                char col[256];
+                snprintf(col, sizeof(col), "%.*s", (int)g->sc.cols[d].name_len,
+                         (const char *)g->sc.cols[d].name);
+                if (fill_column(duckdb_data_chunk_get_vector(output, (idx_t)i), &l->cb[d], n,
+                                b->utf8[out], err, col)) {
+                    char tmp[ERRLEN];
+                    snprintf(tmp, ERRLEN, "%s, in %s near record %zu", err,
+                             b->files.items[l->file].path, l->first + l->pos);
+                    memcpy(err, tmp, ERRLEN);
+                    rc = -1;
+                }
+            }
+            for (int c = 0; c < g->sc.ncols; c++) {
+                colbuild_free(&l->cb[c]);
+            }
+            if (rc) {
+                duckdb_function_set_error(info, err);
+                return;
+            }
+        }
+        /* partition and filename columns: constant within the file */
+        const tfile *f = &b->files.items[l->file];
+        for (int i = 0; i < g->nproj; i++) {
+            int out = g->proj[i];
+            if (out < b->ndata) {
+                continue;
+            }
+            duckdb_vector vec = duckdb_data_chunk_get_vector(output, (idx_t)i);
+            int k = out - b->ndata;
+            const char *text = k < b->npart ? f->parts[k] : f->path;
+            if (text == NULL) {
+                duckdb_vector_ensure_validity_writable(vec);
+                uint64_t *validity = duckdb_vector_get_validity(vec);
+                for (size_t r = 0; r < n; r++) {
+                    duckdb_validity_set_row_invalid(validity, r);
+                }
+            } else if (k < b->npart && b->part_is_int[k]) {
+                int64_t v = strtoll(text, NULL, 10);
+                int64_t *dst = (int64_t *)duckdb_vector_get_data(vec);
+                for (size_t r = 0; r < n; r++) {
+                    dst[r] = v;
+                }
+            } else {
+                size_t len = strlen(text);
+                for (size_t r = 0; r < n; r++) {
+                    duckdb_vector_assign_string_element_len(vec, r, text, len);
+                }
+            }
+        }
+        l->pos += n;
+        duckdb_data_chunk_set_size(output, n);
+        return;
+    }
+}
