@@ -20,10 +20,12 @@ int skip_field(const uint8_t **pp, const uint8_t *end, uint32_t tag) {
     open[depth++] = tag >> 3;
     const uint8_t *p = *pp;
     while (depth > 0) {
-        uint32_t inner;
-        if (rd_tag(&p, end, &inner)) {
+        /* inside a group protobuf (upb) takes field number 0 too */
+        uint64_t v;
+        if (rd_varint_max(&p, end, &v, VARINT_SHORT) || v > 0xffffffffu) {
             return -1;
         }
+        uint32_t inner = (uint32_t)v;
         uint32_t iwt = inner & 7;
         if (iwt == WT_SGROUP) {
             if (depth == MAX_GROUP_DEPTH) {
@@ -140,5 +142,155 @@ int list_count(int kind, const uint8_t *p, const uint8_t *end, uint64_t *count,
         }
     }
     *count = n;
+    return 0;
+}
+
+/* Packed varints [p, end): each at most 10 bytes, the last one complete (no count). */
+static int packed_varints_valid(const uint8_t *p, const uint8_t *end) {
+    if (p < end && (end[-1] & 0x80)) {
+        return -1;
+    }
+    int run = 0; /* continuation bytes in a row */
+    while (end - p >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        uint64_t high = w & 0x8080808080808080ull;
+        if (high == 0) {
+            run = 0;
+        } else if (high == 0x8080808080808080ull) {
+            if ((run += 8) >= 10) {
+                return -1;
+            }
+        } else {
+            for (int i = 0; i < 8; i++) {
+                run = p[i] < 0x80 ? 0 : run + 1;
+                if (run >= 10) {
+                    return -1;
+                }
+            }
+        }
+        p += 8;
+    }
+    for (; p < end; p++) {
+        run = *p < 0x80 ? 0 : run + 1;
+        if (run >= 10) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* A BytesList's values [p, end) in the layout writers produce (each a field 1 with its
+ * length); 1 when another layout needs the general loop. */
+static int bytes_values_valid(const uint8_t *p, const uint8_t *end) {
+    while (p < end) {
+        size_t len;
+        if (*p != TAG(1, WT_LEN)) {
+            return 1;
+        }
+        p++;
+        if (rd_len(&p, end, &len)) {
+            return -1;
+        }
+        p += len;
+    }
+    return 0;
+}
+
+int feature_well_formed(const uint8_t *p, const uint8_t *end) {
+    /* What writers produce: one list spanning the Feature, its numbers packed, checked
+     * without the general loop (same result, fewer steps). */
+    size_t room = (size_t)(end - p);
+    if (room >= 2 && p[1] < 0x80 && room == 2 + (size_t)p[1]) {
+        if (p[0] == TAG(1, WT_LEN)) {
+            int rc = bytes_values_valid(p + 2, end);
+            if (rc <= 0) {
+                return rc;
+            }
+        } else if (room >= 4 && p[2] == TAG(1, WT_LEN) && p[3] < 0x80 &&
+                   room == 4 + (size_t)p[3]) {
+            if (p[0] == TAG(3, WT_LEN)) {
+                return packed_varints_valid(p + 4, end);
+            }
+            if (p[0] == TAG(2, WT_LEN)) {
+                return (p[3] & 3) ? -1 : 0;
+            }
+        }
+    }
+    while (p < end) {
+        uint32_t tag;
+        const uint8_t *body = NULL;
+        size_t len = 0;
+        uint64_t count;
+        if (next_field(&p, end, &tag, &body, &len)) {
+            return -1;
+        }
+        int kind = feature_kind_field(tag);
+        if (kind != KIND_NONE && list_count(kind, body, body + len, &count, NULL)) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int feature_list_well_formed(const uint8_t *p, const uint8_t *end) {
+    while (p < end) {
+        uint32_t tag;
+        const uint8_t *body = NULL;
+        size_t len = 0;
+        if (next_field(&p, end, &tag, &body, &len)) {
+            return -1;
+        }
+        if (tag == TAG(1, WT_LEN) && feature_well_formed(body, body + len)) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int entry_well_formed(const uint8_t *p, const uint8_t *end, int loc) {
+    while (p < end) {
+        uint32_t tag;
+        const uint8_t *body = NULL;
+        size_t len = 0;
+        if (next_field(&p, end, &tag, &body, &len)) {
+            return -1;
+        }
+        if (tag == TAG(1, WT_LEN) && !utf8_valid(body, len)) {
+            return -1;
+        }
+        if (tag == TAG(2, WT_LEN) && (loc == FEATURES ? feature_well_formed(body, body + len)
+                                                      : feature_list_well_formed(body, body + len))) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int record_well_formed(const uint8_t *p, const uint8_t *end, int seq) {
+    while (p < end) {
+        uint32_t tag;
+        const uint8_t *body = NULL;
+        size_t len = 0;
+        if (next_field(&p, end, &tag, &body, &len)) {
+            return -1;
+        }
+        if (!is_map_field(tag, seq)) {
+            continue;
+        }
+        int loc = (int)(tag >> 3) - 1;
+        const uint8_t *q = body, *map_end = body + len;
+        while (q < map_end) {
+            uint32_t etag;
+            const uint8_t *entry = NULL;
+            size_t elen = 0;
+            if (next_field(&q, map_end, &etag, &entry, &elen)) {
+                return -1;
+            }
+            if (etag == TAG(1, WT_LEN) && entry_well_formed(entry, entry + elen, loc)) {
+                return -1;
+            }
+        }
+    }
     return 0;
 }

@@ -153,6 +153,8 @@ void tf_bind(duckdb_bind_info info) {
     b->glob = 1;
     b->infer_sample = 1000;
     b->infer_files = 16;
+    b->max_record_bytes = DEFAULT_MAX_RECORD_BYTES;
+    b->batch_bytes = DEFAULT_BATCH_BYTES;
     if (parse_options(info, b, fname, err)) {
         goto fail;
     }

@@ -49,7 +49,7 @@ static int register_scan(duckdb_connection con, const char *name) {
                                   "union_by_name", "glob", NULL};
     static const char *texts[] = {"record_type", "compression", "on_corrupt", "lists", NULL};
     static const char *ints[] = {"infer_sample", "sample_size", "infer_files", "batch_size",
-                                 "threads", NULL};
+                                 "threads", "max_record_bytes", "batch_bytes", NULL};
     static const char *anys[] = {"filename", "schema", "columns", "hive_types", NULL};
     for (int i = 0; bools[i]; i++) {
         duckdb_table_function_add_named_parameter(f, bools[i], boolean);

@@ -40,25 +40,6 @@ static size_t sample_indices(size_t n, long long want, size_t *out) {
     return m;
 }
 
-void frame_error(char *err, const char *path, int status, size_t index, size_t at,
-                 size_t size) {
-    if (status == FRAME_TRUNCATED) {
-        snprintf(err, ERRLEN, "truncated record in %s, record %zu at byte %zu: the file ends "
-                              "%zu bytes into it%s (pass ignore_errors := true to skip it and "
-                              "the rest of the file)", path, index, at, size - at,
-                 at == 0 ? "; it does not look like a TFRecord file" : "");
-    } else if (status == FRAME_BAD_LENGTH_CRC) {
-        snprintf(err, ERRLEN, "length CRC mismatch in %s, record %zu at byte %zu: the file is "
-                              "corrupt%s (pass ignore_errors := true to skip it and the rest of "
-                              "the file)", path, index, at,
-                 at == 0 ? "; it does not look like a TFRecord file (check the path, or "
-                           "compression := 'gzip' / 'zlib')" : "");
-    } else {
-        snprintf(err, ERRLEN, "data CRC mismatch in %s, record %zu at byte %zu: the record is "
-                              "corrupt (pass ignore_errors := true to skip it)", path, index, at);
-    }
-}
-
 /* The records a sample of `count` framed ones keeps under tfsql.inference's byte rule:
  * up to the one whose payload brings the total to `limit` bytes (all when the total
  * stays below). *reached: whether it did. */
@@ -80,50 +61,62 @@ static size_t within_bytes(const tbuf *lens, size_t count, long long limit, int 
 
 /* Read the inference sample of one file (tfsql.inference): its first infer_sample
  * records, ending once their payloads hold INFER_BYTES bytes (unless every record is
- * sampled). A compressed file is inflated only as far as the sample reaches. The
- * sampled records are framed in offs / lens (n of them); *end is where framing stopped. */
-static int sample_file(const tfbind *b, const char *path, filebytes *fb, tbuf *offs,
-                       tbuf *lens, size_t *n, size_t *end, char *err) {
-    inflater inf;
-    if (file_open(path, b->compression, fb, &inf, err)) {
+ * sampled), read (and inflated) only as far as the sample reaches. The sampled records
+ * are framed in offs / lens (n of them), over w->buf; *end is where framing stopped. A
+ * record over max_record_bytes is an error unless on_corrupt := 'skip', which, as any
+ * damage, ends the sample (the scan then reports or skips it). */
+static int sample_file(const tfbind *b, const tfile *f, window *w, tbuf *offs, tbuf *lens,
+                       size_t *n, size_t *end, char *err) {
+    if (window_open(w, f->path, f->size, b->compression, err)) {
         return -1;
     }
     long long limit = b->infer_sample < 0 ? -1 : INFER_BYTES;
-    size_t want = limit < 0 ? SIZE_MAX : (size_t)limit + (1u << 20);
+    size_t want = limit < 0 ? WINDOW_BYTES : (size_t)limit + (1u << 20);
     for (;;) {
-        char why[ERRLEN];
-        if (!inf.finished) {
-            if (inflater_run(&inf, &fb->owned, want, why)) {
-                error_at_path(err, path, why);
-                inflater_end(&inf);
-                return -1;
-            }
-            file_inflated(fb);
+        if (window_fill(w, 0, want, err)) {
+            return -1;
         }
         int status, reached;
         offs->len = lens->len = 0;
-        if (scan_core(fb->data, fb->size, 0, b->infer_sample, -1, b->verify, offs, lens, end,
-                      &status)) {
-            inflater_end(&inf);
+        if (scan_core(w->buf.data, w->buf.len, 0, b->infer_sample, -1, b->verify, offs, lens,
+                      end, &status)) {
             snprintf(err, ERRLEN, "out of memory");
             return -1;
         }
         size_t framed = offs->len / 8;
-        *n = within_bytes(lens, framed, limit, &reached);
-        /* more bytes are needed while the records framed so far ran into the end of what
-         * is inflated: a CRC mismatch is damage, which ends the sample as in a plain file */
-        int complete = inf.finished || reached ||
-                       (b->infer_sample >= 0 && framed >= (size_t)b->infer_sample) ||
-                       status == FRAME_BAD_LENGTH_CRC || status == FRAME_BAD_DATA_CRC;
-        if (complete) {
-            inflater_end(&inf);
-            if (*n < framed) {
-                *end = (size_t)load_u64(offs->data + 8 * *n) - 12;
-                offs->len = lens->len = 8 * *n;
+        for (size_t i = 0; i < framed; i++) { /* possible only in a larger window */
+            if (load_u64(lens->data + 8 * i) > (uint64_t)b->max_record_bytes) {
+                *end = (size_t)load_u64(offs->data + 8 * i) - 12;
+                framed = i;
+                status = FRAME_TOO_LONG;
+                offs->len = lens->len = 8 * i;
+                break;
             }
+        }
+        *n = within_bytes(lens, framed, limit, &reached);
+        if (*n < framed) {
+            *end = (size_t)load_u64(offs->data + 8 * *n) - 12;
+            offs->len = lens->len = 8 * *n;
             return 0;
         }
-        want = fb->size > SIZE_MAX / 2 ? SIZE_MAX : 2 * fb->size;
+        int at_end = *end == w->buf.len && !w->src.eof; /* more records may follow */
+        if (reached || (b->infer_sample >= 0 && framed >= (size_t)b->infer_sample) ||
+            (status == FRAME_OK && !at_end) || status == FRAME_BAD_LENGTH_CRC ||
+            status == FRAME_BAD_DATA_CRC) {
+            return 0; /* damage ends the sample: the scan reports (or skips) it */
+        }
+        uint64_t length, lim;
+        int pending = pending_record(w, *end, (uint64_t)b->max_record_bytes, &length, &lim);
+        if (pending == FRAME_TOO_LONG && !b->skip_corrupt) {
+            frame_error(err, f->path, FRAME_TOO_LONG, framed, *end, length, lim);
+            return -1;
+        }
+        if (pending != FRAME_OK) {
+            return 0;
+        }
+        /* the records framed so far ran into the end of what is read: read on */
+        size_t record = w->buf.len - *end < 12 ? 12 : (size_t)length + 16;
+        want = 2 * w->buf.len > *end + record ? 2 * w->buf.len : *end + record;
     }
 }
 
@@ -148,7 +141,7 @@ int infer_columns(tfbind *b, char *err, idx_t *cardinality) {
     size_t nonempty = 0;
     size_t *idx = (size_t *)malloc((b->files.n + 1) * sizeof(size_t));
     size_t *pick = (size_t *)malloc((b->files.n + 1) * sizeof(size_t));
-    filebytes *bufs = (filebytes *)calloc(b->files.n + 1, sizeof(filebytes));
+    window *bufs = (window *)calloc(b->files.n + 1, sizeof(window));
     int **first_file = NULL; /* per stat: file index where each kind was first seen */
     size_t nfirst = 0;
     int rc = -1;
@@ -169,16 +162,21 @@ int infer_columns(tfbind *b, char *err, idx_t *cardinality) {
     for (size_t j = 0; j < npick; j++) {
         const tfile *f = &b->files.items[idx[pick[j]]];
         size_t end, n;
-        if (sample_file(b, f->path, &bufs[j], &offs, &lens, &n, &end, err)) {
+        if (sample_file(b, f, &bufs[j], &offs, &lens, &n, &end, err)) {
             goto done;
         }
         /* A damaged record ends the file's sample; the scan reports it (as a data error,
          * with its file, record and offset) unless ignore_errors skips it. */
         size_t bad = 0;
-        int e = summarize_core(&s, b->record_type, bufs[j].data, bufs[j].size, offs.data,
+        int e = summarize_core(&s, b->record_type, bufs[j].buf.data, bufs[j].buf.len, offs.data,
                                lens.data, n, &bad);
         if (e == E_NOMEM) {
             snprintf(err, ERRLEN, "out of memory");
+            goto done;
+        }
+        if (e == E_MALFORMED && !b->skip_corrupt) { /* as the Python reader's sample does */
+            malformed_error(err, b->record_type, f->path, bad,
+                            load_u64(offs.data + 8 * bad) - 12);
             goto done;
         }
         sampled_records += n;
@@ -290,7 +288,7 @@ int infer_columns(tfbind *b, char *err, idx_t *cardinality) {
 done:
     if (bufs != NULL) {
         for (size_t j = 0; j <= b->files.n; j++) {
-            filebytes_free(&bufs[j]);
+            window_close(&bufs[j]);
         }
     }
     for (size_t k = 0; k < nfirst; k++) {
@@ -412,6 +410,7 @@ uint64_t infer_key(const tfbind *b) {
     h = mix64(h, (uint64_t)b->verify);
     h = mix64(h, (uint64_t)b->lists_always);
     h = mix64(h, (uint64_t)b->skip_corrupt);
+    h = mix64(h, (uint64_t)b->max_record_bytes);
     h = mix64(h, (uint64_t)b->infer_sample);
     h = mix64(h, (uint64_t)b->infer_files);
     for (size_t i = 0; i < b->files.n; i++) {

@@ -136,6 +136,21 @@ int parse_options(duckdb_bind_info info, tfbind *b, const char *fname, char *err
             }
         }
     }
+    const char *limits[] = {"max_record_bytes", "batch_bytes", NULL};
+    long long *limit_fields[] = {&b->max_record_bytes, &b->batch_bytes};
+    for (int i = 0; limits[i]; i++) {
+        if ((v = duckdb_bind_get_named_parameter(info, limits[i])) != NULL) {
+            int null = duckdb_is_null_value(v);
+            int64_t x = null ? 0 : duckdb_get_int64(v);
+            duckdb_destroy_value(&v);
+            if (x <= 0) {
+                snprintf(err, ERRLEN, "%s: %s must be a positive number of bytes, not %s", fname,
+                         limits[i], null ? "NULL" : "a number below 1");
+                return -1;
+            }
+            *limit_fields[i] = x;
+        }
+    }
     if ((v = duckdb_bind_get_named_parameter(info, "lists")) != NULL) {
         char *s = value_text(v);
         duckdb_destroy_value(&v);

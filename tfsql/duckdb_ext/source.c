@@ -143,7 +143,6 @@ static int read_at(source *s, uint8_t *dst, size_t n, uint64_t at, char *err) {
 
 int source_open(source *s, const char *path, int64_t listed_size, int comp, char *err) {
     memset(s, 0, sizeof(*s));
-    s->fd = -1;
     s->path = path;
     s->fd = open(path, O_RDONLY | O_CLOEXEC);
     if (s->fd < 0) {
@@ -197,10 +196,10 @@ void source_close(source *s) {
         zl.end(&s->z);
         s->z_active = 0;
     }
-    if (s->fd >= 0) {
+    if (s->path != NULL && s->fd >= 0) { /* a zeroed source was never opened */
         close(s->fd);
-        s->fd = -1;
     }
+    s->fd = -1;
     tbuf_free(&s->in);
 }
 
