@@ -26,7 +26,9 @@ RECORDS, SIZE, DAMAGED = 100, 1000, 10
 
 def frame(payload: bytes) -> bytes:
     head = struct.pack("<Q", len(payload))
-    return head + struct.pack("<I", codec.masked_crc32c(head)) + payload + struct.pack("<I", codec.masked_crc32c(payload))
+    return (
+        head + struct.pack("<I", codec.masked_crc32c(head)) + payload + struct.pack("<I", codec.masked_crc32c(payload))
+    )
 
 
 def payload(i: int) -> bytes:
@@ -56,9 +58,11 @@ def connection(threads: int) -> duckdb.DuckDBPyConnection:
 @pytest.mark.parametrize("compressed", [False, True])
 def test_a_lying_length_is_stepped_over_by_resynchronising(lying_length, threads, compressed):
     path = lying_length[compressed]
-    rows = connection(threads).sql(
-        f"SELECT record FROM tfrecord_scan('{path}', record_type := 'bytes', on_corrupt := 'skip')"
-    ).fetchall()
+    rows = (
+        connection(threads)
+        .sql(f"SELECT record FROM tfrecord_scan('{path}', record_type := 'bytes', on_corrupt := 'skip')")
+        .fetchall()
+    )
     expected = [payload(i) for i in range(RECORDS) if i != DAMAGED]
     assert [bytes(r[0]) for r in rows] == expected
 
@@ -75,5 +79,7 @@ def test_plain_and_compressed_copies_give_the_same_rows_on_two_threads(lying_len
 
 def test_without_skip_the_lying_length_is_an_error_naming_record_and_byte(lying_length):
     plain, _ = lying_length
-    with pytest.raises(duckdb.Error, match=rf"length CRC mismatch in {plain}, record {DAMAGED} at byte {DAMAGED * (SIZE + 16)}"):
+    with pytest.raises(
+        duckdb.Error, match=rf"length CRC mismatch in {plain}, record {DAMAGED} at byte {DAMAGED * (SIZE + 16)}"
+    ):
         connection(1).sql(f"SELECT count(*) FROM tfrecord_scan('{plain}', record_type := 'bytes')").fetchall()

@@ -105,8 +105,11 @@ def judge(returncode: int, output: str, path: str, expected: list[tuple[int, int
     'error' (an error naming the file); anything else fails."""
     assert 0 <= returncode < 128, f"the process ended with {returncode} (a signal): {output}"
     if output.startswith("ROWS") or output.startswith("count_star()"):
-        numbers = [int(x) for x in output.replace("ROWS", "").replace(",", " ").strip(" [()]\n").split()
-                   if x.strip("()[]").isdigit()]
+        numbers = [
+            int(x)
+            for x in output.replace("ROWS", "").replace(",", " ").strip(" [()]\n").split()
+            if x.strip("()[]").isdigit()
+        ]
         assert tuple(numbers) in expected, output
         return "rows"
     assert path in output or os.path.basename(path) in output, output
@@ -126,8 +129,9 @@ def duckdb_cli() -> str | None:
 
 def run_cli(path: str, other: str, action: str, delay: float) -> tuple[int, str]:
     sql = f"SET threads = 2; LOAD '{tfsql.duckdb_extension_path()}'; {QUERY.format(path=path)};"
-    proc = subprocess.Popen([duckdb_cli(), "-unsigned", "-csv", "-c", sql], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [duckdb_cli(), "-unsigned", "-csv", "-c", sql], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
     time.sleep(delay)
     mutate(path, action, other)
     out, _ = proc.communicate(timeout=TIMEOUT)

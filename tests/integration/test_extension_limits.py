@@ -77,7 +77,10 @@ def bomb(tmp_path_factory):
 def test_a_gzip_bomb_is_refused_from_its_header_under_a_memory_cap(bomb):
     out = capped_query(f"SELECT count(*) FROM tfrecord_scan('{bomb}', record_type := 'bytes')")
     assert out.startswith("ERROR"), out
-    assert f"record length {1 << 40} exceeds max_record_bytes={DEFAULT_MAX_RECORD_BYTES} in {bomb}, record 0 at byte 0" in out
+    assert (
+        f"record length {1 << 40} exceeds max_record_bytes={DEFAULT_MAX_RECORD_BYTES} in {bomb}, record 0 at byte 0"
+        in out
+    )
 
 
 def test_a_gzip_bomb_is_refused_by_inference_under_a_memory_cap(bomb):

@@ -116,6 +116,9 @@ def test_the_extension_refuses_it_whatever_the_projection(tmp_path, name):
     buf, _, _ = framed([CASES[name]])
     path.write_bytes(bytes(buf))
     con = tfsql.load_extension(duckdb.connect(config={"allow_unsigned_extensions": "true"}))
-    for sql in (f"SELECT * FROM tfrecord_scan('{path}', schema := {{'a': 'BIGINT'}})", f"SELECT * FROM tfrecord_scan('{path}')"):
+    for sql in (
+        f"SELECT * FROM tfrecord_scan('{path}', schema := {{'a': 'BIGINT'}})",
+        f"SELECT * FROM tfrecord_scan('{path}')",
+    ):
         with pytest.raises(duckdb.Error, match="not a valid tf.train.Example protobuf"):
             con.sql(sql).fetchall()

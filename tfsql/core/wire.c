@@ -145,6 +145,69 @@ int list_count(int kind, const uint8_t *p, const uint8_t *end, uint64_t *count,
     return 0;
 }
 
+/* -- protobuf's checks on what no column decodes ----------------------------- */
+
+/* A check of one length-delimited field (its tag and body); non-zero refuses it. */
+typedef int (*field_check)(uint32_t tag, const uint8_t *body, size_t len, int arg);
+
+/* Walk the fields of a message [p, end): every field's wire structure is checked (the
+ * others skipped as unknown fields are), each length-delimited one passed to `check`.
+ * 0 when protobuf would parse it, -1 when not. */
+static int each_len_field(const uint8_t *p, const uint8_t *end, field_check check, int arg) {
+    while (p < end) {
+        uint32_t tag;
+        const uint8_t *body = NULL;
+        size_t len = 0;
+        if (next_field(&p, end, &tag, &body, &len)) {
+            return -1;
+        }
+        if ((tag & 7) == WT_LEN && check(tag, body, len, arg)) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Feature: oneof bytes_list 1, float_list 2, int64_list 3 (other fields unknown). */
+static int feature_field_ok(uint32_t tag, const uint8_t *body, size_t len, int arg) {
+    (void)arg;
+    uint64_t count;
+    int kind = feature_kind_field(tag);
+    return kind != KIND_NONE && list_count(kind, body, body + len, &count, NULL);
+}
+
+/* FeatureList: repeated Feature feature = 1. */
+static int feature_list_field_ok(uint32_t tag, const uint8_t *body, size_t len, int arg) {
+    (void)arg;
+    return tag == TAG(1, WT_LEN) && feature_well_formed(body, body + len);
+}
+
+/* A map entry: string key = 1 (UTF-8), value = 2 (a Feature, or a FeatureList at
+ * location FEATURE_LISTS). */
+static int entry_field_ok(uint32_t tag, const uint8_t *body, size_t len, int loc) {
+    if (tag == TAG(1, WT_LEN)) {
+        return !utf8_valid(body, len);
+    }
+    if (tag == TAG(2, WT_LEN)) {
+        return loc == FEATURES ? feature_well_formed(body, body + len)
+                               : feature_list_well_formed(body, body + len);
+    }
+    return 0;
+}
+
+/* Features / FeatureLists: repeated entry = 1. */
+static int map_field_ok(uint32_t tag, const uint8_t *body, size_t len, int loc) {
+    return tag == TAG(1, WT_LEN) && entry_well_formed(body, body + len, loc);
+}
+
+/* Example (features = 1) / SequenceExample (context = 1, feature_lists = 2). */
+static int record_field_ok(uint32_t tag, const uint8_t *body, size_t len, int seq) {
+    if (!is_map_field(tag, seq)) {
+        return 0;
+    }
+    return each_len_field(body, body + len, map_field_ok, (int)(tag >> 3) - 1);
+}
+
 /* Packed varints [p, end): each at most 10 bytes, the last one complete (no count). */
 static int packed_varints_valid(const uint8_t *p, const uint8_t *end) {
     if (p < end && (end[-1] & 0x80)) {
@@ -217,80 +280,17 @@ int feature_well_formed(const uint8_t *p, const uint8_t *end) {
             }
         }
     }
-    while (p < end) {
-        uint32_t tag;
-        const uint8_t *body = NULL;
-        size_t len = 0;
-        uint64_t count;
-        if (next_field(&p, end, &tag, &body, &len)) {
-            return -1;
-        }
-        int kind = feature_kind_field(tag);
-        if (kind != KIND_NONE && list_count(kind, body, body + len, &count, NULL)) {
-            return -1;
-        }
-    }
-    return 0;
+    return each_len_field(p, end, feature_field_ok, 0);
 }
 
 int feature_list_well_formed(const uint8_t *p, const uint8_t *end) {
-    while (p < end) {
-        uint32_t tag;
-        const uint8_t *body = NULL;
-        size_t len = 0;
-        if (next_field(&p, end, &tag, &body, &len)) {
-            return -1;
-        }
-        if (tag == TAG(1, WT_LEN) && feature_well_formed(body, body + len)) {
-            return -1;
-        }
-    }
-    return 0;
+    return each_len_field(p, end, feature_list_field_ok, 0);
 }
 
 int entry_well_formed(const uint8_t *p, const uint8_t *end, int loc) {
-    while (p < end) {
-        uint32_t tag;
-        const uint8_t *body = NULL;
-        size_t len = 0;
-        if (next_field(&p, end, &tag, &body, &len)) {
-            return -1;
-        }
-        if (tag == TAG(1, WT_LEN) && !utf8_valid(body, len)) {
-            return -1;
-        }
-        if (tag == TAG(2, WT_LEN) && (loc == FEATURES ? feature_well_formed(body, body + len)
-                                                      : feature_list_well_formed(body, body + len))) {
-            return -1;
-        }
-    }
-    return 0;
+    return each_len_field(p, end, entry_field_ok, loc);
 }
 
 int record_well_formed(const uint8_t *p, const uint8_t *end, int seq) {
-    while (p < end) {
-        uint32_t tag;
-        const uint8_t *body = NULL;
-        size_t len = 0;
-        if (next_field(&p, end, &tag, &body, &len)) {
-            return -1;
-        }
-        if (!is_map_field(tag, seq)) {
-            continue;
-        }
-        int loc = (int)(tag >> 3) - 1;
-        const uint8_t *q = body, *map_end = body + len;
-        while (q < map_end) {
-            uint32_t etag;
-            const uint8_t *entry = NULL;
-            size_t elen = 0;
-            if (next_field(&q, map_end, &etag, &entry, &elen)) {
-                return -1;
-            }
-            if (etag == TAG(1, WT_LEN) && entry_well_formed(entry, entry + elen, loc)) {
-                return -1;
-            }
-        }
-    }
-    return 0;
+    return each_len_field(p, end, record_field_ok, seq);
 }
