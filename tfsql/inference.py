@@ -178,38 +178,7 @@ def _summarize(block, record_type: int) -> dict:
         summary = codec.summarize(block.buf, block.offsets, block.lengths, record_type)
     except codec.DecodeError as exc:
         raise translate_decode_error(exc, block, record_type, specs=()) from None
-    for _, name in summary:
-        if not _is_utf8(name):
-            raise _non_utf8_name_error(block, record_type, name)
-    return summary
-
-
-def _is_utf8(name: bytes) -> bool:
-    try:
-        name.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
-def _non_utf8_name_error(block, record_type: int, name: bytes) -> SchemaError:
-    """A column cannot be named by bytes that are not UTF-8 (Arrow field names are
-    strings): name the file, the first record holding ``name`` and its bytes."""
-    record = 0
-    for i in range(len(block)):
-        one = codec.summarize(block.buf, block.offsets[i : i + 1], block.lengths[i : i + 1], record_type)
-        if any(key == name for _, key in one):
-            record = i
-            break
-    index = block.first_index + record
-    return SchemaError(
-        f"feature name {name!r} in {block.path}, record {index} at byte "
-        f"{block.record_offset(record)} is not valid UTF-8, so it cannot name a column; "
-        "pass schema= with the columns to read (features not in it are skipped)",
-        feature=name.decode("utf-8", errors="backslashreplace"),
-        path=block.path,
-        record_index=index,
-    )
+    return summary  # names are UTF-8: summarize refuses a record with another (protobuf's rule)
 
 
 @dataclass

@@ -253,20 +253,7 @@ int infer_columns(tfbind *b, char *err, idx_t *cardinality) {
         if (count == 0) {
             continue; /* never has a kind: left out, as the Python reader does */
         }
-        if (!utf8_valid(st->name, st->name_len)) {
-            char shown[200];
-            size_t o = 0;
-            for (size_t q = 0; q < st->name_len && o + 5 < sizeof(shown); q++) {
-                uint8_t ch = st->name[q];
-                o += (size_t)snprintf(shown + o, sizeof(shown) - o, ch >= 0x20 && ch < 0x7f ? "%c" : "\\x%02x", ch);
-            }
-            snprintf(err, ERRLEN, "a feature name in the inference sample is not valid UTF-8 "
-                                  "('%s'), so it cannot be a column name; the files are damaged "
-                                  "or hold other records than %s (check record_type :=, or read "
-                                  "them with record_type := 'bytes')", shown,
-                     b->record_type == EXAMPLE ? "tf.train.Example" : "tf.train.SequenceExample");
-            goto done;
-        }
+        /* names are valid UTF-8: summarize_core refuses a record with another one */
         colspec *c = &b->sc.cols[n];
         c->name = (uint8_t *)xstrndup((const char *)st->name, st->name_len);
         c->name_len = st->name_len;
