@@ -148,6 +148,7 @@ int infer_columns(tfbind *b, char *err, idx_t *cardinality) {
     sctx s;
     memset(&s, 0, sizeof(s));
     tbuf offs = {0}, lens = {0};
+    strlist names = {0}; /* the feature names of the summary, owned */
     if (idx == NULL || pick == NULL || bufs == NULL) {
         snprintf(err, ERRLEN, "out of memory");
         goto done;
@@ -197,6 +198,7 @@ int infer_columns(tfbind *b, char *err, idx_t *cardinality) {
             }
             nfirst = nstats;
         }
+        const uint8_t *from = bufs[j].buf.data, *to = from + bufs[j].buf.len;
         for (size_t k = 0; k < nstats; k++) {
             sstat *st = sctx_stat(&s, (int32_t)k);
             st->stamp = 0; /* stamps restart with the next file's records */
@@ -205,7 +207,16 @@ int infer_columns(tfbind *b, char *err, idx_t *cardinality) {
                     first_file[k][q] = (int)idx[pick[j]];
                 }
             }
+            if (st->name >= from && st->name < to) { /* a name first seen in this file */
+                char *copy = xstrndup((const char *)st->name, st->name_len);
+                if (copy == NULL || strlist_add(&names, copy)) {
+                    snprintf(err, ERRLEN, "out of memory");
+                    goto done;
+                }
+                st->name = (const uint8_t *)copy;
+            }
         }
+        window_close(&bufs[j]); /* its names copied: one file's sample in memory at once */
     }
     if (sampled_records > 0 && sampled_bytes > 0) {
         *cardinality = (idx_t)((double)b->total_bytes * (double)sampled_records /
@@ -290,6 +301,7 @@ done:
     tbuf_free(&s.stats);
     tbuf_free(&s.touched);
     free(s.table);
+    strlist_free(&names);
     return rc;
 }
 
