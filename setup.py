@@ -21,9 +21,11 @@ import tempfile
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
-#: The DuckDB release whose headers the extension is compiled against. Its C extension API
-#: is v1.2.0, which DuckDB keeps stable, so the one file loads in DuckDB 1.2 and later.
-DUCKDB_HEADERS_VERSION = "1.2.2"
+#: The DuckDB release whose headers the extension is compiled against: C API v1.5.6, whose
+#: copy functions give COPY ... (FORMAT tfrecord). The extension declares v1.2.0 (below)
+#: and asks for the v1.5.6 functions only on engines that have them
+#: (tfsql/duckdb_ext/api_version.c), so the one file loads in DuckDB 1.2 and later.
+DUCKDB_HEADERS_VERSION = "1.5.6"
 #: The C API version written in the extension's metadata footer.
 DUCKDB_CAPI_VERSION = "v1.2.0"
 EXTENSION_FILE = "tfsql.duckdb_extension"

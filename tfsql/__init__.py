@@ -16,7 +16,7 @@ Examples
 
 from typing import TYPE_CHECKING, Any
 
-from tfsql.errors import CorruptRecordError, SchemaError, TFSQLError, WriteConflictError
+from tfsql.errors import CorruptRecordError, FileChangedError, SchemaError, TFSQLError, WriteConflictError
 
 __version__ = "0.1.0"
 
@@ -95,6 +95,7 @@ __all__ = [
     "TFSQLError",
     "CorruptRecordError",
     "SchemaError",
+    "FileChangedError",
     "WriteConflictError",
     "__version__",
 ]

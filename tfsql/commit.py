@@ -22,9 +22,13 @@ the target holds the new content. Each step checks where files are, so recovery 
 may be interrupted and run again. It also removes what dead writers left: staging
 directories whose owner lock is free, trash directories, a half-written record.
 
-tfsql's readers that meet a ``prepared`` record in a directory they list read it as the
-rollback would leave it (:func:`pending_view`); a ``committed`` record needs nothing,
-as the new files are in place.
+tfsql's readers list a directory while no commit is under way in it
+(:func:`consistent_listing`: a shared lock on the target lock while a writer has one,
+else a check that no commit started or ended during the listing, retried until one
+did not), so a listing never holds half of a commit's moves. A ``prepared`` record they
+then meet (a writer died in its commit) is read as the rollback would leave it
+(:func:`pending_view`); a ``committed`` record needs nothing, as the new files are in
+place.
 
 Examples
 --------
@@ -43,6 +47,7 @@ import errno
 import json
 import os
 import posixpath
+import re
 import shutil
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -51,19 +56,22 @@ from typing import Any
 from fsspec.implementations.local import LocalFileSystem
 
 from tfsql.errors import TFSQLError
-from tfsql.locking import LOCK_NAME, is_owner_alive
+from tfsql.locking import LOCK_NAME, OWNER_NAME, is_owner_alive, no_commit_under_way
 
 __all__ = [
     "INTENT_NAME",
     "SUCCESS_MARKER",
     "Recovery",
     "apply_commit",
+    "consistent_listing",
     "data_entries",
     "is_bookkeeping",
     "pending_view",
     "recover",
     "recover_locked",
+    "remove_dead_file_staging",
     "remove_quietly",
+    "single_file_staging",
     "sync_dirs",
     "sync_file",
 ]
@@ -77,6 +85,39 @@ STAGING_PREFIX = "_temporary-"
 SPARK_STAGING_PREFIX = "_temporary-spark-"
 TRASH_PREFIX = "_trash-"
 _FORMAT = 1
+# A single-file write's staging directory beside its target (tfsql.writer.single_file).
+_FILE_STAGING = re.compile(r"\.(?P<name>.+)\.tfsql-[0-9a-f]{32}")
+
+
+def single_file_staging(name: str, job: str) -> str:
+    """The hidden directory beside the file ``name`` where a single-file write stages it.
+
+    >>> single_file_staging("x.tfrecord", "0" * 32)
+    '.x.tfrecord.tfsql-00000000000000000000000000000000'
+    """
+    return f".{name}.tfsql-{job}"
+
+
+def remove_dead_file_staging(fs: Any, parent: str, name: str | None = None) -> list[str]:
+    """Remove the staging directories of dead single-file writers in ``parent`` (of the
+    file ``name`` only, when given); call it holding ``parent``'s target lock, under which
+    a live writer creates its staging and takes its owner lock. Returns their names."""
+    removed: list[str] = []
+    try:
+        names = sorted(posixpath.basename(p.rstrip("/")) for p in fs.ls(parent, detail=False))
+    except (FileNotFoundError, NotADirectoryError):
+        return removed
+    for entry in names:
+        match = _FILE_STAGING.fullmatch(entry)
+        if match is None or (name is not None and match["name"] != name):
+            continue
+        path = posixpath.join(parent, entry)
+        if fs.isdir(path) and not is_owner_alive(fs, path):
+            _Ops(fs, parent).remove(entry)
+            removed.append(entry)
+    if removed:
+        sync_dirs(fs, [parent])
+    return removed
 
 
 def is_bookkeeping(name: str) -> bool:
@@ -87,7 +128,7 @@ def is_bookkeeping(name: str) -> bool:
     >>> [is_bookkeeping(n) for n in ["_tfsql.lock", "_temporary-x", "_trash-x", "_SUCCESS", "k=1"]]
     [True, True, True, False, False]
     """
-    return name in (LOCK_NAME, INTENT_NAME, _INTENT_TMP) or name.startswith((STAGING_PREFIX, TRASH_PREFIX))
+    return name in (LOCK_NAME, OWNER_NAME, INTENT_NAME, _INTENT_TMP) or name.startswith((STAGING_PREFIX, TRASH_PREFIX))
 
 
 def data_entries(fs: Any, root: str) -> list[str]:
@@ -454,6 +495,7 @@ def recover_locked(fs: Any, root: str, *, keep: Iterable[str] = (), display: str
         if dead:
             ops.remove(name)
             result.removed.append(name)
+    result.removed += remove_dead_file_staging(fs, root)
     ops.sync()
     return result
 
@@ -464,11 +506,15 @@ def recover(path: str | os.PathLike, *, filesystem: Any = None) -> Recovery:
     Every tfsql write does this first, so calling it is needed only before reading the
     target with other tools (Spark, TensorFlow), which do not know the intent record. It
     waits while a live writer commits, and never touches a live writer's staging.
+    A single file's target (``x.tfrecord``) has no commit to resolve: its dead writers'
+    hidden staging directories beside it (``.x.tfrecord.tfsql-*``) are removed, as they
+    are by ``recover`` on its directory and by the next write of the file.
 
     Parameters
     ----------
     path : str or path-like
-        The target directory of the writes (a local path or an fsspec URL).
+        The target directory of the writes, or a single file's target (a local path or
+        an fsspec URL).
     filesystem : fsspec or pyarrow filesystem, optional
         Overrides the filesystem the path implies.
 
@@ -491,9 +537,63 @@ def recover(path: str | os.PathLike, *, filesystem: Any = None) -> Recovery:
     text = os.fspath(path)
     fs, root = _resolve(text, _coerce_filesystem(filesystem))
     if not fs.isdir(root):
-        raise NotADirectoryError(f"{text!r} is not a directory; tfsql.recover takes a write target")
+        from tfsql.naming import is_single_file_target
+
+        parent, name = posixpath.split(root.rstrip("/"))
+        if not is_single_file_target(name) or not fs.isdir(parent):
+            raise NotADirectoryError(
+                f"{text!r} is not a directory; tfsql.recover takes a write target "
+                "(a directory, or a TFRecord file's name such as x.tfrecord)"
+            )
+        with target_lock(fs, parent):
+            return Recovery(text, removed=remove_dead_file_staging(fs, parent, name))
     with target_lock(fs, root):
         return recover_locked(fs, root, display=text)
+
+
+def _commit_stamp(root: str) -> tuple:
+    """What every commit into ``root`` changes: the lock file's presence (made for the
+    commit, removed after it), the intent record's content, and the ``_SUCCESS``
+    marker's inode (each commit makes a new one while the old one is in the trash)."""
+
+    def inode(name: str) -> int | None:
+        try:
+            return os.lstat(os.path.join(root, name)).st_ino
+        except OSError:
+            return None
+
+    try:
+        with open(os.path.join(root, INTENT_NAME), "rb") as f:
+            intent: bytes | None = f.read()
+    except OSError:
+        intent = None
+    return inode(LOCK_NAME), intent, inode(SUCCESS_MARKER)
+
+
+def consistent_listing(fs: Any, root: str, find: Any) -> Any:
+    """``find()`` (a listing of the directory ``root``) taken while no commit into
+    ``root`` was under way, so that it never holds part of a commit's moves: under a
+    shared lock on the target lock while a writer has one (a commit under way is waited
+    for), else retried until no commit started or ended while it ran (the lock file,
+    the intent record and the ``_SUCCESS`` marker were the same before and after).
+    Listings of other filesystems than the local one are taken as they are.
+
+    >>> import fsspec, tempfile
+    >>> fs, root = fsspec.filesystem("file"), tempfile.mkdtemp()
+    >>> consistent_listing(fs, root, lambda: fs.find(root))
+    []
+    """
+    if not isinstance(fs, LocalFileSystem):
+        return find()
+    while True:
+        with no_commit_under_way(fs, root) as settled:
+            if settled:
+                return find()
+            before = _commit_stamp(root)
+            listing = find()
+            after = _commit_stamp(root)
+        if before == after and before[0] is None:
+            return listing
 
 
 def pending_view(fs: Any, listing: dict[str, Any]) -> tuple[set[str], dict[str, str]]:

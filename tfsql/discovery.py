@@ -47,7 +47,7 @@ from typing import Any, Union
 import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
-from tfsql.commit import pending_view
+from tfsql.commit import consistent_listing, pending_view
 
 __all__ = ["FileInfo", "Discovered", "discover", "is_hidden_name", "has_glob_magic"]
 
@@ -118,11 +118,15 @@ class Discovered:
         The files, in the deterministic order described in the module docstring.
     is_local : bool
         True when `filesystem` is the local filesystem (files can be memory-mapped).
+    stamps : dict
+        The identity of each local file when it was first opened, so that every later
+        open and read checks it did not change (:mod:`tfsql.file_guard`).
     """
 
     filesystem: fsspec.AbstractFileSystem
     files: list[FileInfo]
     is_local: bool
+    stamps: dict = field(default_factory=dict, compare=False, repr=False)
 
 
 def discover(
@@ -435,7 +439,8 @@ def _list_directory(
     exclude_hidden: bool,
     suffixes: tuple[str, ...] | None,
 ) -> list[FileInfo]:
-    listing = fs.find(directory, withdirs=False, detail=True)
+    # taken while no commit is under way in it (tfsql.commit)
+    listing = consistent_listing(fs, directory, lambda: fs.find(directory, withdirs=False, detail=True))
     # an interrupted commit's record: read the content its rollback restores (tfsql.commit)
     left_out, in_trash = pending_view(fs, listing) if exclude_hidden else (set(), {})
     files = []

@@ -49,6 +49,8 @@ from tfsql.errors import SchemaError
 from tfsql.feature_buffers import RowLabel, column_arrays
 from tfsql.options import record_code
 
+_FRAMING = 16  # the 12-byte header and 4-byte data CRC around each record
+
 __all__ = ["FeatureColumn", "RecordEncoder", "LAYOUT_CHOICES"]
 
 LAYOUT_CHOICES = ("context", "feature_list")
@@ -137,8 +139,10 @@ class RecordEncoder:
         *,
         record_type: str | int = "example",
         layout: Mapping[str, str] | None = None,
+        max_record_bytes: int | None = None,
     ) -> None:
         self.schema = schema
+        self.max_record_bytes = max_record_bytes
         self.record_type = record_type if isinstance(record_type, int) else record_code(record_type)
         self.columns: tuple[FeatureColumn, ...] = _plan_columns(schema, self.record_type, layout or {})
         self._positions = [schema.get_field_index(c.name) for c in self.columns]
@@ -203,6 +207,32 @@ class RecordEncoder:
         >>> encode()[1].tolist()
         [30, 60]
         """
+        if self.max_record_bytes is not None and batch.nbytes > self.max_record_bytes:
+            # A record may be too large: encode now and check, so that the error is
+            # raised here, before anything is written.
+            framed, ends = self._unchecked(batch, row_base, row_numbers)()
+            self._check_sizes(ends, RowLabel(row_base, row_numbers))
+            return lambda: (framed, ends)
+        return self._unchecked(batch, row_base, row_numbers)
+
+    def _check_sizes(self, ends: np.ndarray, label: RowLabel) -> None:
+        """Refuse a record larger than ``max_record_bytes`` (readers refuse it)."""
+        assert self.max_record_bytes is not None
+        sizes = np.diff(ends, prepend=0) - _FRAMING
+        over = np.flatnonzero(sizes > self.max_record_bytes)
+        if len(over):
+            row = int(over[0])
+            raise SchemaError(
+                f"row {label(row)} encodes to a record of {int(sizes[row])} bytes, more than "
+                f"max_record_bytes={self.max_record_bytes} (readers refuse records over their "
+                "max_record_bytes, 2 GiB by default); pass a larger max_record_bytes (or None) to "
+                "write it, and read it with one at least as large",
+                record_index=label(row),
+            )
+
+    def _unchecked(
+        self, batch: pa.RecordBatch, row_base: int, row_numbers: np.ndarray | None
+    ) -> Callable[[], tuple[Any, np.ndarray]]:
         n = batch.num_rows
         arrays = self.arrays(batch, row_base=row_base, row_numbers=row_numbers)
         if self.record_type == codec.RAW:

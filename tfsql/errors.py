@@ -17,7 +17,14 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["TFSQLError", "CorruptRecordError", "SchemaError", "WriteConflictError", "OptionError"]
+__all__ = [
+    "TFSQLError",
+    "CorruptRecordError",
+    "SchemaError",
+    "FileChangedError",
+    "WriteConflictError",
+    "OptionError",
+]
 
 
 class TFSQLError(Exception):
@@ -45,7 +52,10 @@ class CorruptRecordError(TFSQLError, ValueError):
         Byte offset of the record's header in the (decompressed) file.
     rest_of_file : bool
         Whether skipping this corruption skips the rest of the file (a bad length or a
-        truncated end: the records after it cannot be found).
+        truncated end after which no record can be found).
+    skipped_to : int or None
+        Where reading resumed after skipping a bad length: the offset of the next record
+        whose CRCs check (the bytes from ``offset`` up to it were skipped).
     length : int or None
         The payload length the record's header claims (``"too_long"``, ``"past_end"``).
     limit : int or None
@@ -69,9 +79,11 @@ class CorruptRecordError(TFSQLError, ValueError):
     >>> print(err)  # doctest: +NORMALIZE_WHITESPACE
     length CRC mismatch in f, record 0 at byte 0: the file is corrupt; at byte 0 this usually
     means the file is not a TFRecord file (or is compressed: pass compression=) (pass
-    on_corrupt='skip' to skip it and the rest of the file)
+    on_corrupt='skip' to skip it and the bytes up to the next record whose CRCs check)
     >>> err.skipped_message().split("; ")[-1]
     "skipped the rest of the file (on_corrupt='skip')"
+    >>> CorruptRecordError("length_crc", path="f", record_index=2, offset=20, skipped_to=90).skipped_message()
+    "length CRC mismatch in f, record 2 at byte 20: the file is corrupt; skipped bytes 20-90, up to the next record whose CRCs check (on_corrupt='skip')"
     """
 
     #: The reasons the message composer knows, with their wording.
@@ -115,6 +127,7 @@ class CorruptRecordError(TFSQLError, ValueError):
         record_type: str | None = None,
         detail: str | None = None,
         suggest_skip: bool = False,
+        skipped_to: int | None = None,
     ) -> None:
         self.reason = reason
         self.path = path
@@ -127,6 +140,7 @@ class CorruptRecordError(TFSQLError, ValueError):
         self.record_type = record_type
         self.detail = detail
         self.suggest_skip = suggest_skip
+        self.skipped_to = skipped_to
         super().__init__(self._compose())
 
     def _where(self) -> str:
@@ -164,13 +178,16 @@ class CorruptRecordError(TFSQLError, ValueError):
         message = self._base()
         if self.suggest_skip:
             message += " (pass on_corrupt='skip' to skip it" + (
-                " and the rest of the file)" if self.rest_of_file else ")"
+                " and the bytes up to the next record whose CRCs check)" if self.rest_of_file else ")"
             )
         return message
 
     def skipped_message(self) -> str:
         """The warning of ``on_corrupt='skip'``: what is wrong and what was skipped."""
-        what = "the rest of the file" if self.rest_of_file else "the record"
+        if self.skipped_to is not None:
+            what = f"bytes {self.offset}-{self.skipped_to}, up to the next record whose CRCs check"
+        else:
+            what = "the rest of the file" if self.rest_of_file else "the record"
         return f"{self._base()}; skipped {what} (on_corrupt='skip')"
 
     def __reduce__(self) -> Any:
@@ -187,6 +204,7 @@ class CorruptRecordError(TFSQLError, ValueError):
                 "record_type",
                 "detail",
                 "suggest_skip",
+                "skipped_to",
             )
         }
         return (_rebuild_corrupt, (self.reason, fields))
@@ -222,6 +240,46 @@ class SchemaError(TFSQLError, ValueError):
         self.feature = feature
         self.path = path
         self.record_index = record_index
+
+
+class FileChangedError(TFSQLError, OSError):
+    """A file changed while it was read: it shrank, grew, was modified in place, replaced
+    by another file or deleted after the scan listed it. The rows read so far are not a
+    consistent picture of any version of the file, so the read stops; reading it again
+    sees its new content.
+
+    Attributes
+    ----------
+    path : str or None
+        The file.
+
+    Examples
+    --------
+    >>> str(FileChangedError("size", path="a.tfrecord", before=10, after=4))
+    'a.tfrecord changed while it was read: its size went from 10 to 4 bytes; read it again'
+    """
+
+    _WHAT = {
+        "size": "its size went from {before} to {after} bytes",
+        "modified": "it was modified in place (same size, new modification time)",
+        "replaced": "another file was put in its place",
+        "deleted": "it was deleted",
+    }
+
+    def __init__(self, what: str, *, path: str | None = None, before: int | None = None, after: int | None = None):
+        self.what = what
+        self.path = path
+        self.before = before
+        self.after = after
+        change = self._WHAT[what].format(before=before, after=after)
+        super().__init__(f"{path} changed while it was read: {change}; read it again")
+
+    def __reduce__(self) -> Any:
+        return (_rebuild_changed, (self.what, self.path, self.before, self.after))
+
+
+def _rebuild_changed(what: str, path: str | None, before: int | None, after: int | None) -> FileChangedError:
+    return FileChangedError(what, path=path, before=before, after=after)
 
 
 class WriteConflictError(TFSQLError, FileExistsError):

@@ -259,7 +259,19 @@ def count_plain_records(fd: int, *, path: str, size: int, max_record_bytes: int 
     )
 
 
-_SKIP_REST = -1  # _pending_record_size: the rest of the file was skipped
+#: Bytes of well-framed records that must follow the point where reading resumes
+#: after framing was lost (the same rule as a byte range's first record: tfsql.splits).
+RESYNC_LOOKAHEAD = 256 << 10
+
+
+@dataclass
+class _LostFraming:
+    """A record header that cannot be trusted (bad length CRC, a length over the limit
+    or past the end): the records after it are found by a search for the next boundary."""
+
+    reason: str
+    length: int | None = None
+    limit: int | None = None
 
 
 class FrameReader:
@@ -274,11 +286,15 @@ class FrameReader:
     verify : bool
         Check each record's data CRC (the length CRC is always checked).
     on_corrupt : {"raise", "skip"} or callable
-        ``"skip"`` drops a record whose data CRC fails and, for a bad length or a
-        truncated end, the rest of the file, with a warning. A callable skips the same
-        way but is called with the :class:`~tfsql.errors.CorruptRecordError` instead
-        of warning (its ``rest_of_file`` attribute says whether the rest of the file was
-        skipped); ``tfsql verify`` uses this to list every corrupt record.
+        ``"skip"`` drops a record whose data CRC fails and, where framing is lost (a bad
+        length CRC, a length over ``max_record_bytes`` or past the end of the file), the
+        bytes up to the next offset where a record's both CRCs check and the records
+        after it stay well framed (the rule a byte range's reader starts by, see
+        :mod:`tfsql.splits`), or the rest of the file when there is none, with a warning
+        naming the skipped bytes. A callable skips the same way but is called with the
+        :class:`~tfsql.errors.CorruptRecordError` instead of warning (its
+        ``rest_of_file`` and ``skipped_to`` attributes say what was skipped);
+        ``tfsql verify`` uses this to list every corrupt record.
     max_record_bytes : int
         A record whose header claims more is corrupt: it is reported (as a bad length
         is) before any memory is allocated for it.
@@ -346,7 +362,9 @@ class FrameReader:
         # is still read whole.
         self.read_budget: int | None = None
 
-    def _read_more(self, tail: memoryview, need: int | None = None) -> tuple[memoryview, bool]:
+    def _read_more(
+        self, tail: memoryview, need: int | None = None, *, searching: bool = False
+    ) -> tuple[memoryview, bool]:
         """A fresh buffer holding ``tail`` (the start of an incomplete record of ``need``
         framed bytes; None when its header is incomplete) then new bytes: at least a
         chunk and, for a record larger than a chunk, what it still lacks when the
@@ -361,7 +379,7 @@ class FrameReader:
         if need is not None:
             missing = need - len(tail)
             want = max(want, missing if self._stream_size is not None else min(missing, len(tail)))
-        if self._stop is not None:
+        if self._stop is not None and not searching:
             want = self._want_in_range(want, tail)
         # numpy allocates without zeroing (and asks for huge pages on large buffers),
         # so the read is the first and only pass over the new memory. `tail` keeps its
@@ -423,34 +441,79 @@ class FrameReader:
             if self._stop is not None and base + end >= self._stop and status == codec.FRAME_OK:
                 self.chain_end = base + end  # the next record belongs to the next range
                 return
+            lost: _LostFraming | None = None
             if too_long is not None:
-                self._pending_record_size(buf, pos, base, index)  # reports it
-                return
-            if status == codec.FRAME_OK and end < len(buf):
+                lost = self._pending_record_size(buf, pos, base)  # type: ignore[assignment]  # too long: lost
+            elif status == codec.FRAME_OK and end < len(buf):
                 continue  # a block limit was reached; more records are buffered
-            if status in (codec.FRAME_OK, codec.FRAME_TRUNCATED) and not eof:
+            elif status in (codec.FRAME_OK, codec.FRAME_TRUNCATED) and not eof:
                 truncated = status == codec.FRAME_TRUNCATED
-                need = self._pending_record_size(buf, pos, base, index) if truncated else None
-                if need == _SKIP_REST:
-                    return
-                buf, eof = self._read_more(buf[pos:], need)
-                base += pos
-                pos = 0
-                continue
-            if status == codec.FRAME_OK:
+                need = self._pending_record_size(buf, pos, base) if truncated else None
+                if not isinstance(need, _LostFraming):
+                    buf, eof = self._read_more(buf[pos:], need)
+                    base += pos
+                    pos = 0
+                    continue
+                lost = need
+            elif status == codec.FRAME_OK:
                 self.chain_end = base + end
                 return
-            if status == codec.FRAME_TRUNCATED:
-                self._corrupt("truncated", index, base + end, rest_of_file=True, limit=len(buf) - end)
-                return
-            if status == codec.FRAME_BAD_LENGTH_CRC:
-                self._corrupt("length_crc", index, base + end, rest_of_file=True)
-                return
+            elif status == codec.FRAME_TRUNCATED:
+                lost = _LostFraming("truncated", limit=len(buf) - end)
+            elif status == codec.FRAME_BAD_LENGTH_CRC:
+                lost = _LostFraming("length_crc")
+            if lost is not None:
+                resumed = self._resume_after(lost, index, buf, pos, base, eof)
+                if resumed is None:
+                    return
+                buf, pos, base, eof = resumed
+                index += 1
+                continue
             # FRAME_BAD_DATA_CRC: the length is valid, so the record can be stepped over.
             (length,) = struct.unpack_from("<Q", buf, end)
             self._corrupt("data_crc", index, base + end, rest_of_file=False)
             pos = end + _HEADER + length + _FOOTER
             index += 1
+
+    def _resume_after(
+        self, lost: _LostFraming, index: int, buf: memoryview, pos: int, base: int, eof: bool
+    ) -> tuple[memoryview, int, int, bool] | None:
+        """Report the untrustworthy header at ``buf[pos:]`` (file offset ``base + pos``)
+        and, unless that raises, find where reading resumes: the next boundary
+        (``codec.find_boundary``: both CRCs and the framing after it checked), reading
+        the stream as far as needed. Returns the new ``(buf, pos, base, eof)``, or None
+        when no record follows (in a byte range: none before its ``stop``; a boundary
+        found past it is then ``chain_end``)."""
+        offset = base + pos
+        if self._on_corrupt == "raise":
+            self._corrupt(lost.reason, index, offset, rest_of_file=True, length=lost.length, limit=lost.limit)
+        at = pos + 1
+        while True:
+            stop = -1 if self._stop is None else max(at, self._stop - base)
+            status, found = codec.find_boundary(buf, at, stop, eof, RESYNC_LOOKAHEAD)
+            if status == codec.BOUNDARY_FOUND:
+                break
+            if status == codec.BOUNDARY_NONE and (eof or (self._stop is not None and base + found >= self._stop)):
+                self._corrupt(lost.reason, index, offset, rest_of_file=True, length=lost.length, limit=lost.limit)
+                return None
+            if status == codec.BOUNDARY_NONE:
+                found = len(buf)
+            buf, eof = self._read_more(buf[found:], searching=True)  # no boundary before `found`
+            base += found
+            at = 0
+        self._corrupt(
+            lost.reason,
+            index,
+            offset,
+            rest_of_file=False,
+            length=lost.length,
+            limit=lost.limit,
+            skipped_to=base + found,
+        )
+        if self._stop is not None and base + found >= self._stop:
+            self.chain_end = base + found
+            return None
+        return buf, found, base, eof
 
     def _first_too_long(self, lengths: np.ndarray) -> int | None:
         """Index of the first length above ``max_record_bytes`` (only possible when a
@@ -458,22 +521,20 @@ class FrameReader:
         over = np.flatnonzero(lengths > self._max_record_bytes)
         return int(over[0]) if len(over) else None
 
-    def _pending_record_size(self, buf: memoryview, pos: int, base: int, index: int) -> int | None:
+    def _pending_record_size(self, buf: memoryview, pos: int, base: int) -> int | _LostFraming | None:
         """Framed size of the record at ``buf[pos:]`` after checking its length against
         ``max_record_bytes`` and the stream's size (None when its header is incomplete or
-        its length CRC bad: the scan reports those). A failed check is reported: raised,
-        or the rest of the file skipped, and then ``_SKIP_REST`` is returned."""
+        its length CRC bad: the scan reports those); a failed check is returned as a
+        :class:`_LostFraming`."""
         length = _header_length(buf, pos)
         if length is None:
             return None
         offset = base + pos
         if length > self._max_record_bytes:
-            self._corrupt("too_long", index, offset, rest_of_file=True, length=length, limit=self._max_record_bytes)
-        elif self._stream_size is not None and length + _HEADER + _FOOTER > self._stream_size - offset:
-            self._corrupt("past_end", index, offset, rest_of_file=True, length=length, limit=self._stream_size - offset)
-        else:
-            return length + _HEADER + _FOOTER
-        return _SKIP_REST
+            return _LostFraming("too_long", length, self._max_record_bytes)
+        if self._stream_size is not None and length + _HEADER + _FOOTER > self._stream_size - offset:
+            return _LostFraming("past_end", length, self._stream_size - offset)
+        return length + _HEADER + _FOOTER
 
     def close(self) -> None:
         """Close the underlying stream."""
@@ -513,6 +574,7 @@ class FrameReader:
         rest_of_file: bool,
         length: int | None = None,
         limit: int | None = None,
+        skipped_to: int | None = None,
     ) -> None:
         """Report a corruption as ``on_corrupt`` says: raise it, call the function, or warn."""
         error = CorruptRecordError(
@@ -523,6 +585,7 @@ class FrameReader:
             rest_of_file=rest_of_file,
             length=length,
             limit=limit,
+            skipped_to=skipped_to,
             suggest_skip=self._on_corrupt == "raise",
         )
         report_corrupt(error, self._on_corrupt, stacklevel=5)

@@ -44,7 +44,7 @@ try:
 except ImportError:  # pragma: no cover - Windows: no flock, tfsql writes unlocked
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["LOCK_NAME", "OWNER_NAME", "Lock", "is_owner_alive", "owner_lock", "target_lock"]
+__all__ = ["LOCK_NAME", "OWNER_NAME", "Lock", "is_owner_alive", "owner_lock", "target_lock", "no_commit_under_way"]
 
 #: The target's lock file (hidden from readers by its ``_`` prefix).
 LOCK_NAME = "_tfsql.lock"
@@ -52,6 +52,7 @@ LOCK_NAME = "_tfsql.lock"
 OWNER_NAME = "_tfsql.owner"
 
 _UNSUPPORTED = {errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS}
+_HELD_HERE: set[str] = set()  # the target lock files this process holds
 
 
 class Lock:
@@ -68,6 +69,7 @@ class Lock:
         """Release the lock, first removing its file when ``remove`` (while still held)."""
         if self.fd is None:
             return
+        _HELD_HERE.discard(self.path or "")
         try:
             if remove and self.path is not None:
                 with contextlib.suppress(FileNotFoundError):
@@ -101,21 +103,33 @@ def _acquire_target(fs: Any, root: str) -> Lock:
     while True:
         os.makedirs(root, exist_ok=True)
         try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+            fd = _locked_fd(path, os.O_RDWR | os.O_CREAT, fcntl.LOCK_EX)
         except FileNotFoundError:  # the directory was removed meanwhile: make it again
             continue
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            same = os.path.samestat(os.fstat(fd), os.stat(path))
-        except FileNotFoundError:
-            same = False
         except OSError as exc:
-            os.close(fd)
             if exc.errno in _UNSUPPORTED:
                 return Lock(None, None)  # this mount has no flock: write unlocked
             raise
+        _HELD_HERE.add(path)
+        return Lock(fd, path)
+
+
+def _locked_fd(path: str, flags: int, operation: int) -> int:
+    """Open ``path`` with ``flags`` and ``flock`` it with ``operation``, again until the
+    file locked is the one at the path (its holder removes it on release: the classic
+    unlink race). Raises what ``open`` or ``flock`` raise."""
+    while True:
+        fd = os.open(path, flags, 0o666)
+        try:
+            fcntl.flock(fd, operation)
+            same = os.path.samestat(os.fstat(fd), os.stat(path))
+        except FileNotFoundError:
+            same = False
+        except BaseException:
+            os.close(fd)
+            raise
         if same:
-            return Lock(fd, path)
+            return fd
         os.close(fd)  # we locked a file its holder removed: lock the current one
 
 
@@ -156,3 +170,33 @@ def is_owner_alive(fs: Any, staging: str) -> bool:
     finally:
         os.close(fd)
     return False
+
+
+@contextlib.contextmanager
+def no_commit_under_way(fs: Any, root: str) -> Iterator[bool]:
+    """While a writer holds or held the target lock of ``root`` (its file exists), hold
+    a shared lock on it: a commit under way is waited for, and commits wait while it is
+    held. Yields True when nothing can commit into ``root`` meanwhile: the shared lock
+    is held, or this process holds the target lock itself, or there is no ``flock``
+    (one writer at a time is assumed). False when there is no lock file: no writer has
+    the target locked now, and the caller checks that no commit ran meanwhile (see
+    :func:`tfsql.commit.consistent_listing`). The lock file is opened read-only:
+    readers need no write access.
+    """
+    path = os.path.join(root, LOCK_NAME)
+    if not lockable(fs) or path in _HELD_HERE:
+        yield True
+        return
+    try:
+        fd = _locked_fd(path, os.O_RDONLY, fcntl.LOCK_SH)
+    except OSError as exc:
+        # no flock on this mount: nothing to wait for; no lock file (or none this process
+        # may open): the caller checks the listing instead
+        settled = exc.errno in _UNSUPPORTED
+    else:
+        try:
+            yield True
+        finally:
+            os.close(fd)
+        return
+    yield settled

@@ -439,6 +439,11 @@ class WriteOptions(_Checked):
     threads: int | None = _option(
         None, "threads that encode and compress files (default: cores, at most 8)", check_positive_or_none,
         sql=(Spelling("THREADS", "count"),), cli="--threads", cli_value="count")
+    max_record_bytes: int | None = _option(
+        DEFAULT_MAX_RECORD_BYTES, "refuse a record larger than this, which readers would refuse by default "
+        "(None: any size)", check_positive_or_none,
+        sql=(Spelling("MAX_RECORD_BYTES", "count"),), spark=(Spelling("maxRecordBytes", "count"),),
+        cli="--max-record-bytes", cli_value="count")
     index: bool = _option(
         False, "write a .<name>.idx record index beside each file (uncompressed files only)", check_boolean,
         sql=(Spelling("INDEX", "flag"),), spark=(Spelling("index", "bool"),), cli="--index", cli_value="bool")

@@ -167,15 +167,17 @@ def write_sidecar(fs: Any, path: str, sidecar: str) -> None:
 def move_indexed(fs: Any, staged: str, target: str, *, index: bool) -> None:
     """Move the complete file ``staged`` over ``target`` on ``fs``; with ``index``, write
     its index first and move it beside ``target`` after the file (so it is never older
-    than it); without, remove the index ``target`` had (it described the old file)."""
+    than it). The index ``target`` had (it describes the old file) is removed before the
+    file is moved, so that a crash at any step leaves no index that does not match its
+    file (at worst none)."""
     sidecar = index_path(target)
     if index:
         write_sidecar(fs, staged, staged + ".idx")
+    if fs.exists(sidecar):
+        fs.rm(sidecar)
     fs.mv(staged, target)
     if index:
         fs.mv(staged + ".idx", sidecar)
-    elif fs.exists(sidecar):
-        fs.rm(sidecar)
 
 
 def indexed_count(path: str, fd: int | None = None) -> int | None:

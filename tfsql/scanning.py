@@ -46,6 +46,7 @@ from tfsql._codec import codec
 from tfsql.decoding import BlockDecoder, decode_around_corrupt, empty_batch, fixed_row_bits, rows_within
 from tfsql.discovery import Discovered, FileInfo
 from tfsql.errors import CorruptRecordError, TFSQLError
+from tfsql.file_guard import GuardedFile
 from tfsql.framing import DEFAULT_CHUNK_BYTES, FrameReader, count_plain_records, open_decompressed, report_corrupt
 from tfsql.options import ReadOptions
 from tfsql.buffers import BufferPool
@@ -72,9 +73,11 @@ _PIECE_MIN_FILE_BYTES = 4 << 20
 
 
 def open_raw(found: Discovered, file: FileInfo) -> Any:
-    """Open one file of a dataset as a binary stream of its stored bytes."""
+    """Open one file of a dataset as a binary stream of its stored bytes. A local file
+    raises :class:`~tfsql.errors.FileChangedError` when it changed since it was listed
+    and first opened, or changes while it is read (:mod:`tfsql.file_guard`)."""
     if found.is_local:
-        return open(file.path, "rb", buffering=0)
+        return GuardedFile.open(file.path, display=file.display(), size=file.size, stamps=found.stamps)
     return found.filesystem.open(file.path, "rb")
 
 
@@ -129,18 +132,22 @@ def count_file_records(found: Discovered, file: FileInfo, options: ReadOptions) 
     ``on_corrupt`` other than ``"raise"`` data CRCs are checked, so that records a scan
     would skip are not counted."""
     if options.on_corrupt == "raise" and found.is_local and hasattr(codec, "count_headers"):
-        with open(file.path, "rb", buffering=0) as raw:
+        guarded: Any = GuardedFile.open(file.path, display=file.display(), size=file.size, stamps=found.stamps)
+        with guarded as raw:
             stream = open_decompressed(raw, options.compression, path=file.display())
             if stream is raw:
                 indexed = indexed_count(file.path, raw.fileno())  # a consistent `tfsql index` sidecar
                 if indexed is not None:
                     return indexed
-                return count_plain_records(
-                    raw.fileno(),
-                    path=file.display(),
-                    size=os.fstat(raw.fileno()).st_size,
-                    max_record_bytes=options.max_record_bytes,
-                )
+                try:
+                    return count_plain_records(
+                        raw.fileno(),
+                        path=file.display(),
+                        size=os.fstat(raw.fileno()).st_size,
+                        max_record_bytes=options.max_record_bytes,
+                    )
+                finally:
+                    guarded.check()  # the headers were read with pread: a change shows only here
     header_only = options.changed(verify_checksums=False) if options.on_corrupt == "raise" else options
     with contextlib.closing(open_frame_reader(found, file, header_only)) as reader:
         return sum(len(block) for block in reader.blocks(max_records=1 << 20, max_bytes=-1))

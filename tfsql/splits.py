@@ -38,6 +38,7 @@ from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 from tfsql._codec import codec
+from tfsql.errors import FileChangedError
 from tfsql.buffers import BufferPool
 from tfsql.framing import DEFAULT_CHUNK_BYTES, FrameReader, RecordBlock
 from tfsql.options import DEFAULT_BATCH_BYTES, DEFAULT_BATCH_SIZE, DEFAULT_MAX_RECORD_BYTES
@@ -98,17 +99,21 @@ def plan_pieces(start: int, stop: int, piece: int) -> list[tuple[int, int]]:
     return [(p, min(p + piece, stop)) for p in range(start, stop, piece)] or [(start, stop)]
 
 
-def find_range_start(raw: BinaryIO, start: int, stop: int, size: int) -> int | None:
+def find_range_start(raw: BinaryIO, start: int, stop: int, size: int, *, path: str = "<stream>") -> int | None:
     """The file offset of the first record whose header starts in ``[start, stop)``
     of the uncompressed file ``raw`` (``size`` bytes, seekable), or None when no record
-    starts there. Offset 0 is always a boundary."""
+    starts there. Offset 0 is always a boundary. A file that ends before ``size``
+    (it shrank while it was read) raises :class:`~tfsql.errors.FileChangedError`."""
     if start == 0:
         return 0 if size > 0 else None
     pos = start
     window = RESYNC_LOOKAHEAD + _FIRST_WINDOW
     while True:
         raw.seek(pos)
-        buf = raw.read(min(window, size - pos))
+        want = min(window, size - pos)
+        buf = raw.read(want)
+        if len(buf) < want:
+            raise FileChangedError("size", path=path, before=size, after=pos + len(buf))
         at_eof = pos + len(buf) >= size
         status, found = codec.find_boundary(buf, 0, max(0, stop - pos), at_eof, RESYNC_LOOKAHEAD)
         if status == codec.BOUNDARY_FOUND:
@@ -181,7 +186,8 @@ class RangeReader:
         self._path = range_label(path, start, stop) if label is None else label
         self._verify = verify
         self._on_corrupt = on_corrupt
-        self.first = find_range_start(raw, start, stop, size) if boundary is None else boundary
+        self._file = path
+        self.first = find_range_start(raw, start, stop, size, path=path) if boundary is None else boundary
         if self.first is not None and self.first >= stop:
             self.first = None
         self.chain_end: int | None = None if self.first is None else self.first
@@ -225,6 +231,6 @@ class RangeReader:
             self.chain_end = pos = reader.chain_end
             if pos is None or pos >= self._size or check_from is None or pos < check_from:
                 return
-            if find_range_start(self._raw, pos, pos + 1, self._size) == pos:
+            if find_range_start(self._raw, pos, pos + 1, self._size, path=self._file) == pos:
                 return
             stop = pos + 1  # the next range will not start here: read this record too

@@ -114,10 +114,12 @@ def test_the_core_has_no_python():
     assert [str(p.relative_to(ROOT)) for p in core if re.search(r"\bPy[A-Z_]\w*", p.read_text())] == []
 
 
-def test_only_the_entry_point_defines_the_duckdb_api_table():
-    """duckdb_extension.h: one translation unit defines the API global (the entry point
-    macro expands to DUCKDB_EXTENSION_GLOBAL); every other one declares it extern."""
+def test_one_file_defines_the_duckdb_api_table():
+    """duckdb_extension.h: one translation unit defines the API global: api_version.c,
+    whose capi_load fills it for the engine that loads the extension (the entry point
+    macros, which would define it too, are not used); every other one declares it extern."""
     sources = sorted((PACKAGE / "duckdb_ext").glob("*.c"))
-    defining = [p.name for p in sources if "DUCKDB_EXTENSION_ENTRYPOINT" in p.read_text()]
-    assert defining == ["entry.c"]
+    definition = re.compile(r"^duckdb_ext_api_v1 duckdb_ext_api\b|^\s*DUCKDB_EXTENSION_(GLOBAL|ENTRYPOINT\w*)\b", re.M)
+    defining = [p.name for p in sources if definition.search(p.read_text())]
+    assert defining == ["api_version.c"]
     assert "DUCKDB_EXTENSION_EXTERN" in (PACKAGE / "duckdb_ext" / "duckdb_ext.h").read_text()

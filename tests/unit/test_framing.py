@@ -94,7 +94,7 @@ def test_verify_false_ignores_data_crc():
         read_all(bytes(data))
 
 
-def test_bad_length_crc_skip_drops_rest_of_file():
+def test_bad_length_crc_skip_resumes_at_the_next_record():
     data = bytearray(DATA)
     data[record_offset(7) + 9] ^= 0x10
     with pytest.raises(CorruptRecordError, match="length CRC mismatch in f.tfrecord, record 7"):
@@ -102,7 +102,17 @@ def test_bad_length_crc_skip_drops_rest_of_file():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         got = read_all(bytes(data), on_corrupt="skip")
-    assert got == PAYLOADS[:7]
+    assert got == PAYLOADS[:7] + PAYLOADS[8:]
+    assert f"skipped bytes {record_offset(7)}-{record_offset(8)}, up to the next record" in str(caught[0].message)
+
+
+def test_bad_length_crc_of_the_last_record_skips_the_rest_of_file():
+    data = bytearray(DATA)
+    data[record_offset(len(PAYLOADS) - 1) + 9] ^= 0x10
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = read_all(bytes(data), on_corrupt="skip")
+    assert got == PAYLOADS[:-1]
     assert "skipped the rest of the file" in str(caught[0].message)
 
 

@@ -65,6 +65,7 @@ WRITE_SAMPLES: dict[str, tuple] = {
     "filesystem": (None, None, None),
     "threads": (1, "1", "1"),
     "index": (True, "true", "true"),
+    "max_record_bytes": (1 << 20, "1048576", "1048576"),
     "progress": (False, None, None),
 }
 

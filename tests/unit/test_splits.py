@@ -214,9 +214,9 @@ def test_a_range_is_decoded_piece_by_piece_as_it_is_consumed(tmp_path, tiny_piec
     searches: list[int] = []
     find = tfsql.splits.find_range_start
 
-    def counting_find(raw, start, stop, size):
+    def counting_find(raw, start, stop, size, **kwargs):
         searches.append(start)
-        return find(raw, start, stop, size)
+        return find(raw, start, stop, size, **kwargs)
 
     monkeypatch.setattr(tfsql.scanning.Scanner, "_read_range", spy)
     monkeypatch.setattr(tfsql.splits, "find_range_start", counting_find)

@@ -63,6 +63,7 @@ from tfsql.cli.options import (
     add_read_options,
     add_write_options,
 )
+from tfsql.cli.files_command import cmd_files
 from tfsql.cli.index_command import cmd_index
 from tfsql.cli.recover import cmd_recover
 from tfsql.cli.render import format_value
@@ -257,6 +258,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--per-file", action="store_true", help="print each file's count, then the total")
     add_read_options(p)
     p.set_defaults(handler=cmd_count)
+
+    p = command(
+        "files",
+        "list the files of a dataset: size, compression, partitions, split, record count",
+        "List the TFRecord files PATH names (as tfrecord_scan finds them) with their size,\n"
+        "compression, hive partition values, split and record count. Counts come from index\n"
+        "sidecars (tfsql index); --count walks the record headers of the other files. Runs\n"
+        "the DuckDB extension's tfrecord_metadata.",
+    )
+    p.add_argument("path", help="file, directory (read recursively) or glob")
+    p.add_argument("--count", action="store_true", help="count the records of files without an index sidecar")
+    p.add_argument("--json", action="store_true", help="print JSON lines, one per file")
+    p.set_defaults(handler=cmd_files)
 
     p = command(
         "index",

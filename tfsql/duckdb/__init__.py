@@ -17,7 +17,11 @@ sees it:
 - ``COPY (query) TO 'path' (FORMAT tfrecord, ...)`` / ``COPY table TO ...`` / a path
   ending in ``.tfrecord`` (``.gz``) without FORMAT run the query, stream its record
   batches into `tfsql.write_tfrecord` (nothing is materialised) and return the row count
-  in a ``Count`` column, as DuckDB's COPY does.
+  in a ``Count`` column, as DuckDB's COPY does. A query giving one STRUCT column (plus
+  partition columns), the native COPY's form, writes the STRUCT's fields.
+- ``COPY table [(columns)] FROM 'path' (FORMAT tfrecord, ...)`` runs as ``INSERT INTO
+  table [(columns)] SELECT * FROM tfrecord_scan('path', option := value, ...)``
+  (`tfsql.duckdb.copy_from`).
 
 A script is split into statements by DuckDB's own parser before anything is rewritten.
 Text in string literals and comments is never touched (DuckDB's own tokenizer finds the
@@ -35,7 +39,7 @@ The named parameters of ``tfrecord_scan`` and the COPY options are the SQL spell
 Modules: `connection` (the connection, `connect`, `sql`), `scan_calls` (each call's
 route and the Arrow path's datasets), `parameters` (named parameters from the option
 spec), `arguments` (literal values), `rewrite` (tokens, statements, calls), `copy`
-(COPY to TFRecord), `errors` (DuckDB's errors, mapped in one place), `results` (Arrow
+(COPY to TFRecord), `copy_from` (COPY from TFRecord), `errors` (DuckDB's errors, mapped in one place), `results` (Arrow
 out of DuckDB), `types` (DuckDB type names), `extension` (the DuckDB extension's file).
 
 Errors. A malformed call or COPY option raises `BinderError` (a

@@ -21,6 +21,7 @@ import duckdb
 import tfsql
 from tfsql.duckdb import rewrite
 from tfsql.duckdb.arguments import LiteralError, string_literal
+from tfsql.duckdb.copy_from import copy_from_as_insert
 from tfsql.duckdb.copy import (
     CopyOptionError,
     copy_to_tfrecord,
@@ -192,6 +193,13 @@ class TFRecordConnection:
 
     def _run_statement(self, text: str, params: Any, run, count, *, native: bool = True) -> Any:
         tokens = rewrite.tokenize(text)
+        try:
+            insert = copy_from_as_insert(text, tokens)
+        except CopyOptionError as err:
+            raise sql_error(BinderError, str(err)) from err
+        if insert is not None:  # COPY t FROM '...' (FORMAT tfrecord): an INSERT of tfrecord_scan
+            text, tokens = insert, rewrite.tokenize(insert)
+            run = self._inserting(count)
         given = params
         rewritten, params, spans = self._scans.rewrite(text, tokens, params, native=native)
         context = ErrorContext(text, rewritten, spans, self._scans.calls)
@@ -221,6 +229,16 @@ class TFRecordConnection:
             raise
         self._last_context = context
         return context.wrap(result)
+
+    def _inserting(self, count):
+        """A `run` for the INSERT a COPY ... FROM became: its result is COPY's ``Count``
+        (DuckDB 1.4's ``sql`` gives no relation for an INSERT)."""
+
+        def run(text: str, values: Any) -> Any:
+            cursor = self._con.execute(text) if values is None else self._con.execute(text, values)
+            return count(cursor.fetchall()[0][0], None)
+
+        return run
 
     def _count_relation(self, rows: int, files: list[str] | None) -> Any:
         query, values = count_query(rows, files)

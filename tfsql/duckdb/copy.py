@@ -184,12 +184,10 @@ def parse_copy_to(sql: str, tokens: Sequence[Token]) -> CopyStatement | None:
             columns = sql[tokens[i + 1].start : tokens[close].start].strip() or "*"
             i = close + 1
         query = f"SELECT {columns} FROM {table}"
-    if i + 1 >= len(tokens) or not tokens[i].is_word("to") or tokens[i + 1].kind != "string_const":
+    target = copy_target(tokens, i, "to")
+    if target is None:
         return None
-    path_sql = tokens[i + 1].text
-    i += 2
-    if i < len(tokens) and tokens[i].is_word("with"):
-        i += 1
+    path_sql, i = target
     options: dict[str, OptionValue] = {}
     if i < len(tokens):
         if not tokens[i].is_op("("):
@@ -205,6 +203,18 @@ def parse_copy_to(sql: str, tokens: Sequence[Token]) -> CopyStatement | None:
                 f"after the options at offset {tokens[close + 1].start}"
             )
     return CopyStatement(query, path_sql, options)
+
+
+def copy_target(tokens: Sequence[Token], i: int, keyword: str) -> tuple[str, int] | None:
+    """``<keyword> '<path>' [WITH]`` at ``tokens[i]`` (``keyword`` is ``to`` or ``from``):
+    the path literal as written and the index of the token after it; None when absent."""
+    if i + 1 >= len(tokens) or not tokens[i].is_word(keyword) or tokens[i + 1].kind != "string_const":
+        return None
+    path_sql = tokens[i + 1].text
+    i += 2
+    if i < len(tokens) and tokens[i].is_word("with"):
+        i += 1
+    return path_sql, i
 
 
 def _parse_options(sql: str, tokens: Sequence[Token], first: int, stop: int) -> dict[str, OptionValue]:
@@ -435,6 +445,9 @@ def copy_to_tfrecord(
             "the query returns no rows to write (it is not a SELECT)",
             function="COPY ... (FORMAT tfrecord)",
         )
+    row_query = struct_row_query(statement.query, relation, plan.writer_options.get("partition_by") or ())
+    if row_query is not None:
+        relation = con.sql(row_query, params=params) if params else con.sql(row_query)
     # The stream must be drained before any other statement runs on this connection
     # (DuckDB 1.4 would silently truncate it, 2.x raises).
     reader = translating_reader(arrow_reader(relation, COPY_BATCH_ROWS))
@@ -449,6 +462,25 @@ def copy_to_tfrecord(
     finally:
         reader.close()
     return result.rows, (result.paths if plan.return_files else None)
+
+
+def struct_row_query(query: str, relation: Any, partition_by: Sequence[str]) -> str | None:
+    """The query whose columns are the fields of ``relation``'s one STRUCT column (and
+    its partition columns), when that is its shape; else None.
+
+    The extension's native COPY takes its records as one STRUCT column (DuckDB's C API
+    gives a COPY function no column names), so a statement written for it, such as
+    ``COPY (SELECT t FROM t) TO ...``, writes the same records here.
+    """
+    others = [name for name in relation.columns if name not in partition_by]
+    if len(others) != 1:
+        return None
+    (name,) = others
+    if not str(relation.types[relation.columns.index(name)]).upper().startswith("STRUCT("):
+        return None
+    quoted = '"' + name.replace('"', '""') + '"'
+    rest = "".join(', "' + c.replace('"', '""') + '"' for c in relation.columns if c != name)
+    return f"SELECT unnest({quoted}){rest} FROM ({query}) AS tfsql_rows"
 
 
 def count_query(rows: int, files: list[str] | None) -> tuple[str, list]:

@@ -6,7 +6,7 @@
 
 #include "duckdb_ext.h"
 
-static void tfbind_free(void *p) {
+void tfbind_free(void *p) {
     tfbind *b = (tfbind *)p;
     if (b == NULL) {
         return;
@@ -27,6 +27,7 @@ static void tfbind_free(void *p) {
     schema_free(&b->sc);
     free(b->utf8);
     free(b->filename_col);
+    castplan_free(b->cast);
     free(b);
 }
 
@@ -37,7 +38,7 @@ static duckdb_logical_type leaf_type(int kind, int utf8) {
                                                            : DUCKDB_TYPE_BLOB);
 }
 
-static duckdb_logical_type column_type(int kind, int shape, int utf8) {
+duckdb_logical_type column_type(int kind, int shape, int utf8) {
     duckdb_logical_type t = leaf_type(kind, utf8);
     for (int s = 0; s < shape; s++) {
         duckdb_logical_type l = duckdb_create_list_type(t);
@@ -138,13 +139,12 @@ static int user_columns(tfbind *b, duckdb_value v, const char *fname, const char
     return 0;
 }
 
-void tf_bind(duckdb_bind_info info) {
-    const char *fname = (const char *)duckdb_bind_get_extra_info(info);
-    char err[ERRLEN] = "";
+tfbind *scan_resolve(duckdb_bind_info info, const char *fname, idx_t *cardinality_out,
+                     char *err) {
     tfbind *b = (tfbind *)calloc(1, sizeof(tfbind));
     if (b == NULL) {
-        duckdb_bind_set_error(info, "out of memory");
-        return;
+        snprintf(err, ERRLEN, "out of memory");
+        return NULL;
     }
     b->record_type = EXAMPLE;
     b->compression = COMP_INFER;
@@ -281,20 +281,6 @@ void tf_bind(duckdb_bind_info info) {
         snprintf(err, ERRLEN, "out of memory");
         goto fail;
     }
-    for (int c = 0; c < b->ndata; c++) {
-        const colspec *cs = &b->sc.cols[c];
-        char *name = column_name(b, c);
-        duckdb_logical_type t = column_type(cs->kind, cs->shape, b->utf8[c]);
-        duckdb_bind_add_result_column(info, name, t);
-        duckdb_destroy_logical_type(&t);
-        free(name);
-    }
-    for (int k = 0; k < b->npart; k++) {
-        duckdb_logical_type t = duckdb_create_logical_type(b->part_is_int[k] ? DUCKDB_TYPE_BIGINT
-                                                                             : DUCKDB_TYPE_VARCHAR);
-        duckdb_bind_add_result_column(info, b->part_names[k], t);
-        duckdb_destroy_logical_type(&t);
-    }
     if (b->filename_col != NULL) {
         int clash = is_column(b, b->filename_col);
         for (int k = 0; k < b->npart; k++) {
@@ -305,16 +291,40 @@ void tf_bind(duckdb_bind_info info) {
                      b->filename_col);
             goto fail;
         }
-        duckdb_logical_type t = duckdb_create_logical_type(DUCKDB_TYPE_VARCHAR);
-        duckdb_bind_add_result_column(info, b->filename_col, t);
+    }
+    *cardinality_out = cardinality;
+    return b;
+fail:
+    tfbind_free(b);
+    return NULL;
+}
+
+void tf_bind(duckdb_bind_info info) {
+    const char *fname = (const char *)duckdb_bind_get_extra_info(info);
+    char err[ERRLEN] = "";
+    idx_t cardinality = 0;
+    tfbind *b = scan_resolve(info, fname, &cardinality, err);
+    if (b == NULL) {
+        duckdb_bind_set_error(info, err);
+        return;
+    }
+    int n = scan_output_count(b);
+    for (int c = 0; c < n; c++) {
+        char *name = NULL;
+        duckdb_logical_type t = scan_output_type(b, c, &name);
+        if (name != NULL) {
+            duckdb_bind_add_result_column(info, name, t);
+        }
         duckdb_destroy_logical_type(&t);
+        free(name);
+        if (name == NULL) {
+            tfbind_free(b);
+            duckdb_bind_set_error(info, "out of memory");
+            return;
+        }
     }
     if (cardinality > 0) {
         duckdb_bind_set_cardinality(info, cardinality, false);
     }
     duckdb_bind_set_bind_data(info, b, tfbind_free);
-    return;
-fail:
-    tfbind_free(b);
-    duckdb_bind_set_error(info, err);
 }

@@ -4,7 +4,9 @@
  * functions one file calls in another.
  *
  * The extension binds the C core (tfsql/core/tfsql_core.h) to DuckDB's stable C
- * extension API (C API v1.2.0, so one file loads in DuckDB 1.2 and later). Files:
+ * extension API: compiled against the C API v1.5.6 headers, it declares v1.2.0, so one
+ * file loads in DuckDB 1.2 and later, and uses the v1.5.6 functions (COPY) only on
+ * engines that give them (api_version.c). Files:
  *
  *   strings.c      small growable helpers
  *   source.c       reading a file (decompressed) through a bounded window with pread,
@@ -18,6 +20,11 @@
  *   options.c      parameters -> options
  *   bind.c         options, files, partitions, columns -> the bind result
  *   scan.c         parallel per-file scan, projection, decoded buffers -> vectors
+ *   metadata.c     tfrecord_schema(...) and tfrecord_metadata(...)
+ *   deflate.c      gzip / zlib streams for writing, through the run-time libz
+ *   copy_to.c      COPY ... TO ... (FORMAT tfrecord) (DuckDB >= 1.5.6)
+ *   copy_from.c    COPY t FROM ... (FORMAT tfrecord) (DuckDB >= 1.5.6)
+ *   api_version.c  the C API table: v1.2.0, and v1.5.6 on engines that have it
  *   entry.c        the entry point: function registration, replacement scan
  *
  * The rules are those of the Python reader, so `tfrecord_scan` gives the same columns,
@@ -119,6 +126,8 @@ typedef struct {
     int *utf8;
     int ndata;
     int64_t total_bytes;
+    /* COPY ... FROM: the casts to the table's columns (copy_from.c), else NULL */
+    struct castplan *cast;
 } tfbind;
 
 enum { LAYOUT_NONE = 0, LAYOUT_TFDS = 1, LAYOUT_TFX = 2 };
@@ -183,6 +192,10 @@ typedef struct {
 /* Open `path` (compression `comp`, or COMP_INFER to detect it); `listed_size` (or -1)
  * is the size the bind saw: another size now means the file changed. */
 int source_open(source *s, const char *path, int64_t listed_size, int comp, char *err);
+/* The system's zlib (libz.so.1), opened once at run time; NULL when there is none. */
+void *zlib_library(void);
+/* COMP_NONE, COMP_GZIP or COMP_ZLIB by a file's first bytes (tfsql.framing's rule). */
+int detect_compression(const uint8_t *h, size_t n);
 void source_close(source *s);
 /* Append up to `want` bytes of the stream to `out` (fewer at its end: s->eof). */
 int source_read(source *s, tbuf *out, size_t want, char *err);
@@ -303,5 +316,73 @@ void tf_init(duckdb_init_info info);
 void tf_local_init(duckdb_init_info info);
 
 void tf_scan(duckdb_function_info info, duckdb_data_chunk output);
+
+/* -- bind.c (shared) ---------------------------------------------------------- */
+/* The scan's bind without its result columns: options, files, partitions and columns
+ * of tfrecord_scan(...)'s arguments in `info`, as function `fname` (for messages). NULL
+ * with `err` set on failure. tfrecord_scan, tfrecord_schema, tfrecord_metadata and
+ * COPY ... FROM resolve their arguments here. */
+tfbind *scan_resolve(duckdb_bind_info info, const char *fname, idx_t *cardinality_out,
+                     char *err);
+
+void tfbind_free(void *p);
+
+duckdb_logical_type column_type(int kind, int shape, int utf8);
+
+
+/* -- entry.c (shared) ---------------------------------------------------------- */
+void add_scan_parameters(duckdb_table_function f);
+
+/* -- metadata.c ------------------------------------------------------------------ */
+/* The scan's output columns: data columns, partition (and split) columns, filename. */
+int scan_output_count(const tfbind *b);
+
+/* The type of output column c (a new type), its name a new string in *name. */
+duckdb_logical_type scan_output_type(const tfbind *b, int c, char **name);
+
+/* -- copy_from.c --------------------------------------------------------------- */
+struct castplan;
+void castplan_free(struct castplan *p);
+
+/* The table function DuckDB runs for COPY ... FROM (to be destroyed by the caller). */
+duckdb_table_function copy_from_function(void);
+
+/* -- api_version.c: the C API function table, filled for the engine that loads us ----- */
+
+/* Fill the function table: the v1.2.0 part always, everything up to v1.5.6 (COPY
+ * functions, result column types of a COPY FROM bind) only when the engine is at least
+ * DuckDB 1.5.6. 0, or -1 (with `err` set) when the engine gives no v1.2.0 table. */
+int capi_load(duckdb_extension_info info, struct duckdb_extension_access *access, char *err);
+/* 1 when the engine's C API has the v1.5.6 functions (after capi_load). */
+int capi_has_copy(void);
+/* The engine's version as reported ("v2.0.1"). */
+const char *capi_engine_version(void);
+
+/* -- deflate.c ------------------------------------------------------------------------ */
+
+/* A gzip or zlib stream being written. The z_stream must stay where it is while active. */
+typedef struct {
+    zstream z;
+    int active;
+} deflater;
+
+/* Start a COMP_GZIP or COMP_ZLIB stream at `level` (-1: zlib's default); -1 with `err`
+ * set when libz cannot be loaded or refuses. */
+int deflater_start(deflater *d, int comp, int level, char *err);
+/* Compress n bytes into `out` (appended); with `finish`, end the stream. */
+int deflater_run(deflater *d, const uint8_t *in, size_t n, int finish, tbuf *out, char *err);
+void deflater_end(deflater *d);
+
+/* -- copy_to.c ----------------------------------------------------------------------- */
+
+/* BOOLEAN and the integer types (int64_list features). */
+int integer_type(duckdb_type t);
+
+/* -- registration (copy_to.c, metadata.c) ------------------------------------------------------------------- */
+
+/* COPY ... TO / FROM (FORMAT tfrecord); on engines without copy functions, nothing. */
+int register_copy(duckdb_connection con);
+/* tfrecord_schema(...) and tfrecord_metadata(...). */
+int register_dataset_functions(duckdb_connection con);
 
 #endif /* TFSQL_DUCKDB_EXT_H */

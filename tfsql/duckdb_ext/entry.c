@@ -1,7 +1,8 @@
 /*
- * tfsql/duckdb_ext/entry.c -- the DuckDB extension's entry point: it defines
- * the C API table (DUCKDB_EXTENSION_ENTRYPOINT_CUSTOM), registers tfrecord_scan and its
- * alias read_tfrecord, and the replacement scan for FROM 'x.tfrecord' / globs.
+ * tfsql/duckdb_ext/entry.c -- the DuckDB extension's entry point: it fills the C API
+ * table (api_version.c), registers tfrecord_scan and its alias read_tfrecord,
+ * tfrecord_schema, tfrecord_metadata, COPY (FORMAT tfrecord) where the engine has copy
+ * functions, and the replacement scan for FROM 'x.tfrecord' / globs.
  */
 
 #include "duckdb_ext.h"
@@ -37,9 +38,9 @@ static void tf_replacement(duckdb_replacement_scan_info info, const char *table_
     duckdb_destroy_value(&v);
 }
 
-static int register_scan(duckdb_connection con, const char *name) {
-    duckdb_table_function f = duckdb_create_table_function();
-    duckdb_table_function_set_name(f, name);
+/* tfrecord_scan's parameters: the source and its named options (tfrecord_schema,
+ * tfrecord_metadata and COPY ... FROM take the same). */
+void add_scan_parameters(duckdb_table_function f) {
     duckdb_logical_type any = duckdb_create_logical_type(DUCKDB_TYPE_ANY);
     duckdb_logical_type boolean = duckdb_create_logical_type(DUCKDB_TYPE_BOOLEAN);
     duckdb_logical_type varchar = duckdb_create_logical_type(DUCKDB_TYPE_VARCHAR);
@@ -67,6 +68,12 @@ static int register_scan(duckdb_connection con, const char *name) {
     duckdb_destroy_logical_type(&boolean);
     duckdb_destroy_logical_type(&varchar);
     duckdb_destroy_logical_type(&bigint);
+}
+
+static int register_scan(duckdb_connection con, const char *name) {
+    duckdb_table_function f = duckdb_create_table_function();
+    duckdb_table_function_set_name(f, name);
+    add_scan_parameters(f);
     duckdb_table_function_set_extra_info(f, (void *)name, NULL);
     duckdb_table_function_set_bind(f, tf_bind);
     duckdb_table_function_set_init(f, tf_init);
@@ -78,7 +85,17 @@ static int register_scan(duckdb_connection con, const char *name) {
     return st == DuckDBSuccess ? 0 : -1;
 }
 
-DUCKDB_EXTENSION_ENTRYPOINT_CUSTOM(duckdb_extension_info info, struct duckdb_extension_access *access) {
+/* The entry point. Not DUCKDB_EXTENSION_ENTRYPOINT_CUSTOM: that asks for the headers'
+ * C API version (v1.5.6), which DuckDB 1.4 refuses; capi_load (api_version.c) asks for
+ * v1.2.0 and, on DuckDB >= 1.5.6 only, for v1.5.6 (COPY functions). */
+DUCKDB_EXTENSION_EXTERN_C_GUARD_OPEN DUCKDB_CAPI_ENTRY_VISIBILITY DUCKDB_EXTENSION_API bool
+DUCKDB_EXTENSION_GLUE(DUCKDB_EXTENSION_NAME, _init_c_api)(duckdb_extension_info info,
+                                                          struct duckdb_extension_access *access) {
+    char err[ERRLEN];
+    if (capi_load(info, access, err)) {
+        access->set_error(info, err);
+        return false;
+    }
     crc_init();
     duckdb_database *db = access->get_database(info);
     duckdb_connection con;
@@ -86,12 +103,15 @@ DUCKDB_EXTENSION_ENTRYPOINT_CUSTOM(duckdb_extension_info info, struct duckdb_ext
         access->set_error(info, "tfsql: cannot open a connection to register its functions");
         return false;
     }
-    int rc = register_scan(con, "tfrecord_scan") | register_scan(con, "read_tfrecord");
+    int rc = register_scan(con, "tfrecord_scan") | register_scan(con, "read_tfrecord") |
+             register_dataset_functions(con) | register_copy(con);
     duckdb_disconnect(&con);
     if (rc) {
-        access->set_error(info, "tfsql: cannot register tfrecord_scan / read_tfrecord");
+        access->set_error(info, "tfsql: cannot register tfrecord_scan, read_tfrecord, "
+                                "tfrecord_schema, tfrecord_metadata or COPY (FORMAT tfrecord)");
         return false;
     }
     duckdb_add_replacement_scan(*db, tf_replacement, NULL, NULL);
     return true;
 }
+DUCKDB_EXTENSION_EXTERN_C_GUARD_CLOSE

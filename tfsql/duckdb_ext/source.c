@@ -27,35 +27,46 @@ typedef int (*inflate_fn)(zstream *, int);
 typedef int (*inflate_end_fn)(zstream *);
 typedef const char *(*zlib_version_fn)(void);
 
+static pthread_mutex_t zl_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void *zlib_library(void) {
+    static int tried;
+    static void *handle;
+    pthread_mutex_lock(&zl_lock);
+    if (!tried) {
+        tried = 1;
+        const char *names[] = {"libz.so.1", "libz.so", "libz.1.dylib", "libz.dylib", NULL};
+        for (int i = 0; names[i] != NULL && handle == NULL; i++) {
+            handle = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        }
+    }
+    pthread_mutex_unlock(&zl_lock);
+    return handle;
+}
+
 static struct {
-    int tried;
-    void *handle;
     inflate_init2_fn init2;
     inflate_fn inflate;
     inflate_end_fn end;
     zlib_version_fn version;
 } zl;
 
-static pthread_mutex_t zl_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t zl_once = PTHREAD_ONCE_INIT;
+
+static void zlib_resolve(void) {
+    void *handle = zlib_library();
+    if (handle != NULL) {
+        zl.init2 = (inflate_init2_fn)dlsym(handle, "inflateInit2_");
+        zl.inflate = (inflate_fn)dlsym(handle, "inflate");
+        zl.end = (inflate_end_fn)dlsym(handle, "inflateEnd");
+        zl.version = (zlib_version_fn)dlsym(handle, "zlibVersion");
+    }
+}
 
 static int zlib_load(void) {
-    pthread_mutex_lock(&zl_lock);
-    if (!zl.tried) {
-        zl.tried = 1;
-        const char *names[] = {"libz.so.1", "libz.so", "libz.1.dylib", "libz.dylib", NULL};
-        for (int i = 0; names[i] != NULL && zl.handle == NULL; i++) {
-            zl.handle = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-        }
-        if (zl.handle != NULL) {
-            zl.init2 = (inflate_init2_fn)dlsym(zl.handle, "inflateInit2_");
-            zl.inflate = (inflate_fn)dlsym(zl.handle, "inflate");
-            zl.end = (inflate_end_fn)dlsym(zl.handle, "inflateEnd");
-            zl.version = (zlib_version_fn)dlsym(zl.handle, "zlibVersion");
-        }
-    }
-    int ok = zl.init2 != NULL && zl.inflate != NULL && zl.end != NULL && zl.version != NULL;
-    pthread_mutex_unlock(&zl_lock);
-    return ok ? 0 : -1;
+    pthread_once(&zl_once, zlib_resolve);
+    return zl.init2 != NULL && zl.inflate != NULL && zl.end != NULL && zl.version != NULL ? 0
+                                                                                         : -1;
 }
 
 enum { Z_OK_ = 0, Z_STREAM_END_ = 1, Z_BUF_ERROR_ = -5 };
@@ -64,7 +75,7 @@ enum { Z_OK_ = 0, Z_STREAM_END_ = 1, Z_BUF_ERROR_ = -5 };
 
 /* tfsql.framing's detection: a valid first frame header means plain; else the gzip
  * magic; else a zlib header; else plain (and framing reports what is wrong). */
-static int detect_compression(const uint8_t *h, size_t n) {
+int detect_compression(const uint8_t *h, size_t n) {
     if (n >= 12 && masked_crc(h, 8) == load_le32(h + 8)) {
         return COMP_NONE;
     }

@@ -101,9 +101,14 @@ def _arrow_reader(schema: pl.Schema, frames: Iterable[pl.DataFrame]) -> pa.Recor
     arrow = offset_based_schema(pl.DataFrame(schema=schema).to_arrow().schema)
 
     def batches() -> Iterator[pa.RecordBatch]:
+        # Each frame and its Arrow view are released before its batches are written, so
+        # that a huge value is held once (converted), not three times, while it is encoded.
         for frame in frames:
-            for batch in frame.to_arrow().to_batches():
-                yield offset_based_batch(batch, arrow)
+            converted = [offset_based_batch(batch, arrow) for batch in frame.to_arrow().to_batches()]
+            del frame
+            converted.reverse()
+            while converted:
+                yield converted.pop()
 
     return pa.RecordBatchReader.from_batches(arrow, batches())
 

@@ -37,7 +37,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tfsql.option_values import Mode, RecordType, WriteCompression
+from tfsql.option_values import DEFAULT_MAX_RECORD_BYTES, Mode, RecordType, WriteCompression
 from tfsql.naming import (
     check_file_names,
     check_filename_pattern,
@@ -75,6 +75,7 @@ def write_tfrecord(
     threads: int | None = None,
     index: bool = False,
     progress: bool = False,
+    max_record_bytes: int | None = DEFAULT_MAX_RECORD_BYTES,
 ) -> WriteResult:
     """Write Arrow-shaped data as TFRecord files of ``tf.train.Example`` records.
 
@@ -158,6 +159,11 @@ def write_tfrecord(
         With compression, threads compressing the files in parallel (default: cores,
         at most 8). Each file is one gzip / zlib stream, so this speeds up writes of
         several files at once (``num_shards``, ``partition_by``).
+    max_record_bytes : int or None
+        Refuse (``SchemaError``, before anything is written) a record larger than this:
+        the readers' limit of the same name, 2 GiB by default, so that what is written
+        reads back with the default options. None writes records of any size (read them
+        with a ``max_record_bytes`` at least as large).
     index : bool
         Also write each file's record index ``.<name>.idx`` beside it, committed with
         it: one ``offset size`` line per record, the format of NVIDIA DALI's and
@@ -232,6 +238,7 @@ def write_tfrecord(
             threads=threads,
             index=index,
             progress=progress,
+            max_record_bytes=max_record_bytes,
         )
     )
     if is_single_file_target(path):

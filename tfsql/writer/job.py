@@ -22,6 +22,7 @@ Examples
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import posixpath
@@ -104,6 +105,33 @@ _PARTITION_TYPES = (
 )
 
 
+def _open_file_limit() -> int | None:
+    """This process's limit on open files (``ulimit -n``), None when unknown."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - Windows
+        return None
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return None if soft == resource.RLIM_INFINITY else soft
+
+
+def _too_many_files(files: int, num_shards: int, limit: int | None) -> ValueError:
+    allowed = f"the open-file limit of this process ({limit}, see `ulimit -n`)" if limit else "the open-file limit"
+    return ValueError(
+        f"num_shards={num_shards} keeps {files} files open at once (every shard of every partition "
+        f"is written until the write ends), more than {allowed} allows; write fewer shards, cut files "
+        "by size with max_rows_per_file or max_bytes_per_file instead, or raise the limit"
+    )
+
+
+def _check_open_files(files: int, num_shards: int) -> None:
+    """Refuse to open ``files`` shard files at once when the limit cannot allow it
+    (a margin is left for the files the process already has open)."""
+    limit = _open_file_limit()
+    if limit is not None and files > limit - 64:
+        raise _too_many_files(files, num_shards, limit)
+
+
 def _prepare(schema: pa.Schema | None, options: WriteOptions) -> tuple[RecordEncoder | None, list[str]]:
     """Check partition columns and compile the encoder for the remaining columns."""
     if schema is None:
@@ -121,9 +149,21 @@ def _prepare(schema: pa.Schema | None, options: WriteOptions) -> tuple[RecordEnc
                 f"booleans or dates",
                 feature=name,
             )
+    seen: set[str] = set()
+    for name in schema.names:
+        if name in seen:
+            raise SchemaError(
+                f"the data has two columns named {name!r}; each column becomes the feature of its "
+                "name, so rename or drop one of them",
+                feature=name,
+            )
+        seen.add(name)
     data_columns = [n for n in schema.names if n not in options.partition_by]
     data_schema = pa.schema([schema.field(n) for n in data_columns])
-    return RecordEncoder(data_schema, record_type=options.record_type, layout=options.layout), data_columns
+    encoder = RecordEncoder(
+        data_schema, record_type=options.record_type, layout=options.layout, max_record_bytes=options.max_record_bytes
+    )
+    return encoder, data_columns
 
 
 # --------------------------------------------------------------------------------------
@@ -297,13 +337,17 @@ class WriteJob:
             found = shard_sets.get(key)
             if found is None:
                 directory = "" if options.tfds is not None else key  # TFDS: split in the name
-                found = shard_sets[key] = (
-                    [
+                _check_open_files(num_shards * (len(shard_sets) + 1), num_shards)
+                try:
+                    sinks = [
                         files.open(None, directory, files.shard_name(i, partition), partition, index=i)
                         for i in range(num_shards)
-                    ],
-                    [0],
-                )
+                    ]
+                except OSError as exc:
+                    if exc.errno != errno.EMFILE:
+                        raise
+                    raise _too_many_files(num_shards * (len(shard_sets) + 1), num_shards, None) from None
+                found = shard_sets[key] = (sinks, [0])
             return found
 
         if num_shards is not None and not options.partition_by:

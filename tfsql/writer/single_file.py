@@ -2,8 +2,11 @@
 `tfsql.naming`).
 
 The records are written as a one-shard directory under a hidden temporary name next to
-the target, then the file is renamed over the target, so readers never see a partial
-file and a failing write leaves the old file as it was. The mode decides what happens
+the target (``.x.tfrecord.tfsql-<job>/``, which its writer holds an owner lock on while
+it lives), then the file is renamed over the target, so readers never see a partial
+file and a failing write leaves the old file as it was. The staging directories that
+killed writers left are removed by the next write of the file and by
+:func:`tfsql.recover` on the file or its directory. The mode decides what happens
 to an existing file: ``"error"`` raises ``FileExistsError``, ``"ignore"`` writes
 nothing, ``"overwrite"`` (and ``"overwrite_partitions"``) replace it, ``"append"``
 writes a new file holding the old records followed by the new ones (decompressed and
@@ -17,6 +20,8 @@ import posixpath
 import uuid
 from typing import Any
 
+from tfsql import locking
+from tfsql.commit import remove_dead_file_staging, single_file_staging
 from tfsql.compressing import compressor
 from tfsql.discovery import _coerce_filesystem, _resolve
 from tfsql.naming import compression_from_name
@@ -74,7 +79,10 @@ def write_single_file(data: Any, path: Any, options: WriteOptions) -> WriteResul
     appending = exists and options.mode == "append"
     parent, name = posixpath.split(target)
     fs.makedirs(parent, exist_ok=True)
-    staging = posixpath.join(parent, f".{name}.tfsql-{uuid.uuid4().hex}")
+    staging = posixpath.join(parent, single_file_staging(name, uuid.uuid4().hex))
+    with locking.target_lock(fs, parent):  # no cleaner sees the staging half made
+        remove_dead_file_staging(fs, parent, name)
+        owner = locking.owner_lock(fs, staging)
     try:
         result = write_directory(
             data,
@@ -99,8 +107,11 @@ def write_single_file(data: Any, path: Any, options: WriteOptions) -> WriteResul
         move_indexed(fs, final, target, index=options.index)
         size = fs.size(target)
     finally:
-        if fs.exists(staging):
-            fs.rm(staging, recursive=True)
+        try:
+            if fs.exists(staging):
+                fs.rm(staging, recursive=True)
+        finally:
+            owner.release()
     return WriteResult(path=text, files=[WrittenFile(text, {}, result.rows, size, name, 0)])
 
 

@@ -1,0 +1,95 @@
+"""``COPY t FROM 'x.tfrecord' (FORMAT tfrecord, ...)`` in `tfsql.connect()`: an INSERT.
+
+`tfsql.connect()` runs the statement as ``INSERT INTO t [(columns)] SELECT * FROM
+tfrecord_scan('x.tfrecord', option := value, ...)``, so it works on every DuckDB
+version and on the Arrow path alike: the file's columns go to the table's columns by
+position and DuckDB casts them as an INSERT does (the extension's native COPY FROM on
+DuckDB >= 1.5.6 matches by position too, with the casts listed in
+``docs/duckdb-extension.md``). Each COPY option becomes the scan's named parameter of
+the same name (``RECORD_TYPE sequence_example`` -> ``record_type := 'sequence_example'``,
+a flag alone -> ``:= true``), so the reading options are tfrecord_scan's.
+
+Examples
+--------
+>>> from tfsql.duckdb.rewrite import tokenize
+>>> sql = "COPY t (a, b) FROM 'x.tfrecord' (FORMAT tfrecord, RECORD_TYPE example, IGNORE_ERRORS)"
+>>> copy_from_as_insert(sql, tokenize(sql))
+"INSERT INTO t (a, b) SELECT * FROM tfrecord_scan('x.tfrecord', record_type := 'example', ignore_errors := true)"
+>>> copy_from_as_insert("COPY t FROM 'x.csv'", tokenize("COPY t FROM 'x.csv'")) is None
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from tfsql.duckdb.copy import CopyOptionError, OptionValue, _parse_options, copy_target
+from tfsql.duckdb.rewrite import Token, matching_close
+from tfsql.naming import TFRECORD_SUFFIXES
+
+__all__ = ["copy_from_as_insert"]
+
+
+def copy_from_as_insert(sql: str, tokens: Sequence[Token]) -> str | None:
+    """The INSERT that runs ``sql`` when it is a ``COPY <table> FROM <path>`` reading
+    TFRecord (``FORMAT tfrecord``, or no FORMAT and a TFRecord suffix); None otherwise.
+
+    Raises
+    ------
+    CopyOptionError
+        The options cannot be taken apart.
+    """
+    if len(tokens) < 4 or not tokens[0].is_word("copy"):
+        return None
+    i = 1
+    while i < len(tokens) and not tokens[i].is_word("from", "to") and not tokens[i].is_op("("):
+        i += 1
+    if i == 1 or i >= len(tokens):
+        return None
+    table = sql[tokens[1].start : tokens[i - 1].start + len(tokens[i - 1].text)]
+    columns = ""
+    if tokens[i].is_op("("):
+        close = matching_close(tokens, i)
+        columns = " " + sql[tokens[i].start : tokens[close].start + 1]
+        i = close + 1
+    target = copy_target(tokens, i, "from")
+    if target is None:
+        return None
+    path_sql, i = target
+    options: dict[str, OptionValue] = {}
+    if i < len(tokens) and tokens[i].is_op("("):
+        close = matching_close(tokens, i)
+        options = _parse_options(sql, tokens, i + 1, close)
+        i = close + 1
+    if i < len(tokens):
+        return None  # not a form this parser knows: DuckDB runs (and judges) it as written
+    format_value = options.pop("FORMAT", None)
+    if format_value is not None:
+        if not format_value.names or format_value.names[0].lower() not in ("tfrecord", "tfrecords"):
+            return None
+    elif not path_sql.strip("'").lower().endswith(TFRECORD_SUFFIXES):
+        return None
+    arguments = [path_sql] + [f"{name.lower()} := {_literal(name, value)}" for name, value in options.items()]
+    return f"INSERT INTO {table}{columns} SELECT * FROM tfrecord_scan({', '.join(arguments)})"
+
+
+def _literal(name: str, value: OptionValue) -> str:
+    if value.flag:
+        return "true"
+    if value.names:
+        if len(value.names) == 1:
+            return _quote(value.names[0])
+        return "[" + ", ".join(_quote(n) for n in value.names) + "]"
+    if isinstance(value.value, bool):
+        return "true" if value.value else "false"
+    if isinstance(value.value, (int, float)):
+        return repr(value.value)
+    if isinstance(value.value, str):
+        return _quote(value.value)
+    raise CopyOptionError(
+        f"COPY ... FROM (FORMAT tfrecord): option {name} has a value {value.value!r} it cannot pass on"
+    )
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"

@@ -1,0 +1,342 @@
+/*
+ * tfsql/duckdb_ext/copy_from.c -- COPY t FROM 'x.tfrecord' (FORMAT tfrecord, ...).
+ *
+ * DuckDB binds the function with the path as its one argument, the COPY options as
+ * named parameters (those of tfrecord_scan: RECORD_TYPE, COMPRESSION, ON_CORRUPT, ...)
+ * and the target table's columns as the result columns, which the function must fill
+ * with exactly those types: DuckDB casts nothing (measured on 2.0.1). As DuckDB's COPY
+ * FROM does for Parquet, the file's columns (those tfrecord_scan gives) go to the
+ * table's columns by position, their counts must agree, and each is cast to the
+ * table's type: int64 features to any integer type, BOOLEAN (0 / 1), FLOAT or DOUBLE,
+ * with a value out of the target's range an error naming the column and the value;
+ * floats to FLOAT or DOUBLE; bytes and strings to VARCHAR (checked UTF-8) or BLOB; a
+ * list to a list of such a type. Other pairs are refused at bind with what to write
+ * instead (INSERT INTO ... SELECT CAST(...) FROM tfrecord_scan(...)).
+ */
+#include "duckdb_ext.h"
+
+#include <stdio.h>
+#include <string.h>
+
+enum { CAST_SAME = 0, CAST_INT = 1, CAST_FLOAT = 2, CAST_BYTES = 3 };
+
+typedef struct castplan {
+    int ncols;
+    int *how;            /* CAST_* per column */
+    int *list;           /* 1 when the column is a list (the cast applies to its values) */
+    duckdb_type *target; /* the leaf type to produce */
+    duckdb_logical_type *source; /* the scan's column types, for the intermediate chunk */
+} castplan;
+
+void castplan_free(castplan *p) {
+    if (p == NULL) {
+        return;
+    }
+    for (int c = 0; c < p->ncols && p->source != NULL; c++) {
+        if (p->source[c] != NULL) {
+            duckdb_destroy_logical_type(&p->source[c]);
+        }
+    }
+    free(p->source);
+    free(p->how);
+    free(p->list);
+    free(p->target);
+    free(p);
+}
+
+static int is_int_target(duckdb_type t) {
+    return integer_type(t) || t == DUCKDB_TYPE_FLOAT || t == DUCKDB_TYPE_DOUBLE;
+}
+
+/* How a scan leaf type `from` becomes a table leaf type `to`; -1 when it cannot. */
+static int leaf_cast(duckdb_type from, duckdb_type to) {
+    if (from == to) {
+        return CAST_SAME;
+    }
+    if (from == DUCKDB_TYPE_BIGINT && is_int_target(to)) {
+        return CAST_INT;
+    }
+    if (from == DUCKDB_TYPE_FLOAT && to == DUCKDB_TYPE_DOUBLE) {
+        return CAST_FLOAT;
+    }
+    if ((from == DUCKDB_TYPE_VARCHAR || from == DUCKDB_TYPE_BLOB) &&
+        (to == DUCKDB_TYPE_VARCHAR || to == DUCKDB_TYPE_BLOB)) {
+        return CAST_BYTES;
+    }
+    return -1;
+}
+
+/* Plan column c: scan type `from`, table type `to`. */
+static int plan_cast(castplan *p, int c, duckdb_logical_type from, duckdb_logical_type to) {
+    duckdb_type f = duckdb_get_type_id(from), t = duckdb_get_type_id(to);
+    p->list[c] = 0;
+    p->target[c] = t;
+    if (f == DUCKDB_TYPE_LIST && t == DUCKDB_TYPE_LIST) {
+        duckdb_logical_type fc = duckdb_list_type_child_type(from);
+        duckdb_logical_type tc = duckdb_list_type_child_type(to);
+        duckdb_type fl = duckdb_get_type_id(fc), tl = duckdb_get_type_id(tc);
+        int how = fl == DUCKDB_TYPE_LIST || tl == DUCKDB_TYPE_LIST
+                      ? (fl == tl ? 0 : -1) /* lists of lists: the very same type only */
+                      : leaf_cast(fl, tl);
+        if (how == 0 && fl == DUCKDB_TYPE_LIST) {
+            duckdb_logical_type fcc = duckdb_list_type_child_type(fc);
+            duckdb_logical_type tcc = duckdb_list_type_child_type(tc);
+            how = duckdb_get_type_id(fcc) == duckdb_get_type_id(tcc) ? 0 : -1;
+            duckdb_destroy_logical_type(&fcc);
+            duckdb_destroy_logical_type(&tcc);
+        }
+        duckdb_destroy_logical_type(&fc);
+        duckdb_destroy_logical_type(&tc);
+        p->list[c] = 1;
+        p->target[c] = tl;
+        p->how[c] = how;
+        return how;
+    }
+    if (f == DUCKDB_TYPE_LIST || t == DUCKDB_TYPE_LIST) {
+        return p->how[c] = -1;
+    }
+    return p->how[c] = leaf_cast(f, t);
+}
+
+/* A short name of a type for messages. */
+static const char *type_word(duckdb_logical_type t) {
+    switch (duckdb_get_type_id(t)) {
+    case DUCKDB_TYPE_BOOLEAN: return "BOOLEAN";
+    case DUCKDB_TYPE_TINYINT: return "TINYINT";
+    case DUCKDB_TYPE_SMALLINT: return "SMALLINT";
+    case DUCKDB_TYPE_INTEGER: return "INTEGER";
+    case DUCKDB_TYPE_BIGINT: return "BIGINT";
+    case DUCKDB_TYPE_UTINYINT: return "UTINYINT";
+    case DUCKDB_TYPE_USMALLINT: return "USMALLINT";
+    case DUCKDB_TYPE_UINTEGER: return "UINTEGER";
+    case DUCKDB_TYPE_UBIGINT: return "UBIGINT";
+    case DUCKDB_TYPE_FLOAT: return "FLOAT";
+    case DUCKDB_TYPE_DOUBLE: return "DOUBLE";
+    case DUCKDB_TYPE_VARCHAR: return "VARCHAR";
+    case DUCKDB_TYPE_BLOB: return "BLOB";
+    case DUCKDB_TYPE_LIST: return "a LIST";
+    case DUCKDB_TYPE_DATE: return "DATE";
+    case DUCKDB_TYPE_TIMESTAMP: return "TIMESTAMP";
+    case DUCKDB_TYPE_DECIMAL: return "DECIMAL";
+    case DUCKDB_TYPE_STRUCT: return "a STRUCT";
+    default: return "another type";
+    }
+}
+
+static void copy_from_bind(duckdb_bind_info info) {
+    char err[ERRLEN] = "";
+    idx_t cardinality = 0;
+    tfbind *b = scan_resolve(info, "COPY ... FROM (FORMAT tfrecord)", &cardinality, err);
+    if (b == NULL) {
+        duckdb_bind_set_error(info, err);
+        return;
+    }
+    idx_t want = duckdb_table_function_bind_get_result_column_count(info);
+    int have = scan_output_count(b);
+    castplan *p = (castplan *)calloc(1, sizeof(castplan));
+    if (p != NULL) {
+        p->ncols = (int)want;
+        p->how = (int *)calloc(want + 1, sizeof(int));
+        p->list = (int *)calloc(want + 1, sizeof(int));
+        p->target = (duckdb_type *)calloc(want + 1, sizeof(duckdb_type));
+        p->source = (duckdb_logical_type *)calloc(want + 1, sizeof(duckdb_logical_type));
+    }
+    b->cast = p;
+    if (p == NULL || p->how == NULL || p->list == NULL || p->target == NULL || p->source == NULL) {
+        snprintf(err, ERRLEN, "out of memory");
+        goto fail;
+    }
+    if ((idx_t)have != want) {
+        int n = snprintf(err, ERRLEN,
+                         "COPY ... FROM (FORMAT tfrecord): column count mismatch: the table "
+                         "takes %llu columns but the TFRecord data has %d (",
+                         (unsigned long long)want, have);
+        for (int c = 0; c < have && n > 0 && n < ERRLEN; c++) {
+            char *name = NULL;
+            duckdb_logical_type t = scan_output_type(b, c, &name);
+            n += snprintf(err + n, ERRLEN - (size_t)n, "%s%s %s", c ? ", " : "", name,
+                          type_word(t));
+            duckdb_destroy_logical_type(&t);
+            free(name);
+        }
+        if (n > 0 && n < ERRLEN) {
+            snprintf(err + n, ERRLEN - (size_t)n,
+                     "); name the columns to fill (COPY t (a, b) FROM ...) or use INSERT INTO t "
+                     "SELECT ... FROM tfrecord_scan(...)");
+        }
+        goto fail;
+    }
+    for (int c = 0; c < have; c++) {
+        char *name = NULL;
+        p->source[c] = scan_output_type(b, c, &name);
+        duckdb_logical_type target = duckdb_table_function_bind_get_result_column_type(info, (idx_t)c);
+        const char *column = duckdb_table_function_bind_get_result_column_name(info, (idx_t)c);
+        int how = plan_cast(p, c, p->source[c], target);
+        if (how < 0) {
+            snprintf(err, ERRLEN,
+                     "COPY ... FROM (FORMAT tfrecord): the TFRecord column %d \"%s\" is %s, "
+                     "which does not cast to %s, the type of the table's column \"%s\" (columns "
+                     "go by position); use INSERT INTO ... SELECT CAST(...) FROM "
+                     "tfrecord_scan(...)",
+                     c + 1, name, type_word(p->source[c]), type_word(target),
+                     column ? column : "?");
+        }
+        duckdb_destroy_logical_type(&target);
+        free(name);
+        if (how < 0) {
+            goto fail;
+        }
+    }
+    if (cardinality > 0) {
+        duckdb_bind_set_cardinality(info, cardinality, false);
+    }
+    duckdb_bind_set_bind_data(info, b, tfbind_free);
+    return;
+fail:
+    tfbind_free(b);
+    duckdb_bind_set_error(info, err);
+}
+
+/* -- the casts, on flat vectors ------------------------------------------------------ */
+
+static int int_fits(duckdb_type t, int64_t v) {
+    switch (t) {
+    case DUCKDB_TYPE_BOOLEAN: return v == 0 || v == 1;
+    case DUCKDB_TYPE_TINYINT: return v >= INT8_MIN && v <= INT8_MAX;
+    case DUCKDB_TYPE_SMALLINT: return v >= INT16_MIN && v <= INT16_MAX;
+    case DUCKDB_TYPE_INTEGER: return v >= INT32_MIN && v <= INT32_MAX;
+    case DUCKDB_TYPE_UTINYINT: return v >= 0 && v <= UINT8_MAX;
+    case DUCKDB_TYPE_USMALLINT: return v >= 0 && v <= UINT16_MAX;
+    case DUCKDB_TYPE_UINTEGER: return v >= 0 && v <= (int64_t)UINT32_MAX;
+    case DUCKDB_TYPE_UBIGINT: return v >= 0;
+    default: return 1;
+    }
+}
+
+static void store_int(duckdb_type t, void *data, idx_t i, int64_t v) {
+    switch (t) {
+    case DUCKDB_TYPE_BOOLEAN: ((bool *)data)[i] = v != 0; break;
+    case DUCKDB_TYPE_TINYINT: ((int8_t *)data)[i] = (int8_t)v; break;
+    case DUCKDB_TYPE_SMALLINT: ((int16_t *)data)[i] = (int16_t)v; break;
+    case DUCKDB_TYPE_INTEGER: ((int32_t *)data)[i] = (int32_t)v; break;
+    case DUCKDB_TYPE_UTINYINT: ((uint8_t *)data)[i] = (uint8_t)v; break;
+    case DUCKDB_TYPE_USMALLINT: ((uint16_t *)data)[i] = (uint16_t)v; break;
+    case DUCKDB_TYPE_UINTEGER: ((uint32_t *)data)[i] = (uint32_t)v; break;
+    case DUCKDB_TYPE_UBIGINT: ((uint64_t *)data)[i] = (uint64_t)v; break;
+    case DUCKDB_TYPE_FLOAT: ((float *)data)[i] = (float)v; break;
+    case DUCKDB_TYPE_DOUBLE: ((double *)data)[i] = (double)v; break;
+    default: ((int64_t *)data)[i] = v; break;
+    }
+}
+
+/* Cast n values of the flat vector `from` into `to` (leaf types), rows with `valid`. */
+static int cast_values(int how, duckdb_type target, duckdb_vector from, duckdb_vector to, idx_t n,
+                       const char *column, char *err) {
+    uint64_t *fv = duckdb_vector_get_validity(from);
+    void *src = duckdb_vector_get_data(from);
+    void *dst = duckdb_vector_get_data(to);
+    if (fv != NULL) {
+        duckdb_vector_ensure_validity_writable(to);
+    }
+    uint64_t *tv = fv != NULL ? duckdb_vector_get_validity(to) : NULL;
+    for (idx_t i = 0; i < n; i++) {
+        if (fv != NULL && !duckdb_validity_row_is_valid(fv, i)) {
+            duckdb_validity_set_row_invalid(tv, i);
+            continue;
+        }
+        if (tv != NULL) {
+            duckdb_validity_set_row_valid(tv, i);
+        }
+        if (how == CAST_INT) {
+            int64_t v = ((const int64_t *)src)[i];
+            if (!int_fits(target, v)) {
+                snprintf(err, ERRLEN, "COPY ... FROM (FORMAT tfrecord): the value %lld does not "
+                                      "fit the table's column \"%s\"; use a wider column type",
+                         (long long)v, column);
+                return -1;
+            }
+            store_int(target, dst, i, v);
+        } else if (how == CAST_FLOAT) {
+            ((double *)dst)[i] = (double)((const float *)src)[i];
+        } else { /* CAST_BYTES */
+            duckdb_string_t *s = &((duckdb_string_t *)src)[i];
+            uint32_t len = duckdb_string_t_length(*s);
+            const char *p = duckdb_string_t_data(s);
+            if (target == DUCKDB_TYPE_VARCHAR && !utf8_valid((const uint8_t *)p, len)) {
+                snprintf(err, ERRLEN, "COPY ... FROM (FORMAT tfrecord): a value of the "
+                                      "table's VARCHAR column \"%s\" is not UTF-8; make the "
+                                      "column a BLOB",
+                         column);
+                return -1;
+            }
+            duckdb_vector_assign_string_element_len(to, i, p, len);
+        }
+    }
+    return 0;
+}
+
+/* Cast column vector `from` (n rows, plan column c) into `to`. */
+static int cast_column(const castplan *p, int c, duckdb_vector from, duckdb_vector to, idx_t n,
+                       const char *column, char *err) {
+    if (p->how[c] == CAST_SAME) {
+        duckdb_vector_reference_vector(to, from);
+        return 0;
+    }
+    if (!p->list[c]) {
+        return cast_values(p->how[c], p->target[c], from, to, n, column, err);
+    }
+    /* a list: the entries and validity as they are, the values cast */
+    memcpy(duckdb_vector_get_data(to), duckdb_vector_get_data(from), n * sizeof(duckdb_list_entry));
+    uint64_t *fv = duckdb_vector_get_validity(from);
+    if (fv != NULL) {
+        duckdb_vector_ensure_validity_writable(to);
+        memcpy(duckdb_vector_get_validity(to), fv, (n + 63) / 64 * sizeof(uint64_t));
+    }
+    idx_t size = duckdb_list_vector_get_size(from);
+    if (duckdb_list_vector_reserve(to, size) == DuckDBError ||
+        duckdb_list_vector_set_size(to, size) == DuckDBError) {
+        snprintf(err, ERRLEN, "out of memory");
+        return -1;
+    }
+    return cast_values(p->how[c], p->target[c], duckdb_list_vector_get_child(from),
+                       duckdb_list_vector_get_child(to), size, column, err);
+}
+
+static void copy_from_scan(duckdb_function_info info, duckdb_data_chunk output) {
+    const tfbind *b = (const tfbind *)duckdb_function_get_bind_data(info);
+    const castplan *p = b->cast;
+    duckdb_data_chunk decoded = duckdb_create_data_chunk(p->source, (idx_t)p->ncols);
+    if (decoded == NULL) {
+        duckdb_function_set_error(info, "out of memory");
+        return;
+    }
+    tf_scan(info, decoded); /* tfrecord_scan's rows, in the file's types */
+    idx_t n = duckdb_data_chunk_get_size(decoded);
+    char err[ERRLEN] = "";
+    int rc = 0;
+    for (int c = 0; c < p->ncols && rc == 0 && n > 0; c++) {
+        char *name = NULL;
+        duckdb_logical_type t = scan_output_type(b, c, &name);
+        duckdb_destroy_logical_type(&t);
+        rc = cast_column(p, c, duckdb_data_chunk_get_vector(decoded, (idx_t)c),
+                         duckdb_data_chunk_get_vector(output, (idx_t)c), n, name ? name : "?",
+                         err);
+        free(name);
+    }
+    duckdb_destroy_data_chunk(&decoded);
+    if (rc) {
+        duckdb_function_set_error(info, err);
+        return;
+    }
+    duckdb_data_chunk_set_size(output, n);
+}
+
+duckdb_table_function copy_from_function(void) {
+    duckdb_table_function f = duckdb_create_table_function();
+    add_scan_parameters(f);
+    duckdb_table_function_set_bind(f, copy_from_bind);
+    duckdb_table_function_set_init(f, tf_init);
+    duckdb_table_function_set_local_init(f, tf_local_init);
+    duckdb_table_function_set_function(f, copy_from_scan);
+    return f;
+}

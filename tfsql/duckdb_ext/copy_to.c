@@ -1,0 +1,1021 @@
+/*
+ * tfsql/duckdb_ext/copy_to.c -- COPY ... TO ... (FORMAT tfrecord, ...) in any DuckDB
+ * client (C API v1.5.6 copy functions, DuckDB >= 1.5.6).
+ *
+ * DuckDB runs the statement: it applies PARTITION_BY, OVERWRITE, OVERWRITE_OR_IGNORE,
+ * APPEND, FILENAME_PATTERN, PER_THREAD_OUTPUT and USE_TMP_FILE itself and calls this
+ * function once per file (global init, measured on DuckDB 2.0.1):
+ *
+ *   COPY t TO 'out.tfrecord'                   -> 'out.tfrecord' ('tmp_out.tfrecord' when
+ *                                                 the target exists: DuckDB renames it)
+ *   COPY t TO 'out' (PARTITION_BY (p))         -> 'out/p=0/data_0.'  (no FILE_EXTENSION)
+ *   ... APPEND                                 -> 'out/p=0/<uuid>.'
+ *   ... FILE_EXTENSION 'tfrecord'              -> 'out/p=0/data_0.tfrecord'
+ *
+ * A path ending in '.' (DuckDB's name with an empty extension, as the C API cannot
+ * declare one) gets the extension TFRecord files have: 'tfrecord', 'tfrecord.gz' or
+ * 'tfrecord.zz' by COMPRESSION. Every file is written under a hidden temporary name
+ * beside its final one ('.<name>.tfsql-tmp-<pid>-<n>', which readers skip) and renamed
+ * into place once complete and synced, so a killed COPY leaves no partial file under a
+ * final name. RETURN_FILES lists the names DuckDB chose: with an extension added they
+ * end in '.' instead (pass FILE_EXTENSION 'tfrecord' to have both agree).
+ *
+ * The format's own options (COPY's bind gets only these): RECORD_TYPE, COMPRESSION /
+ * CODEC (with COMPRESSION_LEVEL), INDEX. tfsql.connect()'s COPY options that decide
+ * the files themselves (NUM_SHARDS, ROWS_PER_FILE, TFDS, ...) are refused with a
+ * message naming tfsql.connect(), where they work.
+ */
+#include "duckdb_ext.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------------------------ */
+/* Columns: DuckDB types -> features                                                    */
+/* ------------------------------------------------------------------------------------ */
+
+/* How one input column is read: its leaf type and the list levels above it. */
+typedef struct {
+    duckdb_type leaf;
+    int kind, shape;
+    idx_t outer_array, inner_array; /* fixed ARRAY sizes; 0 when that level is a LIST */
+    int skip;                       /* a column of type NULL: never a feature */
+} incol;
+
+/* BOOLEAN and the integer types: an int64_list feature, and what one casts to. */
+int integer_type(duckdb_type t) {
+    switch (t) {
+    case DUCKDB_TYPE_BOOLEAN:
+    case DUCKDB_TYPE_TINYINT:
+    case DUCKDB_TYPE_SMALLINT:
+    case DUCKDB_TYPE_INTEGER:
+    case DUCKDB_TYPE_BIGINT:
+    case DUCKDB_TYPE_UTINYINT:
+    case DUCKDB_TYPE_USMALLINT:
+    case DUCKDB_TYPE_UINTEGER:
+    case DUCKDB_TYPE_UBIGINT:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static int leaf_kind(duckdb_type t) {
+    if (integer_type(t)) {
+        return KIND_INT64;
+    }
+    switch (t) {
+    case DUCKDB_TYPE_DATE:
+    case DUCKDB_TYPE_TIME:
+    case DUCKDB_TYPE_TIMESTAMP:
+    case DUCKDB_TYPE_TIMESTAMP_S:
+    case DUCKDB_TYPE_TIMESTAMP_MS:
+    case DUCKDB_TYPE_TIMESTAMP_NS:
+    case DUCKDB_TYPE_TIMESTAMP_TZ:
+        return KIND_INT64; /* the stored integer, as tfsql.encoding writes them */
+    case DUCKDB_TYPE_FLOAT:
+    case DUCKDB_TYPE_DOUBLE:
+        return KIND_FLOAT;
+    case DUCKDB_TYPE_VARCHAR:
+    case DUCKDB_TYPE_BLOB:
+        return KIND_BYTES;
+    default:
+        return KIND_NONE;
+    }
+}
+
+/* The child type of a LIST or ARRAY type (a new type), with the ARRAY's size. */
+static duckdb_logical_type list_child(duckdb_logical_type t, idx_t *array_size) {
+    if (duckdb_get_type_id(t) == DUCKDB_TYPE_ARRAY) {
+        *array_size = duckdb_array_type_array_size(t);
+        return duckdb_array_type_child_type(t);
+    }
+    *array_size = 0;
+    return duckdb_list_type_child_type(t);
+}
+
+static int is_list_type(duckdb_type t) {
+    return t == DUCKDB_TYPE_LIST || t == DUCKDB_TYPE_ARRAY;
+}
+
+/* Plan column `name` of type `t`; -1 with `err` set for a type no feature holds. */
+static int plan_column(const char *name, duckdb_logical_type t, incol *ic, char *err) {
+    memset(ic, 0, sizeof(*ic));
+    duckdb_type id = duckdb_get_type_id(t);
+    if (id == DUCKDB_TYPE_SQLNULL) {
+        ic->skip = 1; /* only nulls: the feature is omitted from every record */
+        return 0;
+    }
+    duckdb_logical_type owned[2] = {NULL, NULL};
+    duckdb_logical_type leaf = t;
+    ic->shape = SCALAR;
+    if (is_list_type(id)) {
+        owned[0] = list_child(t, &ic->outer_array);
+        leaf = owned[0];
+        ic->shape = LIST;
+        if (is_list_type(duckdb_get_type_id(leaf))) {
+            owned[1] = list_child(leaf, &ic->inner_array);
+            leaf = owned[1];
+            ic->shape = LIST_OF_LIST;
+        }
+    }
+    ic->leaf = duckdb_get_type_id(leaf);
+    ic->kind = leaf_kind(ic->leaf);
+    for (int i = 0; i < 2; i++) {
+        if (owned[i] != NULL) {
+            duckdb_destroy_logical_type(&owned[i]);
+        }
+    }
+    if (ic->kind == KIND_NONE) {
+        snprintf(err, ERRLEN,
+                 "COPY ... (FORMAT tfrecord): column \"%s\" has a type no TFRecord feature holds "
+                 "(type id %d%s); features hold integers, booleans, dates and timestamps "
+                 "(int64_list), FLOAT / DOUBLE (float_list), VARCHAR / BLOB (bytes_list) and "
+                 "lists or lists of lists of them: cast it in the query (a DECIMAL to DOUBLE "
+                 "or VARCHAR, a STRUCT to its fields)",
+                 name, (int)ic->leaf, ic->shape == SCALAR ? "" : " inside a list");
+        return -1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Bind: options and columns                                                            */
+/* ------------------------------------------------------------------------------------ */
+
+typedef struct {
+    int record_type, compression, level, index;
+    int ncols;     /* input columns */
+    incol *in;     /* one per input column */
+    int *enc;      /* input column -> encoder column, -1 when skipped */
+    int row_struct; /* the input columns are the fields of one STRUCT column */
+    schema sc;     /* the encoder's columns */
+} copybind;
+
+static void copybind_free(void *p) {
+    copybind *b = (copybind *)p;
+    if (b == NULL) {
+        return;
+    }
+    free(b->in);
+    free(b->enc);
+    schema_free(&b->sc);
+    free(b);
+}
+
+/* tfsql.connect()'s COPY options that this function cannot honour, and why. */
+static const char *refused_option(const char *name) {
+    static const char *const names[][2] = {
+        {"NUM_SHARDS", "writes exactly N files"},
+        {"ROWS_PER_FILE", "starts a new file after N records"},
+        {"MAX_ROWS_PER_FILE", "starts a new file after N records"},
+        {"MAX_FILE_SIZE", "starts a new file after N bytes"},
+        {"TFDS", "writes a TensorFlow Datasets directory"},
+        {"THREADS", "sets the threads that encode"},
+        {"PARTITION", "is PARTITION_BY's other spelling"},
+        {NULL, NULL},
+    };
+    for (int i = 0; names[i][0] != NULL; i++) {
+        if (strcasecmp(names[i][0], name) == 0) {
+            return names[i][1];
+        }
+    }
+    return NULL;
+}
+
+/* The text of an option's value (a new string), or NULL for a flag given alone. */
+static char *option_text(duckdb_value v) {
+    if (v == NULL || duckdb_is_null_value(v)) {
+        return NULL;
+    }
+    char *s = duckdb_get_varchar(v);
+    char *copy = s ? xstrdup(s) : NULL;
+    duckdb_free(s);
+    return copy;
+}
+
+/* A boolean option: a flag alone is true. -1 when the value is no boolean. */
+static int option_bool(const char *text) {
+    if (text == NULL) {
+        return 1;
+    }
+    if (!strcasecmp(text, "true") || !strcmp(text, "1") || !strcasecmp(text, "on")) {
+        return 1;
+    }
+    if (!strcasecmp(text, "false") || !strcmp(text, "0") || !strcasecmp(text, "off")) {
+        return 0;
+    }
+    return -1;
+}
+
+static int set_option(copybind *b, const char *name, const char *text, int *compression_given,
+                      char *err) {
+    const char *what = refused_option(name);
+    if (what != NULL) {
+        snprintf(err, ERRLEN,
+                 "COPY option %s (it %s) is not available in the extension's native COPY, where "
+                 "DuckDB decides the files; use it through tfsql.connect() (Python), whose COPY "
+                 "writes the files itself",
+                 name, what);
+        return -1;
+    }
+    if (!strcasecmp(name, "RECORD_TYPE")) {
+        static const char *const types[] = {"example", "sequence_example", "bytes", NULL};
+        static const int codes[] = {EXAMPLE, SEQUENCE_EXAMPLE, RAW};
+        for (int i = 0; types[i] != NULL; i++) {
+            if (text != NULL && !strcasecmp(text, types[i])) {
+                b->record_type = codes[i];
+                return 0;
+            }
+        }
+        snprintf(err, ERRLEN, "COPY option RECORD_TYPE expects example, sequence_example or "
+                              "bytes, got %s", text ? text : "no value");
+        return -1;
+    }
+    if (!strcasecmp(name, "COMPRESSION") || !strcasecmp(name, "CODEC")) {
+        if (*compression_given) {
+            snprintf(err, ERRLEN, "COPY options COMPRESSION and CODEC contradict each other; "
+                                  "give one");
+            return -1;
+        }
+        *compression_given = 1;
+        if (text != NULL && (!strcasecmp(text, "none") || !strcasecmp(text, "uncompressed"))) {
+            b->compression = COMP_NONE;
+        } else if (text != NULL && !strcasecmp(text, "gzip")) {
+            b->compression = COMP_GZIP;
+        } else if (text != NULL && !strcasecmp(text, "zlib")) {
+            b->compression = COMP_ZLIB;
+        } else if (text != NULL && !strcasecmp(text, "auto")) {
+            b->compression = COMP_INFER; /* decided by each file's name */
+        } else {
+            snprintf(err, ERRLEN, "COPY option %s expects none, gzip, zlib or auto, got %s", name,
+                     text ? text : "no value");
+            return -1;
+        }
+        return 0;
+    }
+    if (!strcasecmp(name, "COMPRESSION_LEVEL")) {
+        char *end = NULL;
+        long level = text ? strtol(text, &end, 10) : -2;
+        if (text == NULL || *end != '\0' || level < 0 || level > 9) {
+            snprintf(err, ERRLEN, "COPY option COMPRESSION_LEVEL expects 0 to 9, got %s",
+                     text ? text : "no value");
+            return -1;
+        }
+        b->level = (int)level;
+        return 0;
+    }
+    if (!strcasecmp(name, "INDEX")) {
+        int v = option_bool(text);
+        if (v < 0) {
+            snprintf(err, ERRLEN, "COPY option INDEX expects a boolean, got %s", text);
+            return -1;
+        }
+        b->index = v;
+        return 0;
+    }
+    snprintf(err, ERRLEN,
+             "Unrecognized option \"%s\" for COPY ... (FORMAT tfrecord); valid options: "
+             "RECORD_TYPE, COMPRESSION (or CODEC), COMPRESSION_LEVEL, INDEX, and DuckDB's own "
+             "PARTITION_BY, OVERWRITE, OVERWRITE_OR_IGNORE, APPEND, FILENAME_PATTERN, "
+             "FILE_EXTENSION, PER_THREAD_OUTPUT, USE_TMP_FILE, RETURN_FILES",
+             name);
+    return -1;
+}
+
+static int parse_copy_options(duckdb_copy_function_bind_info info, copybind *b, char *err) {
+    duckdb_value options = duckdb_copy_function_bind_get_options(info);
+    if (options == NULL) {
+        return 0;
+    }
+    int rc = 0, compression_given = 0;
+    if (!duckdb_is_null_value(options)) {
+        /* a STRUCT of the options, names upper case; its type is the value's own (not to
+         * be destroyed: that crashed DuckDB 1.4 and 2.0) */
+        duckdb_logical_type t = duckdb_get_value_type(options);
+        idx_t n = duckdb_struct_type_child_count(t);
+        for (idx_t i = 0; i < n && rc == 0; i++) {
+            char *name = duckdb_struct_type_child_name(t, i);
+            duckdb_value v = duckdb_get_struct_child(options, i);
+            char *text = option_text(v);
+            rc = set_option(b, name, text, &compression_given, err);
+            free(text);
+            duckdb_destroy_value(&v);
+            duckdb_free(name);
+        }
+    }
+    duckdb_destroy_value(&options);
+    if (rc == 0 && b->level >= 0 && (b->compression == COMP_NONE)) {
+        snprintf(err, ERRLEN, "COPY option COMPRESSION_LEVEL needs COMPRESSION gzip or zlib");
+        return -1;
+    }
+    if (rc == 0 && b->index && b->compression != COMP_NONE && b->compression != COMP_INFER) {
+        snprintf(err, ERRLEN, "COPY option INDEX writes record offsets, which compressed files "
+                              "do not have; drop INDEX or COMPRESSION");
+        return -1;
+    }
+    return rc;
+}
+
+/* Add feature column `name` of type `t` (input field `i`); -1 with `err` set. */
+static int plan_feature(copybind *b, idx_t i, const char *name, duckdb_logical_type t, char *err) {
+    incol *ic = &b->in[i];
+    b->enc[i] = -1;
+    if (plan_column(name, t, ic, err)) {
+        return -1;
+    }
+    if (ic->skip) {
+        return 0;
+    }
+    if (b->record_type == RAW && (ic->kind != KIND_BYTES || ic->shape != SCALAR)) {
+        snprintf(err, ERRLEN, "RECORD_TYPE bytes writes one VARCHAR or BLOB column verbatim, "
+                              "but column \"%s\" is not one", name);
+        return -1;
+    }
+    if (b->record_type == EXAMPLE && ic->shape == LIST_OF_LIST) {
+        snprintf(err, ERRLEN,
+                 "column \"%s\" is a list of lists: it becomes a SequenceExample feature list, "
+                 "which an Example cannot hold; add RECORD_TYPE sequence_example (or flatten "
+                 "the column)",
+                 name);
+        return -1;
+    }
+    colspec *cs = &b->sc.cols[b->sc.ncols];
+    cs->name_len = strlen(name);
+    cs->name = (uint8_t *)xstrdup(name);
+    if (cs->name == NULL) {
+        snprintf(err, ERRLEN, "out of memory");
+        return -1;
+    }
+    cs->kind = ic->kind;
+    cs->shape = ic->shape;
+    cs->location = ic->shape == LIST_OF_LIST ? FEATURE_LISTS : FEATURES;
+    b->enc[i] = b->sc.ncols++;
+    return 0;
+}
+
+/* DuckDB's C API gives a COPY function its columns' types but not their names, so the
+ * features come from one STRUCT column, whose field names are known: COPY (SELECT t FROM
+ * t) TO ..., or COPY (SELECT {'label': label, 'text': text} AS row, split FROM t) with
+ * PARTITION_BY (split). RECORD_TYPE bytes needs no name: its one column is the record. */
+static const char *const NEED_A_ROW =
+    "COPY ... TO ... (FORMAT tfrecord) in the extension takes the records as one STRUCT "
+    "column, because DuckDB's C API tells a COPY function its columns' types but not their "
+    "names (the feature names). Write COPY (SELECT t FROM t) TO ... to store every column "
+    "of table t, or COPY (SELECT {'label': label, 'text': text} AS features, split FROM t) "
+    "TO ... (FORMAT tfrecord, PARTITION_BY (split)); tfsql.connect()'s COPY takes any query";
+
+/* The encoder's columns from the input columns (tfsql.encoding's rules). */
+static int plan_columns(duckdb_copy_function_bind_info info, copybind *b, char *err) {
+    idx_t n = duckdb_copy_function_bind_get_column_count(info);
+    if (n != 1) {
+        snprintf(err, ERRLEN, "%s (the query gives %llu columns besides partition columns)",
+                 NEED_A_ROW, (unsigned long long)n);
+        return -1;
+    }
+    duckdb_logical_type row = duckdb_copy_function_bind_get_column_type(info, 0);
+    duckdb_type id = duckdb_get_type_id(row);
+    int rc = 0;
+    b->sc.record_type = b->record_type;
+    if (b->record_type == RAW && id != DUCKDB_TYPE_STRUCT) {
+        b->ncols = 1;
+        b->in = (incol *)calloc(1, sizeof(incol));
+        b->enc = (int *)calloc(1, sizeof(int));
+        b->sc.cols = (colspec *)calloc(1, sizeof(colspec));
+        rc = b->in && b->enc && b->sc.cols ? plan_feature(b, 0, "record", row, err) : -2;
+    } else if (id != DUCKDB_TYPE_STRUCT) {
+        snprintf(err, ERRLEN, "%s (its one column is not a STRUCT)", NEED_A_ROW);
+        rc = -1;
+    } else {
+        b->row_struct = 1;
+        idx_t fields = duckdb_struct_type_child_count(row);
+        b->ncols = (int)fields;
+        b->in = (incol *)calloc(fields + 1, sizeof(incol));
+        b->enc = (int *)calloc(fields + 1, sizeof(int));
+        b->sc.cols = (colspec *)calloc(fields + 1, sizeof(colspec));
+        if (b->in == NULL || b->enc == NULL || b->sc.cols == NULL) {
+            rc = -2;
+        }
+        for (idx_t i = 0; i < fields && rc == 0; i++) {
+            char *name = duckdb_struct_type_child_name(row, i);
+            duckdb_logical_type t = duckdb_struct_type_child_type(row, i);
+            rc = plan_feature(b, i, name, t, err);
+            duckdb_destroy_logical_type(&t);
+            duckdb_free(name);
+        }
+        if (rc == 0 && b->record_type == RAW && b->sc.ncols != 1) {
+            snprintf(err, ERRLEN, "RECORD_TYPE bytes writes exactly one VARCHAR or BLOB column "
+                                  "verbatim, but the row has %d fields; select one",
+                     b->sc.ncols);
+            rc = -1;
+        }
+    }
+    duckdb_destroy_logical_type(&row);
+    if (rc == -2) {
+        snprintf(err, ERRLEN, "out of memory");
+    }
+    if (rc) {
+        return -1;
+    }
+    int dup = -1;
+    int indexed = schema_index(&b->sc, &dup);
+    if (indexed == -2) {
+        snprintf(err, ERRLEN, "field \"%.*s\" is given twice; feature names must be unique",
+                 (int)b->sc.cols[dup].name_len, (const char *)b->sc.cols[dup].name);
+        return -1;
+    }
+    if (indexed != 0) {
+        snprintf(err, ERRLEN, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+static void copy_bind(duckdb_copy_function_bind_info info) {
+    char err[ERRLEN] = "";
+    copybind *b = (copybind *)calloc(1, sizeof(copybind));
+    if (b == NULL) {
+        duckdb_copy_function_bind_set_error(info, "out of memory");
+        return;
+    }
+    b->record_type = EXAMPLE;
+    b->compression = COMP_INFER;
+    b->level = -1;
+    if (parse_copy_options(info, b, err) || plan_columns(info, b, err)) {
+        copybind_free(b);
+        duckdb_copy_function_bind_set_error(info, err);
+        return;
+    }
+    duckdb_copy_function_bind_set_bind_data(info, b, copybind_free);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Files: a temporary name, committed by rename                                         */
+/* ------------------------------------------------------------------------------------ */
+
+/* The buffers of one encoder column for a chunk (Encoder.encode's arrays). */
+typedef struct {
+    tbuf validity, outer, inner, vo, values;
+} colbufs;
+
+typedef struct {
+    pthread_mutex_t lock;
+    char *final_path, *temp_path;
+    char *index_final, *index_temp; /* NULL without INDEX */
+    int fd, compression, committed;
+    deflater d;
+    uint64_t offset; /* uncompressed bytes written: the next record's offset */
+    tbuf framed, ends, packed, index_text;
+    colbufs *bufs;
+    ecol *ecols;
+    int ncols;
+} copyfile;
+
+static unsigned long temp_counter;
+static pthread_mutex_t temp_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* '.<name>.tfsql-tmp-<pid>-<n>' beside `path`: hidden, so no reader lists it. */
+static char *temp_name(const char *path) {
+    pthread_mutex_lock(&temp_lock);
+    unsigned long n = ++temp_counter;
+    pthread_mutex_unlock(&temp_lock);
+    const char *slash = strrchr(path, '/');
+    int dir_len = slash ? (int)(slash - path + 1) : 0;
+    return xprintf("%.*s.%s.tfsql-tmp-%ld-%lu", dir_len, path, slash ? slash + 1 : path,
+                   (long)getpid(), n);
+}
+
+/* The index sidecar of `path`: '.<name>.idx' beside it (tfsql.record_index). */
+static char *index_name(const char *path) {
+    const char *slash = strrchr(path, '/');
+    int dir_len = slash ? (int)(slash - path + 1) : 0;
+    return xprintf("%.*s.%s.idx", dir_len, path, slash ? slash + 1 : path);
+}
+
+static int compression_of_name(const char *path) {
+    if (ends_with_ci(path, ".gz") || ends_with_ci(path, ".gzip")) {
+        return COMP_GZIP;
+    }
+    if (ends_with_ci(path, ".zz") || ends_with_ci(path, ".zlib")) {
+        return COMP_ZLIB;
+    }
+    return COMP_NONE;
+}
+
+/* The name a file DuckDB calls `path` gets: DuckDB's name, with the TFRecord extension
+ * after a final '.' (DuckDB's name when no FILE_EXTENSION is given). */
+static char *final_name(const char *path, int compression) {
+    size_t n = strlen(path);
+    if (n > 0 && path[n - 1] == '.' && (n == 1 || path[n - 2] != '/')) {
+        const char *ext = compression == COMP_GZIP   ? "tfrecord.gz"
+                          : compression == COMP_ZLIB ? "tfrecord.zz"
+                                                     : "tfrecord";
+        return xprintf("%s%s", path, ext);
+    }
+    return xstrdup(path);
+}
+
+/* The name DuckDB will give `path` (its USE_TMP_FILE: 'tmp_<name>' when <name> exists,
+ * renamed by DuckDB once written), for naming the index sidecar after the data file. */
+static char *eventual_name(const char *path) {
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    if (strncmp(base, "tmp_", 4) == 0) {
+        char *target = xprintf("%.*s%s", (int)(base - path), path, base + 4);
+        struct stat st;
+        if (target != NULL && stat(target, &st) == 0) {
+            return target;
+        }
+        free(target);
+    }
+    return xstrdup(path);
+}
+
+static void copyfile_free(void *p) {
+    copyfile *f = (copyfile *)p;
+    if (f == NULL) {
+        return;
+    }
+    if (f->fd >= 0) {
+        close(f->fd);
+    }
+    if (!f->committed) { /* an error or an interrupted COPY: nothing stays behind */
+        if (f->temp_path != NULL) {
+            unlink(f->temp_path);
+        }
+        if (f->index_temp != NULL) {
+            unlink(f->index_temp);
+        }
+    }
+    deflater_end(&f->d);
+    for (int c = 0; c < f->ncols && f->bufs != NULL; c++) {
+        tbuf_free(&f->bufs[c].validity);
+        tbuf_free(&f->bufs[c].outer);
+        tbuf_free(&f->bufs[c].inner);
+        tbuf_free(&f->bufs[c].vo);
+        tbuf_free(&f->bufs[c].values);
+    }
+    free(f->bufs);
+    free(f->ecols);
+    tbuf_free(&f->framed);
+    tbuf_free(&f->ends);
+    tbuf_free(&f->packed);
+    tbuf_free(&f->index_text);
+    free(f->final_path);
+    free(f->temp_path);
+    free(f->index_final);
+    free(f->index_temp);
+    pthread_mutex_destroy(&f->lock);
+    free(f);
+}
+
+static void copy_global_init(duckdb_copy_function_global_init_info info) {
+    const copybind *b = (const copybind *)duckdb_copy_function_global_init_get_bind_data(info);
+    const char *path = duckdb_copy_function_global_init_get_file_path(info);
+    char err[ERRLEN] = "";
+    copyfile *f = (copyfile *)calloc(1, sizeof(copyfile));
+    if (f == NULL || path == NULL) {
+        free(f);
+        duckdb_copy_function_global_init_set_error(info, "out of memory");
+        return;
+    }
+    pthread_mutex_init(&f->lock, NULL);
+    f->fd = -1;
+    f->ncols = b->sc.ncols;
+    f->compression = b->compression == COMP_INFER ? compression_of_name(path) : b->compression;
+    f->final_path = final_name(path, f->compression);
+    f->temp_path = f->final_path ? temp_name(f->final_path) : NULL;
+    f->bufs = (colbufs *)calloc((size_t)f->ncols + 1, sizeof(colbufs));
+    f->ecols = (ecol *)calloc((size_t)f->ncols + 1, sizeof(ecol));
+    if (f->final_path == NULL || f->temp_path == NULL || f->bufs == NULL || f->ecols == NULL) {
+        snprintf(err, ERRLEN, "out of memory");
+        goto fail;
+    }
+    if (b->index && f->compression == COMP_NONE) {
+        char *eventual = eventual_name(f->final_path);
+        f->index_final = eventual ? index_name(eventual) : NULL;
+        f->index_temp = f->index_final ? temp_name(f->index_final) : NULL;
+        free(eventual);
+        if (f->index_temp == NULL) {
+            snprintf(err, ERRLEN, "out of memory");
+            goto fail;
+        }
+    } else if (b->index) {
+        snprintf(err, ERRLEN, "COPY option INDEX: %s is compressed (its name says so), and "
+                              "compressed files have no record offsets; drop INDEX",
+                 f->final_path);
+        goto fail;
+    }
+    if (f->compression != COMP_NONE && deflater_start(&f->d, f->compression, b->level, err)) {
+        goto fail;
+    }
+    f->fd = open(f->temp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (f->fd < 0) {
+        snprintf(err, ERRLEN, "cannot create %s (for %s): %s", f->temp_path, f->final_path,
+                 strerror(errno));
+        goto fail;
+    }
+    duckdb_copy_function_global_init_set_global_state(info, f, copyfile_free);
+    return;
+fail:
+    copyfile_free(f);
+    duckdb_copy_function_global_init_set_error(info, err);
+}
+
+static int write_all(int fd, const uint8_t *p, size_t n, const char *path, char *err) {
+    while (n > 0) {
+        ssize_t w = write(fd, p, n > 0x40000000u ? 0x40000000u : n);
+        if (w < 0 && errno == EINTR) {
+            continue;
+        }
+        if (w <= 0) {
+            snprintf(err, ERRLEN, "cannot write %s: %s", path, w < 0 ? strerror(errno) : "no space");
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Write framed records: compressed when asked, and their index lines. */
+static int put_records(copyfile *f, const tbuf *framed, const tbuf *ends, size_t n, char *err) {
+    if (f->index_temp != NULL) {
+        uint64_t start = 0;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t end = load_le64(ends->data + 8 * i);
+            char line[48];
+            int len = snprintf(line, sizeof(line), "%llu %llu\n",
+                               (unsigned long long)(f->offset + start),
+                               (unsigned long long)(end - start));
+            if (tbuf_reserve(&f->index_text, (size_t)len)) {
+                snprintf(err, ERRLEN, "out of memory");
+                return -1;
+            }
+            memcpy(f->index_text.data + f->index_text.len, line, (size_t)len);
+            f->index_text.len += (size_t)len;
+            start = end;
+        }
+    }
+    f->offset += framed->len;
+    if (f->compression == COMP_NONE) {
+        return write_all(f->fd, framed->data, framed->len, f->temp_path, err);
+    }
+    f->packed.len = 0;
+    if (deflater_run(&f->d, framed->data, framed->len, 0, &f->packed, err)) {
+        return -1;
+    }
+    return write_all(f->fd, f->packed.data, f->packed.len, f->temp_path, err);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Sink: a chunk -> the encoder's arrays -> framed records                              */
+/* ------------------------------------------------------------------------------------ */
+
+static int put_i64(tbuf *b, int64_t v) { return tbuf_put_u64(b, (uint64_t)v); }
+
+static int row_is_valid(uint64_t *validity, idx_t row) {
+    return validity == NULL || duckdb_validity_row_is_valid(validity, row);
+}
+
+/* Append the leaf value at `row` of the flat vector `vec` to the column's values. */
+static int put_leaf(const incol *ic, duckdb_vector vec, idx_t row, colbufs *cb, const char *name,
+                    char *err) {
+    void *data = duckdb_vector_get_data(vec);
+    int64_t iv = 0;
+    switch (ic->leaf) {
+    case DUCKDB_TYPE_BOOLEAN:
+        iv = ((const bool *)data)[row] ? 1 : 0;
+        break;
+    case DUCKDB_TYPE_TINYINT:
+        iv = ((const int8_t *)data)[row];
+        break;
+    case DUCKDB_TYPE_SMALLINT:
+        iv = ((const int16_t *)data)[row];
+        break;
+    case DUCKDB_TYPE_INTEGER:
+    case DUCKDB_TYPE_DATE:
+        iv = ((const int32_t *)data)[row];
+        break;
+    case DUCKDB_TYPE_UTINYINT:
+        iv = ((const uint8_t *)data)[row];
+        break;
+    case DUCKDB_TYPE_USMALLINT:
+        iv = ((const uint16_t *)data)[row];
+        break;
+    case DUCKDB_TYPE_UINTEGER:
+        iv = ((const uint32_t *)data)[row];
+        break;
+    case DUCKDB_TYPE_UBIGINT: {
+        uint64_t u = ((const uint64_t *)data)[row];
+        if (u > (uint64_t)INT64_MAX) {
+            snprintf(err, ERRLEN, "column \"%s\": the UBIGINT %llu does not fit an int64 feature; "
+                                  "cast it to VARCHAR (exact) or DOUBLE in the query",
+                     name, (unsigned long long)u);
+            return -1;
+        }
+        iv = (int64_t)u;
+        break;
+    }
+    case DUCKDB_TYPE_FLOAT: {
+        float v = ((const float *)data)[row];
+        return tbuf_reserve(&cb->values, 4) ? -1 : (memcpy(cb->values.data + cb->values.len, &v, 4),
+                                                    cb->values.len += 4, 0);
+    }
+    case DUCKDB_TYPE_DOUBLE: {
+        float v = (float)((const double *)data)[row]; /* float_list holds float32 */
+        return tbuf_reserve(&cb->values, 4) ? -1 : (memcpy(cb->values.data + cb->values.len, &v, 4),
+                                                    cb->values.len += 4, 0);
+    }
+    case DUCKDB_TYPE_VARCHAR:
+    case DUCKDB_TYPE_BLOB: {
+        duckdb_string_t *s = &((duckdb_string_t *)data)[row];
+        uint32_t len = duckdb_string_t_length(*s);
+        const char *p = duckdb_string_t_data(s);
+        if (tbuf_reserve(&cb->values, len)) {
+            return -1;
+        }
+        memcpy(cb->values.data + cb->values.len, p, len);
+        cb->values.len += len;
+        return put_i64(&cb->vo, (int64_t)cb->values.len);
+    }
+    default: /* the int64 timestamps and times */
+        iv = ((const int64_t *)data)[row];
+        break;
+    }
+    return put_i64(&cb->values, iv);
+}
+
+/* A placeholder for a null scalar (its feature is omitted; the encoder indexes by row). */
+static int put_null_scalar(const incol *ic, colbufs *cb) {
+    if (ic->kind == KIND_BYTES) {
+        return put_i64(&cb->vo, (int64_t)cb->values.len);
+    }
+    size_t width = ic->kind == KIND_FLOAT ? 4 : 8;
+    if (tbuf_reserve(&cb->values, width)) {
+        return -1;
+    }
+    memset(cb->values.data + cb->values.len, 0, width);
+    cb->values.len += width;
+    return 0;
+}
+
+/* The element range of row `row` of a LIST or ARRAY vector. */
+static void list_range(duckdb_vector vec, idx_t array_size, idx_t row, idx_t *from, idx_t *to) {
+    if (array_size > 0) {
+        *from = row * array_size;
+        *to = *from + array_size;
+        return;
+    }
+    const duckdb_list_entry *e = &((const duckdb_list_entry *)duckdb_vector_get_data(vec))[row];
+    *from = e->offset;
+    *to = e->offset + e->length;
+}
+
+static duckdb_vector child_of(duckdb_vector vec, idx_t array_size) {
+    return array_size > 0 ? duckdb_array_vector_get_child(vec) : duckdb_list_vector_get_child(vec);
+}
+
+/* Append the values of elements [from, to) of the list vector's child `child`. */
+static int put_elements(const incol *ic, duckdb_vector child, idx_t from, idx_t to, colbufs *cb,
+                        const char *name, idx_t row, char *err) {
+    uint64_t *validity = duckdb_vector_get_validity(child);
+    for (idx_t j = from; j < to; j++) {
+        if (!row_is_valid(validity, j)) {
+            snprintf(err, ERRLEN, "column \"%s\", row %llu of this chunk: a list holds a NULL "
+                                  "element, which no feature can store; filter it out "
+                                  "(list_filter(x, v -> v IS NOT NULL)) in the query",
+                     name, (unsigned long long)row);
+            return -1;
+        }
+        if (put_leaf(ic, child, j, cb, name, err)) {
+            if (!err[0]) {
+                snprintf(err, ERRLEN, "out of memory");
+            }
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Fill one encoder column's arrays from input vector `vec` (n rows). */
+static int fill_encoder_column(const incol *ic, duckdb_vector vec, uint64_t *row_validity,
+                               idx_t n, colbufs *cb, const char *name, char *err) {
+    cb->validity.len = cb->outer.len = cb->inner.len = cb->vo.len = cb->values.len = 0;
+    if (tbuf_reserve(&cb->validity, n + 1) || put_i64(&cb->outer, 0) || put_i64(&cb->inner, 0) ||
+        put_i64(&cb->vo, 0)) {
+        snprintf(err, ERRLEN, "out of memory");
+        return -1;
+    }
+    uint64_t *validity = duckdb_vector_get_validity(vec);
+    for (idx_t row = 0; row < n; row++) {
+        /* a NULL row (the STRUCT itself) holds no features: an empty record */
+        int valid = row_is_valid(validity, row) && row_is_valid(row_validity, row);
+        cb->validity.data[row] = (uint8_t)valid;
+        int rc = 0;
+        if (ic->shape == SCALAR) {
+            rc = valid ? put_leaf(ic, vec, row, cb, name, err) : put_null_scalar(ic, cb);
+        } else if (valid) {
+            idx_t from, to;
+            list_range(vec, ic->outer_array, row, &from, &to);
+            duckdb_vector child = child_of(vec, ic->outer_array);
+            if (ic->shape == LIST) {
+                rc = put_elements(ic, child, from, to, cb, name, row, err);
+            } else {
+                uint64_t *inner_validity = duckdb_vector_get_validity(child);
+                duckdb_vector leaves = child_of(child, ic->inner_array);
+                for (idx_t s = from; s < to && rc == 0; s++) {
+                    if (!row_is_valid(inner_validity, s)) {
+                        snprintf(err, ERRLEN, "column \"%s\", row %llu of this chunk: a list of "
+                                              "lists holds a NULL list, which no feature list "
+                                              "can store; filter it out in the query",
+                                 name, (unsigned long long)row);
+                        return -1;
+                    }
+                    idx_t a, z;
+                    list_range(child, ic->inner_array, s, &a, &z);
+                    rc = put_elements(ic, leaves, a, z, cb, name, row, err);
+                    if (rc == 0) {
+                        size_t count = ic->kind == KIND_BYTES ? cb->vo.len / 8 - 1
+                                                              : cb->values.len /
+                                                                    (ic->kind == KIND_FLOAT ? 4 : 8);
+                        rc = put_i64(&cb->inner, (int64_t)count);
+                    }
+                }
+            }
+        }
+        if (rc == 0 && ic->shape != SCALAR) {
+            size_t items = ic->shape == LIST_OF_LIST ? cb->inner.len / 8 - 1
+                           : ic->kind == KIND_BYTES  ? cb->vo.len / 8 - 1
+                                                     : cb->values.len /
+                                                          (ic->kind == KIND_FLOAT ? 4 : 8);
+            rc = put_i64(&cb->outer, (int64_t)items);
+        }
+        if (rc) {
+            if (!err[0]) {
+                snprintf(err, ERRLEN, "out of memory");
+            }
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void copy_sink(duckdb_copy_function_sink_info info, duckdb_data_chunk chunk) {
+    const copybind *b = (const copybind *)duckdb_copy_function_sink_get_bind_data(info);
+    copyfile *f = (copyfile *)duckdb_copy_function_sink_get_global_state(info);
+    char err[ERRLEN] = "";
+    idx_t n = duckdb_data_chunk_get_size(chunk);
+    if (n == 0) {
+        return;
+    }
+    pthread_mutex_lock(&f->lock);
+    int rc = 0;
+    duckdb_vector input = duckdb_data_chunk_get_vector(chunk, 0);
+    uint64_t *row_validity = b->row_struct ? duckdb_vector_get_validity(input) : NULL;
+    for (int i = 0; i < b->ncols && rc == 0; i++) {
+        int c = b->enc[i];
+        if (c < 0) {
+            continue;
+        }
+        const colspec *cs = &b->sc.cols[c];
+        colbufs *cb = &f->bufs[c];
+        duckdb_vector vec = b->row_struct ? duckdb_struct_vector_get_child(input, (idx_t)i) : input;
+        rc = fill_encoder_column(&b->in[i], vec, row_validity, n, cb, (const char *)cs->name, err);
+        ecol *e = &f->ecols[c];
+        memset(e, 0, sizeof(*e));
+        e->spec = cs;
+        e->validity = cb->validity.data;
+        e->outer = cb->outer.data;
+        e->inner = cb->inner.data;
+        e->vo = cb->vo.data;
+        e->values = cb->values.data;
+        e->values_len = cb->values.len;
+    }
+    if (rc == 0) {
+        size_t bad_row = 0;
+        f->framed.len = f->ends.len = 0;
+        int erc = encode_core(&b->sc, f->ecols, (size_t)n, &f->framed, &f->ends, &bad_row);
+        if (erc == EE_NULL_RAW) {
+            snprintf(err, ERRLEN, "RECORD_TYPE bytes: row %zu of this chunk is NULL, and a "
+                                  "record cannot be null; filter NULLs out in the query",
+                     bad_row);
+            rc = -1;
+        } else if (erc != 0) {
+            snprintf(err, ERRLEN, "out of memory while encoding %llu records",
+                     (unsigned long long)n);
+            rc = -1;
+        } else {
+            rc = put_records(f, &f->framed, &f->ends, (size_t)n, err);
+        }
+    }
+    pthread_mutex_unlock(&f->lock);
+    if (rc) {
+        duckdb_copy_function_sink_set_error(info, err);
+    }
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Finalize: flush, sync, rename into place                                             */
+/* ------------------------------------------------------------------------------------ */
+
+static int sync_directory_of(const char *path) {
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? xstrndup(path, slash == path ? 1 : (size_t)(slash - path)) : xstrdup(".");
+    if (dir == NULL) {
+        return -1;
+    }
+    int fd = open(dir, O_RDONLY | O_CLOEXEC);
+    free(dir);
+    if (fd < 0) {
+        return -1;
+    }
+    fsync(fd);
+    close(fd);
+    return 0;
+}
+
+static int commit_file(copyfile *f, char *err) {
+    if (f->compression != COMP_NONE) {
+        f->packed.len = 0;
+        if (deflater_run(&f->d, NULL, 0, 1, &f->packed, err) ||
+            write_all(f->fd, f->packed.data, f->packed.len, f->temp_path, err)) {
+            return -1;
+        }
+    }
+    if (fsync(f->fd) != 0 || close(f->fd) != 0) {
+        f->fd = -1;
+        snprintf(err, ERRLEN, "cannot write %s: %s", f->temp_path, strerror(errno));
+        return -1;
+    }
+    f->fd = -1;
+    if (f->index_temp != NULL) {
+        int fd = open(f->index_temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd < 0 || write_all(fd, f->index_text.data, f->index_text.len, f->index_temp, err) ||
+            fsync(fd) != 0) {
+            if (!err[0]) {
+                snprintf(err, ERRLEN, "cannot write %s: %s", f->index_temp, strerror(errno));
+            }
+            if (fd >= 0) {
+                close(fd);
+            }
+            return -1;
+        }
+        close(fd);
+    }
+    if (rename(f->temp_path, f->final_path) != 0) {
+        snprintf(err, ERRLEN, "cannot rename %s to %s: %s", f->temp_path, f->final_path,
+                 strerror(errno));
+        return -1;
+    }
+    f->committed = 1; /* the data file stands; its index follows it */
+    if (f->index_temp != NULL && rename(f->index_temp, f->index_final) != 0) {
+        snprintf(err, ERRLEN, "wrote %s but cannot rename its index %s to %s: %s", f->final_path,
+                 f->index_temp, f->index_final, strerror(errno));
+        unlink(f->index_temp);
+        return -1;
+    }
+    sync_directory_of(f->final_path);
+    return 0;
+}
+
+static void copy_finalize(duckdb_copy_function_finalize_info info) {
+    copyfile *f = (copyfile *)duckdb_copy_function_finalize_get_global_state(info);
+    char err[ERRLEN] = "";
+    pthread_mutex_lock(&f->lock);
+    int rc = commit_file(f, err);
+    pthread_mutex_unlock(&f->lock);
+    if (rc) {
+        duckdb_copy_function_finalize_set_error(info, err);
+    }
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Registration                                                                         */
+/* ------------------------------------------------------------------------------------ */
+
+int register_copy(duckdb_connection con) {
+    if (!capi_has_copy()) {
+        return 0;
+    }
+    duckdb_copy_function f = duckdb_create_copy_function();
+    duckdb_copy_function_set_name(f, "tfrecord");
+    duckdb_copy_function_set_bind(f, copy_bind);
+    duckdb_copy_function_set_global_init(f, copy_global_init);
+    duckdb_copy_function_set_sink(f, copy_sink);
+    duckdb_copy_function_set_finalize(f, copy_finalize);
+    duckdb_table_function from = copy_from_function();
+    if (from != NULL) {
+        duckdb_copy_function_set_copy_from_function(f, from);
+        duckdb_destroy_table_function(&from);
+    }
+    duckdb_state st = duckdb_register_copy_function(con, f);
+    duckdb_destroy_copy_function(&f);
+    return st == DuckDBSuccess ? 0 : -1;
+}
