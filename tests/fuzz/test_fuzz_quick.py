@@ -15,6 +15,7 @@ pytest.importorskip("google.protobuf")
 
 import fuzz_decoder  # noqa: E402  (this directory, put on sys.path above)
 
+
 def test_a_short_fuzzing_run_finds_no_difference():
     counts = fuzz_decoder.run(seed=20261125, count=300)
     assert not counts, counts
