@@ -14,7 +14,9 @@ True
 from __future__ import annotations
 
 import os
+import sys
 import types
+from pathlib import Path
 
 
 def load_codec(pure_python: bool | None = None) -> types.ModuleType:
@@ -28,12 +30,40 @@ def load_codec(pure_python: bool | None = None) -> types.ModuleType:
     try:
         from tfsql import _native
     except ImportError as exc:  # pragma: no cover - depends on the install
-        raise ImportError(
-            "tfsql's C extension tfsql._native is not built; reinstall with "
-            "`pip install .` (needs a C compiler), or set TFSQL_PURE_PYTHON=1 to use "
-            "the slow pure-Python codec"
-        ) from exc
+        raise ImportError(missing_native_message(Path(__file__).resolve().parent)) from exc
     return _native
+
+
+def missing_native_message(package_dir: Path) -> str:
+    """Why ``tfsql._native`` cannot be imported from ``package_dir``, and the command that
+    fixes it.
+
+    A checkout of the repository holds tfsql's sources without their compiled files
+    until ``pip install -e .`` builds them in place. Python started in the checkout's
+    root finds that ``tfsql/`` first (the current directory comes first on
+    ``sys.path``), whatever ``pip install .`` put in site-packages.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> root = Path(tempfile.mkdtemp())
+    >>> (root / "setup.py").write_text("")
+    0
+    >>> print(missing_native_message(root / "tfsql").replace(str(root), "ROOT"))  # doctest: +ELLIPSIS
+    tfsql was imported from the source tree ROOT/tfsql, whose C extension tfsql._native is not built (Python searches the current directory first, so a checkout's root shadows an installed tfsql). Build it in place with: ... -m pip install -e ROOT
+    """
+    root = package_dir.parent
+    if (root / "setup.py").is_file():
+        return (
+            f"tfsql was imported from the source tree {package_dir}, whose C extension "
+            "tfsql._native is not built (Python searches the current directory first, so a checkout's "
+            f"root shadows an installed tfsql). Build it in place with: {sys.executable} -m pip install -e {root}"
+        )
+    return (
+        f"tfsql's C extension tfsql._native is missing from {package_dir}; reinstall tfsql "
+        f"with: {sys.executable} -m pip install --force-reinstall tfsql (needs a C compiler), "
+        "or set TFSQL_PURE_PYTHON=1 to use the slow pure-Python codec"
+    )
 
 
 codec = load_codec()

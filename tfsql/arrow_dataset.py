@@ -243,6 +243,11 @@ class Dataset(pads.Dataset):
         ``limit`` stops after that many output rows)."""
         if filter is not None and not isinstance(filter, pc.Expression):
             raise TypeError(f"filter must be a pyarrow.compute.Expression, not {type(filter).__name__}")
+        if isinstance(columns, (str, bytes)):  # pyarrow's rule: a list (or a dict), never one name
+            raise TypeError(
+                f"columns must be a list of column names (or a dict of expressions), not the "
+                f"string {columns!r}; for one column write columns=[{columns!r}]"
+            )
         if self._filter is not None:
             filter = self._filter if filter is None else (self._filter & filter)
         return Scanner(

@@ -123,25 +123,28 @@ class CompressedStream:
         self._idle.set()
         self._error: BaseException | None = None
 
-    def write(self, chunk: memoryview) -> None:
-        """Queue ``chunk`` (kept referenced until compressed) for compression."""
-        self._queue_item(chunk, len(chunk))
+    def write(self, chunk: memoryview, done: Callable[[], None] | None = None) -> None:
+        """Queue ``chunk`` (kept referenced until compressed) for compression; ``done`` is
+        called once its compressed bytes are handed to ``put``."""
+        self._queue_item(chunk, len(chunk), done)
 
-    def write_job(self, job: Callable[[], memoryview], nbytes: int) -> None:
+    def write_job(self, job: Callable[[], memoryview], nbytes: int, done: Callable[[], None] | None = None) -> None:
         """Queue ``job``, called on the stream's thread (in order with its other chunks)
         to make the chunk to compress; ``nbytes`` (its size, or an estimate) counts
-        against the pool's pending bytes until it is compressed."""
-        self._queue_item(job, nbytes)
+        against the pool's pending bytes until it is compressed; ``done`` as in `write`."""
+        self._queue_item(job, nbytes, done)
 
-    def _queue_item(self, item: Any, nbytes: int) -> None:
+    def _queue_item(self, item: Any, nbytes: int, done: Callable[[], None] | None) -> None:
         self._raise_error()
         executor = self._pool._executor
         if executor is None:
             self._emit(self._compressor.compress(item() if callable(item) else item))
+            if done is not None:
+                done()
             return
         self._pool._reserve(nbytes)
         with self._lock:
-            self._queue.append((item, nbytes))
+            self._queue.append((item, nbytes, done))
             if self._active:
                 return
             self._active = True
@@ -166,10 +169,12 @@ class CompressedStream:
                     self._active = False
                     self._idle.set()
                     return
-                item, nbytes = self._queue.popleft()
+                item, nbytes, done = self._queue.popleft()
             try:
                 if self._error is None:
                     self._emit(self._compressor.compress(item() if callable(item) else item))
+                    if done is not None:
+                        done()
             except BaseException as exc:  # re-raised in the writing thread
                 self._error = exc
             finally:

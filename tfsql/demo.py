@@ -215,10 +215,6 @@ def workdir(out_dir: str | os.PathLike | None) -> Iterator[Path]:
         yield Path(tmp)
 
 
-def _sql_literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
 def run_demo(
     directory: str | os.PathLike = DEFAULT_DIR,
     *,
@@ -257,6 +253,7 @@ def run_demo(
     import tfsql
     import tfsql.duckdb
     import tfsql.polars
+    from tfsql.duckdb.arguments import quote_string
 
     started = time.perf_counter()
     directory = Path(directory)
@@ -276,7 +273,7 @@ def run_demo(
     echo(f"Columns inferred from the records: {columns}")
 
     con = tfsql.duckdb.connect()
-    scan = f"tfrecord_scan({_sql_literal(reviews)})"
+    scan = f"tfrecord_scan({quote_string(reviews)})"
     queries = [
         (
             "Reviews per star rating (label), with the average helpfulness score",
@@ -295,7 +292,7 @@ def run_demo(
 
     copy = (
         f"COPY (SELECT * FROM {scan} WHERE split IN ('train', 'test'))\n"
-        f"TO {_sql_literal(splits)} (FORMAT tfrecord, PARTITION_BY (split), COMPRESSION gzip, OVERWRITE)"
+        f"TO {quote_string(splits)} (FORMAT tfrecord, PARTITION_BY (split), COMPRESSION gzip, OVERWRITE)"
     )
     echo(f"\n3. Write the train and test splits as their own TFRecord directories:\n{copy};")
     con.execute(copy)

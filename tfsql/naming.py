@@ -6,7 +6,12 @@ The single-file rule (every writer follows it: `tfsql.write_tfrecord`, Polars'
 - a target whose name ends in a TFRecord suffix (`TFRECORD_SUFFIXES`, any letter case)
   is **one file**;
 - anything else is a **directory** of part files;
-- a trailing ``/`` always means a directory (``"train.tfrecord/"`` is a directory).
+- a trailing ``/`` always means a directory (``"train.tfrecord/"`` is a directory);
+- a partitioned write (``partition_by``) always makes a directory, whatever the name, as
+  DuckDB's ``COPY ... TO 'x.parquet' (PARTITION_BY (p))`` does.
+
+Spark's ``save(path)`` always writes a directory (`tfsql.spark.writing`), as Spark's own
+formats do.
 
 Existing targets follow the writer's ``mode`` in both cases; nothing is replaced unless
 ``mode`` says so.
@@ -73,14 +78,19 @@ COMPRESSION_SUFFIXES: dict[str | None, str] = {None: "", "gzip": ".gz", "zlib": 
 _FIELDS = ("i", "n", "uuid")
 
 
-def is_single_file_target(path: Any) -> bool:
-    """True when a write target names one file (see the module docstring).
+def is_single_file_target(path: Any, *, partitioned: bool = False) -> bool:
+    """True when a write target names one file (see the module docstring);
+    ``partitioned``: the write has ``partition_by`` columns.
 
     Examples
     --------
     >>> [is_single_file_target(p) for p in ["out/train.tfrecord", "x.TFRecord.GZ", "out", "train.tfrecord/"]]
     [True, True, False, False]
+    >>> is_single_file_target("out.tfrecord", partitioned=True)
+    False
     """
+    if partitioned:
+        return False
     text = str(path)
     if text.endswith(("/", "\\")):
         return False

@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import threading
 from typing import IO, Any, Iterable, Iterator
 
-__all__ = ["read_bar", "write_bar", "CountingFile", "counted_batches", "with_read_progress"]
+__all__ = ["read_bar", "write_bar", "CountingFile", "counted_batches", "locked_update", "with_read_progress"]
 
 
 def _tqdm(**kwargs: Any) -> Any:
@@ -102,6 +103,24 @@ def counted_batches(batches: Iterable[Any], bar: Any) -> Iterator[Any]:
         close = getattr(batches, "close", None)
         if close is not None:
             close()
+
+
+def locked_update(bar: Any) -> Any:
+    """``bar.update`` made safe to call from several threads (a write's compression
+    threads report the rows of the chunks they finish).
+
+    >>> import io
+    >>> bar = write_bar("writing", total=3, file=io.StringIO())
+    >>> update = locked_update(bar); update(2); update(1); bar.n
+    3
+    """
+    lock = threading.Lock()
+
+    def update(n: int) -> None:
+        with lock:
+            bar.update(n)
+
+    return update
 
 
 def input_rows(data: Any) -> int | None:

@@ -60,6 +60,8 @@ __all__ = [
     "write_sidecar",
     "move_indexed",
     "indexed_count",
+    "indexed_spans",
+    "record_spans",
     "StaleIndexWarning",
 ]
 
@@ -97,11 +99,30 @@ def index_text(path: str, *, fs: Any = None, max_record_bytes: int = DEFAULT_MAX
     >>> index_text(path)
     ('0 30\\n30 30\\n', 2)
     """
-    if fs is None or _is_local(fs):
-        starts, sizes = _local_spans(path, max_record_bytes)
-    else:
-        starts, sizes = _streamed_spans(fs, path, max_record_bytes)
+    starts, sizes = record_spans(path, fs=fs, max_record_bytes=max_record_bytes)
     return "".join(f"{o} {s}\n" for o, s in zip(starts.tolist(), sizes.tolist())), len(starts)
+
+
+def record_spans(
+    path: str, *, fs: Any = None, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
+) -> tuple[np.ndarray, np.ndarray]:
+    """Where each record of the uncompressed file ``path`` starts (its header's byte
+    offset) and its framed size (12 + payload + 4), as two int64 arrays, reading only
+    its record headers (on ``fs``, an fsspec filesystem: its bytes are streamed and
+    framed). What :func:`index_text` writes; a corrupt header raises
+    :class:`~tfsql.errors.CorruptRecordError`.
+
+    Examples
+    --------
+    >>> import os, tempfile, pyarrow as pa, tfsql
+    >>> path = os.path.join(tempfile.mkdtemp(), "a.tfrecord")
+    >>> _ = tfsql.write_tfrecord(pa.table({"x": [1, 2]}), path)
+    >>> [a.tolist() for a in record_spans(path)]
+    [[0, 30], [30, 30]]
+    """
+    if fs is None or _is_local(fs):
+        return _local_spans(path, max_record_bytes)
+    return _streamed_spans(fs, path, max_record_bytes)
 
 
 def _is_local(fs: Any) -> bool:
@@ -184,6 +205,39 @@ def indexed_count(path: str, fd: int | None = None) -> int | None:
     """The number of records of the local file ``path`` (open as ``fd``, if it is) from
     its index sidecar, or None when it has none, or one that does not match the file
     (then a :class:`StaleIndexWarning` says so)."""
+    text = _fresh_index_text(path, fd)
+    if text is None:
+        return None
+    return text.count(b"\n") + (0 if not text or text.endswith(b"\n") else 1)
+
+
+def indexed_spans(path: str, fd: int | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`record_spans` of the local file ``path`` (open as ``fd``, if it is) read
+    from its index sidecar without reading the file, or None when it has none, or one
+    that does not match the file (then a :class:`StaleIndexWarning` says so, as
+    :func:`indexed_count` does).
+
+    Examples
+    --------
+    >>> import os, tempfile, pyarrow as pa, tfsql
+    >>> path = os.path.join(tempfile.mkdtemp(), "a.tfrecord")
+    >>> _ = tfsql.write_tfrecord(pa.table({"x": [1, 2]}), path)
+    >>> indexed_spans(path) is None
+    True
+    >>> _ = write_index(path)
+    >>> [a.tolist() for a in indexed_spans(path)]
+    [[0, 30], [30, 30]]
+    """
+    text = _fresh_index_text(path, fd)
+    if text is None:
+        return None
+    pairs = np.array(text.split(), dtype=np.int64).reshape(-1, 2)
+    return np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1])
+
+
+def _fresh_index_text(path: str, fd: int | None) -> bytes | None:
+    """The text of the index sidecar of ``path`` when it matches the file, else None
+    (warning with :class:`StaleIndexWarning` when there is one that does not)."""
     target = index_path(path)
     try:
         index_fd = os.open(target, os.O_RDONLY)
@@ -209,10 +263,10 @@ def indexed_count(path: str, fd: int | None = None) -> int | None:
         warnings.warn(
             f"ignoring the record index {target} of {path}: {problem}; rebuild it with `tfsql index`",
             StaleIndexWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
         return None
-    return text.count(b"\n") + (0 if not text or text.endswith(b"\n") else 1)
+    return text
 
 
 def _mismatch(fd: int, text: bytes, size: int) -> str | None:

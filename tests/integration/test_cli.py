@@ -113,7 +113,7 @@ def test_sql_writes_parquet(demo, expected, tmp_path, capsys):
     table = pq.read_table(out)
     assert table.column("id").to_pylist() == list(range(ROWS))
     assert table.column("score").combine_chunks().equals(expected.column("score").combine_chunks())
-    assert f"wrote {out}: {ROWS:,} records" in capsys.readouterr().err
+    assert f"wrote {out}: 1 file, {ROWS:,} records" in capsys.readouterr().err
     # the file exists now: a second run needs --mode overwrite
     assert main(["sql", "SELECT 1", "-o", str(out)]) == 2
     assert "already exists; pass --mode overwrite" in capsys.readouterr().err
@@ -155,9 +155,9 @@ def test_sql_writes_one_tfrecord_file_when_the_name_says_so(demo, tmp_path, caps
     assert out.is_file() and out.read_bytes()[:2] == b"\x1f\x8b"
     assert sorted(tfsql.read_tfrecord(str(out)).column("id").to_pylist()) == list(range(10))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ids.tfrecord.gz"]  # no staging left
-    assert main(["sql", "SELECT 1 AS id", "-o", str(out), "--partition-by", "id"]) == 2
+    assert main(["sql", "SELECT 1 AS id", "-o", str(out), "--max-rows-per-file", "1"]) == 2
     assert (
-        "names one file (it ends in a TFRecord suffix), but --partition-by writes a directory"
+        "names one file (it ends in a TFRecord suffix), but --max-rows-per-file writes a directory"
         in capsys.readouterr().err
     )
 
@@ -373,8 +373,10 @@ def test_convert_parquet_to_tfrecord_and_back(expected, tmp_path, capsys):
     pq.write_table(expected, source)
     out = tmp_path / "tf"
     assert main(["convert", str(source), str(out), "--partition-by", "label", "--compression", "gzip"]) == 0
-    assert f"converted parquet -> tfrecord {out}: 1 file, {ROWS:,} records" in capsys.readouterr().err
+    # the files written (one per label), not the one file read (issue 23, finding 9)
+    assert f"converted 1 parquet file -> tfrecord {out}: 5 files, {ROWS:,} records" in capsys.readouterr().err
     assert sorted(p.name for p in out.iterdir() if p.is_dir()) == [f"label={i}" for i in range(5)]
+    assert len(tfsql.dataset(str(out)).files) == 5
     assert all(f.endswith(".tfrecord.gz") for f in tfsql.dataset(str(out)).files)
 
     back = tmp_path / "back.parquet"

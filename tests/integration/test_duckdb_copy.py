@@ -127,9 +127,9 @@ def test_unknown_and_unsupported_options(con, tmp_path):
     with pytest.raises(
         BinderError,
         match=r"the path ends in a TFRecord suffix, so it names one file, but "
-        r"PARTITION_BY writes a directory of files; drop the suffix or end the path with '/'",
+        r"ROWS_PER_FILE writes a directory of files; drop the suffix or end the path with '/'",
     ):
-        con.sql(f"COPY ref TO '{tmp_path}/x.tfrecord' (PARTITION_BY split)")
+        con.sql(f"COPY ref TO '{tmp_path}/x.tfrecord' (ROWS_PER_FILE 10)")
     assert not os.listdir(tmp_path)
 
 

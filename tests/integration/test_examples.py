@@ -28,8 +28,10 @@ def test_every_example_is_tested():
     assert sorted(p.stem for p in EXAMPLES.glob("*.py")) == [
         "coco_images",
         "duckdb_end_to_end",
+        "jax_grain",
         "numpy_training_loop",
         "polars_end_to_end",
+        "pytorch_training",
         "read_tensorflow_files",
     ]
 
@@ -113,3 +115,24 @@ def test_an_example_runs_as_a_script(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "test accuracy" in done.stdout
     assert tfsql.dataset(str(tmp_path / "reviews")).count_rows() == 6000
+
+
+def test_pytorch_training(tmp_path, capsys):
+    """Runs where PyTorch is installed (``tfsql[torch]``): two DataLoader workers, a
+    checkpoint after 5 batches and a resumed run that finishes the epoch."""
+    pytest.importorskip("torch")
+    result = example("pytorch_training")(str(tmp_path), epochs=2)
+    assert result["test_accuracy"] > 0.85 and result["train_records"] == 4800
+    out = capsys.readouterr().out
+    assert "checkpoint at epoch 0, batch 5: stopping" in out and "resumed at epoch 0, batch 5 of 37" in out
+    assert "epoch 0: 32 batches on rank 0 of 1" in out and "epoch 1: 37 batches on rank 0 of 1" in out
+
+
+def test_jax_grain(tmp_path, capsys):
+    """Runs where Grain and JAX are installed (``tfsql[grain]``, ``jax``)."""
+    pytest.importorskip("grain")
+    pytest.importorskip("jax")
+    result = example("jax_grain")(str(tmp_path), epochs=2)
+    assert result["test_accuracy"] > 0.85
+    assert result["test_records"] == sum(1 for r in reviews_table(rows=6000).to_pylist() if r["split"] == "test")
+    assert "through a grain.DataLoader with 2 workers" in capsys.readouterr().out

@@ -1,7 +1,11 @@
-"""The README's code runs as shown: every Python block and every command of the CLI
-section, on demo data, from a scratch directory holding ``demo-data/`` and links to the
-repository's ``sql/`` and ``examples/``. The Spark block runs in its own process (it
-starts and stops a SparkSession) when pyspark 4 and Java 17+ are present.
+"""The README's code runs as shown, from a checkout's root as the Quickstart leaves it:
+every Python block, every command of the CLI section and the ``duckdb`` command, on demo
+data. The root is a scratch directory holding ``demo-data/`` and links to every entry
+of this checkout's root (``tfsql/`` included, so Python started there imports the
+checkout's own package, as it would in the checkout). Commands run as the activated
+venv runs them: ``tfsql`` and ``duckdb`` from the directory of this Python. The Spark
+block runs in its own process (it starts and stops a SparkSession) when pyspark 4 and
+Java 17+ are present.
 """
 
 from __future__ import annotations
@@ -9,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -35,9 +40,20 @@ def _section(title: str) -> str:
 def workdir(tmp_path_factory) -> Path:
     work = tmp_path_factory.mktemp("readme")
     write_demo_dataset(work / "demo-data", rows=2000)
-    for name in ("sql", "examples"):
-        (work / name).symlink_to(ROOT / name)
+    for entry in ROOT.iterdir():
+        if entry.name not in ("demo-data", ".git", ".venv"):
+            (work / entry.name).symlink_to(entry)
     return work
+
+
+BIN = Path(sys.executable).parent  # the venv's bin directory: what activating it puts on PATH
+
+
+def _activated_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")}
+    env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
+    env["VIRTUAL_ENV"] = str(BIN.parent)
+    return env
 
 
 PYTHON_BLOCKS = [b for b in _blocks("python") if "spark" not in b]
@@ -48,6 +64,16 @@ def test_the_readme_has_the_blocks_this_test_runs():
     assert len(PYTHON_BLOCKS) >= 4
     assert "tfsql demo" in _blocks("sh")[0]
     assert 'pip install -q -e ".[dev]" && .venv/bin/pytest -q' in _blocks("sh")[1]
+
+
+def test_the_quickstart_says_to_activate_the_venv_and_how_to_install_from_a_checkout():
+    # issue 23, finding 10: the bare `tfsql` / `duckdb` commands need the venv activated;
+    # `pip install tfsql` works only once the package is published
+    quickstart = _section("## Quickstart")
+    assert ". .venv/bin/activate" in _blocks("sh")[0]
+    assert "without activating it, write `.venv/bin/tfsql`" in quickstart
+    assert "Until tfsql is published on PyPI, install it from a checkout: `pip install -e .`" in quickstart
+    assert '(`pip install -e ".[spark]"` with an extra)' in quickstart
 
 
 @pytest.mark.parametrize("index", range(len(PYTHON_BLOCKS)))
@@ -64,7 +90,6 @@ def test_spark_block_runs_as_written(workdir):
     if (java_version() or 0) < 17:
         pytest.skip("needs Java 17+ for Spark 4")
     assert len(SPARK_BLOCKS) == 1
-    env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")}
     done = subprocess.run(
         [sys.executable, "-c", SPARK_BLOCKS[0]],
         cwd=workdir,
@@ -72,7 +97,7 @@ def test_spark_block_runs_as_written(workdir):
         text=True,
         stdin=subprocess.DEVNULL,
         timeout=900,
-        env={**env, "PYTHONPATH": str(ROOT)},  # the block itself sets PYSPARK_PYTHON
+        env=_activated_env(),  # the block itself sets PYSPARK_PYTHON
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "2000"  # every demo row, read back
@@ -107,17 +132,65 @@ def test_cli_command_runs(workdir, command):
         at = argv.index(">")
         stdout = open(workdir / argv[at + 1], "wb")
         argv = argv[:at]
+    command_path = BIN / "tfsql"
+    program = [str(command_path)] if command_path.exists() else [sys.executable, "-m", "tfsql"]
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "tfsql", *argv[1:]],
+            [*program, *argv[1:]],
             cwd=workdir,
             stdout=stdout,
             stderr=subprocess.PIPE,
             stdin=subprocess.DEVNULL,
             timeout=120,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            env=_activated_env(),
         )
     finally:
         if stdout is not subprocess.DEVNULL:
             stdout.close()
     assert done.returncode == 0, done.stderr.decode()
+
+
+def test_every_output_lands_in_an_ignored_directory(workdir):
+    # The README's commands have run (above, in this module's order); nothing they wrote
+    # may be left outside demo-data/, which .gitignore lists.
+    assert "/demo-data/" in (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
+    written = sorted(entry.name for entry in workdir.iterdir() if not entry.is_symlink())
+    assert written == ["demo-data"]
+
+
+def test_the_duckdb_command_runs_as_written(workdir):
+    if shutil.which("duckdb", path=str(BIN)) is None:
+        pytest.skip("the duckdb command (pip install duckdb-cli) is not in this venv")
+    section = _section("### The DuckDB extension")
+    (command,) = [line for block in re.findall(r"```sh\n(.*?)```", section, flags=re.S) for line in block.splitlines()]
+    done = subprocess.run(
+        ["bash", "-c", command],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+        env=_activated_env(),
+    )
+    assert done.returncode == 0, done.stderr
+    assert "2000" in done.stdout
+
+
+def test_the_extension_options_the_readme_calls_unsupported_are_rejected(workdir):
+    # "with the reading options above except `hive_types`": each option named there is
+    # refused by the extension, and schema := {...} is not among them (it works).
+    import duckdb
+
+    import tfsql
+
+    section = _section("### The DuckDB extension")
+    excepted = re.search(r"with the reading options above except\s+(.*?)\s+\(", section, flags=re.S).group(1)
+    names = re.findall(r"`(\w+)`", excepted)
+    assert names == ["hive_types"]
+    con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
+    tfsql.load_extension(con)
+    reviews = workdir / "demo-data" / "reviews"
+    query = f"SELECT count(id) FROM tfrecord_scan('{reviews}', schema := {{'id': 'BIGINT'}})"
+    assert con.sql(query).fetchall() == [(2000,)]
+    with pytest.raises(duckdb.BinderException, match="hive_types is not supported by the DuckDB extension"):
+        con.sql(f"SELECT * FROM tfrecord_scan('{reviews}', hive_types := {{'label': 'INTEGER'}})")

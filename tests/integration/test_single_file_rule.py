@@ -69,9 +69,9 @@ def test_write_tfrecord(tmp_path):
     assert (tmp_path / "d.tfrecord").is_dir() and ids(tmp_path / "d.tfrecord") == [5]
     with pytest.raises(IsADirectoryError, match="is a directory; add a trailing '/'"):
         tfsql.write_tfrecord(pa.table({"x": [5]}), str(tmp_path / "d.tfrecord"))
-    # directory options need a directory
-    with pytest.raises(ValueError, match=r"names one file \(it ends in a TFRecord suffix\), but partition_by"):
-        tfsql.write_tfrecord(pa.table({"x": [5]}), str(tmp_path / "p.tfrecord"), partition_by="x")
+    # other directory options need a directory (a partitioned write makes one: see below)
+    with pytest.raises(ValueError, match=r"names one file \(it ends in a TFRecord suffix\), but max_rows_per_file"):
+        tfsql.write_tfrecord(pa.table({"x": [5]}), str(tmp_path / "p.tfrecord"), max_rows_per_file=1)
     # anything else is a directory
     tfsql.write_tfrecord(pa.table({"x": [6]}), str(tmp_path / "out"))
     assert (tmp_path / "out").is_dir()
@@ -166,3 +166,48 @@ def test_single_file_on_an_fsspec_filesystem():
         assert ids("memory://rule/a.tfrecord.gz") == [1, 2, 3]
     finally:
         mem.rm("/rule", recursive=True)
+
+
+PARTITIONED = pa.table({"id": [1, 2, 1], "x": [10, 20, 30]})
+
+
+def _partitions(directory) -> list[str]:
+    return sorted(p.name for p in directory.iterdir() if not p.name.startswith(("_", ".")))
+
+
+def _hive_rows(directory) -> list[tuple]:
+    table = tfsql.read_tfrecord(str(directory), hive_partitioning=True)
+    return sorted(zip(table.column("id").to_pylist(), table.column("x").to_pylist()))
+
+
+@pytest.mark.parametrize("name", ["out.tfrecord", "out.tfrecord.gz", "out"])
+def test_a_partitioned_write_makes_a_directory_whatever_the_name(name, tmp_path):
+    # issue 23, finding 8: as DuckDB's COPY TO 'x.parquet' (PARTITION_BY (p)) does
+    target = tmp_path / name
+    result = tfsql.write_tfrecord(PARTITIONED, str(target), partition_by="id")
+    assert target.is_dir() and _partitions(target) == ["id=1", "id=2"]
+    assert len(result.files) == 2 and _hive_rows(target) == [(1, 10), (1, 30), (2, 20)]
+
+
+def test_a_partitioned_polars_write_and_sink_make_a_directory(tmp_path):
+    df = pl.from_arrow(PARTITIONED)
+    df.tfrecord.write(str(tmp_path / "w.tfrecord"), partition_by="id")
+    df.lazy().tfrecord.sink(pl.PartitionBy(str(tmp_path / "s.tfrecord"), key="id"))
+    for name in ("w.tfrecord", "s.tfrecord"):
+        assert _partitions(tmp_path / name) == ["id=1", "id=2"]
+        assert _hive_rows(tmp_path / name) == [(1, 10), (1, 30), (2, 20)]
+
+
+def test_a_partitioned_copy_makes_a_directory(tmp_path):
+    with tfsql.connect() as con:
+        con.register("t", PARTITIONED)
+        con.execute(f"COPY t TO '{tmp_path / 'c.tfrecord'}' (FORMAT tfrecord, PARTITION_BY (id))")
+        assert con.fetchall() == [(3,)]
+    assert _partitions(tmp_path / "c.tfrecord") == ["id=1", "id=2"]
+    assert _hive_rows(tmp_path / "c.tfrecord") == [(1, 10), (1, 30), (2, 20)]
+
+
+def test_a_partitioned_cli_output_makes_a_directory(tmp_path):
+    query = "SELECT * FROM (VALUES (1, 10), (2, 20), (1, 30)) t(id, x)"
+    assert main(["sql", query, "-o", str(tmp_path / "o.tfrecord"), "--partition-by", "id", "-q"]) == 0
+    assert _hive_rows(tmp_path / "o.tfrecord") == [(1, 10), (1, 30), (2, 20)]

@@ -484,10 +484,14 @@ def test_filename_pattern_numbers_the_files_of_the_job(spark, tmp_path):
         df.write.format("tfrecord").mode("overwrite").option("numShards", "2").save(str(tmp_path / "s"))
     with pytest.raises(Exception, match="has the field {j}"):
         df.write.format("tfrecord").mode("overwrite").option("filenamePattern", "x-{j}").save(str(tmp_path / "j"))
-    with pytest.raises(Exception, match="option filenamePattern writes a directory"):
-        df.write.format("tfrecord").mode("overwrite").option("filenamePattern", "x-{i}").save(
-            str(tmp_path / "one.tfrecord")
-        )
+    # save(path) is a directory whatever its name (issue 23, finding 8)
+    df.write.format("tfrecord").mode("overwrite").option("filenamePattern", "x-{i}").save(
+        str(tmp_path / "one.tfrecord")
+    )
+    assert [name for name in files_under(tmp_path / "one.tfrecord") if name != "_SUCCESS"] == [
+        "x-0.tfrecord",
+        "x-1.tfrecord",
+    ]
 
 
 def test_filter_pushdown_prunes_partitions(spark, tmp_path):
@@ -624,31 +628,35 @@ def test_same_name_sequence_example(spark, tmp_path):
     ]
 
 
-def test_single_file_rule(spark, example_df, tmp_path):
-    """A path ending in a TFRecord suffix is one file (tasks joined in order, atomic
-    rename); a trailing '/' or any other name is a directory of part files."""
-    target = tmp_path / "one.tfrecord.gz"
-    example_df.repartition(2).write.format("tfrecord").mode("overwrite").save(str(target))
-    assert target.is_file() and target.read_bytes()[:2] == b"\x1f\x8b"
+def test_save_always_writes_a_directory(spark, example_df, tmp_path):
+    """As Spark's own formats and Spark-TFRecord: save(path) is a directory of part files
+    whatever the path's name (issue 23, finding 8)."""
     n = example_df.count()
+    target = tmp_path / "one.tfrecord.gz"
+    example_df.repartition(2).write.format("tfrecord").mode("overwrite").option("codec", "gzip").save(str(target))
+    assert target.is_dir()
+    parts = sorted(p.name for p in target.iterdir() if not p.name.startswith(("_", ".")))
+    assert len(parts) == 2 and all(name.endswith(".tfrecord.gz") for name in parts), parts
     assert sorted(tfsql.read_tfrecord(str(target)).column("id").to_pylist()) == sorted(
         r.id for r in example_df.collect()
     )
     example_df.write.format("tfrecord").mode("append").save(str(target))
     assert tfsql.read_tfrecord(str(target)).num_rows == 2 * n
-    example_df.limit(1).write.format("tfrecord").mode("overwrite").save(str(target))
-    assert tfsql.read_tfrecord(str(target)).num_rows == 1
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["one.tfrecord.gz"]  # no staging left
-    example_df.write.format("tfrecord").mode("overwrite").save(str(tmp_path / "d.tfrecord") + "/")
-    assert (tmp_path / "d.tfrecord").is_dir()
-    with pytest.raises(Exception, match="names one file, but option partitionBy writes a directory"):
-        example_df.write.format("tfrecord").mode("overwrite").option("partitionBy", "id").save(
-            str(tmp_path / "p.tfrecord")
-        )
+    # spark-tfrecord's own test suite saves a partitioned write under a .tfrecord name
+    partitioned = tmp_path / "example-partition-by-id.tfrecord"
+    example_df.write.format("tfrecord").mode("overwrite").option("partitionBy", "id").save(str(partitioned))
+    assert partitioned.is_dir()
+    assert sorted(p.name for p in partitioned.iterdir() if p.name.startswith("id=")) == sorted(
+        {f"id={r.id}" for r in example_df.collect()}
+    )
+    assert tfsql.read_tfrecord(str(partitioned), hive_partitioning=True).num_rows == n
+    (tmp_path / "file.tfrecord").write_bytes(b"")
+    with pytest.raises(Exception, match="is a file; Spark's save\\(path\\) writes a directory"):
+        example_df.write.format("tfrecord").mode("overwrite").save(str(tmp_path / "file.tfrecord"))
 
 
 def test_index_option_writes_each_files_index_under_its_final_name(spark, example_df, tmp_path):
-    from tfsql.record_index import StaleIndexWarning, index_path, indexed_count
+    from tfsql.record_index import StaleIndexWarning, indexed_count
 
     out = tmp_path / "indexed"
     example_df.repartition(2).write.format("tfrecord").mode("overwrite").option("index", "true").option(
@@ -660,12 +668,6 @@ def test_index_option_writes_each_files_index_under_its_final_name(spark, exampl
     with warnings.catch_warnings():
         warnings.simplefilter("error", StaleIndexWarning)
         assert sum(indexed_count(str(p)) for p in files) == example_df.count()
-
-    one = tmp_path / "one.tfrecord"
-    example_df.repartition(2).write.format("tfrecord").mode("overwrite").option("index", "true").save(str(one))
-    assert indexed_count(str(one)) == example_df.count()
-    example_df.limit(1).write.format("tfrecord").mode("overwrite").save(str(one))
-    assert not Path(index_path(str(one))).exists()  # it described the replaced file
 
 
 def test_tfds_and_tfx_layouts_read_with_a_split_column(spark, tmp_path):

@@ -111,3 +111,63 @@ def test_progress_is_off_by_default(data, tmp_path, capsys):
     tfsql.write_tfrecord(pa.table({"x": [1]}), tmp_path / "q")
     pl.read_tfrecord(data)
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"columns": ["x"]}, {"n_rows": 10}, {"hive_partitioning": True}],
+    ids=["all", "columns", "n_rows", "hive"],
+)
+def test_polars_read_ends_with_its_total(data, capsys, options):
+    # issue 23, finding 9: pl.read_tfrecord(progress=True) ended without a total
+    assert pl.read_tfrecord(data, progress=True, **options).height == (10 if "n_rows" in options else N)
+    line = _final(capsys.readouterr().err)
+    assert re.match(r"reading: 100%\|[^|]*\| ([0-9.]+[kMG]?)/\1 ", line), line
+
+
+def test_a_compressed_write_counts_rows_once_they_are_compressed(tmp_path, monkeypatch):
+    # issue 23, finding 9: a gzip write's bar reached 100% as the rows were taken from
+    # the input and then sat there for seconds while the compression threads caught up.
+    # Here compression is held until the input is consumed: the bar must not be full then.
+    import io
+    import threading
+
+    import tfsql.compressing
+
+    bars = []
+
+    def recording_bar(desc, *, total, file=None):
+        bars.append(tfsql.progress._tqdm(desc=desc, total=total, unit=" rows", file=io.StringIO()))
+        return bars[-1]
+
+    monkeypatch.setattr(tfsql.progress, "write_bar", recording_bar)
+    release = threading.Event()
+    real_emit = tfsql.compressing.CompressedStream._emit
+
+    def held_emit(self, data):
+        release.wait(60)
+        real_emit(self, data)
+
+    monkeypatch.setattr(tfsql.compressing.CompressedStream, "_emit", held_emit)
+    consumed = threading.Event()
+    table = pa.table({"x": range(1000), "k": [i % 2 for i in range(1000)]})
+
+    def batches():
+        yield from table.to_batches(max_chunksize=100)
+        consumed.set()
+
+    reader = pa.RecordBatchReader.from_batches(table.schema, batches())
+    writer = threading.Thread(
+        target=tfsql.write_tfrecord,
+        args=(reader, tmp_path / "w"),
+        kwargs={"compression": "gzip", "threads": 2, "partition_by": "k", "progress": True},
+    )
+    writer.start()
+    try:
+        assert consumed.wait(60)
+        assert bars[0].n < 1000  # every row taken from the input, none of them compressed yet
+    finally:
+        release.set()
+        writer.join(60)
+    assert bars[0].n == 1000
+    assert tfsql.read_tfrecord(tmp_path / "w").num_rows == 1000

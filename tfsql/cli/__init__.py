@@ -120,7 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     common = _common(argparse.SUPPRESS)
 
     def command(name: str, help: str, description: str | None = None, **kw: Any) -> argparse.ArgumentParser:
-        return commands.add_parser(
+        sub = commands.add_parser(
             name,
             help=help,
             description=description or help,
@@ -129,6 +129,8 @@ def build_parser() -> argparse.ArgumentParser:
             parents=[common],
             **kw,
         )
+        sub.set_defaults(command_parser=sub)  # reports its own unknown flags, with its usage
+        return sub
 
     database_help = "DuckDB database file to open (default: in memory); tables persist there between runs"
 
@@ -389,7 +391,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args, unknown = parser.parse_known_args(argv)
+        if unknown:  # argparse would report them with the top-level usage
+            (getattr(args, "command_parser", None) or parser).error(f"unrecognized arguments: {' '.join(unknown)}")
     except SystemExit as exc:  # --help, --version (0) or a usage error (2)
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     console = Console(quiet=args.quiet)

@@ -122,13 +122,14 @@ def cmd_convert(args: argparse.Namespace, console: Console) -> int:
         raise UsageError(f"--compression applies to tfrecord output, not {target_format}")
     counter = Counter()
     with console.progress(unit=" rows", unit_scale=True, desc="convert", total=total) as bar:
-        nbytes = write_arrow(counted(reader, counter, progress=bar), target_format, args.dst, written)
+        output = write_arrow(counted(reader, counter, progress=bar), target_format, args.dst, written)
+    read = f"{n_files:,} {source_format} file{'' if n_files == 1 else 's'}"
     console.summary(
-        files=n_files,
+        files=output.files,
         records=counter.rows,
-        nbytes=nbytes,
+        nbytes=output.bytes,
         seconds=time.perf_counter() - started,
-        verb=f"converted {source_format} -> {target_format} {args.dst}:",
+        verb=f"converted {read} -> {target_format} {args.dst}:",
     )
     return EXIT_OK
 

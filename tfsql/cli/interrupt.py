@@ -37,7 +37,11 @@ def track_connection(connection: Any) -> None:
 
 
 def exit_now(status: int) -> None:
-    """Flush the standard streams and end the process at once (no waiting for threads)."""
+    """Remove the staged files of unfinished outputs, flush the standard streams and end
+    the process at once (no waiting for threads)."""
+    from tfsql.staging import remove_staged
+
+    remove_staged()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()

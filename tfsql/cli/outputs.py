@@ -1,5 +1,11 @@
 """Writing a result stream: csv / json (DuckDB's writers; a file or stdout), markdown, parquet,
-tfrecord (a directory, or one file); output formats named by file extensions."""
+tfrecord (a directory, or one file); output formats named by file extensions.
+
+Every output is written under a temporary name and renamed on success: a file output is
+written as a hidden ``.NAME.tfsql-<uuid>`` in the target's directory (`staged_file`),
+TFRecord output is staged by `tfsql.write_tfrecord` itself. An error or Ctrl-C leaves
+nothing under the final name (and an existing file as it was), so the rerun works.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +15,7 @@ import re
 import shutil
 import sys
 import tempfile
+import uuid
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -16,9 +23,17 @@ import pyarrow as pa
 
 from tfsql.cli.errors import UsageError
 from tfsql.cli.options import given_or_default
-from tfsql.cli.sqlscript import sql_literal
 from tfsql.naming import TFRECORD_SUFFIXES
 from tfsql.options import MODES, WRITE_OPTIONS
+from tfsql.staging import removed_at_exit
+
+
+@dataclass
+class Written:
+    """What :func:`write_arrow` wrote: bytes and files (0 and 0 for stdout)."""
+
+    bytes: int
+    files: int
 
 
 @dataclass
@@ -51,12 +66,12 @@ def counted(
     return pa.RecordBatchReader.from_batches(reader.schema, batches())
 
 
-def write_arrow(reader: pa.RecordBatchReader, fmt: str, output: str | None, options: dict[str, Any]) -> int:
+def write_arrow(reader: pa.RecordBatchReader, fmt: str, output: str | None, options: dict[str, Any]) -> Written:
     """Write a stream as ``fmt`` to ``output`` (stdout for csv and json when None);
     ``options``: :func:`tfsql.write_tfrecord` keyword arguments (see
     :func:`tfsql.cli.options.writer_options`).
 
-    Returns the bytes written (0 for stdout).
+    Returns the bytes and the files written (0 and 0 for stdout).
     """
     mode = given_or_default(options, "mode", writing=True)
     if fmt == "tfrecord":
@@ -79,7 +94,7 @@ def write_arrow(reader: pa.RecordBatchReader, fmt: str, output: str | None, opti
             if isinstance(exc, tfsql.TFSQLError):  # a data error, not a usage error
                 raise
             raise UsageError(_as_flags(str(exc))) from None
-        return result.bytes
+        return Written(result.bytes, len(result.files))
     if options.get("partition_by"):
         raise UsageError(f"--partition-by works with tfrecord output only, not {fmt}")
     if output is None:
@@ -91,10 +106,39 @@ def write_arrow(reader: pa.RecordBatchReader, fmt: str, output: str | None, opti
             with open(path, encoding="utf-8") as f:
                 shutil.copyfileobj(f, sys.stdout)
             sys.stdout.flush()
-        return 0
+        return Written(0, 0)
     _check_output_file(output, mode)
-    _write_file(reader, fmt, output)
-    return os.path.getsize(output)
+    with staged_file(output) as staging:
+        _write_file(reader, fmt, staging)
+    return Written(os.path.getsize(output), 1)
+
+
+@contextlib.contextmanager
+def staged_file(path: str) -> Iterator[str]:
+    """A temporary path beside ``path`` to write to; renamed to ``path`` when the block
+    ends normally, removed when it raises (``KeyboardInterrupt`` included) or the
+    process ends at a second Ctrl-C.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> out = os.path.join(tempfile.mkdtemp(), "out.csv")
+    >>> with staged_file(out) as staging:
+    ...     _ = open(staging, "w").write("a\\n1\\n")
+    ...     os.path.basename(staging).startswith(".out.csv.tfsql-"), os.path.exists(out)
+    (True, False)
+    >>> open(out).read()
+    'a\\n1\\n'
+    """
+    directory, name = os.path.split(os.path.abspath(path))
+    staging = os.path.join(directory, f".{name}.tfsql-{uuid.uuid4().hex}")
+    with removed_at_exit(staging):
+        try:
+            yield staging
+            os.replace(staging, path)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(staging)
 
 
 def _check_output_file(path: str, mode: str) -> None:
@@ -122,10 +166,12 @@ def _write_file(reader: pa.RecordBatchReader, fmt: str, path: str) -> None:
         return
     import duckdb
 
+    from tfsql.duckdb.arguments import quote_string
+
     copy_options = {"csv": "FORMAT csv, HEADER", "json": "FORMAT json"}[fmt]
     with contextlib.closing(duckdb.connect()) as scratch:
         scratch.register("tfsql_result", reader)
-        scratch.execute(f"COPY tfsql_result TO {sql_literal(path)} ({copy_options})")
+        scratch.execute(f"COPY tfsql_result TO {quote_string(path)} ({copy_options})")
 
 
 # The writer's messages name its keywords; the CLI's user knows the flags. Only

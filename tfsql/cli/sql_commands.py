@@ -57,10 +57,14 @@ def cmd_sql(args: argparse.Namespace, console: Console) -> int:
     counter = Counter()
     with console.progress(unit=" rows", unit_scale=True, desc="query") as bar:
         reader = counted(relation_reader(relation), counter, limit=max_rows or None, progress=bar)
-        nbytes = write_arrow(reader, fmt, args.output, writer_options(args))
+        written = write_arrow(reader, fmt, args.output, writer_options(args))
     if args.output:
         console.summary(
-            records=counter.rows, nbytes=nbytes, seconds=time.perf_counter() - started, verb=f"wrote {args.output}:"
+            files=written.files,
+            records=counter.rows,
+            nbytes=written.bytes,
+            seconds=time.perf_counter() - started,
+            verb=f"wrote {args.output}:",
         )
     return EXIT_OK
 

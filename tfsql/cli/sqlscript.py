@@ -204,14 +204,3 @@ def parse_params(items: Sequence[str]) -> dict[str, str]:
             raise UsageError(f"--param {item!r}: expected NAME=VALUE with NAME made of letters, digits and _")
         params[name] = value
     return params
-
-
-def sql_literal(text: str) -> str:
-    """A SQL string literal.
-
-    Examples
-    --------
-    >>> sql_literal("it's")
-    "'it''s'"
-    """
-    return "'" + text.replace("'", "''") + "'"

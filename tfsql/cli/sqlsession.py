@@ -3,6 +3,8 @@ kinds of statements, and running a script statement by statement."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
 import time
 from typing import Mapping
@@ -13,6 +15,7 @@ from tfsql.cli.console import Console
 from tfsql.cli.errors import EXIT_OK, StatementError, UsageError
 from tfsql.cli.interrupt import track_connection
 from tfsql.cli.sqlscript import Statement, split_statements, substitute_params, used_variables
+from tfsql.staging import removed_unless_finished
 
 
 DEFAULT_MAX_ROWS = 40
@@ -64,10 +67,13 @@ class SQLSession:
         CREATE ... AS: the row count, on stderr). A ``COPY ... (FORMAT tfrecord)`` shows
         a progress bar of the rows written."""
         if statement_type(sql) == "COPY":
+            target = new_copy_target(sql)
             with self.console.progress(unit=" rows", unit_scale=True, desc="COPY") as bar:
                 self.connection.copy_progress = bar.update
                 try:
-                    result = self.query(sql)
+                    # DuckDB 1.4 leaves an interrupted COPY's file under its final name
+                    with removed_unless_finished(target) if target else contextlib.nullcontext():
+                        result = self.query(sql)
                 finally:
                     self.connection.copy_progress = None
         else:
@@ -94,6 +100,31 @@ class SQLSession:
         `tfsql.cli.sqlscript.parse_params`)."""
         for name, value in params.items():
             self.connection.execute(f'SET VARIABLE "{name}" = ?', [value]).fetchall()
+
+
+def new_copy_target(sql: str) -> str | None:
+    """The local path a ``COPY ... TO 'path'`` statement writes, when nothing exists there
+    yet (so a failed or interrupted COPY's output can be removed); else None.
+
+    Examples
+    --------
+    >>> new_copy_target("COPY (SELECT 1) TO '/nonexistent/x.parquet' (FORMAT parquet)")
+    '/nonexistent/x.parquet'
+    >>> new_copy_target("COPY (SELECT 1) TO '/' (FORMAT csv)"), new_copy_target("SELECT 1")
+    (None, None)
+    """
+    from tfsql.duckdb.arguments import LiteralError, string_literal
+    from tfsql.duckdb.copy import CopyOptionError, parse_copy_to
+    from tfsql.duckdb.rewrite import tokenize
+
+    try:
+        statement = parse_copy_to(sql, tokenize(sql))
+        path = string_literal(statement.path_sql) if statement is not None else None
+    except (CopyOptionError, LiteralError):
+        return None
+    if not path or "://" in path or os.path.lexists(path):
+        return None
+    return path
 
 
 def statement_type(sql: str) -> str | None:
@@ -174,8 +205,15 @@ def run_script(session: SQLSession, script: str, params: Mapping[str, str], *, s
             f"{source}, line {line}: ${{{name}}} has no value; pass " + " ".join(f"--param {n}=VALUE" for n in names)
         )
     used |= used_variables(script)
-    for name in sorted(set(params) - used):
-        console.note(f"warning: --param {name} is not used by {source}")
+    unused = sorted(set(params) - used)
+    if unused:  # a misspelt name would leave its placeholder's default in place
+        raise UsageError(
+            f"{source} does not use "
+            + ", ".join(f"--param {name}" for name in unused)
+            + " (no "
+            + ", ".join(f"${{{name}}} or getvariable('{name}')" for name in unused)
+            + " in it); check the spelling or remove it; nothing was run"
+        )
     session.set_variables(params)
     started = time.perf_counter()
     for statement, text in prepared:

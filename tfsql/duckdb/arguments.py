@@ -35,7 +35,7 @@ from typing import Any
 
 from tfsql.duckdb.rewrite import Token, unquote_identifier
 
-__all__ = ["ACCEPTED", "LiteralError", "LiteralReader", "string_literal"]
+__all__ = ["ACCEPTED", "LiteralError", "LiteralReader", "quote_string", "string_literal"]
 
 ACCEPTED = (
     "a string 'text', a number, true or false, a list ['a', 'b'], a struct "
@@ -73,6 +73,19 @@ def string_literal(text: str) -> str:
     if match and len(text) >= 2 * len(match.group(0)) and text.endswith(match.group(0)):
         return text[len(match.group(0)) : len(text) - len(match.group(0))]
     raise LiteralError(f"{text} is not a plain string literal; write it as '...' (quotes doubled) or $$...$$")
+
+
+def quote_string(text: str) -> str:
+    """``text`` as a SQL string literal (quotes doubled): the inverse of `string_literal`.
+
+    Examples
+    --------
+    >>> quote_string("it's")
+    "'it''s'"
+    >>> string_literal(quote_string("a''b")) == "a''b"
+    True
+    """
+    return "'" + text.replace("'", "''") + "'"
 
 
 class LiteralReader:

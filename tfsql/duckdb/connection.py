@@ -165,7 +165,7 @@ class TFRecordConnection:
         def count(rows: int, files: list[str] | None) -> None:
             self._con.execute(*count_query(rows, files))
 
-        self._run(query, parameters, run, count)
+        self._run(query, parameters, run, count, replaces_open_result=True)
         return self
 
     def executemany(self, query: Any, parameters: Any = None) -> TFRecordConnection:
@@ -180,7 +180,7 @@ class TFRecordConnection:
 
     # -- the rewrite --------------------------------------------------------------------
 
-    def _run(self, query: Any, params: Any, run, count) -> Any:
+    def _run(self, query: Any, params: Any, run, count, *, replaces_open_result: bool = False) -> Any:
         if not isinstance(query, str) or not _mentions_tfrecord(query):
             self._last_context = None
             return run(query, params)
@@ -188,10 +188,14 @@ class TFRecordConnection:
         result = None
         for number, text in enumerate(statements):
             last = number == len(statements) - 1
-            result = self._run_statement(text, params if last else None, run, count)
+            result = self._run_statement(
+                text, params if last else None, run, count, replaces_open_result=replaces_open_result
+            )
         return result
 
-    def _run_statement(self, text: str, params: Any, run, count, *, native: bool = True) -> Any:
+    def _run_statement(
+        self, text: str, params: Any, run, count, *, native: bool = True, replaces_open_result: bool = False
+    ) -> Any:
         tokens = rewrite.tokenize(text)
         try:
             insert = copy_from_as_insert(text, tokens)
@@ -216,6 +220,8 @@ class TFRecordConnection:
             except LiteralError as err:
                 raise sql_error(BinderError, f"COPY ... TO: {err}") from None
             if is_tfrecord_copy(statement, path):
+                if replaces_open_result:  # as DuckDB's execute() does before its own COPY
+                    _abort_open_result(self._con)
                 with context.translating():
                     rows, files = copy_to_tfrecord(self._con, statement, path, params, progress=self.copy_progress)
                 self._last_context = None
@@ -225,7 +231,9 @@ class TFRecordConnection:
                 result = run(rewritten, params)
         except duckdb.BinderException as err:
             if native and self.native and arrow_path_binds(err):
-                return self._run_statement(text, given, run, count, native=False)
+                return self._run_statement(
+                    text, given, run, count, native=False, replaces_open_result=replaces_open_result
+                )
             raise
         self._last_context = context
         return context.wrap(result)
@@ -243,6 +251,14 @@ class TFRecordConnection:
     def _count_relation(self, rows: int, files: list[str] | None) -> Any:
         query, values = count_query(rows, files)
         return self._con.sql(query, params=values)
+
+
+def _abort_open_result(con: duckdb.DuckDBPyConnection) -> None:
+    """Drop the result ``execute()`` left open on ``con`` (DuckDB 2.x keeps a query's
+    result until it is fetched to its end; 1.4 drops it by itself and has no ``abort``)."""
+    abort = getattr(con, "abort", None)
+    if abort is not None:
+        abort()
 
 
 def _mentions_tfrecord(query: str) -> bool:

@@ -40,7 +40,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from tfsql.duckdb.arguments import LiteralError, LiteralReader
+from tfsql.duckdb.arguments import LiteralError, LiteralReader, quote_string
 from tfsql.duckdb.errors import BinderError, TargetExistsError, sql_error, translating_reader
 from tfsql.duckdb.results import arrow_reader
 from tfsql.duckdb.rewrite import Token, matching_close, unquote_identifier
@@ -347,7 +347,7 @@ class CopyPlan:
                 check_filename_pattern(kwargs["filename_pattern"], shards="num_shards" in kwargs)
             except ValueError as err:
                 raise CopyOptionError(f"COPY option {given['filename_pattern']}: {err}") from None
-        single_file = is_single_file_target(path)
+        single_file = is_single_file_target(path, partitioned="partition_by" in kwargs)
         directory_options = [given[name] for name in (*_DIRECTORY_OPTIONS, "num_shards") if name in given]
         if single_file and directory_options:
             raise CopyOptionError(
@@ -484,11 +484,27 @@ def struct_row_query(query: str, relation: Any, partition_by: Sequence[str]) -> 
 
 
 def count_query(rows: int, files: list[str] | None) -> tuple[str, list]:
-    """The query (and its parameters) whose result is a COPY's: a ``Count`` column, and
-    ``Files`` when asked for."""
-    if files is None:
-        return 'SELECT CAST(? AS BIGINT) AS "Count"', [rows]
-    return 'SELECT CAST(? AS BIGINT) AS "Count", CAST(? AS VARCHAR[]) AS "Files"', [rows, files]
+    """The statement (and its parameters) whose result is a COPY's: a ``Count`` column, and
+    ``Files`` when asked for.
+
+    It is a ``CALL``, not a ``SELECT``: DuckDB 2.x keeps the result of a query run by
+    ``execute()`` open on the connection until it is fetched to its end, but finishes
+    any other statement at once, as it does DuckDB's own COPY. The values are written as
+    literals inside the SQL text the ``query`` table function runs (a ``CALL`` cannot
+    bind parameters inside it).
+
+    Examples
+    --------
+    >>> statement, (select,) = count_query(3, ["a'b.tfrecord"])
+    >>> statement
+    'CALL query(?)'
+    >>> print(select)
+    SELECT CAST(3 AS BIGINT) AS "Count", CAST(['a''b.tfrecord'] AS VARCHAR[]) AS "Files"
+    """
+    select = f'SELECT CAST({int(rows)} AS BIGINT) AS "Count"'
+    if files is not None:
+        select += f', CAST([{", ".join(quote_string(name) for name in files)}] AS VARCHAR[]) AS "Files"'
+    return "CALL query(?)", [select]
 
 
 def _reporting(reader: pa.RecordBatchReader, progress: Callable[[int], None] | None) -> pa.RecordBatchReader:

@@ -304,9 +304,9 @@ def read_tfrecord(
     ----------
     source : str, path, or list of them
         As for :func:`scan_tfrecord`.
-    columns : list of str or list of int, optional
-        Select these columns (names, or positions in the file schema); only their
-        features are decoded.
+    columns : str, list of str or list of int, optional
+        Select these columns (names, or positions in the file schema; one name alone as
+        ``pl.read_parquet`` takes it); only their features are decoded.
     use_pyarrow, pyarrow_options, memory_map : bool, dict, bool
         Parquet only: their defaults are accepted, anything else raises.
     progress : bool
@@ -348,6 +348,8 @@ def _read(
     bar: Any, source: Any, columns: Any, row_index_name: str | None, row_index_offset: int, options: dict[str, Any]
 ) -> pl.DataFrame:
     lf = scan_tfrecord(source, _progress=bar, **options)
+    if isinstance(columns, str):  # one column, as pl.read_parquet(columns="id") takes it
+        columns = [columns]
     if columns is not None:
         names = lf.collect_schema().names()
         picked = [names[c] if isinstance(c, int) and not isinstance(c, bool) else c for c in columns]
@@ -355,7 +357,7 @@ def _read(
     if row_index_name is not None:
         lf = lf.with_row_index(row_index_name, offset=row_index_offset)
     df = lf.collect()
-    if bar is not None and bar.total is not None and bar.n < bar.total:  # pruned files, a row limit
+    if bar is not None and (bar.total is None or bar.n < bar.total):  # nothing opened, pruned files, a row limit
         bar.total = bar.n
         bar.refresh()
     return df

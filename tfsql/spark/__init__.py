@@ -36,13 +36,10 @@ The package, by job: :mod:`~tfsql.spark.source` (the DataSource classes and
 :mod:`~tfsql.spark.pushdown` (pushed filters), :mod:`~tfsql.spark.writing` (task
 writes and the commit), :mod:`~tfsql.spark.types` (Spark <-> Arrow types).
 
-tfsql's single-file rule applies (`tfsql.naming`): ``.save("train.tfrecord")`` (a path
-ending in ``.tfrecord``, ``.tfrecords``, ``.tfrecord.gz`` or ``.tfrecord.zz``) writes one
-file — the tasks stage uncompressed files, the driver joins them in task order (after the
-old records with ``mode("append")``) into a hidden temporary file, compresses it as the
-codec or the name says, and renames it over the target. Any other path, and any path
-ending in ``/``, is a directory of part files (Spark-TFRecord writes a directory even
-for ``*.tfrecord`` names; add a ``/`` for that).
+``save(path)`` always writes a directory of part files, as Spark's own formats and
+Spark-TFRecord do, whatever the path's name: ``.save("train.tfrecord")`` makes a
+directory ``train.tfrecord`` (tfsql's single-file rule, `tfsql.naming`, is for writers
+outside Spark).
 
 Spark facts this module is built around (measured on pyspark 4.3; ``register`` checks
 the version):

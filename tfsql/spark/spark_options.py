@@ -35,7 +35,6 @@ __all__ = [
     "dataset_options",
     "writer_options",
     "read_options",
-    "write_given",
     "target_path",
     "read_paths",
     "option_names",
@@ -169,11 +168,6 @@ def writer_options(options: Mapping[str, Any]) -> dict[str, Any]:
     ('gzip', ('a', 'b'), None)
     """
     return _parse(options, _WRITE, "write")[0]
-
-
-def write_given(options: Mapping[str, Any]) -> set[str]:
-    """The Python names of the writing options given."""
-    return _parse(options, _WRITE, "write")[1]
 
 
 def raw_paths(options: Mapping[str, Any]) -> list[str]:

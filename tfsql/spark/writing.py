@@ -24,16 +24,17 @@ decided by the job as a whole:
   task cannot move rows to another, so "exactly N files" cannot hold; use
   ``df.repartition(N)`` (one file per task) instead.
 
-A target ending in a TFRecord suffix is one file (:mod:`tfsql.naming`): the tasks stage
-uncompressed files and the driver joins them in task order into a hidden temporary
-file, compressed as the codec or the name says, renamed over the target.
+``save(path)`` always writes a directory, as Spark's own formats do, whatever the
+path's name (``save("train.tfrecord")`` makes a directory ``train.tfrecord``, as
+Spark-TFRecord does): tfsql's single-file rule (:mod:`tfsql.naming`) is for writers
+outside Spark.
 
 Examples
 --------
 >>> from pyspark.sql.types import StructType, StructField, LongType
 >>> plan = plan_write({"path": "/tmp/out", "codec": "gzip"}, StructType([StructField("id", LongType())]), True)
->>> plan.options["compression"], plan.single_file, task_pattern(plan, 3).startswith("part-00003-")
-('gzip', False, True)
+>>> plan.options["compression"], task_pattern(plan, 3).startswith("part-00003-")
+('gzip', True)
 """
 
 from __future__ import annotations
@@ -55,22 +56,18 @@ from tfsql.errors import WriteConflictError
 from tfsql.naming import (
     check_file_names,
     check_filename_pattern,
-    compression_from_name,
     tfrecord_extension,
     format_filename,
     has_tfrecord_name,
-    is_single_file_target,
 )
 from tfsql.options import WRITE_OPTIONS
-from tfsql.record_index import index_path, move_indexed
-from tfsql.writer.single_file import concatenate_records
-from tfsql.spark.spark_options import target_path, write_given, writer_options
+from tfsql.record_index import index_path
+from tfsql.spark.spark_options import target_path, writer_options
 from tfsql.writer import check_write_options
 
 __all__ = ["STAGING_PREFIX", "WritePlan", "plan_write", "task_pattern", "TaskFiles", "Writer"]
 
 #: Writing options that only make sense for a directory of files.
-_DIRECTORY_OPTIONS = ("partition_by", "max_rows_per_file", "max_bytes_per_file", "filename_pattern")
 
 STAGING_PREFIX = "_temporary-spark-"
 """Name prefix of a Spark job's staging directory (`tfsql.commit` leaves these alone)."""
@@ -80,19 +77,15 @@ STAGING_PREFIX = "_temporary-spark-"
 class WritePlan:
     """Everything the tasks and the commit need, decided on the driver (picklable)."""
 
-    target: str  # the output directory or file (absolute local path or URL)
+    target: str  # the output directory (absolute local path or URL)
     job_id: str
     overwrite: bool
     options: dict[str, Any]  # write_tfrecord keyword arguments of each task (no filename_pattern)
     filename_pattern: str | None  # names the committed files (None: Spark's part-... names)
     target_existed: bool
-    single_file: bool = False  # the target ends in a TFRecord suffix (tfsql.naming)
 
     @property
     def staging(self) -> str:
-        if self.single_file:  # a hidden sibling of the file
-            parent, name = posixpath.split(self.target)
-            return posixpath.join(parent, f".{name}.{STAGING_PREFIX}{self.job_id}")
         return posixpath.join(self.target, STAGING_PREFIX + self.job_id)
 
 
@@ -146,7 +139,6 @@ def _check_schema(schema: StructType, options: dict[str, Any]) -> None:
 def plan_write(options: Mapping[str, str], schema: StructType, overwrite: bool) -> WritePlan:
     """Parse and check the write's options and target on the driver, before any task runs."""
     opts = writer_options(options)
-    given = write_given(options)
     raw, target = target_path(options)
     _check_schema(schema, opts)
     pattern = opts.pop("filename_pattern")
@@ -154,18 +146,11 @@ def plan_write(options: Mapping[str, str], schema: StructType, overwrite: bool) 
         check_filename_pattern(pattern, shards=True)  # {n}: the number of files of the job
         check_file_names(pattern, None, ".tfrecord")
     fs, root = fsspec.core.url_to_fs(target)
-    single_file = is_single_file_target(raw)
-    if single_file:
-        directory_options = [_spelled(name) for name in _DIRECTORY_OPTIONS if name in given]
-        if directory_options:
-            raise ValueError(
-                f"{raw!r} ends in a TFRecord suffix, so it names one file, but option "
-                f"{directory_options[0]} writes a directory of files; drop the suffix or end "
-                "the path with '/'"
-            )
-        if fs.isdir(root):
-            raise ValueError(f"{raw!r} is a directory; end the path with '/' to write part files into it")
-        opts["compression"] = opts["compression"] or compression_from_name(target)
+    if fs.isfile(root):
+        raise ValueError(
+            f"{raw!r} is a file; Spark's save(path) writes a directory of part files: "
+            "remove the file or name another path"
+        )
     check_write_options(**opts)
     return WritePlan(
         target=target,
@@ -174,7 +159,6 @@ def plan_write(options: Mapping[str, str], schema: StructType, overwrite: bool) 
         options=opts,
         filename_pattern=pattern,
         target_existed=fs.exists(root),
-        single_file=single_file,
     )
 
 
@@ -201,9 +185,6 @@ class Writer(DataSourceArrowWriter):
             yield from iterator
 
         options = dict(plan.options)
-        if plan.single_file:
-            options["compression"] = None  # compressed once, when the driver joins the files
-            options["index"] = False  # indexed once, when the driver has joined them
         result = tfsql.write_tfrecord(
             batches(), task_dir, mode="overwrite", filename_pattern=task_pattern(plan, task), **options
         )
@@ -214,7 +195,7 @@ class Writer(DataSourceArrowWriter):
         """(staged path, final relative path) of every file, in task order; then, with
         ``index``, of each file's index sidecar (named after its file's final name)."""
         files = self._staged_files(messages)
-        if not self.plan.options.get("index") or self.plan.single_file:
+        if not self.plan.options.get("index"):
             return files
         return files + [(index_path(source), index_path(relative)) for source, relative in files]
 
@@ -238,9 +219,6 @@ class Writer(DataSourceArrowWriter):
 
     def commit(self, messages: list[TaskFiles | None]) -> None:  # type: ignore[override]  # our tasks' messages
         plan = self.plan
-        if plan.single_file:
-            self._commit_file(messages)
-            return
         fs, root = fsspec.core.url_to_fs(plan.target)
         staging = posixpath.join(root, posixpath.basename(plan.staging))
         try:
@@ -258,28 +236,8 @@ class Writer(DataSourceArrowWriter):
         finally:
             remove_quietly(fs, staging)
 
-    def _commit_file(self, messages: list[TaskFiles | None]) -> None:
-        """One file: the old records (append), then every task's in task order, written
-        to a hidden temporary file and renamed over the target."""
-        plan = self.plan
-        fs, target = fsspec.core.url_to_fs(plan.target)
-        _, staging = fsspec.core.url_to_fs(plan.staging)
-        try:
-            sources = [target] if not plan.overwrite and fs.exists(target) else []
-            sources.extend(source for source, _ in self._staged(messages))
-            fs.makedirs(staging, exist_ok=True)
-            final = posixpath.join(staging, "final")
-            level = plan.options["compression_level"]
-            concatenate_records(fs, sources, final, plan.options["compression"], -1 if level is None else level)
-            move_indexed(fs, final, target, index=bool(plan.options.get("index")))
-        finally:
-            remove_quietly(fs, staging)
-
     def abort(self, messages: list[TaskFiles | None]) -> None:  # type: ignore[override]  # our tasks' messages
         plan = self.plan
-        if plan.single_file:
-            remove_quietly(*fsspec.core.url_to_fs(plan.staging))
-            return
         fs, root = fsspec.core.url_to_fs(plan.target)
         remove_quietly(fs, posixpath.join(root, posixpath.basename(plan.staging)))
         if not plan.target_existed:

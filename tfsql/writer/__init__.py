@@ -241,7 +241,7 @@ def write_tfrecord(
             max_record_bytes=max_record_bytes,
         )
     )
-    if is_single_file_target(path):
+    if is_single_file_target(path, partitioned=bool(options.partition_by)):
         from tfsql.writer.single_file import write_single_file
 
         return write_single_file(data, path, options)

@@ -52,8 +52,12 @@ class FileSink:
         compression: str | None,
         level: int | None,
         pool: CompressionPool | None = None,
+        progress: Callable[[int], None] | None = None,
     ) -> None:
         self._file = fs.open(path, "wb")
+        # Called with a chunk's row count once its bytes are in the file (after their
+        # compression, which can lag the rows taken from the input by seconds).
+        self._progress = progress
         self._compressor: Any = compressor(compression, level)
         # Compression on the write's worker threads (tfsql.compressing), when it has them.
         self._stream = pool.stream(self._compressor, self._put) if pool and self._compressor else None
@@ -65,25 +69,33 @@ class FileSink:
         self.rows += rows
         self.data_bytes += len(framed)
         if self._stream is not None:
-            self._stream.write(framed)
+            self._stream.write(framed, self._written(rows))
             return
         self._put(self._compressor.compress(framed) if self._compressor else framed)
+        self._report(rows)
 
     def write_encoded(self, encode: Callable[[], memoryview], rows: int, estimate: int) -> None:
         """Write the framed records ``encode()`` returns: called on the compression
         thread of this file when it has one (so encoding runs there too, in order with
         the file's other chunks), else at once. ``estimate``: their size, roughly."""
-        self.rows += rows
         if self._stream is None:
-            self.write(encode(), 0)
+            self.write(encode(), rows)
             return
+        self.rows += rows
 
         def job() -> memoryview:
             framed = encode()
             self.data_bytes += len(framed)  # read only after close(), which waits for it
             return framed
 
-        self._stream.write_job(job, estimate)
+        self._stream.write_job(job, estimate, self._written(rows))
+
+    def _written(self, rows: int) -> Callable[[], None] | None:
+        return None if self._progress is None or not rows else lambda: self._report(rows)
+
+    def _report(self, rows: int) -> None:
+        if self._progress is not None and rows:
+            self._progress(rows)
 
     def close(self) -> None:
         if self._stream is not None:
@@ -132,9 +144,11 @@ class StagedFiles:
         options: WriteOptions,
         job_id: str,
         pool: CompressionPool | None = None,
+        progress: Callable[[int], None] | None = None,
     ) -> None:
         self._fs = fs
         self._pool = pool
+        self._progress = progress
         self._staging = staging
         self._options = options
         self._job_id = job_id
@@ -180,7 +194,9 @@ class StagedFiles:
         relative = posixpath.join(directory, name) if directory else name
         staged = posixpath.join(self._staging, relative)
         self._fs.makedirs(posixpath.dirname(staged), exist_ok=True)
-        sink = FileSink(self._fs, staged, self._options.compression, self._options.compression_level, self._pool)
+        sink = FileSink(
+            self._fs, staged, self._options.compression, self._options.compression_level, self._pool, self._progress
+        )
         self.records.append(StagedFile(relative, partition, self._sequence - 1 if index is None else index, sink))
         if key is None:
             self._pinned.append(sink)

@@ -76,13 +76,14 @@ def write_directory(data: Any, path: str | os.PathLike, options: WriteOptions) -
             options = tfds_options(options, schema, target.root)
             tfds_version = dataset_version(target.root)
             batches = require_values(source, schema, options.partition_by)
+        progress = None
         if options.progress:
-            from tfsql.progress import counted_batches, input_rows, write_bar
+            from tfsql.progress import locked_update, input_rows, write_bar
 
             bar = write_bar("writing", total=input_rows(data))
-            batches = counted_batches(batches, bar)
+            progress = locked_update(bar)  # rows counted once their bytes are in their file
         encoder, data_columns = _prepare(schema, options)
-        job = WriteJob(target, options, tfds_version=tfds_version)
+        job = WriteJob(target, options, tfds_version=tfds_version, progress=progress)
         return job.run(schema, batches, encoder, data_columns)
     finally:
         close = getattr(source, "close", None)
@@ -236,7 +237,15 @@ class Target:
 class WriteJob:
     """Stages the files of one write under ``<target>/_temporary-<uuid>/`` and commits them."""
 
-    def __init__(self, target: Target, options: WriteOptions, *, tfds_version: str | None = None) -> None:
+    def __init__(
+        self,
+        target: Target,
+        options: WriteOptions,
+        *,
+        tfds_version: str | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> None:
+        self.progress = progress
         self.threads = compression_threads(options.threads, options.compression)
         self.target = target
         self.options = options
@@ -254,7 +263,7 @@ class WriteJob:
         fs = self.target.fs
         created = self.target.missing_ancestor()
         pool = CompressionPool(self.threads)
-        files = StagedFiles(fs, self.staging, self.options, self.job_id, pool)
+        files = StagedFiles(fs, self.staging, self.options, self.job_id, pool, self.progress)
         owner = locking.Lock(None, None)
         try:
             with locking.target_lock(fs, self.target.root):  # no cleaner sees it half made

@@ -27,6 +27,7 @@ from tfsql.discovery import _coerce_filesystem, _resolve
 from tfsql.naming import compression_from_name
 from tfsql.options import WriteOptions
 from tfsql.record_index import move_indexed
+from tfsql.staging import removed_at_exit
 from tfsql.writer.result import WriteResult, WrittenFile
 
 __all__ = ["write_single_file", "concatenate_records"]
@@ -45,7 +46,6 @@ def write_single_file(data: Any, path: Any, options: WriteOptions) -> WriteResul
     >>> result.rows, result.files[0].relative
     (2, 'train.tfrecord.gz')
     """
-    from tfsql.writer.job import write_directory
 
     text = os.fspath(path)
     given = [name for name in _DIRECTORY_OPTIONS if getattr(options, name)]
@@ -80,39 +80,53 @@ def write_single_file(data: Any, path: Any, options: WriteOptions) -> WriteResul
     parent, name = posixpath.split(target)
     fs.makedirs(parent, exist_ok=True)
     staging = posixpath.join(parent, single_file_staging(name, uuid.uuid4().hex))
-    with locking.target_lock(fs, parent):  # no cleaner sees the staging half made
-        remove_dead_file_staging(fs, parent, name)
-        owner = locking.owner_lock(fs, staging)
-    try:
-        result = write_directory(
-            data,
-            staging,
-            options.changed(
-                filesystem=fs,
-                num_shards=1,
-                mode="error",
-                compression=None if appending else compression,
-                index=False,
-            ),
-        )
-        staged = posixpath.join(staging, result.files[0].relative) if result.files else None
-        final = posixpath.join(staging, "final")
-        if appending:
-            sources = [target] + ([staged] if staged is not None and fs.exists(staged) else [])
-            concatenate_records(fs, sources, final, compression, options.compression_level)
-        elif staged is None or not fs.exists(staged):  # no input batches: an empty file
-            concatenate_records(fs, [], final, compression)
-        else:
-            fs.mv(staged, final)
-        move_indexed(fs, final, target, index=options.index)
-        size = fs.size(target)
-    finally:
+    owner = None
+    # (a remote filesystem's staging path names no local file: removing it is a no-op)
+    with removed_at_exit(staging):
         try:
-            if fs.exists(staging):
-                fs.rm(staging, recursive=True)
-        finally:
-            owner.release()
-    return WriteResult(path=text, files=[WrittenFile(text, {}, result.rows, size, name, 0)])
+            with locking.target_lock(fs, parent):  # no cleaner sees the staging half made
+                remove_dead_file_staging(fs, parent, name)
+                owner = locking.owner_lock(fs, staging)
+            rows, size = _write_staged(data, staging, fs, target, appending, compression, options)
+        finally:  # after an error or an interrupt at any point, the staging directory goes
+            try:
+                if fs.exists(staging):
+                    fs.rm(staging, recursive=True)
+            finally:
+                if owner is not None:
+                    owner.release()
+    return WriteResult(path=text, files=[WrittenFile(text, {}, rows, size, name, 0)])
+
+
+def _write_staged(
+    data: Any, staging: str, fs: Any, target: str, appending: bool, compression: Any, options: WriteOptions
+) -> tuple[int, int]:
+    """Write the records at ``staging``, then move them to ``target`` (see the module);
+    returns the rows written and the file's size."""
+    from tfsql.writer.job import write_directory
+
+    result = write_directory(
+        data,
+        staging,
+        options.changed(
+            filesystem=fs,
+            num_shards=1,
+            mode="error",
+            compression=None if appending else compression,
+            index=False,
+        ),
+    )
+    staged = posixpath.join(staging, result.files[0].relative) if result.files else None
+    final = posixpath.join(staging, "final")
+    if appending:
+        sources = [target] + ([staged] if staged is not None and fs.exists(staged) else [])
+        concatenate_records(fs, sources, final, compression, options.compression_level)
+    elif staged is None or not fs.exists(staged):  # no input batches: an empty file
+        concatenate_records(fs, [], final, compression)
+    else:
+        fs.mv(staged, final)
+    move_indexed(fs, final, target, index=options.index)
+    return result.rows, fs.size(target)
 
 
 def concatenate_records(
