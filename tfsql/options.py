@@ -293,6 +293,8 @@ NATIVE_READ_OPTIONS: frozenset[str] = frozenset(
         "lists",
         "missing_columns",
         "glob",
+        "max_record_bytes",
+        "batch_bytes",
     }
 )
 

@@ -12,17 +12,19 @@ here=$(cd "$(dirname "$0")/../.." && pwd)
 python=${PYTHON:-python3}
 cc=${CC:-gcc}
 scratch=${TFSQL_ASAN_DIR:-$(mktemp -d)}
-if [ ! -f "$scratch/tfsql/_native.c" ]; then
+if [ ! -f "$scratch/tfsql/_native_module.c" ]; then
     mkdir -p "$scratch"
     (cd "$here" && git ls-files -z tfsql tests/fuzz tests/wire.py tests/data/tensorflow | xargs -0 -I{} cp --parents {} "$scratch")
 fi
 sanitize="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -g -O1"
 (cd "$scratch" && CC=$cc CFLAGS="$sanitize" LDFLAGS="-fsanitize=address,undefined" \
     "$python" -c "
-import sys
+import glob
 from setuptools import Extension, setup
+sources = sorted(glob.glob('tfsql/core/*.c')) + ['tfsql/_native_module.c']
 setup(script_args=['build_ext', '--inplace', '-q'],
-      ext_modules=[Extension('tfsql._native', ['tfsql/_native.c'], extra_compile_args=['-std=c99', '-fno-strict-aliasing'])])" >/dev/null)
+      ext_modules=[Extension('tfsql._native', sources, include_dirs=['tfsql/core'],
+                             extra_compile_args=['-std=c99', '-fno-strict-aliasing'])])" >/dev/null)
 asan=$($cc -print-file-name=libasan.so)
 cd "$scratch"
 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:halt_on_error=1 \

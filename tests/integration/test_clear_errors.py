@@ -15,7 +15,7 @@ import pytest
 import tfsql
 from tfsql._codec import codec
 from tfsql.cli import main
-from tfsql.errors import SchemaError
+from tfsql.errors import CorruptRecordError
 
 
 def _field(number: int, payload: bytes) -> bytes:
@@ -39,27 +39,26 @@ def non_utf8_file(tmp_path) -> str:
     return str(path)
 
 
-def test_non_utf8_feature_name_is_a_schema_error_naming_file_record_and_bytes(non_utf8_file):
+def test_non_utf8_feature_name_is_a_corrupt_record_naming_file_record_and_bytes(non_utf8_file):
+    """A feature name is a proto3 string: protobuf (the reference decoder, TensorFlow)
+    refuses a record whose name is not UTF-8, whichever columns are read."""
     for read in (tfsql.read_tfrecord, tfsql.infer_schema, tfsql.dataset):
-        with pytest.raises(SchemaError) as info:
+        with pytest.raises(CorruptRecordError) as info:
             read(non_utf8_file)
         message = str(info.value)
-        assert (
-            f"feature name b'bad\\xff\\xfename' in {non_utf8_file}, record 1 at byte 31 is not valid UTF-8" in message
-        )
-        assert "pass schema=" in message
-        assert (info.value.path, info.value.record_index) == (non_utf8_file, 1)
+        assert f"record is not a valid example protobuf in {non_utf8_file}, record 1 at byte 31" in message
+        assert (info.value.path, info.value.record_index, info.value.offset) == (non_utf8_file, 1, 31)
 
 
-def test_non_utf8_feature_name_is_skipped_with_a_schema(non_utf8_file):
-    table = tfsql.read_tfrecord(non_utf8_file, schema={"ok": pa.int64()})
-    assert table.column("ok").to_pylist() == [7, None]
+def test_non_utf8_feature_name_is_refused_with_a_schema_too(non_utf8_file):
+    with pytest.raises(CorruptRecordError, match="record 1 at byte 31"):
+        tfsql.read_tfrecord(non_utf8_file, schema={"ok": pa.int64()})
 
 
 def test_non_utf8_feature_name_exits_1_in_the_cli(non_utf8_file, capsys):
     assert main(["head", non_utf8_file]) == 1
     err = capsys.readouterr().err
-    assert "record 1 at byte 31 is not valid UTF-8" in err and "Traceback" not in err
+    assert "record 1 at byte 31" in err and "not a valid example protobuf" in err and "Traceback" not in err
 
 
 @pytest.fixture

@@ -578,10 +578,15 @@ def test_decode_repeated_value_field_in_one_entry_merges_the_features():
     assert check([payload], [(b"x", CTX, B, LIST)]) == [[[b"z"]]]
 
 
-def test_decode_skips_unprojected_features_without_decoding_them():
+def test_decode_refuses_a_malformed_feature_no_column_reads():
+    """A record is valid or not whatever the projection (protobuf parses every feature)."""
     garbage = ld(3, b"\xff\xff")  # a malformed Int64List nobody asked for
     payload = example(entry(b"bad", garbage), entry(b"i", int64_feature(3)))
-    assert decode([payload], [(b"i", CTX, I, SCALAR)]) == [[3]]
+    with pytest.raises(N.DecodeError) as info:
+        N.Decoder(EX, [(b"i", CTX, I, SCALAR)]).decode(*spans([payload]))
+    assert (info.value.reason, info.value.record, info.value.column) == ("malformed", 0, -1)
+    valid = example(entry(b"other", int64_feature(5)), entry(b"i", int64_feature(3)))
+    assert decode([valid], [(b"i", CTX, I, SCALAR)]) == [[3]]
 
 
 def test_decode_kind_mismatch():

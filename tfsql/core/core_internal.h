@@ -22,6 +22,18 @@ int skip_field(const uint8_t **pp, const uint8_t *end, uint32_t tag);
 int list_count(int kind, const uint8_t *p, const uint8_t *end, uint64_t *count,
                int *utf8);
 
+/* protobuf's checks on a map entry of Features (loc FEATURES) or FeatureLists whose
+ * value no column reads: each key valid UTF-8 (a proto3 string), each value a
+ * well-formed Feature / FeatureList (wire types and lengths, no value decoded). 0 when
+ * it would parse, -1 when protobuf refuses the record. */
+int entry_well_formed(const uint8_t *p, const uint8_t *end, int loc);
+/* The same checks on one value: a Feature (a oneof of the three lists, fields 1-3; any
+ * other field unknown, skipped) and a FeatureList (repeated Feature feature = 1). */
+int feature_well_formed(const uint8_t *p, const uint8_t *end);
+int feature_list_well_formed(const uint8_t *p, const uint8_t *end);
+/* A whole Example (seq 0) or SequenceExample (seq 1) record, every feature checked so. */
+int record_well_formed(const uint8_t *p, const uint8_t *end, int seq);
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define TFSQL_X86_CRC 1
 #include <nmmintrin.h>
@@ -42,9 +54,13 @@ enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_SGROUP = 3, WT_EGROUP = 4, WT_I
 
 #define TAG(field, wt) (((uint32_t)(field) << 3) | (uint32_t)(wt))
 
-/* Read a varint of at most 10 bytes; -1 when longer or running past `end`.
- * Bits beyond 64 in a 10th byte are dropped, as protobuf does. */
-static inline int rd_varint(const uint8_t **pp, const uint8_t *end, uint64_t *out) {
+/* Read a varint of at most `max_bytes` bytes; -1 when longer or running past `end`.
+ * protobuf reads values in at most 10 bytes (bits beyond 64 in a 10th byte dropped),
+ * tags and lengths in at most 5 (VARINT_SHORT). */
+#define VARINT_LONG 10
+#define VARINT_SHORT 5
+static inline int rd_varint_max(const uint8_t **pp, const uint8_t *end, uint64_t *out,
+                                size_t max_bytes) {
     const uint8_t *p = *pp;
     if (LIKELY(p < end && *p < 0x80)) {
         *out = *p;
@@ -52,7 +68,7 @@ static inline int rd_varint(const uint8_t **pp, const uint8_t *end, uint64_t *ou
         return 0;
     }
     size_t avail = (size_t)(end - p);
-    size_t limit = avail < 10 ? avail : 10;
+    size_t limit = avail < max_bytes ? avail : max_bytes;
     uint64_t v = 0;
     for (size_t i = 0; i < limit; i++) {
         uint64_t b = p[i];
@@ -66,7 +82,12 @@ static inline int rd_varint(const uint8_t **pp, const uint8_t *end, uint64_t *ou
     return -1;
 }
 
-/* A field tag: a varint that fits 32 bits with a non-zero field number. */
+static inline int rd_varint(const uint8_t **pp, const uint8_t *end, uint64_t *out) {
+    return rd_varint_max(pp, end, out, VARINT_LONG);
+}
+
+/* A field tag: a varint of at most 5 bytes that fits 32 bits with a non-zero field
+ * number. */
 static inline int rd_tag(const uint8_t **pp, const uint8_t *end, uint32_t *tag) {
     const uint8_t *p = *pp;
     if (LIKELY(p < end && *p < 0x80)) {
@@ -78,20 +99,21 @@ static inline int rd_tag(const uint8_t **pp, const uint8_t *end, uint32_t *tag) 
         return 0;
     }
     uint64_t v;
-    if (rd_varint(pp, end, &v) || v > 0xffffffffu || (v >> 3) == 0) {
+    if (rd_varint_max(pp, end, &v, VARINT_SHORT) || v > 0xffffffffu || (v >> 3) == 0) {
         return -1;
     }
     *tag = (uint32_t)v;
     return 0;
 }
 
-/* A length prefix, checked against the bytes left. */
+/* A length prefix (at most 5 bytes, below 2^31 - 1, as protobuf reads sizes), checked
+ * against the bytes left. */
 static inline int rd_len(const uint8_t **pp, const uint8_t *end, size_t *len) {
     const uint8_t *p = *pp;
     uint64_t v;
     if (LIKELY(p < end && *p < 0x80)) {
         v = *p++;
-    } else if (rd_varint(&p, end, &v)) {
+    } else if (rd_varint_max(&p, end, &v, VARINT_SHORT) || v >= 0x7fffffffu) {
         return -1;
     }
     if (v > (uint64_t)(end - p)) {

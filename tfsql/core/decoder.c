@@ -480,6 +480,9 @@ static inline int scan_entry(dctx *x, int loc, const uint8_t *p, const uint8_t *
             keys_equal(h->key, key, key_len)) {
             c = h->col;
         } else {
+            if (!utf8_valid(key, key_len)) {
+                return E_MALFORMED; /* a proto3 string: protobuf refuses the record */
+            }
             c = nametable_find(&x->sc->tables[loc], x->sc->cols, key, key_len);
             h->key = key;
             h->len = key_len;
@@ -492,13 +495,36 @@ static inline int scan_entry(dctx *x, int loc, const uint8_t *p, const uint8_t *
             }
         }
     } else {
+        if (!utf8_valid(key, key_len)) {
+            return E_MALFORMED;
+        }
         c = nametable_find(&x->sc->tables[loc], x->sc->cols, key, key_len);
         if (c < 0 && x->track_unknown) {
             note_unknown(x, loc, key, key_len);
         }
     }
-    if (c >= 0) {
+    /* A record is valid or not whatever the columns asked for: an entry no column reads
+     * (another feature, or an earlier entry of a key a later one replaces) is checked as
+     * protobuf would parse it, without decoding its values. */
+    if (c < 0) {
+        if (e.key == p + 2 && e.nval <= 1) { /* one key (checked above), one value */
+            if (e.nval == 0) {
+                return 0;
+            }
+            int bad = loc == FEATURES ? feature_well_formed(e.val, e.val_end)
+                                      : feature_list_well_formed(e.val, e.val_end);
+            return bad ? E_MALFORMED : 0;
+        }
+        return entry_well_formed(p, end, loc) ? E_MALFORMED : 0;
+    }
+    if ((e.key != p + 2 || e.nval > 1) && entry_well_formed(p, end, loc)) {
+        return E_MALFORMED; /* several keys or values: protobuf parses each one */
+    }
+    {
         slotstate *s = &x->slots[c];
+        if (s->stamp == stamp && entry_well_formed(s->entry, s->entry_end, loc)) {
+            return E_MALFORMED;
+        }
         s->stamp = stamp;
         s->entry = p;
         s->entry_end = end;
@@ -734,6 +760,13 @@ int decode_core(dctx *x, const uint8_t *buf, size_t buflen, const uint8_t *offs,
             if (rc) {
                 x->err_record = r;
                 x->err_column = c;
+                /* protobuf refuses a record it cannot parse before any column sees it */
+                if (rc != E_NOMEM &&
+                    record_well_formed(buf + start, buf + start + len,
+                                       sc->record_type == SEQUENCE_EXAMPLE)) {
+                    x->err_column = -1;
+                    return E_MALFORMED;
+                }
                 return rc;
             }
         }

@@ -68,14 +68,20 @@ static int32_t sctx_lookup(sctx *s, int loc, const uint8_t *key, size_t len) {
 static int summarize_entry(sctx *s, int loc, const uint8_t *p, const uint8_t *end,
                            size_t stamp) {
     entry_parts e = {0};
-    if (read_entry(p, end, &e)) {
-        return E_MALFORMED;
+    if (read_entry(p, end, &e) || !utf8_valid(e.key, e.key_len)) {
+        return E_MALFORMED; /* a feature name is a proto3 string: protobuf refuses it */
+    }
+    if ((e.key != p + 2 || e.nval > 1) && entry_well_formed(p, end, loc)) {
+        return E_MALFORMED; /* several keys or values: protobuf parses each one */
     }
     int32_t i = sctx_lookup(s, loc, e.key, e.key_len);
     if (i < 0) {
         return E_NOMEM;
     }
     sstat *st = sctx_stat(s, i);
+    if (st->stamp == stamp && entry_well_formed(st->entry, st->entry_end, loc)) {
+        return E_MALFORMED; /* an earlier entry of the key, replaced, must still parse */
+    }
     if (st->stamp != stamp) {
         st->stamp = stamp;
         int32_t v = i;

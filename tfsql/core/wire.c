@@ -20,10 +20,12 @@ int skip_field(const uint8_t **pp, const uint8_t *end, uint32_t tag) {
     open[depth++] = tag >> 3;
     const uint8_t *p = *pp;
     while (depth > 0) {
-        uint32_t inner;
-        if (rd_tag(&p, end, &inner)) {
+        /* inside a group protobuf (upb) takes field number 0 too */
+        uint64_t v;
+        if (rd_varint_max(&p, end, &v, VARINT_SHORT) || v > 0xffffffffu) {
             return -1;
         }
+        uint32_t inner = (uint32_t)v;
         uint32_t iwt = inner & 7;
         if (iwt == WT_SGROUP) {
             if (depth == MAX_GROUP_DEPTH) {
@@ -141,4 +143,154 @@ int list_count(int kind, const uint8_t *p, const uint8_t *end, uint64_t *count,
     }
     *count = n;
     return 0;
+}
+
+/* -- protobuf's checks on what no column decodes ----------------------------- */
+
+/* A check of one length-delimited field (its tag and body); non-zero refuses it. */
+typedef int (*field_check)(uint32_t tag, const uint8_t *body, size_t len, int arg);
+
+/* Walk the fields of a message [p, end): every field's wire structure is checked (the
+ * others skipped as unknown fields are), each length-delimited one passed to `check`.
+ * 0 when protobuf would parse it, -1 when not. */
+static int each_len_field(const uint8_t *p, const uint8_t *end, field_check check, int arg) {
+    while (p < end) {
+        uint32_t tag;
+        const uint8_t *body = NULL;
+        size_t len = 0;
+        if (next_field(&p, end, &tag, &body, &len)) {
+            return -1;
+        }
+        if ((tag & 7) == WT_LEN && check(tag, body, len, arg)) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Feature: oneof bytes_list 1, float_list 2, int64_list 3 (other fields unknown). */
+static int feature_field_ok(uint32_t tag, const uint8_t *body, size_t len, int arg) {
+    (void)arg;
+    uint64_t count;
+    int kind = feature_kind_field(tag);
+    return kind != KIND_NONE && list_count(kind, body, body + len, &count, NULL);
+}
+
+/* FeatureList: repeated Feature feature = 1. */
+static int feature_list_field_ok(uint32_t tag, const uint8_t *body, size_t len, int arg) {
+    (void)arg;
+    return tag == TAG(1, WT_LEN) && feature_well_formed(body, body + len);
+}
+
+/* A map entry: string key = 1 (UTF-8), value = 2 (a Feature, or a FeatureList at
+ * location FEATURE_LISTS). */
+static int entry_field_ok(uint32_t tag, const uint8_t *body, size_t len, int loc) {
+    if (tag == TAG(1, WT_LEN)) {
+        return !utf8_valid(body, len);
+    }
+    if (tag == TAG(2, WT_LEN)) {
+        return loc == FEATURES ? feature_well_formed(body, body + len)
+                               : feature_list_well_formed(body, body + len);
+    }
+    return 0;
+}
+
+/* Features / FeatureLists: repeated entry = 1. */
+static int map_field_ok(uint32_t tag, const uint8_t *body, size_t len, int loc) {
+    return tag == TAG(1, WT_LEN) && entry_well_formed(body, body + len, loc);
+}
+
+/* Example (features = 1) / SequenceExample (context = 1, feature_lists = 2). */
+static int record_field_ok(uint32_t tag, const uint8_t *body, size_t len, int seq) {
+    if (!is_map_field(tag, seq)) {
+        return 0;
+    }
+    return each_len_field(body, body + len, map_field_ok, (int)(tag >> 3) - 1);
+}
+
+/* Packed varints [p, end): each at most 10 bytes, the last one complete (no count). */
+static int packed_varints_valid(const uint8_t *p, const uint8_t *end) {
+    if (p < end && (end[-1] & 0x80)) {
+        return -1;
+    }
+    int run = 0; /* continuation bytes in a row */
+    while (end - p >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        uint64_t high = w & 0x8080808080808080ull;
+        if (high == 0) {
+            run = 0;
+        } else if (high == 0x8080808080808080ull) {
+            if ((run += 8) >= 10) {
+                return -1;
+            }
+        } else {
+            for (int i = 0; i < 8; i++) {
+                run = p[i] < 0x80 ? 0 : run + 1;
+                if (run >= 10) {
+                    return -1;
+                }
+            }
+        }
+        p += 8;
+    }
+    for (; p < end; p++) {
+        run = *p < 0x80 ? 0 : run + 1;
+        if (run >= 10) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* A BytesList's values [p, end) in the layout writers produce (each a field 1 with its
+ * length); 1 when another layout needs the general loop. */
+static int bytes_values_valid(const uint8_t *p, const uint8_t *end) {
+    while (p < end) {
+        size_t len;
+        if (*p != TAG(1, WT_LEN)) {
+            return 1;
+        }
+        p++;
+        if (rd_len(&p, end, &len)) {
+            return -1;
+        }
+        p += len;
+    }
+    return 0;
+}
+
+int feature_well_formed(const uint8_t *p, const uint8_t *end) {
+    /* What writers produce: one list spanning the Feature, its numbers packed, checked
+     * without the general loop (same result, fewer steps). */
+    size_t room = (size_t)(end - p);
+    if (room >= 2 && p[1] < 0x80 && room == 2 + (size_t)p[1]) {
+        if (p[0] == TAG(1, WT_LEN)) {
+            int rc = bytes_values_valid(p + 2, end);
+            if (rc <= 0) {
+                return rc;
+            }
+        } else if (room >= 4 && p[2] == TAG(1, WT_LEN) && p[3] < 0x80 &&
+                   room == 4 + (size_t)p[3]) {
+            if (p[0] == TAG(3, WT_LEN)) {
+                return packed_varints_valid(p + 4, end);
+            }
+            if (p[0] == TAG(2, WT_LEN)) {
+                return (p[3] & 3) ? -1 : 0;
+            }
+        }
+    }
+    return each_len_field(p, end, feature_field_ok, 0);
+}
+
+int feature_list_well_formed(const uint8_t *p, const uint8_t *end) {
+    return each_len_field(p, end, feature_list_field_ok, 0);
+}
+
+int entry_well_formed(const uint8_t *p, const uint8_t *end, int loc) {
+    return each_len_field(p, end, entry_field_ok, loc);
+}
+
+int record_well_formed(const uint8_t *p, const uint8_t *end, int seq) {
+    return each_len_field(p, end, record_field_ok, seq);
 }

@@ -22,34 +22,28 @@ typedef int (*deflate_end_fn)(zstream *);
 typedef const char *(*deflate_version_fn)(void);
 
 static struct {
-    int tried;
     deflate_init2_fn init2;
     deflate_fn deflate;
     deflate_end_fn end;
     deflate_version_fn version;
 } zd;
 
-static pthread_mutex_t zd_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t zd_once = PTHREAD_ONCE_INIT;
+
+static void deflate_resolve(void) {
+    void *handle = zlib_library();
+    if (handle != NULL) {
+        zd.init2 = (deflate_init2_fn)dlsym(handle, "deflateInit2_");
+        zd.deflate = (deflate_fn)dlsym(handle, "deflate");
+        zd.end = (deflate_end_fn)dlsym(handle, "deflateEnd");
+        zd.version = (deflate_version_fn)dlsym(handle, "zlibVersion");
+    }
+}
 
 static int deflate_load(void) {
-    pthread_mutex_lock(&zd_lock);
-    if (!zd.tried) {
-        zd.tried = 1;
-        void *handle = NULL;
-        const char *names[] = {"libz.so.1", "libz.so", "libz.1.dylib", "libz.dylib", NULL};
-        for (int i = 0; names[i] != NULL && handle == NULL; i++) {
-            handle = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-        }
-        if (handle != NULL) {
-            zd.init2 = (deflate_init2_fn)dlsym(handle, "deflateInit2_");
-            zd.deflate = (deflate_fn)dlsym(handle, "deflate");
-            zd.end = (deflate_end_fn)dlsym(handle, "deflateEnd");
-            zd.version = (deflate_version_fn)dlsym(handle, "zlibVersion");
-        }
-    }
-    int ok = zd.init2 != NULL && zd.deflate != NULL && zd.end != NULL && zd.version != NULL;
-    pthread_mutex_unlock(&zd_lock);
-    return ok ? 0 : -1;
+    pthread_once(&zd_once, deflate_resolve);
+    return zd.init2 != NULL && zd.deflate != NULL && zd.end != NULL && zd.version != NULL ? 0
+                                                                                         : -1;
 }
 
 int deflater_start(deflater *d, int comp, int level, char *err) {

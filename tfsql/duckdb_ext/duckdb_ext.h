@@ -1,6 +1,6 @@
 /*
  * tfsql/duckdb_ext/duckdb_ext.h -- declarations shared by the DuckDB extension's
- * files (private to tfsql/duckdb_ext/): its structs (files, binds, inflaters) and the
+ * files (private to tfsql/duckdb_ext/): its structs (files, binds, windows) and the
  * functions one file calls in another.
  *
  * The extension binds the C core (tfsql/core/tfsql_core.h) to DuckDB's stable C
@@ -9,8 +9,10 @@
  * engines that give them (api_version.c). Files:
  *
  *   strings.c      small growable helpers
- *   inflate.c      gzip / zlib through the system's libz, loaded at run time
- *   files.c        reading a file whole (decompressed; compression detected by the core)
+ *   source.c       reading a file (decompressed) through a bounded window with pread,
+ *                  checked for changes; gzip / zlib through libz, loaded at run time
+ *   framer.c       framing a window: limits (max_record_bytes, batch_bytes), errors,
+ *                  resynchronising under on_corrupt := 'skip'
  *   discovery.c    listing paths, directories and globs; which entries are data, links,
  *                  FIFOs and crashed commits' intent records are the core's rules
  *   partitions.c   hive columns (found, unescaped and typed by the core's rules)
@@ -47,7 +49,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <strings.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -85,25 +86,6 @@ typedef struct {
 
 enum { COMP_NONE = 0, COMP_GZIP = 1, COMP_ZLIB = 2, COMP_INFER = 3 };
 
-/* A gzip (members concatenated; trailing zero padding ignored) or zlib stream being
- * inflated, a step at a time: inference inflates only the start of a file. The z_stream
- * must stay where it is while active (zlib keeps a pointer back to it). */
-typedef struct {
-    const uint8_t *in;
-    size_t n, pos;
-    int comp, active, finished, members;
-    zstream z;
-} inflater;
-
-/* A file's bytes, decompressed: mapped when plain, else inflated into `owned`. */
-typedef struct {
-    const uint8_t *data;
-    size_t size;
-    void *map;
-    size_t map_size;
-    tbuf owned;
-} filebytes;
-
 typedef struct {
     char *path;    /* absolute, normalised */
     char *root;    /* the directory hive directories are parsed below; NULL when named */
@@ -122,6 +104,7 @@ typedef struct {
     /* options */
     int record_type, compression, verify, hive, lists_always, skip_corrupt, glob;
     int missing_insert; /* missing_columns := 'insert' */
+    long long max_record_bytes, batch_bytes;
     long long infer_sample, infer_files, infer_bytes; /* -1: all / no bound */
     char *filename_col;
     /* files and partitions */
@@ -171,25 +154,92 @@ int cmp_str(const void *a, const void *b);
 
 int ends_with_ci(const char *s, const char *suffix);
 
-/* -- inflate.c --------------------------------------------------------------- */
-void inflater_end(inflater *f);
+/* -- source.c ---------------------------------------------------------------- */
 
-/* Inflate into `out` until it holds at least `want` bytes or the stream ends
- * (f->finished). */
-int inflater_run(inflater *f, tbuf *out, size_t want, char *err);
+/* Bytes kept ahead of a scan: a window is refilled to WINDOW_BYTES (or one record). */
+#define WINDOW_BYTES ((size_t)8 << 20)
+/* Compressed bytes read at a time, and inflated bytes produced per inflate() call. */
+#define COMPRESSED_CHUNK ((size_t)1 << 20)
+#define INFLATE_STEP ((size_t)1 << 20)
 
-int inflater_start(inflater *f, const uint8_t *in, size_t n, int comp, char *err);
+/* One open file: its (decompressed) byte stream, read with pread() and checked for
+ * changes after every read (tfsql.file_guard). */
+typedef struct {
+    int fd;
+    const char *path;  /* borrowed, for messages */
+    uint64_t file_size; /* at open: the size the bind listed */
+    int64_t mtime_ns;
+    uint64_t file_pos; /* next file byte to read */
+    int comp;          /* COMP_NONE, COMP_GZIP or COMP_ZLIB */
+    int eof;           /* the (decompressed) stream ended */
+    tbuf in;           /* compressed input, in[in_pos:] not yet inflated */
+    size_t in_pos;
+    int z_active, members;
+    zstream z;
+} source;
 
-/* -- files.c ----------------------------------------------------------------- */
-void filebytes_free(filebytes *f);
+/* A window on a source: buf[0:len) holds stream bytes [base, base + len). */
+typedef struct {
+    source src;
+    tbuf buf;
+    uint64_t base;
+} window;
 
-/* Open `path` (compression `comp`, or COMP_INFER). Plain bytes are mapped. Compressed
- * ones are inflated whole, or, when `inf` is given, not yet: the caller inflates them
- * with inflater_run(inf, &f->owned, ...) and file_inflated(f), then inflater_end. */
-int file_open(const char *path, int comp, filebytes *f, inflater *inf, char *err);
+/* Open `path` (compression `comp`, or COMP_INFER to detect it); `listed_size` (or -1)
+ * is the size the bind saw: another size now means the file changed. */
+int source_open(source *s, const char *path, int64_t listed_size, int comp, char *err);
+/* The system's zlib (libz.so.1), opened once at run time; NULL when there is none. */
+void *zlib_library(void);
+void source_close(source *s);
+/* Append up to `want` bytes of the stream to `out` (fewer at its end: s->eof). */
+int source_read(source *s, tbuf *out, size_t want, char *err);
 
-/* After inflater_run: the bytes inflated so far are the file's bytes. */
-void file_inflated(filebytes *f);
+int window_open(window *w, const char *path, int64_t listed_size, int comp, char *err);
+void window_close(window *w);
+/* Make stream bytes [from, from + need) available (fewer only at the end of the
+ * stream), dropping those before `from`; a read takes at least WINDOW_BYTES. */
+int window_fill(window *w, uint64_t from, size_t need, char *err);
+
+/* -- framer.c ---------------------------------------------------------------- */
+
+/* A record header claiming more bytes than a plain file holds from the record's start
+ * (the other statuses are the core's FRAME_*). */
+enum { FRAME_PAST_END = 16 };
+
+/* What framing takes and how it treats damage (the reading options). */
+typedef struct {
+    long long max_records;     /* records per chunk (-1: no limit) */
+    long long max_bytes;       /* payload bytes per chunk: batch_bytes (-1: no limit) */
+    uint64_t max_record_bytes; /* a longer record header is damage */
+    int verify;                /* check data CRCs */
+    int skip_corrupt;          /* on_corrupt := 'skip' */
+} framing;
+
+/* A file framed chunk by chunk: offs / lens hold the n records of the last chunk
+ * (payload offsets into w.buf.data, lengths), the first of them record `first` of the
+ * file; `next` is the stream offset framing goes on from. */
+typedef struct {
+    window w;
+    uint64_t next;
+    size_t index, first, n;
+    tbuf offs, lens;
+} framer;
+
+/* err = the message of a damaged record (a FRAME_* status, FRAME_PAST_END included):
+ * file, record index, byte offset, what is wrong and how to go on. */
+void frame_error(char *err, const char *path, int status, size_t index, uint64_t at,
+                 uint64_t length, uint64_t limit);
+/* err = the message of a record protobuf would not parse as the bind's record type. */
+void malformed_error(char *err, int record_type, const char *path, size_t index, uint64_t at);
+/* The state of the record whose header is at stream offset `at` in the window, given
+ * the bytes there: FRAME_OK (complete, or more bytes to read), or what is wrong with it
+ * (*length: the header's length; *limit: the limit or the bytes the stream holds). */
+int pending_record(const window *w, uint64_t at, uint64_t max_record_bytes, uint64_t *length,
+                   uint64_t *limit);
+void framer_start(framer *f);
+void framer_free(framer *f);
+/* Frame the next chunk. 1: f->n records; 0: the file is done; -1: error in err. */
+int framer_next(framer *f, const framing *o, const char *path, char *err);
 
 /* -- discovery.c ------------------------------------------------------------- */
 void filelist_free(filelist *l, int nparts);
@@ -210,8 +260,6 @@ int find_partitions(tfbind *b, char *err);
 void tf_bind(duckdb_bind_info info);
 
 /* -- inference.c ------------------------------------------------------------- */
-void frame_error(char *err, const char *path, int status, size_t index, size_t at,
-                 size_t size);
 
 /* Infer the data columns from the sampled files (the core's inference). */
 int infer_columns(tfbind *b, char *err, idx_t *cardinality);
@@ -281,7 +329,6 @@ void tfbind_free(void *p);
 
 duckdb_logical_type column_type(int kind, int shape, int utf8);
 
-/* -- files.c (shared) ---------------------------------------------------------- */
 
 /* -- entry.c (shared) ---------------------------------------------------------- */
 void add_scan_parameters(duckdb_table_function f);

@@ -6,50 +6,28 @@
 
 #include "duckdb_ext.h"
 
-void frame_error(char *err, const char *path, int status, size_t index, size_t at,
-                 size_t size) {
-    if (status == FRAME_TRUNCATED) {
-        snprintf(err, ERRLEN, "truncated record in %s, record %zu at byte %zu: the file ends "
-                              "%zu bytes into it%s (pass ignore_errors := true to skip it and "
-                              "the rest of the file)", path, index, at, size - at,
-                 at == 0 ? "; it does not look like a TFRecord file" : "");
-    } else if (status == FRAME_BAD_LENGTH_CRC) {
-        snprintf(err, ERRLEN, "length CRC mismatch in %s, record %zu at byte %zu: the file is "
-                              "corrupt%s (pass ignore_errors := true to skip it and the rest of "
-                              "the file)", path, index, at,
-                 at == 0 ? "; it does not look like a TFRecord file (check the path, or "
-                           "compression := 'gzip' / 'zlib')" : "");
-    } else {
-        snprintf(err, ERRLEN, "data CRC mismatch in %s, record %zu at byte %zu: the record is "
-                              "corrupt (pass ignore_errors := true to skip it)", path, index, at);
-    }
-}
-
 /* Frame the inference sample of one file and fold it into `st` (the core keeps the
- * records within the file's budget). A compressed file is inflated only as far as the
- * sample reaches. Damage ends the sample as the scan treats it: under ignore_errors a
- * record whose data CRC fails is stepped over and a bad length or a truncated end skips
- * the rest of the file; otherwise the sample stops there and the scan reports it. */
-static int sample_file(const tfbind *b, infer_state *st, const char *path, int tolerant,
+ * records within the file's budget). The file is read through a bounded, change-checked
+ * window (source.c), a compressed one inflated only as far as the sample reaches. A
+ * record header over max_record_bytes is an error unless on_corrupt := 'skip'. Damage
+ * ends the sample as the scan treats it: under on_corrupt := 'skip' a record whose data
+ * CRC fails is stepped over, and other damage ends the file's sample (the scan then
+ * resynchronises or reports it). */
+static int sample_file(const tfbind *b, infer_state *st, const tfile *f, int tolerant,
                        char *err) {
-    filebytes fb;
-    inflater inf;
-    if (file_open(path, b->compression, &fb, &inf, err)) {
+    window w;
+    memset(&w, 0, sizeof(w));
+    if (window_open(&w, f->path, f->size, b->compression, err)) {
         return -1;
     }
     int rc = -1;
     tbuf offs = {0}, lens = {0};
     size_t pos = 0, index = 0;
-    size_t want = b->infer_sample < 0 || b->infer_bytes < 0 ? SIZE_MAX
+    size_t want = b->infer_sample < 0 || b->infer_bytes < 0 ? WINDOW_BYTES
                                                               : (size_t)b->infer_bytes + (1u << 20);
     for (;;) {
-        char why[ERRLEN];
-        if (!inf.finished && fb.size - pos < want) {
-            if (inflater_run(&inf, &fb.owned, fb.size + want, why)) {
-                error_at_path(err, path, why);
-                goto done;
-            }
-            file_inflated(&fb);
+        if (window_fill(&w, 0, want, err)) {
+            goto done;
         }
         long long wanted = infer_records_wanted(st);
         if (wanted == 0) {
@@ -58,16 +36,26 @@ static int sample_file(const tfbind *b, infer_state *st, const char *path, int t
         int status;
         size_t end;
         offs.len = lens.len = 0;
-        if (scan_core(fb.data, fb.size, pos, wanted, -1, b->verify, &offs, &lens, &end, &status)) {
+        if (scan_core(w.buf.data, w.buf.len, pos, wanted, -1, b->verify, &offs, &lens, &end,
+                      &status)) {
             snprintf(err, ERRLEN, "out of memory");
             goto done;
         }
         size_t framed = offs.len / 8, taken;
+        for (size_t i = 0; i < framed; i++) { /* possible only in a larger window */
+            if (load_u64(lens.data + 8 * i) > (uint64_t)b->max_record_bytes) {
+                end = (size_t)load_u64(offs.data + 8 * i) - 12;
+                framed = i;
+                status = FRAME_TOO_LONG;
+                offs.len = lens.len = 8 * i;
+                break;
+            }
+        }
         int done;
         infer_error e;
         memset(&e, 0, sizeof(e));
-        int irc = infer_add(st, fb.data, fb.size, offs.data, lens.data, framed, index, 0, &taken,
-                            &done, &e);
+        int irc = infer_add(st, w.buf.data, w.buf.len, offs.data, lens.data, framed, index, 0,
+                            &taken, &done, &e);
         if (irc == INFER_NOMEM) {
             snprintf(err, ERRLEN, "out of memory");
             goto done;
@@ -75,7 +63,11 @@ static int sample_file(const tfbind *b, infer_state *st, const char *path, int t
         if (irc == INFER_MALFORMED && tolerant) {
             break; /* the scan reports it */
         }
-        if (irc != INFER_OK) { /* a record that is not an Example */
+        if (irc == INFER_MALFORMED) { /* worded as the scan words it (framer.c) */
+            malformed_error(err, b->record_type, f->path, (size_t)e.record, e.offset);
+            goto done;
+        }
+        if (irc != INFER_OK) {
             snprintf(err, ERRLEN, "%s", e.message);
             goto done;
         }
@@ -84,13 +76,24 @@ static int sample_file(const tfbind *b, infer_state *st, const char *path, int t
         }
         index += framed;
         pos = end;
-        int more = !inf.finished && (status == FRAME_TRUNCATED || (status == FRAME_OK && end == fb.size));
-        if (more) {
-            want = want > SIZE_MAX / 2 ? SIZE_MAX : 2 * want;
+        int at_end = end == w.buf.len && !w.src.eof; /* more records may follow */
+        if ((status == FRAME_OK && at_end) || (status == FRAME_TRUNCATED && !w.src.eof)) {
+            uint64_t length, limit;
+            int pending = pending_record(&w, end, (uint64_t)b->max_record_bytes, &length, &limit);
+            if (pending == FRAME_TOO_LONG && !b->skip_corrupt && !tolerant) {
+                frame_error(err, f->path, FRAME_TOO_LONG, index, end, length, limit);
+                goto done;
+            }
+            if (pending != FRAME_OK) {
+                break;
+            }
+            /* the records framed so far ran into the end of what is read: read on */
+            size_t record = w.buf.len - end < 12 ? 12 : (size_t)length + 16;
+            want = 2 * w.buf.len > end + record ? 2 * w.buf.len : end + record;
             continue;
         }
         if (status == FRAME_BAD_DATA_CRC && b->skip_corrupt) {
-            pos = end + 16 + (size_t)load_le64(fb.data + end); /* step over it, as the scan does */
+            pos = end + 16 + (size_t)load_le64(w.buf.data + end); /* step over it, as the scan does */
             index++;
             continue;
         }
@@ -98,8 +101,7 @@ static int sample_file(const tfbind *b, infer_state *st, const char *path, int t
     }
     rc = 0;
 done:
-    inflater_end(&inf);
-    filebytes_free(&fb);
+    window_close(&w);
     tbuf_free(&offs);
     tbuf_free(&lens);
     return rc;
@@ -120,12 +122,12 @@ static infer_state *sample_files(const tfbind *b, int tolerant, char *err) {
     }
     size_t npick = infer_pick_files(sizes, b->files.n, b->infer_files, pick);
     for (size_t j = 0; j < npick; j++) {
-        const char *path = b->files.items[pick[j]].path;
-        if (infer_begin_file(st, path) != INFER_OK) {
+        const tfile *f = &b->files.items[pick[j]];
+        if (infer_begin_file(st, f->path) != INFER_OK) {
             snprintf(err, ERRLEN, "out of memory");
             goto fail;
         }
-        if (sample_file(b, st, path, tolerant, err)) {
+        if (sample_file(b, st, f, tolerant, err)) {
             goto fail;
         }
     }

@@ -197,28 +197,36 @@ static long long indexed_count(const char *path, int64_t size) {
     char *index = xprintf("%.*s.%s.idx", slash ? (int)(slash - path + 1) : 0, path,
                           slash ? slash + 1 : path);
     struct stat st_index, st_file;
-    filebytes fb;
+    window w;
     char err[ERRLEN];
     long long count = -1;
+    memset(&w, 0, sizeof(w));
     if (index == NULL || stat(index, &st_index) != 0 || stat(path, &st_file) != 0 ||
-        st_index.st_mtime < st_file.st_mtime || file_open(index, COMP_NONE, &fb, NULL, err) != 0) {
+        st_index.st_mtime < st_file.st_mtime ||
+        window_open(&w, index, st_index.st_size, COMP_NONE, err) != 0 ||
+        window_fill(&w, 0, (size_t)st_index.st_size + 1, err) != 0 ||
+        tbuf_reserve(&w.buf, 1) != 0) {
         free(index);
+        window_close(&w);
         return -1;
     }
     free(index);
+    const uint8_t *data = w.buf.data;
+    size_t size_read = w.buf.len;
+    w.buf.data[size_read] = 0; /* sscanf below stops there */
     long long lines = 0;
     const uint8_t *last = NULL;
-    for (size_t i = 0; i < fb.size; i++) {
-        if (fb.data[i] == '\n') {
+    for (size_t i = 0; i < size_read; i++) {
+        if (data[i] == '\n') {
             lines++;
         }
     }
-    if (fb.size > 0 && fb.data[fb.size - 1] == '\n') {
-        size_t i = fb.size - 1;
-        while (i > 0 && fb.data[i - 1] != '\n') {
+    if (size_read > 0 && data[size_read - 1] == '\n') {
+        size_t i = size_read - 1;
+        while (i > 0 && data[i - 1] != '\n') {
             i--;
         }
-        last = fb.data + i;
+        last = data + i;
     }
     unsigned long long offset = 0, length = 0;
     if (lines == 0 && size == 0) {
@@ -235,34 +243,28 @@ static long long indexed_count(const char *path, int64_t size) {
             close(fd);
         }
     }
-    filebytes_free(&fb);
+    window_close(&w);
     return count;
 }
 
-/* Count the records of `path` by walking its headers (inflating it when compressed);
- * -1 with `err` set when it cannot be read or is damaged. */
-static long long walked_count(const char *path, int comp, char *err) {
-    filebytes fb;
-    if (file_open(path, comp, &fb, NULL, err) != 0) {
+/* Count the records of `path` by walking its headers (inflating it when compressed),
+ * through a bounded window; -1 with `err` set when it cannot be read or is damaged. */
+static long long walked_count(const tfbind *b, const tfile *f, int comp, char *err) {
+    framer fr;
+    memset(&fr, 0, sizeof(fr));
+    framer_start(&fr);
+    if (window_open(&fr.w, f->path, f->size, comp, err) != 0) {
+        framer_free(&fr);
         return -1;
     }
-    tbuf offsets = {0}, lengths = {0};
-    size_t end = 0;
-    int status = 0;
-    long long count = -1;
-    if (scan_core(fb.data, fb.size, 0, -1, -1, 0, &offsets, &lengths, &end, &status) != 0) {
-        snprintf(err, ERRLEN, "out of memory while counting %s", path);
-    } else if (status != FRAME_OK || end != fb.size) {
-        snprintf(err, ERRLEN, "%s is damaged at byte %zu (record %zu): cannot count its records "
-                              "(tfsql verify names the damage)",
-                 path, end, lengths.len / 8);
-    } else {
-        count = (long long)(lengths.len / 8);
+    framing o = {-1, -1, (uint64_t)b->max_record_bytes, 0, 0}; /* headers only, damage an error */
+    long long count = 0;
+    int rc;
+    while ((rc = framer_next(&fr, &o, f->path, err)) == 1) {
+        count += (long long)fr.n;
     }
-    tbuf_free(&offsets);
-    tbuf_free(&lengths);
-    filebytes_free(&fb);
-    return count;
+    framer_free(&fr);
+    return rc < 0 ? -1 : count;
 }
 
 /* The compression of a file: the option when given, else its first bytes'. */
@@ -340,7 +342,7 @@ static void metadata_scan(duckdb_function_info info, duckdb_data_chunk out) {
         long long records = comp == COMP_NONE ? indexed_count(f->path, f->size) : -1;
         const char *source = records >= 0 ? "index" : NULL;
         if (records < 0 && m->count) {
-            records = walked_count(f->path, comp, err);
+            records = walked_count(m->b, f, comp, err);
             if (records < 0) {
                 duckdb_function_set_error(info, err);
                 return;

@@ -38,6 +38,8 @@ void set_default_options(tfbind *b) {
     b->infer_bytes = TFSQL_DEFAULT_INFER_BYTES;
     b->lists_always = TFSQL_DEFAULT_LISTS == TFSQL_LISTS_ALWAYS;
     b->missing_insert = TFSQL_DEFAULT_MISSING_COLUMNS == TFSQL_MISSING_COLUMNS_INSERT;
+    b->max_record_bytes = TFSQL_DEFAULT_MAX_RECORD_BYTES;
+    b->batch_bytes = TFSQL_DEFAULT_BATCH_BYTES;
 }
 
 /* The code of `text` in `words` (matched as Python's checks do: trimmed, any case). */
@@ -103,6 +105,12 @@ static void set_option(tfbind *b, int option, long long value, char *name) {
     case TFSQL_OPTION_GLOB:
         b->glob = (int)value;
         break;
+    case TFSQL_OPTION_MAX_RECORD_BYTES:
+        b->max_record_bytes = value;
+        break;
+    case TFSQL_OPTION_BATCH_BYTES:
+        b->batch_bytes = value;
+        break;
     default: /* schema := / columns := are read by the bind (user_columns) */
         break;
     }
@@ -117,6 +125,16 @@ static int read_param(tfbind *b, const tfsql_param *p, duckdb_value v, const cha
     case TFSQL_VALUE_BOOL: {
         int x = duckdb_get_bool(v);
         set_option(b, p->option, p->words != NULL ? (x ? p->if_true : p->if_false) : x, NULL);
+        return 0;
+    }
+    case TFSQL_VALUE_COUNT: {
+        int64_t x = duckdb_get_int64(v);
+        if (x < 1) {
+            snprintf(err, ERRLEN, "%s: %s must be a positive integer, not %lld", fname, p->name,
+                     (long long)x);
+            return -1;
+        }
+        set_option(b, p->option, x, NULL);
         return 0;
     }
     case TFSQL_VALUE_COUNT_OR_ALL: {

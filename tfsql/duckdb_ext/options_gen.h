@@ -33,6 +33,8 @@ enum {
     TFSQL_OPTION_LISTS,
     TFSQL_OPTION_MISSING_COLUMNS,
     TFSQL_OPTION_GLOB,
+    TFSQL_OPTION_BATCH_BYTES,
+    TFSQL_OPTION_MAX_RECORD_BYTES,
     TFSQL_OPTION_COUNT,
 };
 
@@ -143,6 +145,8 @@ static const tfsql_word tfsql_missing_columns_words[] = {
 #define TFSQL_DEFAULT_LISTS TFSQL_LISTS_AUTO
 #define TFSQL_DEFAULT_MISSING_COLUMNS TFSQL_MISSING_COLUMNS_RAISE
 #define TFSQL_DEFAULT_GLOB 1
+#define TFSQL_DEFAULT_BATCH_BYTES 16777216
+#define TFSQL_DEFAULT_MAX_RECORD_BYTES 2147483648
 
 /* One named parameter: a spelling of an option. A boolean spelling of a choice maps true
  * and false to the choice's codes (-1: not mapped); a boolean-or-name one maps true to
@@ -175,6 +179,8 @@ static const tfsql_param tfsql_params[] = {
     {"lists", TFSQL_OPTION_LISTS, TFSQL_VALUE_CHOICE, tfsql_lists_words, TFSQL_LISTS_WHAT, TFSQL_LISTS_UNKNOWN_WORDING, -1, -1, NULL},
     {"missing_columns", TFSQL_OPTION_MISSING_COLUMNS, TFSQL_VALUE_CHOICE, tfsql_missing_columns_words, TFSQL_MISSING_COLUMNS_WHAT, TFSQL_MISSING_COLUMNS_UNKNOWN_WORDING, -1, -1, NULL},
     {"glob", TFSQL_OPTION_GLOB, TFSQL_VALUE_BOOL, NULL, NULL, 0, -1, -1, NULL},
+    {"batch_bytes", TFSQL_OPTION_BATCH_BYTES, TFSQL_VALUE_COUNT, NULL, NULL, 0, -1, -1, NULL},
+    {"max_record_bytes", TFSQL_OPTION_MAX_RECORD_BYTES, TFSQL_VALUE_COUNT, NULL, NULL, 0, -1, -1, NULL},
     {NULL, 0, 0, NULL, NULL, 0, -1, -1, NULL},
 };
 

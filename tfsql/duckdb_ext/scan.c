@@ -28,57 +28,21 @@ static void tfglobal_free(void *p) {
     free(g);
 }
 
-/* A thread's scan state. The open file is framed one output chunk at a time, right
- * before the chunk is decoded, so its bytes are read from memory once while they are
- * still in the CPU's cache (framing the whole file first read it twice). A compressed
- * file is inflated as the scan goes, into a window that drops the bytes of records
- * already emitted: `base` is the file offset of the window's first byte. */
+/* A thread's scan state. The open file is read through a bounded window (source.c)
+ * and framed one output chunk at a time, right before the chunk is decoded, so its
+ * bytes are read from memory once while they are still in the CPU's cache. */
 typedef struct {
     int have_file;
     size_t file;
-    filebytes fb;
-    inflater inf;      /* finished for a plain (mapped) file */
-    size_t base;
-    tbuf offs, lens;   /* the framed records of the current chunk */
-    size_t nrec, pos;  /* records in the chunk, records already emitted */
-    size_t first;      /* the chunk's first record: its index in the file */
-    size_t frame_end;  /* where framing stopped: the next record, or the damaged one */
-    int frame_status;
+    framer fr;
+    size_t pos;        /* records of the chunk already emitted */
     slotstate *slots;
     colbuild *cb;
 } tflocal;
 
-/* Inflated bytes kept ahead of the scan: refilled to WINDOW_BYTES when fewer than
- * WINDOW_LOW are left (moving those few to the front), or to a whole record. */
-#define WINDOW_BYTES ((size_t)8 << 20)
-#define WINDOW_LOW ((size_t)1 << 20)
-
 static void tflocal_close_file(tflocal *l) {
-    inflater_end(&l->inf);
-    filebytes_free(&l->fb);
+    window_close(&l->fr.w);
     l->have_file = 0;
-}
-
-/* Make at least `need` bytes from frame_end available (fewer only at the end of the
- * stream). */
-static int fill_window(tflocal *l, size_t need, const char *path, char *err) {
-    size_t have = l->fb.size - l->frame_end;
-    if (l->inf.finished || have >= need) {
-        return 0;
-    }
-    if (l->frame_end > 0) {
-        memmove(l->fb.owned.data, l->fb.owned.data + l->frame_end, have);
-        l->fb.owned.len = have;
-        l->base += l->frame_end;
-        l->frame_end = 0;
-    }
-    char why[ERRLEN];
-    if (inflater_run(&l->inf, &l->fb.owned, need > WINDOW_BYTES ? need : WINDOW_BYTES, why)) {
-        error_at_path(err, path, why);
-        return -1;
-    }
-    file_inflated(&l->fb);
-    return 0;
 }
 
 static void tflocal_free(void *p) {
@@ -86,9 +50,7 @@ static void tflocal_free(void *p) {
     if (l == NULL) {
         return;
     }
-    tflocal_close_file(l);
-    tbuf_free(&l->offs);
-    tbuf_free(&l->lens);
+    framer_free(&l->fr);
     free(l->slots);
     free(l->cb);
     free(l);
@@ -249,17 +211,13 @@ static int fill_column(duckdb_vector vec, const colbuild *cb, size_t n, int utf8
 
 static void decode_error(char *err, const tfbind *b, const dctx *x, int rc, const char *path,
                          size_t record, size_t at) {
-    const char *rt = b->record_type == SEQUENCE_EXAMPLE ? "tf.train.SequenceExample"
-                                                        : "tf.train.Example";
     char col[256] = "";
     if (x->err_column >= 0 && x->err_column < x->sc->ncols) {
         snprintf(col, sizeof(col), "%.*s", (int)x->sc->cols[x->err_column].name_len,
                  (const char *)x->sc->cols[x->err_column].name);
     }
     if (rc == E_MALFORMED) {
-        snprintf(err, ERRLEN, "record is not a valid %s protobuf in %s, record %zu at byte %zu; "
-                              "check record_type := (use 'bytes' to read the raw records)", rt,
-                 path, record, at);
+        malformed_error(err, b->record_type, path, record, at);
     } else if (rc == E_KIND_MISMATCH) {
         snprintf(err, ERRLEN, "feature '%s' holds %s in %s, record %zu at byte %zu, but column "
                               "'%s' is read from %s; infer the schema from more records "
@@ -290,74 +248,14 @@ static int open_next_file(tfbind *b, tfglobal *g, tflocal *l, char *err) {
         if (f->size == 0) {
             continue;
         }
-        if (file_open(f->path, b->compression, &l->fb, &l->inf, err)) {
+        framer_start(&l->fr);
+        l->pos = 0;
+        if (window_open(&l->fr.w, f->path, f->size, b->compression, err)) {
             return -1;
         }
-        l->base = 0;
-        l->offs.len = l->lens.len = 0;
-        l->nrec = l->pos = l->first = 0;
-        l->frame_end = 0;
-        l->frame_status = FRAME_OK;
         l->file = i;
         l->have_file = 1;
         return 1;
-    }
-}
-
-/* Frame the open file's next chunk (up to `cap` records; CRCs are checked even when no
- * data column is needed). 1: records framed; 0: the file is done; -1: error in `err`. */
-static int frame_chunk(const tfbind *b, tflocal *l, size_t cap, char *err) {
-    const tfile *f = &b->files.items[l->file];
-    for (;;) {
-        l->first += l->nrec;
-        l->nrec = l->pos = 0;
-        if (l->frame_status != FRAME_OK) {
-            if (!b->skip_corrupt) {
-                frame_error(err, f->path, l->frame_status, l->first, l->base + l->frame_end,
-                            l->base + l->fb.size);
-                return -1;
-            }
-            if (l->frame_status != FRAME_BAD_DATA_CRC) {
-                return 0; /* ignore_errors: a damaged length or a truncated tail ends the file */
-            }
-            /* step over the bad record and go on framing the rest of the file */
-            uint64_t length = load_le64(l->fb.data + l->frame_end);
-            l->frame_end += 12 + (size_t)length + 4;
-            l->frame_status = FRAME_OK;
-            l->first += 1;
-        }
-        if (fill_window(l, WINDOW_LOW, f->path, err)) {
-            return -1;
-        }
-        if (l->frame_end >= l->fb.size) {
-            return 0;
-        }
-        l->offs.len = l->lens.len = 0;
-        if (scan_core(l->fb.data, l->fb.size, l->frame_end, (long long)cap, -1, b->verify,
-                      &l->offs, &l->lens, &l->frame_end, &l->frame_status)) {
-            snprintf(err, ERRLEN, "out of memory");
-            return -1;
-        }
-        l->nrec = l->offs.len / 8;
-        if (l->frame_status == FRAME_TRUNCATED && !l->inf.finished) {
-            /* the window ends inside a record: emit what is framed, then inflate on */
-            size_t have = l->fb.size - l->frame_end, need = 12;
-            if (have >= 12) {
-                uint64_t length = load_le64(l->fb.data + l->frame_end);
-                need = length > SIZE_MAX - 16 ? SIZE_MAX : (size_t)length + 16;
-            }
-            l->frame_status = FRAME_OK;
-            if (l->nrec > 0) {
-                return 1;
-            }
-            if (fill_window(l, need, f->path, err)) {
-                return -1;
-            }
-            continue;
-        }
-        if (l->nrec > 0) {
-            return 1;
-        }
     }
 }
 
@@ -379,8 +277,11 @@ void tf_scan(duckdb_function_info info, duckdb_data_chunk output) {
                 return;
             }
         }
-        if (l->pos >= l->nrec) {
-            int rc = frame_chunk(b, l, cap, err);
+        if (l->pos >= l->fr.n) {
+            framing o = {(long long)cap, b->batch_bytes, (uint64_t)b->max_record_bytes,
+                         b->verify, b->skip_corrupt};
+            l->pos = 0;
+            int rc = framer_next(&l->fr, &o, b->files.items[l->file].path, err);
             if (rc < 0) {
                 tflocal_close_file(l);
                 duckdb_function_set_error(info, err);
@@ -391,11 +292,13 @@ void tf_scan(duckdb_function_info info, duckdb_data_chunk output) {
                 continue;
             }
         }
-        size_t n = l->nrec - l->pos;
+        size_t n = l->fr.n - l->pos;
         if (n > cap) {
             n = cap;
         }
-        const uint8_t *offs = l->offs.data + 8 * l->pos, *lens = l->lens.data + 8 * l->pos;
+        const uint8_t *offs = l->fr.offs.data + 8 * l->pos, *lens = l->fr.lens.data + 8 * l->pos;
+        const uint8_t *data = l->fr.w.buf.data;
+        size_t size = l->fr.w.buf.len;
         if (g->sc.ncols > 0 && l->cb == NULL) {
             l->slots = (slotstate *)calloc((size_t)g->sc.ncols, sizeof(slotstate));
             l->cb = (colbuild *)calloc((size_t)g->sc.ncols, sizeof(colbuild));
@@ -412,7 +315,7 @@ void tf_scan(duckdb_function_info info, duckdb_data_chunk output) {
             x.cb = l->cb;
             memset(l->slots, 0, (size_t)g->sc.ncols * sizeof(slotstate));
             int rc = 0;
-            size_t payload = records_payload((const uint8_t *)lens, n, l->fb.size);
+            size_t payload = records_payload((const uint8_t *)lens, n, size);
             size_t lists = list_reserve(&g->sc, payload);
             for (int c = 0; c < g->sc.ncols && rc == 0; c++) {
                 if (colbuild_init(&l->cb[c], g->sc.cols[c].kind, g->sc.cols[c].shape, n,
@@ -421,11 +324,11 @@ void tf_scan(duckdb_function_info info, duckdb_data_chunk output) {
                 }
             }
             if (rc == 0) {
-                rc = decode_core(&x, l->fb.data, l->fb.size, offs, lens, n);
+                rc = decode_core(&x, data, size, offs, lens, n);
             }
             if (rc) {
-                size_t rec = l->first + l->pos + x.err_record;
-                size_t at = l->base + (size_t)load_u64(offs + 8 * x.err_record) - 12;
+                size_t rec = l->fr.first + l->pos + x.err_record;
+                size_t at = (size_t)l->fr.w.base + (size_t)load_u64(offs + 8 * x.err_record) - 12;
                 decode_error(err, b, &x, rc, b->files.items[l->file].path, rec, at);
             }
             for (int i = 0; i < g->nproj && rc == 0; i++) {
@@ -441,7 +344,7 @@ void tf_scan(duckdb_function_info info, duckdb_data_chunk output) {
                                 b->utf8[out], err, col)) {
                     char tmp[ERRLEN];
                     snprintf(tmp, ERRLEN, "%s, in %s near record %zu", err,
-                             b->files.items[l->file].path, l->first + l->pos);
+                             b->files.items[l->file].path, l->fr.first + l->pos);
                     memcpy(err, tmp, ERRLEN);
                     rc = -1;
                 }
