@@ -183,7 +183,7 @@ class RecordReader:
         handle = self._handle(f)
         cursor = base
         if isinstance(handle, GuardedFile):
-            view = memoryview(buf)
+            view = buf.data  # a writable memoryview of the batch buffer
             for start, stop in runs.tolist():
                 if handle.read_at(view[cursor : cursor + stop - start], start) != stop - start:
                     handle.check()  # raises: the file's size changed
