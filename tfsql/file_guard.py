@@ -41,6 +41,19 @@ from tfsql.errors import FileChangedError
 __all__ = ["FileStamp", "GuardedFile"]
 
 
+if hasattr(os, "preadv"):
+
+    def _pread_into(fd: int, view: memoryview, offset: int) -> int:
+        return os.preadv(fd, [view], offset)
+
+else:  # platforms without preadv: one more copy
+
+    def _pread_into(fd: int, view: memoryview, offset: int) -> int:
+        data = os.pread(fd, len(view), offset)
+        view[: len(data)] = data
+        return len(data)
+
+
 @dataclass(frozen=True)
 class FileStamp:
     """What identifies one version of a file: device, inode, size, modification time."""
@@ -105,6 +118,30 @@ class GuardedFile:
         self._pos += got
         self.check()
         return got
+
+    def read_at(self, view: Any, offset: int) -> int:
+        """Read into the writable byte memoryview ``view`` from byte ``offset`` (a positioned read:
+        no seek, no mapping that could fault if the file shrinks), as many bytes as it
+        holds unless the file ends first; return how many were read. Call :meth:`check`
+        after a group of such reads.
+
+        >>> import tempfile
+        >>> with tempfile.NamedTemporaryFile() as tmp:
+        ...     _ = tmp.write(b"0123456789"); tmp.flush()
+        ...     f = GuardedFile.open(tmp.name, display=tmp.name, size=10, stamps={})
+        ...     buf = bytearray(4)
+        ...     (f.read_at(memoryview(buf), 3), bytes(buf), f.read_at(memoryview(buf), 8))
+        ...     f.close()
+        (4, b'3456', 2)
+        """
+        fd = self._raw.fileno()
+        done = _pread_into(fd, view, offset)
+        while 0 < done < len(view):  # a short read that is not the end of the file
+            got = _pread_into(fd, view[done:], offset + done)
+            if got == 0:
+                break
+            done += got
+        return done
 
     def read(self, n: int = -1) -> bytes:
         data = self._raw.read(n)

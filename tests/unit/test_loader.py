@@ -312,6 +312,23 @@ def test_a_file_changed_after_indexing_raises_instead_of_reading_other_bytes(tmp
     tfsql.write_tfrecord(pa.table({"s": ["a", "bb", "ccc"]}), path)
     ds = RecordDataset(path)
     tfsql.write_tfrecord(pa.table({"s": ["dddd", "e", "ff"]}), path, mode="overwrite")
+    with pytest.raises(tfsql.FileChangedError, match=r"part\.tfrecord changed while it was read: another file"):
+        ds.__getitems__([1])
+
+
+def test_a_file_rewritten_in_place_unnoticed_by_its_stamp_fails_the_header_check(tmp_path):
+    """Same size, same inode, its old modification time put back: only the record
+    headers show the change."""
+    path = str(tmp_path / "part.tfrecord")
+    tfsql.write_tfrecord(pa.table({"s": ["a", "bb", "ccc"]}), path)
+    ds = RecordDataset(path)
+    other = str(tmp_path / "other.tfrecord")
+    tfsql.write_tfrecord(pa.table({"s": ["aa", "b", "ccc"]}), other)
+    before = os.stat(path)
+    assert os.path.getsize(other) == before.st_size
+    with open(path, "r+b") as f, open(other, "rb") as new:
+        f.write(new.read())
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
     with pytest.raises(
         ChangedFileError, match=r"record 1 at byte \d+: the header there does not hold the indexed length"
     ):
@@ -363,15 +380,73 @@ def test_a_dataset_and_loader_pickle_for_worker_processes(data_dir):
 
 
 def test_a_file_cut_short_after_indexing_raises_instead_of_faulting(tmp_path):
-    """Local files are memory-mapped: a read past the end of a file truncated since it
-    was indexed would fault (SIGBUS); its size is checked first."""
+    """A file truncated since it was indexed raises on every later read, also of the
+    records it still holds (as the scanner does: the file is another version now)."""
     path = tmp_path / "part.tfrecord"
     tfsql.write_tfrecord(pa.table({"x": list(range(100))}), str(path))
     ds = RecordDataset(str(path))
     assert ds.__getitems__([99])["x"].tolist() == [99]
     os.truncate(path, 30 * 50)
-    with pytest.raises(
-        ChangedFileError, match=r"part\.tfrecord ends before byte 3000: it changed after it was indexed"
-    ):
+    cut = r"part\.tfrecord changed while it was read: its size went from 3000 to 1500 bytes; read it again"
+    with pytest.raises(tfsql.FileChangedError, match=cut):
         ds.__getitems__([0, 99])
-    assert ds.__getitems__([3])["x"].tolist() == [3]
+    with pytest.raises(tfsql.FileChangedError, match=cut):
+        ds.__getitems__([3])
+
+
+_CUT_WHILE_READING = textwrap.dedent(
+    """
+    import os, sys
+    from tfsql.loader import RecordDataset
+
+    def attempt(ds, ids):
+        try:
+            print(len(ds.__getitems__(ids)["s"]), "records")
+        except Exception as exc:
+            print(type(exc).__name__, exc)
+
+    def cut_after_first_call(name, path):
+        # another process truncates the file to 4096 bytes right after this call
+        real = getattr(os, name)
+
+        def call_then_cut(*args):
+            result = real(*args)
+            setattr(os, name, real)
+            os.truncate(path, 4096)
+            return result
+
+        setattr(os, name, call_then_cut)
+
+    for path in sys.argv[1:]:
+        ds = RecordDataset(path)  # indexed: 2000 records
+        attempt(ds, [0])  # the file is open (and was mapped, before)
+        # a.tfrecord: the cut lands just after the reader looked at the file's size;
+        # b.tfrecord: during the reads of the batch
+        cut_after_first_call("fstat" if path.endswith("a.tfrecord") else "preadv", path)
+        attempt(ds, list(range(2000)))
+        attempt(ds, [1])
+    """
+)
+
+
+def test_a_file_cut_short_while_a_batch_is_read_raises_and_never_signals(tmp_path):
+    """A file truncated by another process while the loader reads it: reads are
+    positioned reads (no mapping that could fault with SIGBUS, which killed the process
+    before), and the change raises tfsql.FileChangedError naming the file and sizes."""
+    paths = [str(tmp_path / "a.tfrecord"), str(tmp_path / "b.tfrecord")]
+    for path in paths:
+        tfsql.write_tfrecord(pa.table({"s": ["x" * 1000] * 2000}), path)
+    size = os.path.getsize(paths[0])
+    done = subprocess.run(
+        [sys.executable, "-c", _CUT_WHILE_READING, *paths], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
+    cut = f"changed while it was read: its size went from {size} to 4096 bytes; read it again"
+    assert done.stdout.splitlines() == [
+        "1 records",
+        "2000 records",  # read in full before the cut: the right bytes
+        f"FileChangedError {paths[0]} {cut}",
+        "1 records",
+        f"FileChangedError {paths[1]} {cut}",
+        f"FileChangedError {paths[1]} {cut}",
+    ]

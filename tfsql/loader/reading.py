@@ -3,11 +3,16 @@
 :class:`RecordReader` reads a batch of record ids of a :class:`~tfsql.loader.index.RecordIndex`:
 per file, the records are sorted by offset and those less than ``gap_bytes`` apart
 (256 bytes for local files, 1 MiB for fsspec ones) are read together into one buffer
-(local files are memory-mapped and copied from; fsspec files: a seek and a read per
-run); then every record of the batch, from every file, is decoded by one call to the
-C decoder (only the requested columns; in the order asked, repeats included). Each record's header is checked
-against the index (its length must be the indexed one), so a file changed after it
-was indexed raises instead of decoding other bytes.
+(local files: one positioned read per run, straight into the batch's buffer; fsspec
+files: a seek and a read per run); then every record of the batch, from every file, is
+decoded by one call to the C decoder (only the requested columns; in the order asked,
+repeats included). Nothing is mapped, so a file cut short by another process cannot
+fault the reader: local files are read through :class:`~tfsql.file_guard.GuardedFile`,
+and a file that shrank, grew, was rewritten, replaced or deleted since the dataset
+listed it raises :class:`~tfsql.errors.FileChangedError`. Each record's header is also
+checked against the index (its length must be the indexed one), so a file changed
+after it was indexed raises instead of decoding other bytes. The memory held is the
+batch being read, never the files.
 
 Examples
 --------
@@ -24,7 +29,6 @@ Examples
 from __future__ import annotations
 
 import collections
-import mmap
 import os
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -33,6 +37,7 @@ import pyarrow as pa
 
 from tfsql.decoding import BlockDecoder
 from tfsql.errors import TFSQLError
+from tfsql.file_guard import GuardedFile
 from tfsql.framing import RecordBlock
 from tfsql.schema import column_specs
 
@@ -45,9 +50,9 @@ __all__ = ["RecordReader", "NotRandomAccessError", "ChangedFileError"]
 _HEADER = 12
 _FOOTER = 4
 _OPEN_FILES = 64  # file descriptors kept open per reader
-# Records closer than this are read together: copying the gap costs less than another
-# copy (a local "read" is a copy out of the mapped file, a few hundred bytes' worth of
-# overhead; a remote read is a request, as long as transferring about a MiB).
+# Records closer than this are read together: reading the gap costs less than another
+# read (a local read is a system call, a few hundred bytes' worth of copying; a remote
+# read is a request, as long as transferring about a MiB).
 _LOCAL_GAP_BYTES = 256
 _REMOTE_GAP_BYTES = 1 << 20
 
@@ -113,7 +118,9 @@ class RecordReader:
         """The records ``ids`` (dataset record ids), in that order, as one batch.
 
         Raises :class:`NotRandomAccessError` for a record of a compressed file, and
-        :class:`ChangedFileError` when a file no longer matches its index.
+        :class:`ChangedFileError` when a file no longer matches its index, and
+        :class:`~tfsql.errors.FileChangedError` when a local file changed since the
+        dataset listed it.
         """
         ids = np.asarray(ids, dtype=np.int64)
         if len(ids) and (ids.min() < 0 or ids.max() >= len(self.index)):
@@ -162,7 +169,10 @@ class RecordReader:
             return handle
         found = self.dataset._found
         file = found.files[self.dataset._file_indices[f]]
-        handle = _MappedFile(file.path) if found.is_local else found.filesystem.open(file.path, "rb")
+        if found.is_local:
+            handle = GuardedFile.open(file.path, display=file.display(), size=file.size, stamps=found.stamps)
+        else:
+            handle = found.filesystem.open(file.path, "rb")
         self._handles[f] = handle
         while len(self._handles) > _OPEN_FILES:
             _, old = self._handles.popitem(last=False)
@@ -171,14 +181,16 @@ class RecordReader:
 
     def _read_runs(self, f: int, runs: np.ndarray, buf: np.ndarray, base: int) -> None:
         handle = self._handle(f)
-        end = int(runs[-1, 1]) if len(runs) else 0
-        if isinstance(handle, _MappedFile):
-            if not handle.covers(end):
-                raise self._shorter(f, end)
-            if len(runs):
-                handle.gather(runs, buf, base)
-            return
         cursor = base
+        if isinstance(handle, GuardedFile):
+            view = buf.data  # a writable memoryview of the batch buffer
+            for start, stop in runs.tolist():
+                if handle.read_at(view[cursor : cursor + stop - start], start) != stop - start:
+                    handle.check()  # raises: the file's size changed
+                    raise self._shorter(f, stop)
+                cursor += stop - start
+            handle.check()  # a change during the reads: the bytes read may mix two versions
+            return
         for start, stop in runs.tolist():
             handle.seek(start)
             data = handle.read(stop - start)
@@ -229,53 +241,6 @@ class RecordReader:
                 self.verify,
             )
             self.decoder.decode(block)
-
-
-class _MappedFile:
-    """A local file mapped into memory: a batch's records are copied out of the page
-    cache without a system call per record. The file's size is checked before each
-    copy (a file cut short since it was mapped raises, instead of faulting)."""
-
-    def __init__(self, path: str) -> None:
-        self.fd = os.open(path, os.O_RDONLY)
-        self.size = 0
-        self.map: mmap.mmap | None = None
-
-    def covers(self, end: int) -> bool:
-        """Whether the file still holds byte ``end - 1`` (mapping it again if it grew)."""
-        size = os.fstat(self.fd).st_size
-        if end > size:
-            return False
-        if size != self.size:
-            if self.map is not None:
-                self.map.close()
-            self.map = mmap.mmap(self.fd, size, access=mmap.ACCESS_READ) if size else None
-            self.size = size
-        return True
-
-    def gather(self, runs: np.ndarray, buf: np.ndarray, base: int) -> None:
-        """Copy the byte ``runs`` one after another into ``buf`` from ``base``."""
-        view = np.frombuffer(self.map, np.uint8) if self.map is not None else np.zeros(0, np.uint8)
-        try:
-            total = int((runs[:, 1] - runs[:, 0]).sum())
-            np.concatenate([view[start:stop] for start, stop in runs.tolist()], out=buf[base : base + total])
-        finally:
-            del view
-        self._release(int(runs[0, 0]), int(runs[-1, 1]))
-
-    def _release(self, start: int, stop: int) -> None:
-        """Unmap the pages just copied from this process (they stay in the page cache),
-        so that its resident memory holds the batches, not the files read so far."""
-        if self.map is None or not hasattr(mmap, "MADV_DONTNEED"):
-            return
-        first = start - start % mmap.PAGESIZE
-        self.map.madvise(mmap.MADV_DONTNEED, first, min(stop, self.size) - first)
-
-    def close(self) -> None:
-        if self.map is not None:
-            self.map.close()
-            self.map = None
-        os.close(self.fd)
 
 
 def _runs(starts: np.ndarray, sizes: np.ndarray, gap_bytes: int) -> tuple[np.ndarray, np.ndarray]:
