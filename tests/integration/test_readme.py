@@ -176,21 +176,25 @@ def test_the_duckdb_command_runs_as_written(workdir):
     assert "2000" in done.stdout
 
 
-def test_the_extension_options_the_readme_calls_unsupported_are_rejected(workdir):
-    # "with the reading options above except `hive_types`": each option named there is
-    # refused by the extension, and schema := {...} is not among them (it works).
+def test_the_extension_options_the_readme_lists_are_exactly_the_native_ones(workdir):
+    # The README lists the reading options the extension implements: exactly the SQL
+    # spellings of tfsql.options.NATIVE_READ_OPTIONS. Each is accepted by plain DuckDB
+    # with the extension loaded (schema := {...} reads), and an option outside the list
+    # is refused as an unknown parameter.
     import duckdb
 
     import tfsql
+    from tfsql.options import READ_OPTIONS, spellings
 
     section = _section("### The DuckDB extension")
-    excepted = re.search(r"with the reading options above except\s+(.*?)\s+\(", section, flags=re.S).group(1)
-    names = re.findall(r"`(\w+)`", excepted)
-    assert names == ["hive_types"]
+    listed = re.search(r"NATIVE_READ_OPTIONS`:(.*?);", section, flags=re.S).group(1)
+    names = {name for group in re.findall(r"`([\w/]+)`", listed) for name in group.split("/")}
+    native = {name for name, (option, _) in spellings(READ_OPTIONS, "sql").items() if option.native}
+    assert names == native
     con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
     tfsql.load_extension(con)
     reviews = workdir / "demo-data" / "reviews"
     query = f"SELECT count(id) FROM tfrecord_scan('{reviews}', schema := {{'id': 'BIGINT'}})"
     assert con.sql(query).fetchall() == [(2000,)]
-    with pytest.raises(duckdb.BinderException, match="hive_types is not supported by the DuckDB extension"):
-        con.sql(f"SELECT * FROM tfrecord_scan('{reviews}', hive_types := {{'label': 'INTEGER'}})")
+    with pytest.raises(duckdb.BinderException, match='Invalid named parameter "split_bytes"'):
+        con.sql(f"SELECT * FROM tfrecord_scan('{reviews}', split_bytes := 4096)")

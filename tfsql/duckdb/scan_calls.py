@@ -342,7 +342,9 @@ def _with_a_column(source: Any, options: dict[str, Any], data: tfsql.Dataset) ->
     already warned how to read them) get the ``filename`` column, so ``count(*)`` works."""
     if len(data.schema) or not data.files or options.get("include_file_paths"):
         return data
-    return _duckdb_dataset(source, {**options, "schema": data.data_schema, "missing_columns": "insert", "include_file_paths": "filename"})
+    return _duckdb_dataset(
+        source, {**options, "schema": data.data_schema, "missing_columns": "insert", "include_file_paths": "filename"}
+    )
 
 
 def _duckdb_dataset(source: Any, options: dict[str, Any]) -> tfsql.Dataset:

@@ -141,8 +141,8 @@ class RecordDataset:
         n = len(self)
         if not -n <= position < n:
             raise IndexError(f"position {position} is out of range for {n} records")
-        self._require_random_access()
-        batch = self._batch([int(position) % n])
+        self.require_random_access()
+        batch = self.numpy_batch([int(position) % n])
         record = {}
         for name, value in batch.items():
             if name.endswith("_offsets") and name[: -len("_offsets")] in batch:
@@ -154,8 +154,8 @@ class RecordDataset:
     def __getitems__(self, positions: Sequence[int] | np.ndarray) -> Any:
         """The records at ``positions`` as one batch: a dict of NumPy arrays (see
         :func:`~tfsql.loader.batches.to_numpy`), through ``transform``."""
-        self._require_random_access()
-        batch = self._batch(positions)
+        self.require_random_access()
+        batch = self.numpy_batch(positions)
         return batch if self.transform is None else self.transform(batch)
 
     def read_batch(self, positions: Sequence[int] | np.ndarray) -> Any:
@@ -217,11 +217,15 @@ class RecordDataset:
                 arrays.append(data.column(name))
         return pa.RecordBatch.from_arrays(arrays, names=self.columns)
 
-    def _batch(self, positions: Sequence[int] | np.ndarray) -> dict:
+    def numpy_batch(self, positions: Sequence[int] | np.ndarray) -> dict:
+        """The records at ``positions`` as a dict of NumPy arrays, before ``transform``
+        (what :meth:`__getitems__` returns without the random-access check)."""
         positions = np.asarray(positions, dtype=np.int64)
         return to_numpy(self.read_arrow(positions), record_ids=self.record_ids[positions], **self._convert)
 
-    def _require_random_access(self) -> None:
+    def require_random_access(self) -> None:
+        """Raise `NotRandomAccessError` naming a compressed file when some file cannot be
+        read by position."""
         if not self.random_access:
             first = next(f for f in self.index.files if not f.random_access)
             raise NotRandomAccessError(

@@ -49,7 +49,7 @@ class GrainSource:
     """
 
     def __init__(self, records: RecordDataset) -> None:
-        records._require_random_access()
+        records.require_random_access()
         self.records = records
 
     def __len__(self) -> int:
@@ -60,7 +60,7 @@ class GrainSource:
 
     def __getitems__(self, record_keys: Sequence[int]) -> list[Any]:
         """Several records with one read plan and one decode (as a list of records)."""
-        batch = self.records._batch([int(k) for k in record_keys])
+        batch = self.records.numpy_batch([int(k) for k in record_keys])
         records = [
             {name: _row(batch, name, i) for name in batch if not _is_offsets(batch, name)}
             for i in range(len(record_keys))

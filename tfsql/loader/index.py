@@ -95,14 +95,14 @@ class RecordIndex:
         >>> [f.where for f in RecordIndex.build(tfsql.dataset(out)).files]
         ['sidecar']
         """
-        found = dataset._found
+        found = dataset.discovered
         entries = []
-        for position, file_index in enumerate(dataset._file_indices):
+        for position, file_index in enumerate(dataset.file_indices):
             file = found.files[file_index]
             display = file.display()
             if file.size == 0:
                 entries.append(FileRecords(display, 0, np.zeros(0, np.int64), np.zeros(0, np.int64), "headers"))
-            elif not dataset._splittable(file_index):
+            elif not dataset.splittable(file_index):
                 count = count_file_records(found, file, dataset.options)
                 entries.append(FileRecords(display, count, None, None, "compressed"))
             else:
@@ -141,7 +141,7 @@ class RecordIndex:
 
 
 def _plain_file_records(dataset: "Dataset", file_index: int, cache_dir: str | None) -> FileRecords:
-    found = dataset._found
+    found = dataset.discovered
     file = found.files[file_index]
     display = file.display()
     max_bytes = dataset.options.max_record_bytes

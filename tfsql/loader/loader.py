@@ -112,7 +112,7 @@ class Loader:
         if shuffle not in (None, "exact", "block"):
             raise ValueError(f"shuffle must be None, 'exact' or 'block', not {shuffle!r}")
         if shuffle is not None:
-            dataset._require_random_access()
+            dataset.require_random_access()
         if (rank is None) != (world_size is None):
             raise ValueError("give both rank and world_size, or neither (then torch.distributed decides)")
         if rank is None or world_size is None:

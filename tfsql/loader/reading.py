@@ -83,7 +83,7 @@ class RecordReader:
         specs = [s for s in column_specs(dataset.data_schema, dataset.options.record_code) if s.name in names]
         self.decoder = BlockDecoder(specs, dataset.options.record_code)
         if gap_bytes is None:
-            gap_bytes = _LOCAL_GAP_BYTES if dataset._found.is_local else _REMOTE_GAP_BYTES
+            gap_bytes = _LOCAL_GAP_BYTES if dataset.discovered.is_local else _REMOTE_GAP_BYTES
         self.gap_bytes = gap_bytes
         self.verify = dataset.options.verify_checksums
         self._handles: collections.OrderedDict[int, Any] = collections.OrderedDict()
@@ -167,8 +167,8 @@ class RecordReader:
         if handle is not None:
             self._handles.move_to_end(f)
             return handle
-        found = self.dataset._found
-        file = found.files[self.dataset._file_indices[f]]
+        found = self.dataset.discovered
+        file = found.files[self.dataset.file_indices[f]]
         if found.is_local:
             handle = GuardedFile.open(file.path, display=file.display(), size=file.size, stamps=found.stamps)
         else:

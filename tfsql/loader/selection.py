@@ -109,12 +109,12 @@ def _is_polars_expr(where: Any) -> bool:
 
 def _positions(dataset: "Dataset", file_indices: list[int]) -> list[int]:
     """Positions (into ``dataset.files``) of some of its files' indices."""
-    position = {index: p for p, index in enumerate(dataset._file_indices)}
+    position = {index: p for p, index in enumerate(dataset.file_indices)}
     return [position[i] for i in file_indices]
 
 
 def _arrow_masks(dataset: "Dataset", where: pc.Expression) -> dict[int, Any]:
-    kept = _positions(dataset, dataset._pruned_indices(where))
+    kept = _positions(dataset, dataset.pruned_indices(where))
     reads = set(_referenced_columns(where, dataset.schema)) - set(dataset.partition_schema.names)
     masks: dict[int, Any] = {}
     for p in kept:
