@@ -27,7 +27,7 @@ import sys
 import threading
 from typing import IO, Any, Iterable, Iterator
 
-__all__ = ["read_bar", "write_bar", "CountingFile", "counted_batches", "locked_update", "with_read_progress"]
+__all__ = ["read_bar", "write_bar", "CountingFile", "locked_update", "with_read_progress"]
 
 
 def _tqdm(**kwargs: Any) -> Any:
@@ -89,20 +89,6 @@ class CountingFile:
 
     def __exit__(self, *exc: Any) -> None:
         self._raw.close()
-
-
-def counted_batches(batches: Iterable[Any], bar: Any) -> Iterator[Any]:
-    """Yield ``batches`` (anything with ``num_rows`` or ``height``), advancing ``bar`` by
-    their rows as the consumer takes them."""
-    try:
-        for batch in batches:
-            yield batch
-            rows = getattr(batch, "num_rows", None)
-            bar.update(rows if rows is not None else getattr(batch, "height", 0))
-    finally:
-        close = getattr(batches, "close", None)
-        if close is not None:
-            close()
 
 
 def locked_update(bar: Any) -> Any:

@@ -171,3 +171,60 @@ def test_a_compressed_write_counts_rows_once_they_are_compressed(tmp_path, monke
         writer.join(60)
     assert bars[0].n == 1000
     assert tfsql.read_tfrecord(tmp_path / "w").num_rows == 1000
+
+
+def test_a_compressed_polars_write_counts_rows_once_they_are_compressed(tmp_path, monkeypatch):
+    # issue 23, finding 9, for df.tfrecord.write(progress=True): the Polars writer counted
+    # rows as it handed them to the writer, so a gzip write reached 100% and then sat
+    # there while compression caught up. Its bar is now the writer's, with the frame's
+    # row count as its total.
+    import io
+    import threading
+
+    import polars as pl
+
+    import tfsql.compressing
+    import tfsql.polars.sink
+
+    bars = []
+
+    def recording_bar(desc, *, total, file=None):
+        bars.append(tfsql.progress._tqdm(desc=desc, total=total, unit=" rows", file=io.StringIO()))
+        return bars[-1]
+
+    monkeypatch.setattr(tfsql.progress, "write_bar", recording_bar)
+    release = threading.Event()
+    real_emit = tfsql.compressing.CompressedStream._emit
+
+    def held_emit(self, data):
+        release.wait(60)
+        real_emit(self, data)
+
+    monkeypatch.setattr(tfsql.compressing.CompressedStream, "_emit", held_emit)
+    consumed = threading.Event()
+    real_reader = tfsql.polars.sink._arrow_reader
+
+    def watched_reader(schema, frames):
+        def watched():
+            yield from frames
+            consumed.set()
+
+        return real_reader(schema, watched())
+
+    monkeypatch.setattr(tfsql.polars.sink, "_arrow_reader", watched_reader)
+    df = pl.DataFrame({"x": range(1000), "k": [i % 2 for i in range(1000)]})
+    writer = threading.Thread(
+        target=tfsql.polars.sink.write_frame,
+        args=(df, tmp_path / "w"),
+        kwargs={"compression": "gzip", "threads": 2, "partition_by": "k", "progress": True},
+    )
+    writer.start()
+    try:
+        assert consumed.wait(60)
+        assert bars[0].total == 1000
+        assert bars[0].n < 1000  # every row taken from the frame, none of them compressed yet
+    finally:
+        release.set()
+        writer.join(60)
+    assert bars[0].n == 1000
+    assert tfsql.read_tfrecord(tmp_path / "w").num_rows == 1000

@@ -141,13 +141,22 @@ def write_frame(df: pl.DataFrame, path: Any, *, progress: bool = False, **option
     >>> write_frame(pl.DataFrame({"x": [1, 2]}), path).rows
     2
     """
-    frames = df.iter_slices(WRITE_CHUNK_ROWS)
-    if not progress:
-        return write_tfrecord(_arrow_reader(df.schema, frames), path, **options)
-    from tfsql.progress import counted_batches, write_bar
+    reader = _arrow_reader(df.schema, df.iter_slices(WRITE_CHUNK_ROWS))
+    # The writer's bar counts rows once their bytes are in their file (compressed ones
+    # included); the frame knows its rows, so the bar has a total.
+    return write_tfrecord(_KnownRows(reader, df.height), path, progress=progress, **options)
 
-    with write_bar("writing", total=df.height) as bar:  # the frame knows its rows: a bar with a total
-        return write_tfrecord(_arrow_reader(df.schema, counted_batches(frames, bar)), path, **options)
+
+class _KnownRows:
+    """An Arrow stream whose row count is known before it is read (`num_rows`, which
+    `tfsql.progress.input_rows` takes as the bar's total)."""
+
+    def __init__(self, reader: pa.RecordBatchReader, num_rows: int) -> None:
+        self.reader = reader
+        self.num_rows = num_rows
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        return self.reader.__arrow_c_stream__(requested_schema)
 
 
 def sink_frame(lf: pl.LazyFrame, path: Any, *, chunk_size: int = WRITE_CHUNK_ROWS, **options: Any) -> WriteResult:
