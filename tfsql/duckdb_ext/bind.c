@@ -268,15 +268,27 @@ tfbind *scan_resolve(duckdb_bind_info info, const char *fname, idx_t *cardinalit
             goto fail;
         }
     } else {
-        if (b->record_type != RAW && refuse_tfds_features(b, fname, err)) {
-            goto fail;
-        }
-        uint64_t key = b->record_type == RAW ? 0 : infer_key(b);
-        if (!infer_cache_get(b, key, &cardinality)) {
-            if (infer_columns(b, err, &cardinality)) {
-                goto fail;
+        /* a TFDS directory's features.json types the columns it describes; when it
+         * describes all of them nothing is inferred (tfsql.opening) */
+        tfsql_tfds_feature *described = NULL;
+        size_t ndescribed = 0;
+        int has_features = b->record_type != RAW && read_tfds_features(b, &described, &ndescribed) == 0;
+        int rc = 0;
+        if (!has_features || !tfds_features_complete(described, ndescribed)) {
+            uint64_t key = b->record_type == RAW ? 0 : infer_key(b);
+            if (!infer_cache_get(b, key, &cardinality)) {
+                rc = infer_columns(b, err, &cardinality);
+                if (rc == 0) {
+                    infer_cache_put(b, key, cardinality);
+                }
             }
-            infer_cache_put(b, key, cardinality);
+        }
+        if (rc == 0 && has_features) {
+            rc = apply_tfds_features(b, described, ndescribed, fname, err);
+        }
+        tfsql_tfds_features_free(described, ndescribed);
+        if (rc) {
+            goto fail;
         }
     }
     if (find_partitions(b, err)) {

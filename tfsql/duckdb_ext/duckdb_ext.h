@@ -239,10 +239,12 @@ int drop_tfds_metadata(tfbind *b);
 
 /* tfsql.layouts.detect_layout over the listed files: b->layout, b->splits, b->tfds_dir. */
 int detect_layout(tfbind *b);
-
-/* A TFDS directory's features.json types the columns (tfsql.tfds), which the extension
- * does not read: such a scan, unless it names its columns, goes through tfsql.connect(). */
-int refuse_tfds_features(const tfbind *b, const char *fname, char *err);
+/* TFDS features.json (layouts.c): read it (0, or 1 when there is none), whether it
+ * describes every feature, and its types over the inferred columns. */
+int read_tfds_features(const tfbind *b, tfsql_tfds_feature **out, size_t *count);
+int tfds_features_complete(const tfsql_tfds_feature *features, size_t n);
+int apply_tfds_features(tfbind *b, const tfsql_tfds_feature *features, size_t n,
+                        const char *fname, char *err);
 
 /* Append the split column after the hive partition columns (tfsql.layouts.Layout
  * .add_split_column): its values move from b->splits to each file's parts. */
