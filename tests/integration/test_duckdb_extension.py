@@ -635,3 +635,41 @@ def test_compressed_file_is_inflated_as_the_scan_goes(tmp_path):
         f"{offsets[5_500]}: the file ends 30 bytes into it",
     ):
         con.sql(query.format(tmp_path / "cut.tfrecord.gz")).fetchall()
+
+
+def _two_partitions(root: Path) -> Path:
+    for p in (1, 2):
+        tfsql.write_tfrecord(pa.table({"x": [p * 10]}), str(root / f"p={p}" / "part-0.tfrecord"))
+    return root
+
+
+def test_hive_types_varchar_reads_the_partition_values_as_text_natively(tmp_path):
+    root = _two_partitions(tmp_path / "hive")
+    con = native_connection()
+    query = f"SELECT x, p, typeof(p) FROM tfrecord_scan('{root}', hive_types := {{'p': 'VARCHAR'}}) ORDER BY x"
+    assert con.sql(query).fetchall() == [(10, "1", "VARCHAR"), (20, "2", "VARCHAR")]
+    assert tfsql.connect().sql(query).fetchall() == [(10, "1", "VARCHAR"), (20, "2", "VARCHAR")]
+
+
+def test_hive_types_refusals_name_the_column_natively(tmp_path):
+    root = _two_partitions(tmp_path / "hive")
+    con = native_connection()
+    with pytest.raises(
+        duckdb.Error, match=r"hive_types names 'q', which is not a partition key \(the partition keys are \(p\)\)"
+    ):
+        con.sql(f"SELECT * FROM tfrecord_scan('{root}', hive_types := {{'q': 'VARCHAR'}})").fetchall()
+    with pytest.raises(duckdb.Error, match="hive_types was given but hive_partitioning := false"):
+        con.sql(f"SELECT * FROM tfrecord_scan('{root}', hive_partitioning := false, hive_types := {{'p': 'VARCHAR'}})")
+    plain = tmp_path / "plain" / "data.tfrecord"
+    tfsql.write_tfrecord(pa.table({"x": [1]}), str(plain))
+    with pytest.raises(duckdb.Error, match="no key=value directories were found"):
+        con.sql(f"SELECT * FROM tfrecord_scan('{plain.parent}', hive_types := {{'q': 'VARCHAR'}})")
+    with pytest.raises(
+        duckdb.Error, match="partition column 'p' type 'INTEGER', which the DuckDB extension does not read"
+    ):
+        con.sql(f"SELECT * FROM tfrecord_scan('{root}', hive_types := {{'p': 'INTEGER'}})")
+    # tfsql.connect() routes a type the extension does not read to its Arrow path, which casts
+    typed = tfsql.connect().sql(
+        f"SELECT DISTINCT typeof(p) FROM tfrecord_scan('{root}', hive_types := {{'p': 'INTEGER'}})"
+    )
+    assert typed.fetchall() == [("INTEGER",)]

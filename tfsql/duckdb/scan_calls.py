@@ -282,8 +282,9 @@ def native_reads(values: dict[str | None, Any], shape: SourceShape) -> bool:
     """Whether the extension reads the call whose literal arguments are ``values`` as the
     Arrow path does, decided from the call itself (never from an error's text): a source
     with files (the Arrow path names a source without any), a TFDS ``features.json``
-    (unless ``schema`` is given) whose types the decoder produces, and ``schema`` types the decoder
-    produces without a cast (BIGINT, FLOAT, VARCHAR, BLOB and lists of them, nullable)."""
+    (unless ``schema`` is given) whose types the decoder produces, ``hive_types`` all
+    VARCHAR, and ``schema`` types the decoder produces without a cast (BIGINT, FLOAT,
+    VARCHAR, BLOB and lists of them, nullable)."""
     if shape.files == 0:
         return False
     given = values.get("schema", values.get("columns"))
@@ -291,6 +292,14 @@ def native_reads(values: dict[str | None, Any], shape: SourceShape) -> bool:
     if given is None and layout is not None and layout.kind == "tfds" and layout.directory is not None:
         described = features_schema(fsspec.filesystem("file"), layout.directory)
         if described is not None and not all(_decoded_as_is(f.type) for f in described[0]):
+            return False
+    hive_types = values.get("hive_types")
+    if isinstance(hive_types, Mapping):
+        try:
+            typed = type_struct("tfrecord_scan", "hive_types", hive_types)
+        except Exception:  # the extension reports bad hive_types as the Arrow path does
+            return True
+        if not all(f.type == pa.string() for f in typed):
             return False
     if isinstance(given, Mapping):
         try:

@@ -50,7 +50,7 @@ duckdb_logical_type column_type(int kind, int shape, int utf8) {
 
 /* A column type of schema := {...}: the Arrow types the decoder produces without a cast
  * (BIGINT, FLOAT, VARCHAR, BLOB, and lists of them); 0 when supported. */
-static int parse_type_name(const char *text, int *kind, int *shape, int *utf8) {
+int parse_type_name(const char *text, int *kind, int *shape, int *utf8) {
     char t[64];
     size_t o = 0;
     for (const char *p = text; *p && o < sizeof(t) - 1; p++) {
@@ -291,7 +291,16 @@ tfbind *scan_resolve(duckdb_bind_info info, const char *fname, idx_t *cardinalit
             goto fail;
         }
     }
-    if (find_partitions(b, err)) {
+    duckdb_value hive_types = duckdb_bind_get_named_parameter(info, "hive_types");
+    if (hive_types != NULL && b->hive == HIVE_AUTO) {
+        b->hive = HIVE_ON; /* naming partition columns asks for them */
+    }
+    int typed = find_partitions(b, err) == 0 &&
+                (hive_types == NULL || apply_hive_types(b, hive_types, fname, err) == 0);
+    if (hive_types != NULL) {
+        duckdb_destroy_value(&hive_types);
+    }
+    if (!typed) {
         goto fail;
     }
     if (add_split_column(b)) {

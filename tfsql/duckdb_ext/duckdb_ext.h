@@ -205,6 +205,8 @@ int list_item(const char *item, int glob, filelist *files, char *err);
 /* -- partitions.c ------------------------------------------------------------ */
 /* Hive partition columns of the files (tfsql.partitioning.Partitioning.discover). */
 int find_partitions(tfbind *b, char *err);
+/* hive_types := {...}: the partition columns it names read as VARCHAR (partitions.c). */
+int apply_hive_types(tfbind *b, duckdb_value v, const char *fname, char *err);
 
 /* -- bind.c ------------------------------------------------------------------ */
 void tf_bind(duckdb_bind_info info);
@@ -282,6 +284,9 @@ tfbind *scan_resolve(duckdb_bind_info info, const char *fname, idx_t *cardinalit
 void tfbind_free(void *p);
 
 duckdb_logical_type column_type(int kind, int shape, int utf8);
+/* A type name of schema := / hive_types := as (kind, shape, utf8); 0 when the decoder
+ * produces it without a cast (BIGINT, FLOAT, VARCHAR, BLOB and lists of them). */
+int parse_type_name(const char *text, int *kind, int *shape, int *utf8);
 
 /* -- files.c (shared) ---------------------------------------------------------- */
 
