@@ -1,6 +1,6 @@
 /*
  * tfsql/_native_rules.c -- the Python binding of the core's dataset rules
- * (tfsql/core: paths.c, hive.c, layout.c, detect.c, intent.c): which listed paths are
+ * (tfsql/core: paths.c, hive.c, layout.c, tfds_features.c, detect.c, intent.c): which listed paths are
  * data, hive key=value directories, TFDS / TFX splits, compression detection and the
  * crash-recovery intent record. Part of the module tfsql._native (contract:
  * tfsql/_native.pyi); the module's init adds tfsql_rules_methods.
@@ -254,6 +254,39 @@ static PyObject *rules_is_tfds_info_name(PyObject *self, PyObject *arg) {
     return name_rule(arg, tfsql_is_tfds_info_name);
 }
 
+/* tfds_features(document: bytes-like) -> [(name, arrow type name or None, is_list,
+ * class_label)] or None when it is not a features.json document */
+static PyObject *rules_tfds_features(PyObject *self, PyObject *arg) {
+    (void)self;
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) {
+        return NULL;
+    }
+    tfsql_tfds_feature *features = NULL;
+    size_t n = 0;
+    int rc = tfsql_tfds_features((const char *)view.buf, (size_t)view.len, &features, &n);
+    PyBuffer_Release(&view);
+    if (rc) {
+        Py_RETURN_NONE;
+    }
+    PyObject *result = PyList_New((Py_ssize_t)n);
+    for (size_t i = 0; result != NULL && i < n; i++) {
+        const tfsql_tfds_feature *f = &features[i];
+        const char *type = tfsql_tfds_type_name(f->type);
+        PyObject *name = decode_path(f->name, f->name_len);
+        PyObject *item = name == NULL ? NULL
+                                      : Py_BuildValue("(NsNN)", name, type, PyBool_FromLong(f->is_list),
+                                                      PyBool_FromLong(f->class_label));
+        if (item == NULL) {
+            Py_CLEAR(result);
+            break;
+        }
+        PyList_SET_ITEM(result, (Py_ssize_t)i, item);
+    }
+    tfsql_tfds_features_free(features, n);
+    return result;
+}
+
 /* detect_compression(head: bytes-like) -> "gzip", "zlib" or None */
 static PyObject *rules_detect_compression(PyObject *self, PyObject *arg) {
     (void)self;
@@ -357,6 +390,8 @@ PyMethodDef tfsql_rules_methods[] = {
      "is_tfds_metadata_name(name) -> bool: .json / .txt beside dataset_info.json"},
     {"is_tfds_info_name", rules_is_tfds_info_name, METH_O,
      "is_tfds_info_name(name) -> bool: dataset_info.json"},
+    {"tfds_features", rules_tfds_features, METH_O,
+     "tfds_features(document) -> [(name, type or None, is_list, class_label)] or None"},
     {"detect_compression", rules_detect_compression, METH_O,
      "detect_compression(head) -> 'gzip', 'zlib' or None"},
     {"walk_action", rules_walk_action, METH_VARARGS,

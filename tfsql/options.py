@@ -286,6 +286,7 @@ NATIVE_READ_OPTIONS: frozenset[str] = frozenset(
         "verify_checksums",
         "on_corrupt",
         "hive_partitioning",
+        "hive_schema",
         "include_file_paths",
         "infer_sample",
         "infer_files",

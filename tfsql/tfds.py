@@ -52,6 +52,7 @@ import fsspec
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from tfsql import _native
 from tfsql.errors import SchemaError
 
 __all__ = [
@@ -81,23 +82,6 @@ _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
 _SPLIT = re.compile(r"^[A-Za-z0-9_]+\Z")
 _VERSION = re.compile(r"^\d+\.\d+\.\d+\Z")
 
-_ARROW_OF_DTYPE = {
-    "bool": pa.bool_(),
-    "int8": pa.int8(),
-    "int16": pa.int16(),
-    "int32": pa.int32(),
-    "int64": pa.int64(),
-    "uint8": pa.uint8(),
-    "uint16": pa.uint16(),
-    "uint32": pa.uint32(),
-    "float16": pa.float32(),
-    "bfloat16": pa.float32(),
-    "float32": pa.float32(),
-    "float64": pa.float64(),
-    "string": pa.binary(),
-}
-
-
 # --------------------------------------------------------------------------------------
 # reading
 # --------------------------------------------------------------------------------------
@@ -105,49 +89,34 @@ _ARROW_OF_DTYPE = {
 
 def features_schema(fs: fsspec.AbstractFileSystem, directory: str) -> tuple[pa.Schema, bool] | None:
     """The Arrow fields of the features ``directory/features.json`` describes, and
-    whether it described all of them; None without a readable ``features.json``."""
+    whether it described all of them; None without a readable ``features.json``. Which
+    type a feature reads as is the C core's rule (``tfsql/core/tfds_features.c``, shared
+    with the DuckDB extension); this adds the field metadata."""
     try:
         with fs.open(posixpath.join(directory, "features.json"), "rb") as handle:
-            document = json.load(handle)
+            data = handle.read()
+        described = _native.tfds_features(data)
+        document = json.loads(data) if described is not None else None
     except (FileNotFoundError, OSError, ValueError):
         return None
-    features = document.get("featuresDict", {}).get("features") if isinstance(document, dict) else None
-    if not isinstance(features, dict):
+    if described is None or not isinstance(document, dict):
         return None
-    fields = []
+    features = document["featuresDict"]["features"]
+    fields: dict[str, pa.Field] = {}
     complete = True
-    for name, feature in features.items():
-        field = _field_of_feature(fs, directory, name, feature)
-        if field is None:
+    for name, type_name, is_list, class_label in described:
+        if type_name is None:
             complete = False
-        else:
-            fields.append(field)
-    return pa.schema(fields), complete
-
-
-def _field_of_feature(fs, directory: str, name: str, feature: Any) -> pa.Field | None:
-    if not isinstance(feature, dict):
-        return None
-    metadata = {FEATURE_KEY: json.dumps(feature, sort_keys=True).encode()}
-    if "image" in feature and feature["image"].get("encodingFormat", "png") in ("png", "jpeg"):
-        return pa.field(name, pa.binary(), metadata=metadata)
-    if "text" in feature:
-        return pa.field(name, pa.string(), metadata=metadata)
-    if "classLabel" in feature:
-        names = _class_names(fs, directory, name, feature["classLabel"])
-        if names is not None:
-            metadata[CLASS_NAMES_KEY] = json.dumps(names).encode()
-        return pa.field(name, pa.int64(), metadata=metadata)
-    tensor = feature.get("tensor")
-    if isinstance(tensor, dict) and tensor.get("encoding", "none") == "none":
-        arrow = _ARROW_OF_DTYPE.get(tensor.get("dtype", ""))
-        if arrow is None:
-            return None
-        dimensions = tensor.get("shape", {}).get("dimensions", [])
-        if dimensions:
-            arrow = pa.list_(arrow)
-        return pa.field(name, arrow, metadata=metadata)
-    return None
+            continue
+        arrow = pa.type_for_alias(type_name)
+        feature = features.get(name)
+        metadata = {FEATURE_KEY: json.dumps(feature, sort_keys=True).encode()}
+        if class_label and isinstance(feature, dict) and isinstance(feature.get("classLabel"), dict):
+            names = _class_names(fs, directory, name, feature["classLabel"])
+            if names is not None:
+                metadata[CLASS_NAMES_KEY] = json.dumps(names).encode()
+        fields[name] = pa.field(name, pa.list_(arrow) if is_list else arrow, metadata=metadata)
+    return pa.schema(list(fields.values())), complete
 
 
 def _class_names(fs, directory: str, name: str, class_label: dict) -> list[str] | None:

@@ -540,20 +540,57 @@ def test_tfds_layout_without_features_json(tmp_path):
     assert "split" not in con.sql(f"SELECT * FROM tfrecord_scan('{shard}')").columns
 
 
-def test_tfds_features_json_goes_through_connect():
+def test_tfds_features_json_types_the_columns_natively():
+    """features.json types the columns as in read_tfrecord (the core's rule, shared)."""
+    con = native_connection()
+    described = con.sql(f"DESCRIBE SELECT * FROM tfrecord_scan('{TFDS_DIR}')").fetchall()
+    assert [(row[0], row[1]) for row in described] == [
+        ("caption", "VARCHAR"),
+        ("id", "BIGINT"),
+        ("image", "BLOB"),
+        ("label", "BIGINT"),
+        ("vec", "FLOAT[]"),
+        ("split", "VARCHAR"),
+    ]
+    assert _native_rows(con, f"SELECT * FROM tfrecord_scan('{TFDS_DIR}')") == _reference_rows(str(TFDS_DIR))
+
+
+def _tfds_copy(tmp_path, change) -> Path:
+    copy = tmp_path / "tiny_shapes" / "1.0.0"
+    shutil.copytree(TFDS_DIR, copy)
+    document = json.loads((copy / "features.json").read_text())
+    change(document["featuresDict"]["features"])
+    (copy / "features.json").write_text(json.dumps(document))
+    return copy
+
+
+def test_tfds_features_json_partly_described_infers_the_rest_natively(tmp_path):
+    def change(features):
+        features["id"] = {"pythonClassName": "x.Sequence", "sequence": {"length": "-1"}}
+        features["absent"] = {"pythonClassName": "x.Text", "text": {}}
+
+    copy = _tfds_copy(tmp_path, change)
+    con = native_connection()
+    described = con.sql(f"DESCRIBE SELECT * FROM tfrecord_scan('{copy}')").fetchall()
+    assert [row[0] for row in described] == tfsql.read_tfrecord(str(copy)).column_names
+    assert [row[0] for row in described][-2:] == ["absent", "split"]
+    assert _native_rows(con, f"SELECT * FROM tfrecord_scan('{copy}')") == _reference_rows(str(copy))
+
+
+def test_tfds_feature_of_a_dtype_the_extension_cannot_read_names_it(tmp_path):
+    def change(features):
+        features["id"]["tensor"]["dtype"] = "int32"
+
+    copy = _tfds_copy(tmp_path, change)
     con = native_connection()
     with pytest.raises(
         duckdb.Error,
-        match="features.json describes the columns .* run the query through "
-        r"tfsql.connect\(\)",
+        match=r"features.json describes feature 'id' as int32, which the DuckDB extension does not read yet",
     ):
-        con.sql(f"SELECT * FROM tfrecord_scan('{TFDS_DIR}')").fetchall()
-    ids = con.sql(f"SELECT id FROM tfrecord_scan('{TFDS_DIR}', columns := {{'id': 'BIGINT'}})").fetchall()
-    assert sorted(ids) == sorted((row["id"],) for row in tfsql.read_tfrecord(str(TFDS_DIR)).to_pylist())
-    front = tfsql.connect()
-    assert front.sql(f"SELECT split, count(*) FROM tfrecord_scan('{TFDS_DIR}') GROUP BY 1 ORDER BY 1").fetchall() == [
-        ("test", 3),
-        ("train", 5),
+        con.sql(f"SELECT * FROM tfrecord_scan('{copy}')").fetchall()
+    front = tfsql.connect()  # routes it to its Arrow path, which casts
+    assert front.sql(f"SELECT typeof(id), count(*) FROM tfrecord_scan('{copy}') GROUP BY 1").fetchall() == [
+        ("INTEGER", 8)
     ]
 
 
@@ -598,3 +635,41 @@ def test_compressed_file_is_inflated_as_the_scan_goes(tmp_path):
         f"{offsets[5_500]}: the file ends 30 bytes into it",
     ):
         con.sql(query.format(tmp_path / "cut.tfrecord.gz")).fetchall()
+
+
+def _two_partitions(root: Path) -> Path:
+    for p in (1, 2):
+        tfsql.write_tfrecord(pa.table({"x": [p * 10]}), str(root / f"p={p}" / "part-0.tfrecord"))
+    return root
+
+
+def test_hive_types_varchar_reads_the_partition_values_as_text_natively(tmp_path):
+    root = _two_partitions(tmp_path / "hive")
+    con = native_connection()
+    query = f"SELECT x, p, typeof(p) FROM tfrecord_scan('{root}', hive_types := {{'p': 'VARCHAR'}}) ORDER BY x"
+    assert con.sql(query).fetchall() == [(10, "1", "VARCHAR"), (20, "2", "VARCHAR")]
+    assert tfsql.connect().sql(query).fetchall() == [(10, "1", "VARCHAR"), (20, "2", "VARCHAR")]
+
+
+def test_hive_types_refusals_name_the_column_natively(tmp_path):
+    root = _two_partitions(tmp_path / "hive")
+    con = native_connection()
+    with pytest.raises(
+        duckdb.Error, match=r"hive_types names 'q', which is not a partition key \(the partition keys are \(p\)\)"
+    ):
+        con.sql(f"SELECT * FROM tfrecord_scan('{root}', hive_types := {{'q': 'VARCHAR'}})").fetchall()
+    with pytest.raises(duckdb.Error, match="hive_types was given but hive_partitioning := false"):
+        con.sql(f"SELECT * FROM tfrecord_scan('{root}', hive_partitioning := false, hive_types := {{'p': 'VARCHAR'}})")
+    plain = tmp_path / "plain" / "data.tfrecord"
+    tfsql.write_tfrecord(pa.table({"x": [1]}), str(plain))
+    with pytest.raises(duckdb.Error, match="no key=value directories were found"):
+        con.sql(f"SELECT * FROM tfrecord_scan('{plain.parent}', hive_types := {{'q': 'VARCHAR'}})")
+    with pytest.raises(
+        duckdb.Error, match="partition column 'p' type 'INTEGER', which the DuckDB extension does not read"
+    ):
+        con.sql(f"SELECT * FROM tfrecord_scan('{root}', hive_types := {{'p': 'INTEGER'}})")
+    # tfsql.connect() routes a type the extension does not read to its Arrow path, which casts
+    typed = tfsql.connect().sql(
+        f"SELECT DISTINCT typeof(p) FROM tfrecord_scan('{root}', hive_types := {{'p': 'INTEGER'}})"
+    )
+    assert typed.fetchall() == [("INTEGER",)]

@@ -198,3 +198,57 @@ def test_the_pure_python_rules_agree_with_the_core():
     rels = ["k=1/a", "_trash-j1/k=1/old", "x"]
     assert ref.intent_view(_record(), rels) == _native.intent_view(_record(), rels)
     assert ref.detect_compression(gzip.compress(b"x")) == "gzip" and ref.detect_compression(b"") is None
+
+
+# -- a TFDS directory's features.json (tfsql/core/tfds_features.c) -------------------
+
+
+def _features(features: object) -> object:
+    return _native.tfds_features(json.dumps({"featuresDict": {"features": features}}).encode())
+
+
+def test_tfds_features_types_each_kind_of_feature():
+    tensor = "tensorflow_datasets.core.features.tensor_feature.Tensor"
+    assert _features(
+        {
+            "png": {"image": {"encodingFormat": "png"}},
+            "default_image": {"image": {"shape": {"dimensions": ["4"]}}},
+            "webp": {"image": {"encodingFormat": "webp"}},
+            "caption": {"text": {}},
+            "label": {"classLabel": {"numClasses": "3"}},
+            "vec": {"pythonClassName": tensor, "tensor": {"dtype": "float32", "shape": {"dimensions": ["2"]}}},
+            "scalar": {"tensor": {"dtype": "uint8", "encoding": "none", "shape": {}}},
+            "half": {"tensor": {"dtype": "float16"}},
+            "bytes": {"tensor": {"dtype": "string", "shape": {"dimensions": []}}},
+            "zlib": {"tensor": {"dtype": "int64", "encoding": "zlib"}},
+            "complex": {"tensor": {"dtype": "complex64"}},
+            "sequence": {"sequence": {"length": "-1"}},
+            "odd": [1, {"text": {}}],
+        }
+    ) == [
+        ("png", "binary", False, False),
+        ("default_image", "binary", False, False),
+        ("webp", None, False, False),
+        ("caption", "string", False, False),
+        ("label", "int64", False, True),
+        ("vec", "float32", True, False),
+        ("scalar", "uint8", False, False),
+        ("half", "float32", False, False),
+        ("bytes", "binary", False, False),
+        ("zlib", None, False, False),
+        ("complex", None, False, False),
+        ("sequence", None, False, False),
+        ("odd", None, False, False),
+    ]
+
+
+@pytest.mark.parametrize(
+    "document",
+    [b"", b"[]", b"{", b'{"featuresDict": {}}', b'{"featuresDict": {"features": []}}', b'{"a": 1} x', b"[" * 100000],
+)
+def test_tfds_features_of_a_document_that_is_not_one_is_none(document):
+    assert _native.tfds_features(document) is None
+
+
+def test_tfds_features_names_keep_their_escapes_undone():
+    assert _features({"caf\u00e9\n": {"text": {}}}) == [("caf\u00e9\n", "string", False, False)]

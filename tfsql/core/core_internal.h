@@ -398,4 +398,32 @@ static inline int record_span(const uint8_t *offs, const uint8_t *lens, size_t i
     return 0;
 }
 
+/* -- the bounded JSON reader (json.c) ---------------------------------------------- */
+
+#define JSON_MAX_DEPTH 64
+
+/* A JSON string, copied with its escapes undone (s is malloc'ed, NUL-terminated). */
+typedef struct {
+    char *s;
+    size_t n;
+} json_str;
+
+/* The text being read and the first error (a static message), NULL while none. */
+typedef struct {
+    const char *p, *end;
+    const char *why;
+} json_reader;
+
+void json_skip_ws(json_reader *r);
+/* Keep `why` as the error unless one is already kept; returns -1. */
+int json_fail(json_reader *r, const char *why);
+/* Skip white space and the character c, else fail. */
+int json_expect(json_reader *r, char c);
+/* A JSON string at r->p; `out` (NULL to skip it) gets a malloc'ed copy. */
+int json_read_string(json_reader *r, json_str *out);
+/* Skip any JSON value, `depth` levels down (failing past JSON_MAX_DEPTH). */
+int json_skip_value(json_reader *r, int depth);
+/* A JSON array; each element read by `element`. */
+int json_read_array(json_reader *r, int (*element)(json_reader *, void *), void *ctx);
+
 #endif /* TFSQL_CORE_INTERNAL_H */

@@ -30,6 +30,8 @@
  *   layout.c         TFDS / TFX layouts: splits, TFDS metadata files
  *   detect.c         compression detection from a file's first bytes
  *   intent.c         the crash-recovery intent record: parse, and how a reader sees it
+ *   json.c           the bounded JSON reader intent.c and tfds_features.c share
+ *   tfds_features.c  a TFDS directory's features.json: each feature's column type
  *
  * Error convention: functions returning int return 0 on success and a nonzero code
  * otherwise (E_* for decoding, FRAME_* statuses for framing, -1 for out of memory or
@@ -705,6 +707,35 @@ int tfsql_is_tfds_metadata_name(const char *name, size_t n);
 
 /* 1 for the name of the file that marks a TFDS version directory ("dataset_info.json"). */
 int tfsql_is_tfds_info_name(const char *name, size_t n);
+
+/* -- a TFDS directory's features.json (tfsql/core/tfds_features.c) ---------------- */
+
+/* The column type a feature describes (tfsql.tfds): TFSQL_TFDS_UNDESCRIBED for one the
+ * records must type. tfsql_tfds_type_name gives the Arrow name ("binary", "string",
+ * "bool", "int8" ... "uint32", "float32", "float64"), NULL for UNDESCRIBED. */
+enum {
+    TFSQL_TFDS_UNDESCRIBED = 0, TFSQL_TFDS_BINARY, TFSQL_TFDS_STRING, TFSQL_TFDS_BOOL,
+    TFSQL_TFDS_INT8, TFSQL_TFDS_INT16, TFSQL_TFDS_INT32, TFSQL_TFDS_INT64, TFSQL_TFDS_UINT8,
+    TFSQL_TFDS_UINT16, TFSQL_TFDS_UINT32, TFSQL_TFDS_FLOAT32, TFSQL_TFDS_FLOAT64
+};
+#define TFSQL_TFDS_FEATURES_NAME "features.json"
+#define TFSQL_TFDS_FEATURES_MAX_BYTES ((size_t)64 << 20)
+
+typedef struct {
+    char *name; /* NUL-terminated, name_len bytes */
+    size_t name_len;
+    int type;        /* TFSQL_TFDS_* */
+    int is_list;     /* a tensor with a non-empty shape: a list of `type` */
+    int class_label; /* a ClassLabel (type int64) */
+} tfsql_tfds_feature;
+
+/* The top-level features of a features.json document, in document order (undescribed
+ * ones included). Returns 0 with *out (free with tfsql_tfds_features_free) and *count,
+ * or -1 when the bytes are not such a document (malformed JSON, no featuresDict /
+ * features object, over TFSQL_TFDS_FEATURES_MAX_BYTES, out of memory). */
+int tfsql_tfds_features(const char *data, size_t n, tfsql_tfds_feature **out, size_t *count);
+void tfsql_tfds_features_free(tfsql_tfds_feature *features, size_t n);
+const char *tfsql_tfds_type_name(int type);
 
 /* -- compression (tfsql/core/detect.c) --------------------------------------------- */
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import duckdb
+import fsspec
 import pyarrow as pa
 
 import tfsql
@@ -38,6 +39,7 @@ from tfsql.duckdb.arguments import LiteralError, LiteralReader
 from tfsql.duckdb.errors import BinderError, InvalidInputError, NoFilesError, ScanErrors, sql_error
 from tfsql.duckdb.parameters import NATIVE_SCAN_PARAMETERS, SCAN_PARAMETERS, TABLE_FUNCTIONS, dataset_options
 from tfsql.duckdb.types import sql_type_name, type_struct
+from tfsql.tfds import features_schema
 
 __all__ = ["ScanCalls", "native_route", "native_reads", "source_shape", "open_dataset", "check_has_columns"]
 
@@ -279,15 +281,25 @@ def source_shape(source: Any) -> SourceShape:
 def native_reads(values: dict[str | None, Any], shape: SourceShape) -> bool:
     """Whether the extension reads the call whose literal arguments are ``values`` as the
     Arrow path does, decided from the call itself (never from an error's text): a source
-    with files (the Arrow path names a source without any), no TFDS ``features.json`` to
-    type the columns from unless ``schema`` is given, and ``schema`` types the decoder
-    produces without a cast (BIGINT, FLOAT, VARCHAR, BLOB and lists of them, nullable)."""
+    with files (the Arrow path names a source without any), a TFDS ``features.json``
+    (unless ``schema`` is given) whose types the decoder produces, ``hive_types`` all
+    VARCHAR, and ``schema`` types the decoder produces without a cast (BIGINT, FLOAT,
+    VARCHAR, BLOB and lists of them, nullable)."""
     if shape.files == 0:
         return False
     given = values.get("schema", values.get("columns"))
     layout = shape.layout
     if given is None and layout is not None and layout.kind == "tfds" and layout.directory is not None:
-        if os.path.isfile(os.path.join(layout.directory, "features.json")):
+        described = features_schema(fsspec.filesystem("file"), layout.directory)
+        if described is not None and not all(_decoded_as_is(f.type) for f in described[0]):
+            return False
+    hive_types = values.get("hive_types")
+    if isinstance(hive_types, Mapping):
+        try:
+            typed = type_struct("tfrecord_scan", "hive_types", hive_types)
+        except Exception:  # the extension reports bad hive_types as the Arrow path does
+            return True
+        if not all(f.type == pa.string() for f in typed):
             return False
     if isinstance(given, Mapping):
         try:

@@ -50,7 +50,7 @@ duckdb_logical_type column_type(int kind, int shape, int utf8) {
 
 /* A column type of schema := {...}: the Arrow types the decoder produces without a cast
  * (BIGINT, FLOAT, VARCHAR, BLOB, and lists of them); 0 when supported. */
-static int parse_type_name(const char *text, int *kind, int *shape, int *utf8) {
+int parse_type_name(const char *text, int *kind, int *shape, int *utf8) {
     char t[64];
     size_t o = 0;
     for (const char *p = text; *p && o < sizeof(t) - 1; p++) {
@@ -268,18 +268,39 @@ tfbind *scan_resolve(duckdb_bind_info info, const char *fname, idx_t *cardinalit
             goto fail;
         }
     } else {
-        if (b->record_type != RAW && refuse_tfds_features(b, fname, err)) {
+        /* a TFDS directory's features.json types the columns it describes; when it
+         * describes all of them nothing is inferred (tfsql.opening) */
+        tfsql_tfds_feature *described = NULL;
+        size_t ndescribed = 0;
+        int has_features = b->record_type != RAW && read_tfds_features(b, &described, &ndescribed) == 0;
+        int rc = 0;
+        if (!has_features || !tfds_features_complete(described, ndescribed)) {
+            uint64_t key = b->record_type == RAW ? 0 : infer_key(b);
+            if (!infer_cache_get(b, key, &cardinality)) {
+                rc = infer_columns(b, err, &cardinality);
+                if (rc == 0) {
+                    infer_cache_put(b, key, cardinality);
+                }
+            }
+        }
+        if (rc == 0 && has_features) {
+            rc = apply_tfds_features(b, described, ndescribed, fname, err);
+        }
+        tfsql_tfds_features_free(described, ndescribed);
+        if (rc) {
             goto fail;
         }
-        uint64_t key = b->record_type == RAW ? 0 : infer_key(b);
-        if (!infer_cache_get(b, key, &cardinality)) {
-            if (infer_columns(b, err, &cardinality)) {
-                goto fail;
-            }
-            infer_cache_put(b, key, cardinality);
-        }
     }
-    if (find_partitions(b, err)) {
+    duckdb_value hive_types = duckdb_bind_get_named_parameter(info, "hive_types");
+    if (hive_types != NULL && b->hive == HIVE_AUTO) {
+        b->hive = HIVE_ON; /* naming partition columns asks for them */
+    }
+    int typed = find_partitions(b, err) == 0 &&
+                (hive_types == NULL || apply_hive_types(b, hive_types, fname, err) == 0);
+    if (hive_types != NULL) {
+        duckdb_destroy_value(&hive_types);
+    }
+    if (!typed) {
         goto fail;
     }
     if (add_split_column(b)) {

@@ -255,6 +255,8 @@ int list_item(const char *item, int glob, filelist *files, char *err);
 /* -- partitions.c ------------------------------------------------------------ */
 /* Hive partition columns of the files (tfsql.partitioning.Partitioning.discover). */
 int find_partitions(tfbind *b, char *err);
+/* hive_types := {...}: the partition columns it names read as VARCHAR (partitions.c). */
+int apply_hive_types(tfbind *b, duckdb_value v, const char *fname, char *err);
 
 /* -- bind.c ------------------------------------------------------------------ */
 void tf_bind(duckdb_bind_info info);
@@ -287,10 +289,12 @@ int drop_tfds_metadata(tfbind *b);
 
 /* tfsql.layouts.detect_layout over the listed files: b->layout, b->splits, b->tfds_dir. */
 int detect_layout(tfbind *b);
-
-/* A TFDS directory's features.json types the columns (tfsql.tfds), which the extension
- * does not read: such a scan, unless it names its columns, goes through tfsql.connect(). */
-int refuse_tfds_features(const tfbind *b, const char *fname, char *err);
+/* TFDS features.json (layouts.c): read it (0, or 1 when there is none), whether it
+ * describes every feature, and its types over the inferred columns. */
+int read_tfds_features(const tfbind *b, tfsql_tfds_feature **out, size_t *count);
+int tfds_features_complete(const tfsql_tfds_feature *features, size_t n);
+int apply_tfds_features(tfbind *b, const tfsql_tfds_feature *features, size_t n,
+                        const char *fname, char *err);
 
 /* Append the split column after the hive partition columns (tfsql.layouts.Layout
  * .add_split_column): its values move from b->splits to each file's parts. */
@@ -328,6 +332,9 @@ tfbind *scan_resolve(duckdb_bind_info info, const char *fname, idx_t *cardinalit
 void tfbind_free(void *p);
 
 duckdb_logical_type column_type(int kind, int shape, int utf8);
+/* A type name of schema := / hive_types := as (kind, shape, utf8); 0 when the decoder
+ * produces it without a cast (BIGINT, FLOAT, VARCHAR, BLOB and lists of them). */
+int parse_type_name(const char *text, int *kind, int *shape, int *utf8);
 
 
 /* -- entry.c (shared) ---------------------------------------------------------- */

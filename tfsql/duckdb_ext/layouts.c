@@ -121,23 +121,103 @@ int detect_layout(tfbind *b) {
     return 0;
 }
 
-/* A TFDS directory's features.json types the columns (tfsql.tfds), which the extension
- * does not read: such a scan, unless it names its columns, goes through tfsql.connect(). */
-int refuse_tfds_features(const tfbind *b, const char *fname, char *err) {
+/* The features a TFDS directory's features.json describes (tfsql_tfds_features; the
+ * same rule tfsql.tfds applies): 0 with *out (free with tfsql_tfds_features_free) and
+ * *count, or 1 when there is none (no TFDS directory, no such file, not a features
+ * document). */
+int read_tfds_features(const tfbind *b, tfsql_tfds_feature **out, size_t *count) {
+    *out = NULL;
+    *count = 0;
     if (b->layout != LAYOUT_TFDS || b->tfds_dir == NULL) {
-        return 0;
+        return 1;
     }
-    char *features = xprintf("%s/features.json", b->tfds_dir);
+    char *path = xprintf("%s/%s", b->tfds_dir, TFSQL_TFDS_FEATURES_NAME);
+    FILE *fp = path != NULL ? fopen(path, "rb") : NULL;
+    free(path);
+    if (fp == NULL) {
+        return 1;
+    }
     struct stat st;
-    int present = features != NULL && stat(features, &st) == 0 && S_ISREG(st.st_mode);
-    if (present) {
-        snprintf(err, ERRLEN, "%s: %s describes the columns of this TensorFlow Datasets "
-                              "directory, which the DuckDB extension does not read yet; run "
-                              "the query through tfsql.connect() (Python), which applies it, "
-                              "or pass columns := {...}", fname, features);
+    char *data = NULL;
+    size_t n = 0;
+    if (fstat(fileno(fp), &st) == 0 && S_ISREG(st.st_mode) &&
+        (uint64_t)st.st_size <= TFSQL_TFDS_FEATURES_MAX_BYTES) {
+        data = (char *)malloc((size_t)st.st_size + 1);
+        n = data != NULL ? fread(data, 1, (size_t)st.st_size, fp) : 0;
     }
-    free(features);
-    return present ? -1 : 0;
+    fclose(fp);
+    int rc = data != NULL && n == (size_t)st.st_size ? tfsql_tfds_features(data, n, out, count)
+                                                     : -1;
+    free(data);
+    return rc == 0 ? 0 : 1;
+}
+
+/* 1 when every feature is described: they are the columns, nothing is inferred. */
+int tfds_features_complete(const tfsql_tfds_feature *features, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        if (features[i].type == TFSQL_TFDS_UNDESCRIBED) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The described features' columns in place of the inferred ones, the others after them
+ * (tfsql.tfds.apply_features). The extension reads the types the decoder produces
+ * without a cast (int64, float32, string, binary and their lists); another dtype is an
+ * error naming the feature. 0, or -1 with err. */
+int apply_tfds_features(tfbind *b, const tfsql_tfds_feature *features, size_t n,
+                        const char *fname, char *err) {
+    for (size_t i = 0; i < n; i++) {
+        const tfsql_tfds_feature *f = &features[i];
+        int kind = f->type == TFSQL_TFDS_INT64     ? KIND_INT64
+                   : f->type == TFSQL_TFDS_FLOAT32 ? KIND_FLOAT
+                   : f->type == TFSQL_TFDS_BINARY || f->type == TFSQL_TFDS_STRING ? KIND_BYTES
+                                                                                  : KIND_NONE;
+        if (f->type == TFSQL_TFDS_UNDESCRIBED) {
+            continue;
+        }
+        if (kind == KIND_NONE) {
+            snprintf(err, ERRLEN, "%s: %s/%s describes feature '%s' as %s%s, which the DuckDB "
+                                  "extension does not read yet (it reads int64, float32, string "
+                                  "and binary features and their lists); run the query through "
+                                  "tfsql.connect(), which casts to it, or pass columns := {...}",
+                     fname, b->tfds_dir, TFSQL_TFDS_FEATURES_NAME, f->name,
+                     f->is_list ? "a list of " : "", tfsql_tfds_type_name(f->type));
+            return -1;
+        }
+        int c = 0;
+        while (c < b->ndata && !(b->sc.cols[c].location == FEATURES &&
+                                 b->sc.cols[c].name_len == f->name_len &&
+                                 memcmp(b->sc.cols[c].name, f->name, f->name_len) == 0)) {
+            c++;
+        }
+        if (c == b->ndata) {
+            colspec *cols = (colspec *)realloc(b->sc.cols, (size_t)(c + 1) * sizeof(colspec));
+            if (cols != NULL) {
+                b->sc.cols = cols;
+            }
+            int *utf8 = cols != NULL ? (int *)realloc(b->utf8, (size_t)(c + 1) * sizeof(int)) : NULL;
+            if (utf8 != NULL) {
+                b->utf8 = utf8;
+            }
+            char *name = utf8 != NULL ? xstrndup(f->name, f->name_len) : NULL;
+            if (name == NULL) {
+                snprintf(err, ERRLEN, "out of memory");
+                return -1;
+            }
+            memset(&b->sc.cols[c], 0, sizeof(colspec));
+            b->sc.cols[c].name = (uint8_t *)name;
+            b->sc.cols[c].name_len = f->name_len;
+            b->sc.cols[c].location = FEATURES;
+            b->sc.record_type = b->record_type;
+            b->sc.ncols = b->ndata = c + 1;
+        }
+        b->sc.cols[c].kind = kind;
+        b->sc.cols[c].shape = f->is_list ? LIST : SCALAR;
+        b->utf8[c] = f->type == TFSQL_TFDS_STRING;
+    }
+    return 0;
 }
 
 /* Append the split column after the hive partition columns (tfsql.layouts.Layout

@@ -176,3 +176,66 @@ int find_partitions(tfbind *b, char *err) {
     }
     return 0;
 }
+
+/* hive_types := {'key': 'VARCHAR', ...} (tfsql.partitioning's hive_schema): the types of
+ * the partition columns it names, over the inferred ones. The extension reads VARCHAR
+ * (the values as they are); another type is refused with a message naming it (the
+ * Arrow path of tfsql.connect() casts). A `split` entry is left to a TFDS / TFX layout
+ * (tfsql.layouts.Layout.without_split). 0, or -1 with err. */
+int apply_hive_types(tfbind *b, duckdb_value v, const char *fname, char *err) {
+    duckdb_logical_type t = duckdb_get_value_type(v);
+    idx_t n = duckdb_get_type_id(t) == DUCKDB_TYPE_STRUCT ? duckdb_struct_type_child_count(t) : 0;
+    if (n == 0) {
+        snprintf(err, ERRLEN, "%s: parameter hive_types expects a STRUCT of partition column "
+                              "-> type name, e.g. hive_types := {'p': 'VARCHAR'}", fname);
+        return -1;
+    }
+    if (b->hive == HIVE_OFF) {
+        snprintf(err, ERRLEN, "%s: hive_types was given but hive_partitioning := false; drop "
+                              "one of them", fname);
+        return -1;
+    }
+    for (idx_t i = 0; i < n; i++) {
+        char *name = duckdb_struct_type_child_name(t, i);
+        duckdb_value child = duckdb_get_struct_child(v, i);
+        char *type = child == NULL || duckdb_is_null_value(child) ? NULL : value_text(child);
+        duckdb_destroy_value(&child);
+        int kind = KIND_NONE, shape = SCALAR, utf8 = 0;
+        int rc = 0;
+        int k = 0;
+        while (name != NULL && k < b->npart && strcmp(b->part_names[k], name) != 0) {
+            k++;
+        }
+        if (name == NULL) {
+            snprintf(err, ERRLEN, "out of memory");
+            rc = -1;
+        } else if (b->layout != LAYOUT_NONE && strcmp(name, SPLIT_COLUMN) == 0) {
+            rc = 0;
+        } else if (type == NULL || parse_type_name(type, &kind, &shape, &utf8) ||
+                   kind != KIND_BYTES || shape != SCALAR || !utf8) {
+            snprintf(err, ERRLEN, "%s: hive_types gives partition column '%s' type '%s', which "
+                                  "the DuckDB extension does not read yet (it reads VARCHAR); "
+                                  "run the query through tfsql.connect(), which casts to any "
+                                  "type", fname, name, type != NULL ? type : "NULL");
+            rc = -1;
+        } else if (k == b->npart) {
+            char keys[512] = "";
+            size_t used = 0;
+            for (int q = 0; q < b->npart && used < sizeof(keys); q++) {
+                used += (size_t)snprintf(keys + used, sizeof(keys) - used, "%s%s",
+                                         q ? ", " : "", b->part_names[q]);
+            }
+            snprintf(err, ERRLEN, "%s: hive_types names '%s', which is not a partition key "
+                                  "(the partition keys are (%s))", fname, name, keys);
+            rc = -1;
+        } else {
+            b->part_is_int[k] = 0;
+        }
+        duckdb_free(name);
+        free(type);
+        if (rc) {
+            return -1;
+        }
+    }
+    return 0;
+}
