@@ -15,7 +15,7 @@ Examples
 ('BOOLEAN', 'BOOLEAN or VARCHAR', 'STRUCT')
 >>> dataset_options("tfrecord_scan", {"ignore_errors": True, "sample_size": -1, "compression": "auto"})
 {'on_corrupt': 'skip', 'infer_sample': None, 'compression': 'infer'}
->>> "batch_bytes" in NATIVE_SCAN_PARAMETERS, "ignore_errors" in NATIVE_SCAN_PARAMETERS
+>>> "split_bytes" in NATIVE_SCAN_PARAMETERS, "ignore_errors" in NATIVE_SCAN_PARAMETERS
 (False, True)
 """
 
