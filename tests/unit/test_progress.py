@@ -125,10 +125,9 @@ def test_polars_read_ends_with_its_total(data, capsys, options):
     assert re.match(r"reading: 100%\|[^|]*\| ([0-9.]+[kMG]?)/\1 ", line), line
 
 
-def test_a_compressed_write_counts_rows_once_they_are_compressed(tmp_path, monkeypatch):
-    # issue 23, finding 9: a gzip write's bar reached 100% as the rows were taken from
-    # the input and then sat there for seconds while the compression threads caught up.
-    # Here compression is held until the input is consumed: the bar must not be full then.
+def _held_compression_bars(monkeypatch):
+    """Record every write bar, and hold compressed output until the returned event is
+    set: (bars, release)."""
     import io
     import threading
 
@@ -149,6 +148,16 @@ def test_a_compressed_write_counts_rows_once_they_are_compressed(tmp_path, monke
         real_emit(self, data)
 
     monkeypatch.setattr(tfsql.compressing.CompressedStream, "_emit", held_emit)
+    return bars, release
+
+
+def test_a_compressed_write_counts_rows_once_they_are_compressed(tmp_path, monkeypatch):
+    # issue 23, finding 9: a gzip write's bar reached 100% as the rows were taken from
+    # the input and then sat there for seconds while the compression threads caught up.
+    # Here compression is held until the input is consumed: the bar must not be full then.
+    import threading
+
+    bars, release = _held_compression_bars(monkeypatch)
     consumed = threading.Event()
     table = pa.table({"x": range(1000), "k": [i % 2 for i in range(1000)]})
 
@@ -178,29 +187,13 @@ def test_a_compressed_polars_write_counts_rows_once_they_are_compressed(tmp_path
     # rows as it handed them to the writer, so a gzip write reached 100% and then sat
     # there while compression caught up. Its bar is now the writer's, with the frame's
     # row count as its total.
-    import io
     import threading
 
     import polars as pl
 
-    import tfsql.compressing
     import tfsql.polars.sink
 
-    bars = []
-
-    def recording_bar(desc, *, total, file=None):
-        bars.append(tfsql.progress._tqdm(desc=desc, total=total, unit=" rows", file=io.StringIO()))
-        return bars[-1]
-
-    monkeypatch.setattr(tfsql.progress, "write_bar", recording_bar)
-    release = threading.Event()
-    real_emit = tfsql.compressing.CompressedStream._emit
-
-    def held_emit(self, data):
-        release.wait(60)
-        real_emit(self, data)
-
-    monkeypatch.setattr(tfsql.compressing.CompressedStream, "_emit", held_emit)
+    bars, release = _held_compression_bars(monkeypatch)
     consumed = threading.Event()
     real_reader = tfsql.polars.sink._arrow_reader
 
