@@ -152,3 +152,47 @@ def test_an_error_in_the_middle_leaves_nothing(name, tmp_path):
     assert _left(tmp_path) == []
     again = _tfsql("sql", SMALL, "-o", name, cwd=tmp_path)
     assert again.returncode == 0, again.stderr
+
+
+_WRAPPED_INTERRUPT = r"""
+import argparse, os, signal, sys, time
+import tfsql.cli as cli
+from tfsql.cli.console import Console
+import tfsql.cli.interrupt as interrupt
+
+def handler(args, console):
+    try:
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(30)
+    except KeyboardInterrupt:
+        pass  # DuckDB took the KeyboardInterrupt of a scan thread ...
+    seen = getattr(interrupt, "ctrl_c_seen", None)  # (before it existed: a second's wait)
+    deadline = time.monotonic() + (30 if seen else 1)
+    while not (seen and seen()) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    # ... and ended the statement with its own error, as measured under load
+    raise RuntimeError(
+        "Invalid Input Error: exporting a stream from the object registered as "
+        "'tfsql_result' failed: KeyboardInterrupt:"
+    )
+
+args = argparse.Namespace(handler=handler, quiet=False, debug=False)
+sys.exit(cli._run(args, Console(), True))
+"""
+
+
+def test_an_error_after_ctrl_c_ends_as_interrupted(tmp_path):
+    # Ctrl-C during `tfsql convert` once ended with status 1: DuckDB reported the scan
+    # thread's KeyboardInterrupt inside an Invalid Input Error worded unlike the ones the
+    # message check knew. An error the command ends with after Ctrl-C is the interruption's.
+    done = subprocess.run(
+        [sys.executable, "-c", _WRAPPED_INTERRUPT],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+        env=_env(),
+    )
+    assert done.returncode == 130, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == "tfsql: interrupted"

@@ -47,7 +47,7 @@ from typing import Any, Sequence
 
 from tfsql.cli.console import Console
 from tfsql.cli.errors import EXIT_DATA, EXIT_INTERRUPTED, EXIT_USAGE, _error_text, _is_known, exit_status
-from tfsql.cli.interrupt import exit_now, handle_ctrl_c
+from tfsql.cli.interrupt import ctrl_c_seen, exit_now, handle_ctrl_c
 from tfsql.cli.file_commands import cmd_convert, cmd_count, cmd_demo, cmd_head, cmd_schema
 from tfsql.cli.options import (
     EXIT_STATUS_HELP,
@@ -422,7 +422,7 @@ def _run(args: argparse.Namespace, console: Console, as_program: bool) -> int:
             os.dup2(devnull, sys.stdout.fileno())
         return EXIT_DATA
     except Exception as exc:
-        status = exit_status(exc)
+        status = EXIT_INTERRUPTED if as_program and ctrl_c_seen() else exit_status(exc)
         if status == EXIT_INTERRUPTED:
             console.error("tfsql: interrupted")
             return status

@@ -22,12 +22,24 @@ import weakref
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["GRACE_SECONDS", "exit_now", "handle_ctrl_c", "track_connection"]
+__all__ = ["GRACE_SECONDS", "ctrl_c_seen", "exit_now", "handle_ctrl_c", "track_connection"]
 
 GRACE_SECONDS = 3.0
 """How long the command may take to stop by itself after Ctrl-C."""
 
 _connections: weakref.WeakSet = weakref.WeakSet()
+_seen = threading.Event()
+
+
+def ctrl_c_seen() -> bool:
+    """Whether Ctrl-C reached the running `handle_ctrl_c` block: an error the command
+    ends with after that is the interruption's doing (a scan thread interrupted inside
+    DuckDB surfaces as whatever error DuckDB wraps it in), so it ends as interrupted.
+
+    >>> ctrl_c_seen()
+    False
+    """
+    return _seen.is_set()
 
 
 def track_connection(connection: Any) -> None:
@@ -56,6 +68,7 @@ def handle_ctrl_c(status: int = 130) -> Iterator[None]:
         yield
         return
     done = threading.Event()
+    _seen.clear()
     read_end, write_end = os.pipe()
     os.set_blocking(write_end, False)
 
@@ -71,6 +84,7 @@ def handle_ctrl_c(status: int = 130) -> Iterator[None]:
             if signal.SIGINT not in data:
                 continue
             count += 1
+            _seen.set()
             if count > 1:
                 sys.stderr.write("tfsql: interrupted\n")
                 exit_now(status)
