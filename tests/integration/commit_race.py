@@ -66,7 +66,8 @@ def read(target: str, front_end: str, go: str, done: str) -> None:
     else:
         from tfsql.duckdb import connect
 
-        ids = [r[0] for r in connect(extension=False).sql(f"SELECT id FROM tfrecord_scan('{target}')").fetchall()]
+        connection = connect(extension=False)  # held: DuckDB 1.4 closes a connection nothing holds
+        ids = [r[0] for r in connection.sql(f"SELECT id FROM tfrecord_scan('{target}')").fetchall()]
     print(",".join(map(str, sorted(ids))))
 
 

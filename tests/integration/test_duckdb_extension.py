@@ -669,7 +669,7 @@ def test_hive_types_refusals_name_the_column_natively(tmp_path):
     ):
         con.sql(f"SELECT * FROM tfrecord_scan('{root}', hive_types := {{'p': 'INTEGER'}})")
     # tfsql.connect() routes a type the extension does not read to its Arrow path, which casts
-    typed = tfsql.connect().sql(
-        f"SELECT DISTINCT typeof(p) FROM tfrecord_scan('{root}', hive_types := {{'p': 'INTEGER'}})"
-    )
+    # (the connection is held: DuckDB 1.4 closes one nothing holds)
+    connection = tfsql.connect()
+    typed = connection.sql(f"SELECT DISTINCT typeof(p) FROM tfrecord_scan('{root}', hive_types := {{'p': 'INTEGER'}})")
     assert typed.fetchall() == [("INTEGER",)]

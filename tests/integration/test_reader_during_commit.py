@@ -64,7 +64,8 @@ def read_both(target: str) -> tuple[list[int], list[int]]:
     from tfsql.duckdb import connect
 
     python = sorted(tfsql.read_tfrecord(target, columns=["id"]).column("id").to_pylist())
-    sql = sorted(r[0] for r in connect(extension=False).sql(f"SELECT id FROM tfrecord_scan('{target}')").fetchall())
+    connection = connect(extension=False)  # held: DuckDB 1.4 closes a connection nothing holds
+    sql = sorted(r[0] for r in connection.sql(f"SELECT id FROM tfrecord_scan('{target}')").fetchall())
     return python, sql
 
 
