@@ -37,7 +37,8 @@ The named parameters of ``tfrecord_scan`` and the COPY options are the SQL spell
 `tfsql.options` (`SCAN_PARAMETERS`, `tfsql.duckdb.copy.COPY_OPTIONS`).
 
 Modules: `connection` (the connection, `connect`, `sql`), `scan_calls` (each call's
-route and the Arrow path's datasets), `parameters` (named parameters from the option
+route and the Arrow path's datasets), `filters` (the columns a statement filters on,
+by DuckDB's parser), `parameters` (named parameters from the option
 spec), `arguments` (literal values), `rewrite` (tokens, statements, calls), `copy`
 (COPY to TFRecord), `copy_from` (COPY from TFRecord), `errors` (DuckDB's errors, mapped in one place), `results` (Arrow
 out of DuckDB), `types` (DuckDB type names), `extension` (the DuckDB extension's file).

@@ -270,8 +270,9 @@ def connect(
     ``tfrecord_scan``, ``read_tfrecord`` and ``FROM 'x.tfrecord'`` are DuckDB table
     functions there, and views over them stored in the database file work in any
     connection that loads the extension. Calls with an option the extension does not
-    implement (``hive_types``...), a ``schema`` type it does not decode, and filtered
-    scans of hive-partitioned files use the Arrow path described above.
+    implement (``hive_types``...), a ``schema`` type it does not decode, and scans of
+    hive-partitioned files in a statement that filters on a partition column use the
+    Arrow path described above (see `tfsql.duckdb.scan_calls.native_route`).
 
     Parameters
     ----------

@@ -14,10 +14,12 @@ Each statement that spells out a call re-opens its dataset (files are listed aga
 `open_dataset`).
 
 Routing lists the source's files once in Python (`source_shape`) before the extension
-lists them again in C: whether the files form a TFDS / TFX layout (whose split column
-only the Arrow path provides) and whether they sit in ``key=value`` directories (a
-filtered scan of those takes the Arrow path, which prunes directories) cannot be told
-from the path text. The listing is short next to a scan (names and sizes, no data).
+lists them again in C: whether the files form a TFDS / TFX layout and which ``key=value``
+directories they sit in (a scan of those in a statement that filters on a partition
+column takes the Arrow path, which prunes directories) cannot be told from the path
+text. The listing is short next to a scan (names and sizes, no data). What the
+statement filters on is DuckDB's parser's answer (`tfsql.duckdb.filters`), asked only
+for such a call.
 """
 
 from __future__ import annotations
@@ -25,8 +27,9 @@ from __future__ import annotations
 import itertools
 import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 import duckdb
@@ -36,9 +39,11 @@ import pyarrow as pa
 import tfsql
 from tfsql.duckdb.rewrite import Call, Token, find_calls, substitute
 from tfsql.duckdb.arguments import LiteralError, LiteralReader
+from tfsql.duckdb.filters import StatementFilters, statement_filters
 from tfsql.duckdb.errors import BinderError, InvalidInputError, NoFilesError, ScanErrors, sql_error
 from tfsql.duckdb.parameters import NATIVE_SCAN_PARAMETERS, SCAN_PARAMETERS, TABLE_FUNCTIONS, dataset_options
 from tfsql.duckdb.types import sql_type_name, type_struct
+from tfsql.layouts import SPLIT_COLUMN
 from tfsql.tfds import features_schema
 
 __all__ = ["ScanCalls", "native_route", "native_reads", "source_shape", "open_dataset", "check_has_columns"]
@@ -94,7 +99,9 @@ class ScanCalls:
         except ValueError as err:
             raise sql_error(duckdb.ParserException, str(err)) from err
         if self.native and native:
-            calls = [call for call in calls if not native_route(call, tokens, params, self.variable)]
+            # parsed once, and only when a call's route depends on the statement's filters
+            filters = cache(lambda: statement_filters(text, tokens))
+            calls = [call for call in calls if not native_route(call, tokens, params, self.variable, filters)]
         if not calls:
             return text, params, []
         # A new statement ends any unfinished result of execute(), as DuckDB's own
@@ -207,15 +214,36 @@ class ScanCalls:
 # --------------------------------------------------------------------------------------
 
 
-def native_route(call: Call, tokens: list[Token], params: Any, variable: Any) -> bool:
+def native_route(
+    call: Call, tokens: list[Token], params: Any, variable: Any, filters: Callable[[], StatementFilters]
+) -> bool:
     """Whether the extension's ``tfrecord_scan`` runs this call (the SQL text is left as
-    written): always, except for options only the Arrow path has (not in
-    `NATIVE_SCAN_PARAMETERS`), calls the extension does not read as the Arrow path does
-    (`native_reads`: decided from the call, never from an error's text), and a statement
-    with WHERE (not a CREATE) over
-    hive-partitioned files or a TFDS / TFX layout, where the Arrow path's partition
-    pruning opens only the matching directories or splits (DuckDB's C API has no filter
-    pushdown)."""
+    written), decided from the call and the statement's structure, never from an
+    error's text or a keyword's presence.
+
+    The extension runs it, except:
+
+    - a call outside a FROM (``DESCRIBE tfrecord_scan(...)``), or with arguments DuckDB
+      reads differently or the literal reader refuses: the Arrow path reports them;
+    - options only the Arrow path has (not in `NATIVE_SCAN_PARAMETERS`) and calls the
+      extension does not read as the Arrow path does (`native_reads`);
+    - a call over hive-partitioned files (unless ``hive_partitioning := false``) or a
+      TFDS / TFX layout in a statement that filters on one of its partition columns
+      (its ``key=value`` keys, and ``split`` for a layout): DuckDB's parse of the
+      statement (``filters``, see `tfsql.duckdb.filters`) names the column in a
+      ``WHERE``, ``HAVING``, ``QUALIFY`` or a join's ``ON`` / ``USING`` anywhere in the query that
+      holds the call, CTEs and subqueries included, as DuckDB pushes an outer filter
+      down into the scan. The Arrow path's partition pruning then opens only the
+      matching directories or splits (DuckDB's C API has no filter pushdown). A filter
+      on other columns, or a ``WHERE`` in a string, keeps the call native. When the
+      query around the call does not parse (or this DuckDB has no
+      ``json_serialize_sql``), such a call takes the Arrow path, which prunes whatever
+      the filters are; the rows are the same on either path.
+
+    A ``CREATE`` that stores its SQL (a view, a macro) keeps the call as written, so the
+    definition works wherever the extension is loaded; ``CREATE TABLE ... AS`` is
+    decided by its query like any other statement.
+    """
     if not call.in_from:
         return False  # e.g. ``DESCRIBE tfrecord_scan(...)``, which DuckDB cannot parse
     if [arg.name for arg in call.args[:1]] != [None] or sum(arg.name is None for arg in call.args) != 1:
@@ -240,42 +268,61 @@ def native_route(call: Call, tokens: list[Token], params: Any, variable: Any) ->
     shape = source_shape(values[None])
     if not native_reads(values, shape):
         return False
-    partitioned, layout = shape.partitioned, shape.layout is not None
-    if tokens and tokens[0].is_word("create"):
+    if _stores_definition(tokens):
         return True
-    if not any(t.is_word("where") for t in tokens):
+    partition_columns = set(shape.layout_columns)
+    if values.get("hive_partitioning") is not False:
+        partition_columns |= shape.hive_columns
+    if not partition_columns:
         return True
-    if layout:
-        return False  # the Arrow path prunes the files of a TFDS / TFX split like a partition
-    if values.get("hive_partitioning") is False:
-        return True
-    return not partitioned
+    found = filters()
+    if not found.covers(call.start):
+        return False  # the query around the call was not read: the Arrow path prunes whatever it filters
+    return not (found.columns & partition_columns)
+
+
+def _stores_definition(tokens: list[Token]) -> bool:
+    """A ``CREATE`` statement that stores its SQL (``CREATE VIEW``, ``CREATE MACRO``...),
+    not a ``CREATE TABLE`` that runs its query once: the first object keyword after
+    ``CREATE [OR REPLACE] [TEMP]`` says which."""
+    if not tokens or not tokens[0].is_word("create"):
+        return False
+    for token in tokens[1:]:
+        if token.is_word("table", "view", "macro", "function"):
+            return not token.is_word("table")
+    return True
 
 
 @dataclass(frozen=True)
 class SourceShape:
     """What routing needs to know of a source's files (listed once, in Python)."""
 
-    partitioned: bool  # some file sits in a key=value directory
+    hive_columns: frozenset[str]  # the keys of the key=value directories the files sit in (lower case)
     layout: Any  # the TFDS / TFX layout (tfsql.layouts), or None
     files: int  # how many files the source holds
 
+    @property
+    def layout_columns(self) -> frozenset[str]:
+        """The column a TFDS / TFX layout adds (``split``), none without a layout."""
+        return frozenset() if self.layout is None else frozenset({SPLIT_COLUMN})
+
 
 def source_shape(source: Any) -> SourceShape:
-    """The files of ``source`` (a path, glob or list of them): how many, whether they sit
-    in ``key=value`` directories, and their TFDS or TFX layout (`tfsql.layouts`)."""
+    """The files of ``source`` (a path, glob or list of them): how many, the keys of the
+    ``key=value`` directories they sit in, and their TFDS or TFX layout (`tfsql.layouts`)."""
     from tfsql.discovery import discover
     from tfsql.layouts import detect_layout
+    from tfsql.partitioning import parse_partition_segments
 
     items = list(source) if isinstance(source, (list, tuple)) else [source]
     if not all(isinstance(item, str) for item in items):
-        return SourceShape(False, None, 0)
+        return SourceShape(frozenset(), None, 0)
     try:
         found, layout = detect_layout(discover(items))
     except (OSError, ValueError, TypeError):
-        return SourceShape(False, None, 0)
-    partitioned = any("=" in (f.relative_dir() or "") for f in found.files)
-    return SourceShape(partitioned, layout, len(found.files))
+        return SourceShape(frozenset(), None, 0)
+    keys = {key.lower() for f in found.files for key, _ in parse_partition_segments(f.relative_dir() or "")}
+    return SourceShape(frozenset(keys), layout, len(found.files))
 
 
 def native_reads(values: dict[str | None, Any], shape: SourceShape) -> bool:
