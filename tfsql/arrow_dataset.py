@@ -149,7 +149,8 @@ class Dataset(pads.Dataset):
     @property
     def kindless_features(self) -> set:
         """``(location, name)`` of the features inference saw without a kind (reported
-        then; scans do not report them again)."""
+        then; scans do not report them again). The set itself, shared with the datasets
+        derived from this one: a scan adds each unknown feature it reports."""
         return self._reported_unknown
 
     @property
@@ -329,7 +330,7 @@ class Dataset(pads.Dataset):
             return scanner.to_table()
         from tfsql.progress import with_read_progress
 
-        with with_read_progress(self, "reading", file_indices=scanner._file_indices) as ds:
+        with with_read_progress(self, "reading", file_indices=scanner.file_indices) as ds:
             return ds.scanner(columns=columns, filter=filter, batch_size=batch_size, **kwargs).to_table()
 
     def head(self, num_rows: int, columns=None, filter=None, batch_size=None, **kwargs) -> pa.Table:

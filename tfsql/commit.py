@@ -532,11 +532,11 @@ def recover(path: str | os.PathLike, *, filesystem: Any = None) -> Recovery:
     >>> tfsql.recover(out).commit is None
     True
     """
-    from tfsql.discovery import _coerce_filesystem, _resolve
+    from tfsql.discovery import resolve_path
     from tfsql.locking import target_lock
 
     text = os.fspath(path)
-    fs, root = _resolve(text, _coerce_filesystem(filesystem))
+    fs, root = resolve_path(text, filesystem)
     if not fs.isdir(root):
         from tfsql.naming import is_single_file_target
 

@@ -60,7 +60,7 @@ from tfsql._codec import codec
 from tfsql.commit import consistent_listing, pending_view
 from tfsql.errors import NoDataError
 
-__all__ = ["FileInfo", "Discovered", "discover", "is_hidden_name", "has_glob_magic"]
+__all__ = ["FileInfo", "Discovered", "discover", "resolve_path", "is_hidden_name", "has_glob_magic"]
 
 SourceItem = Union[str, "os.PathLike[str]"]
 Source = Union[SourceItem, Sequence[SourceItem]]
@@ -286,6 +286,26 @@ def _normalize_extensions(extensions: str | Iterable[str] | None) -> tuple[str, 
     if not suffixes or not all(isinstance(s, str) and s for s in suffixes):
         raise ValueError(f"extensions must be non-empty strings such as '.tfrecord', not {extensions!r}")
     return suffixes
+
+
+def resolve_path(path: str, filesystem: Any = None) -> tuple[fsspec.AbstractFileSystem, str]:
+    """The file system of ``path`` and the path as that file system names it, as
+    `discover` resolves each source item.
+
+    Parameters
+    ----------
+    path : str
+        A local path or a URL (``s3://...``, ``file://...``).
+    filesystem : fsspec.AbstractFileSystem or pyarrow.fs.FileSystem, optional
+        The file system to use (then a URL's protocol must be its own).
+
+    Examples
+    --------
+    >>> fs, root = resolve_path("file:///tmp/data/")
+    >>> type(fs).__name__, root
+    ('LocalFileSystem', '/tmp/data')
+    """
+    return _resolve(path, _coerce_filesystem(filesystem))
 
 
 def _coerce_filesystem(filesystem: Any) -> fsspec.AbstractFileSystem | None:

@@ -275,8 +275,14 @@ class Scanner:
     @property
     def files(self) -> list[str]:
         """The files this scan opens, after partition pruning."""
-        found = self._dataset._found
+        found = self._dataset.discovered
         return [found.files[i].display() for i in self._file_indices]
+
+    @property
+    def file_indices(self) -> list[int]:
+        """Positions in the dataset's ``discovered`` listing of the files this scan opens,
+        after partition pruning (`files` names them)."""
+        return list(self._file_indices)
 
     # ------------------------------------------------------------------ reading
     def _blocks(self) -> Iterator[tuple[int, Any]]:
@@ -316,12 +322,12 @@ class Scanner:
         within ``batch_bytes`` even when its records are empty."""
         bits = fixed_row_bits(self._specs)
         if self._partition_names:
-            values = self._dataset._partitioning.values  # type: ignore[union-attr]  # set when partitioned
+            values = self._dataset.partitioning.values  # type: ignore[union-attr]  # set when partitioned
             for name in self._partition_names:
                 scalar = values.column(name)[file_index]
                 bits += 33 + 8 * len(scalar.as_py() or "") if pa.types.is_string(scalar.type) else 65
         if self._with_file_column:
-            bits += 33 + 8 * len(self._dataset._found.files[file_index].display().encode())
+            bits += 33 + 8 * len(self._dataset.discovered.files[file_index].display().encode())
         return bits
 
     def _ranges_of(self, index: int) -> list[tuple[int, int]] | None:
@@ -360,7 +366,7 @@ class Scanner:
         piece is checked against the end of the one before (:meth:`_checked_ranges`).
         ``whole_file``: the pieces of a file no option split (see :class:`_RangeTask`)."""
         piece = piece_bytes(self._dataset.options.batch_bytes)
-        own_range = self._dataset._byte_range is not None
+        own_range = self._dataset.byte_range is not None
         for k, (start, stop) in enumerate(spans):
             pieces = plan_pieces(start, stop, piece)
             for j, (a, b) in enumerate(pieces):
@@ -390,7 +396,7 @@ class Scanner:
         raised once the range's start is confirmed (``raise_errors``: raised at once).
         ``hints`` gets where the next piece's first record starts, so that a piece read
         after the one before it (always, with one thread) needs no search."""
-        found = self._dataset._found
+        found = self._dataset.discovered
         file = found.files[file_index]
         options = self._dataset.options
         batches: list[pa.RecordBatch] = []
@@ -470,14 +476,14 @@ class Scanner:
         arrays = list(batch.columns)
         fields = list(batch.schema)
         if self._partition_names:
-            values = self._dataset._partitioning.values  # type: ignore[union-attr]  # set when partitioned
+            values = self._dataset.partitioning.values  # type: ignore[union-attr]  # set when partitioned
             for name in self._partition_names:
                 scalar = values.column(name)[file_index]
                 arrays.append(_constant_column(scalar, n))
                 fields.append(values.schema.field(name))
         if self._with_file_column:
             name = self._dataset.options.include_file_paths
-            arrays.append(_constant_column(pa.scalar(self._dataset._found.files[file_index].display()), n))
+            arrays.append(_constant_column(pa.scalar(self._dataset.discovered.files[file_index].display()), n))
             fields.append(pa.field(name, pa.string()))
         if not fields:
             batch = empty_batch(n)
@@ -492,7 +498,7 @@ class Scanner:
         return batch.select(self._columns)
 
     def _report_unknown(self, unknown: set, path: str) -> None:
-        reported = self._dataset._reported_unknown
+        reported = self._dataset.kindless_features
         for location, raw_name in sorted(unknown):
             name = raw_name.decode("utf-8", errors="backslashreplace")
             if (location, name) in reported:
@@ -585,7 +591,7 @@ class Scanner:
         """The records of a file from the boundary ``start`` (record ``first_index``) to
         its end, framed and decoded on this thread; corruption is handled by
         ``on_corrupt`` with file-wide record numbers, as in a whole-file read."""
-        found = self._dataset._found
+        found = self._dataset.discovered
         options = self._dataset.options
         rows = rows_within(options.batch_bytes, self._row_bits(file_index), self._batch_size)
         file = found.files[file_index]
@@ -626,8 +632,8 @@ class Scanner:
         (if any) touches partition columns only. With ``on_corrupt`` other than
         ``"raise"`` the data CRCs are still checked, so that records the scan would
         skip are not counted."""
-        if self._data_filter_free and self._limit is None and self._dataset._byte_range is None:
-            found = self._dataset._found
+        if self._data_filter_free and self._limit is None and self._dataset.byte_range is None:
+            found = self._dataset.discovered
             options = self._dataset.options
             return sum(
                 count_file_records(found, found.files[i], options)
