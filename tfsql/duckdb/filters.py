@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -137,37 +137,36 @@ def _filtered_columns(tree: Any) -> set[str]:
     """The column names in the filters anywhere in a parse tree: the ``WHERE`` /
     ``HAVING`` / ``QUALIFY`` of every SELECT node and the ``ON`` / ``USING`` of every join."""
     found: set[str] = set()
+    for node in _objects(tree):
+        filters = [node.get(key) for key in _FILTER_CLAUSES]
+        if node.get("type") == "JOIN":
+            filters.append(node.get("condition"))
+            found |= {str(name).lower() for name in node.get("using_columns") or ()}
+        for expression in filters:
+            if expression is not None:
+                found |= _column_names(expression)
+    return found
+
+
+def _column_names(expression: Any) -> set[str]:
+    """Every column an expression tree names (the last part of each, lower case)."""
+    return {
+        str(node["column_names"][-1]).lower()
+        for node in _objects(expression)
+        if node.get("class") == "COLUMN_REF" and isinstance(node.get("column_names"), list) and node["column_names"]
+    }
+
+
+def _objects(tree: Any) -> Iterator[dict]:
+    """Every JSON object in a parse tree, at any depth."""
     stack = [tree]
     while stack:
         node = stack.pop()
         if isinstance(node, list):
             stack.extend(node)
         elif isinstance(node, dict):
-            filters = [node.get(key) for key in _FILTER_CLAUSES]
-            if node.get("type") == "JOIN":
-                filters.append(node.get("condition"))
-                found |= {str(name).lower() for name in node.get("using_columns") or ()}
-            for expression in filters:
-                if expression is not None:
-                    found |= _column_names(expression)
+            yield node
             stack.extend(node.values())
-    return found
-
-
-def _column_names(expression: Any) -> set[str]:
-    """Every column an expression tree names (the last part of each, lower case)."""
-    names: set[str] = set()
-    stack = [expression]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, list):
-            stack.extend(node)
-        elif isinstance(node, dict):
-            parts = node.get("column_names")
-            if node.get("class") == "COLUMN_REF" and isinstance(parts, list) and parts:
-                names.add(str(parts[-1]).lower())
-            stack.extend(node.values())
-    return names
 
 
 def _closing_brackets(tokens: Sequence[Token]) -> list[int | None]:
