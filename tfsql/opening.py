@@ -26,7 +26,11 @@ import pyarrow as pa
 
 from tfsql import scanning
 from tfsql._codec import codec
+
+# generated: dataset imports (from tfsql/options.py by python -m tfsql.option_header --write)
 from tfsql.option_values import Lists, MissingColumns, OnCorrupt, ReadCompression, RecordType
+
+# end generated: dataset imports
 from tfsql.arrow_dataset import Dataset
 from tfsql.discovery import Discovered, discover
 from tfsql.errors import SchemaError
@@ -46,6 +50,7 @@ _DEFAULT = ReadOptions()  # the defaults of the parameters below
 def dataset(
     source: Any,
     *,
+    # generated: dataset parameters (from tfsql/options.py by python -m tfsql.option_header --write)
     schema: pa.Schema | Mapping[str, Any] | None = _DEFAULT.schema,
     record_type: RecordType = _DEFAULT.record_type,
     compression: ReadCompression = _DEFAULT.compression,
@@ -67,6 +72,7 @@ def dataset(
     max_record_bytes: int = _DEFAULT.max_record_bytes,
     split_bytes: int | None = _DEFAULT.split_bytes,
     hidden_file_prefix: str | Sequence[str] | None = _DEFAULT.hidden_file_prefix,
+    # end generated: dataset parameters
 ) -> Dataset:
     """Open TFRecord files as a dataset: discovered, partitioned, schema resolved.
 
@@ -79,6 +85,7 @@ def dataset(
         directories (their JSON metadata is skipped, the schema comes from
         ``features.json``) and TFX ``Split-<name>/`` directories get a ``split``
         column that prunes like a partition column (:mod:`tfsql.layouts`).
+    .. generated: dataset docs (from tfsql/options.py by python -m tfsql.option_header --write)
     schema : pyarrow.Schema or dict of name -> pyarrow type, optional
         Skip inference: read these columns, cast (range-checked) to these types.
         ``list<list<...>>`` columns read SequenceExample feature lists.
@@ -94,15 +101,18 @@ def dataset(
         bad length or truncation) with a warning for each; a callable is called with
         each :class:`~tfsql.errors.CorruptRecordError` instead of the warning.
     hive_partitioning : bool or None
-        None discovers ``key=value`` directories; False ignores them; True requires them.
+        None discovers ``key=value`` directories; False ignores them; True requires
+        them.
     hive_schema : pyarrow.Schema or dict, optional
-        Types of partition columns (default: int64 when every value is an integer,
-        else string).
+        Types of partition columns (default: int64 when every value is an integer, else
+        string).
     include_file_paths : str, optional
         Add a string column of this name holding each row's file.
-    infer_sample, infer_files : int or None
-        Inference reads the first ``infer_sample`` records of up to ``infer_files``
-        files spread over the list (None: all). See :mod:`tfsql.inference`.
+    infer_sample : int or None
+        Inference reads the first ``infer_sample`` records of each sampled file (None:
+        all). See :mod:`tfsql.inference`.
+    infer_files : int or None
+        Inference samples up to ``infer_files`` files, spread over the list (None: all).
     infer_bytes : int or None
         A file's inference sample also ends once it holds this many record bytes
         (default 4 MiB; None: no byte bound; ignored with ``infer_sample=None``).
@@ -116,9 +126,11 @@ def dataset(
         For plain paths on another filesystem.
     glob : bool
         False treats ``*?[`` in paths literally.
-    batch_size, batch_bytes : int
-        Bounds of each batch: rows, and bytes of both the records read and the Arrow
-        columns decoded from them (a batch of many columns holds fewer rows).
+    batch_size : int
+        Rows per batch at most.
+    batch_bytes : int
+        Bytes per batch at most, of both the records read and the Arrow columns decoded
+        from them (a batch of many columns holds fewer rows).
     threads : int, optional
         Decode threads (default: cores, at most 8); 1 decodes in the calling thread.
     max_record_bytes : int
@@ -126,13 +138,14 @@ def dataset(
         (:class:`~tfsql.errors.CorruptRecordError`) before memory is allocated for it.
     split_bytes : int or None
         With several threads, an uncompressed file of at least twice this size is read
-        as byte ranges of this size on several threads at once (see
-        :mod:`tfsql.splits`; output order is kept). None (the default): a local file of
-        4 MiB or more is still read by the decode threads in pieces of about a batch,
-        smaller ones a batch at a time.
+        as byte ranges of this size on several threads at once (see :mod:`tfsql.splits`;
+        output order is kept). None (the default): a local file of 4 MiB or more is
+        still read by the decode threads in pieces of about a batch, smaller ones a
+        batch at a time.
     hidden_file_prefix : str or list of str, optional
         Also skip files found in directories or by globs whose name starts with one of
         these prefixes.
+    .. end generated: dataset docs
 
     Returns
     -------
@@ -150,6 +163,7 @@ def dataset(
     """
     # Every parameter is a ReadOptions field: the spec checks and normalises them.
     options = ReadOptions(
+        # generated: dataset options (from tfsql/options.py by python -m tfsql.option_header --write)
         schema=schema,
         record_type=record_type,
         compression=compression,
@@ -171,6 +185,7 @@ def dataset(
         max_record_bytes=max_record_bytes,
         split_bytes=split_bytes,
         hidden_file_prefix=hidden_file_prefix,
+        # end generated: dataset options
     )
     return open_dataset(source, options)
 

@@ -3,8 +3,10 @@ spec (:mod:`tfsql.options`), so that an option is declared once.
 
 ``python -m tfsql.option_header`` prints the header; ``--write`` writes it to
 ``tfsql/duckdb_ext/options_gen.h``, where it is kept in the repository (the build needs
-no Python step); ``tests/unit/test_option_header.py`` regenerates it and fails on any
-difference. It holds, for the reading options in :data:`~tfsql.options.NATIVE_READ_OPTIONS`:
+no Python step), and rewrites the generated keyword parameters of `tfsql.dataset`,
+``pl.scan_tfrecord`` and ``pl.read_tfrecord`` (`tfsql.option_python`);
+``tests/unit/test_option_header.py`` regenerates both and fails on any difference. The
+header holds, for the reading options in :data:`~tfsql.options.NATIVE_READ_OPTIONS`:
 
 - one entry per SQL spelling (aliases included): the parameter's name, its option, the
   kind of value (which decides its DuckDB type), its vocabulary and how a boolean
@@ -29,6 +31,7 @@ import os
 import sys
 from typing import Any, Iterable
 
+from tfsql.option_python import TARGETS, write_all
 from tfsql.options import COMPAT_SQL_PARAMETERS, READ_OPTIONS, Option, Spelling
 
 __all__ = ["c_header", "HEADER_PATH"]
@@ -196,13 +199,18 @@ def c_header() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tfsql.option_header", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--write", action="store_true", help=f"write {HEADER_PATH} (from the repository's root)")
+    parser.add_argument(
+        "--write",
+        action="store_true",
+        help=f"write {HEADER_PATH} and the generated blocks of {', '.join(TARGETS)} (in this checkout)",
+    )
     args = parser.parse_args(argv)
     text = c_header()
     if args.write:
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         with open(os.path.join(root, HEADER_PATH), "w", encoding="utf-8", newline="\n") as f:
             f.write(text)
+        write_all(root)
     else:
         sys.stdout.write(text)
     return 0

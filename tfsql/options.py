@@ -8,10 +8,14 @@ front ends), and how Python (``tfsql.dataset`` / ``write_tfrecord``), Polars
 (``pl.scan_tfrecord`` / ``write_tfrecord``), DuckDB SQL (``tfrecord_scan`` and ``COPY``
 through ``tfsql.connect``), the native DuckDB extension, Spark (``.option(...)``) and the
 ``tfsql`` command spell it. Front ends build their parameter lists, help texts and error
-messages from :data:`READ_OPTIONS` and :data:`WRITE_OPTIONS`; ``tests/unit/test_options.py``
-checks that each front end accepts every option marked for it.
+messages from :data:`READ_OPTIONS` and :data:`WRITE_OPTIONS` (the keyword parameters of
+``tfsql.dataset``, ``pl.scan_tfrecord`` and ``pl.read_tfrecord`` are generated from them:
+`tfsql.option_python`); ``tests/integration/test_differential_frontends.py`` and
+``tests/unit/test_options.py`` check that each front end accepts every option marked for it.
 
-Adding an option is one field here plus its implementation.
+Adding an option is one field here plus its implementation (and, for a reading option,
+``python -m tfsql.option_header --write``, which writes its keyword parameter into the
+functions that take every reading option by name: see `tfsql.option_python`).
 
 Vocabularies (one definition each): :data:`RECORD_TYPES`, :data:`READ_COMPRESSIONS`,
 :data:`WRITE_COMPRESSIONS`, :data:`MODES`, :data:`ON_CORRUPT`, :data:`LISTS`,
@@ -205,6 +209,13 @@ class Option:
     ``python`` and ``polars`` are keyword arguments named like the option; ``sql`` and
     ``spark`` list spellings (the first is the main one, the rest aliases); ``cli`` is a
     flag. ``native`` marks the options the DuckDB extension implements in C.
+
+    A reading option's keyword parameter in `tfsql.dataset`, ``pl.scan_tfrecord`` and
+    ``pl.read_tfrecord`` is generated from here (`tfsql.option_python`): ``annotation``
+    is its type hint (default: the field's), ``doc_type`` and ``details`` its numpydoc
+    entry (the type, and the paragraph; default: ``doc``). ``parquet_name`` marks an
+    option Polars takes as the ``pl.scan_parquet`` parameter of the same name, written
+    by hand among those in ``tfsql/polars/scan.py`` with Polars' types and wording.
     """
 
     name: str
@@ -214,6 +225,10 @@ class Option:
     choices: tuple[str, ...] = ()
     python: bool = True
     polars: bool = True
+    annotation: str = "Any"
+    doc_type: str = ""
+    details: str = ""
+    parquet_name: bool = False
     sql: tuple[Spelling, ...] = ()
     native: bool = False
     spark: tuple[Spelling, ...] = ()
@@ -264,7 +279,12 @@ def _spec(cls: type, native: frozenset[str] = frozenset()) -> dict[str, Option]:
     unknown = native - {f.name for f in dataclasses.fields(cls)}
     assert not unknown, f"NATIVE_READ_OPTIONS names no option {sorted(unknown)}"
     return {
-        f.name: Option(name=f.name, native=f.name in native, **f.metadata["option"]) for f in dataclasses.fields(cls)
+        f.name: Option(
+            name=f.name,
+            native=f.name in native,
+            **{"annotation": str(f.type), **f.metadata["option"]},
+        )
+        for f in dataclasses.fields(cls)
     }
 
 
@@ -329,84 +349,136 @@ class ReadOptions(_Checked):
 
     schema: Any = _option(
         None, "read these columns with these types instead of inferring them", check_anything,
-        sql=(Spelling("schema", "types"), Spelling("columns", "types")), cli="--schema", cli_value="types")
+        sql=(Spelling("schema", "types"), Spelling("columns", "types")), cli="--schema", cli_value="types",
+        parquet_name=True, annotation="pa.Schema | Mapping[str, Any] | None",
+        doc_type="pyarrow.Schema or dict of name -> pyarrow type, optional",
+        details="Skip inference: read these columns, cast (range-checked) to these types. "
+                "``list<list<...>>`` columns read SequenceExample feature lists.")
     record_type: RecordType = _option(
         "example", "what the records hold: tf.train.Example, SequenceExample, or raw bytes (one binary column)",
         check_record_type, choices=("example", "sequence_example", "bytes"), sql=(Spelling("record_type", "choice"),), spark=(Spelling("recordType", "choice", shown=_SPARK_RECORD_TYPES),),
-        cli="--record-type", cli_value="choice", scan_time=True)
+        cli="--record-type", cli_value="choice", scan_time=True,
+        doc_type='{"example", "sequence_example", "bytes"}',
+        details='Spark-TFRecord\'s ``"Example"``, ``"SequenceExample"``, ``"ByteArray"`` work too. '
+                '``"bytes"`` reads each record as one binary column ``record``.')
     compression: ReadCompression = _option(
         "infer", "compression of the files; 'infer' detects gzip and zlib per file from their first bytes",
         check_read_compression, choices=("infer", "none", "gzip", "zlib"), sql=(Spelling("compression", "choice"),),
         spark=(Spelling("codec", "choice"), Spelling("compression", "choice")),
-        cli="--compression", cli_value="choice", scan_time=True)
+        cli="--compression", cli_value="choice", scan_time=True,
+        doc_type='{"infer", None, "gzip", "zlib"}',
+        details='``"infer"`` detects gzip and zlib by their magic bytes, per file.')
     verify_checksums: bool = _option(
         True, "check each record's data CRC (the length CRC is always checked)", check_boolean, sql=(Spelling("verify_checksums", "bool"),), spark=(Spelling("verifyChecksums", "bool"),),
-        cli="--verify-checksums", cli_value="bool", scan_time=True)
+        cli="--verify-checksums", cli_value="bool", scan_time=True,
+        doc_type="bool", details="Check each record's data CRC (the length CRC is always checked).")
     on_corrupt: OnCorrupt = _option(
         "raise", "'raise' stops at a corrupt record; 'skip' drops it with a warning", check_on_corrupt,
         choices=ON_CORRUPT, sql=(Spelling("on_corrupt", "choice"), Spelling("ignore_errors", "bool", maps={True: "skip", False: "raise"})),
-        spark=(Spelling("onCorrupt", "choice"),), cli="--on-corrupt", cli_value="choice", scan_time=True)
+        spark=(Spelling("onCorrupt", "choice"),), cli="--on-corrupt", cli_value="choice", scan_time=True,
+        doc_type='{"raise", "skip"} or callable',
+        details='``"skip"`` drops records whose data CRC fails (and the rest of a file after a bad length '
+                "or truncation) with a warning for each; a callable is called with each "
+                ":class:`~tfsql.errors.CorruptRecordError` instead of the warning.")
     hive_partitioning: bool | None = _option(
         None, "None discovers key=value directories; False ignores them; True requires them", check_optional_boolean,
         sql=(Spelling("hive_partitioning", "bool"),),
         spark=(Spelling("hivePartitioning", "choice", maps={"auto": None, "true": True, "false": False}),),
-        cli="--hive-partitioning", cli_value="bool")
+        cli="--hive-partitioning", cli_value="bool", parquet_name=True,
+        doc_type="bool or None",
+        details="None discovers ``key=value`` directories; False ignores them; True requires them.")
     hive_schema: Any = _option(
         None, "types of the partition columns (default: int64 when every value is an integer, else string)",
-        check_anything, sql=(Spelling("hive_types", "types"),))
+        check_anything, sql=(Spelling("hive_types", "types"),), parquet_name=True,
+        annotation="pa.Schema | Mapping[str, Any] | None", doc_type="pyarrow.Schema or dict, optional",
+        details="Types of partition columns (default: int64 when every value is an integer, else string).")
     include_file_paths: str | None = _option(
         None, "add a string column of this name holding each row's file", check_column_name, sql=(Spelling("filename", "bool_or_name", maps={True: "filename", False: None}),),
         spark=(Spelling("includeFilePaths", "name"),), cli="--include-file-paths", cli_value="name",
-        scan_time=True)
+        scan_time=True, parquet_name=True,
+        doc_type="str, optional", details="Add a string column of this name holding each row's file.")
     infer_sample: int | None = _option(
         DEFAULT_INFER_SAMPLE, "records read from each sampled file to infer the schema (None: all)",
         check_positive_or_all, sql=(Spelling("infer_sample", "count_or_all"), Spelling("sample_size", "count_or_all")),
-        spark=(Spelling("inferSample", "count_or_all"),), cli="--infer-sample", cli_value="count_or_all")
+        spark=(Spelling("inferSample", "count_or_all"),), cli="--infer-sample", cli_value="count_or_all",
+        doc_type="int or None",
+        details="Inference reads the first ``infer_sample`` records of each sampled file (None: all). "
+                "See :mod:`tfsql.inference`.")
     infer_files: int | None = _option(
         DEFAULT_INFER_FILES, "files sampled to infer the schema, spread over the list (None: all)",
         check_positive_or_all, sql=(Spelling("infer_files", "count_or_all"),),
-        spark=(Spelling("inferFiles", "count_or_all"),), cli="--infer-files", cli_value="count_or_all")
+        spark=(Spelling("inferFiles", "count_or_all"),), cli="--infer-files", cli_value="count_or_all",
+        doc_type="int or None",
+        details="Inference samples up to ``infer_files`` files, spread over the list (None: all).")
     infer_bytes: int | None = _option(
         DEFAULT_INFER_BYTES, "a file's inference sample also ends once it holds this many record bytes",
         check_positive_or_all, sql=(Spelling("infer_bytes", "count_or_all"),),
-        spark=(Spelling("inferBytes", "count_or_all"),), cli="--infer-bytes", cli_value="count_or_all")
+        spark=(Spelling("inferBytes", "count_or_all"),), cli="--infer-bytes", cli_value="count_or_all",
+        doc_type="int or None",
+        details="A file's inference sample also ends once it holds this many record bytes (default 4 MiB; "
+                "None: no byte bound; ignored with ``infer_sample=None``).")
     lists: Lists = _option(
         "auto", "'always' infers list columns even where every record holds one value", check_lists,
         choices=LISTS, sql=(Spelling("lists", "choice"),), spark=(Spelling("lists", "choice"),),
-        cli="--lists", cli_value="choice")
+        cli="--lists", cli_value="choice",
+        doc_type='{"auto", "always"}',
+        details='``"always"`` infers list columns even where every record holds one value.')
     missing_columns: MissingColumns = _option(
         "raise", "a schema= column no sampled record holds: 'raise' names it, 'insert' reads it as null",
         check_missing_columns, choices=MISSING_COLUMNS, sql=(Spelling("missing_columns", "choice"),),
-        spark=(Spelling("missingColumns", "choice"),), cli="--missing-columns", cli_value="choice")
-    filesystem: Any = _option(None, "an fsspec filesystem for plain paths", check_anything)
+        spark=(Spelling("missingColumns", "choice"),), cli="--missing-columns", cli_value="choice",
+        parquet_name=True, doc_type='{"raise", "insert"}',
+        details="A ``schema=`` column that none of the records inference would sample holds raises a "
+                ':class:`~tfsql.errors.SchemaError` naming it (a misspelt name); ``"insert"`` reads it as null.')
+    filesystem: Any = _option(None, "an fsspec filesystem for plain paths", check_anything,
+                              doc_type="fsspec filesystem, optional",
+                              details="For plain paths on another filesystem.")
     glob: bool = _option(
         True, "False treats *?[ in paths literally", check_boolean, sql=(Spelling("glob", "bool"),),
-        spark=(Spelling("glob", "bool"),), cli="--glob", cli_value="bool")
-    hidden_file_prefix: Any = _option(
-        None, "also skip files whose name starts with one of these prefixes", check_prefixes,
-        sql=(Spelling("hidden_file_prefix", "columns"),), spark=(Spelling("hiddenFilePrefix", "columns"),),
-        cli="--hidden-file-prefix", cli_value="columns")
+        spark=(Spelling("glob", "bool"),), cli="--glob", cli_value="bool", parquet_name=True,
+        doc_type="bool", details="False treats ``*?[`` in paths literally.")
     batch_size: int = _option(
         DEFAULT_BATCH_SIZE, "rows per batch at most", check_positive, sql=(Spelling("batch_size", "count"),), spark=(Spelling("batchSize", "count"),),
-        cli="--batch-size", cli_value="count", scan_time=True)
+        cli="--batch-size", cli_value="count", scan_time=True,
+        doc_type="int", details="Rows per batch at most.")
     batch_bytes: int = _option(
         DEFAULT_BATCH_BYTES, "bytes per batch at most (records read and Arrow columns decoded)", check_positive,
-        sql=(Spelling("batch_bytes", "count"),), spark=(Spelling("batchBytes", "count"),), scan_time=True)
+        sql=(Spelling("batch_bytes", "count"),), spark=(Spelling("batchBytes", "count"),), scan_time=True,
+        doc_type="int",
+        details="Bytes per batch at most, of both the records read and the Arrow columns decoded from them "
+                "(a batch of many columns holds fewer rows).")
     threads: int | None = _option(
         None, "decode threads (default: cores, at most 8; 1 decodes in the calling thread)", check_positive_or_none,
         sql=(Spelling("threads", "count"),), spark=(Spelling("threads", "count", default=1),),
-        cli="--threads", cli_value="count", scan_time=True)
+        cli="--threads", cli_value="count", scan_time=True,
+        doc_type="int, optional",
+        details="Decode threads (default: cores, at most 8); 1 decodes in the calling thread.")
     max_record_bytes: int = _option(
         DEFAULT_MAX_RECORD_BYTES, "a record whose header claims more bytes is reported as corrupt", check_positive,
         sql=(Spelling("max_record_bytes", "count"),), spark=(Spelling("maxRecordBytes", "count"),),
-        cli="--max-record-bytes", cli_value="count", scan_time=True)
+        cli="--max-record-bytes", cli_value="count", scan_time=True,
+        doc_type="int",
+        details="A record whose header claims more bytes (default 2 GiB) is reported as corrupt "
+                "(:class:`~tfsql.errors.CorruptRecordError`) before memory is allocated for it.")
     split_bytes: int | None = _option(
         None, "read an uncompressed file of at least twice this size as byte ranges on several threads "
               "(None: files of 4 MiB and more are still read in pieces by the decode threads)",
         check_positive_or_none,
         sql=(Spelling("split_bytes", "count_or_all"),),
         spark=(Spelling("maxPartitionBytes", "count_or_all", default=DEFAULT_MAX_PARTITION_BYTES),),
-        scan_time=True)
+        scan_time=True,
+        doc_type="int or None",
+        details="With several threads, an uncompressed file of at least twice this size is read as byte "
+                "ranges of this size on several threads at once (see :mod:`tfsql.splits`; output order is "
+                "kept). None (the default): a local file of 4 MiB or more is still read by the decode threads "
+                "in pieces of about a batch, smaller ones a batch at a time.")
+    hidden_file_prefix: Any = _option(
+        None, "also skip files whose name starts with one of these prefixes", check_prefixes,
+        sql=(Spelling("hidden_file_prefix", "columns"),), spark=(Spelling("hiddenFilePrefix", "columns"),),
+        cli="--hidden-file-prefix", cli_value="columns", parquet_name=True,
+        annotation="str | Sequence[str] | None", doc_type="str or list of str, optional",
+        details="Also skip files found in directories or by globs whose name starts with one of these "
+                "prefixes.")
     progress: Any = _option(None, "a progress bar that file reads advance (tfsql.progress)", check_anything,
                             python=False, polars=False, scan_time=True)
 

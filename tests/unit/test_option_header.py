@@ -1,11 +1,16 @@
-"""The extension's parameter table is generated from the option spec: the header kept in
-the repository is what ``python -m tfsql.option_header --write`` writes today."""
+"""The extension's parameter table and the keyword parameters of the functions that take
+every reading option by name are generated from the option spec: the header and the
+blocks kept in the repository are what ``python -m tfsql.option_header --write`` writes
+today."""
 
 from __future__ import annotations
 
 import os
 
+import pytest
+
 from tfsql.option_header import HEADER_PATH, c_header
+from tfsql.option_python import TARGETS, out_of_date, render
 from tfsql.options import READ_OPTIONS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -31,3 +36,21 @@ def test_vocabularies_hold_every_name_python_accepts():
     text = c_header()
     for word in ("bytearray", "sequenceexample", "org.apache.hadoop.io.compress.gzipcodec", "deflate", "insert"):
         assert f'{{"{word}", TFSQL_' in text
+
+
+def test_generated_python_parameters_are_up_to_date():
+    assert out_of_date(ROOT) == [], "run `python -m tfsql.option_header --write`"
+
+
+def test_every_option_is_passed_by_name_in_its_generated_blocks():
+    with open(os.path.join(ROOT, TARGETS[0]), encoding="utf-8") as f:
+        opening = f.read()
+    for name, option in READ_OPTIONS.items():
+        assert (f"    {name}: " in opening) == option.python, name
+        assert (f"        {name}={name},\n" in opening) == option.python, name
+
+
+def test_a_block_without_its_end_line_is_refused():
+    text = "# generated: dataset parameters\nx = 1\n"
+    with pytest.raises(ValueError, match="the generated block 'dataset parameters' has no end line"):
+        render(TARGETS[0], text)

@@ -4,8 +4,10 @@ own, opening a :func:`tfsql.dataset` and scanning it through the IO source of
 
 The TFRecord options are the reading options of :mod:`tfsql.options` that the spec
 offers Polars (``Option.polars``): their defaults are the spec's (:class:`tfsql.ReadOptions`)
-and they reach :func:`tfsql.dataset` as given; ``tests/unit/test_options.py`` checks that
-both functions take every one. The Parquet options are translated by
+and they reach :func:`tfsql.dataset` as given. Those Polars spells as ``scan_parquet``
+parameters (``Option.parquet_name``) are written here with Polars' types; the others'
+keyword parameters, numpydoc entries and hand-off by name are generated from the spec
+between ``generated:`` marker lines (`tfsql.option_python`). The Parquet options are translated by
 :mod:`tfsql.polars.parquet_options`. ``read_tfrecord`` takes ``scan_tfrecord``'s
 parameters (but ``cache``) and ``read_parquet``'s own; it hands the former on by name.
 
@@ -26,7 +28,10 @@ from typing import Any, Callable, Literal, Mapping, Sequence
 
 import polars as pl
 
+# generated: polars imports (from tfsql/options.py by python -m tfsql.option_header --write)
 from tfsql.option_values import Lists, OnCorrupt, ReadCompression, RecordType
+
+# end generated: polars imports
 from tfsql.options import ReadOptions
 from tfsql.polars import parquet_options as opts
 from tfsql.polars.source import scan_dataset
@@ -63,6 +68,7 @@ def scan_tfrecord(
     cast_options: Any = None,
     decryption: None = None,
     schema_overrides: SchemaLike | None = None,
+    # generated: scan parameters (from tfsql/options.py by python -m tfsql.option_header --write)
     record_type: RecordType = _DEFAULT.record_type,
     compression: ReadCompression = _DEFAULT.compression,
     verify_checksums: bool = _DEFAULT.verify_checksums,
@@ -77,6 +83,7 @@ def scan_tfrecord(
     threads: int | None = _DEFAULT.threads,
     max_record_bytes: int = _DEFAULT.max_record_bytes,
     split_bytes: int | None = _DEFAULT.split_bytes,
+    # end generated: scan parameters
     _progress: Any = None,
 ) -> pl.LazyFrame:
     """Lazily read TFRecord files of ``tf.train.Example`` (or SequenceExample, raw) records.
@@ -87,7 +94,9 @@ def scan_tfrecord(
     reads eagerly.
 
     The options are ``pl.scan_parquet``'s, with its names, defaults and meaning where
-    TFRecord gives them one, then TFRecord's own (from ``schema_overrides`` on).
+    TFRecord gives them one, then TFRecord's own (from ``schema_overrides`` on: those of
+    :func:`tfsql.dataset`, with its defaults). Polars' own batch size hint is honoured
+    below ``batch_size``.
 
     Parameters
     ----------
@@ -154,33 +163,47 @@ def scan_tfrecord(
         Parquet only; anything else raises.
     schema_overrides : dict, pl.Schema or pa.Schema, optional
         Infer the schema, but read these features with these types.
+    .. generated: scan docs (from tfsql/options.py by python -m tfsql.option_header --write)
     record_type : {"example", "sequence_example", "bytes"}
-        ``"bytes"`` reads each record as one Binary column ``record``.
+        Spark-TFRecord's ``"Example"``, ``"SequenceExample"``, ``"ByteArray"`` work too.
+        ``"bytes"`` reads each record as one binary column ``record``.
     compression : {"infer", None, "gzip", "zlib"}
-        ``"infer"`` detects gzip and zlib per file.
+        ``"infer"`` detects gzip and zlib by their magic bytes, per file.
     verify_checksums : bool
-        Check each record's data CRC.
+        Check each record's data CRC (the length CRC is always checked).
     on_corrupt : {"raise", "skip"} or callable
-        ``"skip"`` drops corrupt records with a warning.
-    infer_sample, infer_files, infer_bytes : int or None
-        Inference reads the first ``infer_sample`` records (and at most ``infer_bytes``
-        record bytes) of each of up to ``infer_files`` files; None: no limit.
+        ``"skip"`` drops records whose data CRC fails (and the rest of a file after a
+        bad length or truncation) with a warning for each; a callable is called with
+        each :class:`~tfsql.errors.CorruptRecordError` instead of the warning.
+    infer_sample : int or None
+        Inference reads the first ``infer_sample`` records of each sampled file (None:
+        all). See :mod:`tfsql.inference`.
+    infer_files : int or None
+        Inference samples up to ``infer_files`` files, spread over the list (None: all).
+    infer_bytes : int or None
+        A file's inference sample also ends once it holds this many record bytes
+        (default 4 MiB; None: no byte bound; ignored with ``infer_sample=None``).
     lists : {"auto", "always"}
-        ``"always"`` infers List columns even where every record holds one value.
+        ``"always"`` infers list columns even where every record holds one value.
     filesystem : fsspec filesystem, optional
         For plain paths on another filesystem.
-    batch_size, batch_bytes : int
-        Upper bounds of each batch in rows and record bytes (Polars' own batch size
-        hint is honoured below ``batch_size``).
+    batch_size : int
+        Rows per batch at most.
+    batch_bytes : int
+        Bytes per batch at most, of both the records read and the Arrow columns decoded
+        from them (a batch of many columns holds fewer rows).
     threads : int, optional
-        Decode threads (default: cores, at most 8).
+        Decode threads (default: cores, at most 8); 1 decodes in the calling thread.
     max_record_bytes : int
-        A record whose header claims more bytes is reported as corrupt (as
-        ``on_corrupt`` says) instead of being read.
-    split_bytes : int, optional
-        Read an uncompressed file of at least twice this size as byte ranges decoded on
-        several threads; None: local files of 4 MiB or more are still read in pieces by
-        the decode threads.
+        A record whose header claims more bytes (default 2 GiB) is reported as corrupt
+        (:class:`~tfsql.errors.CorruptRecordError`) before memory is allocated for it.
+    split_bytes : int or None
+        With several threads, an uncompressed file of at least twice this size is read
+        as byte ranges of this size on several threads at once (see :mod:`tfsql.splits`;
+        output order is kept). None (the default): a local file of 4 MiB or more is
+        still read by the decode threads in pieces of about a batch, smaller ones a
+        batch at a time.
+    .. end generated: scan docs
 
     Returns
     -------
@@ -216,23 +239,31 @@ def scan_tfrecord(
     if schema is not None and schema_overrides is not None:
         raise ValueError("schema= fixes every column's type; schema_overrides= changes some inferred ones: pass one")
     options = dict(  # every reading option of the spec Polars offers, by name
+        # generated: scan options (from tfsql/options.py by python -m tfsql.option_header --write)
+        schema=schema,
         record_type=record_type,
         compression=compression,
         verify_checksums=verify_checksums,
         on_corrupt=on_corrupt,
         hive_partitioning=hive_partitioning,
+        hive_schema=hive_schema,
         include_file_paths=include_file_paths,
         infer_sample=infer_sample,
         infer_files=infer_files,
         infer_bytes=infer_bytes,
         lists=lists,
         missing_columns=missing_columns,
+        filesystem=filesystem,
         glob=glob,
-        hidden_file_prefix=hidden_file_prefix,
         batch_size=batch_size,
         batch_bytes=batch_bytes,
+        threads=threads,
         max_record_bytes=max_record_bytes,
         split_bytes=split_bytes,
+        hidden_file_prefix=hidden_file_prefix,
+        # end generated: scan options
+    )
+    options.update(  # the values Polars' own parameters and types decide
         schema=arrow_schema(schema, "schema"),
         hive_schema=arrow_schema(hive_schema, "hive_schema"),
         filesystem=opts.filesystem_for(source, filesystem, storage_options, credential_provider),
@@ -288,6 +319,7 @@ def read_tfrecord(
     extra_columns: Literal["ignore", "raise"] = "raise",
     cast_options: Any = None,
     schema_overrides: SchemaLike | None = None,
+    # generated: read parameters (from tfsql/options.py by python -m tfsql.option_header --write)
     record_type: RecordType = _DEFAULT.record_type,
     compression: ReadCompression = _DEFAULT.compression,
     verify_checksums: bool = _DEFAULT.verify_checksums,
@@ -302,6 +334,7 @@ def read_tfrecord(
     threads: int | None = _DEFAULT.threads,
     max_record_bytes: int = _DEFAULT.max_record_bytes,
     split_bytes: int | None = _DEFAULT.split_bytes,
+    # end generated: read parameters
     progress: bool = False,
 ) -> pl.DataFrame:
     """Read TFRecord files into a Polars DataFrame: ``pl.read_tfrecord``, the eager twin of
@@ -364,6 +397,7 @@ def read_tfrecord(
             cast_options=cast_options,
             decryption=decryption,
             schema_overrides=schema_overrides,
+            # generated: read options (from tfsql/options.py by python -m tfsql.option_header --write)
             record_type=record_type,
             compression=compression,
             verify_checksums=verify_checksums,
@@ -378,6 +412,7 @@ def read_tfrecord(
             threads=threads,
             max_record_bytes=max_record_bytes,
             split_bytes=split_bytes,
+            # end generated: read options
         )
         return _read(bar, source, columns, row_index_name, row_index_offset, scan)
     finally:
