@@ -63,3 +63,15 @@ def test_parse_query_refuses_what_is_not_one_select():
     assert parse_query("SELECT 1")["statements"][0]["node"]["type"] == "SELECT_NODE"
     for text in ["INSERT INTO t SELECT 1", "SELECT 1; SELECT 2", "SELEC 1", ""]:
         assert parse_query(text) is None, text
+
+
+def test_a_forked_child_parses_on_its_own_connection():
+    import multiprocessing
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("no fork on this platform")
+    assert parse_query("SELECT 1") is not None  # the parent's connection exists
+    context = multiprocessing.get_context("fork")
+    with context.Pool(1) as pool:
+        result = pool.apply_async(statement_filters, (CASES["where"][0], tokenize(CASES["where"][0])))
+        assert result.get(timeout=60).columns == {"p"}

@@ -30,6 +30,7 @@ Examples
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -46,6 +47,22 @@ _QUERY_STARTS = ("select", "with", "from")
 
 _parser_lock = threading.Lock()
 _parser: duckdb.DuckDBPyConnection | None = None
+
+
+_inherited: list[duckdb.DuckDBPyConnection] = []  # kept, never closed, in a forked child
+
+
+def _forget_parser() -> None:
+    """A forked child opens its own parser connection: the parent's is kept but not used
+    (closing it there crashes, its database's threads are not in the child)."""
+    global _parser, _parser_lock
+    if _parser is not None:
+        _inherited.append(_parser)
+    _parser, _parser_lock = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_parser)
 
 
 @dataclass(frozen=True)
