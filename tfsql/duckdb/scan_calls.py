@@ -231,9 +231,9 @@ def native_route(
       TFDS / TFX layout in a statement that filters on one of its partition columns
       (its ``key=value`` keys, and ``split`` for a layout): DuckDB's parse of the
       statement (``filters``, see `tfsql.duckdb.filters`) names the column in a
-      ``WHERE``, ``HAVING``, ``QUALIFY`` or a join's ``ON`` / ``USING`` anywhere in the query that
-      holds the call, CTEs and subqueries included, as DuckDB pushes an outer filter
-      down into the scan. The Arrow path's partition pruning then opens only the
+      ``WHERE``, ``HAVING``, ``QUALIFY`` or a join's ``ON`` / ``USING`` anywhere in
+      the query that holds the call, CTEs and subqueries included, as DuckDB pushes
+      an outer filter down into the scan. The Arrow path's partition pruning then opens only the
       matching directories or splits (DuckDB's C API has no filter pushdown). A filter
       on other columns, or a ``WHERE`` in a string, keeps the call native. When the
       query around the call does not parse (or this DuckDB has no
