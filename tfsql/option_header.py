@@ -31,7 +31,7 @@ from typing import Any, Iterable
 
 from tfsql.options import COMPAT_SQL_PARAMETERS, READ_OPTIONS, Option, Spelling
 
-__all__ = ["c_header", "HEADER_PATH"]
+__all__ = ["c_header", "c_string", "HEADER_PATH"]
 
 #: Where the generated header is kept (relative to the repository's root).
 HEADER_PATH = os.path.join("tfsql", "duckdb_ext", "options_gen.h")
@@ -39,7 +39,7 @@ HEADER_PATH = os.path.join("tfsql", "duckdb_ext", "options_gen.h")
 _KINDS = ("bool", "count", "count_or_all", "choice", "name", "bool_or_name", "types", "columns", "size")
 
 
-def _c_string(text: str) -> str:
+def c_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
@@ -77,11 +77,11 @@ def _vocabulary_block(option: Option, words: list[tuple[str, Any]]) -> list[str]
     lines += [f"    {_code(option, c)} = {i}," for i, c in enumerate(canon)]
     lines.append("};")
     lines.append(f"static const tfsql_word tfsql_{option.name}_words[] = {{")
-    lines += [f"    {{{_c_string(word)}, {_code(option, c)}}}," for word, c in words if word]
+    lines += [f"    {{{c_string(word)}, {_code(option, c)}}}," for word, c in words if word]
     lines.append("    {NULL, 0},")
     lines.append("};")
     what = getattr(option.check, "what")
-    lines.append(f"#define TFSQL_{name}_WHAT {_c_string(what)}")
+    lines.append(f"#define TFSQL_{name}_WHAT {c_string(what)}")
     lines.append(f"#define TFSQL_{name}_UNKNOWN_WORDING {1 if getattr(option.check, 'unknown') else 0}")
     return lines
 
@@ -109,7 +109,7 @@ def _mapped(option: Option, spelling: Spelling, value: Any) -> str:
 def _true_text(spelling: Spelling) -> str:
     """What true means for a boolean-or-name spelling (``filename := true``), or NULL."""
     mapped = (spelling.maps or {}).get(True) if spelling.value == "bool_or_name" else None
-    return _c_string(mapped) if isinstance(mapped, str) else "NULL"
+    return c_string(mapped) if isinstance(mapped, str) else "NULL"
 
 
 def c_header() -> str:
@@ -182,14 +182,14 @@ def c_header() -> str:
             what = f"TFSQL_{_ident(option.name)}_WHAT" if words is not None else "NULL"
             unknown = f"TFSQL_{_ident(option.name)}_UNKNOWN_WORDING" if words is not None else "0"
             out.append(
-                f"    {{{_c_string(spelling.name)}, TFSQL_OPTION_{_ident(option.name)}, "
+                f"    {{{c_string(spelling.name)}, TFSQL_OPTION_{_ident(option.name)}, "
                 f"TFSQL_VALUE_{_ident(spelling.value)}, {vocab}, {what}, {unknown}, "
                 f"{_mapped(option, spelling, True)}, {_mapped(option, spelling, False)}, {_true_text(spelling)}}},"
             )
     out += ["    {NULL, 0, 0, NULL, NULL, 0, -1, -1, NULL},", "};", ""]
     out.append("/* read_parquet parameters accepted (a BOOLEAN) and ignored. */")
     out.append("static const char *const tfsql_compat_params[] = {")
-    out += [f"    {_c_string(name)}," for name in COMPAT_SQL_PARAMETERS]
+    out += [f"    {c_string(name)}," for name in COMPAT_SQL_PARAMETERS]
     out += ["    NULL,", "};", "", "#endif /* TFSQL_OPTIONS_GEN_H */", ""]
     return "\n".join(out)
 

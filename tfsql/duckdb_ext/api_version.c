@@ -61,4 +61,6 @@ int capi_load(duckdb_extension_info info, struct duckdb_extension_access *access
 
 int capi_has_copy(void) { return has_v156; }
 
+int capi_has_v156(void) { return has_v156; }
+
 const char *capi_engine_version(void) { return engine_version; }

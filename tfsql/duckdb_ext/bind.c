@@ -184,6 +184,7 @@ tfbind *scan_resolve(duckdb_bind_info info, const char *fname, idx_t *cardinalit
         return NULL;
     }
     set_default_options(b);
+    b->conn = connection_of(info);
     if (parse_options(info, b, fname, err)) {
         goto fail;
     }
@@ -350,11 +351,16 @@ void tf_bind(duckdb_bind_info info) {
     const char *fname = (const char *)duckdb_bind_get_extra_info(info);
     char err[ERRLEN] = "";
     idx_t cardinality = 0;
+    tferror_rec_free(tferror_take()); /* a data error of an earlier call on this thread */
     tfbind *b = scan_resolve(info, fname, &cardinality, err);
     if (b == NULL) {
+        connref conn = connection_of(info);
+        reports_begin_scan(conn, 0);
+        reports_scan_failed(conn, err);
         duckdb_bind_set_error(info, err);
         return;
     }
+    reports_begin_scan(b->conn, b->skip_corrupt);
     int n = scan_output_count(b);
     for (int c = 0; c < n; c++) {
         char *name = NULL;

@@ -1,8 +1,9 @@
 /*
  * tfsql/duckdb_ext/entry.c -- the DuckDB extension's entry point: it fills the C API
  * table (api_version.c), registers tfrecord_scan and its alias read_tfrecord,
- * tfrecord_schema, tfrecord_metadata, COPY (FORMAT tfrecord) where the engine has copy
- * functions, and the replacement scan for FROM 'x.tfrecord' / globs.
+ * tfrecord_schema, tfrecord_metadata, tfrecord_last_error, tfrecord_rejects, COPY (FORMAT
+ * tfrecord) where the engine has copy functions, and the replacement scan for
+ * FROM 'x.tfrecord' / globs.
  */
 
 #include "duckdb_ext.h"
@@ -81,11 +82,12 @@ DUCKDB_EXTENSION_GLUE(DUCKDB_EXTENSION_NAME, _init_c_api)(duckdb_extension_info 
         return false;
     }
     int rc = register_scan(con, "tfrecord_scan") | register_scan(con, "read_tfrecord") |
-             register_dataset_functions(con) | register_copy(con);
+             register_dataset_functions(con) | register_report_functions(con) | register_copy(con);
     duckdb_disconnect(&con);
     if (rc) {
         access->set_error(info, "tfsql: cannot register tfrecord_scan, read_tfrecord, "
-                                "tfrecord_schema, tfrecord_metadata or COPY (FORMAT tfrecord)");
+                                "tfrecord_schema, tfrecord_metadata, tfrecord_last_error, "
+                                "tfrecord_rejects or COPY (FORMAT tfrecord)");
         return false;
     }
     duckdb_add_replacement_scan(*db, tf_replacement, NULL, NULL);

@@ -64,7 +64,7 @@ static int sample_file(const tfbind *b, infer_state *st, const tfile *f, int tol
             break; /* the scan reports it */
         }
         if (irc == INFER_MALFORMED) { /* worded as the scan words it (framer.c) */
-            malformed_error(err, b->record_type, f->path, (size_t)e.record, e.offset);
+            malformed_error(err, b->record_type, f->path, (size_t)e.record, e.offset, NULL);
             goto done;
         }
         if (irc != INFER_OK) {
