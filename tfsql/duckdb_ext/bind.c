@@ -348,7 +348,8 @@ fail:
 }
 
 void tf_bind(duckdb_bind_info info) {
-    const char *fname = (const char *)duckdb_bind_get_extra_info(info);
+    const fninfo *fi = (const fninfo *)duckdb_bind_get_extra_info(info);
+    const char *fname = fi != NULL ? fi->name : "tfrecord_scan";
     char err[ERRLEN] = "";
     idx_t cardinality = 0;
     tferror_rec_free(tferror_take()); /* a data error of an earlier call on this thread */

@@ -104,12 +104,21 @@ typedef struct {
 
 enum { HIVE_AUTO = -1, HIVE_OFF = 0, HIVE_ON = 1 };
 
-/* The connection a bind runs for (its id), so that errors and skipped ranges are kept
- * for it; known only on engines whose C API gives it (v1.5.6: DuckDB >= 1.5.6). */
+/* The connection a bind runs for, so that errors and skipped ranges are kept for it:
+ * its database (the extension's load: connection ids count per database) and its id;
+ * known only on engines whose C API gives the id (v1.5.6: DuckDB >= 1.5.6). */
 typedef struct {
     int known;
+    uint64_t database;
     idx_t id;
 } connref;
+
+/* The extra info of every table function the extension registers: its name (for
+ * messages) and the database it was registered in (reports.c). */
+typedef struct {
+    const char *name;
+    uint64_t database;
+} fninfo;
 
 typedef struct {
     /* options */
@@ -238,6 +247,8 @@ typedef struct {
     char *strings; /* the copies' storage */
 } tferror_rec;
 
+/* A phrase of the SQL dialect (tfsql.messages.DIALECTS["sql"][key]), "" when unknown. */
+const char *sql_phrase(const char *key);
 /* e = a `cls` error of `reason` in `path`, every other field unknown. */
 void tferror_init(tferror *e, int cls, const char *reason, const char *path);
 /* The message of `e`, its advice spelled for SQL (tfsql.messages, dialect "sql"). */
@@ -256,6 +267,10 @@ void tferror_rec_free(tferror_rec *r);
 /* -- reports.c ------------------------------------------------------------------- */
 
 connref connection_of(duckdb_bind_info info);
+/* A new database loads the extension: the functions registered next belong to it. */
+void reports_new_database(void);
+/* Give table function f its fninfo (`name`, the database being loaded). */
+void set_function_info(duckdb_table_function f, const char *name);
 /* A tfrecord_scan bind: forget the connection's last error and, for a scan that skips
  * damage, its skipped ranges (each statement lists its own). */
 void reports_begin_scan(connref c, int skipping);

@@ -52,7 +52,7 @@ static int register_scan(duckdb_connection con, const char *name) {
     duckdb_table_function f = duckdb_create_table_function();
     duckdb_table_function_set_name(f, name);
     add_scan_parameters(f);
-    duckdb_table_function_set_extra_info(f, (void *)name, NULL);
+    set_function_info(f, name);
     duckdb_table_function_set_bind(f, tf_bind);
     duckdb_table_function_set_init(f, tf_init);
     duckdb_table_function_set_local_init(f, tf_local_init);
@@ -75,6 +75,7 @@ DUCKDB_EXTENSION_GLUE(DUCKDB_EXTENSION_NAME, _init_c_api)(duckdb_extension_info 
         return false;
     }
     crc_init();
+    reports_new_database();
     duckdb_database *db = access->get_database(info);
     duckdb_connection con;
     if (db == NULL || duckdb_connect(*db, &con) == DuckDBError) {

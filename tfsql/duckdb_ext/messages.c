@@ -91,6 +91,11 @@ static const char *number(char *buf, long long v) {
     return buf;
 }
 
+const char *sql_phrase(const char *key) {
+    const char *text = entry(TFSQL_MSG_SQL_PHRASES, key);
+    return text != NULL ? text : "";
+}
+
 void tferror_init(tferror *e, int cls, const char *reason, const char *path) {
     memset(e, 0, sizeof(*e));
     e->cls = cls;

@@ -376,6 +376,7 @@ static int register_one(duckdb_connection con, const char *name, duckdb_table_fu
                         duckdb_table_function_t scan, int with_count) {
     duckdb_table_function f = duckdb_create_table_function();
     duckdb_table_function_set_name(f, name);
+    set_function_info(f, name);
     add_scan_parameters(f);
     if (with_count) {
         duckdb_logical_type boolean = duckdb_create_logical_type(DUCKDB_TYPE_BOOLEAN);

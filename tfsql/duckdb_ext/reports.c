@@ -11,7 +11,8 @@
  * DuckDB's C API passes an error on as text only and has no warnings, so the fields are
  * kept here, per connection: a scan's bind learns its connection's id
  * (duckdb_table_function_get_client_context, C API v1.5.6: DuckDB >= 1.5.6; on older
- * engines both functions refuse, saying so). A tfrecord_scan bind forgets its
+ * engines both functions refuse, saying so) and, as ids count per database, its
+ * database (the extension's load that registered the function: fninfo). A tfrecord_scan bind forgets its
  * connection's last error, and a skipping scan's bind its rejects, so each statement
  * reports its own. Memory is bounded: REPORT_CONNECTIONS connections are kept (the
  * least recently used is forgotten), each with at most REPORT_REJECTS skipped stretches
@@ -25,6 +26,7 @@
 
 typedef struct {
     int used;
+    uint64_t database;
     idx_t id;
     uint64_t stamp;
     tferror_rec *last;
@@ -37,11 +39,28 @@ static report reports[REPORT_CONNECTIONS];
 static uint64_t clock_ticks;
 static pthread_mutex_t reports_lock = PTHREAD_MUTEX_INITIALIZER;
 
+static uint64_t databases, loading;
+
+void reports_new_database(void) {
+    loading = __atomic_add_fetch(&databases, 1, __ATOMIC_RELAXED);
+}
+
+void set_function_info(duckdb_table_function f, const char *name) {
+    fninfo *fi = (fninfo *)malloc(sizeof(fninfo));
+    if (fi != NULL) {
+        fi->name = name;
+        fi->database = loading;
+    }
+    duckdb_table_function_set_extra_info(f, fi, free);
+}
+
 connref connection_of(duckdb_bind_info info) {
-    connref c = {0, 0};
-    if (!capi_has_v156()) { /* the client context functions are v1.5.6 slots */
+    connref c = {0, 0, 0};
+    const fninfo *fi = (const fninfo *)duckdb_bind_get_extra_info(info);
+    if (!capi_has_v156() || fi == NULL) { /* the client context functions are v1.5.6 slots */
         return c;
     }
+    c.database = fi->database;
     duckdb_client_context context = NULL;
     duckdb_table_function_get_client_context(info, &context);
     if (context == NULL) {
@@ -63,11 +82,11 @@ static void forget_rejects(report *r) {
 
 /* The report of connection `id` (lock held); a new one, in place of the least recently
  * used, when it has none and `create`. */
-static report *report_of(idx_t id, int create) {
+static report *report_of(connref c, int create) {
     report *oldest = &reports[0];
     for (int i = 0; i < REPORT_CONNECTIONS; i++) {
         report *r = &reports[i];
-        if (r->used && r->id == id) {
+        if (r->used && r->id == c.id && r->database == c.database) {
             r->stamp = ++clock_ticks;
             return r;
         }
@@ -82,7 +101,8 @@ static report *report_of(idx_t id, int create) {
     tferror_rec_free(oldest->last);
     oldest->last = NULL;
     oldest->used = 1;
-    oldest->id = id;
+    oldest->id = c.id;
+    oldest->database = c.database;
     oldest->stamp = ++clock_ticks;
     return oldest;
 }
@@ -92,7 +112,7 @@ void reports_begin_scan(connref c, int skipping) {
         return;
     }
     pthread_mutex_lock(&reports_lock);
-    report *r = report_of(c.id, 1);
+    report *r = report_of(c, 1);
     tferror_rec_free(r->last);
     r->last = NULL;
     if (skipping) {
@@ -113,7 +133,7 @@ void reports_scan_failed(connref c, const char *message) {
         rec = tferror_copy(&e, message);
     }
     pthread_mutex_lock(&reports_lock);
-    report *r = report_of(c.id, 1);
+    report *r = report_of(c, 1);
     if (r->last == NULL) { /* the first error of the statement is the one DuckDB shows */
         r->last = rec;
         rec = NULL;
@@ -130,7 +150,7 @@ void reports_skipped(connref c, const tferror *e) {
     tferror_skipped_message(message, sizeof(message), e);
     tferror_rec *rec = tferror_copy(e, message);
     pthread_mutex_lock(&reports_lock);
-    report *r = report_of(c.id, 1);
+    report *r = report_of(c, 1);
     if (rec != NULL && r->nrejects < REPORT_REJECTS && r->nrejects == r->cap) {
         size_t cap = r->cap ? 2 * r->cap : 16;
         tferror_rec **grown = (tferror_rec **)realloc(r->rejects, cap * sizeof(*grown));
@@ -139,7 +159,7 @@ void reports_skipped(connref c, const tferror *e) {
             r->cap = cap;
         }
     }
-    if (rec != NULL && r->nrejects < r->cap) {
+    if (rec != NULL && r->nrejects < r->cap && r->nrejects < REPORT_REJECTS) {
         r->rejects[r->nrejects++] = rec;
         rec = NULL;
     } else {
@@ -200,7 +220,7 @@ static snapshot *take_snapshot(duckdb_bind_info info, const char *fname, int rej
         return NULL;
     }
     pthread_mutex_lock(&reports_lock);
-    report *r = report_of(c.id, 0);
+    report *r = report_of(c, 0);
     size_t n = r == NULL ? 0 : rejects ? r->nrejects : r->last != NULL;
     s->rows = (tferror_rec **)calloc(n ? n : 1, sizeof(tferror_rec *));
     for (size_t i = 0; s->rows != NULL && i < n; i++) {
@@ -372,6 +392,7 @@ static int register_report(duckdb_connection con, const char *name,
                            duckdb_table_function_bind_t bind, duckdb_table_function_t scan) {
     duckdb_table_function f = duckdb_create_table_function();
     duckdb_table_function_set_name(f, name);
+    set_function_info(f, name);
     duckdb_table_function_set_bind(f, bind);
     duckdb_table_function_set_init(f, cursor_init);
     duckdb_table_function_set_function(f, scan);
