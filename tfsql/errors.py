@@ -168,7 +168,9 @@ class CorruptRecordError(TFSQLError, ValueError):
             what = "range"
         else:
             what = "rest_of_file" if self.rest_of_file else "record"
-        what_text = messages.render(messages.SKIPPED_WHAT[what], dialect, offset=self.offset, skipped_to=self.skipped_to)
+        what_text = messages.render(
+            messages.SKIPPED_WHAT[what], dialect, offset=self.offset, skipped_to=self.skipped_to
+        )
         return messages.render(messages.SKIPPED, dialect, message=self._base(dialect), what=what_text)
 
     def __reduce__(self) -> Any:

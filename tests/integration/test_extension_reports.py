@@ -25,6 +25,7 @@ pytestmark = pytest.mark.skipif(not extension_available(), reason="this tfsql wa
 REPORTS = tuple(int(x) for x in duckdb.__version__.split(".")[:3]) >= (1, 5, 6)
 needs_reports = pytest.mark.skipif(not REPORTS, reason="DuckDB < 1.5.6 gives extensions no connection id")
 
+
 def _damaged(path, *, data_crc=(), length_crc=(), truncate=0, n=12) -> list[int]:
     """``n`` records {"id": i}; the data CRC of records ``data_crc`` and the length CRC of
     ``length_crc`` broken, ``truncate`` bytes cut from the end. The record offsets."""
@@ -82,9 +83,7 @@ def test_rejects_list_exactly_the_ranges_python_reports(tmp_path):
             "file": e.path,
             "record_index": e.record_index,
             "start_offset": e.offset,
-            "end_offset": e.skipped_to
-            if e.skipped_to is not None
-            else (None if e.rest_of_file else e.offset + framed),
+            "end_offset": e.skipped_to if e.skipped_to is not None else (None if e.rest_of_file else e.offset + framed),
             "rest_of_file": e.rest_of_file,
             "reason": e.reason,
             "message": e.skipped_message("sql"),

@@ -49,6 +49,7 @@ __all__ = [
     "ErrorContext",
     "InvalidInputError",
     "NoFilesError",
+    "QueryError",
     "ScanDataError",
     "ScanErrors",
     "TargetExistsError",
@@ -77,6 +78,13 @@ class TargetExistsError(duckdb.IOException, FileExistsError):
     OVERWRITE_OR_IGNORE or APPEND."""
 
 
+class QueryError(duckdb.Error):
+    """DuckDB's error in the query a ``COPY ... TO ... (FORMAT tfrecord)`` of
+    ``tfsql.connect()`` writes, raised while the writer read the query's rows through an
+    Arrow stream. The stream passes DuckDB's message on as text only, so the message is
+    DuckDB's and the class this one (DuckDB's own class is not known)."""
+
+
 class ScanDataError(duckdb.InvalidInputException, tfsql_errors.TFSQLError):
     """Bad data met while DuckDB scanned TFRecord files (a corrupt or truncated record, a
     value that does not fit the schema). Also a `tfsql.TFSQLError`; the error tfsql
@@ -95,6 +103,7 @@ _PREFIXES = {
 
 _LINE = re.compile(r"^LINE (\d+): (.*)\n( *)(\^+)[^\n]*$", re.MULTILINE)
 _REGISTERED = re.compile(r"__tfrecord_scan_\d+")
+
 
 class ScanErrors:
     """The tfsql errors that ended the Arrow path's scans of one connection, kept as
@@ -406,19 +415,30 @@ class TranslatingRelation:
         return reader.__arrow_c_stream__(requested_schema)
 
 
-def translating_reader(reader: pa.RecordBatchReader, context: ErrorContext | None = None) -> pa.RecordBatchReader:
-    """``reader`` whose errors are DuckDB's exceptions again, translated (an Arrow
-    stream over a DuckDB result turns them into ``OSError("Invalid Input Error: ...")``)."""
+def translating_reader(
+    reader: pa.RecordBatchReader, context: ErrorContext | None = None, *, statement: bool = False
+) -> pa.RecordBatchReader:
+    """``reader`` whose errors are translated (`ErrorContext.translate`: a scan's data
+    error becomes a `ScanDataError`). An Arrow stream over a DuckDB result raises
+    pyarrow's ``OSError("Invalid Input Error: ...")`` for DuckDB's errors, with text only;
+    that stays so (DuckDB's own behaviour) unless ``statement``: the stream is how a SQL
+    statement (a ``COPY ... TO``) reads its query, and its errors are then `QueryError`,
+    a ``duckdb.Error`` (whatever the text says)."""
     context = context or ErrorContext()
 
     def batches() -> Iterator[pa.RecordBatch]:
         try:
             while True:
-                with context.translating():
-                    try:
-                        batch = reader.read_next_batch()
-                    except StopIteration:
-                        return
+                try:
+                    with context.translating():
+                        try:
+                            batch = reader.read_next_batch()
+                        except StopIteration:
+                            return
+                except (OSError, pa.ArrowException) as err:
+                    if not statement or isinstance(err, duckdb.Error):
+                        raise
+                    raise QueryError(str(err)) from None
                 yield batch
         finally:
             reader.close()

@@ -257,7 +257,7 @@ static long long walked_count(const tfbind *b, const tfile *f, int comp, char *e
         framer_free(&fr);
         return -1;
     }
-    framing o = {-1, -1, (uint64_t)b->max_record_bytes, 0, 0, {0, 0}}; /* headers only, damage an error */
+    framing o = {-1, -1, (uint64_t)b->max_record_bytes, 0, 0, {0, 0, 0}}; /* headers only, damage an error */
     long long count = 0;
     int rc;
     while ((rc = framer_next(&fr, &o, f->path, err)) == 1) {
