@@ -19,12 +19,11 @@ False
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
 from tfsql import messages
-from tfsql.option_header import c_string
+from tfsql.option_header import c_string, header_main
 
 __all__ = ["c_header", "HEADER_PATH"]
 
@@ -75,17 +74,7 @@ def c_header() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tfsql.message_header", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--write", action="store_true", help=f"write {HEADER_PATH} (else print it)")
-    args = parser.parse_args(argv)
-    text = c_header()
-    if not args.write:
-        sys.stdout.write(text)
-        return 0
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    with open(os.path.join(root, HEADER_PATH), "w", encoding="utf-8") as f:
-        f.write(text)
-    return 0
+    return header_main(argv, "tfsql.message_header")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -25,13 +25,14 @@ False
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from typing import Any, Iterable
 
 from tfsql.options import COMPAT_SQL_PARAMETERS, READ_OPTIONS, Option, Spelling
 
-__all__ = ["c_header", "c_string", "HEADER_PATH"]
+__all__ = ["c_header", "c_string", "header_main", "HEADER_PATH"]
 
 #: Where the generated header is kept (relative to the repository's root).
 HEADER_PATH = os.path.join("tfsql", "duckdb_ext", "options_gen.h")
@@ -194,18 +195,29 @@ def c_header() -> str:
     return "\n".join(out)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tfsql.option_header", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--write", action="store_true", help=f"write {HEADER_PATH} (from the repository's root)")
+def header_main(argv: list[str] | None, module_name: str) -> int:
+    """The command of a generated header (``python -m <module_name>``): print the
+    module's ``c_header()``, or with ``--write`` write it to its ``HEADER_PATH``
+    (relative to the repository's root)."""
+    module = importlib.import_module(module_name)  # (under `python -m` it runs as __main__)
+    path = module.HEADER_PATH
+    parser = argparse.ArgumentParser(
+        prog=f"python -m {module_name}", description=(module.__doc__ or "").split("\n\n")[0]
+    )
+    parser.add_argument("--write", action="store_true", help=f"write {path} (from the repository's root)")
     args = parser.parse_args(argv)
-    text = c_header()
+    text = module.c_header()
     if args.write:
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        with open(os.path.join(root, HEADER_PATH), "w", encoding="utf-8", newline="\n") as f:
+        with open(os.path.join(root, path), "w", encoding="utf-8", newline="\n") as f:
             f.write(text)
     else:
         sys.stdout.write(text)
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return header_main(argv, "tfsql.option_header")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -427,6 +427,12 @@ int parse_type_name(const char *text, int *kind, int *shape, int *utf8);
 
 /* -- entry.c (shared) ---------------------------------------------------------- */
 void add_scan_parameters(duckdb_table_function f);
+/* A table function `name` (its fninfo set) with these callbacks. */
+duckdb_table_function new_table_function(const char *name, duckdb_table_function_bind_t bind,
+                                          duckdb_table_function_init_t init,
+                                          duckdb_table_function_t scan);
+/* Register f on con and destroy it; 0, or -1 when DuckDB refuses it. */
+int register_table_function(duckdb_connection con, duckdb_table_function f);
 
 /* -- metadata.c ------------------------------------------------------------------ */
 /* The scan's output columns: data columns, partition (and split) columns, filename. */

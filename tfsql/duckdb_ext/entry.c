@@ -48,19 +48,30 @@ void add_scan_parameters(duckdb_table_function f) {
     add_named_parameters(f);
 }
 
-static int register_scan(duckdb_connection con, const char *name) {
+duckdb_table_function new_table_function(const char *name, duckdb_table_function_bind_t bind,
+                                          duckdb_table_function_init_t init,
+                                          duckdb_table_function_t scan) {
     duckdb_table_function f = duckdb_create_table_function();
     duckdb_table_function_set_name(f, name);
-    add_scan_parameters(f);
     set_function_info(f, name);
-    duckdb_table_function_set_bind(f, tf_bind);
-    duckdb_table_function_set_init(f, tf_init);
-    duckdb_table_function_set_local_init(f, tf_local_init);
-    duckdb_table_function_set_function(f, tf_scan);
-    duckdb_table_function_supports_projection_pushdown(f, true);
+    duckdb_table_function_set_bind(f, bind);
+    duckdb_table_function_set_init(f, init);
+    duckdb_table_function_set_function(f, scan);
+    return f;
+}
+
+int register_table_function(duckdb_connection con, duckdb_table_function f) {
     duckdb_state st = duckdb_register_table_function(con, f);
     duckdb_destroy_table_function(&f);
     return st == DuckDBSuccess ? 0 : -1;
+}
+
+static int register_scan(duckdb_connection con, const char *name) {
+    duckdb_table_function f = new_table_function(name, tf_bind, tf_init, tf_scan);
+    add_scan_parameters(f);
+    duckdb_table_function_set_local_init(f, tf_local_init);
+    duckdb_table_function_supports_projection_pushdown(f, true);
+    return register_table_function(con, f);
 }
 
 /* The entry point. Not DUCKDB_EXTENSION_ENTRYPOINT_CUSTOM: that asks for the headers'

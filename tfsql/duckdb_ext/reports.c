@@ -273,79 +273,78 @@ static void put_bool(duckdb_vector v, idx_t row, int value) {
 static const char *const class_names[] = {NULL, "CorruptRecordError", "SchemaError",
                                           "FileChangedError"};
 
-static void last_error_bind(duckdb_bind_info info) {
-    snapshot *s = take_snapshot(info, "tfrecord_last_error", 0);
+typedef struct {
+    const char *name;
+    duckdb_type type;
+} report_column;
+
+static const report_column last_error_columns[] = {
+    {"error_class", DUCKDB_TYPE_VARCHAR},  {"reason", DUCKDB_TYPE_VARCHAR},
+    {"file", DUCKDB_TYPE_VARCHAR},         {"record_index", DUCKDB_TYPE_BIGINT},
+    {"byte_offset", DUCKDB_TYPE_BIGINT},   {"length", DUCKDB_TYPE_BIGINT},
+    {"limit_bytes", DUCKDB_TYPE_BIGINT},   {"rest_of_file", DUCKDB_TYPE_BOOLEAN},
+    {"suggest_skip", DUCKDB_TYPE_BOOLEAN}, {"compression", DUCKDB_TYPE_VARCHAR},
+    {"record_type", DUCKDB_TYPE_VARCHAR},  {"detail", DUCKDB_TYPE_VARCHAR},
+    {"feature", DUCKDB_TYPE_VARCHAR},      {"found_kind", DUCKDB_TYPE_VARCHAR},
+    {"expected_kind", DUCKDB_TYPE_VARCHAR}, {"size_before", DUCKDB_TYPE_BIGINT},
+    {"size_after", DUCKDB_TYPE_BIGINT},    {"message", DUCKDB_TYPE_VARCHAR},
+    {NULL, DUCKDB_TYPE_INVALID},
+};
+
+static const report_column rejects_columns[] = {
+    {"file", DUCKDB_TYPE_VARCHAR},        {"record_index", DUCKDB_TYPE_BIGINT},
+    {"start_offset", DUCKDB_TYPE_BIGINT}, {"end_offset", DUCKDB_TYPE_BIGINT},
+    {"rest_of_file", DUCKDB_TYPE_BOOLEAN}, {"reason", DUCKDB_TYPE_VARCHAR},
+    {"message", DUCKDB_TYPE_VARCHAR},     {"more_rejects", DUCKDB_TYPE_UBIGINT},
+    {NULL, DUCKDB_TYPE_INVALID},
+};
+
+/* The bind of a report function: the calling connection's rows and `columns`. */
+static void report_bind(duckdb_bind_info info, const char *fname, int rejects,
+                        const report_column *columns) {
+    snapshot *s = take_snapshot(info, fname, rejects);
     if (s == NULL) {
         return;
     }
-    column(info, "error_class", DUCKDB_TYPE_VARCHAR);
-    column(info, "reason", DUCKDB_TYPE_VARCHAR);
-    column(info, "file", DUCKDB_TYPE_VARCHAR);
-    column(info, "record_index", DUCKDB_TYPE_BIGINT);
-    column(info, "byte_offset", DUCKDB_TYPE_BIGINT);
-    column(info, "length", DUCKDB_TYPE_BIGINT);
-    column(info, "limit_bytes", DUCKDB_TYPE_BIGINT);
-    column(info, "rest_of_file", DUCKDB_TYPE_BOOLEAN);
-    column(info, "suggest_skip", DUCKDB_TYPE_BOOLEAN);
-    column(info, "compression", DUCKDB_TYPE_VARCHAR);
-    column(info, "record_type", DUCKDB_TYPE_VARCHAR);
-    column(info, "detail", DUCKDB_TYPE_VARCHAR);
-    column(info, "feature", DUCKDB_TYPE_VARCHAR);
-    column(info, "found_kind", DUCKDB_TYPE_VARCHAR);
-    column(info, "expected_kind", DUCKDB_TYPE_VARCHAR);
-    column(info, "size_before", DUCKDB_TYPE_BIGINT);
-    column(info, "size_after", DUCKDB_TYPE_BIGINT);
-    column(info, "message", DUCKDB_TYPE_VARCHAR);
+    for (; columns->name != NULL; columns++) {
+        column(info, columns->name, columns->type);
+    }
     duckdb_bind_set_cardinality(info, s->n, true);
     duckdb_bind_set_bind_data(info, s, snapshot_free);
 }
 
-static void last_error_scan(duckdb_function_info info, duckdb_data_chunk out) {
-    const snapshot *s = (const snapshot *)duckdb_function_get_bind_data(info);
-    cursor *k = (cursor *)duckdb_function_get_init_data(info);
-    idx_t n = 0;
-    for (; k->next < s->n && n < duckdb_vector_size(); k->next++, n++) {
-        const tferror *e = &s->rows[k->next]->e;
-        int c = 0;
-#define V() duckdb_data_chunk_get_vector(out, (idx_t)c++)
-        put_text(V(), n, class_names[e->cls]);
-        put_text(V(), n, e->reason);
-        put_text(V(), n, e->path);
-        put_number(V(), n, e->record_index);
-        put_number(V(), n, e->offset);
-        put_number(V(), n, e->length);
-        put_number(V(), n, e->limit);
-        put_bool(V(), n, e->rest_of_file);
-        put_bool(V(), n, e->suggest_skip);
-        put_text(V(), n, e->compression);
-        put_text(V(), n, e->record_type);
-        put_text(V(), n, e->detail);
-        put_text(V(), n, e->feature);
-        put_text(V(), n, e->found);
-        put_text(V(), n, e->expected);
-        put_number(V(), n, e->before);
-        put_number(V(), n, e->after);
-        put_text(V(), n, s->rows[k->next]->message);
-#undef V
-    }
-    duckdb_data_chunk_set_size(out, n);
+static void last_error_bind(duckdb_bind_info info) {
+    report_bind(info, "tfrecord_last_error", 0, last_error_columns);
 }
 
 static void rejects_bind(duckdb_bind_info info) {
-    snapshot *s = take_snapshot(info, "tfrecord_rejects", 1);
-    if (s == NULL) {
-        return;
-    }
-    column(info, "file", DUCKDB_TYPE_VARCHAR);
-    column(info, "record_index", DUCKDB_TYPE_BIGINT);
-    column(info, "start_offset", DUCKDB_TYPE_BIGINT);
-    column(info, "end_offset", DUCKDB_TYPE_BIGINT);
-    column(info, "rest_of_file", DUCKDB_TYPE_BOOLEAN);
-    column(info, "reason", DUCKDB_TYPE_VARCHAR);
-    column(info, "message", DUCKDB_TYPE_VARCHAR);
-    column(info, "more_rejects", DUCKDB_TYPE_UBIGINT);
-    duckdb_bind_set_cardinality(info, s->n, true);
-    duckdb_bind_set_bind_data(info, s, snapshot_free);
+    report_bind(info, "tfrecord_rejects", 1, rejects_columns);
+}
+
+/* Row `n` of a tfrecord_last_error() chunk. */
+static void last_error_row(duckdb_data_chunk out, idx_t n, const snapshot *s, size_t i) {
+    const tferror *e = &s->rows[i]->e;
+    idx_t c = 0;
+#define V() duckdb_data_chunk_get_vector(out, c++)
+    put_text(V(), n, class_names[e->cls]);
+    put_text(V(), n, e->reason);
+    put_text(V(), n, e->path);
+    put_number(V(), n, e->record_index);
+    put_number(V(), n, e->offset);
+    put_number(V(), n, e->length);
+    put_number(V(), n, e->limit);
+    put_bool(V(), n, e->rest_of_file);
+    put_bool(V(), n, e->suggest_skip);
+    put_text(V(), n, e->compression);
+    put_text(V(), n, e->record_type);
+    put_text(V(), n, e->detail);
+    put_text(V(), n, e->feature);
+    put_text(V(), n, e->found);
+    put_text(V(), n, e->expected);
+    put_number(V(), n, e->before);
+    put_number(V(), n, e->after);
+    put_text(V(), n, s->rows[i]->message);
+#undef V
 }
 
 /* Where a skipped stretch ends: the record's end for a record stepped over, the next
@@ -360,23 +359,38 @@ static long long stretch_end(const tferror *e) {
     return -1;
 }
 
-static void rejects_scan(duckdb_function_info info, duckdb_data_chunk out) {
+/* Row `n` of a tfrecord_rejects() chunk. */
+static void rejects_row(duckdb_data_chunk out, idx_t n, const snapshot *s, size_t i) {
+    const tferror *e = &s->rows[i]->e;
+    put_text(duckdb_data_chunk_get_vector(out, 0), n, e->path);
+    put_number(duckdb_data_chunk_get_vector(out, 1), n, e->record_index);
+    put_number(duckdb_data_chunk_get_vector(out, 2), n, e->offset);
+    put_number(duckdb_data_chunk_get_vector(out, 3), n, stretch_end(e));
+    put_bool(duckdb_data_chunk_get_vector(out, 4), n, e->rest_of_file);
+    put_text(duckdb_data_chunk_get_vector(out, 5), n, e->reason);
+    put_text(duckdb_data_chunk_get_vector(out, 6), n, s->rows[i]->message);
+    ((uint64_t *)duckdb_vector_get_data(duckdb_data_chunk_get_vector(out, 7)))[n] =
+        i + 1 == s->n ? s->dropped : 0;
+}
+
+/* The scan of a report function: the snapshot's rows, a chunk at a time. */
+static void report_scan(duckdb_function_info info, duckdb_data_chunk out,
+                        void (*row)(duckdb_data_chunk, idx_t, const snapshot *, size_t)) {
     const snapshot *s = (const snapshot *)duckdb_function_get_bind_data(info);
     cursor *k = (cursor *)duckdb_function_get_init_data(info);
     idx_t n = 0;
     for (; k->next < s->n && n < duckdb_vector_size(); k->next++, n++) {
-        const tferror *e = &s->rows[k->next]->e;
-        put_text(duckdb_data_chunk_get_vector(out, 0), n, e->path);
-        put_number(duckdb_data_chunk_get_vector(out, 1), n, e->record_index);
-        put_number(duckdb_data_chunk_get_vector(out, 2), n, e->offset);
-        put_number(duckdb_data_chunk_get_vector(out, 3), n, stretch_end(e));
-        put_bool(duckdb_data_chunk_get_vector(out, 4), n, e->rest_of_file);
-        put_text(duckdb_data_chunk_get_vector(out, 5), n, e->reason);
-        put_text(duckdb_data_chunk_get_vector(out, 6), n, s->rows[k->next]->message);
-        ((uint64_t *)duckdb_vector_get_data(duckdb_data_chunk_get_vector(out, 7)))[n] =
-            k->next + 1 == s->n ? s->dropped : 0;
+        row(out, n, s, k->next);
     }
     duckdb_data_chunk_set_size(out, n);
+}
+
+static void last_error_scan(duckdb_function_info info, duckdb_data_chunk out) {
+    report_scan(info, out, last_error_row);
+}
+
+static void rejects_scan(duckdb_function_info info, duckdb_data_chunk out) {
+    report_scan(info, out, rejects_row);
 }
 
 static void cursor_init(duckdb_init_info info) {
@@ -388,20 +402,10 @@ static void cursor_init(duckdb_init_info info) {
     duckdb_init_set_init_data(info, k, free);
 }
 
-static int register_report(duckdb_connection con, const char *name,
-                           duckdb_table_function_bind_t bind, duckdb_table_function_t scan) {
-    duckdb_table_function f = duckdb_create_table_function();
-    duckdb_table_function_set_name(f, name);
-    set_function_info(f, name);
-    duckdb_table_function_set_bind(f, bind);
-    duckdb_table_function_set_init(f, cursor_init);
-    duckdb_table_function_set_function(f, scan);
-    duckdb_state st = duckdb_register_table_function(con, f);
-    duckdb_destroy_table_function(&f);
-    return st == DuckDBSuccess ? 0 : -1;
-}
-
 int register_report_functions(duckdb_connection con) {
-    return register_report(con, "tfrecord_last_error", last_error_bind, last_error_scan) |
-           register_report(con, "tfrecord_rejects", rejects_bind, rejects_scan);
+    return register_table_function(con, new_table_function("tfrecord_last_error",
+                                                           last_error_bind, cursor_init,
+                                                           last_error_scan)) |
+           register_table_function(con, new_table_function("tfrecord_rejects", rejects_bind,
+                                                           cursor_init, rejects_scan));
 }
