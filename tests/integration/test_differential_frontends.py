@@ -121,6 +121,12 @@ def _build(root: Path) -> dict[str, str]:
     sources["two_files"] = str(root / "two")
     write_examples(root / "lit[1].tfrecord", [{"x": 1}])
     sources["literal"] = str(root / "lit[1].tfrecord")
+    # data errors every front end words from tfsql.messages: a scalar that grows a second
+    # value, a feature that changes kind
+    write_examples(root / "grows.tfrecord", [{"v": [1]}, {"v": [2]}, {"v": [3, 4]}])
+    sources["grows"] = str(root / "grows.tfrecord")
+    write_examples(root / "kinds.tfrecord", [{"v": 1}, {"v": 2}, {"v": [b"x"]}])
+    sources["kinds"] = str(root / "kinds.tfrecord")
     return sources
 
 
@@ -173,7 +179,12 @@ SAMPLES: dict[str, list[Sample]] = {
     "hive_partitioning": [Sample("hive", False), Sample("hive", True)],
     "hive_schema": [Sample("hive", {"p": pa.string()}, sql="{'p': 'VARCHAR'}")],
     "include_file_paths": [Sample("hidden", "fname")],
-    "infer_sample": [Sample("late", 1), Sample("late", None)],
+    "infer_sample": [
+        Sample("late", 1),
+        Sample("late", None),
+        Sample("grows", 2),  # 'v' sampled as a scalar, record 2 holds two values
+        Sample("kinds", 2),  # 'v' sampled as int64, record 2 holds bytes
+    ],
     "infer_files": [Sample("two_files", 1), Sample("two_files", None)],
     "infer_bytes": [Sample("late", 1), Sample("late", None)],
     "lists": [Sample("tabular", "always")],
@@ -211,6 +222,8 @@ BASELINES = {
     "late": {},
     "two_files": {},
     "literal": {"glob": False},
+    "grows": {},
+    "kinds": {},
 }
 
 
@@ -372,6 +385,8 @@ _DIALECT = sorted(
 def _refusal(error: BaseException, *, sql: bool) -> Outcome:
     names = {k.__name__ for k in type(error).__mro__}
     kind = next((kind for name, kind in _KINDS if name in names), type(error).__name__)
+    if isinstance(error, tfsql.SchemaError) and error.reason is not None:
+        kind = "data"  # a value met while decoding (SchemaError.from_reason), not a schema refused at bind
     message = str(error).split("\n")[0]
     for prefix in ("Binder Error: ", "Invalid Input Error: ", "IO Error: ", "tfrecord_scan: "):
         message = message.removeprefix(prefix)

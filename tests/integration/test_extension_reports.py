@@ -10,6 +10,8 @@ Before, the extension's errors reached ``tfsql.connect()`` as DuckDB text only (
 from __future__ import annotations
 
 
+from pathlib import Path
+
 import duckdb
 import pytest
 
@@ -18,6 +20,8 @@ from tfsql.duckdb import ScanDataError
 from tfsql.duckdb.extension import extension_available
 from tfsql.duckdb.native_reports import from_fields
 from tfrecord_files import example, frame
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "tensorflow"
 
 pytestmark = pytest.mark.skipif(not extension_available(), reason="this tfsql was built without its DuckDB extension")
 
@@ -195,3 +199,19 @@ def test_the_extension_words_errors_from_the_python_templates(tmp_path):
     with pytest.raises(tfsql.CorruptRecordError) as python:
         tfsql.read_tfrecord(str(path))
     assert str(native.value) == "Invalid Input Error: " + python.value.message("sql")
+
+
+def test_a_cut_gzip_stream_is_worded_as_in_python(tmp_path):
+    """The stream errors come from the same templates (the extension meets this one while
+    sampling, so DuckDB raises it as a Binder Error)."""
+    path = tmp_path / "cut.tfrecord.gz"
+    tfsql.write_tfrecord(tfsql.read_tfrecord(str(DATA / "tabular.tfrecord")), str(path), compression="gzip")
+    whole = path.read_bytes()
+    path.write_bytes(whole[: len(whole) // 2])
+    con = _native()
+    with pytest.raises(duckdb.Error) as native:
+        con.sql(f"SELECT * FROM tfrecord_scan('{path}')").fetchall()
+    with pytest.raises(tfsql.CorruptRecordError) as python:
+        tfsql.read_tfrecord(str(path))
+    assert python.value.reason == "stream_truncated"
+    assert str(native.value) == "Binder Error: " + python.value.message("sql")
