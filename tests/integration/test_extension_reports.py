@@ -165,7 +165,7 @@ def test_connect_raises_scan_data_error_built_from_the_extension_fields(tmp_path
 
 
 @needs_reports
-def test_connect_builds_schema_and_file_errors_from_fields(tmp_path):
+def test_connect_builds_schema_errors_from_fields(tmp_path):
     path = tmp_path / "late.tfrecord"
     payloads = [example({"v": [1]}) for _ in range(3)] + [example({"v": [1, 2]})]
     path.write_bytes(b"".join(frame(p) for p in payloads))
@@ -215,3 +215,26 @@ def test_a_cut_gzip_stream_is_worded_as_in_python(tmp_path):
         tfsql.read_tfrecord(str(path))
     assert python.value.reason == "stream_truncated"
     assert str(native.value) == "Binder Error: " + python.value.message("sql")
+
+
+def test_every_error_class_is_built_from_its_fields():
+    changed = from_fields(
+        {"error_class": "FileChangedError", "reason": "size", "file": "f", "size_before": 10, "size_after": 4}
+    )
+    assert type(changed) is tfsql.FileChangedError
+    assert str(changed) == str(tfsql.FileChangedError("size", path="f", before=10, after=4))
+    kind = from_fields(
+        {
+            "error_class": "SchemaError",
+            "reason": "kind_mismatch",
+            "file": "f",
+            "record_index": 2,
+            "byte_offset": 40,
+            "feature": "v",
+            "found_kind": "bytes_list",
+            "expected_kind": "int64_list",
+        }
+    )
+    assert type(kind) is tfsql.SchemaError and (kind.feature, kind.record_index, kind.offset) == ("v", 2, 40)
+    assert str(kind).startswith("feature 'v' holds bytes_list in f, record 2 at byte 40, but column 'v'")
+    assert from_fields({"error_class": None, "message": "out of memory"}) is None
