@@ -238,3 +238,17 @@ def test_every_error_class_is_built_from_its_fields():
     assert type(kind) is tfsql.SchemaError and (kind.feature, kind.record_index, kind.offset) == ("v", 2, 40)
     assert str(kind).startswith("feature 'v' holds bytes_list in f, record 2 at byte 40, but column 'v'")
     assert from_fields({"error_class": None, "message": "out of memory"}) is None
+
+
+@needs_reports
+def test_copy_from_reports_what_it_skipped(tmp_path):
+    path, earlier = tmp_path / "damaged.tfrecord", tmp_path / "earlier.tfrecord"
+    offsets = _damaged(path, data_crc=(3,))
+    _damaged(earlier, data_crc=(1,))
+    con = _native()
+    con.sql(f"SELECT * FROM tfrecord_scan('{earlier}', on_corrupt := 'skip')").fetchall()
+    con.sql("CREATE TABLE t (id BIGINT, pad VARCHAR)")
+    con.sql(f"COPY t FROM '{path}' (FORMAT tfrecord, ON_CORRUPT 'skip')")
+    assert con.sql("SELECT count(*) FROM t").fetchall() == [(11,)]
+    rows = con.sql("SELECT record_index, start_offset, end_offset, reason FROM tfrecord_rejects()").fetchall()
+    assert rows == [(3, offsets[3], offsets[4], "data_crc")]  # the COPY's own, not the earlier scan's

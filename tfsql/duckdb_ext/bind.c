@@ -347,21 +347,30 @@ fail:
     return NULL;
 }
 
+tfbind *scan_bind_resolve(duckdb_bind_info info, const char *fname, idx_t *cardinality_out,
+                          char *err) {
+    tferror_rec_free(tferror_take()); /* a data error of an earlier call on this thread */
+    tfbind *b = scan_resolve(info, fname, cardinality_out, err);
+    if (b == NULL) {
+        connref conn = connection_of(info);
+        reports_begin_scan(conn, 0);
+        reports_scan_failed(conn, err);
+        return NULL;
+    }
+    reports_begin_scan(b->conn, b->skip_corrupt);
+    return b;
+}
+
 void tf_bind(duckdb_bind_info info) {
     const fninfo *fi = (const fninfo *)duckdb_bind_get_extra_info(info);
     const char *fname = fi != NULL ? fi->name : "tfrecord_scan";
     char err[ERRLEN] = "";
     idx_t cardinality = 0;
-    tferror_rec_free(tferror_take()); /* a data error of an earlier call on this thread */
-    tfbind *b = scan_resolve(info, fname, &cardinality, err);
+    tfbind *b = scan_bind_resolve(info, fname, &cardinality, err);
     if (b == NULL) {
-        connref conn = connection_of(info);
-        reports_begin_scan(conn, 0);
-        reports_scan_failed(conn, err);
         duckdb_bind_set_error(info, err);
         return;
     }
-    reports_begin_scan(b->conn, b->skip_corrupt);
     int n = scan_output_count(b);
     for (int c = 0; c < n; c++) {
         char *name = NULL;

@@ -126,7 +126,7 @@ static const char *type_word(duckdb_logical_type t) {
 static void copy_from_bind(duckdb_bind_info info) {
     char err[ERRLEN] = "";
     idx_t cardinality = 0;
-    tfbind *b = scan_resolve(info, "COPY ... FROM (FORMAT tfrecord)", &cardinality, err);
+    tfbind *b = scan_bind_resolve(info, "COPY ... FROM (FORMAT tfrecord)", &cardinality, err);
     if (b == NULL) {
         duckdb_bind_set_error(info, err);
         return;

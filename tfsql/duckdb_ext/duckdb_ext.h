@@ -417,6 +417,11 @@ void tf_scan(duckdb_function_info info, duckdb_data_chunk output);
 tfbind *scan_resolve(duckdb_bind_info info, const char *fname, idx_t *cardinality_out,
                      char *err);
 
+/* scan_resolve for a bind that scans (tfrecord_scan, COPY ... FROM): the connection's
+ * reports start over (reports_begin_scan), and a failure is kept as its last error. */
+tfbind *scan_bind_resolve(duckdb_bind_info info, const char *fname, idx_t *cardinality_out,
+                          char *err);
+
 void tfbind_free(void *p);
 
 duckdb_logical_type column_type(int kind, int shape, int utf8);
