@@ -302,7 +302,7 @@ static void raise_dctx_error(const dctx *x, int record_type) {
         break;
     case E_MALFORMED:
         if (name != NULL) {
-            raise_decode_error("malformed", r, -1, 0, PyUnicode_FromFormat(
+            raise_decode_error("malformed", r, c, 0, PyUnicode_FromFormat(
                 "record %zd is not a valid %s protobuf (in feature %R, column %d); the "
                 "record is corrupt", r, record_type_name(record_type), name, c));
         } else {

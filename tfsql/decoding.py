@@ -35,6 +35,7 @@ import pyarrow as pa
 
 from tfsql._codec import codec
 from tfsql.errors import CorruptRecordError, SchemaError, TFSQLError
+from tfsql.messages import MALFORMED_FEATURE, render
 from tfsql.framing import RecordBlock
 from tfsql.casting import cast_to_target
 from tfsql.options import READ_OPTIONS, record_code
@@ -244,32 +245,24 @@ def translate_decode_error(exc, block: RecordBlock, record_type: int, specs: Seq
     if exc.reason == "data_crc":
         return _data_crc_error(block, exc.record)
     if exc.reason == "malformed":
+        feature = _feature_name(exc.column, specs)
         return CorruptRecordError(
             "malformed",
             path=block.path,
             record_index=record,
             offset=offset,
             record_type=_RECORD_TYPE_NAMES.get(record_type, str(record_type)),
-            detail=_decoder_detail(exc),
+            detail=None if feature is None else render(MALFORMED_FEATURE, feature=feature),
         )
-    if exc.reason == "kind_mismatch" and spec is not None:
-        return SchemaError(
-            f"feature {spec.name!r} holds {kind_name(exc.found_kind)} in {where}, but column "
-            f"{spec.name!r} is read from {kind_name(spec.kind)} ({spec.arrow_type}); pass "
-            "schema= with the right type, or infer the schema from more records "
-            "(infer_sample=...)",
+    if exc.reason in ("kind_mismatch", "not_scalar") and spec is not None:
+        return SchemaError.from_reason(
+            exc.reason,
             feature=spec.name,
             path=block.path,
             record_index=record,
-        )
-    if exc.reason == "not_scalar" and spec is not None:
-        return SchemaError(
-            f"feature {spec.name!r} holds several values in {where}, but column {spec.name!r} "
-            f"is a scalar ({spec.arrow_type}) because no sampled record had more than one; "
-            "pass lists='always', a list type in schema=, or a larger infer_sample",
-            feature=spec.name,
-            path=block.path,
-            record_index=record,
+            offset=offset,
+            found=kind_name(exc.found_kind),
+            expected=kind_name(spec.kind),
         )
     if exc.reason == "overflow":
         return SchemaError(
@@ -356,21 +349,16 @@ def decode_around_corrupt(
     return entries
 
 
-def _decoder_detail(exc: Exception) -> str:
-    """The decoder's explanation without its batch-relative record number (a message
-    names one record: the file-relative one).
+def _feature_name(column: int, specs: Sequence[ColumnSpec]) -> str | None:
+    """The name of the decoder's column ``column`` (-1: none named)."""
+    return specs[column].name if 0 <= column < len(specs) else None
 
-    >>> class E(ValueError): reason = "malformed"
-    >>> _decoder_detail(E("record 3 is not a valid Example protobuf (in feature b'x', column 0); corrupt"))
-    "in feature b'x'"
-    >>> _decoder_detail(E("malformed at record 1: Error parsing message"))
+
+def _decoder_detail(exc: Exception) -> str:
+    """The decoder's explanation of an undecodable record, without its batch-relative
+    record number (a message names one record: the file-relative one).
+
+    >>> _decoder_detail(ValueError("undecodable at record 1: Error parsing message"))
     'Error parsing message'
     """
-    text = re.sub(r"^(?:\w+ at )?record \d+(?:, column \d+)?:?\s*", "", str(exc))
-    if getattr(exc, "reason", None) == "malformed":
-        feature = re.search(r"\(in feature (.*), column \d+\)", text)
-        if feature is not None:
-            return f"in feature {feature.group(1)}"
-        if text.startswith("is not a valid"):
-            return ""
-    return text
+    return re.sub(r"^(?:\w+ at )?record \d+(?:, column \d+)?:?\s*", "", str(exc))

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tfsql import messages
+
 __all__ = [
     "TFSQLError",
     "CorruptRecordError",
@@ -87,32 +89,8 @@ class CorruptRecordError(TFSQLError, ValueError):
     "length CRC mismatch in f, record 2 at byte 20: the file is corrupt; skipped bytes 20-90, up to the next record whose CRCs check (on_corrupt='skip')"
     """
 
-    #: The reasons the message composer knows, with their wording.
-    REASONS: dict[str, str] = {
-        "truncated": "truncated record in {where}: the file ends {limit} bytes into it{hint}",
-        "past_end": (
-            "truncated record in {where}: its header claims {length} bytes but the file ends {limit} "
-            "bytes after the record's start (the file is truncated or the header corrupt){hint}"
-        ),
-        "length_crc": "length CRC mismatch in {where}: the file is corrupt{hint}",
-        "data_crc": "data CRC mismatch in {where}: the record is corrupt",
-        "too_long": (
-            "record length {length} exceeds max_record_bytes={limit} in {where}: the header is corrupt "
-            "(or, if the file really holds records this large, pass a larger max_record_bytes)"
-        ),
-        "stream_truncated": (
-            "the {compression} stream of {path} ends early: the file is truncated (copy it again from its source)"
-        ),
-        "stream_corrupt": (
-            "the {compression} data of {path} is corrupt ({detail}); if the file is not compressed, "
-            "pass compression=None"
-        ),
-        "malformed": (
-            "record is not a valid {record_type} protobuf in {where}{detail}; check record_type= "
-            "(use 'bytes' to read the raw records)"
-        ),
-        "undecodable": "cannot decode {where}: {detail}",
-    }
+    #: The reasons the message composer knows, with their wording (:mod:`tfsql.messages`).
+    REASONS: dict[str, str] = messages.CORRUPT
 
     def __init__(
         self,
@@ -145,26 +123,19 @@ class CorruptRecordError(TFSQLError, ValueError):
         super().__init__(self._compose())
 
     def _where(self) -> str:
-        where = str(self.path)
-        if self.record_index is not None:
-            where += f", record {self.record_index}"
-        if self.offset is not None:
-            where += f" at byte {self.offset}"
-        return where
+        return _where(self.path, self.record_index, self.offset)
 
-    def _base(self) -> str:
-        template = self.REASONS.get(self.reason)
+    def _base(self, dialect: str) -> str:
+        template = messages.CORRUPT.get(self.reason)
         if template is None:
             return self.reason
-        hint = ""
-        if self.offset == 0:
-            hint = (
-                "; at byte 0 this usually means the file is not a TFRecord file (or is compressed: pass compression=)"
-            )
+        hint = messages.render(messages.AT_BYTE_ZERO, dialect) if self.offset == 0 else ""
         detail = self.detail or ""
         if self.reason == "malformed" and detail:
-            detail = f" ({detail})"
-        return template.format(
+            detail = messages.render(messages.MALFORMED_DETAIL, dialect, detail=detail)
+        return messages.render(
+            template,
+            dialect,
             where=self._where(),
             hint=hint,
             path=self.path,
@@ -175,21 +146,32 @@ class CorruptRecordError(TFSQLError, ValueError):
             detail=detail,
         )
 
-    def _compose(self) -> str:
-        message = self._base()
+    def message(self, dialect: str = "python") -> str:
+        """The message, its advice spelled for ``dialect`` (``"python"`` or ``"sql"``:
+        :data:`tfsql.messages.DIALECTS`); ``str(error)`` is the Python one.
+
+        >>> CorruptRecordError("data_crc", path="f", record_index=0, offset=4, suggest_skip=True).message("sql")
+        "data CRC mismatch in f, record 0 at byte 4: the record is corrupt (add on_corrupt := 'skip' or ignore_errors := true to the tfrecord_scan call to skip it)"
+        """
+        message = self._base(dialect)
         if self.suggest_skip:
-            message += " (pass on_corrupt='skip' to skip it" + (
-                " and the bytes up to the next record whose CRCs check)" if self.rest_of_file else ")"
-            )
+            rest = messages.SKIP_REST if self.rest_of_file else ""
+            message += messages.render(messages.SKIP_ADVICE, dialect, rest=rest)
         return message
 
-    def skipped_message(self) -> str:
+    def _compose(self) -> str:
+        return self.message("python")
+
+    def skipped_message(self, dialect: str = "python") -> str:
         """The warning of ``on_corrupt='skip'``: what is wrong and what was skipped."""
         if self.skipped_to is not None:
-            what = f"bytes {self.offset}-{self.skipped_to}, up to the next record whose CRCs check"
+            what = "range"
         else:
-            what = "the rest of the file" if self.rest_of_file else "the record"
-        return f"{self._base()}; skipped {what} (on_corrupt='skip')"
+            what = "rest_of_file" if self.rest_of_file else "record"
+        what_text = messages.render(
+            messages.SKIPPED_WHAT[what], dialect, offset=self.offset, skipped_to=self.skipped_to
+        )
+        return messages.render(messages.SKIPPED, dialect, message=self._base(dialect), what=what_text)
 
     def __reduce__(self) -> Any:
         fields = {
@@ -211,6 +193,16 @@ class CorruptRecordError(TFSQLError, ValueError):
         return (_rebuild_corrupt, (self.reason, fields))
 
 
+def _where(path: str | None, record_index: int | None, offset: int | None) -> str:
+    """``path, record i at byte n``: where a record is, as far as it is known."""
+    where = str(path)
+    if record_index is not None:
+        where += messages.render(messages.WHERE_RECORD, record_index=record_index)
+    if offset is not None:
+        where += messages.render(messages.WHERE_OFFSET, offset=offset)
+    return where
+
+
 def _rebuild_corrupt(reason: str, fields: dict) -> CorruptRecordError:
     return CorruptRecordError(reason, **fields)
 
@@ -227,6 +219,18 @@ class SchemaError(TFSQLError, ValueError):
         The file, when the error comes from reading.
     record_index : int or None
         0-based index of the record in its file, when known.
+    reason : str or None
+        For an error met while decoding (`from_reason`): one of
+        :data:`tfsql.messages.SCHEMA`'s keys.
+    offset : int or None
+        Byte offset of the record, when known.
+
+    Examples
+    --------
+    >>> err = SchemaError.from_reason("not_scalar", feature="x", path="f", record_index=2, offset=40)
+    >>> print(err)  # doctest: +NORMALIZE_WHITESPACE
+    feature 'x' holds several values in f, record 2 at byte 40, but column 'x' is a scalar because no
+    sampled record had more than one; pass lists='always', a list type in schema=, or a larger infer_sample
     """
 
     def __init__(
@@ -241,6 +245,42 @@ class SchemaError(TFSQLError, ValueError):
         self.feature = feature
         self.path = path
         self.record_index = record_index
+        self.reason: str | None = None
+        self.offset: int | None = None
+        self.found: str | None = None
+        self.expected: str | None = None
+
+    @classmethod
+    def from_reason(
+        cls,
+        reason: str,
+        *,
+        feature: str,
+        path: str | None,
+        record_index: int | None,
+        offset: int | None,
+        found: str | None = None,
+        expected: str | None = None,
+    ) -> SchemaError:
+        """The error of a value met while decoding, worded by :data:`tfsql.messages.SCHEMA`
+        from its fields (``found`` / ``expected``: the kinds, for ``"kind_mismatch"``)."""
+        error = cls("", feature=feature, path=path, record_index=record_index)
+        error.reason, error.offset, error.found, error.expected = reason, offset, found, expected
+        error.args = (error.message("python"),)
+        return error
+
+    def message(self, dialect: str = "python") -> str:
+        """The message, its advice spelled for ``dialect`` (:data:`tfsql.messages.DIALECTS`)."""
+        if self.reason is None:
+            return str(self)
+        return messages.render(
+            messages.SCHEMA[self.reason],
+            dialect,
+            feature=self.feature,
+            where=_where(self.path, self.record_index, self.offset),
+            found=self.found,
+            expected=self.expected,
+        )
 
 
 class FileChangedError(TFSQLError, OSError):
@@ -260,20 +300,13 @@ class FileChangedError(TFSQLError, OSError):
     'a.tfrecord changed while it was read: its size went from 10 to 4 bytes; read it again'
     """
 
-    _WHAT = {
-        "size": "its size went from {before} to {after} bytes",
-        "modified": "it was modified in place (same size, new modification time)",
-        "replaced": "another file was put in its place",
-        "deleted": "it was deleted",
-    }
-
     def __init__(self, what: str, *, path: str | None = None, before: int | None = None, after: int | None = None):
         self.what = what
         self.path = path
         self.before = before
         self.after = after
-        change = self._WHAT[what].format(before=before, after=after)
-        super().__init__(f"{path} changed while it was read: {change}; read it again")
+        change = messages.render(messages.FILE_CHANGED_WHAT[what], before=before, after=after)
+        super().__init__(messages.render(messages.FILE_CHANGED, path=path, change=change))
 
     def __reduce__(self) -> Any:
         return (_rebuild_changed, (self.what, self.path, self.before, self.after))

@@ -50,12 +50,15 @@ import pyarrow as pa
 from tfsql._codec import codec
 from tfsql._proto import SequenceExample
 from tfsql.decoding import translate_decode_error
+from tfsql.messages import DIALECTS
 from tfsql.errors import SchemaError
 from tfsql.framing import FrameReader
 from tfsql.options import DEFAULT_INFER_BYTES, READ_OPTIONS
 from tfsql.schema import RAW_COLUMN, canonical_type
 
 __all__ = ["sample_indices", "infer_data_schema", "sample_columns", "missing_columns", "SampledColumn"]
+
+PYTHON_PHRASES = DIALECTS["python"]  # option spellings in messages (tfsql.messages)
 
 
 def sample_indices(n_files: int, infer_files: int | None, sizes: Sequence[int] | None = None) -> list[int]:
@@ -142,7 +145,7 @@ def missing_columns(
     # a record that does not decode ends its file's sample here: the scan reports it
     inference = _sampled(paths, open_reader, record_type, infer_sample, infer_bytes, tolerant=True)[0]
     try:
-        inference.check_missing(list(columns), "schema=", option_hint)
+        inference.check_missing(list(columns), PYTHON_PHRASES["schema_option"], option_hint)
     except codec.InferenceError as exc:
         return _schema_error(exc)
     return None
@@ -159,7 +162,7 @@ def _sample(
     """The files that had sampled records, and the sample's columns."""
     inference, sampled = _sampled(paths, open_reader, record_type, infer_sample, infer_bytes)
     try:
-        resolved = inference.resolve(lists_always, "schema=")
+        resolved = inference.resolve(lists_always, PYTHON_PHRASES["schema_option"])
     except codec.InferenceError as exc:
         raise _schema_error(exc) from None
     columns = [

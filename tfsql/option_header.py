@@ -27,6 +27,7 @@ False
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from typing import Any, Iterable
@@ -34,7 +35,7 @@ from typing import Any, Iterable
 from tfsql.option_python import TARGETS, write_all
 from tfsql.options import COMPAT_SQL_PARAMETERS, READ_OPTIONS, Option, Spelling
 
-__all__ = ["c_header", "HEADER_PATH"]
+__all__ = ["c_header", "c_string", "header_main", "HEADER_PATH"]
 
 #: Where the generated header is kept (relative to the repository's root).
 HEADER_PATH = os.path.join("tfsql", "duckdb_ext", "options_gen.h")
@@ -42,7 +43,7 @@ HEADER_PATH = os.path.join("tfsql", "duckdb_ext", "options_gen.h")
 _KINDS = ("bool", "count", "count_or_all", "choice", "name", "bool_or_name", "types", "columns", "size")
 
 
-def _c_string(text: str) -> str:
+def c_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
@@ -80,11 +81,11 @@ def _vocabulary_block(option: Option, words: list[tuple[str, Any]]) -> list[str]
     lines += [f"    {_code(option, c)} = {i}," for i, c in enumerate(canon)]
     lines.append("};")
     lines.append(f"static const tfsql_word tfsql_{option.name}_words[] = {{")
-    lines += [f"    {{{_c_string(word)}, {_code(option, c)}}}," for word, c in words if word]
+    lines += [f"    {{{c_string(word)}, {_code(option, c)}}}," for word, c in words if word]
     lines.append("    {NULL, 0},")
     lines.append("};")
     what = getattr(option.check, "what")
-    lines.append(f"#define TFSQL_{name}_WHAT {_c_string(what)}")
+    lines.append(f"#define TFSQL_{name}_WHAT {c_string(what)}")
     lines.append(f"#define TFSQL_{name}_UNKNOWN_WORDING {1 if getattr(option.check, 'unknown') else 0}")
     return lines
 
@@ -112,7 +113,7 @@ def _mapped(option: Option, spelling: Spelling, value: Any) -> str:
 def _true_text(spelling: Spelling) -> str:
     """What true means for a boolean-or-name spelling (``filename := true``), or NULL."""
     mapped = (spelling.maps or {}).get(True) if spelling.value == "bool_or_name" else None
-    return _c_string(mapped) if isinstance(mapped, str) else "NULL"
+    return c_string(mapped) if isinstance(mapped, str) else "NULL"
 
 
 def c_header() -> str:
@@ -185,35 +186,50 @@ def c_header() -> str:
             what = f"TFSQL_{_ident(option.name)}_WHAT" if words is not None else "NULL"
             unknown = f"TFSQL_{_ident(option.name)}_UNKNOWN_WORDING" if words is not None else "0"
             out.append(
-                f"    {{{_c_string(spelling.name)}, TFSQL_OPTION_{_ident(option.name)}, "
+                f"    {{{c_string(spelling.name)}, TFSQL_OPTION_{_ident(option.name)}, "
                 f"TFSQL_VALUE_{_ident(spelling.value)}, {vocab}, {what}, {unknown}, "
                 f"{_mapped(option, spelling, True)}, {_mapped(option, spelling, False)}, {_true_text(spelling)}}},"
             )
     out += ["    {NULL, 0, 0, NULL, NULL, 0, -1, -1, NULL},", "};", ""]
     out.append("/* read_parquet parameters accepted (a BOOLEAN) and ignored. */")
     out.append("static const char *const tfsql_compat_params[] = {")
-    out += [f"    {_c_string(name)}," for name in COMPAT_SQL_PARAMETERS]
+    out += [f"    {c_string(name)}," for name in COMPAT_SQL_PARAMETERS]
     out += ["    NULL,", "};", "", "#endif /* TFSQL_OPTIONS_GEN_H */", ""]
     return "\n".join(out)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tfsql.option_header", description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--write",
-        action="store_true",
-        help=f"write {HEADER_PATH} and the generated blocks of {', '.join(TARGETS)} (in this checkout)",
+def header_main(argv: list[str] | None, module_name: str) -> int:
+    """The command of a generated header (``python -m <module_name>``): print the
+    module's ``c_header()``, or with ``--write`` write it to its ``HEADER_PATH``
+    (relative to the repository's root), and the Python blocks the module generates
+    (its ``write_python(root)``, when it has one)."""
+    module = importlib.import_module(module_name)  # (under `python -m` it runs as __main__)
+    path = module.HEADER_PATH
+    write_python = getattr(module, "write_python", None)
+    also = f" and the generated blocks of {', '.join(TARGETS)}" if write_python is not None else ""
+    parser = argparse.ArgumentParser(
+        prog=f"python -m {module_name}", description=(module.__doc__ or "").split("\n\n")[0]
     )
+    parser.add_argument("--write", action="store_true", help=f"write {path}{also} (in this checkout)")
     args = parser.parse_args(argv)
-    text = c_header()
+    text = module.c_header()
     if args.write:
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        with open(os.path.join(root, HEADER_PATH), "w", encoding="utf-8", newline="\n") as f:
+        with open(os.path.join(root, path), "w", encoding="utf-8", newline="\n") as f:
             f.write(text)
-        write_all(root)
+        if write_python is not None:
+            write_python(root)
     else:
         sys.stdout.write(text)
     return 0
+
+
+#: The reading options' keyword blocks in tfsql.dataset and the Polars functions.
+write_python = write_all
+
+
+def main(argv: list[str] | None = None) -> int:
+    return header_main(argv, "tfsql.option_header")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -120,5 +120,5 @@ def test_the_extension_refuses_it_whatever_the_projection(tmp_path, name):
         f"SELECT * FROM tfrecord_scan('{path}', schema := {{'a': 'BIGINT'}})",
         f"SELECT * FROM tfrecord_scan('{path}')",
     ):
-        with pytest.raises(duckdb.Error, match="not a valid tf.train.Example protobuf"):
+        with pytest.raises(duckdb.Error, match="record is not a valid example protobuf"):
             con.sql(sql).fetchall()

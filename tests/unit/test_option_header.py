@@ -1,7 +1,8 @@
 """The extension's parameter table and the keyword parameters of the functions that take
-every reading option by name are generated from the option spec: the header and the
-blocks kept in the repository are what ``python -m tfsql.option_header --write`` writes
-today."""
+every reading option by name are generated from the option spec (and the extension's
+data-error wording from tfsql/messages.py): the header and the blocks kept in the
+repository are what ``python -m tfsql.option_header --write`` and
+``python -m tfsql.message_header --write`` write today."""
 
 from __future__ import annotations
 
@@ -9,19 +10,22 @@ import os
 
 import pytest
 
-from tfsql.option_header import HEADER_PATH, c_header
+from tfsql import message_header, option_header
+from tfsql.option_header import c_header
 from tfsql.option_python import TARGETS, out_of_date, render
 from tfsql.options import READ_OPTIONS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def test_generated_header_is_up_to_date():
-    with open(os.path.join(ROOT, HEADER_PATH), encoding="utf-8") as f:
+@pytest.mark.parametrize("module", [option_header, message_header], ids=["option_header", "message_header"])
+def test_generated_header_is_up_to_date(module):
+    """Each generated header kept in the repository (the options' and the data errors'
+    wording) is what its generator writes today."""
+    with open(os.path.join(ROOT, module.HEADER_PATH), encoding="utf-8") as f:
         kept = f.read()
-    assert kept == c_header(), (
-        f"{HEADER_PATH} differs from the option spec: run `python -m tfsql.option_header --write`"
-    )
+    command = f"python -m {module.__name__} --write"
+    assert kept == module.c_header(), f"{module.HEADER_PATH} differs from its spec: run `{command}`"
 
 
 def test_only_native_options_are_registered():

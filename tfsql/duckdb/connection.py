@@ -13,6 +13,7 @@ connection.
 from __future__ import annotations
 
 import threading
+from functools import partial
 from collections.abc import Callable
 from typing import Any
 
@@ -31,6 +32,7 @@ from tfsql.duckdb.copy import (
     parse_copy_to,
 )
 from tfsql.duckdb.errors import BinderError, ErrorContext, sql_error
+from tfsql.duckdb.native_reports import last_error as last_native_error
 from tfsql.duckdb.scan_calls import ScanCalls, check_has_columns
 
 __all__ = ["TFRecordConnection", "connect", "sql", "default_connection"]
@@ -203,7 +205,8 @@ class TFRecordConnection:
             text, tokens = insert, rewrite.tokenize(insert)
             run = self._inserting(count)
         rewritten, params, spans = self._scans.rewrite(text, tokens, params)
-        context = ErrorContext(text, rewritten, spans, self._scans.calls, self._scans.scan_errors)
+        native_error = partial(last_native_error, self._con) if self._scans.native_calls else None
+        context = ErrorContext(text, rewritten, spans, self._scans.calls, self._scans.scan_errors, native_error)
         tokens = rewrite.tokenize(rewritten)
         try:
             statement = parse_copy_to(rewritten, tokens)

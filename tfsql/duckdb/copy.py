@@ -450,7 +450,7 @@ def copy_to_tfrecord(
         relation = con.sql(row_query, params=params) if params else con.sql(row_query)
     # The stream must be drained before any other statement runs on this connection
     # (DuckDB 1.4 would silently truncate it, 2.x raises).
-    reader = translating_reader(arrow_reader(relation, COPY_BATCH_ROWS))
+    reader = translating_reader(arrow_reader(relation, COPY_BATCH_ROWS), statement=True)
     try:
         result = write_tfrecord(_reporting(reader, progress), plan.path, **plan.writer_options)
     except FileExistsError as err:

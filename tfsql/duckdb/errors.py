@@ -9,9 +9,14 @@ wrote:
   (``Binder Error: tfrecord_scan: ...``);
 - `translate` maps any exception raised while running a rewritten statement: the
   ``LINE n:`` excerpt and caret point into the user's SQL, registered names become the
-  call that made them, an Arrow stream's ``OSError`` becomes DuckDB's exception again, and
-  a data error raised inside a scan (a bad CRC, a truncated file, invalid UTF-8...)
-  becomes one DuckDB error naming file, record and byte offset, with no Python traceback.
+  call that made them (both presentation), and a data error that ended a scan (a bad
+  CRC, a truncated file, a value the column cannot hold...) becomes one `ScanDataError`
+  naming file, record and byte offset, whose ``__cause__`` is the tfsql error with its
+  fields. Which error a scan ended with is known structurally: the Arrow path's scans
+  record it (`ScanErrors`), the extension's scans report its fields
+  (`tfsql.duckdb.native_reports`); no error's text decides anything. Any other error
+  keeps its class: an Arrow stream over a DuckDB result raises pyarrow's ``OSError``
+  for DuckDB's errors, as DuckDB's own ``fetch_record_batch`` does.
 
 Examples
 --------
@@ -30,7 +35,7 @@ import contextlib
 import threading
 import re
 import weakref
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, cast
 
 import duckdb
@@ -44,6 +49,7 @@ __all__ = [
     "ErrorContext",
     "InvalidInputError",
     "NoFilesError",
+    "QueryError",
     "ScanDataError",
     "ScanErrors",
     "TargetExistsError",
@@ -72,6 +78,13 @@ class TargetExistsError(duckdb.IOException, FileExistsError):
     OVERWRITE_OR_IGNORE or APPEND."""
 
 
+class QueryError(duckdb.Error):
+    """DuckDB's error in the query a ``COPY ... TO ... (FORMAT tfrecord)`` of
+    ``tfsql.connect()`` writes, raised while the writer read the query's rows through an
+    Arrow stream. The stream passes DuckDB's message on as text only, so the message is
+    DuckDB's and the class this one (DuckDB's own class is not known)."""
+
+
 class ScanDataError(duckdb.InvalidInputException, tfsql_errors.TFSQLError):
     """Bad data met while DuckDB scanned TFRecord files (a corrupt or truncated record, a
     value that does not fit the schema). Also a `tfsql.TFSQLError`; the error tfsql
@@ -90,8 +103,6 @@ _PREFIXES = {
 
 _LINE = re.compile(r"^LINE (\d+): (.*)\n( *)(\^+)[^\n]*$", re.MULTILINE)
 _REGISTERED = re.compile(r"__tfrecord_scan_\d+")
-_PYTHON_ADVICE = "pass on_corrupt='skip' to skip it"
-_SQL_ADVICE = "add on_corrupt := 'skip' or ignore_errors := true to the tfrecord_scan call to skip it"
 
 
 class ScanErrors:
@@ -153,11 +164,6 @@ def translate(
     if scan_error is not None and isinstance(error, (duckdb.Error, OSError, pa.ArrowException)):
         return _scan_data_error(scan_error)
     cls = type(error)
-    if isinstance(error, (OSError, pa.ArrowException)) and not isinstance(error, duckdb.Error):
-        found = _duckdb_class(message)
-        if found is None:
-            return error
-        cls = found
     if sql is not None and rewritten is not None and rewritten != sql:
         message = _LINE.sub(lambda m: _relocate(m, sql, rewritten, sorted(spans)), message)
     if names:
@@ -172,23 +178,26 @@ def translate(
 
 def _scan_data_error(original: BaseException) -> BaseException:
     """The DuckDB error of a scan that ``original`` (a tfsql error, its fields intact: file,
-    record, offset) ended; its advice spelled for SQL."""
-    message = str(original).replace(_PYTHON_ADVICE, _SQL_ADVICE)
+    record, offset) ended; its advice spelled for SQL (:mod:`tfsql.messages`)."""
+    message = original.message("sql") if isinstance(original, _DIALECT_ERRORS) else str(original)
     error = sql_error(ScanDataError, message, function="tfrecord_scan")
     error.__cause__ = original
     error.__suppress_context__ = True
     return error
 
 
-def _duckdb_class(message: str) -> type[Exception] | None:
-    """``"Invalid Input Error: ..."`` -> ``duckdb.InvalidInputException``; None when the
-    message does not start with a DuckDB error prefix."""
-    prefix, separator, _ = message.partition(" Error: ")
-    if not separator or len(prefix.split()) > 3:
-        return None
-    name = "".join(word if word.isupper() else word.capitalize() for word in prefix.split()) + "Exception"
-    cls = getattr(duckdb, name, None)
-    return cls if isinstance(cls, type) and issubclass(cls, duckdb.Error) else duckdb.Error
+# The errors whose advice names an option (worded per dialect)
+_DIALECT_ERRORS = (tfsql_errors.CorruptRecordError, tfsql_errors.SchemaError)
+
+
+def may_be_scan_error(error: BaseException) -> bool:
+    """Whether ``error`` can be an extension scan's failure, by its class: DuckDB raises a
+    table function's error as ``InvalidInputException``, and an Arrow stream over a
+    DuckDB result raises pyarrow's ``OSError`` / ``ArrowException`` for it (DuckDB's own
+    behaviour, kept: the stream carries text only, and nothing here reads it)."""
+    if isinstance(error, duckdb.Error):
+        return isinstance(error, duckdb.InvalidInputException)
+    return isinstance(error, (OSError, pa.ArrowException))
 
 
 def _relocate(match: re.Match, sql: str, rewritten: str, spans: list[tuple[int, int, int]]) -> str:
@@ -247,15 +256,21 @@ class ErrorContext:
         spans: Iterable[tuple[int, int, int]] = (),
         names: Mapping[str, str] | None = None,
         scan_errors: ScanErrors | None = None,
+        native_error: Callable[[], BaseException | None] | None = None,
     ) -> None:
         self.sql = sql
         self.rewritten = rewritten
         self.spans = list(spans)
         self.names = dict(names or {})
         self.scan_errors = scan_errors
+        #: The data error of the statement's extension scans, as fields
+        #: (`tfsql.duckdb.native_reports.last_error`), when it ran any.
+        self.native_error = native_error
 
     def translate(self, error: BaseException) -> BaseException:
         scan_error = self.scan_errors.take() if self.scan_errors is not None else None
+        if scan_error is None and self.native_error is not None and may_be_scan_error(error):
+            scan_error = self.native_error()
         return translate(
             error, sql=self.sql, rewritten=self.rewritten, spans=self.spans, names=self.names, scan_error=scan_error
         )
@@ -400,19 +415,30 @@ class TranslatingRelation:
         return reader.__arrow_c_stream__(requested_schema)
 
 
-def translating_reader(reader: pa.RecordBatchReader, context: ErrorContext | None = None) -> pa.RecordBatchReader:
-    """``reader`` whose errors are DuckDB's exceptions again, translated (an Arrow
-    stream over a DuckDB result turns them into ``OSError("Invalid Input Error: ...")``)."""
+def translating_reader(
+    reader: pa.RecordBatchReader, context: ErrorContext | None = None, *, statement: bool = False
+) -> pa.RecordBatchReader:
+    """``reader`` whose errors are translated (`ErrorContext.translate`: a scan's data
+    error becomes a `ScanDataError`). An Arrow stream over a DuckDB result raises
+    pyarrow's ``OSError("Invalid Input Error: ...")`` for DuckDB's errors, with text only;
+    that stays so (DuckDB's own behaviour) unless ``statement``: the stream is how a SQL
+    statement (a ``COPY ... TO``) reads its query, and its errors are then `QueryError`,
+    a ``duckdb.Error`` (whatever the text says)."""
     context = context or ErrorContext()
 
     def batches() -> Iterator[pa.RecordBatch]:
         try:
             while True:
-                with context.translating():
-                    try:
-                        batch = reader.read_next_batch()
-                    except StopIteration:
-                        return
+                try:
+                    with context.translating():
+                        try:
+                            batch = reader.read_next_batch()
+                        except StopIteration:
+                            return
+                except (OSError, pa.ArrowException) as err:
+                    if not statement or isinstance(err, duckdb.Error):
+                        raise
+                    raise QueryError(str(err)) from None
                 yield batch
         finally:
             reader.close()

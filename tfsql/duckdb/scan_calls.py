@@ -65,6 +65,7 @@ class ScanCalls:
         self.calls: dict[str, str] = {}
         #: The tfsql errors the registered datasets' scans end with (errors.translate).
         self.scan_errors = ScanErrors()
+        self.native_calls = 0
 
     def register(self, name: str, data: tfsql.Dataset) -> None:
         """Register ``data`` as ``name`` on the connection (kept alive here); its scans
@@ -95,13 +96,16 @@ class ScanCalls:
         extension runs, when ``native``); drop the ``?`` parameters its arguments
         consumed. Also returns the replaced spans as ``(start, end, new length)``."""
         try:
-            calls = find_calls(text, tokens, TABLE_FUNCTIONS)
+            found = find_calls(text, tokens, TABLE_FUNCTIONS)
         except ValueError as err:
             raise sql_error(duckdb.ParserException, str(err)) from err
+        calls = found
         if self.native and native:
             # parsed once, and only when a call's route depends on the statement's filters
             filters = cache(lambda: statement_filters(text, tokens))
-            calls = [call for call in calls if not native_route(call, tokens, params, self.variable, filters)]
+            calls = [call for call in found if not native_route(call, tokens, params, self.variable, filters)]
+        #: How many calls of the statement last rewritten the extension runs.
+        self.native_calls = len(found) - len(calls)
         if not calls:
             return text, params, []
         # A new statement ends any unfinished result of execute(), as DuckDB's own

@@ -9,7 +9,11 @@
  * no v1.5.6 table (asking for it makes LOAD fail), so the table is filled in two steps:
  * the v1.2.0 slots from get_api("v1.2.0"), then, only when duckdb_library_version() says
  * 1.5.6 or later, every slot from get_api("v1.5.6"). The v1.5.6 slots stay NULL on older
- * engines; capi_has_copy() says whether they are there.
+ * engines; capi_has_copy() / capi_has_v156() say whether they are there. Besides the
+ * copy functions they hold duckdb_table_function_get_client_context and
+ * duckdb_client_context_get_connection_id, which reports.c needs to key a connection's
+ * errors and skipped ranges: on DuckDB 1.4 tfrecord_last_error() and tfrecord_rejects()
+ * refuse, saying so.
  */
 #include "duckdb_ext.h"
 
@@ -60,5 +64,7 @@ int capi_load(duckdb_extension_info info, struct duckdb_extension_access *access
 }
 
 int capi_has_copy(void) { return has_v156; }
+
+int capi_has_v156(void) { return has_v156; }
 
 const char *capi_engine_version(void) { return engine_version; }

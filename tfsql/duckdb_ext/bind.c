@@ -184,6 +184,7 @@ tfbind *scan_resolve(duckdb_bind_info info, const char *fname, idx_t *cardinalit
         return NULL;
     }
     set_default_options(b);
+    b->conn = connection_of(info);
     if (parse_options(info, b, fname, err)) {
         goto fail;
     }
@@ -346,11 +347,26 @@ fail:
     return NULL;
 }
 
+tfbind *scan_bind_resolve(duckdb_bind_info info, const char *fname, idx_t *cardinality_out,
+                          char *err) {
+    tferror_rec_free(tferror_take()); /* a data error of an earlier call on this thread */
+    tfbind *b = scan_resolve(info, fname, cardinality_out, err);
+    if (b == NULL) {
+        connref conn = connection_of(info);
+        reports_begin_scan(conn, 0);
+        reports_scan_failed(conn, err);
+        return NULL;
+    }
+    reports_begin_scan(b->conn, b->skip_corrupt);
+    return b;
+}
+
 void tf_bind(duckdb_bind_info info) {
-    const char *fname = (const char *)duckdb_bind_get_extra_info(info);
+    const fninfo *fi = (const fninfo *)duckdb_bind_get_extra_info(info);
+    const char *fname = fi != NULL ? fi->name : "tfrecord_scan";
     char err[ERRLEN] = "";
     idx_t cardinality = 0;
-    tfbind *b = scan_resolve(info, fname, &cardinality, err);
+    tfbind *b = scan_bind_resolve(info, fname, &cardinality, err);
     if (b == NULL) {
         duckdb_bind_set_error(info, err);
         return;

@@ -126,7 +126,7 @@ static const char *type_word(duckdb_logical_type t) {
 static void copy_from_bind(duckdb_bind_info info) {
     char err[ERRLEN] = "";
     idx_t cardinality = 0;
-    tfbind *b = scan_resolve(info, "COPY ... FROM (FORMAT tfrecord)", &cardinality, err);
+    tfbind *b = scan_bind_resolve(info, "COPY ... FROM (FORMAT tfrecord)", &cardinality, err);
     if (b == NULL) {
         duckdb_bind_set_error(info, err);
         return;
@@ -333,6 +333,7 @@ static void copy_from_scan(duckdb_function_info info, duckdb_data_chunk output) 
 
 duckdb_table_function copy_from_function(void) {
     duckdb_table_function f = duckdb_create_table_function();
+    set_function_info(f, "COPY ... FROM (FORMAT tfrecord)");
     add_scan_parameters(f);
     duckdb_table_function_set_bind(f, copy_from_bind);
     duckdb_table_function_set_init(f, tf_init);

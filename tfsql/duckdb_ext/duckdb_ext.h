@@ -28,6 +28,10 @@
  *   copy_to.c      COPY ... TO ... (FORMAT tfrecord) (DuckDB >= 1.5.6)
  *   copy_from.c    COPY t FROM ... (FORMAT tfrecord) (DuckDB >= 1.5.6)
  *   api_version.c  the C API table: v1.2.0, and v1.5.6 on engines that have it
+ *   messages.c     data errors as fields (tferror), worded from the templates generated
+ *                  from tfsql/messages.py (messages_gen.h)
+ *   reports.c      each connection's last data error and skipped byte ranges, and the
+ *                  table functions tfrecord_last_error() and tfrecord_rejects()
  *   entry.c        the entry point: function registration, replacement scan
  *
  * The rules are those of the Python reader, so `tfrecord_scan` gives the same columns,
@@ -100,6 +104,22 @@ typedef struct {
 
 enum { HIVE_AUTO = -1, HIVE_OFF = 0, HIVE_ON = 1 };
 
+/* The connection a bind runs for, so that errors and skipped ranges are kept for it:
+ * its database (the extension's load: connection ids count per database) and its id;
+ * known only on engines whose C API gives the id (v1.5.6: DuckDB >= 1.5.6). */
+typedef struct {
+    int known;
+    uint64_t database;
+    idx_t id;
+} connref;
+
+/* The extra info of every table function the extension registers: its name (for
+ * messages) and the database it was registered in (reports.c). */
+typedef struct {
+    const char *name;
+    uint64_t database;
+} fninfo;
+
 typedef struct {
     /* options */
     int record_type, compression, verify, hive, lists_always, skip_corrupt, glob;
@@ -124,6 +144,8 @@ typedef struct {
     int64_t total_bytes;
     /* COPY ... FROM: the casts to the table's columns (copy_from.c), else NULL */
     struct castplan *cast;
+    /* the connection the scan runs for (its errors and skipped ranges: reports.c) */
+    connref conn;
 } tfbind;
 
 enum { LAYOUT_NONE = 0, LAYOUT_TFDS = 1, LAYOUT_TFX = 2 };
@@ -200,6 +222,66 @@ void window_close(window *w);
  * stream), dropping those before `from`; a read takes at least WINDOW_BYTES. */
 int window_fill(window *w, uint64_t from, size_t need, char *err);
 
+/* -- messages.c ------------------------------------------------------------------ */
+
+/* The classes of tfsql's data errors (tfsql.errors). */
+enum { TFERR_NONE = 0, TFERR_CORRUPT = 1, TFERR_SCHEMA = 2, TFERR_FILE_CHANGED = 3 };
+
+/* A data error as fields, the fields of the Python class of `cls` (CorruptRecordError,
+ * SchemaError, FileChangedError): `reason` is its vocabulary word (CorruptRecordError
+ * .reason, SchemaError.reason, FileChangedError.what). Numbers are -1 when not known;
+ * strings are borrowed (NULL when not known). */
+typedef struct {
+    int cls;
+    const char *reason;
+    const char *path;
+    long long record_index, offset, length, limit, skipped_to, before, after;
+    int rest_of_file, suggest_skip;
+    const char *compression, *record_type, *detail, *feature, *found, *expected;
+} tferror;
+
+/* An owned copy of a tferror (its strings copied) with its message. */
+typedef struct {
+    tferror e;
+    char *message;
+    char *strings; /* the copies' storage */
+} tferror_rec;
+
+/* A phrase of the SQL dialect (tfsql.messages.DIALECTS["sql"][key]), "" when unknown. */
+const char *sql_phrase(const char *key);
+/* e = a `cls` error of `reason` in `path`, every other field unknown. */
+void tferror_init(tferror *e, int cls, const char *reason, const char *path);
+/* The message of `e`, its advice spelled for SQL (tfsql.messages, dialect "sql"). */
+void tferror_message(char *out, size_t cap, const tferror *e);
+/* What on_corrupt := 'skip' reports for `e` (CorruptRecordError.skipped_message). */
+void tferror_skipped_message(char *out, size_t cap, const tferror *e);
+/* The detail of a malformed record whose bad feature the decoder names. */
+void malformed_detail(char *out, size_t cap, const char *feature);
+/* err = e's message; e is kept as this thread's pending data error (tferror_take). */
+void tferror_raise(char *err, const tferror *e);
+/* This thread's pending data error (the caller owns it), or NULL; clears it. */
+tferror_rec *tferror_take(void);
+tferror_rec *tferror_copy(const tferror *e, const char *message);
+void tferror_rec_free(tferror_rec *r);
+
+/* -- reports.c ------------------------------------------------------------------- */
+
+connref connection_of(duckdb_bind_info info);
+/* A new database loads the extension: the functions registered next belong to it. */
+void reports_new_database(void);
+/* Give table function f its fninfo (`name`, the database being loaded). */
+void set_function_info(duckdb_table_function f, const char *name);
+/* A tfrecord_scan bind: forget the connection's last error and, for a scan that skips
+ * damage, its skipped ranges (each statement lists its own). */
+void reports_begin_scan(connref c, int skipping);
+/* The scan failed: keep this thread's pending data error (or the message alone) as the
+ * connection's last error. */
+void reports_scan_failed(connref c, const char *message);
+/* A damaged stretch skipped under on_corrupt := 'skip'. */
+void reports_skipped(connref c, const tferror *e);
+/* tfrecord_last_error() and tfrecord_rejects(). */
+int register_report_functions(duckdb_connection con);
+
 /* -- framer.c ---------------------------------------------------------------- */
 
 /* A record header claiming more bytes than a plain file holds from the record's start
@@ -213,6 +295,7 @@ typedef struct {
     uint64_t max_record_bytes; /* a longer record header is damage */
     int verify;                /* check data CRCs */
     int skip_corrupt;          /* on_corrupt := 'skip' */
+    connref reports;           /* where skipped stretches are reported (reports.c) */
 } framing;
 
 /* A file framed chunk by chunk: offs / lens hold the n records of the last chunk
@@ -225,12 +308,17 @@ typedef struct {
     tbuf offs, lens;
 } framer;
 
-/* err = the message of a damaged record (a FRAME_* status, FRAME_PAST_END included):
- * file, record index, byte offset, what is wrong and how to go on. */
+/* e = the fields of a damaged record (a FRAME_* status, FRAME_PAST_END included):
+ * file, record index, byte offset, what is wrong. */
+void frame_fields(tferror *e, const char *path, int status, size_t index, uint64_t at,
+                  uint64_t length, uint64_t limit);
+/* err = that error, with advice on how to go on (tferror_raise). */
 void frame_error(char *err, const char *path, int status, size_t index, uint64_t at,
                  uint64_t length, uint64_t limit);
-/* err = the message of a record protobuf would not parse as the bind's record type. */
-void malformed_error(char *err, int record_type, const char *path, size_t index, uint64_t at);
+/* err = the message of a record protobuf would not parse as the bind's record type
+ * (`feature`: the feature the decoder names, or NULL). */
+void malformed_error(char *err, int record_type, const char *path, size_t index, uint64_t at,
+                     const char *feature);
 /* The state of the record whose header is at stream offset `at` in the window, given
  * the bytes there: FRAME_OK (complete, or more bytes to read), or what is wrong with it
  * (*length: the header's length; *limit: the limit or the bytes the stream holds). */
@@ -329,6 +417,11 @@ void tf_scan(duckdb_function_info info, duckdb_data_chunk output);
 tfbind *scan_resolve(duckdb_bind_info info, const char *fname, idx_t *cardinality_out,
                      char *err);
 
+/* scan_resolve for a bind that scans (tfrecord_scan, COPY ... FROM): the connection's
+ * reports start over (reports_begin_scan), and a failure is kept as its last error. */
+tfbind *scan_bind_resolve(duckdb_bind_info info, const char *fname, idx_t *cardinality_out,
+                          char *err);
+
 void tfbind_free(void *p);
 
 duckdb_logical_type column_type(int kind, int shape, int utf8);
@@ -339,6 +432,12 @@ int parse_type_name(const char *text, int *kind, int *shape, int *utf8);
 
 /* -- entry.c (shared) ---------------------------------------------------------- */
 void add_scan_parameters(duckdb_table_function f);
+/* A table function `name` (its fninfo set) with these callbacks. */
+duckdb_table_function new_table_function(const char *name, duckdb_table_function_bind_t bind,
+                                          duckdb_table_function_init_t init,
+                                          duckdb_table_function_t scan);
+/* Register f on con and destroy it; 0, or -1 when DuckDB refuses it. */
+int register_table_function(duckdb_connection con, duckdb_table_function f);
 
 /* -- metadata.c ------------------------------------------------------------------ */
 /* The scan's output columns: data columns, partition (and split) columns, filename. */
@@ -362,6 +461,9 @@ duckdb_table_function copy_from_function(void);
 int capi_load(duckdb_extension_info info, struct duckdb_extension_access *access, char *err);
 /* 1 when the engine's C API has the v1.5.6 functions (after capi_load). */
 int capi_has_copy(void);
+/* The same, for the other v1.5.6 functions (a table function's client context and its
+ * connection id: reports.c). */
+int capi_has_v156(void);
 /* The engine's version as reported ("v2.0.1"). */
 const char *capi_engine_version(void);
 

@@ -1,8 +1,9 @@
 /*
  * tfsql/duckdb_ext/entry.c -- the DuckDB extension's entry point: it fills the C API
  * table (api_version.c), registers tfrecord_scan and its alias read_tfrecord,
- * tfrecord_schema, tfrecord_metadata, COPY (FORMAT tfrecord) where the engine has copy
- * functions, and the replacement scan for FROM 'x.tfrecord' / globs.
+ * tfrecord_schema, tfrecord_metadata, tfrecord_last_error, tfrecord_rejects, COPY (FORMAT
+ * tfrecord) where the engine has copy functions, and the replacement scan for
+ * FROM 'x.tfrecord' / globs.
  */
 
 #include "duckdb_ext.h"
@@ -47,19 +48,30 @@ void add_scan_parameters(duckdb_table_function f) {
     add_named_parameters(f);
 }
 
-static int register_scan(duckdb_connection con, const char *name) {
+duckdb_table_function new_table_function(const char *name, duckdb_table_function_bind_t bind,
+                                          duckdb_table_function_init_t init,
+                                          duckdb_table_function_t scan) {
     duckdb_table_function f = duckdb_create_table_function();
     duckdb_table_function_set_name(f, name);
-    add_scan_parameters(f);
-    duckdb_table_function_set_extra_info(f, (void *)name, NULL);
-    duckdb_table_function_set_bind(f, tf_bind);
-    duckdb_table_function_set_init(f, tf_init);
-    duckdb_table_function_set_local_init(f, tf_local_init);
-    duckdb_table_function_set_function(f, tf_scan);
-    duckdb_table_function_supports_projection_pushdown(f, true);
+    set_function_info(f, name);
+    duckdb_table_function_set_bind(f, bind);
+    duckdb_table_function_set_init(f, init);
+    duckdb_table_function_set_function(f, scan);
+    return f;
+}
+
+int register_table_function(duckdb_connection con, duckdb_table_function f) {
     duckdb_state st = duckdb_register_table_function(con, f);
     duckdb_destroy_table_function(&f);
     return st == DuckDBSuccess ? 0 : -1;
+}
+
+static int register_scan(duckdb_connection con, const char *name) {
+    duckdb_table_function f = new_table_function(name, tf_bind, tf_init, tf_scan);
+    add_scan_parameters(f);
+    duckdb_table_function_set_local_init(f, tf_local_init);
+    duckdb_table_function_supports_projection_pushdown(f, true);
+    return register_table_function(con, f);
 }
 
 /* The entry point. Not DUCKDB_EXTENSION_ENTRYPOINT_CUSTOM: that asks for the headers'
@@ -74,6 +86,7 @@ DUCKDB_EXTENSION_GLUE(DUCKDB_EXTENSION_NAME, _init_c_api)(duckdb_extension_info 
         return false;
     }
     crc_init();
+    reports_new_database();
     duckdb_database *db = access->get_database(info);
     duckdb_connection con;
     if (db == NULL || duckdb_connect(*db, &con) == DuckDBError) {
@@ -81,11 +94,12 @@ DUCKDB_EXTENSION_GLUE(DUCKDB_EXTENSION_NAME, _init_c_api)(duckdb_extension_info 
         return false;
     }
     int rc = register_scan(con, "tfrecord_scan") | register_scan(con, "read_tfrecord") |
-             register_dataset_functions(con) | register_copy(con);
+             register_dataset_functions(con) | register_report_functions(con) | register_copy(con);
     duckdb_disconnect(&con);
     if (rc) {
         access->set_error(info, "tfsql: cannot register tfrecord_scan, read_tfrecord, "
-                                "tfrecord_schema, tfrecord_metadata or COPY (FORMAT tfrecord)");
+                                "tfrecord_schema, tfrecord_metadata, tfrecord_last_error, "
+                                "tfrecord_rejects or COPY (FORMAT tfrecord)");
         return false;
     }
     duckdb_add_replacement_scan(*db, tf_replacement, NULL, NULL);

@@ -24,47 +24,48 @@
 /* Fewer bytes than this ahead of the next record refill the window. */
 #define WINDOW_LOW ((size_t)1 << 20)
 
-static const char *skip_hint(int rest) {
-    return rest ? " (pass ignore_errors := true to skip it: the scan goes on at the next "
-                  "intact record)"
-                : " (pass ignore_errors := true to skip it)";
+void frame_fields(tferror *e, const char *path, int status, size_t index, uint64_t at,
+                  uint64_t length, uint64_t limit) {
+    static const char *const reasons[] = {"truncated", "past_end", "too_long", "length_crc",
+                                          "data_crc"};
+    int k = status == FRAME_TRUNCATED        ? 0
+            : status == FRAME_PAST_END       ? 1
+            : status == FRAME_TOO_LONG       ? 2
+            : status == FRAME_BAD_LENGTH_CRC ? 3
+                                             : 4;
+    tferror_init(e, TFERR_CORRUPT, reasons[k], path);
+    e->record_index = (long long)index;
+    e->offset = (long long)at;
+    e->rest_of_file = k != 4;
+    if (k == 1 || k == 2 || k == 4) { /* the header's length (data_crc: where the record ends) */
+        e->length = (long long)length;
+    }
+    if (k <= 2) {
+        e->limit = (long long)limit;
+    }
 }
 
 void frame_error(char *err, const char *path, int status, size_t index, uint64_t at,
                  uint64_t length, uint64_t limit) {
-    unsigned long long a = (unsigned long long)at, n = (unsigned long long)length,
-                       m = (unsigned long long)limit;
-    if (status == FRAME_TRUNCATED) {
-        snprintf(err, ERRLEN, "truncated record in %s, record %zu at byte %llu: the file ends "
-                              "%llu bytes into it%s%s", path, index, a, m,
-                 at == 0 ? "; it does not look like a TFRecord file" : "", skip_hint(1));
-    } else if (status == FRAME_PAST_END) {
-        snprintf(err, ERRLEN, "truncated record in %s, record %zu at byte %llu: its header claims "
-                              "%llu bytes but the file ends %llu bytes after the record's start "
-                              "(the file is truncated or the header corrupt)%s", path, index, a,
-                 n, m, skip_hint(1));
-    } else if (status == FRAME_TOO_LONG) {
-        snprintf(err, ERRLEN, "record length %llu exceeds max_record_bytes=%llu in %s, record "
-                              "%zu at byte %llu: the header is corrupt (or, if the file really "
-                              "holds records this large, pass a larger max_record_bytes)%s", n, m,
-                 path, index, a, skip_hint(1));
-    } else if (status == FRAME_BAD_LENGTH_CRC) {
-        snprintf(err, ERRLEN, "length CRC mismatch in %s, record %zu at byte %llu: the file is "
-                              "corrupt%s%s", path, index, a,
-                 at == 0 ? "; it does not look like a TFRecord file (check the path, or "
-                           "compression := 'gzip' / 'zlib')" : "", skip_hint(1));
-    } else {
-        snprintf(err, ERRLEN, "data CRC mismatch in %s, record %zu at byte %llu: the record is "
-                              "corrupt%s", path, index, a, skip_hint(0));
-    }
+    tferror e;
+    frame_fields(&e, path, status, index, at, length, limit);
+    e.suggest_skip = 1;
+    tferror_raise(err, &e);
 }
 
-void malformed_error(char *err, int record_type, const char *path, size_t index, uint64_t at) {
-    const char *rt = record_type == SEQUENCE_EXAMPLE ? "tf.train.SequenceExample"
-                                                     : "tf.train.Example";
-    snprintf(err, ERRLEN, "record is not a valid %s protobuf in %s, record %zu at byte %llu; "
-                          "check record_type := (use 'bytes' to read the raw records)", rt, path,
-             index, (unsigned long long)at);
+void malformed_error(char *err, int record_type, const char *path, size_t index, uint64_t at,
+                     const char *feature) {
+    char detail[512] = "";
+    tferror e;
+    tferror_init(&e, TFERR_CORRUPT, "malformed", path);
+    e.record_type = record_type == SEQUENCE_EXAMPLE ? "sequence_example" : "example";
+    e.record_index = (long long)index;
+    e.offset = (long long)at;
+    if (feature != NULL) {
+        malformed_detail(detail, sizeof(detail), feature);
+        e.detail = detail;
+    }
+    tferror_raise(err, &e);
 }
 
 int pending_record(const window *w, uint64_t at, uint64_t max_record_bytes, uint64_t *length,
@@ -112,7 +113,7 @@ void framer_free(framer *f) {
 }
 
 /* Resynchronise after the damaged header at f->next: move to the first offset after it
- * that find_boundary_core accepts, or to the end of the stream. */
+ * that find_boundary_core accepts (1), or to the end of the stream (0); -1 on error. */
 static int resync(framer *f, uint64_t max_record_bytes, char *err) {
     window *w = &f->w;
     uint64_t from = f->next + 1;
@@ -127,7 +128,7 @@ static int resync(framer *f, uint64_t max_record_bytes, char *err) {
                                     RESYNC_LOOKAHEAD, &found);
         if (rc == BOUNDARY_FOUND) {
             f->next = w->base + found;
-            return 0;
+            return 1;
         }
         if (rc == BOUNDARY_NONE) {
             f->next = w->base + w->buf.len; /* at the end of the stream */
@@ -188,6 +189,9 @@ int framer_next(framer *f, const framing *o, const char *path, char *err) {
                 frame_error(err, path, FRAME_BAD_DATA_CRC, f->index, f->next, length, 0);
                 return -1;
             }
+            tferror e;
+            frame_fields(&e, path, FRAME_BAD_DATA_CRC, f->index, f->next, length, 0);
+            reports_skipped(o->reports, &e);
             f->next += 16 + length; /* the length CRC held: step over the record */
             f->index++;
             continue;
@@ -205,12 +209,21 @@ int framer_next(framer *f, const framing *o, const char *path, char *err) {
             frame_error(err, path, pending, f->index, f->next, length, limit);
             return -1;
         }
+        tferror e; /* what is skipped, as the Python reader's warning names it */
+        frame_fields(&e, path, pending, f->index, f->next, length, limit);
         if (pending == FRAME_TRUNCATED) {
+            reports_skipped(o->reports, &e);
             return 0; /* the stream ends inside this record: nothing follows */
         }
-        if (resync(f, o->max_record_bytes, err)) {
+        int found = resync(f, o->max_record_bytes, err);
+        if (found < 0) {
             return -1;
         }
+        if (found) {
+            e.rest_of_file = 0;
+            e.skipped_to = (long long)f->next;
+        }
+        reports_skipped(o->reports, &e);
         f->index++;
     }
 }

@@ -64,7 +64,7 @@ static int sample_file(const tfbind *b, infer_state *st, const tfile *f, int tol
             break; /* the scan reports it */
         }
         if (irc == INFER_MALFORMED) { /* worded as the scan words it (framer.c) */
-            malformed_error(err, b->record_type, f->path, (size_t)e.record, e.offset);
+            malformed_error(err, b->record_type, f->path, (size_t)e.record, e.offset, NULL);
             goto done;
         }
         if (irc != INFER_OK) {
@@ -172,7 +172,7 @@ int infer_columns(tfbind *b, char *err, idx_t *cardinality) {
     size_t n = 0;
     infer_error e;
     memset(&e, 0, sizeof(e));
-    int rc = infer_resolve(st, b->lists_always, "schema := {...}", &cols, &n, &e);
+    int rc = infer_resolve(st, b->lists_always, sql_phrase("schema_option"), &cols, &n, &e);
     infer_free(st);
     if (rc != INFER_OK) {
         snprintf(err, ERRLEN, "%s", e.message);
@@ -226,8 +226,9 @@ int check_missing_columns(const tfbind *b, char *err) {
     } else {
         infer_error e;
         memset(&e, 0, sizeof(e));
-        if (infer_check_missing(st, (const char *const *)names, (size_t)b->ndata, "schema :=",
-                                "missing_columns := 'insert'", &e) != INFER_OK) {
+        if (infer_check_missing(st, (const char *const *)names, (size_t)b->ndata,
+                                sql_phrase("schema_option"), sql_phrase("missing_insert"),
+                                &e) != INFER_OK) {
             snprintf(err, ERRLEN, "%s", e.message);
             rc = -1;
         }

@@ -257,7 +257,7 @@ static long long walked_count(const tfbind *b, const tfile *f, int comp, char *e
         framer_free(&fr);
         return -1;
     }
-    framing o = {-1, -1, (uint64_t)b->max_record_bytes, 0, 0}; /* headers only, damage an error */
+    framing o = {-1, -1, (uint64_t)b->max_record_bytes, 0, 0, {0, 0, 0}}; /* headers only, damage an error */
     long long count = 0;
     int rc;
     while ((rc = framer_next(&fr, &o, f->path, err)) == 1) {
@@ -374,20 +374,14 @@ static void metadata_scan(duckdb_function_info info, duckdb_data_chunk out) {
 
 static int register_one(duckdb_connection con, const char *name, duckdb_table_function_bind_t bind,
                         duckdb_table_function_t scan, int with_count) {
-    duckdb_table_function f = duckdb_create_table_function();
-    duckdb_table_function_set_name(f, name);
+    duckdb_table_function f = new_table_function(name, bind, meta_init, scan);
     add_scan_parameters(f);
     if (with_count) {
         duckdb_logical_type boolean = duckdb_create_logical_type(DUCKDB_TYPE_BOOLEAN);
         duckdb_table_function_add_named_parameter(f, "count", boolean);
         duckdb_destroy_logical_type(&boolean);
     }
-    duckdb_table_function_set_bind(f, bind);
-    duckdb_table_function_set_init(f, meta_init);
-    duckdb_table_function_set_function(f, scan);
-    duckdb_state st = duckdb_register_table_function(con, f);
-    duckdb_destroy_table_function(&f);
-    return st == DuckDBSuccess ? 0 : -1;
+    return register_table_function(con, f);
 }
 
 int register_dataset_functions(duckdb_connection con) {

@@ -212,29 +212,35 @@ static int fill_column(duckdb_vector vec, const colbuild *cb, size_t n, int utf8
 static void decode_error(char *err, const tfbind *b, const dctx *x, int rc, const char *path,
                          size_t record, size_t at) {
     char col[256] = "";
-    if (x->err_column >= 0 && x->err_column < x->sc->ncols) {
+    int named = x->err_column >= 0 && x->err_column < x->sc->ncols;
+    if (named) {
         snprintf(col, sizeof(col), "%.*s", (int)x->sc->cols[x->err_column].name_len,
                  (const char *)x->sc->cols[x->err_column].name);
     }
     if (rc == E_MALFORMED) {
-        malformed_error(err, b->record_type, path, record, at);
-    } else if (rc == E_KIND_MISMATCH) {
-        snprintf(err, ERRLEN, "feature '%s' holds %s in %s, record %zu at byte %zu, but column "
-                              "'%s' is read from %s; infer the schema from more records "
-                              "(sample_size := -1) or pass the type with tfsql.connect()",
-                 col, kind_names[x->err_found_kind & 3], path, record, at, col,
-                 kind_names[x->sc->cols[x->err_column].kind]);
-    } else if (rc == E_NOT_SCALAR) {
-        snprintf(err, ERRLEN, "feature '%s' holds several values in %s, record %zu at byte %zu, "
-                              "but column '%s' is a scalar because no sampled record had more "
-                              "than one; pass lists := 'always' or a larger sample_size", col,
-                 path, record, at, col);
+        malformed_error(err, b->record_type, path, record, at, named ? col : NULL);
+    } else if ((rc == E_KIND_MISMATCH || rc == E_NOT_SCALAR) && named) {
+        tferror e;
+        tferror_init(&e, TFERR_SCHEMA, rc == E_KIND_MISMATCH ? "kind_mismatch" : "not_scalar",
+                     path);
+        e.feature = col;
+        e.record_index = (long long)record;
+        e.offset = (long long)at;
+        e.found = kind_names[x->err_found_kind & 3];
+        e.expected = kind_names[x->sc->cols[x->err_column].kind & 3];
+        tferror_raise(err, &e);
     } else if (rc == E_NOMEM) {
         snprintf(err, ERRLEN, "out of memory decoding %s", path);
     } else {
         snprintf(err, ERRLEN, "cannot decode %s, record %zu at byte %zu (error %d)", path, record,
                  at, rc);
     }
+}
+
+/* Fail the scan with `err`, its fields (a data error) kept for tfrecord_last_error(). */
+static void scan_failed(duckdb_function_info info, const tfbind *b, const char *err) {
+    reports_scan_failed(b->conn, err);
+    duckdb_function_set_error(info, err);
 }
 
 /* Claim and open the next file; 0 when none is left, -1 on error. */
@@ -265,11 +271,12 @@ void tf_scan(duckdb_function_info info, duckdb_data_chunk output) {
     tflocal *l = (tflocal *)duckdb_function_get_local_init_data(info);
     char err[ERRLEN] = "";
     idx_t cap = duckdb_vector_size();
+    tferror_rec_free(tferror_take()); /* a data error of an earlier call on this thread */
     for (;;) {
         if (!l->have_file) {
             int rc = open_next_file(b, g, l, err);
             if (rc < 0) {
-                duckdb_function_set_error(info, err);
+                scan_failed(info, b, err);
                 return;
             }
             if (rc == 0) {
@@ -279,12 +286,12 @@ void tf_scan(duckdb_function_info info, duckdb_data_chunk output) {
         }
         if (l->pos >= l->fr.n) {
             framing o = {(long long)cap, b->batch_bytes, (uint64_t)b->max_record_bytes,
-                         b->verify, b->skip_corrupt};
+                         b->verify, b->skip_corrupt, b->conn};
             l->pos = 0;
             int rc = framer_next(&l->fr, &o, b->files.items[l->file].path, err);
             if (rc < 0) {
                 tflocal_close_file(l);
-                duckdb_function_set_error(info, err);
+                scan_failed(info, b, err);
                 return;
             }
             if (rc == 0) {
@@ -353,7 +360,7 @@ void tf_scan(duckdb_function_info info, duckdb_data_chunk output) {
                 colbuild_free(&l->cb[c]);
             }
             if (rc) {
-                duckdb_function_set_error(info, err);
+                scan_failed(info, b, err);
                 return;
             }
         }

@@ -81,11 +81,18 @@ static int64_t mtime_ns(const struct stat *st) {
 #endif
 }
 
-/* tfsql.errors.FileChangedError's wording. */
+/* A tfsql.errors.FileChangedError: `what` changed (its fields; "size": before, after). */
+static void changed(char *err, const char *path, const char *what, long long before,
+                    long long after) {
+    tferror e;
+    tferror_init(&e, TFERR_FILE_CHANGED, what, path);
+    e.before = before;
+    e.after = after;
+    tferror_raise(err, &e);
+}
+
 static void changed_size(char *err, const char *path, uint64_t before, uint64_t after) {
-    snprintf(err, ERRLEN, "%s changed while it was read: its size went from %llu to %llu "
-                          "bytes; read it again", path, (unsigned long long)before,
-             (unsigned long long)after);
+    changed(err, path, "size", (long long)before, (long long)after);
 }
 
 /* The open file is still the version opened: same size, same modification time. */
@@ -100,8 +107,7 @@ static int check_unchanged(const source *s, char *err) {
         return -1;
     }
     if (mtime_ns(&st) != s->mtime_ns) {
-        snprintf(err, ERRLEN, "%s changed while it was read: it was modified in place (same "
-                              "size, new modification time); read it again", s->path);
+        changed(err, s->path, "modified", -1, -1);
         return -1;
     }
     return 0;
@@ -140,8 +146,7 @@ int source_open(source *s, const char *path, int64_t listed_size, int comp, char
     s->fd = open(path, O_RDONLY | O_CLOEXEC);
     if (s->fd < 0) {
         if (errno == ENOENT) {
-            snprintf(err, ERRLEN, "%s changed while it was read: it was deleted; read it again",
-                     path);
+            changed(err, path, "deleted", -1, -1);
         } else {
             snprintf(err, ERRLEN, "cannot open %s: %s", path, strerror(errno));
         }
@@ -310,14 +315,23 @@ static int inflate_read(source *s, tbuf *out, size_t want, char *err) {
             continue;
         }
         if (rc != Z_OK_ && rc != Z_BUF_ERROR_) {
-            const char *msg = s->z.msg ? s->z.msg : "invalid compressed data";
-            snprintf(err, ERRLEN, "%s: %s data is corrupt at compressed byte %llu (%s)", s->path,
-                     what, (unsigned long long)at, msg);
+            /* the detail as Python's zlib module gives it */
+            char detail[300];
+            snprintf(detail, sizeof(detail), "Error %d while decompressing data: %.200s", rc,
+                     s->z.msg ? s->z.msg : "invalid compressed data");
+            (void)at;
+            tferror e;
+            tferror_init(&e, TFERR_CORRUPT, "stream_corrupt", s->path);
+            e.compression = what;
+            e.detail = detail;
+            tferror_raise(err, &e);
             return -1;
         }
         if (s->in_pos == s->in.len && s->file_pos == s->file_size && s->z.avail_out > 0) {
-            snprintf(err, ERRLEN, "%s: the %s stream is truncated (copy the file again from its "
-                                  "source)", s->path, what);
+            tferror e;
+            tferror_init(&e, TFERR_CORRUPT, "stream_truncated", s->path);
+            e.compression = what;
+            tferror_raise(err, &e);
             return -1;
         }
     }

@@ -1,0 +1,52 @@
+"""Data errors are worded once: the extension's message templates are generated from
+tfsql/messages.py (tests/unit/test_option_header.py checks the generated header is
+current), and the extension's C holds none of the wording itself."""
+
+from __future__ import annotations
+
+import glob
+import os
+
+import pytest
+
+import tfsql
+from tfsql import messages
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _fixed_parts(template: str) -> list[str]:
+    """The longest literal pieces of a template (between its fields)."""
+    pieces = []
+    for chunk in template.replace("}", "{").split("{")[::2]:
+        if len(chunk.strip()) >= 16:
+            pieces.append(chunk)
+    return pieces
+
+
+def test_no_template_is_worded_again_in_the_extension_sources():
+    templates = [*messages.CORRUPT.values(), *messages.SCHEMA.values(), *messages.FILE_CHANGED_WHAT.values()]
+    sources = {}
+    for path in glob.glob(os.path.join(ROOT, "tfsql", "duckdb_ext", "*.c")):
+        with open(path, encoding="utf-8") as f:
+            sources[path] = " ".join(f.read().split())  # C string pieces joined across lines
+    for template in templates:
+        for piece in _fixed_parts(template):
+            found = [p for p, text in sources.items() if piece.strip() in text]
+            assert not found, (piece, found)
+
+
+@pytest.mark.parametrize("dialect", sorted(messages.DIALECTS))
+def test_every_dialect_spells_every_phrase(dialect):
+    assert set(messages.DIALECTS[dialect]) == set(messages.DIALECTS["python"])
+
+
+def test_the_dialects_differ_only_in_their_phrases():
+    error = tfsql.CorruptRecordError(
+        "length_crc", path="f", record_index=0, offset=0, rest_of_file=True, suggest_skip=True
+    )
+    sql = error.message("sql")
+    for key, phrase in messages.DIALECTS["sql"].items():
+        sql = sql.replace(phrase, messages.DIALECTS["python"][key])
+    assert sql == str(error)
+    assert "compression :=" in error.message("sql") and "on_corrupt := 'skip'" in error.message("sql")

@@ -1,0 +1,147 @@
+"""The wording of tfsql's data errors, once, for every front end.
+
+Every message a reader gives about bad data (a corrupt or truncated record, a value the
+column cannot hold, a file that changed while it was read) is a template here, filled
+from the error's fields. The Python classes (:mod:`tfsql.errors`) render them; the
+DuckDB extension renders the same templates from the C header that
+``python -m tfsql.message_header --write`` generates from this module
+(``tfsql/duckdb_ext/messages_gen.h``, kept in the repository and checked by
+``tests/unit/test_message_header.py``), so no wording exists twice.
+
+A template names fields in braces (``{path}``) and nothing else: no format
+specification, no conversion, so that the C renderer (a plain substitution) and
+:meth:`str.format` read it alike. Besides an error's own fields a template may name
+a *dialect phrase*: advice that names an option, spelled as the front end spells it.
+That is the one documented difference between front ends: Python and Polars say
+``pass on_corrupt='skip'``, SQL (the extension and ``tfsql.connect()``) says ``add
+on_corrupt := 'skip' or ignore_errors := true to the tfrecord_scan call``.
+
+Examples
+--------
+>>> render(CORRUPT["data_crc"], "python", where="f, record 3 at byte 9")
+'data CRC mismatch in f, record 3 at byte 9: the record is corrupt'
+>>> render(SKIP_ADVICE, "sql", rest="")
+" (add on_corrupt := 'skip' or ignore_errors := true to the tfrecord_scan call to skip it)"
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "AT_BYTE_ZERO",
+    "CORRUPT",
+    "DIALECTS",
+    "FILE_CHANGED",
+    "FILE_CHANGED_WHAT",
+    "MALFORMED_DETAIL",
+    "MALFORMED_FEATURE",
+    "SCHEMA",
+    "SKIPPED",
+    "SKIPPED_WHAT",
+    "SKIP_ADVICE",
+    "SKIP_REST",
+    "WHERE_OFFSET",
+    "WHERE_RECORD",
+    "render",
+]
+
+#: A corrupt record, by ``CorruptRecordError.reason``. ``{where}``: the file, then
+#: `WHERE_RECORD` and `WHERE_OFFSET` when known; ``{hint}``: `AT_BYTE_ZERO` for a
+#: record at byte 0, else nothing.
+CORRUPT: dict[str, str] = {
+    "truncated": "truncated record in {where}: the file ends {limit} bytes into it{hint}",
+    "past_end": (
+        "truncated record in {where}: its header claims {length} bytes but the file ends {limit} "
+        "bytes after the record's start (the file is truncated or the header corrupt){hint}"
+    ),
+    "length_crc": "length CRC mismatch in {where}: the file is corrupt{hint}",
+    "data_crc": "data CRC mismatch in {where}: the record is corrupt",
+    "too_long": (
+        "record length {length} exceeds max_record_bytes={limit} in {where}: the header is corrupt "
+        "(or, if the file really holds records this large, pass a larger max_record_bytes)"
+    ),
+    "stream_truncated": (
+        "the {compression} stream of {path} ends early: the file is truncated (copy it again from its source)"
+    ),
+    "stream_corrupt": "the {compression} data of {path} is corrupt ({detail}); if the file is not compressed, pass {no_compression}",
+    "malformed": (
+        "record is not a valid {record_type} protobuf in {where}{detail}; check {record_type_option} "
+        "(use 'bytes' to read the raw records)"
+    ),
+    "undecodable": "cannot decode {where}: {detail}",
+}
+
+WHERE_RECORD = ", record {record_index}"
+WHERE_OFFSET = " at byte {offset}"
+AT_BYTE_ZERO = (
+    "; at byte 0 this usually means the file is not a TFRecord file (or is compressed: pass {compression_option})"
+)
+#: How a malformed record's detail is put (``{detail}`` of ``CORRUPT["malformed"]``).
+MALFORMED_DETAIL = " ({detail})"
+#: The detail of a malformed record whose bad feature the decoder names.
+MALFORMED_FEATURE = "in feature '{feature}'"
+#: Ends an error when skipping could go on (``{rest}``: `SKIP_REST` or nothing).
+SKIP_ADVICE = " ({skip_option} to skip it{rest})"
+SKIP_REST = " and the bytes up to the next record whose CRCs check"
+#: What ``on_corrupt='skip'`` reports: the error (its message without advice), then what was skipped.
+SKIPPED = "{message}; skipped {what} ({skip_mode})"
+SKIPPED_WHAT: dict[str, str] = {
+    "range": "bytes {offset}-{skipped_to}, up to the next record whose CRCs check",
+    "rest_of_file": "the rest of the file",
+    "record": "the record",
+}
+
+#: A value the column cannot hold, by ``SchemaError.reason``.
+SCHEMA: dict[str, str] = {
+    "kind_mismatch": (
+        "feature '{feature}' holds {found} in {where}, but column '{feature}' is read from {expected}; "
+        "pass {schema_option} with the right type, or infer the schema from more records ({infer_option})"
+    ),
+    "not_scalar": (
+        "feature '{feature}' holds several values in {where}, but column '{feature}' is a scalar because "
+        "no sampled record had more than one; pass {lists_option}, a list type in {schema_option}, or a "
+        "larger infer_sample"
+    ),
+}
+
+#: A file that changed while it was read (``FileChangedError``).
+FILE_CHANGED = "{path} changed while it was read: {change}; read it again"
+FILE_CHANGED_WHAT: dict[str, str] = {
+    "size": "its size went from {before} to {after} bytes",
+    "modified": "it was modified in place (same size, new modification time)",
+    "replaced": "another file was put in its place",
+    "deleted": "it was deleted",
+}
+
+#: The dialect phrases: advice naming an option, as each family of front ends spells it.
+DIALECTS: dict[str, dict[str, str]] = {
+    "python": {
+        "skip_option": "pass on_corrupt='skip'",
+        "skip_mode": "on_corrupt='skip'",
+        "compression_option": "compression=",
+        "no_compression": "compression=None",
+        "record_type_option": "record_type=",
+        "schema_option": "schema=",
+        "infer_option": "infer_sample=...",
+        "lists_option": "lists='always'",
+        "missing_insert": "missing_columns='insert'",
+    },
+    "sql": {
+        "skip_option": "add on_corrupt := 'skip' or ignore_errors := true to the tfrecord_scan call",
+        "skip_mode": "on_corrupt := 'skip'",
+        "compression_option": "compression :=",
+        "no_compression": "compression := 'none'",
+        "record_type_option": "record_type :=",
+        "schema_option": "schema :=",
+        "infer_option": "infer_sample := ...",
+        "lists_option": "lists := 'always'",
+        "missing_insert": "missing_columns := 'insert'",
+    },
+}
+
+
+def render(template: str, dialect: str = "python", **fields: Any) -> str:
+    """``template`` with its fields and the ``dialect``'s phrases filled in (a field
+    given as None reads ``None``, as the C renderer writes it)."""
+    return template.format(**DIALECTS[dialect], **{k: "None" if v is None else v for k, v in fields.items()})
