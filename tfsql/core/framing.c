@@ -254,6 +254,11 @@ static size_t last_in_run(const uint8_t *buf, size_t size, size_t p) {
     return q - 12;
 }
 
+/* 1 when one of the 8 bytes of `w` is zero. */
+static inline int has_zero_byte(uint64_t w) {
+    return ((w - UINT64_C(0x0101010101010101)) & ~w & UINT64_C(0x8080808080808080)) != 0;
+}
+
 /* How many of a length's high bytes are zero whenever it is at most `max_length`. */
 static int zero_high_bytes(uint64_t max_length) {
     int z = 0;
@@ -284,8 +289,9 @@ int find_boundary_core(const uint8_t *buf, size_t size, size_t pos, size_t stop,
     }
     static const uint8_t zero_header[8] = {0};
     header_verdict seen = {0, 0, masked_crc(zero_header, 8) == 0};
-    /* A nonzero byte at p + 7 rules out the `skip` candidates p .. p + skip - 1: it is
-     * one of the high bytes their lengths must have zero. */
+    /* A plausible length has its `skip` high bytes zero. So eight nonzero bytes from
+     * p + 8 - skip rule out the candidates p .. p + 7 (each has one of them among its
+     * high bytes), and a nonzero byte at p + 7 rules out p .. p + skip - 1. */
     size_t skip = (size_t)zero_high_bytes(max_length);
     for (size_t p = pos; p < stop; p++) {
         if (p > size || size - p < 12) {
@@ -296,6 +302,10 @@ int find_boundary_core(const uint8_t *buf, size_t size, size_t pos, size_t stop,
             return BOUNDARY_MORE;
         }
         const uint8_t *head = buf + p;
+        if (skip > 0 && size - p >= 20 && !has_zero_byte(load_le64(head + 8 - skip))) {
+            p += 7;
+            continue;
+        }
         if (skip > 1 && size - p >= 12 + skip && head[7] != 0) {
             p += skip - 1;
             continue;
