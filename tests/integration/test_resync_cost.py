@@ -102,6 +102,67 @@ def test_skip_resynchronises_through_a_gib_of_zeros_under_a_cpu_cap(gib_of_zeros
     assert run_capped(front, str(gib_of_zeros)) == str(list(range(10)) + list(range(100, 110)))
 
 
+INTERRUPTED = r"""
+import signal, sys, threading, time, warnings
+warnings.simplefilter("ignore")
+import tfsql
+front, path = sys.argv[1], sys.argv[2]
+sql = f"SELECT count(*) FROM tfrecord_scan('{path}', record_type := 'bytes', on_corrupt := 'skip')"
+if front == "python":
+    scan = lambda: tfsql.read_tfrecord(path, record_type="bytes", on_corrupt="skip").num_rows
+elif front == "polars":
+    import polars as pl
+    scan = lambda: pl.scan_tfrecord(path, record_type="bytes", on_corrupt="skip").collect().height
+else:
+    import duckdb
+    if front == "duckdb":
+        con = tfsql.load_extension(duckdb.connect(config={"allow_unsigned_extensions": "true"}))
+    else:
+        con = tfsql.connect(extension=front == "connect")
+    scan = lambda: con.sql(sql).fetchall()[0][0]
+def once(*_):  # Ctrl-C raises KeyboardInterrupt once (Polars passes it on again)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    raise KeyboardInterrupt
+signal.signal(signal.SIGINT, once)
+if front == "duckdb":  # con.interrupt() from another thread, 0.5 s in
+    threading.Timer(0.5, con.interrupt).start()
+else:  # Ctrl-C, 0.5 s in
+    threading.Timer(0.5, lambda: signal.raise_signal(signal.SIGINT)).start()
+try:
+    print("rows", scan())
+except BaseException as error:
+    print("interrupted", type(error).__name__, str(error).replace(chr(10), " "))
+"""
+
+
+@pytest.mark.parametrize(
+    "front",
+    [
+        "python",
+        "polars",
+        "connect-arrow",
+        pytest.param(
+            "connect", marks=pytest.mark.skipif(not extension_available(), reason="built without its DuckDB extension")
+        ),
+        pytest.param(
+            "duckdb", marks=pytest.mark.skipif(not extension_available(), reason="built without its DuckDB extension")
+        ),
+    ],
+)
+def test_an_interrupt_ends_a_skip_scan_through_damage(gib_of_zeros, front):
+    # Ctrl-C (con.interrupt() for plain DuckDB) 0.5 s into the scan: it ends, interrupted
+    # or with all its rows, well within the timeout (a hang fails). The extension sees
+    # the interrupt only once its scan call returns: at most the resync of the damage.
+    done = subprocess.run(
+        [sys.executable, "-c", INTERRUPTED, front, str(gib_of_zeros)], capture_output=True, text=True, timeout=60
+    )
+    out = done.stdout.split()
+    assert out[:1] == ["interrupted"] or out == ["rows", "20"], (done.returncode, done.stdout, done.stderr[-2000:])
+    if out[0] == "interrupted":  # KeyboardInterrupt, DuckDB's "Query interrupted" or
+        # "Interrupted!", or its error wrapping an Arrow stream producer's KeyboardInterrupt
+        assert "interrupt" in " ".join(out[1:]).lower(), done.stdout
+
+
 @pytest.mark.parametrize("front", ["eof", "window"])
 def test_find_boundary_passes_a_gib_of_nonzero_bytes_under_a_cpu_cap(front):
     # At the end of the file no boundary; in a window the last 11 bytes need more.
