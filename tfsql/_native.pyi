@@ -140,11 +140,13 @@ def find_boundary(
     stop: int = -1,
     at_eof: bool = True,
     lookahead: int = 256 << 10,
+    max_length: int = -1,
 ) -> Tuple[int, int]:
     """The first record boundary at or after ``start`` and before ``stop`` (-1: the
     buffer's end), for a reader that starts inside a file (splittable reads).
 
-    A position is a boundary when its length CRC matches, the whole record fits and its
+    A position is a boundary when its length is at most ``max_length`` (negative: no
+    limit) and matches its CRC, the whole record fits and its
     data CRC matches (always checked: a random position passes both with probability
     about 2^-64), and the records after it stay well framed (both CRCs) for
     ``lookahead`` bytes or up to the end of the file (so frames stored inside a payload are not taken for
@@ -153,7 +155,8 @@ def find_boundary(
     Returns ``(status, pos)``: ``(BOUNDARY_FOUND, p)``; ``(BOUNDARY_NONE, stop)`` when
     no boundary starts before ``stop``; ``(BOUNDARY_MORE, p)`` when deciding about ``p``
     needs bytes past the buffer's end (read more from ``p`` and call again). The GIL is
-    released while searching.
+    released while searching. Lengths are checked for plausibility before any CRC, so
+    random bytes and zeros are searched at a fraction of a second per GiB.
     """
 
 def encode_frames(data: _BufferLike, value_offsets: _BufferLike) -> Tuple[Buffer, Buffer]:

@@ -1503,12 +1503,13 @@ static PyObject *mod_scan_frames(PyObject *self, PyObject *args, PyObject *kwds)
 
 static PyObject *mod_find_boundary(PyObject *self, PyObject *args, PyObject *kwds) {
     (void)self;
-    static char *kwlist[] = {"buf", "start", "stop", "at_eof", "lookahead", NULL};
+    static char *kwlist[] = {"buf", "start", "stop", "at_eof", "lookahead", "max_length", NULL};
     PyObject *bufobj;
     Py_ssize_t start = 0, stop = -1, lookahead = 256 << 10;
+    long long max_length = -1; /* negative: no limit */
     int at_eof = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|nnpn:find_boundary", kwlist, &bufobj,
-                                     &start, &stop, &at_eof, &lookahead)) {
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|nnpnL:find_boundary", kwlist, &bufobj,
+                                     &start, &stop, &at_eof, &lookahead, &max_length)) {
         return NULL;
     }
     Py_buffer v;
@@ -1528,7 +1529,8 @@ static PyObject *mod_find_boundary(PyObject *self, PyObject *args, PyObject *kwd
     int status;
     Py_BEGIN_ALLOW_THREADS
     status = find_boundary_core((const uint8_t *)v.buf, (size_t)v.len, (size_t)start,
-                                (size_t)stop, at_eof, (size_t)lookahead, &found);
+                                (size_t)stop, at_eof, (size_t)lookahead,
+                                max_length < 0 ? UINT64_MAX : (uint64_t)max_length, &found);
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&v);
     return Py_BuildValue("(in)", status, (Py_ssize_t)found);

@@ -61,6 +61,7 @@ class Dataset(pads.Dataset):
         reported_unknown: set | None = None,
         byte_range: tuple[int, int] | None = None,
         error_sink: Any = None,
+        interrupts: Any = None,
     ) -> None:
         # pyarrow's Dataset.__init__ forbids instantiation; it is deliberately not called.
         self._found = found
@@ -74,6 +75,7 @@ class Dataset(pads.Dataset):
         self._reported_unknown = set() if reported_unknown is None else reported_unknown
         self._byte_range = byte_range  # one file's byte range (tfsql.splits)
         self._error_sink = error_sink
+        self._interrupts = interrupts
         self._schema = schema_with_partitions(
             data_schema,
             partitioning.schema if partitioning is not None else None,
@@ -164,6 +166,16 @@ class Dataset(pads.Dataset):
         """The same dataset, its scans reporting the tfsql error that ends a read to ``sink``."""
         return self._derive(error_sink=sink)
 
+    @property
+    def interrupts(self) -> Any:
+        """The :class:`tfsql.interrupts.Interrupts` that stop its scans, or None: a front
+        end whose engine cannot stop a scan between batches (``con.interrupt()``) sets it."""
+        return self._interrupts
+
+    def with_interrupts(self, interrupts: Any) -> "Dataset":
+        """The same dataset, its scans stopped at their next read by ``interrupts``."""
+        return self._derive(interrupts=interrupts)
+
     def with_partitioning(self, partitioning: Partitioning | None) -> "Dataset":
         """The same files and data schema with other partition columns."""
         return self._derive(partitioning=partitioning)
@@ -225,6 +237,7 @@ class Dataset(pads.Dataset):
             reported_unknown=self._reported_unknown,
             byte_range=self._byte_range,
             error_sink=self._error_sink,
+            interrupts=self._interrupts,
         )
         args.update(changes)
         return Dataset(

@@ -482,7 +482,7 @@ class FrameReader:
         at = pos + 1
         while True:
             stop = -1 if self._stop is None else max(at, self._stop - base)
-            status, found = codec.find_boundary(buf, at, stop, eof, RESYNC_LOOKAHEAD)
+            status, found = codec.find_boundary(buf, at, stop, eof, RESYNC_LOOKAHEAD, self._max_record_bytes)
             if status == codec.BOUNDARY_FOUND:
                 break
             if status == codec.BOUNDARY_NONE and (eof or (self._stop is not None and base + found >= self._stop)):

@@ -48,6 +48,7 @@ from tfsql.discovery import Discovered, FileInfo
 from tfsql.errors import CorruptRecordError, TFSQLError
 from tfsql.file_guard import GuardedFile
 from tfsql.framing import DEFAULT_CHUNK_BYTES, FrameReader, count_plain_records, open_decompressed, report_corrupt
+from tfsql.interrupts import InterruptCheck
 from tfsql.options import ReadOptions
 from tfsql.buffers import BufferPool
 from tfsql.parallel import ordered_map
@@ -81,6 +82,12 @@ def open_raw(found: Discovered, file: FileInfo) -> Any:
     return found.filesystem.open(file.path, "rb")
 
 
+def _opened(found: Discovered, file: FileInfo, options: ReadOptions, interrupt: InterruptCheck | None) -> Any:
+    """A file of the dataset opened for a scan: counted, and stopped by ``interrupt``."""
+    raw = _counted(open_raw(found, file), options)
+    return raw if interrupt is None else interrupt.wrap(raw)
+
+
 def _counted(raw: Any, options: ReadOptions) -> Any:
     """``raw``, counting its reads on the scan's progress bar when it has one."""
     if options.progress is None:
@@ -91,11 +98,18 @@ def _counted(raw: Any, options: ReadOptions) -> Any:
 
 
 def open_frame_reader(
-    found: Discovered, file: FileInfo, options: ReadOptions, *, start: int = 0, first_index: int = 0
+    found: Discovered,
+    file: FileInfo,
+    options: ReadOptions,
+    *,
+    start: int = 0,
+    first_index: int = 0,
+    interrupt: InterruptCheck | None = None,
 ) -> FrameReader:
     """Open one file of a dataset for framing (decompressing as the options say); with
-    ``start``, an uncompressed file from that record boundary, its record ``first_index``."""
-    raw = _counted(open_raw(found, file), options)
+    ``start``, an uncompressed file from that record boundary, its record ``first_index``;
+    with ``interrupt``, its reads raise once the scan is interrupted."""
+    raw = _opened(found, file, options, interrupt)
     try:
         if start:
             raw.seek(start)
@@ -222,6 +236,8 @@ class Scanner:
             raise ValueError(f"limit must be a non-negative integer or None, not {limit!r}")
         self._limit = limit
         self._buffers = BufferPool()  # read buffers reused within this scan
+        # Interrupts from now on stop this scan (a front end's con.interrupt()).
+        self._interrupt = None if dataset.interrupts is None else dataset.interrupts.check()
         schema = dataset.schema
         if columns is None:
             self._columns: list[str] = list(schema.names)
@@ -306,7 +322,7 @@ class Scanner:
                 yield from self._range_tasks(i, [(0, file.size)], whole_file=True)
                 continue
             rows = rows_within(options.batch_bytes, self._row_bits(i), self._batch_size)
-            with contextlib.closing(open_frame_reader(found, file, options)) as reader:
+            with contextlib.closing(open_frame_reader(found, file, options, interrupt=self._interrupt)) as reader:
                 reader.buffers = self._buffers
                 # Data CRCs are checked by the decode threads as they decode, except
                 # under a LIMIT, whose count must not include records found corrupt.
@@ -400,7 +416,7 @@ class Scanner:
         file = found.files[file_index]
         options = self._dataset.options
         batches: list[pa.RecordBatch] = []
-        with contextlib.closing(_counted(open_raw(found, file), options)) as raw:
+        with contextlib.closing(_opened(found, file, options, self._interrupt)) as raw:
             reader = RangeReader(
                 raw,
                 task.start,
@@ -596,7 +612,7 @@ class Scanner:
         rows = rows_within(options.batch_bytes, self._row_bits(file_index), self._batch_size)
         file = found.files[file_index]
         with contextlib.closing(
-            open_frame_reader(found, file, options, start=start, first_index=first_index)
+            open_frame_reader(found, file, options, start=start, first_index=first_index, interrupt=self._interrupt)
         ) as reader:
             for block in reader.blocks(rows, options.batch_bytes):
                 yield self._decode_block(decoder, (file_index, block))

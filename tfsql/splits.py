@@ -99,10 +99,19 @@ def plan_pieces(start: int, stop: int, piece: int) -> list[tuple[int, int]]:
     return [(p, min(p + piece, stop)) for p in range(start, stop, piece)] or [(start, stop)]
 
 
-def find_range_start(raw: BinaryIO, start: int, stop: int, size: int, *, path: str = "<stream>") -> int | None:
+def find_range_start(
+    raw: BinaryIO,
+    start: int,
+    stop: int,
+    size: int,
+    *,
+    path: str = "<stream>",
+    max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
+) -> int | None:
     """The file offset of the first record whose header starts in ``[start, stop)``
     of the uncompressed file ``raw`` (``size`` bytes, seekable), or None when no record
-    starts there. Offset 0 is always a boundary. A file that ends before ``size``
+    starts there (a header claiming more than ``max_record_bytes`` is none, as when a
+    whole file is read). Offset 0 is always a boundary. A file that ends before ``size``
     (it shrank while it was read) raises :class:`~tfsql.errors.FileChangedError`."""
     if start == 0:
         return 0 if size > 0 else None
@@ -115,7 +124,7 @@ def find_range_start(raw: BinaryIO, start: int, stop: int, size: int, *, path: s
         if len(buf) < want:
             raise FileChangedError("size", path=path, before=size, after=pos + len(buf))
         at_eof = pos + len(buf) >= size
-        status, found = codec.find_boundary(buf, 0, max(0, stop - pos), at_eof, RESYNC_LOOKAHEAD)
+        status, found = codec.find_boundary(buf, 0, max(0, stop - pos), at_eof, RESYNC_LOOKAHEAD, max_record_bytes)
         if status == codec.BOUNDARY_FOUND:
             return pos + found
         if status == codec.BOUNDARY_NONE:
@@ -187,7 +196,11 @@ class RangeReader:
         self._verify = verify
         self._on_corrupt = on_corrupt
         self._file = path
-        self.first = find_range_start(raw, start, stop, size, path=path) if boundary is None else boundary
+        self.first = (
+            find_range_start(raw, start, stop, size, path=path, max_record_bytes=max_record_bytes)
+            if boundary is None
+            else boundary
+        )
         if self.first is not None and self.first >= stop:
             self.first = None
         self.chain_end: int | None = None if self.first is None else self.first
@@ -231,6 +244,11 @@ class RangeReader:
             self.chain_end = pos = reader.chain_end
             if pos is None or pos >= self._size or check_from is None or pos < check_from:
                 return
-            if find_range_start(self._raw, pos, pos + 1, self._size, path=self._file) == pos:
+            if (
+                find_range_start(
+                    self._raw, pos, pos + 1, self._size, path=self._file, max_record_bytes=self._max_record_bytes
+                )
+                == pos
+            ):
                 return
             stop = pos + 1  # the next range will not start here: read this record too

@@ -21,7 +21,7 @@ sanitize="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-rec
     "$python" -c "
 import glob
 from setuptools import Extension, setup
-sources = sorted(glob.glob('tfsql/core/*.c')) + ['tfsql/_native_module.c']
+sources = sorted(glob.glob('tfsql/core/*.c')) + ['tfsql/_native_module.c', 'tfsql/_native_rules.c']
 setup(script_args=['build_ext', '--inplace', '-q'],
       ext_modules=[Extension('tfsql._native', sources, include_dirs=['tfsql/core'],
                              extra_compile_args=['-std=c99', '-fno-strict-aliasing'])])" >/dev/null)

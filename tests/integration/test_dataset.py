@@ -50,9 +50,9 @@ def test_partition_filter_opens_only_matching_files(tmp_path, monkeypatch):
     opened = []
     real = dataset_module.open_frame_reader
 
-    def spy(found, file, options):
+    def spy(found, file, options, **kwargs):
         opened.append(file.path)
-        return real(found, file, options)
+        return real(found, file, options, **kwargs)
 
     real_count = dataset_module.count_file_records
 
@@ -95,7 +95,7 @@ def test_head_stops_reading_early(tmp_path, monkeypatch):
         write_examples(tmp_path / f"f{i}.tfrecord", [{"x": i * 100 + j} for j in range(50)])
     opened = []
     real = dataset_module.open_frame_reader
-    monkeypatch.setattr(dataset_module, "open_frame_reader", lambda *a: opened.append(a[1].path) or real(*a))
+    monkeypatch.setattr(dataset_module, "open_frame_reader", lambda *a, **k: opened.append(a[1].path) or real(*a, **k))
     ds = tfsql.dataset(tmp_path, batch_size=10, threads=2, infer_files=1)
     opened.clear()
     assert ds.head(15).column("x").to_pylist() == list(range(15))
@@ -362,7 +362,7 @@ def test_limit_does_not_open_files_it_does_not_need(tmp_path, monkeypatch):
         write_examples(tmp_path / f"f{i}.tfrecord", [{"x": i * 10 + j} for j in range(5)])
     opened = []
     real = dataset_module.open_frame_reader
-    monkeypatch.setattr(dataset_module, "open_frame_reader", lambda *a: opened.append(a[1].path) or real(*a))
+    monkeypatch.setattr(dataset_module, "open_frame_reader", lambda *a, **k: opened.append(a[1].path) or real(*a, **k))
     ds = tfsql.dataset(tmp_path, threads=2, infer_files=1)
     opened.clear()
     # missing_columns="insert": judging schema= reads the inference sample, which opens files

@@ -77,9 +77,9 @@ def opened(monkeypatch) -> list[str]:
     paths: list[str] = []
     original = tfsql.scanning.open_frame_reader
 
-    def recording(found, file, options):
+    def recording(found, file, options, **kwargs):
         paths.append(file.display())
-        return original(found, file, options)
+        return original(found, file, options, **kwargs)
 
     monkeypatch.setattr(tfsql.scanning, "open_frame_reader", recording)
     return paths

@@ -138,7 +138,12 @@ def _whole_record_at(data: Any, p: int, size: int) -> int:
 
 
 def find_boundary(
-    buf: Any, start: int = 0, stop: int = -1, at_eof: bool = True, lookahead: int = 256 << 10
+    buf: Any,
+    start: int = 0,
+    stop: int = -1,
+    at_eof: bool = True,
+    lookahead: int = 256 << 10,
+    max_length: int = -1,
 ) -> Tuple[int, int]:
     """The first TFRecord boundary in ``buf[start:stop]``; see ``_native.pyi``."""
     data = _byte_view(buf)
@@ -151,6 +156,8 @@ def find_boundary(
     if at_eof:
         stop = min(stop, size)
     for p in range(start, stop):
+        if 0 <= max_length and size - p >= 12 and struct.unpack_from("<Q", data, p)[0] > max_length:
+            continue  # a length no record has
         end = _whole_record_at(data, p, size)
         if end == -1 or (end == -2 and at_eof):
             continue

@@ -165,8 +165,8 @@ int count_core(int fd, uint64_t pos, uint64_t size, uint64_t max_length, tbuf *o
 /* A reader that starts at an arbitrary byte of an uncompressed file finds the next
  * record boundary with find_boundary_core: the first position p in [pos, stop) where
  *
- *   1. the 8-byte length at p matches its masked CRC-32C (a random position passes
- *      with probability 2^-32),
+ *   1. the 8-byte length at p is at most `max_length` and matches its masked CRC-32C
+ *      (a random position passes with probability 2^-32),
  *   2. the whole record fits in the file and its data matches its CRC (another
  *      2^-32; checked whatever the caller's verify_checksums, so a random position is
  *      taken for a boundary with probability about 2^-64), and
@@ -218,16 +218,81 @@ static int chain_holds(const uint8_t *buf, size_t size, size_t p, size_t next, i
     return CHAIN_YES;
 }
 
+/* The CRC verdict on the last header checked (its 8-byte length and stored CRC): a
+ * run of identical headers (zeros, a repeated fill pattern) costs one CRC. */
+typedef struct {
+    uint64_t length;
+    uint32_t stored;
+    int holds;
+} header_verdict;
+
+static inline int length_crc_holds(const uint8_t *head, header_verdict *seen) {
+    uint64_t length = load_le64(head);
+    uint32_t stored = load_le32(head + 8);
+    if (length != seen->length || stored != seen->stored) {
+        seen->length = length;
+        seen->stored = stored;
+        seen->holds = masked_crc(head, 8) == stored;
+    }
+    return seen->holds;
+}
+
+/* When the 12 bytes at p (a rejected header) repeat one byte: the last candidate whose
+ * header is that same run (all rejected alike, e.g. a stretch of zeros); else p. */
+static size_t last_in_run(const uint8_t *buf, size_t size, size_t p) {
+    uint64_t word = buf[p] * UINT64_C(0x0101010101010101);
+    if (load_le64(buf + p) != word || load_le32(buf + p + 8) != (uint32_t)word) {
+        return p;
+    }
+    size_t q = p + 12; /* buf[p:q) repeats the byte */
+    while (size - q >= 8 && load_le64(buf + q) == word) {
+        q += 8;
+    }
+    while (q < size && buf[q] == buf[p]) {
+        q++;
+    }
+    return q - 12;
+}
+
+/* 1 when one of the 8 bytes of `w` is zero. */
+static inline int has_zero_byte(uint64_t w) {
+    return ((w - UINT64_C(0x0101010101010101)) & ~w & UINT64_C(0x8080808080808080)) != 0;
+}
+
+/* How many of a length's high bytes are zero whenever it is at most `max_length`. */
+static int zero_high_bytes(uint64_t max_length) {
+    int z = 0;
+    while (z < 8 && (max_length >> (56 - 8 * z)) == 0) {
+        z++;
+    }
+    return z;
+}
+
 /* The first record boundary at or after `pos` and before `stop` in buf[0:size).
- * `at_eof` says that buf ends where the file ends. Returns BOUNDARY_FOUND with the
- * position in *found_out; BOUNDARY_NONE when no boundary starts before `stop`
- * (*found_out = stop); BOUNDARY_MORE when the candidate at *found_out needs bytes past
- * `size` to decide (read more, starting at or before it, and call again). */
+ * `at_eof` says that buf ends where the file ends; a length above `max_length` is no
+ * record's. Returns BOUNDARY_FOUND with the position in *found_out; BOUNDARY_NONE when
+ * no boundary starts before `stop` (*found_out = stop); BOUNDARY_MORE when the
+ * candidate at *found_out needs bytes past `size` to decide (read more, starting at or
+ * before it, and call again).
+ *
+ * Speed (a skip-mode scan resynchronises through whatever damage there is, and the
+ * extension cannot be interrupted inside this call): a candidate is rejected by its
+ * length's plausibility -- at most `max_length` and, at the end of the file, fitting
+ * in it -- before any CRC is computed (a nonzero byte where a plausible length has a
+ * zero rules out several candidates at once), a repeated header reuses its CRC
+ * verdict, and a run of one byte value (zeros) is passed over word by word: random
+ * bytes and zeros are both searched at a fraction of a second per GiB. */
 int find_boundary_core(const uint8_t *buf, size_t size, size_t pos, size_t stop,
-                       int at_eof, size_t lookahead, size_t *found_out) {
+                       int at_eof, size_t lookahead, uint64_t max_length, size_t *found_out) {
     if (stop > size && at_eof) {
         stop = size;
     }
+    static const uint8_t zero_header[8] = {0};
+    header_verdict seen = {0, 0, masked_crc(zero_header, 8) == 0};
+    /* A plausible length has its `skip` high bytes zero. So eight nonzero bytes from
+     * p + 8 - skip rule out the candidates p .. p + 7 (each has one of them among its
+     * high bytes), and a nonzero byte at p + 7 rules out p .. p + skip - 1. */
+    size_t skip = (size_t)zero_high_bytes(max_length);
     for (size_t p = pos; p < stop; p++) {
         if (p > size || size - p < 12) {
             if (at_eof) {
@@ -237,15 +302,25 @@ int find_boundary_core(const uint8_t *buf, size_t size, size_t pos, size_t stop,
             return BOUNDARY_MORE;
         }
         const uint8_t *head = buf + p;
-        if (masked_crc(head, 8) != load_le32(head + 8)) {
+        if (skip > 0 && size - p >= 20 && !has_zero_byte(load_le64(head + 8 - skip))) {
+            p += 7;
+            continue;
+        }
+        if (skip > 1 && size - p >= 12 + skip && head[7] != 0) {
+            p += skip - 1;
             continue;
         }
         uint64_t length = load_le64(head);
         size_t room = size - p - 12;
-        if (room < 4 || length > room - 4) {
-            if (at_eof) {
-                continue; /* runs past the end of the file: not a whole record */
-            }
+        int fits = room >= 4 && length <= room - 4;
+        if (length > max_length || (!fits && at_eof)) {
+            continue; /* no record, or runs past the end of the file: not a whole record */
+        }
+        if (!length_crc_holds(head, &seen)) {
+            p = last_in_run(buf, size, p);
+            continue;
+        }
+        if (!fits) {
             *found_out = p;
             return BOUNDARY_MORE;
         }

@@ -406,12 +406,13 @@ int count_core(int fd, uint64_t pos, uint64_t size, uint64_t max_length, tbuf *o
 #endif
 
 /* The first record boundary at or after `pos` and before `stop` in buf[0:size).
- * `at_eof` says that buf ends where the file ends. Returns BOUNDARY_FOUND with the
- * position in *found_out; BOUNDARY_NONE when no boundary starts before `stop`
- * (*found_out = stop); BOUNDARY_MORE when the candidate at *found_out needs bytes past
- * `size` to decide (read more, starting at or before it, and call again). */
+ * `at_eof` says that buf ends where the file ends; a length above `max_length` is no
+ * record's (UINT64_MAX: no limit). Returns BOUNDARY_FOUND with the position in
+ * *found_out; BOUNDARY_NONE when no boundary starts before `stop` (*found_out = stop);
+ * BOUNDARY_MORE when the candidate at *found_out needs bytes past `size` to decide
+ * (read more, starting at or before it, and call again). */
 int find_boundary_core(const uint8_t *buf, size_t size, size_t pos, size_t stop,
-                       int at_eof, size_t lookahead, size_t *found_out);
+                       int at_eof, size_t lookahead, uint64_t max_length, size_t *found_out);
 
 /* -- wire.c -- */
 

@@ -98,6 +98,13 @@ class TFRecordConnection:
         self._scans.clear()
         self._con.close()
 
+    def interrupt(self) -> None:
+        """Interrupt the running query, as DuckDB's ``interrupt`` does, and stop the
+        tfsql scans feeding it at their next read (DuckDB itself stops a query only
+        between the batches a scan delivers)."""
+        self._scans.interrupts.interrupt()
+        self._con.interrupt()
+
     def cursor(self) -> TFRecordConnection:
         """A new connection to the same database, also understanding ``tfrecord_scan``."""
         return TFRecordConnection(self._con.cursor(), native=self.native)

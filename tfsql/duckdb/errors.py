@@ -43,6 +43,7 @@ import pyarrow as pa
 
 from tfsql import errors as tfsql_errors
 from tfsql.duckdb.results import arrow_reader
+from tfsql.interrupts import ScanInterrupted
 
 __all__ = [
     "BinderError",
@@ -161,6 +162,9 @@ def translate(
         raised ``error`` because of it.
     """
     message = str(error)
+    if isinstance(error, duckdb.Error) and ScanInterrupted.__name__ in message:
+        # a scan stopped by con.interrupt() (TFRecordConnection.interrupt): DuckDB's own error
+        return duckdb.InterruptException("INTERRUPT Error: Interrupted!")
     if scan_error is not None and isinstance(error, (duckdb.Error, OSError, pa.ArrowException)):
         return _scan_data_error(scan_error)
     cls = type(error)

@@ -44,6 +44,7 @@ from tfsql.duckdb.errors import BinderError, InvalidInputError, NoFilesError, Sc
 from tfsql.duckdb.parameters import NATIVE_SCAN_PARAMETERS, SCAN_PARAMETERS, TABLE_FUNCTIONS, dataset_options
 from tfsql.duckdb.types import sql_type_name, type_struct
 from tfsql.layouts import SPLIT_COLUMN
+from tfsql.interrupts import Interrupts
 from tfsql.tfds import features_schema
 
 __all__ = ["ScanCalls", "native_route", "native_reads", "source_shape", "open_dataset", "check_has_columns"]
@@ -66,11 +67,13 @@ class ScanCalls:
         #: The tfsql errors the registered datasets' scans end with (errors.translate).
         self.scan_errors = ScanErrors()
         self.native_calls = 0
+        #: The connection's interrupts, which stop the registered datasets' running scans.
+        self.interrupts = Interrupts()
 
     def register(self, name: str, data: tfsql.Dataset) -> None:
         """Register ``data`` as ``name`` on the connection (kept alive here); its scans
-        report the error that ends them to `scan_errors`."""
-        data = data.with_error_sink(self.scan_errors.record)
+        report the error that ends them to `scan_errors` and stop at `interrupts`."""
+        data = data.with_error_sink(self.scan_errors.record).with_interrupts(self.interrupts)
         with self._lock:
             self._con.register(name, data)
             self._datasets[name] = data

@@ -147,31 +147,64 @@ static int user_columns(tfbind *b, duckdb_value v, const char *fname, const char
     return 0;
 }
 
+/* Whether the VARCHAR `v`, whose text duckdb_get_varchar showed as `s`, holds a NUL
+ * byte: 1 yes, 0 no, -1 when this engine cannot tell. duckdb_value_to_string (C API
+ * v1.5.6; its slot is NULL on older engines) gives the value as SQL -- quoted, with
+ * quotes doubled -- copied whole and NUL-terminated, so a NUL inside the value cuts it
+ * before its closing quote. Any other spelling (an engine that escapes more) is -1. */
+static int varchar_has_nul(duckdb_value v, const char *s) {
+    if (duckdb_value_to_string == NULL) { /* the macro names the table slot */
+        return -1;
+    }
+    char *sql = duckdb_value_to_string(v);
+    if (sql == NULL) {
+        return -1;
+    }
+    int verdict = -1;
+    const char *q = sql;
+    if (*q++ == '\'') {
+        const char *p = s;
+        while (*p != 0 && *q == *p && (*p != '\'' || *++q == '\'')) {
+            p++;
+            q++;
+        }
+        if (*p == 0 && q[0] == '\'' && q[1] == 0) {
+            verdict = 0;
+        } else if (*p == 0 && q[0] == 0) {
+            verdict = 1; /* cut where the value's NUL is */
+        }
+    }
+    duckdb_free(sql);
+    return verdict;
+}
+
 /* A source path as a new C string; NULL with err set when it holds a NUL byte (no file
- * name can; duckdb_get_varchar stops at it, which would read another file). DuckDB's
- * BLOB cast shows the whole text, but refuses bytes over 0x7f and reads backslash
- * escapes: it is asked when the text before any NUL has neither (a NUL after a
- * non-ASCII prefix is not seen). */
+ * name can; duckdb_get_varchar stops at it, which would read another file). The value's
+ * SQL spelling shows the NUL (varchar_has_nul); on engines without it (DuckDB 1.4),
+ * DuckDB's BLOB cast shows the whole text, but refuses bytes over 0x7f and reads
+ * backslash escapes: it is asked when the text before any NUL has neither (there a
+ * NUL after a non-ASCII prefix is not seen). */
 static char *source_text(duckdb_value v, const char *fname, char *err) {
     char *s = value_text(v);
     if (s == NULL) {
         snprintf(err, ERRLEN, "out of memory");
         return NULL;
     }
-    int plain = 1;
+    int nul = varchar_has_nul(v, s);
+    int plain = nul < 0;
     for (const char *p = s; *p != 0 && plain; p++) {
         plain = (unsigned char)*p < 0x80 && *p != '\\';
     }
     if (plain) {
         duckdb_blob blob = duckdb_get_blob(v);
-        int nul = blob.data != NULL && tfsql_path_has_nul((const char *)blob.data, (size_t)blob.size);
+        nul = blob.data != NULL && tfsql_path_has_nul((const char *)blob.data, (size_t)blob.size);
         duckdb_free(blob.data);
-        if (nul) {
-            snprintf(err, ERRLEN, "%s: the path '%s\\0...' holds a NUL byte, which no file name can "
-                                  "hold; remove it", fname, s);
-            free(s);
-            return NULL;
-        }
+    }
+    if (nul > 0) {
+        snprintf(err, ERRLEN, "%s: the path '%s\\0...' holds a NUL byte, which no file name can "
+                              "hold; remove it", fname, s);
+        free(s);
+        return NULL;
     }
     return s;
 }

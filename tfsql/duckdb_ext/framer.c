@@ -125,7 +125,7 @@ static int resync(framer *f, uint64_t max_record_bytes, char *err) {
         size_t at = (size_t)(from - w->base), found;
         int at_eof = w->src.eof;
         int rc = find_boundary_core(w->buf.data, w->buf.len, at, w->buf.len, at_eof,
-                                    RESYNC_LOOKAHEAD, &found);
+                                    RESYNC_LOOKAHEAD, max_record_bytes, &found);
         if (rc == BOUNDARY_FOUND) {
             f->next = w->base + found;
             return 1;
@@ -137,12 +137,7 @@ static int resync(framer *f, uint64_t max_record_bytes, char *err) {
         /* BOUNDARY_MORE: the candidate at `found` needs bytes past the window */
         from = w->base + found;
         size_t have = w->buf.len - found;
-        uint64_t length = have >= 12 ? load_le64(w->buf.data + found) : 0;
-        if (length > max_record_bytes) {
-            from += 1; /* a candidate no record can be: look further */
-            need = RESYNC_LOOKAHEAD + WINDOW_LOW;
-            continue;
-        }
+        uint64_t length = have >= 12 ? load_le64(w->buf.data + found) : 0; /* <= max */
         size_t want = (size_t)length + 16 + RESYNC_LOOKAHEAD;
         need = want > 2 * have ? want : 2 * have;
     }

@@ -1,6 +1,7 @@
 """Writing Polars frames as TFRecord: ``df.tfrecord.write`` and ``lf.tfrecord.sink``.
 
-:func:`write_frame` converts a DataFrame to Arrow a slice at a time and
+:func:`write_frame` shares a DataFrame's buffers with Arrow and converts a slice at a
+time, and
 :func:`sink_frame` runs a LazyFrame on Polars' streaming engine; both hand the batches
 to :func:`tfsql.write_tfrecord`. ``sink_parquet``'s ways of writing work too:
 ``pl.PartitionBy`` targets (:func:`partition_target`) and ``lazy=True``
@@ -28,8 +29,10 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Iterator
 
+import numpy as np
 import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from tfsql.writer import WriteResult, write_tfrecord
 
@@ -37,6 +40,8 @@ __all__ = ["write_frame", "sink_frame", "partition_target", "deferred", "WRITE_C
 
 #: Rows converted to Arrow at once by the writer namespaces.
 WRITE_CHUNK_ROWS = 65_536
+#: Bytes of string and binary values converted at once (a larger value alone).
+WRITE_CHUNK_BYTES = 64 << 20
 
 _NO_LIMIT = (1 << 64) - 1  # PartitionBy's approximate_bytes_per_file when "auto" / None
 
@@ -95,28 +100,99 @@ def deferred(write: Callable[[], Any]) -> pl.LazyFrame:
 
 
 def _arrow_reader(schema: pl.Schema, frames: Iterable[pl.DataFrame]) -> pa.RecordBatchReader:
-    """A lazy RecordBatchReader over Polars frames, converted one at a time."""
+    """A lazy RecordBatchReader over Polars frames, converted a slice at a time.
+
+    Each frame is exported through the Arrow C stream interface, which shares Polars'
+    buffers (``DataFrame.to_arrow`` copies them, and ``DataFrame.slice`` can compact a
+    frame's string views into a new buffer: each about once more the frame's size);
+    its batches are cut into slices of at most :data:`WRITE_CHUNK_ROWS` rows (Arrow
+    slices share buffers too), and a slice is converted to offset-based types (a copy
+    of its own values only) just before the writer takes it. A slice also holds at most
+    :data:`WRITE_CHUNK_BYTES` of string and binary values, or one row. So beyond the
+    frame, what this costs is one slice's values at a time: for a frame holding huge
+    strings, about once the largest."""
     from tfsql.writer.inputs import offset_based_batch, offset_based_schema
 
     arrow = offset_based_schema(pl.DataFrame(schema=schema).to_arrow().schema)
 
     def batches() -> Iterator[pa.RecordBatch]:
-        # Each frame and its Arrow view are released before its batches are written, so
-        # that a huge value is held once (converted), not three times, while it is encoded.
         for frame in frames:
-            converted = [offset_based_batch(batch, arrow) for batch in frame.to_arrow().to_batches()]
-            del frame
-            converted.reverse()
-            while converted:
-                yield converted.pop()
+            shared = pa.RecordBatchReader.from_stream(frame)
+            del frame  # the batches keep what they need of its buffers
+            for batch in shared:
+                for start, stop in _slice_bounds(batch):
+                    piece = batch.slice(start, stop - start)
+                    if stop - start == 1:  # a row alone: its strings may be huge, share them
+                        columns = [_one_view_shared(c) for c in piece.columns]
+                        piece = pa.RecordBatch.from_arrays(columns, names=piece.schema.names)
+                    yield offset_based_batch(piece, arrow)
 
     return pa.RecordBatchReader.from_batches(arrow, batches())
+
+
+def _slice_bounds(batch: pa.RecordBatch) -> Iterator[tuple[int, int]]:
+    """Row ranges ``[start, stop)`` cutting ``batch`` into slices of at most
+    :data:`WRITE_CHUNK_ROWS` rows and :data:`WRITE_CHUNK_BYTES` of top-level string and
+    binary values (a row over that alone).
+
+    Examples
+    --------
+    >>> list(_slice_bounds(pa.record_batch({"s": ["x" * (40 << 20), "y", "z" * (40 << 20)]})))
+    [(0, 2), (2, 3)]
+    """
+    sizes = np.zeros(batch.num_rows, dtype=np.int64)
+    for column in batch.columns:
+        sizes += _value_sizes(column)
+    ends = np.cumsum(sizes)
+    start = 0
+    while start < batch.num_rows:
+        # the rows whose values end within WRITE_CHUNK_BYTES of the slice's start
+        base = ends[start - 1] if start else 0
+        fit = int(np.searchsorted(ends, base + WRITE_CHUNK_BYTES, side="right"))
+        stop = min(max(fit, start + 1), start + WRITE_CHUNK_ROWS, batch.num_rows)
+        yield start, stop
+        start = stop
+
+
+def _value_sizes(column: pa.Array) -> np.ndarray | int:
+    """Each row's bytes in a string or binary column (0 for nulls), read from its
+    offsets or views without touching the values; 0 for other columns."""
+    t = column.type
+    if t in (pa.string_view(), pa.binary_view()):
+        # each view is 16 bytes starting with its value's int32 length
+        views = np.frombuffer(column.buffers()[1], dtype=np.int32)[::4]
+        sizes = views[column.offset : column.offset + len(column)].astype(np.int64)
+    elif pa.types.is_string(t) or pa.types.is_binary(t) or pa.types.is_large_string(t) or pa.types.is_large_binary(t):
+        sizes = pc.binary_length(column).to_numpy(zero_copy_only=False).astype(np.int64)
+    else:
+        return 0
+    if column.null_count:
+        sizes[column.is_null().to_numpy(zero_copy_only=False)] = 0
+    return sizes
+
+
+def _one_view_shared(column: pa.Array) -> pa.Array:
+    """A one-row ``string_view`` / ``binary_view`` column as ``large_string`` /
+    ``large_binary`` over the same bytes (no copy: the value is one stretch of one of the
+    view's data buffers); any other column as it is."""
+    t = column.type
+    if t not in (pa.string_view(), pa.binary_view()) or column.null_count:
+        return column
+    length, _, buffer_index, offset = np.frombuffer(column.buffers()[1], dtype=np.int32)[
+        4 * column.offset : 4 * column.offset + 4
+    ]
+    if length <= 12:  # inlined in the view itself: nothing to share
+        return column
+    data = column.buffers()[2 + int(buffer_index)].slice(int(offset), int(length))
+    offsets = pa.py_buffer(np.array([0, length], dtype=np.int64).tobytes())
+    target = pa.large_string() if t == pa.string_view() else pa.large_binary()
+    return pa.Array.from_buffers(target, 1, [None, offsets, data])
 
 
 def write_frame(df: pl.DataFrame, path: Any, *, progress: bool = False, **options: Any) -> WriteResult:
     """Write a DataFrame as TFRecord files with :func:`tfsql.write_tfrecord`.
 
-    The frame is converted to Arrow ``65536`` rows at a time. Reading the files back
+    The frame is shared with Arrow (no copy) and converted ``65536`` rows at a time. Reading the files back
     gives the same rows; types may widen (integers and booleans to Int64, floats to
     Float32, Array to List, partition columns to Int64/String) unless
     ``scan_tfrecord(path, schema=df.schema)`` names them.
@@ -141,7 +217,7 @@ def write_frame(df: pl.DataFrame, path: Any, *, progress: bool = False, **option
     >>> write_frame(pl.DataFrame({"x": [1, 2]}), path).rows
     2
     """
-    reader = _arrow_reader(df.schema, df.iter_slices(WRITE_CHUNK_ROWS))
+    reader = _arrow_reader(df.schema, [df])
     # The writer's bar counts rows once their bytes are in their file (compressed ones
     # included); the frame knows its rows, so the bar has a total.
     return write_tfrecord(_KnownRows(reader, df.height), path, progress=progress, **options)
