@@ -167,7 +167,7 @@ static inline int skip_scalar_value(const uint8_t **pp, const uint8_t *end, uint
 /* Read the next field of a message: its tag and, when it is length-delimited, its body
  * [*body, *body + *len); any other field is skipped. 0 on success, -1 when malformed. */
 static inline int next_field(const uint8_t **pp, const uint8_t *end, uint32_t *tag,
-                             const uint8_t **body, size_t *len) {
+                            const uint8_t **body, size_t *len) {
     if (rd_tag(pp, end, tag)) {
         return -1;
     }
@@ -179,6 +179,36 @@ static inline int next_field(const uint8_t **pp, const uint8_t *end, uint32_t *t
     }
     *body = *pp;
     *pp += *len;
+    return 0;
+}
+
+/* What a walk of a message's fields does with one length-delimited field: `tag` and its
+ * body [body, end). 0 goes on to the next field; any other value ends the walk with it. */
+typedef int (*len_field_step)(void *ctx, uint32_t tag, const uint8_t *body,
+                              const uint8_t *end);
+
+/* Walk the fields of a message [p, end): every field's wire structure is checked (a
+ * field that is not length-delimited is skipped as protobuf skips an unknown field)
+ * and each length-delimited one is handed to `step` with `ctx`. Returns `malformed`
+ * when the wire structure is broken, else the first non-zero value of a step, else 0.
+ * Every caller passes a constant `step`, so once this is inlined the compiler calls
+ * the step directly (or inlines it): the walk costs what a hand-written loop costs. */
+static inline int each_len_field(const uint8_t *p, const uint8_t *end, len_field_step step,
+                                 void *ctx, int malformed) {
+    while (p < end) {
+        uint32_t tag;
+        const uint8_t *body = NULL;
+        size_t len = 0;
+        if (next_field(&p, end, &tag, &body, &len)) {
+            return malformed;
+        }
+        if ((tag & 7) == WT_LEN) {
+            int rc = step(ctx, tag, body, body + len);
+            if (rc) {
+                return rc;
+            }
+        }
+    }
     return 0;
 }
 
@@ -300,6 +330,19 @@ typedef struct {
     uint32_t nval;
 } entry_parts;
 
+/* One field of a map entry into its parts: the key (the last one) or a value. */
+static inline int entry_part(void *ctx, uint32_t tag, const uint8_t *body, const uint8_t *end) {
+    entry_parts *e = (entry_parts *)ctx;
+    if (tag == TAG(1, WT_LEN)) {
+        e->key = body;
+        e->key_len = (size_t)(end - body);
+    } else if (tag == TAG(2, WT_LEN) && e->nval++ == 0) {
+        e->val = body;
+        e->val_end = end;
+    }
+    return 0;
+}
+
 static inline int read_entry(const uint8_t *p, const uint8_t *end, entry_parts *e) {
     /* The layout every writer produces, a short key (field 1) then one value (field 2)
      * that ends the entry, read without the general loop: same result, fewer steps. */
@@ -321,22 +364,7 @@ static inline int read_entry(const uint8_t *p, const uint8_t *end, entry_parts *
     e->key_len = 0;
     e->val = e->val_end = NULL;
     e->nval = 0;
-    while (p < end) {
-        uint32_t tag;
-        const uint8_t *body = NULL;
-        size_t len = 0;
-        if (next_field(&p, end, &tag, &body, &len)) {
-            return -1;
-        }
-        if (tag == TAG(1, WT_LEN)) {
-            e->key = body;
-            e->key_len = len;
-        } else if (tag == TAG(2, WT_LEN) && e->nval++ == 0) {
-            e->val = body;
-            e->val_end = body + len;
-        }
-    }
-    return 0;
+    return each_len_field(p, end, entry_part, e, -1);
 }
 
 /* Equality of two short keys without a call into libc. */
