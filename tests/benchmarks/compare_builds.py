@@ -185,7 +185,10 @@ def workloads(paths: dict[str, str], inner: int) -> list[tuple[str, dict]]:
     tabular = paths["tabular"]
     listing.append(("core: tabular in-memory decode", {"kind": "core", "run": "in_memory", "path": tabular}))
     listing.append(
-        ("core: tabular in-memory, 1 of 10", {"kind": "core", "run": "in_memory", "path": tabular, "columns": PROJECTED})
+        (
+            "core: tabular in-memory, 1 of 10",
+            {"kind": "core", "run": "in_memory", "path": tabular, "columns": PROJECTED},
+        )
     )
     listing.append(
         (
@@ -243,7 +246,9 @@ def compare(builds: dict[str, Path], listing: list[tuple[str, dict]], repeat: in
     before, after = labels
     for name, _config in listing:
         if answers[(name, before)] != answers[(name, after)]:
-            raise RuntimeError(f"{name}: the builds disagree: {answers[(name, before)]!r} vs {answers[(name, after)]!r}")
+            raise RuntimeError(
+                f"{name}: the builds disagree: {answers[(name, before)]!r} vs {answers[(name, after)]!r}"
+            )
         row = [name]
         for measure in ("cpu", "thread", "wall"):
             b, a = best[(name, before)][measure], best[(name, after)][measure]
