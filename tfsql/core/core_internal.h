@@ -308,6 +308,57 @@ static inline int count_packed_varints(const uint8_t *p, const uint8_t *end, uin
     return 0;
 }
 
+/* Packed varints [p, end): each at most 10 bytes, the last one complete (no count);
+ * 0 when protobuf would read them, -1 when not. */
+int packed_varints_valid(const uint8_t *p, const uint8_t *end);
+
+/* A BytesList's values [p, end) in the layout writers produce (each a field 1 with its
+ * length): 0 when well formed, -1 when refused, 1 when another layout needs the
+ * general walk. */
+static inline int bytes_values_valid(const uint8_t *p, const uint8_t *end) {
+    while (p < end) {
+        size_t len;
+        if (*p != TAG(1, WT_LEN)) {
+            return 1;
+        }
+        p++;
+        if (rd_len(&p, end, &len)) {
+            return -1;
+        }
+        p += len;
+    }
+    return 0;
+}
+
+/* feature_well_formed's checks on a Feature in the layout writers produce (one list
+ * spanning the Feature, its numbers packed), without the general walk (same result,
+ * fewer steps; inline, as the decoder checks every feature no column reads so): 0 when
+ * well formed, -1 when protobuf refuses it, 1 when it has another layout (then
+ * feature_well_formed walks it). */
+static inline int feature_layout_well_formed(const uint8_t *p, const uint8_t *end) {
+    size_t room = (size_t)(end - p);
+    if (room < 2 || p[1] >= 0x80 || room != 2 + (size_t)p[1]) {
+        return 1;
+    }
+    if (p[0] == TAG(1, WT_LEN)) {
+        return bytes_values_valid(p + 2, end);
+    }
+    if (room < 4 || p[2] != TAG(1, WT_LEN) || p[3] >= 0x80 || room != 4 + (size_t)p[3]) {
+        return 1;
+    }
+    if (p[0] == TAG(3, WT_LEN)) {
+        /* in at most 10 bytes no varint runs past 10 bytes: only the last must end */
+        if (p[3] <= 10) {
+            return (p[3] != 0 && (end[-1] & 0x80)) ? -1 : 0;
+        }
+        return packed_varints_valid(p + 4, end);
+    }
+    if (p[0] == TAG(2, WT_LEN)) {
+        return (p[3] & 3) ? -1 : 0;
+    }
+    return 1;
+}
+
 /* The kind a Feature field sets (its oneof field number: a length-delimited
  * bytes_list 1, float_list 2 or int64_list 3), or KIND_NONE for any other field. */
 static inline int feature_kind_field(uint32_t tag) {

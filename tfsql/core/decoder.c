@@ -497,8 +497,11 @@ static inline int scan_entry(dctx *x, int loc, const uint8_t *p, const uint8_t *
             if (e.nval == 0) {
                 return 0;
             }
-            int bad = loc == FEATURES ? feature_well_formed(e.val, e.val_end)
+            int bad = loc == FEATURES ? feature_layout_well_formed(e.val, e.val_end) : 1;
+            if (bad > 0) {
+                bad = loc == FEATURES ? feature_well_formed(e.val, e.val_end)
                                       : feature_list_well_formed(e.val, e.val_end);
+            }
             return bad ? E_MALFORMED : 0;
         }
         return entry_well_formed(p, end, loc) ? E_MALFORMED : 0;

@@ -192,8 +192,7 @@ static int record_field_ok(void *seq, uint32_t tag, const uint8_t *body, const u
     return each_len_field(body, end, map_field_ok, &loc, -1);
 }
 
-/* Packed varints [p, end): each at most 10 bytes, the last one complete (no count). */
-static int packed_varints_valid(const uint8_t *p, const uint8_t *end) {
+int packed_varints_valid(const uint8_t *p, const uint8_t *end) {
     if (p < end && (end[-1] & 0x80)) {
         return -1;
     }
@@ -227,42 +226,10 @@ static int packed_varints_valid(const uint8_t *p, const uint8_t *end) {
     return 0;
 }
 
-/* A BytesList's values [p, end) in the layout writers produce (each a field 1 with its
- * length); 1 when another layout needs the general loop. */
-static int bytes_values_valid(const uint8_t *p, const uint8_t *end) {
-    while (p < end) {
-        size_t len;
-        if (*p != TAG(1, WT_LEN)) {
-            return 1;
-        }
-        p++;
-        if (rd_len(&p, end, &len)) {
-            return -1;
-        }
-        p += len;
-    }
-    return 0;
-}
-
 int feature_well_formed(const uint8_t *p, const uint8_t *end) {
-    /* What writers produce: one list spanning the Feature, its numbers packed, checked
-     * without the general loop (same result, fewer steps). */
-    size_t room = (size_t)(end - p);
-    if (room >= 2 && p[1] < 0x80 && room == 2 + (size_t)p[1]) {
-        if (p[0] == TAG(1, WT_LEN)) {
-            int rc = bytes_values_valid(p + 2, end);
-            if (rc <= 0) {
-                return rc;
-            }
-        } else if (room >= 4 && p[2] == TAG(1, WT_LEN) && p[3] < 0x80 &&
-                   room == 4 + (size_t)p[3]) {
-            if (p[0] == TAG(3, WT_LEN)) {
-                return packed_varints_valid(p + 4, end);
-            }
-            if (p[0] == TAG(2, WT_LEN)) {
-                return (p[3] & 3) ? -1 : 0;
-            }
-        }
+    int rc = feature_layout_well_formed(p, end);
+    if (rc <= 0) {
+        return rc;
     }
     return each_len_field(p, end, feature_field_ok, NULL, -1) ? -1 : 0;
 }
