@@ -418,25 +418,46 @@ static inline int read_entry(const uint8_t *p, const uint8_t *end, entry_parts *
     return each_len_field(p, end, entry_part, e, -1);
 }
 
-/* Equality of two short keys without a call into libc. */
+/* Equality of the 8 (4, 2) bytes at a and at b. */
+static inline int same_u64(const uint8_t *a, const uint8_t *b) {
+    uint64_t x, y;
+    memcpy(&x, a, 8);
+    memcpy(&y, b, 8);
+    return x == y;
+}
+
+static inline int same_u32(const uint8_t *a, const uint8_t *b) {
+    uint32_t x, y;
+    memcpy(&x, a, 4);
+    memcpy(&y, b, 4);
+    return x == y;
+}
+
+static inline int same_u16(const uint8_t *a, const uint8_t *b) {
+    uint16_t x, y;
+    memcpy(&x, a, 2);
+    memcpy(&y, b, 2);
+    return x == y;
+}
+
+/* Equality of two short keys without a call into libc and without a loop below 8 bytes:
+ * a key of 2 to 16 bytes is two overlapping word compares (its head and its tail). */
 static inline int keys_equal(const uint8_t *a, const uint8_t *b, size_t n) {
-    while (n >= 8) {
-        uint64_t x, y;
-        memcpy(&x, a, 8);
-        memcpy(&y, b, 8);
-        if (x != y) {
-            return 0;
+    if (n >= 8) {
+        for (size_t i = 0; i + 8 < n; i += 8) {
+            if (!same_u64(a + i, b + i)) {
+                return 0;
+            }
         }
-        a += 8;
-        b += 8;
-        n -= 8;
+        return same_u64(a + n - 8, b + n - 8);
     }
-    while (n--) {
-        if (*a++ != *b++) {
-            return 0;
-        }
+    if (n >= 4) {
+        return same_u32(a, b) & same_u32(a + n - 4, b + n - 4);
     }
-    return 1;
+    if (n >= 2) {
+        return same_u16(a, b) & same_u16(a + n - 2, b + n - 2);
+    }
+    return n == 0 || *a == *b;
 }
 
 static inline uint32_t name_hash(const uint8_t *p, size_t n) {
