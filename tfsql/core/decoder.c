@@ -114,6 +114,16 @@ static inline void copy_value(uint8_t *dst, const uint8_t *src, size_t len) {
 }
 #endif
 
+/* Append one bytes value and its end offset (room for both reserved by the caller). */
+static inline void put_bytes_value(colbuild *cb, const uint8_t *p, size_t len) {
+    copy_value(cb->values.data + cb->values.len, p, len);
+    cb->values.len += len;
+    int32_t off = (int32_t)cb->values.len;
+    memcpy(cb->voffs.data + cb->voffs.len, &off, 4);
+    cb->voffs.len += 4;
+    cb->nvalues++;
+}
+
 /* Append the values of one list message of the column's kind. */
 static int list_append(colbuild *cb, const uint8_t *p, const uint8_t *end) {
     const int kind = cb->kind;
@@ -157,12 +167,7 @@ static int list_append(colbuild *cb, const uint8_t *p, const uint8_t *end) {
                 if (tbuf_reserve(&cb->values, len) || tbuf_reserve(&cb->voffs, 4)) {
                     return E_NOMEM;
                 }
-                copy_value(cb->values.data + cb->values.len, sub, len);
-                cb->values.len += len;
-                int32_t off = (int32_t)cb->values.len;
-                memcpy(cb->voffs.data + cb->voffs.len, &off, 4);
-                cb->voffs.len += 4;
-                cb->nvalues++;
+                put_bytes_value(cb, sub, len);
             }
         } else if (kind == KIND_INT64 && tag == TAG(1, WT_VARINT)) {
             uint64_t v;
@@ -237,12 +242,7 @@ static inline int feature_fast(colbuild *cb, const uint8_t *p, const uint8_t *en
             tbuf_reserve(&cb->voffs, 4)) {
             return 0;
         }
-        copy_value(cb->values.data + cb->values.len, p, len);
-        cb->values.len += len;
-        int32_t off = (int32_t)cb->values.len;
-        memcpy(cb->voffs.data + cb->voffs.len, &off, 4);
-        cb->voffs.len += 4;
-        cb->nvalues++;
+        put_bytes_value(cb, p, len);
     }
     return 1;
 }
@@ -689,6 +689,22 @@ static inline int record_crc_ok(dctx *x, const uint8_t *buf, size_t buflen, cons
     return r != x->crc_bad;
 }
 
+/* Record r's span [*start, *start + *len) in the buffer, its data CRC checked with
+ * x->verify_crc: 0, or E_SPAN / E_DATA_CRC with x->err_record set. */
+static inline int record_checked(dctx *x, const uint8_t *buf, size_t buflen, const uint8_t *offs,
+                                 const uint8_t *lens, size_t n, size_t r, size_t *start,
+                                 size_t *len) {
+    if (record_span(offs, lens, r, buflen, start, len)) {
+        x->err_record = r;
+        return E_SPAN;
+    }
+    if (!record_crc_ok(x, buf, buflen, offs, lens, n, r)) {
+        x->err_record = r;
+        return E_DATA_CRC;
+    }
+    return 0;
+}
+
 /* The decode loop (runs without the GIL). */
 int decode_core(dctx *x, const uint8_t *buf, size_t buflen, const uint8_t *offs,
                 const uint8_t *lens, size_t n) {
@@ -697,13 +713,9 @@ int decode_core(dctx *x, const uint8_t *buf, size_t buflen, const uint8_t *offs,
         colbuild *cb = &x->cb[0];
         for (size_t r = 0; r < n; r++) {
             size_t start, len;
-            if (record_span(offs, lens, r, buflen, &start, &len)) {
-                x->err_record = r;
-                return E_SPAN;
-            }
-            if (!record_crc_ok(x, buf, buflen, offs, lens, n, r)) {
-                x->err_record = r;
-                return E_DATA_CRC;
+            int rc = record_checked(x, buf, buflen, offs, lens, n, r, &start, &len);
+            if (rc) {
+                return rc;
             }
             if ((int64_t)(cb->values.len + len) > INT32_LIMIT) {
                 x->err_record = r;
@@ -723,16 +735,12 @@ int decode_core(dctx *x, const uint8_t *buf, size_t buflen, const uint8_t *offs,
     }
     for (size_t r = 0; r < n; r++) {
         size_t start, len;
-        if (record_span(offs, lens, r, buflen, &start, &len)) {
-            x->err_record = r;
-            return E_SPAN;
-        }
-        if (!record_crc_ok(x, buf, buflen, offs, lens, n, r)) {
-            x->err_record = r;
-            return E_DATA_CRC;
+        int rc = record_checked(x, buf, buflen, offs, lens, n, r, &start, &len);
+        if (rc) {
+            return rc;
         }
         size_t row = x->row_base + r;
-        int rc = scan_record(x, buf + start, buf + start + len, row + 1);
+        rc = scan_record(x, buf + start, buf + start + len, row + 1);
         if (rc) {
             x->err_record = r;
             x->err_column = -1;
