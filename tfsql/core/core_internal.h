@@ -372,6 +372,12 @@ static inline int is_map_field(uint32_t tag, int seq) {
     return tag == TAG(1, WT_LEN) || (seq && tag == TAG(2, WT_LEN));
 }
 
+/* The location of the feature map a top-level record field holds (FEATURES or
+ * FEATURE_LISTS), or -1 when it holds none. */
+static inline int map_location(uint32_t tag, int seq) {
+    return is_map_field(tag, seq) ? (int)(tag >> 3) - 1 : -1;
+}
+
 /* A map entry of Features / FeatureLists: its key (field 1; "" when missing, the last
  * one when repeated) and its value fields (field 2): how many, and the first one. */
 typedef struct {

@@ -549,11 +549,8 @@ static inline int scan_map_field(void *ctx, uint32_t tag, const uint8_t *entry,
 static inline int scan_record_field(void *ctx, uint32_t tag, const uint8_t *map,
                                     const uint8_t *end) {
     record_scan *rs = (record_scan *)ctx;
-    if (!is_map_field(tag, rs->seq)) {
-        return 0;
-    }
-    rs->loc = (int)(tag >> 3) - 1;
-    return each_len_field(map, end, scan_map_field, rs, E_MALFORMED);
+    rs->loc = map_location(tag, rs->seq);
+    return rs->loc < 0 ? 0 : each_len_field(map, end, scan_map_field, rs, E_MALFORMED);
 }
 
 static int scan_record(dctx *x, const uint8_t *p, const uint8_t *end, size_t stamp) {

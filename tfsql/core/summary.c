@@ -116,11 +116,8 @@ static int summarize_map_field(void *ctx, uint32_t tag, const uint8_t *entry,
 static int summarize_record_field(void *ctx, uint32_t tag, const uint8_t *map,
                                   const uint8_t *end) {
     record_summary *rs = (record_summary *)ctx;
-    if (!is_map_field(tag, rs->seq)) {
-        return 0;
-    }
-    rs->loc = (int)(tag >> 3) - 1;
-    return each_len_field(map, end, summarize_map_field, rs, E_MALFORMED);
+    rs->loc = map_location(tag, rs->seq);
+    return rs->loc < 0 ? 0 : each_len_field(map, end, summarize_map_field, rs, E_MALFORMED);
 }
 
 /* Kind, value count and UTF-8-ness of a Feature, fed span by span (oneof merge); with

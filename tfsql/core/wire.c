@@ -185,11 +185,8 @@ static int map_field_ok(void *loc, uint32_t tag, const uint8_t *body, const uint
 
 /* Example (features = 1) / SequenceExample (*seq: context = 1, feature_lists = 2). */
 static int record_field_ok(void *seq, uint32_t tag, const uint8_t *body, const uint8_t *end) {
-    if (!is_map_field(tag, *(const int *)seq)) {
-        return 0;
-    }
-    int loc = (int)(tag >> 3) - 1;
-    return each_len_field(body, end, map_field_ok, &loc, -1);
+    int loc = map_location(tag, *(const int *)seq);
+    return loc < 0 ? 0 : each_len_field(body, end, map_field_ok, &loc, -1);
 }
 
 int packed_varints_valid(const uint8_t *p, const uint8_t *end) {
