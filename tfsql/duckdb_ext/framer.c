@@ -21,8 +21,9 @@
 
 /* The bytes find_boundary_core checks past a candidate (tfsql.splits.RESYNC_LOOKAHEAD). */
 #define RESYNC_LOOKAHEAD ((size_t)256 << 10)
-/* Fewer bytes than this ahead of the next record refill the window. */
-#define WINDOW_LOW ((size_t)1 << 20)
+/* Fewer bytes than this ahead of the next record refill the window (the refill moves
+ * them to the window's start: a quarter of a window, still in the cache). */
+#define WINDOW_LOW (WINDOW_READ / 4)
 
 static const char *skip_hint(int rest) {
     return rest ? " (pass ignore_errors := true to skip it: the scan goes on at the next "
