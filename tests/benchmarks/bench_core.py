@@ -34,6 +34,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -58,24 +59,34 @@ TF_BATCH = 4096
 # --------------------------------------------------------------------------------------
 
 
-def _scan_worker(config: dict) -> dict:
+def scan_run(config: dict) -> Callable[[], dict]:
+    """The files-to-Arrow run of a ``scan`` config: ``path``, ``threads``, ``stream``
+    (batches dropped) and ``columns`` (None: all) as `tfsql.dataset` takes them."""
     import tfsql
     from tfsql._codec import codec
 
+    columns = config.get("columns")
     ds = tfsql.dataset(config["path"], threads=config["threads"])
 
     def run() -> dict:
+        scanner = ds if columns is None else ds.scanner(columns=columns)
         if config.get("stream"):  # batch by batch, nothing kept (as the TF pipelines do)
-            rows = sum(batch.num_rows for batch in ds.to_batches())
+            rows = sum(batch.num_rows for batch in scanner.to_batches())
         else:
-            rows = ds.to_table().num_rows
+            rows = scanner.to_table().num_rows
         return {"rows": rows, "backend": codec.__name__}
 
-    return measure(run, repeat=config["repeat"])
+    return run
 
 
-def _in_memory_worker(config: dict) -> dict:
-    """Frame + decode files already read into memory, one thread, block by block.
+def _scan_worker(config: dict) -> dict:
+    return measure(scan_run(config), repeat=config["repeat"])
+
+
+def in_memory_run(config: dict) -> Callable[[], dict]:
+    """The in-memory run of an ``in_memory`` config: frame + decode the files of
+    ``path``, already read into memory, one thread, block by block; ``columns`` (None:
+    all) projects the decoded schema.
 
     Blocks hold at most 65,536 records and 16 MiB of payload: what the scanner hands the
     decoder, since it reads files in 16 MiB chunks and a block never spans two chunks.
@@ -89,8 +100,11 @@ def _in_memory_worker(config: dict) -> dict:
     from tfsql.schema import column_specs
 
     import numpy as np
+    import pyarrow as pa
 
     schema = tfsql.infer_schema(config["path"])
+    if config.get("columns") is not None:
+        schema = pa.schema([schema.field(name) for name in config["columns"]])
     decoder = BlockDecoder(column_specs(schema, codec.EXAMPLE), codec.EXAMPLE)
     buffers = [(f, Path(f).read_bytes()) for f in tfsql.dataset(config["path"]).files]
 
@@ -109,7 +123,11 @@ def _in_memory_worker(config: dict) -> dict:
                 pos = end
         return {"rows": rows, "backend": codec.__name__}
 
-    return measure(run, repeat=config["repeat"])
+    return run
+
+
+def _in_memory_worker(config: dict) -> dict:
+    return measure(in_memory_run(config), repeat=config["repeat"])
 
 
 def _tf_worker(config: dict) -> dict:

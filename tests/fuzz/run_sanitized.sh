@@ -10,6 +10,7 @@
 set -eu
 here=$(cd "$(dirname "$0")/../.." && pwd)
 python=${PYTHON:-python3}
+case $python in */*) python=$(cd "$(dirname "$python")" && pwd)/$(basename "$python") ;; esac # the run cds away
 cc=${CC:-gcc}
 scratch=${TFSQL_ASAN_DIR:-$(mktemp -d)}
 if [ ! -f "$scratch/tfsql/_native_module.c" ]; then
@@ -21,7 +22,7 @@ sanitize="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-rec
     "$python" -c "
 import glob
 from setuptools import Extension, setup
-sources = sorted(glob.glob('tfsql/core/*.c')) + ['tfsql/_native_module.c', 'tfsql/_native_rules.c']
+sources = sorted(glob.glob('tfsql/core/*.c')) + sorted(glob.glob('tfsql/_native_*.c'))
 setup(script_args=['build_ext', '--inplace', '-q'],
       ext_modules=[Extension('tfsql._native', sources, include_dirs=['tfsql/core'],
                              extra_compile_args=['-std=c99', '-fno-strict-aliasing'])])" >/dev/null)

@@ -167,7 +167,7 @@ static inline int skip_scalar_value(const uint8_t **pp, const uint8_t *end, uint
 /* Read the next field of a message: its tag and, when it is length-delimited, its body
  * [*body, *body + *len); any other field is skipped. 0 on success, -1 when malformed. */
 static inline int next_field(const uint8_t **pp, const uint8_t *end, uint32_t *tag,
-                             const uint8_t **body, size_t *len) {
+                            const uint8_t **body, size_t *len) {
     if (rd_tag(pp, end, tag)) {
         return -1;
     }
@@ -179,6 +179,36 @@ static inline int next_field(const uint8_t **pp, const uint8_t *end, uint32_t *t
     }
     *body = *pp;
     *pp += *len;
+    return 0;
+}
+
+/* What a walk of a message's fields does with one length-delimited field: `tag` and its
+ * body [body, end). 0 goes on to the next field; any other value ends the walk with it. */
+typedef int (*len_field_step)(void *ctx, uint32_t tag, const uint8_t *body,
+                              const uint8_t *end);
+
+/* Walk the fields of a message [p, end): every field's wire structure is checked (a
+ * field that is not length-delimited is skipped as protobuf skips an unknown field)
+ * and each length-delimited one is handed to `step` with `ctx`. Returns `malformed`
+ * when the wire structure is broken, else the first non-zero value of a step, else 0.
+ * Every caller passes a constant `step`, so once this is inlined the compiler calls
+ * the step directly (or inlines it): the walk costs what a hand-written loop costs. */
+static inline int each_len_field(const uint8_t *p, const uint8_t *end, len_field_step step,
+                                 void *ctx, int malformed) {
+    while (p < end) {
+        uint32_t tag;
+        const uint8_t *body = NULL;
+        size_t len = 0;
+        if (next_field(&p, end, &tag, &body, &len)) {
+            return malformed;
+        }
+        if ((tag & 7) == WT_LEN) {
+            int rc = step(ctx, tag, body, body + len);
+            if (rc) {
+                return rc;
+            }
+        }
+    }
     return 0;
 }
 
@@ -278,6 +308,57 @@ static inline int count_packed_varints(const uint8_t *p, const uint8_t *end, uin
     return 0;
 }
 
+/* Packed varints [p, end): each at most 10 bytes, the last one complete (no count);
+ * 0 when protobuf would read them, -1 when not. */
+int packed_varints_valid(const uint8_t *p, const uint8_t *end);
+
+/* A BytesList's values [p, end) in the layout writers produce (each a field 1 with its
+ * length): 0 when well formed, -1 when refused, 1 when another layout needs the
+ * general walk. */
+static inline int bytes_values_valid(const uint8_t *p, const uint8_t *end) {
+    while (p < end) {
+        size_t len;
+        if (*p != TAG(1, WT_LEN)) {
+            return 1;
+        }
+        p++;
+        if (rd_len(&p, end, &len)) {
+            return -1;
+        }
+        p += len;
+    }
+    return 0;
+}
+
+/* feature_well_formed's checks on a Feature in the layout writers produce (one list
+ * spanning the Feature, its numbers packed), without the general walk (same result,
+ * fewer steps; inline, as the decoder checks every feature no column reads so): 0 when
+ * well formed, -1 when protobuf refuses it, 1 when it has another layout (then
+ * feature_well_formed walks it). */
+static inline int feature_layout_well_formed(const uint8_t *p, const uint8_t *end) {
+    size_t room = (size_t)(end - p);
+    if (room < 2 || p[1] >= 0x80 || room != 2 + (size_t)p[1]) {
+        return 1;
+    }
+    if (p[0] == TAG(1, WT_LEN)) {
+        return bytes_values_valid(p + 2, end);
+    }
+    if (room < 4 || p[2] != TAG(1, WT_LEN) || p[3] >= 0x80 || room != 4 + (size_t)p[3]) {
+        return 1;
+    }
+    if (p[0] == TAG(3, WT_LEN)) {
+        /* in at most 10 bytes no varint runs past 10 bytes: only the last must end */
+        if (p[3] <= 10) {
+            return (p[3] != 0 && (end[-1] & 0x80)) ? -1 : 0;
+        }
+        return packed_varints_valid(p + 4, end);
+    }
+    if (p[0] == TAG(2, WT_LEN)) {
+        return (p[3] & 3) ? -1 : 0;
+    }
+    return 1;
+}
+
 /* The kind a Feature field sets (its oneof field number: a length-delimited
  * bytes_list 1, float_list 2 or int64_list 3), or KIND_NONE for any other field. */
 static inline int feature_kind_field(uint32_t tag) {
@@ -291,6 +372,12 @@ static inline int is_map_field(uint32_t tag, int seq) {
     return tag == TAG(1, WT_LEN) || (seq && tag == TAG(2, WT_LEN));
 }
 
+/* The location of the feature map a top-level record field holds (FEATURES or
+ * FEATURE_LISTS), or -1 when it holds none. */
+static inline int map_location(uint32_t tag, int seq) {
+    return is_map_field(tag, seq) ? (int)(tag >> 3) - 1 : -1;
+}
+
 /* A map entry of Features / FeatureLists: its key (field 1; "" when missing, the last
  * one when repeated) and its value fields (field 2): how many, and the first one. */
 typedef struct {
@@ -299,6 +386,19 @@ typedef struct {
     const uint8_t *val, *val_end;
     uint32_t nval;
 } entry_parts;
+
+/* One field of a map entry into its parts: the key (the last one) or a value. */
+static inline int entry_part(void *ctx, uint32_t tag, const uint8_t *body, const uint8_t *end) {
+    entry_parts *e = (entry_parts *)ctx;
+    if (tag == TAG(1, WT_LEN)) {
+        e->key = body;
+        e->key_len = (size_t)(end - body);
+    } else if (tag == TAG(2, WT_LEN) && e->nval++ == 0) {
+        e->val = body;
+        e->val_end = end;
+    }
+    return 0;
+}
 
 static inline int read_entry(const uint8_t *p, const uint8_t *end, entry_parts *e) {
     /* The layout every writer produces, a short key (field 1) then one value (field 2)
@@ -321,43 +421,49 @@ static inline int read_entry(const uint8_t *p, const uint8_t *end, entry_parts *
     e->key_len = 0;
     e->val = e->val_end = NULL;
     e->nval = 0;
-    while (p < end) {
-        uint32_t tag;
-        const uint8_t *body = NULL;
-        size_t len = 0;
-        if (next_field(&p, end, &tag, &body, &len)) {
-            return -1;
-        }
-        if (tag == TAG(1, WT_LEN)) {
-            e->key = body;
-            e->key_len = len;
-        } else if (tag == TAG(2, WT_LEN) && e->nval++ == 0) {
-            e->val = body;
-            e->val_end = body + len;
-        }
-    }
-    return 0;
+    return each_len_field(p, end, entry_part, e, -1);
 }
 
-/* Equality of two short keys without a call into libc. */
+/* Equality of the 8 (4, 2) bytes at a and at b. */
+static inline int same_u64(const uint8_t *a, const uint8_t *b) {
+    uint64_t x, y;
+    memcpy(&x, a, 8);
+    memcpy(&y, b, 8);
+    return x == y;
+}
+
+static inline int same_u32(const uint8_t *a, const uint8_t *b) {
+    uint32_t x, y;
+    memcpy(&x, a, 4);
+    memcpy(&y, b, 4);
+    return x == y;
+}
+
+static inline int same_u16(const uint8_t *a, const uint8_t *b) {
+    uint16_t x, y;
+    memcpy(&x, a, 2);
+    memcpy(&y, b, 2);
+    return x == y;
+}
+
+/* Equality of two short keys without a call into libc and without a loop below 8 bytes:
+ * a key of 2 to 16 bytes is two overlapping word compares (its head and its tail). */
 static inline int keys_equal(const uint8_t *a, const uint8_t *b, size_t n) {
-    while (n >= 8) {
-        uint64_t x, y;
-        memcpy(&x, a, 8);
-        memcpy(&y, b, 8);
-        if (x != y) {
-            return 0;
+    if (n >= 8) {
+        for (size_t i = 0; i + 8 < n; i += 8) {
+            if (!same_u64(a + i, b + i)) {
+                return 0;
+            }
         }
-        a += 8;
-        b += 8;
-        n -= 8;
+        return same_u64(a + n - 8, b + n - 8);
     }
-    while (n--) {
-        if (*a++ != *b++) {
-            return 0;
-        }
+    if (n >= 4) {
+        return same_u32(a, b) & same_u32(a + n - 4, b + n - 4);
     }
-    return 1;
+    if (n >= 2) {
+        return same_u16(a, b) & same_u16(a + n - 2, b + n - 2);
+    }
+    return n == 0 || *a == *b;
 }
 
 static inline uint32_t name_hash(const uint8_t *p, size_t n) {

@@ -114,6 +114,16 @@ static inline void copy_value(uint8_t *dst, const uint8_t *src, size_t len) {
 }
 #endif
 
+/* Append one bytes value and its end offset (room for both reserved by the caller). */
+static inline void put_bytes_value(colbuild *cb, const uint8_t *p, size_t len) {
+    copy_value(cb->values.data + cb->values.len, p, len);
+    cb->values.len += len;
+    int32_t off = (int32_t)cb->values.len;
+    memcpy(cb->voffs.data + cb->voffs.len, &off, 4);
+    cb->voffs.len += 4;
+    cb->nvalues++;
+}
+
 /* Append the values of one list message of the column's kind. */
 static int list_append(colbuild *cb, const uint8_t *p, const uint8_t *end) {
     const int kind = cb->kind;
@@ -157,12 +167,7 @@ static int list_append(colbuild *cb, const uint8_t *p, const uint8_t *end) {
                 if (tbuf_reserve(&cb->values, len) || tbuf_reserve(&cb->voffs, 4)) {
                     return E_NOMEM;
                 }
-                copy_value(cb->values.data + cb->values.len, sub, len);
-                cb->values.len += len;
-                int32_t off = (int32_t)cb->values.len;
-                memcpy(cb->voffs.data + cb->voffs.len, &off, 4);
-                cb->voffs.len += 4;
-                cb->nvalues++;
+                put_bytes_value(cb, sub, len);
             }
         } else if (kind == KIND_INT64 && tag == TAG(1, WT_VARINT)) {
             uint64_t v;
@@ -237,66 +242,56 @@ static inline int feature_fast(colbuild *cb, const uint8_t *p, const uint8_t *en
             tbuf_reserve(&cb->voffs, 4)) {
             return 0;
         }
-        copy_value(cb->values.data + cb->values.len, p, len);
-        cb->values.len += len;
-        int32_t off = (int32_t)cb->values.len;
-        memcpy(cb->voffs.data + cb->voffs.len, &off, 4);
-        cb->voffs.len += 4;
-        cb->nvalues++;
+        put_bytes_value(cb, p, len);
     }
     return 1;
+}
+
+/* A column being fed one Feature after another, and where the current one started. */
+typedef struct {
+    colbuild *cb;
+    fstate *st;
+} feed;
+
+/* One field of a Feature: a list of the column's kind is appended, a list of another
+ * kind checked (the last kind field wins, see feature_feed); other fields are unknown. */
+static inline int feed_field(void *ctx, uint32_t tag, const uint8_t *list, const uint8_t *end) {
+    const feed *f = (const feed *)ctx;
+    int kind = feature_kind_field(tag);
+    if (kind == KIND_NONE) {
+        return 0;
+    }
+    if (kind != f->st->kind) {
+        if (f->st->kind == f->cb->kind) {
+            fstate_rollback(f->cb, f->st);
+        }
+        f->st->kind = kind;
+    }
+    if (kind == f->cb->kind) {
+        return list_append(f->cb, list, end);
+    }
+    uint64_t ignored;
+    return list_count(kind, list, end, &ignored, NULL) ? E_MALFORMED : 0;
 }
 
 /* Feed one span of Feature bytes. Several spans (a map entry whose value field
  * repeats) merge like one message: the last kind field wins, and the occurrences of
  * that kind after the last different kind concatenate. */
 static int feature_feed(colbuild *cb, fstate *st, const uint8_t *p, const uint8_t *end) {
-    while (p < end) {
-        uint32_t tag;
-        const uint8_t *sub;
-        size_t len;
-        if (next_field(&p, end, &tag, &sub, &len)) {
-            return E_MALFORMED;
-        }
-        int kind = feature_kind_field(tag);
-        if (kind == KIND_NONE) {
-            continue;
-        }
-        if (kind != st->kind) {
-            if (st->kind == cb->kind) {
-                fstate_rollback(cb, st);
-            }
-            st->kind = kind;
-        }
-        int rc;
-        if (kind == cb->kind) {
-            rc = list_append(cb, sub, sub + len);
-        } else {
-            uint64_t ignored;
-            rc = list_count(kind, sub, sub + len, &ignored, NULL) ? E_MALFORMED : 0;
-        }
-        if (rc) {
-            return rc;
-        }
-    }
-    return 0;
+    feed f = {cb, st};
+    return each_len_field(p, end, feed_field, &f, E_MALFORMED);
+}
+
+/* A map entry's value field (2) is fed as a Feature; its other fields are skipped. */
+static int feed_value(void *ctx, uint32_t tag, const uint8_t *value, const uint8_t *end) {
+    const feed *f = (const feed *)ctx;
+    return tag == TAG(2, WT_LEN) ? feature_feed(f->cb, f->st, value, end) : 0;
 }
 
 /* Feed every value field (field 2) of a map entry. */
 static int feature_feed_entry(colbuild *cb, fstate *st, const uint8_t *p, const uint8_t *end) {
-    while (p < end) {
-        uint32_t tag;
-        const uint8_t *value = NULL;
-        size_t len = 0;
-        if (next_field(&p, end, &tag, &value, &len)) {
-            return E_MALFORMED;
-        }
-        int rc = tag == TAG(2, WT_LEN) ? feature_feed(cb, st, value, value + len) : 0;
-        if (rc) {
-            return rc;
-        }
-    }
-    return 0;
+    feed f = {cb, st};
+    return each_len_field(p, end, feed_value, &f, E_MALFORMED);
 }
 
 static inline void bit_set(uint8_t *bits, int64_t i) { bits[i >> 3] |= (uint8_t)(1u << (i & 7)); }
@@ -336,41 +331,32 @@ static int lol_step(dctx *x, colbuild *cb, const uint8_t *p, const uint8_t *end)
     return put_offset(&cb->inner, cb->nvalues);
 }
 
-/* The steps of one FeatureList message. */
-static int lol_feature_list(dctx *x, colbuild *cb, const uint8_t *p, const uint8_t *end) {
-    while (p < end) {
-        uint32_t tag;
-        const uint8_t *step = NULL;
-        size_t len = 0;
-        if (next_field(&p, end, &tag, &step, &len)) {
-            return E_MALFORMED;
-        }
-        int rc = tag == TAG(1, WT_LEN) ? lol_step(x, cb, step, step + len) : 0;
-        if (rc) {
-            return rc;
-        }
-    }
-    return 0;
+/* A LIST_OF_LIST column being fed FeatureLists, and the decoder (for its errors). */
+typedef struct {
+    dctx *x;
+    colbuild *cb;
+} lol_feed;
+
+/* A FeatureList's field 1 is a step (a Feature); its other fields are skipped. */
+static int lol_step_field(void *ctx, uint32_t tag, const uint8_t *step, const uint8_t *end) {
+    const lol_feed *f = (const lol_feed *)ctx;
+    return tag == TAG(1, WT_LEN) ? lol_step(f->x, f->cb, step, end) : 0;
+}
+
+/* A map entry's value field (2) is a FeatureList: its steps. */
+static int lol_value_field(void *ctx, uint32_t tag, const uint8_t *value, const uint8_t *end) {
+    return tag == TAG(2, WT_LEN) ? each_len_field(value, end, lol_step_field, ctx, E_MALFORMED)
+                                 : 0;
 }
 
 static int lol_row(dctx *x, colbuild *cb, const slotstate *s, size_t r, int present) {
     if (present) {
+        lol_feed f = {x, cb};
         int rc = 0;
         if (s->nval == 1) {
-            rc = lol_feature_list(x, cb, s->val, s->val_end);
+            rc = each_len_field(s->val, s->val_end, lol_step_field, &f, E_MALFORMED);
         } else if (s->nval > 1) {
-            const uint8_t *p = s->entry, *end = s->entry_end;
-            while (p < end && rc == 0) {
-                uint32_t tag;
-                const uint8_t *value = NULL;
-                size_t len = 0;
-                if (next_field(&p, end, &tag, &value, &len)) {
-                    return E_MALFORMED;
-                }
-                if (tag == TAG(2, WT_LEN)) {
-                    rc = lol_feature_list(x, cb, value, value + len);
-                }
-            }
+            rc = each_len_field(s->entry, s->entry_end, lol_value_field, &f, E_MALFORMED);
         }
         if (rc) {
             return rc;
@@ -511,8 +497,11 @@ static inline int scan_entry(dctx *x, int loc, const uint8_t *p, const uint8_t *
             if (e.nval == 0) {
                 return 0;
             }
-            int bad = loc == FEATURES ? feature_well_formed(e.val, e.val_end)
+            int bad = loc == FEATURES ? feature_layout_well_formed(e.val, e.val_end) : 1;
+            if (bad > 0) {
+                bad = loc == FEATURES ? feature_well_formed(e.val, e.val_end)
                                       : feature_list_well_formed(e.val, e.val_end);
+            }
             return bad ? E_MALFORMED : 0;
         }
         return entry_well_formed(p, end, loc) ? E_MALFORMED : 0;
@@ -535,47 +524,38 @@ static inline int scan_entry(dctx *x, int loc, const uint8_t *p, const uint8_t *
     return 0;
 }
 
+/* Where the scan of one record is: the decoder, the record's stamp, and for each
+ * location the ordinal of the next map entry there (for the key hints). */
+typedef struct {
+    dctx *x;
+    size_t stamp;
+    int seq;
+    int loc;
+    int ordinal[2];
+} record_scan;
+
 /* A Features / FeatureLists message: a repeated map entry field 1. */
-static int scan_map(dctx *x, int loc, const uint8_t *p, const uint8_t *end, size_t stamp,
-                    int *ordinal) {
-    while (p < end) {
-        uint32_t tag;
-        const uint8_t *entry = NULL;
-        size_t len = 0;
-        if (next_field(&p, end, &tag, &entry, &len)) {
-            return E_MALFORMED;
-        }
-        int rc = tag == TAG(1, WT_LEN) ? scan_entry(x, loc, entry, entry + len, stamp,
-                                                    (*ordinal)++)
-                                       : 0;
-        if (rc) {
-            return rc;
-        }
+static inline int scan_map_field(void *ctx, uint32_t tag, const uint8_t *entry,
+                                 const uint8_t *end) {
+    record_scan *rs = (record_scan *)ctx;
+    if (tag != TAG(1, WT_LEN)) {
+        return 0;
     }
-    return 0;
+    return scan_entry(rs->x, rs->loc, entry, end, rs->stamp, rs->ordinal[rs->loc]++);
 }
 
 /* The top level of an Example (features = 1) or SequenceExample (context = 1,
  * feature_lists = 2). A repeated message field merges, so its maps merge. */
+static inline int scan_record_field(void *ctx, uint32_t tag, const uint8_t *map,
+                                    const uint8_t *end) {
+    record_scan *rs = (record_scan *)ctx;
+    rs->loc = map_location(tag, rs->seq);
+    return rs->loc < 0 ? 0 : each_len_field(map, end, scan_map_field, rs, E_MALFORMED);
+}
+
 static int scan_record(dctx *x, const uint8_t *p, const uint8_t *end, size_t stamp) {
-    int ordinal[2] = {0, 0};
-    const int seq = x->sc->record_type == SEQUENCE_EXAMPLE;
-    while (p < end) {
-        uint32_t tag;
-        const uint8_t *map = NULL;
-        size_t len = 0;
-        if (next_field(&p, end, &tag, &map, &len)) {
-            return E_MALFORMED;
-        }
-        if (is_map_field(tag, seq)) {
-            int loc = (int)(tag >> 3) - 1;
-            int rc = scan_map(x, loc, map, map + len, stamp, &ordinal[loc]);
-            if (rc) {
-                return rc;
-            }
-        }
-    }
-    return 0;
+    record_scan rs = {x, stamp, x->sc->record_type == SEQUENCE_EXAMPLE, FEATURES, {0, 0}};
+    return each_len_field(p, end, scan_record_field, &rs, E_MALFORMED);
 }
 
 /* The records' payload bytes in all (at most the buffer's size, whatever the lengths say). */
@@ -706,6 +686,22 @@ static inline int record_crc_ok(dctx *x, const uint8_t *buf, size_t buflen, cons
     return r != x->crc_bad;
 }
 
+/* Record r's span [*start, *start + *len) in the buffer, its data CRC checked with
+ * x->verify_crc: 0, or E_SPAN / E_DATA_CRC with x->err_record set. */
+static inline int record_checked(dctx *x, const uint8_t *buf, size_t buflen, const uint8_t *offs,
+                                 const uint8_t *lens, size_t n, size_t r, size_t *start,
+                                 size_t *len) {
+    if (record_span(offs, lens, r, buflen, start, len)) {
+        x->err_record = r;
+        return E_SPAN;
+    }
+    if (!record_crc_ok(x, buf, buflen, offs, lens, n, r)) {
+        x->err_record = r;
+        return E_DATA_CRC;
+    }
+    return 0;
+}
+
 /* The decode loop (runs without the GIL). */
 int decode_core(dctx *x, const uint8_t *buf, size_t buflen, const uint8_t *offs,
                 const uint8_t *lens, size_t n) {
@@ -714,13 +710,9 @@ int decode_core(dctx *x, const uint8_t *buf, size_t buflen, const uint8_t *offs,
         colbuild *cb = &x->cb[0];
         for (size_t r = 0; r < n; r++) {
             size_t start, len;
-            if (record_span(offs, lens, r, buflen, &start, &len)) {
-                x->err_record = r;
-                return E_SPAN;
-            }
-            if (!record_crc_ok(x, buf, buflen, offs, lens, n, r)) {
-                x->err_record = r;
-                return E_DATA_CRC;
+            int rc = record_checked(x, buf, buflen, offs, lens, n, r, &start, &len);
+            if (rc) {
+                return rc;
             }
             if ((int64_t)(cb->values.len + len) > INT32_LIMIT) {
                 x->err_record = r;
@@ -740,16 +732,12 @@ int decode_core(dctx *x, const uint8_t *buf, size_t buflen, const uint8_t *offs,
     }
     for (size_t r = 0; r < n; r++) {
         size_t start, len;
-        if (record_span(offs, lens, r, buflen, &start, &len)) {
-            x->err_record = r;
-            return E_SPAN;
-        }
-        if (!record_crc_ok(x, buf, buflen, offs, lens, n, r)) {
-            x->err_record = r;
-            return E_DATA_CRC;
+        int rc = record_checked(x, buf, buflen, offs, lens, n, r, &start, &len);
+        if (rc) {
+            return rc;
         }
         size_t row = x->row_base + r;
-        int rc = scan_record(x, buf + start, buf + start + len, row + 1);
+        rc = scan_record(x, buf + start, buf + start + len, row + 1);
         if (rc) {
             x->err_record = r;
             x->err_column = -1;

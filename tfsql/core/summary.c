@@ -96,104 +96,112 @@ static int summarize_entry(sctx *s, int loc, const uint8_t *p, const uint8_t *en
     return 0;
 }
 
-static int summarize_map(sctx *s, int loc, const uint8_t *p, const uint8_t *end, size_t stamp) {
-    while (p < end) {
-        uint32_t tag;
-        const uint8_t *entry = NULL;
-        size_t len = 0;
-        if (next_field(&p, end, &tag, &entry, &len)) {
-            return E_MALFORMED;
-        }
-        int rc = tag == TAG(1, WT_LEN) ? summarize_entry(s, loc, entry, entry + len, stamp) : 0;
-        if (rc) {
-            return rc;
-        }
-    }
-    return 0;
+/* Where the summary of one record is: its statistics, the record's stamp, and the
+ * location of the map being walked. */
+typedef struct {
+    sctx *s;
+    size_t stamp;
+    int seq;
+    int loc;
+} record_summary;
+
+/* A Features / FeatureLists message: a repeated map entry field 1. */
+static int summarize_map_field(void *ctx, uint32_t tag, const uint8_t *entry,
+                               const uint8_t *end) {
+    const record_summary *rs = (const record_summary *)ctx;
+    return tag == TAG(1, WT_LEN) ? summarize_entry(rs->s, rs->loc, entry, end, rs->stamp) : 0;
 }
 
-/* Kind, value count and UTF-8-ness of a Feature, fed span by span (oneof merge). */
+/* The top level of an Example / SequenceExample: its feature maps. */
+static int summarize_record_field(void *ctx, uint32_t tag, const uint8_t *map,
+                                  const uint8_t *end) {
+    record_summary *rs = (record_summary *)ctx;
+    rs->loc = map_location(tag, rs->seq);
+    return rs->loc < 0 ? 0 : each_len_field(map, end, summarize_map_field, rs, E_MALFORMED);
+}
+
+/* Kind, value count and UTF-8-ness of a Feature, fed span by span (oneof merge); with
+ * want_utf8, the UTF-8 of its bytes values is checked. */
 typedef struct {
     int kind;
     uint64_t count;
     int utf8;
+    int want_utf8;
 } sfeat;
 
-static int sfeat_feed(sfeat *f, const uint8_t *p, const uint8_t *end, int want_utf8) {
-    while (p < end) {
-        uint32_t tag;
-        const uint8_t *list;
-        size_t len;
-        if (next_field(&p, end, &tag, &list, &len)) {
-            return E_MALFORMED;
-        }
-        int kind = feature_kind_field(tag);
-        if (kind == KIND_NONE) {
-            continue;
-        }
-        if (kind != f->kind) {
-            f->kind = kind;
-            f->count = 0;
-            f->utf8 = 1;
-        }
-        uint64_t k;
-        if (list_count(kind, list, list + len, &k,
-                       (want_utf8 && kind == KIND_BYTES) ? &f->utf8 : NULL)) {
-            return E_MALFORMED;
-        }
-        f->count += k;
+/* One field of a Feature: a list of a kind (the last kind field wins). */
+static int sfeat_field(void *ctx, uint32_t tag, const uint8_t *list, const uint8_t *end) {
+    sfeat *f = (sfeat *)ctx;
+    int kind = feature_kind_field(tag);
+    if (kind == KIND_NONE) {
+        return 0;
     }
+    if (kind != f->kind) {
+        f->kind = kind;
+        f->count = 0;
+        f->utf8 = 1;
+    }
+    uint64_t k;
+    if (list_count(kind, list, end, &k, (f->want_utf8 && kind == KIND_BYTES) ? &f->utf8 : NULL)) {
+        return E_MALFORMED;
+    }
+    f->count += k;
     return 0;
+}
+
+/* What the values of one entry of a feature hold: the Feature (at FEATURES) or, for a
+ * FeatureList, the kinds, number and largest length of its steps. */
+typedef struct {
+    int location;
+    sfeat f;
+    int want_utf8;
+    uint64_t kinds, len, inner_max;
+    int utf8;
+} svalues;
+
+/* A FeatureList's field 1: one step, a Feature. */
+static int summarize_step(void *ctx, uint32_t tag, const uint8_t *feature, const uint8_t *end) {
+    svalues *v = (svalues *)ctx;
+    if (tag != TAG(1, WT_LEN)) {
+        return 0;
+    }
+    sfeat step = {KIND_NONE, 0, 1, v->want_utf8 && v->utf8};
+    if (each_len_field(feature, end, sfeat_field, &step, E_MALFORMED)) {
+        return E_MALFORMED;
+    }
+    v->kinds |= 1ull << step.kind;
+    v->inner_max = step.count > v->inner_max ? step.count : v->inner_max;
+    if (step.kind == KIND_BYTES && !step.utf8) {
+        v->utf8 = 0;
+    }
+    v->len++;
+    return 0;
+}
+
+/* A map entry's value field (2): a Feature (fed into one), or a FeatureList's steps. */
+static int summarize_value(void *ctx, uint32_t tag, const uint8_t *value, const uint8_t *end) {
+    svalues *v = (svalues *)ctx;
+    if (tag != TAG(2, WT_LEN)) {
+        return 0;
+    }
+    if (v->location == FEATURES) {
+        return each_len_field(value, end, sfeat_field, &v->f, E_MALFORMED) ? E_MALFORMED : 0;
+    }
+    return each_len_field(value, end, summarize_step, v, E_MALFORMED);
 }
 
 /* Fold the current record's last entry of `st` into its statistics. */
 static int summarize_feature(sstat *st) {
-    const uint8_t *p = st->entry, *end = st->entry_end;
-    uint64_t kinds = 0, len = 0, inner_max = 0;
-    int utf8 = 1;
-    sfeat f = {KIND_NONE, 0, 1};
-    while (p < end) {
-        uint32_t tag;
-        const uint8_t *v;
-        size_t vlen = 0;
-        if (next_field(&p, end, &tag, &v, &vlen)) {
-            return E_MALFORMED;
-        }
-        if (tag != TAG(2, WT_LEN)) {
-            continue;
-        }
-        const uint8_t *vend = v + vlen;
-        if (st->location == FEATURES) {
-            if (sfeat_feed(&f, v, vend, st->utf8)) {
-                return E_MALFORMED;
-            }
-            continue;
-        }
-        while (v < vend) { /* a FeatureList: its steps */
-            const uint8_t *feature = NULL;
-            size_t slen = 0;
-            if (next_field(&v, vend, &tag, &feature, &slen)) {
-                return E_MALFORMED;
-            }
-            if (tag != TAG(1, WT_LEN)) {
-                continue;
-            }
-            sfeat step = {KIND_NONE, 0, 1};
-            if (sfeat_feed(&step, feature, feature + slen, st->utf8 && utf8)) {
-                return E_MALFORMED;
-            }
-            kinds |= 1ull << step.kind;
-            inner_max = step.count > inner_max ? step.count : inner_max;
-            if (step.kind == KIND_BYTES && !step.utf8) {
-                utf8 = 0;
-            }
-            len++;
-        }
+    svalues v = {st->location, {KIND_NONE, 0, 1, st->utf8}, st->utf8, 0, 0, 0, 1};
+    if (each_len_field(st->entry, st->entry_end, summarize_value, &v, E_MALFORMED)) {
+        return E_MALFORMED;
     }
+    uint64_t kinds = v.kinds, len = v.len, inner_max = v.inner_max;
+    int utf8 = v.utf8;
     if (st->location == FEATURES) {
-        kinds = 1ull << f.kind;
-        len = inner_max = f.count;
-        utf8 = f.kind == KIND_BYTES ? f.utf8 : 1;
+        kinds = 1ull << v.f.kind;
+        len = inner_max = v.f.count;
+        utf8 = v.f.kind == KIND_BYTES ? v.f.utf8 : 1;
     }
     st->kinds |= kinds;
     if (st->present == 0 || len < st->min_len) {
@@ -222,21 +230,12 @@ int summarize_core(sctx *s, int record_type, const uint8_t *buf, size_t buflen,
         if (record_span(offs, lens, r, buflen, &start, &len)) {
             return E_SPAN;
         }
-        const uint8_t *p = buf + start, *end = p + len;
         s->touched.len = 0;
-        while (p < end) {
-            uint32_t tag;
-            const uint8_t *map = NULL;
-            size_t mlen = 0;
-            if (next_field(&p, end, &tag, &map, &mlen)) {
-                return E_MALFORMED;
-            }
-            int rc = is_map_field(tag, seq)
-                         ? summarize_map(s, (int)(tag >> 3) - 1, map, map + mlen, r + 1)
-                         : 0;
-            if (rc) {
-                return rc;
-            }
+        record_summary rs = {s, r + 1, seq, FEATURES};
+        int rc = each_len_field(buf + start, buf + start + len, summarize_record_field, &rs,
+                                E_MALFORMED);
+        if (rc) {
+            return rc;
         }
         size_t ntouched = s->touched.len / 4;
         for (size_t k = 0; k < ntouched; k++) {

@@ -147,69 +147,49 @@ int list_count(int kind, const uint8_t *p, const uint8_t *end, uint64_t *count,
 
 /* -- protobuf's checks on what no column decodes ----------------------------- */
 
-/* A check of one length-delimited field (its tag and body); non-zero refuses it. */
-typedef int (*field_check)(uint32_t tag, const uint8_t *body, size_t len, int arg);
-
-/* Walk the fields of a message [p, end): every field's wire structure is checked (the
- * others skipped as unknown fields are), each length-delimited one passed to `check`.
- * 0 when protobuf would parse it, -1 when not. */
-static int each_len_field(const uint8_t *p, const uint8_t *end, field_check check, int arg) {
-    while (p < end) {
-        uint32_t tag;
-        const uint8_t *body = NULL;
-        size_t len = 0;
-        if (next_field(&p, end, &tag, &body, &len)) {
-            return -1;
-        }
-        if ((tag & 7) == WT_LEN && check(tag, body, len, arg)) {
-            return -1;
-        }
-    }
-    return 0;
-}
+/* The checks below are steps of each_len_field (core_internal.h): a non-zero step
+ * refuses the field, and a walk returns -1 when protobuf would not parse the message. */
 
 /* Feature: oneof bytes_list 1, float_list 2, int64_list 3 (other fields unknown). */
-static int feature_field_ok(uint32_t tag, const uint8_t *body, size_t len, int arg) {
-    (void)arg;
+static int feature_field_ok(void *ctx, uint32_t tag, const uint8_t *body, const uint8_t *end) {
+    (void)ctx;
     uint64_t count;
     int kind = feature_kind_field(tag);
-    return kind != KIND_NONE && list_count(kind, body, body + len, &count, NULL);
+    return kind != KIND_NONE && list_count(kind, body, end, &count, NULL);
 }
 
 /* FeatureList: repeated Feature feature = 1. */
-static int feature_list_field_ok(uint32_t tag, const uint8_t *body, size_t len, int arg) {
-    (void)arg;
-    return tag == TAG(1, WT_LEN) && feature_well_formed(body, body + len);
+static int feature_list_field_ok(void *ctx, uint32_t tag, const uint8_t *body,
+                                 const uint8_t *end) {
+    (void)ctx;
+    return tag == TAG(1, WT_LEN) && feature_well_formed(body, end);
 }
 
 /* A map entry: string key = 1 (UTF-8), value = 2 (a Feature, or a FeatureList at
- * location FEATURE_LISTS). */
-static int entry_field_ok(uint32_t tag, const uint8_t *body, size_t len, int loc) {
+ * location *loc FEATURE_LISTS). */
+static int entry_field_ok(void *loc, uint32_t tag, const uint8_t *body, const uint8_t *end) {
     if (tag == TAG(1, WT_LEN)) {
-        return !utf8_valid(body, len);
+        return !utf8_valid(body, (size_t)(end - body));
     }
     if (tag == TAG(2, WT_LEN)) {
-        return loc == FEATURES ? feature_well_formed(body, body + len)
-                               : feature_list_well_formed(body, body + len);
+        return *(const int *)loc == FEATURES ? feature_well_formed(body, end)
+                                             : feature_list_well_formed(body, end);
     }
     return 0;
 }
 
-/* Features / FeatureLists: repeated entry = 1. */
-static int map_field_ok(uint32_t tag, const uint8_t *body, size_t len, int loc) {
-    return tag == TAG(1, WT_LEN) && entry_well_formed(body, body + len, loc);
+/* Features / FeatureLists at location *loc: repeated entry = 1. */
+static int map_field_ok(void *loc, uint32_t tag, const uint8_t *body, const uint8_t *end) {
+    return tag == TAG(1, WT_LEN) && entry_well_formed(body, end, *(const int *)loc);
 }
 
-/* Example (features = 1) / SequenceExample (context = 1, feature_lists = 2). */
-static int record_field_ok(uint32_t tag, const uint8_t *body, size_t len, int seq) {
-    if (!is_map_field(tag, seq)) {
-        return 0;
-    }
-    return each_len_field(body, body + len, map_field_ok, (int)(tag >> 3) - 1);
+/* Example (features = 1) / SequenceExample (*seq: context = 1, feature_lists = 2). */
+static int record_field_ok(void *seq, uint32_t tag, const uint8_t *body, const uint8_t *end) {
+    int loc = map_location(tag, *(const int *)seq);
+    return loc < 0 ? 0 : each_len_field(body, end, map_field_ok, &loc, -1);
 }
 
-/* Packed varints [p, end): each at most 10 bytes, the last one complete (no count). */
-static int packed_varints_valid(const uint8_t *p, const uint8_t *end) {
+int packed_varints_valid(const uint8_t *p, const uint8_t *end) {
     if (p < end && (end[-1] & 0x80)) {
         return -1;
     }
@@ -243,54 +223,22 @@ static int packed_varints_valid(const uint8_t *p, const uint8_t *end) {
     return 0;
 }
 
-/* A BytesList's values [p, end) in the layout writers produce (each a field 1 with its
- * length); 1 when another layout needs the general loop. */
-static int bytes_values_valid(const uint8_t *p, const uint8_t *end) {
-    while (p < end) {
-        size_t len;
-        if (*p != TAG(1, WT_LEN)) {
-            return 1;
-        }
-        p++;
-        if (rd_len(&p, end, &len)) {
-            return -1;
-        }
-        p += len;
-    }
-    return 0;
-}
-
 int feature_well_formed(const uint8_t *p, const uint8_t *end) {
-    /* What writers produce: one list spanning the Feature, its numbers packed, checked
-     * without the general loop (same result, fewer steps). */
-    size_t room = (size_t)(end - p);
-    if (room >= 2 && p[1] < 0x80 && room == 2 + (size_t)p[1]) {
-        if (p[0] == TAG(1, WT_LEN)) {
-            int rc = bytes_values_valid(p + 2, end);
-            if (rc <= 0) {
-                return rc;
-            }
-        } else if (room >= 4 && p[2] == TAG(1, WT_LEN) && p[3] < 0x80 &&
-                   room == 4 + (size_t)p[3]) {
-            if (p[0] == TAG(3, WT_LEN)) {
-                return packed_varints_valid(p + 4, end);
-            }
-            if (p[0] == TAG(2, WT_LEN)) {
-                return (p[3] & 3) ? -1 : 0;
-            }
-        }
+    int rc = feature_layout_well_formed(p, end);
+    if (rc <= 0) {
+        return rc;
     }
-    return each_len_field(p, end, feature_field_ok, 0);
+    return each_len_field(p, end, feature_field_ok, NULL, -1) ? -1 : 0;
 }
 
 int feature_list_well_formed(const uint8_t *p, const uint8_t *end) {
-    return each_len_field(p, end, feature_list_field_ok, 0);
+    return each_len_field(p, end, feature_list_field_ok, NULL, -1) ? -1 : 0;
 }
 
 int entry_well_formed(const uint8_t *p, const uint8_t *end, int loc) {
-    return each_len_field(p, end, entry_field_ok, loc);
+    return each_len_field(p, end, entry_field_ok, &loc, -1) ? -1 : 0;
 }
 
 int record_well_formed(const uint8_t *p, const uint8_t *end, int seq) {
-    return each_len_field(p, end, record_field_ok, seq);
+    return each_len_field(p, end, record_field_ok, &seq, -1) ? -1 : 0;
 }

@@ -178,8 +178,13 @@ int ends_with_ci(const char *s, const char *suffix);
 
 /* -- source.c ---------------------------------------------------------------- */
 
-/* Bytes kept ahead of a scan: a window is refilled to WINDOW_BYTES (or one record). */
+/* The bytes an inference sample first reads (inference.c). */
 #define WINDOW_BYTES ((size_t)8 << 20)
+/* The bytes a window holds after a refill (or one record). pread() copies the file's
+ * bytes into the window; a window this small is still in the core's L2 cache when its
+ * records' CRCs are checked and decoded right after the copy (an 8 MiB one was not, and
+ * cost the DuckDB scans more CPU time: tests/benchmarks/compare_builds.py). */
+#define WINDOW_READ ((size_t)256 << 10)
 /* Compressed bytes read at a time, and inflated bytes produced per inflate() call. */
 #define COMPRESSED_CHUNK ((size_t)1 << 20)
 #define INFLATE_STEP ((size_t)1 << 20)
@@ -219,7 +224,7 @@ int source_read(source *s, tbuf *out, size_t want, char *err);
 int window_open(window *w, const char *path, int64_t listed_size, int comp, char *err);
 void window_close(window *w);
 /* Make stream bytes [from, from + need) available (fewer only at the end of the
- * stream), dropping those before `from`; a read takes at least WINDOW_BYTES. */
+ * stream), dropping those before `from`; a refill reads up to WINDOW_READ bytes. */
 int window_fill(window *w, uint64_t from, size_t need, char *err);
 
 /* -- messages.c ------------------------------------------------------------------ */

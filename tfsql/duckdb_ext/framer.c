@@ -21,8 +21,9 @@
 
 /* The bytes find_boundary_core checks past a candidate (tfsql.splits.RESYNC_LOOKAHEAD). */
 #define RESYNC_LOOKAHEAD ((size_t)256 << 10)
-/* Fewer bytes than this ahead of the next record refill the window. */
-#define WINDOW_LOW ((size_t)1 << 20)
+/* Fewer bytes than this ahead of the next record refill the window (the refill moves
+ * them to the window's start: a quarter of a window, still in the cache). */
+#define WINDOW_LOW (WINDOW_READ / 4)
 
 void frame_fields(tferror *e, const char *path, int status, size_t index, uint64_t at,
                   uint64_t length, uint64_t limit) {

@@ -4,7 +4,7 @@
  *
  * Nothing is mapped: a mapping of a file that another process truncates faults
  * (SIGBUS) on the first page past the new end, which kills the whole database process.
- * A file is read with pread() into a window of at most WINDOW_BYTES (or one record,
+ * A file is read with pread() into a window of at most WINDOW_READ (or one record,
  * which the caller bounds by max_record_bytes); a compressed file is read in
  * COMPRESSED_CHUNK pieces and inflated as the scan goes, never whole.
  *
@@ -375,7 +375,7 @@ int window_fill(window *w, uint64_t from, size_t need, char *err) {
         w->buf.len = have;
         w->base = from;
     }
-    size_t goal = need > WINDOW_BYTES ? need : WINDOW_BYTES;
+    size_t goal = need > WINDOW_READ ? need : WINDOW_READ;
     while (w->buf.len < goal && !w->src.eof) {
         if (source_read(&w->src, &w->buf, goal - w->buf.len, err)) {
             return -1;
