@@ -103,6 +103,10 @@ SCHEMA: dict[str, str] = {
         "no sampled record had more than one; pass {lists_option}, a list type in {schema_option}, or a "
         "larger infer_sample"
     ),
+    "not_utf8": (
+        "feature '{feature}' holds bytes that are not valid UTF-8 in {where}, but column '{feature}' is a "
+        "string; read it as binary ({binary_option})"
+    ),
 }
 
 #: A file that changed while it was read (``FileChangedError``).
@@ -126,6 +130,7 @@ DIALECTS: dict[str, dict[str, str]] = {
         "infer_option": "infer_sample=...",
         "lists_option": "lists='always'",
         "missing_insert": "missing_columns='insert'",
+        "binary_option": "schema= giving it pa.binary()",
     },
     "sql": {
         "skip_option": "add on_corrupt := 'skip' or ignore_errors := true to the tfrecord_scan call",
@@ -137,6 +142,7 @@ DIALECTS: dict[str, dict[str, str]] = {
         "infer_option": "infer_sample := ...",
         "lists_option": "lists := 'always'",
         "missing_insert": "missing_columns := 'insert'",
+        "binary_option": "schema := giving it 'BLOB'",
     },
 }
 

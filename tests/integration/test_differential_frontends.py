@@ -127,6 +127,11 @@ def _build(root: Path) -> dict[str, str]:
     sources["grows"] = str(root / "grows.tfrecord")
     write_examples(root / "kinds.tfrecord", [{"v": 1}, {"v": 2}, {"v": [b"x"]}])
     sources["kinds"] = str(root / "kinds.tfrecord")
+    # bytes that are not UTF-8 in a column a schema makes a string (inference makes it binary)
+    write_examples(root / "not_utf8.tfrecord", [{"s": [b"ok"]}, {"s": [b"x"]}, {"s": [b"a\xffb"]}])
+    sources["not_utf8"] = str(root / "not_utf8.tfrecord")
+    write_examples(root / "not_utf8_list.tfrecord", [{"l": [b"a"]}, {"l": [b"b", b"c\xff"]}, {"l": [b"d"]}])
+    sources["not_utf8_list"] = str(root / "not_utf8_list.tfrecord")
     return sources
 
 
@@ -157,6 +162,8 @@ SAMPLES: dict[str, list[Sample]] = {
     "schema": [
         Sample("tabular", SCHEMA_ID[0], sql=SCHEMA_ID[1]),
         Sample("tabular", SCHEMA_TYPO[0], sql=SCHEMA_TYPO[1]),
+        Sample("not_utf8", {"s": pa.string()}, sql="{'s': 'VARCHAR'}"),
+        Sample("not_utf8_list", {"l": pa.list_(pa.string())}, sql="{'l': 'VARCHAR[]'}"),
     ],
     "record_type": [
         Sample("tabular", "bytes"),
@@ -224,6 +231,8 @@ BASELINES = {
     "literal": {"glob": False},
     "grows": {},
     "kinds": {},
+    "not_utf8": {},
+    "not_utf8_list": {},
 }
 
 

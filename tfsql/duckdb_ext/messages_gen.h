@@ -33,6 +33,7 @@ static const msg_entry TFSQL_MSG_CORRUPT[] = {
 static const msg_entry TFSQL_MSG_SCHEMA[] = {
     {"kind_mismatch", "feature '{feature}' holds {found} in {where}, but column '{feature}' is read from {expected}; pass {schema_option} with the right type, or infer the schema from more records ({infer_option})"},
     {"not_scalar", "feature '{feature}' holds several values in {where}, but column '{feature}' is a scalar because no sampled record had more than one; pass {lists_option}, a list type in {schema_option}, or a larger infer_sample"},
+    {"not_utf8", "feature '{feature}' holds bytes that are not valid UTF-8 in {where}, but column '{feature}' is a string; read it as binary ({binary_option})"},
     {NULL, NULL},
 };
 
@@ -61,6 +62,7 @@ static const msg_entry TFSQL_MSG_SQL_PHRASES[] = {
     {"infer_option", "infer_sample := ..."},
     {"lists_option", "lists := 'always'"},
     {"missing_insert", "missing_columns := 'insert'"},
+    {"binary_option", "schema := giving it 'BLOB'"},
     {NULL, NULL},
 };
 
