@@ -227,7 +227,15 @@ def _check_not_null(array: pa.Array, spec: ColumnSpec, *, where: str, first_reco
     )
 
 
-def _read_tensor(decoded: pa.Array, spec: ColumnSpec, layout: tuple, *, where: str, first_record: int) -> pa.Array:
+def _read_tensor(
+    decoded: pa.Array,
+    spec: ColumnSpec,
+    layout: tuple,
+    *,
+    where: str,
+    first_record: int,
+    offset_of: Callable[[int], int] | None = None,
+) -> pa.Array:
     """A flat list column reshaped to the tensor type ``spec.arrow_type`` (row-major)."""
     shape, value_type = layout
     total = 1
@@ -235,7 +243,7 @@ def _read_tensor(decoded: pa.Array, spec: ColumnSpec, layout: tuple, *, where: s
         total *= size
     flat = replace(spec, arrow_type=pa.list_(value_type, total), nullable=True)
     _check_fixed_size(decoded, flat, where=where, first_record=first_record, tensor_shape=shape)
-    storage = _cast(decoded, flat, where=where, first_record=first_record)
+    storage = _cast(decoded, flat, where=where, first_record=first_record, offset_of=offset_of)
     target = spec.arrow_type
     if isinstance(target, pa.BaseExtensionType):
         return pa.ExtensionArray.from_storage(target, storage)
@@ -278,7 +286,7 @@ def cast_to_target(
     """
     tensor = tensor_layout(spec.arrow_type)
     if tensor is not None:
-        result = _read_tensor(decoded, spec, tensor, where=where, first_record=first_record)
+        result = _read_tensor(decoded, spec, tensor, where=where, first_record=first_record, offset_of=offset_of)
     else:
         result = _cast(decoded, spec, where=where, first_record=first_record, offset_of=offset_of)
     _check_not_null(result, spec, where=where, first_record=first_record)
