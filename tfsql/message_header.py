@@ -6,7 +6,9 @@
 no Python step); ``tests/unit/test_message_header.py`` regenerates it and fails on any
 difference. It holds every template of :mod:`tfsql.messages` as a C string and the SQL
 dialect's phrases; ``tfsql/duckdb_ext/messages.c`` fills them in as
-:func:`tfsql.messages.render` does.
+:func:`tfsql.messages.render` does (with the core's ``tfsql_render``). ``--write`` also
+writes ``tfsql/core/infer_messages_gen.h``, the inference's templates
+(:data:`tfsql.messages.INFER`) that the core itself renders (``tfsql/core/infer.c``).
 
 Examples
 --------
