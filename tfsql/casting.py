@@ -18,6 +18,7 @@ DataType(int8)
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Callable
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -44,6 +45,35 @@ def _first_failing_row(decoded: pa.Array, target: pa.DataType) -> int | None:
         else:
             lo = mid + 1
     return lo if lo < len(decoded) else None
+
+
+def _is_binary(t: pa.DataType) -> bool:
+    return pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_binary_view(t)
+
+
+def _is_string(t: pa.DataType) -> bool:
+    return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t)
+
+
+def _check_utf8(
+    decoded: pa.Array, spec: ColumnSpec, *, where: str, first_record: int, offset_of: Callable[[int], int] | None
+) -> None:
+    """Every bytes value read into a string column must be valid UTF-8 (called when the
+    cast failed): the first that is not is found by casting prefixes of the flat values
+    (pyarrow has no per-value UTF-8 check), and reported from its fields
+    (:data:`tfsql.messages.SCHEMA`)."""
+    flat = _flat_values(decoded)
+    bad = _first_failing_row(flat, pa.string())
+    if bad is None:
+        return
+    row = _flat_rows(decoded)[bad].as_py()
+    raise SchemaError.from_reason(
+        "not_utf8",
+        feature=spec.name,
+        path=where,
+        record_index=first_record + row,
+        offset=None if offset_of is None else offset_of(row),
+    )
 
 
 def _check_bool(decoded: pa.Array, spec: ColumnSpec, *, where: str, first_record: int) -> None:
@@ -197,7 +227,15 @@ def _check_not_null(array: pa.Array, spec: ColumnSpec, *, where: str, first_reco
     )
 
 
-def _read_tensor(decoded: pa.Array, spec: ColumnSpec, layout: tuple, *, where: str, first_record: int) -> pa.Array:
+def _read_tensor(
+    decoded: pa.Array,
+    spec: ColumnSpec,
+    layout: tuple,
+    *,
+    where: str,
+    first_record: int,
+    offset_of: Callable[[int], int] | None = None,
+) -> pa.Array:
     """A flat list column reshaped to the tensor type ``spec.arrow_type`` (row-major)."""
     shape, value_type = layout
     total = 1
@@ -205,7 +243,7 @@ def _read_tensor(decoded: pa.Array, spec: ColumnSpec, layout: tuple, *, where: s
         total *= size
     flat = replace(spec, arrow_type=pa.list_(value_type, total), nullable=True)
     _check_fixed_size(decoded, flat, where=where, first_record=first_record, tensor_shape=shape)
-    storage = _cast(decoded, flat, where=where, first_record=first_record)
+    storage = _cast(decoded, flat, where=where, first_record=first_record, offset_of=offset_of)
     target = spec.arrow_type
     if isinstance(target, pa.BaseExtensionType):
         return pa.ExtensionArray.from_storage(target, storage)
@@ -216,14 +254,22 @@ def _read_tensor(decoded: pa.Array, spec: ColumnSpec, layout: tuple, *, where: s
     return pa.FixedSizeListArray.from_arrays(values, shape[0], mask=mask).cast(target)
 
 
-def cast_to_target(decoded: pa.Array, spec: ColumnSpec, *, where: str, first_record: int) -> pa.Array:
+def cast_to_target(
+    decoded: pa.Array,
+    spec: ColumnSpec,
+    *,
+    where: str,
+    first_record: int,
+    offset_of: Callable[[int], int] | None = None,
+) -> pa.Array:
     """Cast a decoded column to ``spec.arrow_type``: exact or a :class:`SchemaError`.
 
     Integers are range-checked, bytes UTF-8-checked; a float read as a decimal (or
     float16) must convert back to the same float32; a tensor type reshapes a flat list
     (row-major) after checking its value count; a non-nullable column must have a value
     in every record. ``where`` names the file for messages and ``first_record`` is the
-    record index of row 0 in that file.
+    record index of row 0 in that file; ``offset_of`` gives the byte offset of a row's
+    record, when known.
 
     Examples
     --------
@@ -240,14 +286,16 @@ def cast_to_target(decoded: pa.Array, spec: ColumnSpec, *, where: str, first_rec
     """
     tensor = tensor_layout(spec.arrow_type)
     if tensor is not None:
-        result = _read_tensor(decoded, spec, tensor, where=where, first_record=first_record)
+        result = _read_tensor(decoded, spec, tensor, where=where, first_record=first_record, offset_of=offset_of)
     else:
-        result = _cast(decoded, spec, where=where, first_record=first_record)
+        result = _cast(decoded, spec, where=where, first_record=first_record, offset_of=offset_of)
     _check_not_null(result, spec, where=where, first_record=first_record)
     return result
 
 
-def _cast(decoded: pa.Array, spec: ColumnSpec, *, where: str, first_record: int) -> pa.Array:
+def _cast(
+    decoded: pa.Array, spec: ColumnSpec, *, where: str, first_record: int, offset_of: Callable[[int], int] | None
+) -> pa.Array:
     target = spec.arrow_type
     if decoded.type == target:
         return decoded
@@ -257,6 +305,8 @@ def _cast(decoded: pa.Array, spec: ColumnSpec, *, where: str, first_record: int)
     try:
         cast = _safe_cast(decoded, target)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        if _is_binary(_leaf_type(decoded.type)) and _is_string(_leaf_type(target)):
+            _check_utf8(decoded, spec, where=where, first_record=first_record, offset_of=offset_of)
         row = _first_failing_row(decoded, target)
         at = f", record {first_record + row}" if row is not None else ""
         raise SchemaError(

@@ -167,7 +167,7 @@ class BlockDecoder:
             columns = self._decoder.decode(block.buf, block.offsets, block.lengths, unknown, block.crc_pending)
         except codec.DecodeError as exc:
             raise translate_decode_error(exc, block, self.record_type, self.specs) from None
-        return self._batch(columns, n, block)
+        return self._batch(columns, n, [block])
 
     def decode_blocks(
         self, blocks: Iterator[RecordBlock], max_rows: int, max_bytes: int, *, unknown: set | None = None
@@ -197,6 +197,7 @@ class BlockDecoder:
         while True:
             builder = None if self._decoder is None else self._decoder.builder(max_rows, max_bytes)
             first: RecordBlock | None = None  # where the batch starts (its buffer not held)
+            spans: list[RecordBlock] = []  # where its records start, for a value's error
             rows = payload = 0
             while rows < max_rows and payload < max_bytes:
                 block = pending.pop() if pending else next(blocks, None)
@@ -218,20 +219,33 @@ class BlockDecoder:
                     _check_data_crcs(block)
                 if first is None:
                     first = block.head()
+                spans.append(block.positions())
                 end = block.record_offset(len(block) - 1) + _HEADER + int(block.lengths[-1]) + _FOOTER
                 rows += len(block)
                 payload += int(block.lengths.sum())
             if first is None:
                 return
-            batch = empty_batch(rows) if builder is None else self._batch(builder.finish(), rows, first)
+            batch = empty_batch(rows) if builder is None else self._batch(builder.finish(), rows, spans)
             yield batch, first, end
 
-    def _batch(self, columns: list, n: int, block: RecordBlock) -> pa.RecordBatch:
-        """The C decoder's columns as a batch of the requested types (no copy but casts)."""
+    def _batch(self, columns: list, n: int, spans: list[RecordBlock]) -> pa.RecordBatch:
+        """The C decoder's columns as a batch of the requested types (no copy but casts);
+        ``spans``: the blocks the batch was decoded from, in order (their positions)."""
         arrays = []
+        first = spans[0]
+
+        def offset_of(row: int) -> int:
+            for span in spans:
+                if row < len(span):
+                    return span.record_offset(row)
+                row -= len(span)
+            raise IndexError(row)
+
         for spec, parts in zip(self.specs, columns):
             array = _column_array(spec, n, parts)
-            arrays.append(cast_to_target(array, spec, where=block.path, first_record=block.first_index))
+            arrays.append(
+                cast_to_target(array, spec, where=first.path, first_record=first.first_index, offset_of=offset_of)
+            )
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
 
 

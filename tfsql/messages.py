@@ -34,6 +34,13 @@ __all__ = [
     "DIALECTS",
     "FILE_CHANGED",
     "FILE_CHANGED_WHAT",
+    "INFER",
+    "INFER_FILES",
+    "INFER_KINDS_JOIN",
+    "INFER_KIND_FIRST",
+    "INFER_MORE_FILES",
+    "INFER_NAME",
+    "INFER_NAMES_JOIN",
     "MALFORMED_DETAIL",
     "MALFORMED_FEATURE",
     "SCHEMA",
@@ -43,6 +50,7 @@ __all__ = [
     "SKIP_REST",
     "WHERE_OFFSET",
     "WHERE_RECORD",
+    "infer_where",
     "render",
 ]
 
@@ -103,7 +111,49 @@ SCHEMA: dict[str, str] = {
         "no sampled record had more than one; pass {lists_option}, a list type in {schema_option}, or a "
         "larger infer_sample"
     ),
+    "not_utf8": (
+        "feature '{feature}' holds bytes that are not valid UTF-8 in {where}, but column '{feature}' is a "
+        "string; read it as binary ({binary_option})"
+    ),
 }
+
+#: What the schema inference refuses (``InferenceError.reason``), worded by the C core
+#: (``tfsql/core/infer.c``, from ``tfsql/core/messages_gen.h``) and by its reference
+#: (``tfsql._reference.inference``). ``{schema_hint}`` / ``{hint}``: the schema option and
+#: ``missing_columns='insert'`` as the caller's front end spells them; ``{where}``: the
+#: file, `WHERE_RECORD` and `WHERE_OFFSET`; ``{described}``: `INFER_KIND_FIRST` for each
+#: kind, joined by `INFER_KINDS_JOIN`; ``{listed}``: the quoted names, joined by
+#: `INFER_NAMES_JOIN`; ``{files}``: `INFER_FILES`; ``{first}``: the first sampled file,
+#: then `INFER_MORE_FILES` when there are more.
+INFER: dict[str, str] = {
+    "name_not_utf8": (
+        "feature name {feature} in {where} is not valid UTF-8, so it cannot name a column; pass {schema_hint} "
+        "with the columns to read (features not in it are skipped)"
+    ),
+    "kind_conflict": (
+        "feature '{feature}' holds two kinds in the inference sample: {described}; pass {schema_hint} with "
+        "the type to read it as, or fix the data"
+    ),
+    "name_taken": (
+        "feature list '{feature}' shares its name with a context feature, and its column name '{column}' is "
+        "taken by another feature; pass {schema_hint} naming the columns to read"
+    ),
+    "missing": (
+        "{schema_name} names {listed}, which is in none of the sampled records of {files} ({first}); pass "
+        "{hint} to read it as null, or fix the name"
+    ),
+    "missing_several": (
+        "{schema_name} names {listed}, which are in none of the sampled records of {files} ({first}); pass "
+        "{hint} to read them as null, or fix the name"
+    ),
+}
+INFER_KIND_FIRST = "{kind} (first in {path})"
+INFER_KINDS_JOIN = " and "
+INFER_NAMES_JOIN = ", "
+INFER_NAME = "'{name}'"
+INFER_MORE_FILES = ", ..."
+#: How many files were sampled, by number.
+INFER_FILES: dict[str, str] = {"one": "{count} file", "many": "{count} files"}
 
 #: A file that changed while it was read (``FileChangedError``).
 FILE_CHANGED = "{path} changed while it was read: {change}; read it again"
@@ -126,6 +176,7 @@ DIALECTS: dict[str, dict[str, str]] = {
         "infer_option": "infer_sample=...",
         "lists_option": "lists='always'",
         "missing_insert": "missing_columns='insert'",
+        "binary_option": "schema= giving it pa.binary()",
     },
     "sql": {
         "skip_option": "add on_corrupt := 'skip' or ignore_errors := true to the tfrecord_scan call",
@@ -137,8 +188,18 @@ DIALECTS: dict[str, dict[str, str]] = {
         "infer_option": "infer_sample := ...",
         "lists_option": "lists := 'always'",
         "missing_insert": "missing_columns := 'insert'",
+        "binary_option": "schema := giving it 'BLOB'",
     },
 }
+
+
+def infer_where(path: str, record: int, offset: int) -> str:
+    """``{where}`` of an inference error: the file, its record and byte offset.
+
+    >>> infer_where("f", 3, 40)
+    'f, record 3 at byte 40'
+    """
+    return path + WHERE_RECORD.format(record_index=record) + WHERE_OFFSET.format(offset=offset)
 
 
 def render(template: str, dialect: str = "python", **fields: Any) -> str:

@@ -201,8 +201,9 @@ def c_header() -> str:
 def header_main(argv: list[str] | None, module_name: str) -> int:
     """The command of a generated header (``python -m <module_name>``): print the
     module's ``c_header()``, or with ``--write`` write it to its ``HEADER_PATH``
-    (relative to the repository's root), and the Python blocks the module generates
-    (its ``write_python(root)``, when it has one)."""
+    (relative to the repository's root), the other headers its ``more_headers()``
+    gives (when it has one), and the Python blocks the module generates (its
+    ``write_python(root)``, when it has one)."""
     module = importlib.import_module(module_name)  # (under `python -m` it runs as __main__)
     path = module.HEADER_PATH
     write_python = getattr(module, "write_python", None)
@@ -212,15 +213,16 @@ def header_main(argv: list[str] | None, module_name: str) -> int:
     )
     parser.add_argument("--write", action="store_true", help=f"write {path}{also} (in this checkout)")
     args = parser.parse_args(argv)
-    text = module.c_header()
+    headers = [(path, module.c_header()), *getattr(module, "more_headers", list)()]
     if args.write:
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        with open(os.path.join(root, path), "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
+        for header, text in headers:
+            with open(os.path.join(root, header), "w", encoding="utf-8", newline="\n") as f:
+                f.write(text)
         if write_python is not None:
             write_python(root)
     else:
-        sys.stdout.write(text)
+        sys.stdout.write("".join(text for _, text in headers))
     return 0
 
 

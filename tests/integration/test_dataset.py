@@ -224,7 +224,9 @@ def test_user_schema_casts_and_range_checks(tmp_path):
 def test_invalid_utf8_with_string_schema(tmp_path):
     write_examples(tmp_path / "a.tfrecord", [{"s": "ok"}, {"s": b"\xff"}])
     with pytest.raises(
-        SchemaError, match=r"feature 's' in .*a.tfrecord, record 1 does not fit the requested type string"
+        SchemaError,
+        match=r"^feature 's' holds bytes that are not valid UTF-8 in .*a.tfrecord, record 1 at byte 31, but "
+        r"column 's' is a string; read it as binary \(schema= giving it pa.binary\(\)\)$",
     ):
         tfsql.read_tfrecord(tmp_path, schema={"s": pa.string()})
     assert tfsql.read_tfrecord(tmp_path).column("s").to_pylist() == [b"ok", b"\xff"]

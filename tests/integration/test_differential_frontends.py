@@ -127,6 +127,15 @@ def _build(root: Path) -> dict[str, str]:
     sources["grows"] = str(root / "grows.tfrecord")
     write_examples(root / "kinds.tfrecord", [{"v": 1}, {"v": 2}, {"v": [b"x"]}])
     sources["kinds"] = str(root / "kinds.tfrecord")
+    # bytes that are not UTF-8 in a column a schema makes a string (inference makes it binary)
+    write_examples(root / "not_utf8.tfrecord", [{"s": [b"ok"]}, {"s": [b"x"]}, {"s": [b"a\xffb"]}])
+    sources["not_utf8"] = str(root / "not_utf8.tfrecord")
+    write_examples(root / "not_utf8_list.tfrecord", [{"l": [b"a"]}, {"l": [b"b", b"c\xff"]}, {"l": [b"d"]}])
+    sources["not_utf8_list"] = str(root / "not_utf8_list.tfrecord")
+    # a record that is not an Example, met by the schema inference's sample (when the
+    # extension binds the call, when the Python reader opens the dataset)
+    write_records(root / "malformed.tfrecord", [example({"x": 1}), b"\x0a\xff\xff\xff", example({"x": 2})])
+    sources["malformed"] = str(root / "malformed.tfrecord")
     return sources
 
 
@@ -157,6 +166,8 @@ SAMPLES: dict[str, list[Sample]] = {
     "schema": [
         Sample("tabular", SCHEMA_ID[0], sql=SCHEMA_ID[1]),
         Sample("tabular", SCHEMA_TYPO[0], sql=SCHEMA_TYPO[1]),
+        Sample("not_utf8", {"s": pa.string()}, sql="{'s': 'VARCHAR'}"),
+        Sample("not_utf8_list", {"l": pa.list_(pa.string())}, sql="{'l': 'VARCHAR[]'}"),
     ],
     "record_type": [
         Sample("tabular", "bytes"),
@@ -224,6 +235,9 @@ BASELINES = {
     "literal": {"glob": False},
     "grows": {},
     "kinds": {},
+    "not_utf8": {},
+    "not_utf8_list": {},
+    "malformed": {},
 }
 
 
@@ -294,6 +308,13 @@ def _options_case(source: str, given: dict[str, tuple[Any, str | None]], spellin
 
 # Inputs the native extension does not read yet, and whose: the case fails until it does
 NATIVE_GAPS: dict[str, str] = {}
+
+# The extension reports its data errors (tfrecord_last_error()) on DuckDB >= 1.5.6 only
+# (the C API gives extensions a connection id from then on): before, a data error met
+# while it binds a call stays a Binder Error, in plain DuckDB and in tfsql.connect().
+REPORTS = tuple(int(x) for x in duckdb.__version__.split(".")[:3]) >= (1, 5, 6)
+if not REPORTS:
+    NATIVE_GAPS["malformed"] = "DuckDB < 1.5.6: a data error of the extension's bind is a Binder Error"
 
 
 def _marks(case: Case) -> list:
@@ -382,10 +403,13 @@ _DIALECT = sorted(
 )
 
 
-def _refusal(error: BaseException, *, sql: bool) -> Outcome:
+def _refusal(error: BaseException, *, sql: bool, reported: bool = False) -> Outcome:
+    """``reported``: the extension reported the error as a data error (its fields are in
+    ``tfrecord_last_error()``), whatever DuckDB class it was raised as: a bind's is a
+    Binder Error in plain DuckDB."""
     names = {k.__name__ for k in type(error).__mro__}
     kind = next((kind for name, kind in _KINDS if name in names), type(error).__name__)
-    if isinstance(error, tfsql.SchemaError) and error.reason is not None:
+    if (isinstance(error, tfsql.SchemaError) and error.reason is not None) or reported:
         kind = "data"  # a value met while decoding (SchemaError.from_reason), not a schema refused at bind
     message = str(error).split("\n")[0]
     for prefix in ("Binder Error: ", "Invalid Input Error: ", "IO Error: ", "tfrecord_scan: "):
@@ -425,7 +449,11 @@ def _read(front_end: str, case: Case, sources: dict[str, str]) -> Outcome:
                 return _relation_rows(con.sql(_sql(case, sources)))
             con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
             tfsql.load_extension(con)
-            return _relation_rows(con.sql(_sql(case, sources)))
+            try:
+                return _relation_rows(con.sql(_sql(case, sources)))
+            except duckdb.Error as error:
+                reported = REPORTS and con.sql("SELECT error_class FROM tfrecord_last_error()").fetchall()
+                return _refusal(error, sql=True, reported=bool(reported and reported[0][0]))
         except Exception as error:  # every refusal is compared
             return _refusal(error, sql=front_end in ("native", "connect"))
 

@@ -183,15 +183,18 @@ def test_invalid_utf8_is_a_clean_duckdb_error(tmp_path):
     with connect(extension=False) as connection:  # the Arrow path
         with pytest.raises(
             ScanDataError,
-            match=r"^Invalid Input Error: tfrecord_scan: feature 's' in .*"
-            r"part-00000-of-00001\.tfrecord, record 9 .*Invalid UTF8",
+            match=r"^Invalid Input Error: tfrecord_scan: feature 's' holds bytes that are not valid UTF-8 in .*"
+            r"part-00000-of-00001\.tfrecord, record 9 at byte 279, but column 's' is a string; "
+            r"read it as binary \(schema := giving it 'BLOB'\)$",
         ) as info:
             connection.sql(query).fetchall()
         assert "Traceback" not in str(info.value)
-    if extension_available():  # the extension reads columns := natively
+        assert isinstance(info.value.__cause__, tfsql.SchemaError) and info.value.__cause__.reason == "not_utf8"
+    if extension_available():  # the extension reads columns := natively: the same message
         with connect() as connection:
-            with pytest.raises(duckdb.InvalidInputException, match=r"feature 's' holds bytes that are not valid UTF-8"):
+            with pytest.raises(duckdb.InvalidInputException) as native:
                 connection.sql(query).fetchall()
+            assert str(native.value) == str(info.value)
 
 
 def test_errors_quote_the_sql_as_written(con, tmp_path):

@@ -252,3 +252,51 @@ def test_copy_from_reports_what_it_skipped(tmp_path):
     assert con.sql("SELECT count(*) FROM t").fetchall() == [(11,)]
     rows = con.sql("SELECT record_index, start_offset, end_offset, reason FROM tfrecord_rejects()").fetchall()
     assert rows == [(3, offsets[3], offsets[4], "data_crc")]  # the COPY's own, not the earlier scan's
+
+
+@needs_reports
+def test_a_data_error_of_the_extensions_bind_is_raised_as_the_arrow_path_raises_it(tmp_path):
+    """The schema inference's sample meets a record that is not an Example while the
+    extension binds the call: plain DuckDB raises a Binder Error and reports the fields
+    in tfrecord_last_error(); tfsql.connect() raises what its Arrow path raises when it
+    opens the dataset (InvalidInputError, the CorruptRecordError its cause). Before, it
+    left DuckDB's Binder Error."""
+    path = tmp_path / "malformed.tfrecord"
+    path.write_bytes(frame(example({"x": 1})) + frame(b"\x0a\xff\xff\xff") + frame(example({"x": 2})))
+    sql = f"SELECT * FROM tfrecord_scan('{path}')"
+    con = _native()
+    with pytest.raises(duckdb.BinderException):
+        con.sql(sql).fetchall()
+    assert _rows(con, "SELECT error_class, reason, record_index, byte_offset FROM tfrecord_last_error()") == [
+        {"error_class": "CorruptRecordError", "reason": "malformed", "record_index": 1, "byte_offset": 30}
+    ]
+    raised = {}
+    for extension in (True, False):
+        connection = tfsql.connect(extension=extension)
+        assert connection.native == extension
+        with pytest.raises(tfsql.duckdb.InvalidInputError) as info:
+            connection.sql(sql).fetchall()
+        raised[extension] = info.value
+    native, arrow = raised[True], raised[False]
+    assert str(native) == str(arrow)
+    assert str(native).startswith("Invalid Input Error: tfrecord_scan: record is not a valid example protobuf in ")
+    assert "check record_type :=" in str(native)  # the SQL dialect, in both paths
+    assert type(native.__cause__) is type(arrow.__cause__) is tfsql.CorruptRecordError
+    assert (native.__cause__.reason, native.__cause__.record_index, native.__cause__.offset) == ("malformed", 1, 30)
+
+
+@needs_reports
+def test_a_bind_error_is_not_attributed_to_an_earlier_calls_data_error(tmp_path):
+    """A call whose bind fails for another reason (two kinds in the inference sample)
+    after one that failed on bad data: the report was cleared as the second call bound,
+    so connect() keeps DuckDB's Binder Error."""
+    bad = tmp_path / "malformed.tfrecord"
+    bad.write_bytes(frame(example({"x": 1})) + frame(b"\x0a\xff\xff\xff"))
+    kinds = tmp_path / "kinds.tfrecord"
+    kinds.write_bytes(frame(example({"v": 1})) + frame(example({"v": [b"x"]})))
+    con = tfsql.connect()
+    with pytest.raises(tfsql.duckdb.InvalidInputError):
+        con.sql(f"SELECT * FROM tfrecord_scan('{bad}')").fetchall()
+    with pytest.raises(duckdb.BinderException, match="holds two kinds in the inference sample") as info:
+        con.sql(f"SELECT * FROM tfrecord_scan('{kinds}')").fetchall()
+    assert not isinstance(info.value, duckdb.InvalidInputException) and info.value.__cause__ is None

@@ -36,6 +36,34 @@ def test_no_template_is_worded_again_in_the_extension_sources():
             assert not found, (piece, found)
 
 
+def _joined(paths: list[str]) -> dict[str, str]:
+    sources = {}
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            # C string pieces and Python f-string pieces joined across lines
+            sources[path] = " ".join(f.read().replace('"\n', '"').replace('" "', "").split())
+    return sources
+
+
+def test_no_inference_template_is_worded_again():
+    """The inference's refusals (messages.INFER) are worded in messages.py alone: not in
+    the core's C (tfsql/core/infer.c renders tfsql/core/infer_messages_gen.h), the
+    bindings, nor the reference inference (tfsql/_reference/inference.py)."""
+    paths = [
+        *glob.glob(os.path.join(ROOT, "tfsql", "core", "*.c")),
+        *glob.glob(os.path.join(ROOT, "tfsql", "duckdb_ext", "*.c")),
+        os.path.join(ROOT, "tfsql", "_native_module.c"),
+        *glob.glob(os.path.join(ROOT, "tfsql", "_reference", "*.py")),
+        *glob.glob(os.path.join(ROOT, "tfsql", "*.py")),
+    ]
+    sources = _joined([p for p in paths if not p.endswith("messages.py")])
+    pieces = [piece.strip() for template in messages.INFER.values() for piece in _fixed_parts(template)]
+    pieces += ["in none of the sampled records", "(first in", "record is not a valid"]
+    assert len(pieces) > 8
+    found = [(piece, path) for piece in pieces for path, text in sources.items() if piece in text]
+    assert found == []
+
+
 @pytest.mark.parametrize("dialect", sorted(messages.DIALECTS))
 def test_every_dialect_spells_every_phrase(dialect):
     assert set(messages.DIALECTS[dialect]) == set(messages.DIALECTS["python"])

@@ -34,6 +34,8 @@ from tfsql._reference.common import (
     InferenceError,
 )
 from tfsql._reference.summaries import summarize
+from tfsql import messages
+from tfsql.messages import render
 
 __all__ = ["Inference", "pick_files"]
 
@@ -136,11 +138,13 @@ class Inference:
             kinds = sorted(k for k in st.first_file if k != KIND_NONE)
             name = st.name.decode("utf-8", errors="backslashreplace")
             if len(kinds) > 1:
-                described = " and ".join(f"{_KIND_NAMES[k]} (first in {self._paths[st.first_file[k]]})" for k in kinds)
+                described = messages.INFER_KINDS_JOIN.join(
+                    render(messages.INFER_KIND_FIRST, kind=_KIND_NAMES[k], path=self._paths[st.first_file[k]])
+                    for k in kinds
+                )
                 raise InferenceError(
                     "kind_conflict",
-                    f"feature '{name}' holds two kinds in the inference sample: {described}; "
-                    f"pass {schema_hint} with the type to read it as, or fix the data",
+                    render(messages.INFER["kind_conflict"], feature=name, described=described, schema_hint=schema_hint),
                     feature=name,
                 )
             kind = kinds[0] if kinds else KIND_NONE
@@ -166,9 +170,7 @@ class Inference:
                 shown = raw.decode("utf-8", errors="backslashreplace")
                 raise InferenceError(
                     "name_taken",
-                    f"feature list '{shown}' shares its name with a context feature, and its column "
-                    f"name '{column}' is taken by another feature; pass {schema_hint} naming the "
-                    "columns to read",
+                    render(messages.INFER["name_taken"], feature=shown, column=column, schema_hint=schema_hint),
                     feature=shown,
                 )
         return columns
@@ -185,13 +187,19 @@ class Inference:
         missing = [c for c in columns if c not in held]
         if not missing:
             return
-        listed = ", ".join(f"'{c}'" for c in missing)
-        files = len(self._paths)
-        first = (self._paths[0] if self._paths else "") + (", ..." if files > 1 else "")
+        listed = messages.INFER_NAMES_JOIN.join(render(messages.INFER_NAME, name=c) for c in missing)
+        count = len(self._paths)
+        files = render(messages.INFER_FILES["one" if count == 1 else "many"], count=count)
+        first = (self._paths[0] if self._paths else "") + (messages.INFER_MORE_FILES if count > 1 else "")
         raise InferenceError(
             "missing",
-            f"{schema_name} names {listed}, which {'is' if len(missing) == 1 else 'are'} in none of the sampled "
-            f"records of {files} file{'' if files == 1 else 's'} ({first}); pass {hint} to read "
-            f"{'it' if len(missing) == 1 else 'them'} as null, or fix the name",
+            render(
+                messages.INFER["missing" if len(missing) == 1 else "missing_several"],
+                schema_name=schema_name,
+                listed=listed,
+                files=files,
+                first=first,
+                hint=hint,
+            ),
             feature=missing[0],
         )

@@ -19,10 +19,19 @@
  */
 
 #include "core_internal.h"
+#include "infer_messages_gen.h"
 
 #include <stdio.h>
 
 #define FEATURE_LIST_SUFFIX "__feature_list"
+
+/* err->message: `template` (tfsql/messages.py's INFER) filled from `fields`. */
+static void infer_message(infer_error *err, const char *template, const tfsql_field *fields,
+                          size_t n) {
+    tfsql_text o = {err->message, INFER_MESSAGE_LEN, 0};
+    err->message[0] = 0;
+    tfsql_render(&o, template, fields, n, NULL);
+}
 
 struct infer_state {
     int record_type;
@@ -254,11 +263,7 @@ int infer_add(infer_state *s, const uint8_t *buf, size_t buflen, const uint8_t *
         err->offset = base + load_u64(offs + 8 * bad) - 12;
         err->feature[0] = 0;
         snprintf(err->path, INFER_FEATURE_LEN, "%s", path);
-        snprintf(err->message, INFER_MESSAGE_LEN,
-                 "record is not a valid %s protobuf in %s, record %zu at byte %llu; check "
-                 "record_type (use 'bytes' to read the raw records)",
-                 s->record_type == SEQUENCE_EXAMPLE ? "sequence_example" : "example", path,
-                 first_index + bad, err->offset);
+        err->message[0] = 0; /* each binding words it from the fields, as its scans do */
         return INFER_MALFORMED;
     }
     if (bad_stat != SIZE_MAX && s->bad_name.code == 0) {
@@ -357,10 +362,9 @@ static int name_columns(infer_column *cols, size_t n, const char *hint, infer_er
         if (bad) {
             err->code = INFER_NAME_TAKEN;
             snprintf(err->feature, INFER_FEATURE_LEN, "%s", col->name);
-            snprintf(err->message, INFER_MESSAGE_LEN,
-                     "feature list '%s' shares its name with a context feature, and its column "
-                     "name '%s' is taken by another feature; pass %s naming the columns to read",
-                     col->name, col->column, hint);
+            tfsql_field fields[] = {{"feature", col->name}, {"column", col->column},
+                                    {"schema_hint", hint}};
+            infer_message(err, TFSQL_MSG_INFER_NAME_TAKEN, fields, 3);
             return INFER_NAME_TAKEN;
         }
     }
@@ -374,11 +378,17 @@ int infer_resolve(const infer_state *s, int lists_always, const char *schema_hin
     *ncols = 0;
     if (s->bad_name.code != 0) {
         *err = s->bad_name;
-        snprintf(err->message, INFER_MESSAGE_LEN,
-                 "feature name %s in %s, record %lld at byte %llu is not valid UTF-8, so it "
-                 "cannot name a column; pass %s with the columns to read (features not in it "
-                 "are skipped)",
-                 err->feature, err->path, err->record, err->offset, schema_hint);
+        char where[INFER_MESSAGE_LEN / 2] = "", record[24], offset[24];
+        tfsql_text w = {where, sizeof(where), 0};
+        snprintf(record, sizeof(record), "%lld", err->record);
+        snprintf(offset, sizeof(offset), "%llu", err->offset);
+        tfsql_field at[] = {{"record_index", record}, {"offset", offset}};
+        tfsql_put(&w, err->path, strlen(err->path));
+        tfsql_render(&w, TFSQL_MSG_CORE_WHERE_RECORD, at, 2, NULL);
+        tfsql_render(&w, TFSQL_MSG_CORE_WHERE_OFFSET, at, 2, NULL);
+        tfsql_field fields[] = {{"feature", err->feature}, {"where", where},
+                                {"schema_hint", schema_hint}};
+        infer_message(err, TFSQL_MSG_INFER_NAME_NOT_UTF8, fields, 3);
         return INFER_NAME_NOT_UTF8;
     }
     infer_column *cols = (infer_column *)calloc(n ? n : 1, sizeof(infer_column));
@@ -411,20 +421,21 @@ int infer_resolve(const infer_state *s, int lists_always, const char *schema_hin
         }
         if (count > 1) {
             char described[INFER_MESSAGE_LEN / 2] = "";
-            size_t used = 0;
-            for (int q = KIND_BYTES; q <= KIND_INT64 && used < sizeof(described); q++) {
+            tfsql_text d = {described, sizeof(described), 0};
+            for (int q = KIND_BYTES; q <= KIND_INT64; q++) {
                 if ((st->kinds >> q) & 1) {
-                    used += (size_t)snprintf(described + used, sizeof(described) - used,
-                                             "%s%s (first in %s)", used ? " and " : "",
-                                             kind_names[q], s->paths[first[q]]);
+                    if (d.len > 0) {
+                        tfsql_render(&d, TFSQL_MSG_CORE_INFER_KINDS_JOIN, NULL, 0, NULL);
+                    }
+                    tfsql_field kind[] = {{"kind", kind_names[q]}, {"path", s->paths[first[q]]}};
+                    tfsql_render(&d, TFSQL_MSG_CORE_INFER_KIND_FIRST, kind, 2, NULL);
                 }
             }
             err->code = INFER_KIND_CONFLICT;
             snprintf(err->feature, INFER_FEATURE_LEN, "%s", col->name);
-            snprintf(err->message, INFER_MESSAGE_LEN,
-                     "feature '%s' holds two kinds in the inference sample: %s; pass %s with "
-                     "the type to read it as, or fix the data",
-                     col->name, described, schema_hint);
+            tfsql_field fields[] = {{"feature", col->name}, {"described", described},
+                                    {"schema_hint", schema_hint}};
+            infer_message(err, TFSQL_MSG_INFER_KIND_CONFLICT, fields, 3);
             infer_columns_free(cols, n);
             return INFER_KIND_CONFLICT;
         }
@@ -472,29 +483,41 @@ int infer_check_missing(const infer_state *s, const char *const *columns, size_t
         return INFER_OK;
     }
     char listed[INFER_MESSAGE_LEN / 2] = "";
-    size_t used = 0, missing = 0;
+    tfsql_text l = {listed, sizeof(listed), 0};
+    size_t missing = 0;
     for (size_t i = 0; i < n; i++) {
         if (sample_holds(s, columns[i])) {
             continue;
         }
         if (missing++ == 0) {
             snprintf(err->feature, INFER_FEATURE_LEN, "%s", columns[i]);
+        } else {
+            tfsql_render(&l, TFSQL_MSG_CORE_INFER_NAMES_JOIN, NULL, 0, NULL);
         }
-        if (used < sizeof(listed)) {
-            used += (size_t)snprintf(listed + used, sizeof(listed) - used, "%s'%s'",
-                                     used ? ", " : "", columns[i]);
-        }
+        tfsql_field name = {"name", columns[i]};
+        tfsql_render(&l, TFSQL_MSG_CORE_INFER_NAME, &name, 1, NULL);
     }
     if (missing == 0) {
         return INFER_OK;
     }
     err->code = INFER_MISSING;
     err->record = -1;
-    snprintf(err->message, INFER_MESSAGE_LEN,
-             "%s names %s, which %s in none of the sampled records of %zu file%s "
-             "(%s%s); pass %s to read %s as null, or fix the name",
-             schema_name, listed, missing == 1 ? "is" : "are", s->npaths, s->npaths == 1 ? "" : "s",
-             s->npaths ? s->paths[0] : "", s->npaths > 1 ? ", ..." : "", hint,
-             missing == 1 ? "it" : "them");
+    char count[24], files[64] = "", first[INFER_FEATURE_LEN + 8] = "";
+    tfsql_text f = {files, sizeof(files), 0}, p = {first, sizeof(first), 0};
+    snprintf(count, sizeof(count), "%zu", s->npaths);
+    tfsql_field counted = {"count", count};
+    tfsql_render(&f, s->npaths == 1 ? TFSQL_MSG_INFER_FILES_ONE : TFSQL_MSG_INFER_FILES_MANY,
+                 &counted, 1, NULL);
+    if (s->npaths > 0) {
+        tfsql_put(&p, s->paths[0], strlen(s->paths[0]));
+    }
+    if (s->npaths > 1) {
+        tfsql_render(&p, TFSQL_MSG_CORE_INFER_MORE_FILES, NULL, 0, NULL);
+    }
+    tfsql_field fields[] = {{"schema_name", schema_name}, {"listed", listed}, {"files", files},
+                            {"first", first}, {"hint", hint}};
+    infer_message(err,
+                  missing == 1 ? TFSQL_MSG_INFER_MISSING : TFSQL_MSG_INFER_MISSING_SEVERAL,
+                  fields, 5);
     return INFER_MISSING;
 }

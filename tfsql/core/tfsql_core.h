@@ -585,6 +585,29 @@ void infer_columns_free(infer_column *cols, size_t n);
 int infer_check_missing(const infer_state *s, const char *const *columns, size_t n,
                         const char *schema_name, const char *hint, infer_error *err);
 /* ======================================================================== */
+/* Messages: filling the templates of tfsql/messages.py                      */
+/* ======================================================================== */
+
+/* A named text: a field of a message, or a dialect's phrase (tables of them end with
+ * {NULL, NULL}). */
+typedef struct {
+    const char *name;
+    const char *text;
+} tfsql_field;
+
+/* A message being written into buf (cap bytes, NUL-terminated, cut at cap). */
+typedef struct {
+    char *buf;
+    size_t cap, len;
+} tfsql_text;
+
+void tfsql_put(tfsql_text *o, const char *p, size_t n);
+/* Append `template` with each {name} filled from `fields` (a NULL text reads "None"),
+ * else from `phrases` (may be NULL), else kept as written (tfsql.messages.render). */
+void tfsql_render(tfsql_text *o, const char *template, const tfsql_field *fields, size_t n,
+                  const tfsql_field *phrases);
+
+/* ======================================================================== */
 /* Dataset rules: from a listing of paths to the files to read               */
 /* ======================================================================== */
 

@@ -49,9 +49,10 @@ Errors. A malformed call or COPY option raises `BinderError` (a
 with no files raises `NoFilesError` (``duckdb.IOException`` and
 ``FileNotFoundError``). All messages start like DuckDB's (``Binder Error: tfrecord_scan:
 ...``). Data problems (corrupt records, a feature that does not fit the schema) surface
-as tfsql's own errors (`tfsql.CorruptRecordError`, `tfsql.SchemaError`) when the
-dataset is opened, or as a `ScanDataError` (a ``duckdb.InvalidInputException`` and a
-`tfsql.TFSQLError`) naming file, record and byte offset when the scan meets them.
+as an `InvalidInputError` whose ``__cause__`` is tfsql's own error
+(`tfsql.CorruptRecordError`, `tfsql.SchemaError`) when the dataset is opened (or the
+extension binds the call), or as a `ScanDataError` (a ``duckdb.InvalidInputException``
+and a `tfsql.TFSQLError`) naming file, record and byte offset when the scan meets them.
 Errors quote the SQL as written, never the rewritten text (see `tfsql.duckdb.errors`).
 
 Examples

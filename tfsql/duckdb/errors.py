@@ -55,6 +55,7 @@ __all__ = [
     "ScanErrors",
     "TargetExistsError",
     "TranslatingRelation",
+    "data_error",
     "sql_error",
     "translate",
     "translating_reader",
@@ -165,8 +166,12 @@ def translate(
     if isinstance(error, duckdb.Error) and ScanInterrupted.__name__ in message:
         # a scan stopped by con.interrupt() (TFRecordConnection.interrupt): DuckDB's own error
         return duckdb.InterruptException("INTERRUPT Error: Interrupted!")
+    if scan_error is not None and isinstance(error, duckdb.BinderException):
+        # the extension's bind (its schema inference) met bad data: as the Arrow path's
+        # dataset opening reports it (`data_error`)
+        return data_error(InvalidInputError, scan_error)
     if scan_error is not None and isinstance(error, (duckdb.Error, OSError, pa.ArrowException)):
-        return _scan_data_error(scan_error)
+        return data_error(ScanDataError, scan_error)
     cls = type(error)
     if sql is not None and rewritten is not None and rewritten != sql:
         message = _LINE.sub(lambda m: _relocate(m, sql, rewritten, sorted(spans)), message)
@@ -180,11 +185,18 @@ def translate(
         return error
 
 
-def _scan_data_error(original: BaseException) -> BaseException:
-    """The DuckDB error of a scan that ``original`` (a tfsql error, its fields intact: file,
-    record, offset) ended; its advice spelled for SQL (:mod:`tfsql.messages`)."""
+def data_error(cls: type[Exception], original: BaseException, function: str = "tfrecord_scan") -> BaseException:
+    """The DuckDB error (``cls``) of a ``tfrecord_scan`` that ``original`` (a tfsql error,
+    its fields intact: file, record, offset) ended, its advice spelled for SQL
+    (:mod:`tfsql.messages`): `ScanDataError` when a scan met it, `InvalidInputError`
+    when the call's dataset was opened (schema inference met it), in either engine.
+
+    >>> from tfsql.errors import CorruptRecordError
+    >>> str(data_error(InvalidInputError, CorruptRecordError("data_crc", path="f", record_index=1, offset=9)))
+    'Invalid Input Error: tfrecord_scan: data CRC mismatch in f, record 1 at byte 9: the record is corrupt'
+    """
     message = original.message("sql") if isinstance(original, _DIALECT_ERRORS) else str(original)
-    error = sql_error(ScanDataError, message, function="tfrecord_scan")
+    error = sql_error(cls, message, function=function)
     error.__cause__ = original
     error.__suppress_context__ = True
     return error
@@ -195,12 +207,15 @@ _DIALECT_ERRORS = (tfsql_errors.CorruptRecordError, tfsql_errors.SchemaError)
 
 
 def may_be_scan_error(error: BaseException) -> bool:
-    """Whether ``error`` can be an extension scan's failure, by its class: DuckDB raises a
-    table function's error as ``InvalidInputException``, and an Arrow stream over a
-    DuckDB result raises pyarrow's ``OSError`` / ``ArrowException`` for it (DuckDB's own
-    behaviour, kept: the stream carries text only, and nothing here reads it)."""
+    """Whether ``error`` can be an extension call's data error, by its class: DuckDB
+    raises a table function's error as ``InvalidInputException`` (a scan's) or
+    ``BinderException`` (its bind's: the schema inference's sample), and an Arrow stream
+    over a DuckDB result raises pyarrow's ``OSError`` / ``ArrowException`` for it
+    (DuckDB's own behaviour, kept: the stream carries text only, and nothing here reads
+    it). Whether it is one is the extension's report (``tfrecord_last_error()``, cleared
+    as each call binds)."""
     if isinstance(error, duckdb.Error):
-        return isinstance(error, duckdb.InvalidInputException)
+        return isinstance(error, (duckdb.InvalidInputException, duckdb.BinderException))
     return isinstance(error, (OSError, pa.ArrowException))
 
 

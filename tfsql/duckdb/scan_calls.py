@@ -37,10 +37,11 @@ import fsspec
 import pyarrow as pa
 
 import tfsql
+from tfsql.errors import CorruptRecordError, SchemaError
 from tfsql.duckdb.rewrite import Call, Token, find_calls, substitute
 from tfsql.duckdb.arguments import LiteralError, LiteralReader
 from tfsql.duckdb.filters import StatementFilters, statement_filters
-from tfsql.duckdb.errors import BinderError, InvalidInputError, NoFilesError, ScanErrors, sql_error
+from tfsql.duckdb.errors import BinderError, InvalidInputError, NoFilesError, ScanErrors, data_error, sql_error
 from tfsql.duckdb.parameters import NATIVE_SCAN_PARAMETERS, SCAN_PARAMETERS, TABLE_FUNCTIONS, dataset_options
 from tfsql.duckdb.types import sql_type_name, type_struct
 from tfsql.layouts import SPLIT_COLUMN
@@ -396,6 +397,9 @@ def open_dataset(
         data = _duckdb_dataset(source, options)
     except FileNotFoundError as err:
         raise sql_error(NoFilesError, str(err), function=function) from err
+    except (CorruptRecordError, SchemaError) as err:  # the sample met bad data: advice spelled for SQL
+        error = data_error(InvalidInputError, err, function)
+        raise error from error.__cause__
     except (ValueError, TypeError) as err:
         raise sql_error(InvalidInputError, str(err), function=function) from err
     data = _with_a_column(source, options, data)

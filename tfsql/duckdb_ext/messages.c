@@ -16,47 +16,15 @@
 #include "duckdb_ext.h"
 #include "messages_gen.h"
 
-typedef struct {
-    const char *name;
-    const char *text;
-} msg_arg;
+typedef tfsql_field msg_arg;
+typedef tfsql_text msg_out;
 
-typedef struct {
-    char *buf;
-    size_t cap, len;
-} msg_out;
+static void put(msg_out *o, const char *p, size_t n) { tfsql_put(o, p, n); }
 
-static void put(msg_out *o, const char *p, size_t n) {
-    if (o->cap == 0) {
-        return;
-    }
-    size_t room = o->cap - 1 - o->len;
-    if (n > room) {
-        n = room;
-    }
-    memcpy(o->buf + o->len, p, n);
-    o->len += n;
-    o->buf[o->len] = '\0';
-}
-
-static const char *entry(const msg_entry *table, const char *key) {
-    for (; key != NULL && table->key != NULL; table++) {
-        if (strcmp(table->key, key) == 0) {
+static const char *entry(const tfsql_field *table, const char *key) {
+    for (; key != NULL && table->name != NULL; table++) {
+        if (strcmp(table->name, key) == 0) {
             return table->text;
-        }
-    }
-    return NULL;
-}
-
-static const char *arg_text(const msg_arg *args, size_t n, const char *name, size_t len) {
-    for (size_t i = 0; i < n; i++) {
-        if (strlen(args[i].name) == len && memcmp(args[i].name, name, len) == 0) {
-            return args[i].text != NULL ? args[i].text : "None";
-        }
-    }
-    for (const msg_entry *p = TFSQL_MSG_SQL_PHRASES; p->key != NULL; p++) {
-        if (strlen(p->key) == len && memcmp(p->key, name, len) == 0) {
-            return p->text;
         }
     }
     return NULL;
@@ -64,23 +32,7 @@ static const char *arg_text(const msg_arg *args, size_t n, const char *name, siz
 
 /* Append `template` with its {name}s filled from args, then the SQL phrases. */
 static void render(msg_out *o, const char *template, const msg_arg *args, size_t n) {
-    const char *p = template;
-    while (*p) {
-        const char *open = strchr(p, '{');
-        const char *close = open != NULL ? strchr(open, '}') : NULL;
-        if (close == NULL) {
-            put(o, p, strlen(p));
-            return;
-        }
-        put(o, p, (size_t)(open - p));
-        const char *text = arg_text(args, n, open + 1, (size_t)(close - open - 1));
-        if (text != NULL) {
-            put(o, text, strlen(text));
-        } else {
-            put(o, open, (size_t)(close - open + 1));
-        }
-        p = close + 1;
-    }
+    tfsql_render(o, template, args, n, TFSQL_MSG_SQL_PHRASES);
 }
 
 static const char *number(char *buf, long long v) {

@@ -2,11 +2,6 @@
 #ifndef TFSQL_MESSAGES_GEN_H
 #define TFSQL_MESSAGES_GEN_H
 
-typedef struct {
-    const char *key;
-    const char *text;
-} msg_entry;
-
 #define TFSQL_MSG_WHERE_RECORD ", record {record_index}"
 #define TFSQL_MSG_WHERE_OFFSET " at byte {offset}"
 #define TFSQL_MSG_AT_BYTE_ZERO "; at byte 0 this usually means the file is not a TFRecord file (or is compressed: pass {compression_option})"
@@ -17,7 +12,7 @@ typedef struct {
 #define TFSQL_MSG_SKIPPED "{message}; skipped {what} ({skip_mode})"
 #define TFSQL_MSG_FILE_CHANGED "{path} changed while it was read: {change}; read it again"
 
-static const msg_entry TFSQL_MSG_CORRUPT[] = {
+static const tfsql_field TFSQL_MSG_CORRUPT[] = {
     {"truncated", "truncated record in {where}: the file ends {limit} bytes into it{hint}"},
     {"past_end", "truncated record in {where}: its header claims {length} bytes but the file ends {limit} bytes after the record's start (the file is truncated or the header corrupt){hint}"},
     {"length_crc", "length CRC mismatch in {where}: the file is corrupt{hint}"},
@@ -30,20 +25,21 @@ static const msg_entry TFSQL_MSG_CORRUPT[] = {
     {NULL, NULL},
 };
 
-static const msg_entry TFSQL_MSG_SCHEMA[] = {
+static const tfsql_field TFSQL_MSG_SCHEMA[] = {
     {"kind_mismatch", "feature '{feature}' holds {found} in {where}, but column '{feature}' is read from {expected}; pass {schema_option} with the right type, or infer the schema from more records ({infer_option})"},
     {"not_scalar", "feature '{feature}' holds several values in {where}, but column '{feature}' is a scalar because no sampled record had more than one; pass {lists_option}, a list type in {schema_option}, or a larger infer_sample"},
+    {"not_utf8", "feature '{feature}' holds bytes that are not valid UTF-8 in {where}, but column '{feature}' is a string; read it as binary ({binary_option})"},
     {NULL, NULL},
 };
 
-static const msg_entry TFSQL_MSG_SKIPPED_WHAT[] = {
+static const tfsql_field TFSQL_MSG_SKIPPED_WHAT[] = {
     {"range", "bytes {offset}-{skipped_to}, up to the next record whose CRCs check"},
     {"rest_of_file", "the rest of the file"},
     {"record", "the record"},
     {NULL, NULL},
 };
 
-static const msg_entry TFSQL_MSG_FILE_CHANGED_WHAT[] = {
+static const tfsql_field TFSQL_MSG_FILE_CHANGED_WHAT[] = {
     {"size", "its size went from {before} to {after} bytes"},
     {"modified", "it was modified in place (same size, new modification time)"},
     {"replaced", "another file was put in its place"},
@@ -51,7 +47,7 @@ static const msg_entry TFSQL_MSG_FILE_CHANGED_WHAT[] = {
     {NULL, NULL},
 };
 
-static const msg_entry TFSQL_MSG_SQL_PHRASES[] = {
+static const tfsql_field TFSQL_MSG_SQL_PHRASES[] = {
     {"skip_option", "add on_corrupt := 'skip' or ignore_errors := true to the tfrecord_scan call"},
     {"skip_mode", "on_corrupt := 'skip'"},
     {"compression_option", "compression :="},
@@ -61,6 +57,7 @@ static const msg_entry TFSQL_MSG_SQL_PHRASES[] = {
     {"infer_option", "infer_sample := ..."},
     {"lists_option", "lists := 'always'"},
     {"missing_insert", "missing_columns := 'insert'"},
+    {"binary_option", "schema := giving it 'BLOB'"},
     {NULL, NULL},
 };
 

@@ -110,8 +110,10 @@ void tf_local_init(duckdb_init_info info) {
 
 static inline int bit_get(const uint8_t *bits, size_t i) { return (bits[i >> 3] >> (i & 7)) & 1; }
 
+/* Fill `vec` from values [from, to) of `cb`; -1 with *bad the index of the first value
+ * that is not UTF-8 when the column is a string (`utf8`). */
 static int fill_leaf(duckdb_vector vec, const colbuild *cb, int64_t from, int64_t to, int utf8,
-                     idx_t at, char *err, const char *col) {
+                     idx_t at, int64_t *bad) {
     int64_t n = to - from;
     if (cb->kind == KIND_INT64) {
         int64_t *dst = (int64_t *)duckdb_vector_get_data(vec);
@@ -125,15 +127,22 @@ static int fill_leaf(duckdb_vector vec, const colbuild *cb, int64_t from, int64_
             const char *p = (const char *)cb->values.data + vo[from + i];
             size_t len = (size_t)(vo[from + i + 1] - vo[from + i]);
             if (utf8 && !utf8_valid((const uint8_t *)p, len)) {
-                snprintf(err, ERRLEN, "feature '%s' holds bytes that are not valid UTF-8 but "
-                                      "column '%s' is VARCHAR (inferred from the sample)", col,
-                         col);
+                *bad = from + i;
                 return -1;
             }
             duckdb_vector_assign_string_element_len(vec, at + (idx_t)i, p, len);
         }
     }
     return 0;
+}
+
+/* The index k with offs[k] <= v < offs[k + 1] (offsets of n lists). */
+static int64_t holding(const int32_t *offs, int64_t n, int64_t v) {
+    int64_t k = 0;
+    while (k + 1 < n && offs[k + 1] <= v) {
+        k++;
+    }
+    return k;
 }
 
 static void set_validity(duckdb_vector vec, const uint8_t *bits, int64_t nulls, size_t n) {
@@ -149,8 +158,11 @@ static void set_validity(duckdb_vector vec, const uint8_t *bits, int64_t nulls, 
     }
 }
 
-static int fill_column(duckdb_vector vec, const colbuild *cb, size_t n, int utf8, char *err,
-                       const char *col) {
+/* Fill `vec` with column `cb` of n rows; -1 with *bad_row the first row holding a value
+ * that is not UTF-8 when the column is a string (`utf8`). */
+static int fill_column(duckdb_vector vec, const colbuild *cb, size_t n, int utf8,
+                       int64_t *bad_row) {
+    int64_t bad = -1;
     if (cb->shape == SCALAR) {
         if (cb->kind == KIND_BYTES) {
             /* assign valid rows only */
@@ -162,14 +174,13 @@ static int fill_column(duckdb_vector vec, const colbuild *cb, size_t n, int utf8
                 const char *p = (const char *)cb->values.data + vo[r];
                 size_t len = (size_t)(vo[r + 1] - vo[r]);
                 if (utf8 && !utf8_valid((const uint8_t *)p, len)) {
-                    snprintf(err, ERRLEN, "feature '%s' holds bytes that are not valid UTF-8 "
-                                          "but column '%s' is VARCHAR (inferred from the "
-                                          "sample)", col, col);
+                    *bad_row = (int64_t)r;
                     return -1;
                 }
                 duckdb_vector_assign_string_element_len(vec, r, p, len);
             }
-        } else if (fill_leaf(vec, cb, 0, (int64_t)n, utf8, 0, err, col)) {
+        } else if (fill_leaf(vec, cb, 0, (int64_t)n, utf8, 0, &bad)) {
+            *bad_row = bad;
             return -1;
         }
         set_validity(vec, cb->validity.data, cb->null_count, n);
@@ -188,7 +199,11 @@ static int fill_column(duckdb_vector vec, const colbuild *cb, size_t n, int utf8
         duckdb_list_vector_reserve(vec, nv);
         duckdb_list_vector_set_size(vec, nv);
         child = duckdb_list_vector_get_child(vec);
-        return fill_leaf(child, cb, 0, cb->nvalues, utf8, 0, err, col);
+        if (fill_leaf(child, cb, 0, cb->nvalues, utf8, 0, &bad)) {
+            *bad_row = holding(outer, (int64_t)n, bad);
+            return -1;
+        }
+        return 0;
     }
     /* LIST_OF_LIST: the outer list's child holds the inner lists */
     idx_t ninner = (idx_t)cb->ninner;
@@ -206,7 +221,11 @@ static int fill_column(duckdb_vector vec, const colbuild *cb, size_t n, int utf8
     duckdb_list_vector_reserve(child, nv);
     duckdb_list_vector_set_size(child, nv);
     duckdb_vector leaf = duckdb_list_vector_get_child(child);
-    return fill_leaf(leaf, cb, 0, cb->nvalues, utf8, 0, err, col);
+    if (fill_leaf(leaf, cb, 0, cb->nvalues, utf8, 0, &bad)) {
+        *bad_row = holding(outer, (int64_t)n, holding(inner, (int64_t)ninner, bad));
+        return -1;
+    }
+    return 0;
 }
 
 static void decode_error(char *err, const tfbind *b, const dctx *x, int rc, const char *path,
@@ -344,15 +363,19 @@ void tf_scan(duckdb_function_info info, duckdb_data_chunk output) {
                     continue;
                 }
                 int out = g->proj[i];
-                char col[256];
-                snprintf(col, sizeof(col), "%.*s", (int)g->sc.cols[d].name_len,
-                         (const char *)g->sc.cols[d].name);
+                int64_t row = -1;
                 if (fill_column(duckdb_data_chunk_get_vector(output, (idx_t)i), &l->cb[d], n,
-                                b->utf8[out], err, col)) {
-                    char tmp[ERRLEN];
-                    snprintf(tmp, ERRLEN, "%s, in %s near record %zu", err,
-                             b->files.items[l->file].path, l->fr.first + l->pos);
-                    memcpy(err, tmp, ERRLEN);
+                                b->utf8[out], &row)) {
+                    char col[256];
+                    snprintf(col, sizeof(col), "%.*s", (int)g->sc.cols[d].name_len,
+                             (const char *)g->sc.cols[d].name);
+                    tferror e;
+                    tferror_init(&e, TFERR_SCHEMA, "not_utf8", b->files.items[l->file].path);
+                    e.feature = col;
+                    e.record_index = (long long)(l->fr.first + l->pos + (size_t)row);
+                    e.offset = (long long)l->fr.w.base +
+                               (long long)load_u64(offs + 8 * (size_t)row) - 12;
+                    tferror_raise(err, &e);
                     rc = -1;
                 }
             }
