@@ -198,7 +198,7 @@ def test_the_extension_words_errors_from_the_python_templates(tmp_path):
         con.sql(f"SELECT * FROM tfrecord_scan('{path}')").fetchall()
     with pytest.raises(tfsql.CorruptRecordError) as python:
         tfsql.read_tfrecord(str(path))
-    assert str(native.value) == "Invalid Input Error: " + python.value.message("sql")
+    assert str(native.value) == "Invalid Input Error: tfrecord_scan: " + python.value.message("sql")
 
 
 def test_a_cut_gzip_stream_is_worded_as_in_python(tmp_path):

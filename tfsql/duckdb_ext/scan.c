@@ -256,10 +256,15 @@ static void decode_error(char *err, const tfbind *b, const dctx *x, int rc, cons
     }
 }
 
-/* Fail the scan with `err`, its fields (a data error) kept for tfrecord_last_error(). */
+/* Fail the scan with `err`, its fields (a data error) kept for tfrecord_last_error().
+ * DuckDB shows it after the function's name, as the bind's errors and tfsql.connect()'s
+ * Arrow path word it. */
 static void scan_failed(duckdb_function_info info, const tfbind *b, const char *err) {
+    const fninfo *fi = (const fninfo *)duckdb_function_get_extra_info(info);
+    char shown[ERRLEN + 64];
     reports_scan_failed(b->conn, err);
-    duckdb_function_set_error(info, err);
+    snprintf(shown, sizeof shown, "%s: %s", fi != NULL ? fi->name : "tfrecord_scan", err);
+    duckdb_function_set_error(info, shown);
 }
 
 /* Claim and open the next file; 0 when none is left, -1 on error. */
