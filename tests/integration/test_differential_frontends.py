@@ -358,6 +358,7 @@ class Outcome:
     rows: list[tuple] | None = None
     kind: str | None = None  # a refusal: "bind", "data", "files"
     message: str | None = None
+    raised: str | None = None  # tfsql.connect()'s refusal exactly: class, its cause's, message
 
     def __repr__(self) -> str:
         if self.kind is not None:
@@ -410,7 +411,9 @@ def _refusal(error: BaseException, *, sql: bool, reported: bool = False) -> Outc
     names = {k.__name__ for k in type(error).__mro__}
     kind = next((kind for name, kind in _KINDS if name in names), type(error).__name__)
     if (isinstance(error, tfsql.SchemaError) and error.reason is not None) or reported:
-        kind = "data"  # a value met while decoding (SchemaError.from_reason), not a schema refused at bind
+        # a value met while decoding (SchemaError.from_reason) or a sample the schema
+        # inference refuses (SchemaError.from_inference), not options refused at bind
+        kind = "data"
     message = str(error).split("\n")[0]
     for prefix in ("Binder Error: ", "Invalid Input Error: ", "IO Error: ", "tfrecord_scan: "):
         message = message.removeprefix(prefix)
@@ -445,8 +448,12 @@ def _read(front_end: str, case: Case, sources: dict[str, str]) -> Outcome:
                 frame = pl.scan_tfrecord(sources[case.source], **case.python, **extra).collect()
                 return _rows(frame.to_arrow())
             if front_end == "connect":
-                con = tfsql.connect()  # held while the result is fetched (duckdb 1.4 closes it with its last reference)
-                return _relation_rows(con.sql(_sql(case, sources)))
+                try:
+                    return _connect_rows(case, sources)
+                except Exception as error:
+                    outcome = _refusal(error, sql=True)
+                    outcome.raised = _raised(error)
+                    return outcome
             con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
             tfsql.load_extension(con)
             try:
@@ -456,6 +463,27 @@ def _read(front_end: str, case: Case, sources: dict[str, str]) -> Outcome:
                 return _refusal(error, sql=True, reported=bool(reported and reported[0][0]))
         except Exception as error:  # every refusal is compared
             return _refusal(error, sql=front_end in ("native", "connect"))
+
+
+def _connect_rows(case: Case, sources: dict[str, str], **connect: Any) -> Outcome:
+    con = tfsql.connect(**connect)  # held while the result is fetched (duckdb 1.4 closes it with its last reference)
+    return _relation_rows(con.sql(_sql(case, sources)))
+
+
+def _raised(error: BaseException) -> str:
+    cause = error.__cause__
+    return f"{type(error).__qualname__} from {type(cause).__qualname__ if cause else None}: {error}"
+
+
+def _arrow_path_raised(case: Case, sources: dict[str, str]) -> str | None:
+    """What tfsql.connect() raises for the case on its Arrow path (extension=False)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            _connect_rows(case, sources, extension=False)
+        except Exception as error:
+            return _raised(error)
+    return None
 
 
 def _offered(front_end: str, case: Case) -> bool:
@@ -474,6 +502,9 @@ def test_front_ends_agree(case, sources):
         assert refused == set(outcomes), outcomes
         assert len({o.kind for o in outcomes.values()}) == 1, outcomes
         assert len({o.message for o in outcomes.values()}) == 1, outcomes
+        if "connect" in outcomes:
+            # connect() raises alike whichever path (the extension, the Arrow one) runs the call
+            assert outcomes["connect"].raised == _arrow_path_raised(case, sources)
         return
     if not outcomes["python"].columns:
         # DuckDB scans no table without columns: records holding no features (and empty

@@ -27,6 +27,7 @@ from typing import Any
 
 import duckdb
 
+from tfsql import messages
 from tfsql.errors import CorruptRecordError, FileChangedError, SchemaError, TFSQLError
 
 __all__ = ["LAST_ERROR", "REJECTS", "from_fields", "last_error"]
@@ -69,6 +70,17 @@ def from_fields(row: Mapping[str, Any]) -> TFSQLError | None:
             record_type=row.get("record_type"),
             detail=row.get("detail"),
             suggest_skip=bool(row.get("suggest_skip")),
+        )
+    if kind == "SchemaError" and reason in messages.INFER:
+        # the inference's refusal, worded by the C core (the kinds and where each was
+        # first seen are in its words only): the message the extension raised, in SQL
+        return SchemaError.from_inference(
+            str(reason),
+            {"sql": str(row.get("message"))},
+            feature=row.get("feature"),
+            path=path,
+            record_index=row.get("record_index"),
+            offset=row.get("byte_offset"),
         )
     if kind == "SchemaError":
         return SchemaError.from_reason(
