@@ -144,6 +144,7 @@ def missing_columns(
         return None
     # a record that does not decode ends its file's sample here: the scan reports it
     inference = _sampled(paths, open_reader, record_type, infer_sample, infer_bytes, tolerant=True)[0]
+
     def check(phrases: dict[str, str]) -> None:
         inference.check_missing(list(columns), phrases["schema_option"], phrases["missing_insert"])
 

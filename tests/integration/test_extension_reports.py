@@ -323,7 +323,9 @@ def test_an_inference_refusal_of_the_extensions_bind_is_raised_as_the_arrow_path
     with pytest.raises(duckdb.BinderException) as plain:
         con.sql(sql).fetchall()
     assert str(plain.value) == f"Binder Error: {expected}"
-    assert _rows(con, "SELECT error_class, reason, feature, file, record_index, message FROM tfrecord_last_error()") == [
+    assert _rows(
+        con, "SELECT error_class, reason, feature, file, record_index, message FROM tfrecord_last_error()"
+    ) == [
         {
             "error_class": "SchemaError",
             "reason": "kind_conflict",

@@ -7,7 +7,9 @@ that ended its last failed scan (``tfrecord_last_error()``) and the stretches it
 docs/duckdb-extension.md describes both. `last_error` turns the first into the tfsql
 error the Python reader raises for the same damage (`tfsql.CorruptRecordError`,
 `tfsql.SchemaError`, `tfsql.FileChangedError`), built from those fields, never from a
-message's text.
+message's text (the schema inference's refusal, `tfsql.SchemaError.from_inference`,
+keeps the message the C core worded: the kinds it names and where each was first seen
+are no field).
 
 Both functions need the connection id the C API gives from v1.5.6 (DuckDB 1.5.6 and
 later); on DuckDB 1.4 they refuse, and `last_error` returns None (the extension's own
