@@ -242,6 +242,7 @@ class SchemaError(TFSQLError, ValueError):
         feature: str | None = None,
         path: str | None = None,
         record_index: int | None = None,
+        worded: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__(message)
         self.feature = feature
@@ -251,7 +252,7 @@ class SchemaError(TFSQLError, ValueError):
         self.offset: int | None = None
         self.found: str | None = None
         self.expected: str | None = None
-        self._worded: dict[str, str] = {}
+        self._worded = dict(worded or {})  # dialect -> message, when worded by the C core
 
     @classmethod
     def from_reason(
@@ -294,8 +295,8 @@ class SchemaError(TFSQLError, ValueError):
         >>> str(err), err.message("sql"), err.reason
         ('pass schema=', 'pass schema :=', 'kind_conflict')
         """
-        error = cls(next(iter(worded.values())), feature=feature, path=path, record_index=record_index)
-        error.reason, error.offset, error._worded = reason, offset, dict(worded)
+        error = cls(next(iter(worded.values())), feature=feature, path=path, record_index=record_index, worded=worded)
+        error.reason, error.offset = reason, offset
         return error
 
     def message(self, dialect: str = "python") -> str:
