@@ -127,6 +127,11 @@ def _build(root: Path) -> dict[str, str]:
     sources["grows"] = str(root / "grows.tfrecord")
     write_examples(root / "kinds.tfrecord", [{"v": 1}, {"v": 2}, {"v": [b"x"]}])
     sources["kinds"] = str(root / "kinds.tfrecord")
+    # a feature that is int64 in one file and bytes in another: the inference refuses the
+    # sample (while the extension binds the call, while the Python reader opens the dataset)
+    write_examples(root / "kinds_files" / "f0.tfrecord", [{"v": 1}])
+    write_examples(root / "kinds_files" / "f1.tfrecord", [{"v": [b"x"]}])
+    sources["kinds_files"] = str(root / "kinds_files")
     # bytes that are not UTF-8 in a column a schema makes a string (inference makes it binary)
     write_examples(root / "not_utf8.tfrecord", [{"s": [b"ok"]}, {"s": [b"x"]}, {"s": [b"a\xffb"]}])
     sources["not_utf8"] = str(root / "not_utf8.tfrecord")
@@ -235,6 +240,7 @@ BASELINES = {
     "literal": {"glob": False},
     "grows": {},
     "kinds": {},
+    "kinds_files": {},
     "not_utf8": {},
     "not_utf8_list": {},
     "malformed": {},
