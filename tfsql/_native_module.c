@@ -1017,8 +1017,6 @@ static PyObject *InferenceError;
 
 /* Raise the core's inference error: InferenceError with its fields. */
 static void raise_infer_error(const infer_error *e) {
-    static const char *reasons[] = {"ok", "nomem", "malformed", "name_not_utf8",
-                                    "kind_conflict", "name_taken", "missing"};
     if (e->code == INFER_NOMEM) {
         PyErr_NoMemory();
         return;
@@ -1027,7 +1025,7 @@ static void raise_infer_error(const infer_error *e) {
     if (exc == NULL) {
         return;
     }
-    if (set_new_attr(exc, "reason", PyUnicode_FromString(reasons[e->code])) == 0 &&
+    if (set_new_attr(exc, "reason", PyUnicode_FromString(infer_reason(e->code))) == 0 &&
         set_new_attr(exc, "feature", PyUnicode_DecodeUTF8(e->feature, (Py_ssize_t)strlen(e->feature), "backslashreplace")) == 0 &&
         set_new_attr(exc, "path", PyUnicode_DecodeUTF8(e->path, (Py_ssize_t)strlen(e->path), "surrogateescape")) == 0 &&
         set_new_attr(exc, "record", PyLong_FromLongLong(e->record)) == 0 &&

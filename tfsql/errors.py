@@ -15,6 +15,7 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from tfsql import messages
@@ -221,7 +222,8 @@ class SchemaError(TFSQLError, ValueError):
         0-based index of the record in its file, when known.
     reason : str or None
         For an error met while decoding (`from_reason`): one of
-        :data:`tfsql.messages.SCHEMA`'s keys.
+        :data:`tfsql.messages.SCHEMA`'s keys; for the schema inference's refusal
+        (`from_inference`): one of :data:`tfsql.messages.INFER`'s keys.
     offset : int or None
         Byte offset of the record, when known.
 
@@ -240,6 +242,7 @@ class SchemaError(TFSQLError, ValueError):
         feature: str | None = None,
         path: str | None = None,
         record_index: int | None = None,
+        worded: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__(message)
         self.feature = feature
@@ -249,6 +252,7 @@ class SchemaError(TFSQLError, ValueError):
         self.offset: int | None = None
         self.found: str | None = None
         self.expected: str | None = None
+        self._worded = dict(worded or {})  # dialect -> message, when worded by the C core
 
     @classmethod
     def from_reason(
@@ -269,8 +273,36 @@ class SchemaError(TFSQLError, ValueError):
         error.args = (error.message("python"),)
         return error
 
+    @classmethod
+    def from_inference(
+        cls,
+        reason: str,
+        worded: Mapping[str, str],
+        *,
+        feature: str | None,
+        path: str | None,
+        record_index: int | None,
+        offset: int | None,
+    ) -> SchemaError:
+        """The schema inference's refusal of its sample (``reason``: one of
+        :data:`tfsql.messages.INFER`'s keys), as the C core worded it for each dialect
+        it was asked in (``worded``: dialect -> message, the first the error's text; its
+        wording has fields, such as the kinds and where each was first seen, that the
+        error does not carry).
+
+        >>> err = SchemaError.from_inference("kind_conflict", {"python": "pass schema=", "sql": "pass schema :="},
+        ...                                  feature="x", path=None, record_index=None, offset=None)
+        >>> str(err), err.message("sql"), err.reason
+        ('pass schema=', 'pass schema :=', 'kind_conflict')
+        """
+        error = cls(next(iter(worded.values())), feature=feature, path=path, record_index=record_index, worded=worded)
+        error.reason, error.offset = reason, offset
+        return error
+
     def message(self, dialect: str = "python") -> str:
         """The message, its advice spelled for ``dialect`` (:data:`tfsql.messages.DIALECTS`)."""
+        if self._worded:
+            return self._worded.get(dialect, str(self))
         if self.reason is None:
             return str(self)
         return messages.render(

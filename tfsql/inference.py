@@ -59,6 +59,7 @@ from tfsql.schema import RAW_COLUMN, canonical_type
 __all__ = ["sample_indices", "infer_data_schema", "sample_columns", "missing_columns", "SampledColumn"]
 
 PYTHON_PHRASES = DIALECTS["python"]  # option spellings in messages (tfsql.messages)
+SQL_PHRASES = DIALECTS["sql"]
 
 
 def sample_indices(n_files: int, infer_files: int | None, sizes: Sequence[int] | None = None) -> list[int]:
@@ -135,19 +136,22 @@ def missing_columns(
     record_type: int,
     infer_sample: int | None,
     infer_bytes: int | None,
-    option_hint: str,
 ) -> SchemaError | None:
     """The error for ``columns`` (of a user schema) that none of the records inference
     would sample holds, or None (also when the sample holds no feature: nothing to
-    judge). ``option_hint`` spells ``missing_columns='insert'`` for the caller."""
+    judge); worded for Python and for SQL (`tfsql.SchemaError.message`)."""
     if record_type == codec.RAW:
         return None
     # a record that does not decode ends its file's sample here: the scan reports it
     inference = _sampled(paths, open_reader, record_type, infer_sample, infer_bytes, tolerant=True)[0]
+
+    def check(phrases: dict[str, str]) -> None:
+        inference.check_missing(list(columns), phrases["schema_option"], phrases["missing_insert"])
+
     try:
-        inference.check_missing(list(columns), PYTHON_PHRASES["schema_option"], option_hint)
+        check(PYTHON_PHRASES)
     except codec.InferenceError as exc:
-        return _schema_error(exc)
+        return _schema_error(exc, check)
     return None
 
 
@@ -164,7 +168,7 @@ def _sample(
     try:
         resolved = inference.resolve(lists_always, PYTHON_PHRASES["schema_option"])
     except codec.InferenceError as exc:
-        raise _schema_error(exc) from None
+        raise _schema_error(exc, lambda phrases: inference.resolve(lists_always, phrases["schema_option"])) from None
     columns = [
         SampledColumn(name.decode("utf-8", errors="surrogateescape"), column, location, kind, shape, bool(utf8))
         for name, column, location, kind, shape, utf8 in resolved
@@ -209,14 +213,24 @@ def _sampled(
     return inference, sampled
 
 
-def _schema_error(exc: Exception) -> SchemaError:
-    """The core's inference error as tfsql's (its fields kept)."""
+def _schema_error(exc: Exception, reword: Callable[[dict[str, str]], Any] | None = None) -> SchemaError:
+    """The core's inference error as tfsql's (its fields kept); ``reword``, given the
+    SQL dialect's phrases (:data:`tfsql.messages.DIALECTS`), asks the core again, for
+    the SQL wording (`tfsql.SchemaError.message`)."""
+    worded = {"python": str(exc)}
+    if reword is not None:
+        try:
+            reword(SQL_PHRASES)
+        except codec.InferenceError as sql:
+            worded["sql"] = str(sql)
     record = getattr(exc, "record", -1)
-    return SchemaError(
-        str(exc),
+    return SchemaError.from_inference(
+        getattr(exc, "reason", "") or "unknown",
+        worded,
         feature=getattr(exc, "feature", "") or None,
         path=getattr(exc, "path", "") or None,
         record_index=record if record >= 0 else None,
+        offset=getattr(exc, "offset", -1) if record >= 0 else None,
     )
 
 

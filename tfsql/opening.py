@@ -33,7 +33,6 @@ from tfsql.option_values import Lists, MissingColumns, OnCorrupt, ReadCompressio
 # end generated: dataset imports
 from tfsql.arrow_dataset import Dataset
 from tfsql.discovery import Discovered, discover
-from tfsql.messages import DIALECTS
 from tfsql.errors import SchemaError
 from tfsql.framing import FrameReader
 from tfsql.inference import SampledColumn, infer_data_schema, missing_columns, sample_indices
@@ -262,7 +261,6 @@ def _check_missing(found: Discovered, user_schema: pa.Schema, options: ReadOptio
         record_type=options.record_code,
         infer_sample=options.infer_sample,
         infer_bytes=options.infer_bytes,
-        option_hint=DIALECTS["python"]["missing_insert"],
     )
     if missing is not None:
         raise missing

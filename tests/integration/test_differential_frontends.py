@@ -40,7 +40,7 @@ import pytest
 
 import tfsql
 import tfsql.polars  # noqa: F401  (registers pl.scan_tfrecord)
-from tfsql.messages import DIALECTS
+from tfsql.messages import DIALECTS, SCHEMA
 from tfsql.options import NATIVE_READ_OPTIONS, READ_OPTIONS, Spelling
 from tfrecord_files import example, frame, sequence_example, write_examples, write_records
 
@@ -127,6 +127,11 @@ def _build(root: Path) -> dict[str, str]:
     sources["grows"] = str(root / "grows.tfrecord")
     write_examples(root / "kinds.tfrecord", [{"v": 1}, {"v": 2}, {"v": [b"x"]}])
     sources["kinds"] = str(root / "kinds.tfrecord")
+    # a feature that is int64 in one file and bytes in another: the inference refuses the
+    # sample (while the extension binds the call, while the Python reader opens the dataset)
+    write_examples(root / "kinds_files" / "f0.tfrecord", [{"v": 1}])
+    write_examples(root / "kinds_files" / "f1.tfrecord", [{"v": [b"x"]}])
+    sources["kinds_files"] = str(root / "kinds_files")
     # bytes that are not UTF-8 in a column a schema makes a string (inference makes it binary)
     write_examples(root / "not_utf8.tfrecord", [{"s": [b"ok"]}, {"s": [b"x"]}, {"s": [b"a\xffb"]}])
     sources["not_utf8"] = str(root / "not_utf8.tfrecord")
@@ -235,6 +240,7 @@ BASELINES = {
     "literal": {"glob": False},
     "grows": {},
     "kinds": {},
+    "kinds_files": {},
     "not_utf8": {},
     "not_utf8_list": {},
     "malformed": {},
@@ -358,6 +364,7 @@ class Outcome:
     rows: list[tuple] | None = None
     kind: str | None = None  # a refusal: "bind", "data", "files"
     message: str | None = None
+    raised: str | None = None  # tfsql.connect()'s refusal exactly: class, its cause's, message
 
     def __repr__(self) -> str:
         if self.kind is not None:
@@ -403,14 +410,27 @@ _DIALECT = sorted(
 )
 
 
-def _refusal(error: BaseException, *, sql: bool, reported: bool = False) -> Outcome:
-    """``reported``: the extension reported the error as a data error (its fields are in
+def _data_kind(error_class: str | None, reason: str | None) -> str | None:
+    """The kind of a tfsql data error, by its class and reason: a SchemaError is a value
+    met while decoding ("data": SchemaError.from_reason) or a schema or inference sample
+    refused when the call is bound ("bind"); a damaged or changed file is "data"."""
+    if error_class == "SchemaError":
+        return "data" if reason in SCHEMA else "bind"
+    return "data" if error_class else None
+
+
+def _refusal(error: BaseException, *, sql: bool, reported: tuple | None = None) -> Outcome:
+    """``reported``: the extension's report of the error (``error_class``, ``reason`` of
     ``tfrecord_last_error()``), whatever DuckDB class it was raised as: a bind's is a
-    Binder Error in plain DuckDB."""
+    Binder Error in plain DuckDB. A tfsql error (or one that caused ``error``) is
+    classed by its own class and reason."""
     names = {k.__name__ for k in type(error).__mro__}
     kind = next((kind for name, kind in _KINDS if name in names), type(error).__name__)
-    if (isinstance(error, tfsql.SchemaError) and error.reason is not None) or reported:
-        kind = "data"  # a value met while decoding (SchemaError.from_reason), not a schema refused at bind
+    tfsql_error = error.__cause__ if isinstance(error.__cause__, tfsql.TFSQLError) else error
+    if isinstance(tfsql_error, tfsql.SchemaError):
+        kind = _data_kind("SchemaError", tfsql_error.reason) or kind
+    elif reported:
+        kind = _data_kind(*reported) or kind
     message = str(error).split("\n")[0]
     for prefix in ("Binder Error: ", "Invalid Input Error: ", "IO Error: ", "tfrecord_scan: "):
         message = message.removeprefix(prefix)
@@ -445,17 +465,42 @@ def _read(front_end: str, case: Case, sources: dict[str, str]) -> Outcome:
                 frame = pl.scan_tfrecord(sources[case.source], **case.python, **extra).collect()
                 return _rows(frame.to_arrow())
             if front_end == "connect":
-                con = tfsql.connect()  # held while the result is fetched (duckdb 1.4 closes it with its last reference)
-                return _relation_rows(con.sql(_sql(case, sources)))
+                try:
+                    return _connect_rows(case, sources)
+                except Exception as error:
+                    outcome = _refusal(error, sql=True)
+                    outcome.raised = _raised(error)
+                    return outcome
             con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
             tfsql.load_extension(con)
             try:
                 return _relation_rows(con.sql(_sql(case, sources)))
             except duckdb.Error as error:
-                reported = REPORTS and con.sql("SELECT error_class FROM tfrecord_last_error()").fetchall()
-                return _refusal(error, sql=True, reported=bool(reported and reported[0][0]))
+                reported = REPORTS and con.sql("SELECT error_class, reason FROM tfrecord_last_error()").fetchall()
+                return _refusal(error, sql=True, reported=reported[0] if reported else None)
         except Exception as error:  # every refusal is compared
             return _refusal(error, sql=front_end in ("native", "connect"))
+
+
+def _connect_rows(case: Case, sources: dict[str, str], **connect: Any) -> Outcome:
+    con = tfsql.connect(**connect)  # held while the result is fetched (duckdb 1.4 closes it with its last reference)
+    return _relation_rows(con.sql(_sql(case, sources)))
+
+
+def _raised(error: BaseException) -> str:
+    cause = error.__cause__
+    return f"{type(error).__qualname__} from {type(cause).__qualname__ if cause else None}: {error}"
+
+
+def _arrow_path_raised(case: Case, sources: dict[str, str]) -> str | None:
+    """What tfsql.connect() raises for the case on its Arrow path (extension=False)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            _connect_rows(case, sources, extension=False)
+        except Exception as error:
+            return _raised(error)
+    return None
 
 
 def _offered(front_end: str, case: Case) -> bool:
@@ -474,6 +519,11 @@ def test_front_ends_agree(case, sources):
         assert refused == set(outcomes), outcomes
         assert len({o.kind for o in outcomes.values()}) == 1, outcomes
         assert len({o.message for o in outcomes.values()}) == 1, outcomes
+        if "connect" in outcomes and REPORTS:
+            # connect() raises alike whichever path (the extension, the Arrow one) runs the
+            # call: the same class, cause's class and message (on DuckDB < 1.5.6 the
+            # extension keeps no reports, and its errors stay DuckDB's own)
+            assert outcomes["connect"].raised == _arrow_path_raised(case, sources)
         return
     if not outcomes["python"].columns:
         # DuckDB scans no table without columns: records holding no features (and empty

@@ -259,8 +259,8 @@ def test_a_data_error_of_the_extensions_bind_is_raised_as_the_arrow_path_raises_
     """The schema inference's sample meets a record that is not an Example while the
     extension binds the call: plain DuckDB raises a Binder Error and reports the fields
     in tfrecord_last_error(); tfsql.connect() raises what its Arrow path raises when it
-    opens the dataset (InvalidInputError, the CorruptRecordError its cause). Before, it
-    left DuckDB's Binder Error."""
+    opens the dataset (ScanDataError, as for damage a scan meets: the CorruptRecordError
+    its cause). Before, it left DuckDB's Binder Error."""
     path = tmp_path / "malformed.tfrecord"
     path.write_bytes(frame(example({"x": 1})) + frame(b"\x0a\xff\xff\xff") + frame(example({"x": 2})))
     sql = f"SELECT * FROM tfrecord_scan('{path}')"
@@ -274,7 +274,7 @@ def test_a_data_error_of_the_extensions_bind_is_raised_as_the_arrow_path_raises_
     for extension in (True, False):
         connection = tfsql.connect(extension=extension)
         assert connection.native == extension
-        with pytest.raises(tfsql.duckdb.InvalidInputError) as info:
+        with pytest.raises(ScanDataError) as info:
             connection.sql(sql).fetchall()
         raised[extension] = info.value
     native, arrow = raised[True], raised[False]
@@ -289,14 +289,63 @@ def test_a_data_error_of_the_extensions_bind_is_raised_as_the_arrow_path_raises_
 def test_a_bind_error_is_not_attributed_to_an_earlier_calls_data_error(tmp_path):
     """A call whose bind fails for another reason (two kinds in the inference sample)
     after one that failed on bad data: the report was cleared as the second call bound,
-    so connect() keeps DuckDB's Binder Error."""
+    so connect() raises the second call's own error (the kind conflict), not the first's."""
     bad = tmp_path / "malformed.tfrecord"
     bad.write_bytes(frame(example({"x": 1})) + frame(b"\x0a\xff\xff\xff"))
     kinds = tmp_path / "kinds.tfrecord"
     kinds.write_bytes(frame(example({"v": 1})) + frame(example({"v": [b"x"]})))
     con = tfsql.connect()
-    with pytest.raises(tfsql.duckdb.InvalidInputError):
+    with pytest.raises(ScanDataError):
         con.sql(f"SELECT * FROM tfrecord_scan('{bad}')").fetchall()
-    with pytest.raises(duckdb.BinderException, match="holds two kinds in the inference sample") as info:
+    with pytest.raises(tfsql.duckdb.InvalidInputError, match="holds two kinds in the inference sample") as info:
         con.sql(f"SELECT * FROM tfrecord_scan('{kinds}')").fetchall()
-    assert not isinstance(info.value, duckdb.InvalidInputException) and info.value.__cause__ is None
+    cause = info.value.__cause__
+    assert isinstance(cause, tfsql.SchemaError) and (cause.reason, cause.feature) == ("kind_conflict", "v")
+
+
+@needs_reports
+def test_an_inference_refusal_of_the_extensions_bind_is_raised_as_the_arrow_path_raises_it(tmp_path):
+    """A feature that is int64 in one file and bytes in another: the schema inference
+    refuses the sample while the extension binds the call. Plain DuckDB raises a Binder
+    Error (its dialect for a bind's refusal) and reports the fields in
+    tfrecord_last_error(); tfsql.connect() raises exactly what its Arrow path raises:
+    InvalidInputError, a tfsql.SchemaError (reason 'kind_conflict') its cause, its advice
+    spelled for SQL. Before, connect() left DuckDB's Binder Error (no report was kept)."""
+    (tmp_path / "a.tfrecord").write_bytes(frame(example({"x": 1})))
+    (tmp_path / "b.tfrecord").write_bytes(frame(example({"x": [b"y"]})))
+    sql = f"SELECT * FROM tfrecord_scan('{tmp_path}')"
+    described = f"bytes_list (first in {tmp_path / 'b.tfrecord'}) and int64_list (first in {tmp_path / 'a.tfrecord'})"
+    expected = (
+        f"feature 'x' holds two kinds in the inference sample: {described}; pass schema := with the type to "
+        "read it as, or fix the data"
+    )
+    con = _native()
+    with pytest.raises(duckdb.BinderException) as plain:
+        con.sql(sql).fetchall()
+    assert str(plain.value) == f"Binder Error: {expected}"
+    assert _rows(
+        con, "SELECT error_class, reason, feature, file, record_index, message FROM tfrecord_last_error()"
+    ) == [
+        {
+            "error_class": "SchemaError",
+            "reason": "kind_conflict",
+            "feature": "x",
+            "file": None,
+            "record_index": None,
+            "message": expected,
+        }
+    ]
+    raised = {}
+    for extension in (True, False):
+        connection = tfsql.connect(extension=extension)
+        assert connection.native == extension
+        with pytest.raises(tfsql.duckdb.InvalidInputError) as info:
+            connection.sql(sql).fetchall()
+        raised[extension] = info.value
+    native, arrow = raised[True], raised[False]
+    assert type(native) is type(arrow) is tfsql.duckdb.InvalidInputError
+    assert str(native) == str(arrow) == f"Invalid Input Error: tfrecord_scan: {expected}"
+    assert type(native.__cause__) is type(arrow.__cause__) is tfsql.SchemaError
+    for cause in (native.__cause__, arrow.__cause__):
+        assert (cause.reason, cause.feature, cause.path, cause.record_index) == ("kind_conflict", "x", None, None)
+    assert str(arrow.__cause__) == expected.replace("schema :=", "schema=")  # the Python dialect

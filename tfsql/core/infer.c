@@ -33,6 +33,12 @@ static void infer_message(infer_error *err, const char *template, const tfsql_fi
     tfsql_render(&o, template, fields, n, NULL);
 }
 
+const char *infer_reason(int code) {
+    static const char *const reasons[] = {"ok",           "nomem",      "malformed", "name_not_utf8",
+                                          "kind_conflict", "name_taken", "missing"};
+    return code >= 0 && code <= INFER_MISSING ? reasons[code] : "unknown";
+}
+
 struct infer_state {
     int record_type;
     long long infer_sample, infer_bytes;
@@ -376,6 +382,9 @@ int infer_resolve(const infer_state *s, int lists_always, const char *schema_hin
     size_t n = s->summary.stats.len / sizeof(sstat);
     *cols_out = NULL;
     *ncols = 0;
+    err->record = -1; /* a refusal of the whole sample: no file, record or offset */
+    err->offset = 0;
+    err->path[0] = err->feature[0] = 0;
     if (s->bad_name.code != 0) {
         *err = s->bad_name;
         char where[INFER_MESSAGE_LEN / 2] = "", record[24], offset[24];
@@ -502,6 +511,7 @@ int infer_check_missing(const infer_state *s, const char *const *columns, size_t
     }
     err->code = INFER_MISSING;
     err->record = -1;
+    err->path[0] = 0;
     char count[24], files[64] = "", first[INFER_FEATURE_LEN + 8] = "";
     tfsql_text f = {files, sizeof(files), 0}, p = {first, sizeof(first), 0};
     snprintf(count, sizeof(count), "%zu", s->npaths);

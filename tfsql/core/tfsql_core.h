@@ -577,6 +577,10 @@ void infer_columns_free(infer_column *cols, size_t n);
 
 #define INFER_MISSING 6 /* a schema column that no sampled record holds */
 
+/* The word of an inference error's code (tfsql.messages.INFER's keys, "ok", "nomem",
+ * "malformed"): its `reason` in every front end. */
+const char *infer_reason(int code);
+
 /* missing_columns='raise': the schema's columns (n NUL-terminated names) that no
  * sampled feature holds (a feature list's column may be named N__feature_list) are an
  * error listing them: INFER_MISSING, err->feature the first. `schema_name` and `hint`

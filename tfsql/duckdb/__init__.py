@@ -48,11 +48,15 @@ Errors. A malformed call or COPY option raises `BinderError` (a
 `InvalidInputError` (``duckdb.InvalidInputException`` and ``ValueError``); a source
 with no files raises `NoFilesError` (``duckdb.IOException`` and
 ``FileNotFoundError``). All messages start like DuckDB's (``Binder Error: tfrecord_scan:
-...``). Data problems (corrupt records, a feature that does not fit the schema) surface
-as an `InvalidInputError` whose ``__cause__`` is tfsql's own error
-(`tfsql.CorruptRecordError`, `tfsql.SchemaError`) when the dataset is opened (or the
-extension binds the call), or as a `ScanDataError` (a ``duckdb.InvalidInputException``
-and a `tfsql.TFSQLError`) naming file, record and byte offset when the scan meets them.
+...``). Data problems surface with tfsql's own error as their ``__cause__``, the same
+class whichever path (the extension, the Arrow one) runs the call and wherever the
+data was met (the schema inference's sample or the scan): damaged or changed files and
+a value that does not fit its column (`tfsql.CorruptRecordError`,
+`tfsql.FileChangedError`, `tfsql.SchemaError` of a decoding reason) as a `ScanDataError`
+(a ``duckdb.InvalidInputException`` and a `tfsql.TFSQLError`) naming file, record and
+byte offset; a sample the schema inference refuses (a feature of two kinds, a
+``schema`` column no sampled record holds: `tfsql.SchemaError` of an inference reason)
+as an `InvalidInputError`.
 Errors quote the SQL as written, never the rewritten text (see `tfsql.duckdb.errors`).
 
 Examples

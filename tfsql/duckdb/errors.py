@@ -42,6 +42,7 @@ import duckdb
 import pyarrow as pa
 
 from tfsql import errors as tfsql_errors
+from tfsql import messages
 from tfsql.duckdb.results import arrow_reader
 from tfsql.interrupts import ScanInterrupted
 
@@ -166,12 +167,10 @@ def translate(
     if isinstance(error, duckdb.Error) and ScanInterrupted.__name__ in message:
         # a scan stopped by con.interrupt() (TFRecordConnection.interrupt): DuckDB's own error
         return duckdb.InterruptException("INTERRUPT Error: Interrupted!")
-    if scan_error is not None and isinstance(error, duckdb.BinderException):
-        # the extension's bind (its schema inference) met bad data: as the Arrow path's
-        # dataset opening reports it (`data_error`)
-        return data_error(InvalidInputError, scan_error)
     if scan_error is not None and isinstance(error, (duckdb.Error, OSError, pa.ArrowException)):
-        return data_error(ScanDataError, scan_error)
+        # a scan, or the extension's bind (its schema inference's sample), met bad data:
+        # raised as the Arrow path raises it (`data_error`), whichever met it
+        return data_error(scan_error)
     cls = type(error)
     if sql is not None and rewritten is not None and rewritten != sql:
         message = _LINE.sub(lambda m: _relocate(m, sql, rewritten, sorted(spans)), message)
@@ -185,18 +184,25 @@ def translate(
         return error
 
 
-def data_error(cls: type[Exception], original: BaseException, function: str = "tfrecord_scan") -> BaseException:
-    """The DuckDB error (``cls``) of a ``tfrecord_scan`` that ``original`` (a tfsql error,
-    its fields intact: file, record, offset) ended, its advice spelled for SQL
-    (:mod:`tfsql.messages`): `ScanDataError` when a scan met it, `InvalidInputError`
-    when the call's dataset was opened (schema inference met it), in either engine.
+def data_error(original: BaseException, function: str = "tfrecord_scan") -> BaseException:
+    """The DuckDB error of a ``tfrecord_scan`` that ``original`` (a tfsql error, its
+    fields intact: file, record, offset) ended, its advice spelled for SQL
+    (:mod:`tfsql.messages`). Its class is the error's, not where it was met (the
+    extension's inference stops its sample at damage that the Arrow path's inference
+    raises; the scan then meets it): `ScanDataError` for damage in a file and a value
+    that does not fit its column (`tfsql.CorruptRecordError`, `tfsql.FileChangedError`,
+    `tfsql.SchemaError.from_reason`), `InvalidInputError` for a sample the schema
+    inference refuses (`tfsql.SchemaError.from_inference`: a kind conflict...) and a
+    schema refused when the dataset is opened, in either engine.
 
     >>> from tfsql.errors import CorruptRecordError
-    >>> str(data_error(InvalidInputError, CorruptRecordError("data_crc", path="f", record_index=1, offset=9)))
-    'Invalid Input Error: tfrecord_scan: data CRC mismatch in f, record 1 at byte 9: the record is corrupt'
+    >>> error = data_error(CorruptRecordError("data_crc", path="f", record_index=1, offset=9))
+    >>> type(error).__name__, str(error)
+    ('ScanDataError', 'Invalid Input Error: tfrecord_scan: data CRC mismatch in f, record 1 at byte 9: the record is corrupt')
     """
     message = original.message("sql") if isinstance(original, _DIALECT_ERRORS) else str(original)
-    error = sql_error(cls, message, function=function)
+    refused = isinstance(original, tfsql_errors.SchemaError) and original.reason not in messages.SCHEMA
+    error = sql_error(InvalidInputError if refused else ScanDataError, message, function=function)
     error.__cause__ = original
     error.__suppress_context__ = True
     return error

@@ -7,7 +7,9 @@ that ended its last failed scan (``tfrecord_last_error()``) and the stretches it
 docs/duckdb-extension.md describes both. `last_error` turns the first into the tfsql
 error the Python reader raises for the same damage (`tfsql.CorruptRecordError`,
 `tfsql.SchemaError`, `tfsql.FileChangedError`), built from those fields, never from a
-message's text.
+message's text (the schema inference's refusal, `tfsql.SchemaError.from_inference`,
+keeps the message the C core worded: the kinds it names and where each was first seen
+are no field).
 
 Both functions need the connection id the C API gives from v1.5.6 (DuckDB 1.5.6 and
 later); on DuckDB 1.4 they refuse, and `last_error` returns None (the extension's own
@@ -27,6 +29,7 @@ from typing import Any
 
 import duckdb
 
+from tfsql import messages
 from tfsql.errors import CorruptRecordError, FileChangedError, SchemaError, TFSQLError
 
 __all__ = ["LAST_ERROR", "REJECTS", "from_fields", "last_error"]
@@ -69,6 +72,17 @@ def from_fields(row: Mapping[str, Any]) -> TFSQLError | None:
             record_type=row.get("record_type"),
             detail=row.get("detail"),
             suggest_skip=bool(row.get("suggest_skip")),
+        )
+    if kind == "SchemaError" and reason in messages.INFER:
+        # the inference's refusal, worded by the C core (the kinds and where each was
+        # first seen are in its words only): the message the extension raised, in SQL
+        return SchemaError.from_inference(
+            str(reason),
+            {"sql": str(row.get("message"))},
+            feature=row.get("feature"),
+            path=path,
+            record_index=row.get("record_index"),
+            offset=row.get("byte_offset"),
         )
     if kind == "SchemaError":
         return SchemaError.from_reason(

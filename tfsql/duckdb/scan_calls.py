@@ -398,7 +398,7 @@ def open_dataset(
     except FileNotFoundError as err:
         raise sql_error(NoFilesError, str(err), function=function) from err
     except (CorruptRecordError, SchemaError) as err:  # the sample met bad data: advice spelled for SQL
-        error = data_error(InvalidInputError, err, function)
+        error = data_error(err, function)
         raise error from error.__cause__
     except (ValueError, TypeError) as err:
         raise sql_error(InvalidInputError, str(err), function=function) from err

@@ -264,6 +264,9 @@ void tferror_skipped_message(char *out, size_t cap, const tferror *e);
 void malformed_detail(char *out, size_t cap, const char *feature);
 /* err = e's message; e is kept as this thread's pending data error (tferror_take). */
 void tferror_raise(char *err, const tferror *e);
+/* As tferror_raise, worded by the caller: err = `message` (an error whose wording has
+ * fields the tferror does not carry, as the schema inference's refusals). */
+void tferror_raise_worded(char *err, const tferror *e, const char *message);
 /* This thread's pending data error (the caller owns it), or NULL; clears it. */
 tferror_rec *tferror_take(void);
 tferror_rec *tferror_copy(const tferror *e, const char *message);

@@ -6,6 +6,23 @@
 
 #include "duckdb_ext.h"
 
+/* err = the core's refusal of the sample (a kind conflict, a name that cannot be a
+ * column...), kept with its fields as the pending data error: a SchemaError of reason
+ * infer_reason(code), the feature, and the file, record and offset when known
+ * (tfrecord_last_error(), from which tfsql.connect() raises what its Arrow path does). */
+static void infer_refusal(char *err, const infer_error *e) {
+    if (e->code == INFER_NOMEM) {
+        snprintf(err, ERRLEN, "out of memory");
+        return;
+    }
+    tferror t;
+    tferror_init(&t, TFERR_SCHEMA, infer_reason(e->code), e->path[0] ? e->path : NULL);
+    t.feature = e->feature[0] ? e->feature : NULL;
+    t.record_index = e->record;
+    t.offset = e->record >= 0 ? (long long)e->offset : -1;
+    tferror_raise_worded(err, &t, e->message);
+}
+
 /* Frame the inference sample of one file and fold it into `st` (the core keeps the
  * records within the file's budget). The file is read through a bounded, change-checked
  * window (source.c), a compressed one inflated only as far as the sample reaches. A
@@ -68,7 +85,7 @@ static int sample_file(const tfbind *b, infer_state *st, const tfile *f, int tol
             goto done;
         }
         if (irc != INFER_OK) {
-            snprintf(err, ERRLEN, "%s", e.message);
+            infer_refusal(err, &e);
             goto done;
         }
         if (done) {
@@ -175,7 +192,7 @@ int infer_columns(tfbind *b, char *err, idx_t *cardinality) {
     int rc = infer_resolve(st, b->lists_always, sql_phrase("schema_option"), &cols, &n, &e);
     infer_free(st);
     if (rc != INFER_OK) {
-        snprintf(err, ERRLEN, "%s", e.message);
+        infer_refusal(err, &e);
         return -1;
     }
     b->sc.record_type = b->record_type;
@@ -229,7 +246,7 @@ int check_missing_columns(const tfbind *b, char *err) {
         if (infer_check_missing(st, (const char *const *)names, (size_t)b->ndata,
                                 sql_phrase("schema_option"), sql_phrase("missing_insert"),
                                 &e) != INFER_OK) {
-            snprintf(err, ERRLEN, "%s", e.message);
+            infer_refusal(err, &e);
             rc = -1;
         }
     }

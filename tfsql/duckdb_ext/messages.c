@@ -212,6 +212,13 @@ static __thread tferror_rec *pending;
 
 void tferror_raise(char *err, const tferror *e) {
     tferror_message(err, ERRLEN, e);
+    tferror_raise_worded(err, e, err);
+}
+
+void tferror_raise_worded(char *err, const tferror *e, const char *message) {
+    if (message != err) {
+        snprintf(err, ERRLEN, "%s", message);
+    }
     tferror_rec_free(pending);
     pending = tferror_copy(e, err);
 }

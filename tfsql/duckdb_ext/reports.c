@@ -1,7 +1,8 @@
 /*
  * tfsql/duckdb_ext/reports.c -- what a connection's scans reported, as rows:
  *
- *   tfrecord_last_error()  the data error that ended the connection's last failed scan,
+ *   tfrecord_last_error()  the data error that ended the connection's last failed scan
+ *                          (or its bind: the schema inference's sample, or its refusal),
  *                          as the fields of tfsql's error classes (tfsql.connect() builds
  *                          CorruptRecordError / SchemaError / FileChangedError from them);
  *   tfrecord_rejects()     the stretches of damaged files that the connection's last
