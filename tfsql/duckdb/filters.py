@@ -38,7 +38,7 @@ from typing import Any
 
 import duckdb
 
-from tfsql.duckdb.rewrite import Token
+from tfsql.duckdb.rewrite import Token, enclosing_closes
 
 __all__ = ["StatementFilters", "statement_filters", "parse_query"]
 
@@ -103,7 +103,7 @@ def statement_filters(text: str, tokens: Sequence[Token]) -> StatementFilters:
     tree = parse_query(text)
     if tree is not None:
         return StatementFilters(frozenset(_filtered_columns(tree)), ((0, len(text)),))
-    closes = _closing_brackets(tokens)
+    closes = enclosing_closes(tokens)
     columns: set[str] = set()
     spans: list[tuple[int, int]] = []
     parsed_until = 0
@@ -184,24 +184,3 @@ def _objects(tree: Any) -> Iterator[dict]:
         elif isinstance(node, dict):
             yield node
             stack.extend(node.values())
-
-
-def _closing_brackets(tokens: Sequence[Token]) -> list[int | None]:
-    """For each token, the offset of the bracket that closes the group it stands in
-    (None at the top level, or when the group is never closed)."""
-    closer_of: dict[int, int] = {}  # index of an opening bracket -> offset of its closing one
-    opened: list[int] = []
-    for i, token in enumerate(tokens):
-        if token.is_op("(", "[", "{"):
-            opened.append(i)
-        elif token.is_op(")", "]", "}") and opened:
-            closer_of[opened.pop()] = token.start
-    closes: list[int | None] = []
-    groups: list[int | None] = []
-    for i, token in enumerate(tokens):
-        closes.append(groups[-1] if groups else None)
-        if token.is_op("(", "[", "{"):
-            groups.append(closer_of.get(i))
-        elif token.is_op(")", "]", "}") and groups:
-            groups.pop()
-    return closes

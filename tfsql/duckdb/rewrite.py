@@ -42,6 +42,7 @@ __all__ = [
     "statement_spans",
     "strip_comments",
     "find_calls",
+    "enclosing_closes",
     "matching_close",
     "substitute",
     "unquote_identifier",
@@ -364,6 +365,28 @@ def matching_close(tokens: Sequence[Token], open_index: int) -> int:
     raise ValueError(
         f"unbalanced brackets: {tokens[open_index].text!r} at offset {tokens[open_index].start} is never closed"
     )
+
+
+def enclosing_closes(tokens: Sequence[Token]) -> list[int | None]:
+    """For each token, the text offset of the bracket that closes the group it stands in
+    (None at the top level, or when that group is never closed).
+
+    >>> sql = "a (b [c] d) e"
+    >>> enclosing_closes(tokenize(sql)) == [None, None, 10, 10, 7, 7, 10, 10, None]
+    True
+    """
+    closes: list[int | None] = []
+    groups: list[int | None] = []  # the closing offset of each open group, innermost last
+    for i, token in enumerate(tokens):
+        closes.append(groups[-1] if groups else None)
+        if token.is_op(*_OPENERS):
+            try:
+                groups.append(tokens[matching_close(tokens, i)].start)
+            except ValueError:
+                groups.append(None)
+        elif token.is_op(*_CLOSERS) and groups:
+            groups.pop()
+    return closes
 
 
 def _split_arguments(sql: str, tokens: Sequence[Token], open_index: int, close_index: int) -> tuple[Argument, ...]:
