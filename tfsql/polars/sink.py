@@ -121,11 +121,8 @@ def _arrow_reader(schema: pl.Schema, frames: Iterable[pl.DataFrame]) -> pa.Recor
             del frame  # the batches keep what they need of its buffers
             for batch in shared:
                 for start, stop in _slice_bounds(batch):
-                    piece = batch.slice(start, stop - start)
-                    if stop - start == 1:  # a row alone: its strings may be huge, share them
-                        columns = [_one_view_shared(c) for c in piece.columns]
-                        piece = pa.RecordBatch.from_arrays(columns, names=piece.schema.names)
-                    yield offset_based_batch(piece, arrow)
+                    # (a row alone, whose strings may be huge, is converted without a copy)
+                    yield offset_based_batch(batch.slice(start, stop - start), arrow)
 
     return pa.RecordBatchReader.from_batches(arrow, batches())
 
@@ -169,24 +166,6 @@ def _value_sizes(column: pa.Array) -> np.ndarray | int:
     if column.null_count:
         sizes[column.is_null().to_numpy(zero_copy_only=False)] = 0
     return sizes
-
-
-def _one_view_shared(column: pa.Array) -> pa.Array:
-    """A one-row ``string_view`` / ``binary_view`` column as ``large_string`` /
-    ``large_binary`` over the same bytes (no copy: the value is one stretch of one of the
-    view's data buffers); any other column as it is."""
-    t = column.type
-    if t not in (pa.string_view(), pa.binary_view()) or column.null_count:
-        return column
-    length, _, buffer_index, offset = np.frombuffer(column.buffers()[1], dtype=np.int32)[
-        4 * column.offset : 4 * column.offset + 4
-    ]
-    if length <= 12:  # inlined in the view itself: nothing to share
-        return column
-    data = column.buffers()[2 + int(buffer_index)].slice(int(offset), int(length))
-    offsets = pa.py_buffer(np.array([0, length], dtype=np.int64).tobytes())
-    target = pa.large_string() if t == pa.string_view() else pa.large_binary()
-    return pa.Array.from_buffers(target, 1, [None, offsets, data])
 
 
 def write_frame(df: pl.DataFrame, path: Any, *, progress: bool = False, **options: Any) -> WriteResult:

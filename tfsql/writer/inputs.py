@@ -137,7 +137,37 @@ def _offset_based(array: pa.Array, target: pa.DataType) -> pa.Array:
         if pa.types.is_large_list(target):
             return pa.LargeListArray.from_arrays(pa.array(offsets), values, type=target, mask=mask)
         return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), values, type=target, mask=mask)
-    return array.cast(target)
+    shared = _one_view_shared(array, target)
+    return shared if shared is not None else array.cast(target)
+
+
+def _one_view_shared(array: pa.Array, target: pa.DataType) -> pa.Array | None:
+    """A one-row ``string_view`` / ``binary_view`` array as ``large_string`` /
+    ``large_binary`` over the same bytes, without a copy (its value is one stretch of one
+    of the view's data buffers; a cast would copy it, which for one huge value doubles
+    the memory a write needs); None when ``array`` is not such an array with a value
+    stored outside its view.
+
+    Examples
+    --------
+    >>> value = "x" * 100
+    >>> _one_view_shared(pa.array([value], pa.string_view()), pa.large_string()).to_pylist() == [value]
+    True
+    >>> _one_view_shared(pa.array(["short"], pa.string_view()), pa.large_string()) is None
+    True
+    """
+    views = {pa.string_view(): pa.large_string(), pa.binary_view(): pa.large_binary()}
+    if len(array) != 1 or array.null_count or views.get(array.type) != target:
+        return None
+    # a view is 16 bytes: int32 length, then (values over 12 bytes) prefix, buffer index, offset
+    length, _, buffer_index, offset = np.frombuffer(array.buffers()[1], dtype=np.int32)[
+        4 * array.offset : 4 * array.offset + 4
+    ]
+    if length <= 12:  # inlined in the view itself: nothing to share
+        return None
+    data = array.buffers()[2 + int(buffer_index)].slice(int(offset), int(length))
+    offsets = pa.py_buffer(np.array([0, length], dtype=np.int64).tobytes())
+    return pa.Array.from_buffers(target, 1, [None, offsets, data])
 
 
 def _is_variable_list(t: pa.DataType) -> bool:
