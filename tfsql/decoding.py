@@ -196,8 +196,7 @@ class BlockDecoder:
         blocks = iter(blocks)
         while True:
             builder = None if self._decoder is None else self._decoder.builder(max_rows, max_bytes)
-            first: RecordBlock | None = None  # where the batch starts (its buffer not held)
-            spans: list[RecordBlock] = []  # where its records start, for a value's error
+            spans: list[RecordBlock] = []  # where its records start (buffers not held), for a value's error
             rows = payload = 0
             while rows < max_rows and payload < max_bytes:
                 block = pending.pop() if pending else next(blocks, None)
@@ -217,16 +216,14 @@ class BlockDecoder:
                         raise translate_decode_error(exc, block, self.record_type, self.specs) from None
                 elif block.crc_pending:
                     _check_data_crcs(block)
-                if first is None:
-                    first = block.head()
                 spans.append(block.positions())
                 end = block.record_offset(len(block) - 1) + _HEADER + int(block.lengths[-1]) + _FOOTER
                 rows += len(block)
                 payload += int(block.lengths.sum())
-            if first is None:
+            if not spans:
                 return
             batch = empty_batch(rows) if builder is None else self._batch(builder.finish(), rows, spans)
-            yield batch, first, end
+            yield batch, spans[0].head(), end
 
     def _batch(self, columns: list, n: int, spans: list[RecordBlock]) -> pa.RecordBatch:
         """The C decoder's columns as a batch of the requested types (no copy but casts);
