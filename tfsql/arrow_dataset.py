@@ -157,8 +157,8 @@ class Dataset(pads.Dataset):
 
     @property
     def error_sink(self) -> Any:
-        """A function its scans call with the tfsql error that ends a read (before it
-        propagates), or None: a front end whose engine passes errors on as text keeps
+        """A function its scans call with the tfsql error (or the
+        `tfsql.interrupts.ScanInterrupted`) that ends a read (before it propagates), or None: a front end whose engine passes errors on as text keeps
         the error object this way (`tfsql.duckdb` does)."""
         return self._error_sink
 

@@ -48,7 +48,7 @@ from tfsql.discovery import Discovered, FileInfo
 from tfsql.errors import CorruptRecordError, TFSQLError
 from tfsql.file_guard import GuardedFile
 from tfsql.framing import DEFAULT_CHUNK_BYTES, FrameReader, count_plain_records, open_decompressed, report_corrupt
-from tfsql.interrupts import InterruptCheck
+from tfsql.interrupts import InterruptCheck, ScanInterrupted
 from tfsql.options import ReadOptions
 from tfsql.buffers import BufferPool
 from tfsql.parallel import ordered_map
@@ -619,15 +619,15 @@ class Scanner:
 
     def to_reader(self) -> pa.RecordBatchReader:
         """A ``pyarrow.RecordBatchReader`` over :meth:`to_batches` (lazy); the tfsql error
-        that ends it goes to the dataset's ``error_sink`` too (the reader's consumer may
-        see it only as text)."""
+        (or interrupt, `tfsql.interrupts.ScanInterrupted`) that ends it goes to the
+        dataset's ``error_sink`` too (the reader's consumer may see it only as text)."""
         return pa.RecordBatchReader.from_batches(self._projected, self._reporting(self.to_batches()))
 
     def _reporting(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         sink = self._dataset.error_sink
         try:
             yield from batches
-        except TFSQLError as error:
+        except (TFSQLError, ScanInterrupted) as error:
             if sink is not None:
                 sink(error)
             raise

@@ -160,11 +160,11 @@ def translate(
     names : mapping, optional
         Registered name -> what to call it in messages (the call it stands for).
     scan_error : exception, optional
-        The tfsql error that ended one of the statement's scans (`ScanErrors`): DuckDB
-        raised ``error`` because of it.
+        The tfsql error (or `tfsql.interrupts.ScanInterrupted`) that ended one of the
+        statement's scans (`ScanErrors`): DuckDB raised ``error`` because of it.
     """
     message = str(error)
-    if isinstance(error, duckdb.Error) and ScanInterrupted.__name__ in message:
+    if isinstance(scan_error, ScanInterrupted) and isinstance(error, (duckdb.Error, OSError, pa.ArrowException)):
         # a scan stopped by con.interrupt() (TFRecordConnection.interrupt): DuckDB's own error
         return duckdb.InterruptException("INTERRUPT Error: Interrupted!")
     if scan_error is not None and isinstance(error, (duckdb.Error, OSError, pa.ArrowException)):
