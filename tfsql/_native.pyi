@@ -346,6 +346,27 @@ def walk_action(kind: int, context: int) -> int:
     (``NAMED``, ``MATCHED``, ``IN_WALK``): ``WALK_READ``, ``WALK_DESCEND``,
     ``WALK_SKIP`` or ``WALK_REFUSE``."""
 
+def path_order(paths: Sequence[str]) -> list[int]:
+    """The indices of `paths` sorted by their bytes (UTF-8, surrogateescape), a repeated
+    path kept once (its first listing): the order of every listing."""
+
+def path_display(path: str) -> str:
+    """The path as shown in a message or a column: each byte that is not UTF-8 as
+    ``\\xNN`` (never an error, never None)."""
+
+def hive_plan(
+    files: Sequence[Tuple[str, Optional[str], Optional[str]]],
+    whole_path: bool,
+    required: bool,
+    typed: Sequence[str],
+    dialect: str,
+) -> Any:
+    """The hive columns of the files ``(path, root or None, display or None)``:
+    ``(names, raw, ints)`` -- the keys, per column each file's value (str or None,
+    bytes-exact) and per column the int64 values when the column types as int64, else
+    None -- or ``("refused", reason, fields, message)`` with a reason of
+    `tfsql.messages.HIVE` rendered in `dialect` ("python" or "sql")."""
+
 def hive_segments(directory: str) -> list[Tuple[str, Optional[str]]]:
     """The unescaped ``(key, value)`` pairs of the ``key=value`` components of a
     directory text; ``__HIVE_DEFAULT_PARTITION__`` gives None."""

@@ -367,7 +367,210 @@ done:
     return out;
 }
 
+/* path_order(paths) -> the indices of the paths sorted by bytes, repeats dropped */
+static PyObject *rules_path_order(PyObject *self, PyObject *arg) {
+    (void)self;
+    PyObject *seq = PySequence_Fast(arg, "path_order expects a sequence of str");
+    if (seq == NULL) {
+        return NULL;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject *keep = PyList_New(0);
+    const char **paths = (const char **)malloc(((size_t)n + 1) * sizeof(char *));
+    size_t *lens = (size_t *)malloc(((size_t)n + 1) * sizeof(size_t));
+    size_t *order = (size_t *)malloc(((size_t)n + 1) * sizeof(size_t));
+    PyObject *out = NULL;
+    if (keep == NULL || paths == NULL || lens == NULL || order == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if ((paths[i] = encode_kept(keep, PySequence_Fast_GET_ITEM(seq, i))) == NULL) {
+            goto done;
+        }
+        lens[i] = (size_t)PyBytes_GET_SIZE(PyList_GET_ITEM(keep, i));
+    }
+    long k = tfsql_plan_order(paths, lens, (size_t)n, order);
+    if (k < 0) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    out = PyList_New(k);
+    for (long i = 0; out != NULL && i < k; i++) {
+        PyList_SET_ITEM(out, i, PyLong_FromSize_t(order[i]));
+    }
+done:
+    free(paths);
+    free(lens);
+    free(order);
+    Py_XDECREF(keep);
+    Py_DECREF(seq);
+    return out;
+}
+
+/* path_display(path) -> str: the path as shown (bytes not UTF-8 as \xNN) */
+static PyObject *rules_path_display(PyObject *self, PyObject *arg) {
+    (void)self;
+    PyObject *b = encode_path(arg);
+    if (b == NULL) {
+        return NULL;
+    }
+    size_t n = (size_t)PyBytes_GET_SIZE(b);
+    char *buf = (char *)malloc(4 * n + 1);
+    PyObject *out = buf == NULL ? PyErr_NoMemory() : NULL;
+    if (buf != NULL) {
+        size_t len = tfsql_path_display(PyBytes_AS_STRING(b), n, buf);
+        out = PyUnicode_DecodeUTF8(buf, (Py_ssize_t)len, "strict");
+        free(buf);
+    }
+    Py_DECREF(b);
+    return out;
+}
+
+/* hive_plan(files, whole_path, required, typed, dialect): files a sequence of
+ * (path, root or None, display or None). Returns (names, raw, ints): the keys, per
+ * column the values as str or None, and per column the int64 values (None for a string
+ * column); or ("refused", reason, fields, message). */
+static PyObject *rules_hive_plan(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *files_arg, *typed_arg;
+    int whole_path, required;
+    const char *dialect;
+    if (!PyArg_ParseTuple(args, "OppOs:hive_plan", &files_arg, &whole_path, &required, &typed_arg,
+                          &dialect)) {
+        return NULL;
+    }
+    PyObject *files = PySequence_Fast(files_arg, "hive_plan expects a sequence of files");
+    PyObject *typed = files == NULL ? NULL : PySequence_Fast(typed_arg, "typed: a sequence of str");
+    if (typed == NULL) {
+        Py_XDECREF(files);
+        return NULL;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(files), nt = PySequence_Fast_GET_SIZE(typed);
+    PyObject *keep = PyList_New(0);
+    tfsql_plan_file *pf = (tfsql_plan_file *)calloc((size_t)n + 1, sizeof(*pf));
+    const char **tnames = (const char **)calloc((size_t)nt + 1, sizeof(char *));
+    size_t *tlens = (size_t *)calloc((size_t)nt + 1, sizeof(size_t));
+    PyObject *out = NULL;
+    tfsql_hive_plan plan;
+    tfsql_plan_error err;
+    memset(&plan, 0, sizeof(plan));
+    memset(&err, 0, sizeof(err));
+    if (keep == NULL || pf == NULL || tnames == NULL || tlens == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(files, i);
+        if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 3) {
+            PyErr_SetString(PyExc_TypeError, "hive_plan: each file is (path, root, display)");
+            goto done;
+        }
+        const char **slots[3] = {&pf[i].path, &pf[i].root, &pf[i].display};
+        size_t *lens[3] = {&pf[i].path_len, &pf[i].root_len, &pf[i].display_len};
+        for (int j = 0; j < 3; j++) {
+            PyObject *text = PyTuple_GET_ITEM(item, j);
+            if (text == Py_None && j > 0) {
+                continue;
+            }
+            if ((*slots[j] = encode_kept(keep, text)) == NULL) {
+                goto done;
+            }
+            *lens[j] = (size_t)PyBytes_GET_SIZE(PyList_GET_ITEM(keep, PyList_GET_SIZE(keep) - 1));
+        }
+    }
+    for (Py_ssize_t t = 0; t < nt; t++) {
+        if ((tnames[t] = encode_kept(keep, PySequence_Fast_GET_ITEM(typed, t))) == NULL) {
+            goto done;
+        }
+        tlens[t] = (size_t)PyBytes_GET_SIZE(PyList_GET_ITEM(keep, PyList_GET_SIZE(keep) - 1));
+    }
+    int rc = tfsql_plan_hive(pf, (size_t)n, whole_path ? TFSQL_HIVE_WHOLE_PATH : TFSQL_HIVE_BELOW_ROOT,
+                             required, tnames, tlens, (size_t)nt,
+                             strcmp(dialect, "sql") == 0 ? TFSQL_DIALECT_SQL : TFSQL_DIALECT_PYTHON,
+                             &plan, &err);
+    if (rc == TFSQL_PLAN_NOMEM) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (rc == TFSQL_PLAN_REFUSED) {
+        PyObject *fields = PyDict_New();
+        for (size_t i = 0; fields != NULL && i < err.nfields; i++) {
+            PyObject *v = PyUnicode_FromString(err.field_texts[i]);
+            if (v == NULL || PyDict_SetItemString(fields, err.field_names[i], v)) {
+                Py_XDECREF(v);
+                Py_CLEAR(fields);
+                break;
+            }
+            Py_DECREF(v);
+        }
+        if (fields != NULL) {
+            out = Py_BuildValue("(ssNs)", "refused", err.reason, fields, err.message);
+        }
+        goto done;
+    }
+    size_t nc = plan.ncols;
+    PyObject *names = PyList_New((Py_ssize_t)nc), *raw = PyList_New((Py_ssize_t)nc),
+             *ints = PyList_New((Py_ssize_t)nc);
+    int failed = names == NULL || raw == NULL || ints == NULL;
+    for (size_t k = 0; !failed && k < nc; k++) {
+        PyObject *name = decode_path(plan.names[k], plan.name_lens[k]);
+        PyObject *column = PyList_New(n);
+        PyObject *numbers = plan.is_int64[k] ? PyList_New(n) : Py_NewRef(Py_None);
+        failed = name == NULL || column == NULL || numbers == NULL;
+        for (Py_ssize_t i = 0; !failed && i < n; i++) {
+            size_t at = (size_t)i * nc + k;
+            const char *v = plan.values[at];
+            PyObject *value = v == NULL ? Py_NewRef(Py_None) : decode_path(v, plan.value_lens[at]);
+            failed = value == NULL;
+            if (!failed) {
+                PyList_SET_ITEM(column, i, value);
+            }
+            if (!failed && numbers != Py_None) {
+                PyObject *number = v == NULL ? Py_NewRef(Py_None) : PyLong_FromLongLong(plan.ints[at]);
+                failed = number == NULL;
+                if (!failed) {
+                    PyList_SET_ITEM(numbers, i, number);
+                }
+            }
+        }
+        if (name != NULL) {
+            PyList_SET_ITEM(names, (Py_ssize_t)k, name);
+        }
+        if (column != NULL) {
+            PyList_SET_ITEM(raw, (Py_ssize_t)k, column);
+        }
+        if (numbers != NULL) {
+            PyList_SET_ITEM(ints, (Py_ssize_t)k, numbers);
+        }
+    }
+    if (failed) {
+        Py_XDECREF(names);
+        Py_XDECREF(raw);
+        Py_XDECREF(ints);
+    } else {
+        out = Py_BuildValue("(NNN)", names, raw, ints);
+    }
+done:
+    tfsql_hive_plan_free(&plan);
+    tfsql_plan_error_free(&err);
+    free(pf);
+    free(tnames);
+    free(tlens);
+    Py_XDECREF(keep);
+    Py_DECREF(files);
+    Py_DECREF(typed);
+    return out;
+}
+
 PyMethodDef tfsql_rules_methods[] = {
+    {"path_order", rules_path_order, METH_O,
+     "path_order(paths) -> the indices of the paths sorted by bytes, repeats dropped"},
+    {"path_display", rules_path_display, METH_O,
+     "path_display(path) -> str: bytes that are not UTF-8 shown as \\xNN"},
+    {"hive_plan", rules_hive_plan, METH_VARARGS,
+     "hive_plan(files, whole_path, required, typed, dialect) -> (names, raw, ints) or "
+     "('refused', reason, fields, message)"},
     {"is_hidden_name", rules_is_hidden_name, METH_O,
      "is_hidden_name(name) -> bool: a path component readers skip"},
     {"has_glob_magic", rules_has_glob_magic, METH_O,

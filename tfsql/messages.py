@@ -34,6 +34,8 @@ __all__ = [
     "DIALECTS",
     "FILE_CHANGED",
     "FILE_CHANGED_WHAT",
+    "HIVE",
+    "HIVE_WHERE",
     "INFER",
     "INFER_FILES",
     "INFER_KINDS_JOIN",
@@ -155,6 +157,28 @@ INFER_MORE_FILES = ", ..."
 #: How many files were sampled, by number.
 INFER_FILES: dict[str, str] = {"one": "{count} file", "many": "{count} files"}
 
+#: What the dataset plan refuses about hive ``key=value`` directories (the reason of the
+#: core's ``tfsql_plan_hive``, which renders them from ``tfsql/core/infer_messages_gen.h``;
+#: its reference is ``tfsql._reference.plan``). ``{path}`` / ``{first_path}``: files as
+#: shown (a name that is not UTF-8 escaped); ``{keys}`` / ``{first_keys}``: a file's keys,
+#: ``(a, b)`` or ``none``; ``{where}``: a `HIVE_WHERE`.
+HIVE: dict[str, str] = {
+    "repeated_key": (
+        "partition key '{key}' appears twice in the directories of {path}; rename one of the key=value directories"
+    ),
+    "inconsistent": (
+        "inconsistent hive partitioning: {first_path} has partition keys {first_keys} but {path} has {keys}; "
+        "every file must sit under the same key=value directories in the same order (pass {hive_off} to read "
+        "without partition columns)"
+    ),
+    "none_found": (
+        "hive partitioning was requested but no key=value directories were found{where}; point the source at "
+        "the directory above the key=value directories or pass {hive_off}"
+    ),
+    "unknown_key": "{hive_schema_option} names '{key}', which is not a partition key (the partition keys are {keys})",
+}
+HIVE_WHERE: dict[str, str] = {"root": " below '{root}'", "named": " (the files were named explicitly)"}
+
 #: A file that changed while it was read (``FileChangedError``).
 FILE_CHANGED = "{path} changed while it was read: {change}; read it again"
 FILE_CHANGED_WHAT: dict[str, str] = {
@@ -177,6 +201,8 @@ DIALECTS: dict[str, dict[str, str]] = {
         "lists_option": "lists='always'",
         "missing_insert": "missing_columns='insert'",
         "binary_option": "schema= giving it pa.binary()",
+        "hive_off": "hive_partitioning=False",
+        "hive_schema_option": "hive_schema",
     },
     "sql": {
         "skip_option": "add on_corrupt := 'skip' or ignore_errors := true to the tfrecord_scan call",
@@ -189,6 +215,8 @@ DIALECTS: dict[str, dict[str, str]] = {
         "lists_option": "lists := 'always'",
         "missing_insert": "missing_columns := 'insert'",
         "binary_option": "schema := giving it 'BLOB'",
+        "hive_off": "hive_partitioning := false",
+        "hive_schema_option": "hive_types",
     },
 }
 

@@ -28,6 +28,7 @@ list of one name, records without features, a name with glob characters.
 from __future__ import annotations
 
 import math
+import os
 import shutil
 import struct
 import warnings
@@ -543,3 +544,52 @@ def test_the_case_count_is_reported(capsys):
     with capsys.disabled():
         print(f"\ndifferential cases: {len(CASES)}; per front end: {counts}")
     assert counts["native"] > 0 and counts["python"] == len([p for p in CASES if p.values[0].python_offered])
+
+
+# --------------------------------------------------------------------------------------
+# Paths as bytes: the order of a listing and the bytes of a hive value, in every front end
+# --------------------------------------------------------------------------------------
+
+
+def _ordered_rows(front_end: str, source: str, **python: Any) -> list[tuple]:
+    """The rows of `source` in the order the front end returns them (not sorted)."""
+    if front_end == "python":
+        return [tuple(r.values()) for r in tfsql.read_tfrecord(source, **python).to_pylist()]
+    if front_end == "polars":
+        return [tuple(r.values()) for r in pl.scan_tfrecord(source, **python).collect().to_arrow().to_pylist()]
+    sql_options = "".join(f", {'filename' if k == 'include_file_paths' else k} := '{v}'" for k, v in python.items())
+    sql = f"SELECT * FROM tfrecord_scan('{source}'{sql_options})"
+    if front_end == "connect":
+        return tfsql.connect().sql(sql).fetchall()
+    con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
+    tfsql.load_extension(con)
+    return con.sql(sql).fetchall()
+
+
+@pytest.fixture(scope="module")
+def byte_names(tmp_path_factory) -> Path:
+    """A name that is not UTF-8 (``\\x80``) beside an accented one (``é``, bytes c3 a9):
+    by bytes the first comes first, by code points (U+DC80 against U+00E9) the second."""
+    root = tmp_path_factory.mktemp("byte_names")
+    write_examples(Path(os.fsdecode(bytes(root) + b"/\x80.tfrecord")), [{"x": 1}])
+    write_examples(root / "é.tfrecord", [{"x": 2}])
+    return root
+
+
+@pytest.mark.parametrize("front_end", FRONT_ENDS)
+def test_a_name_that_is_not_utf8_sorts_by_bytes_and_shows_escaped(front_end, byte_names):
+    rows = _ordered_rows(front_end, str(byte_names), include_file_paths="file")
+    assert rows == [(1, f"{byte_names}/\\x80.tfrecord"), (2, f"{byte_names}/é.tfrecord")]
+
+
+def test_tfrecord_metadata_shows_a_name_that_is_not_utf8_escaped(byte_names):
+    con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
+    tfsql.load_extension(con)
+    files = [row[0] for row in con.sql(f"SELECT file FROM tfrecord_metadata('{byte_names}')").fetchall()]
+    assert files == [f"{byte_names}/\\x80.tfrecord", f"{byte_names}/é.tfrecord"]
+
+
+@pytest.mark.parametrize("front_end", FRONT_ENDS)
+def test_a_hive_value_keeps_its_nul(front_end, tmp_path):
+    write_examples(tmp_path / "p=a%00b" / "part-0.tfrecord", [{"x": 1}])
+    assert _ordered_rows(front_end, str(tmp_path)) == [(1, "a\x00b")]

@@ -98,6 +98,11 @@ from tfsql._reference.inference import (
     pick_files,
 )
 
+from tfsql._reference.plan import (
+    hive_plan,
+    path_display,
+    path_order,
+)
 from tfsql._reference.rules import (
     ENTRY_FILE,
     ENTRY_DIR,
@@ -187,7 +192,10 @@ __all__ = [
     "has_glob_magic",
     "keep_listed",
     "walk_action",
+    "hive_plan",
     "hive_segments",
+    "path_display",
+    "path_order",
     "hive_unescape",
     "hive_int64",
     "hive_directory",

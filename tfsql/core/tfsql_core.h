@@ -32,6 +32,8 @@
  *   intent.c         the crash-recovery intent record: parse, and how a reader sees it
  *   json.c           the bounded JSON reader intent.c and tfds_features.c share
  *   tfds_features.c  a TFDS directory's features.json: each feature's column type
+ *   plan.c           the dataset plan over a listing: the files' order (by bytes), how a
+ *                    path is shown, the hive columns, values, types and refusals
  *
  * Error convention: functions returning int return 0 on success and a nonzero code
  * otherwise (E_* for decoding, FRAME_* statuses for framing, -1 for out of memory or
@@ -710,6 +712,76 @@ enum {
  * WHOLE_PATH every directory of `path`. Sets *start and *len (a slice of path). */
 void tfsql_hive_directory(const char *path, const char *root, int hive_rule, size_t *start,
                           size_t *len);
+
+/* -- the dataset plan over a listing (tfsql/core/plan.c) ---------------------------- */
+
+/* Paths compared as bytes (memcmp; a prefix first): <0, 0 or >0. */
+int tfsql_path_compare(const char *a, size_t an, const char *b, size_t bn);
+
+/* The order of a listing: the indices of the n paths (paths[i], lens[i] bytes) sorted by
+ * bytes, a repeated path kept once (its first listing), written to order[0..k). Returns
+ * k, or -1 out of memory. Every binding orders its files with it. */
+long tfsql_plan_order(const char *const *paths, const size_t *lens, size_t n, size_t *order);
+
+/* A path as shown in a message or a column: valid UTF-8 copied, every byte of an
+ * invalid sequence written as \xNN (Python's surrogateescape bytes decoded with
+ * backslashreplace). `out` needs room for 4 * n + 1 bytes; NUL-terminated; returns the
+ * length. */
+size_t tfsql_path_display(const char *path, size_t n, char *out);
+
+/* A listed file, as the plan reads it: its path and the root it was listed below (NULL
+ * when the file was named itself), both NUL-terminated with their lengths, and
+ * optionally how the binding shows it (`display`, NULL: the path). */
+typedef struct {
+    const char *path;
+    size_t path_len;
+    const char *root;
+    size_t root_len;
+    const char *display;
+    size_t display_len;
+} tfsql_plan_file;
+
+enum { TFSQL_DIALECT_PYTHON = 0, TFSQL_DIALECT_SQL = 1 };
+enum { TFSQL_PLAN_OK = 0, TFSQL_PLAN_NOMEM = 1, TFSQL_PLAN_REFUSED = 2 };
+#define TFSQL_PLAN_MAX_FIELDS 4
+
+/* A refusal of the plan: its reason (a key of tfsql.messages.HIVE, "nomem"), its fields
+ * (field_texts owned: tfsql_plan_error_free) and the message rendered in the dialect. */
+typedef struct {
+    const char *reason;
+    size_t nfields;
+    const char *field_names[TFSQL_PLAN_MAX_FIELDS];
+    char *field_texts[TFSQL_PLAN_MAX_FIELDS];
+    char message[8192];
+} tfsql_plan_error;
+void tfsql_plan_error_free(tfsql_plan_error *err);
+
+/* The hive partition columns of n files: ncols keys (names, unescaped, NUL-terminated),
+ * each file's values (values[file * ncols + col], NULL for a null value, bytes-exact:
+ * NUL included, value_lens the lengths), and each column's type by the typing rule
+ * (is_int64[col]: every non-null value a decimal int64 -- the value in ints[...] --
+ * and at least one; otherwise string). ncols == 0: not partitioned. */
+typedef struct {
+    size_t nfiles, ncols;
+    char **names;
+    size_t *name_lens;
+    int *is_int64;
+    char **values;
+    size_t *value_lens;
+    int64_t *ints;
+} tfsql_hive_plan;
+void tfsql_hive_plan_free(tfsql_hive_plan *plan);
+
+/* The hive columns of `files` by `rule` (TFSQL_HIVE_BELOW_ROOT / _WHOLE_PATH). The
+ * first file with key=value directories names the columns. Refusals (TFSQL_PLAN_REFUSED,
+ * err filled, rendered from tfsql.messages.HIVE in `dialect`): "repeated_key" (a key
+ * twice in one path), "inconsistent" (a file with other keys, or none), "none_found"
+ * (`required`, or `ntyped` > 0, and no file has keys), "unknown_key" (typed[t], the
+ * columns the user types, names no key). Returns TFSQL_PLAN_OK with *plan (free it with
+ * tfsql_hive_plan_free), or TFSQL_PLAN_NOMEM. */
+int tfsql_plan_hive(const tfsql_plan_file *files, size_t n, int rule, int required,
+                    const char *const *typed, const size_t *typed_lens, size_t ntyped, int dialect,
+                    tfsql_hive_plan *plan, tfsql_plan_error *err);
 
 /* -- TFDS and TFX layouts (tfsql/core/layout.c) ------------------------------------ */
 

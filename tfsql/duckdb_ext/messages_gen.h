@@ -58,6 +58,8 @@ static const tfsql_field TFSQL_MSG_SQL_PHRASES[] = {
     {"lists_option", "lists := 'always'"},
     {"missing_insert", "missing_columns := 'insert'"},
     {"binary_option", "schema := giving it 'BLOB'"},
+    {"hive_off", "hive_partitioning := false"},
+    {"hive_schema_option", "hive_types"},
     {NULL, NULL},
 };
 
