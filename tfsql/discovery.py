@@ -37,8 +37,8 @@ Rules
 - A directory holding the intent record of a commit a crashed writer left
   (``_tfsql-intent.json``, see `tfsql.commit`) is listed as that commit's recovery
   will leave it: the old files before the commit point, the new ones after.
-- Order: source items in the order given; within an item, files sorted by path string
-  (as pyarrow and polars do). A file named by two items is kept once, at its first place.
+- Order: source items in the order given; within an item, files sorted by the bytes of
+  their paths (the core's ``tfsql_plan_order``, as the DuckDB extension orders them). A file named by two items is kept once, at its first place.
 - Local paths (plain paths and ``file://`` URLs) use fsspec's ``LocalFileSystem``; their
   `FileInfo.path` is the absolute path in fsspec's form (``/`` separators, which Windows
   accepts too), ready for ``open`` or ``mmap``.
@@ -101,8 +101,10 @@ class FileInfo:
     display_name: str | None = field(default=None, compare=False)
 
     def display(self) -> str:
-        """Return the name to use for this file in messages (a URL for remote files)."""
-        return self.display_name if self.display_name is not None else self.path
+        """Return the name to use for this file in messages and file-path columns (a URL
+        for remote files; bytes that are not UTF-8 shown as ``\\xNN``, the core's
+        ``tfsql_path_display``)."""
+        return codec.path_display(self.display_name if self.display_name is not None else self.path)
 
     def relative_dir(self) -> str | None:
         """Return the file's directory relative to `root` with ``/`` separators.
@@ -457,7 +459,8 @@ def _list_glob(
                 match_path,
                 FileInfo(match_path, int(info.get("size") or 0), root, _display_name(fs, match_path)),
             )
-    return [by_path[p] for p in sorted(by_path)]
+    paths = list(by_path)
+    return [by_path[paths[i]] for i in codec.path_order(paths)]
 
 
 def _has_listed_ancestor(path: str, listed_dirs: set[str]) -> bool:
@@ -483,9 +486,11 @@ def _list_directory(
     # an interrupted commit's record: read the content its rollback restores (tfsql.commit)
     left_out, in_trash = pending_view(fs, listing) if exclude_hidden else (set(), {})
     files = []
-    for file_path in sorted(listing, key=lambda p: in_trash.get(p, p)):
+    listed = [p for p in listing if p not in left_out]
+    for k in codec.path_order([in_trash.get(p, p) for p in listed]):  # by bytes (tfsql_plan_order)
+        file_path = listed[k]
         info = listing[file_path]
-        if file_path in left_out or _walk_action(fs, file_path, info, codec.IN_WALK) != codec.WALK_READ:
+        if _walk_action(fs, file_path, info, codec.IN_WALK) != codec.WALK_READ:
             continue
         if _keep(in_trash.get(file_path, file_path), root, exempt, exclude_hidden, suffixes):
             files.append(FileInfo(file_path, int(info.get("size") or 0), root, _display_name(fs, file_path)))

@@ -280,48 +280,27 @@ class Partitioning:
 
         if hive_rule not in ("root", "path"):
             raise ValueError(f"hive_rule must be 'root' or 'path', not {hive_rule!r}")
-        per_file = [_file_segments(f, hive_rule == "path") for f in files]
-        keyed = [(f, segs) for f, segs in zip(files, per_file) if segs]
-        if not keyed:
-            if hive_partitioning or user_types:
-                roots = sorted({f.root for f in files if f.root is not None})
-                where = f" below {roots[0]!r}" if roots else " (the files were named explicitly)"
-                raise ValueError(
-                    f"hive partitioning was requested but no key=value directories were found{where}; "
-                    "point the source at the directory above the key=value directories "
-                    "or pass hive_partitioning=False"
-                )
+        # the columns, each file's values, their types and every refusal: the core's plan
+        planned = codec.hive_plan(
+            [(f.path, f.root, f.display_name) for f in files],
+            hive_rule == "path",
+            bool(hive_partitioning),
+            tuple(user_types),
+            "python",
+        )
+        if planned[0] == "refused":
+            raise ValueError(planned[3])
+        names, raw_columns, int_columns = planned
+        if not names:
             return None
-
-        first_file, first_segs = keyed[0]
-        names = [key for key, _ in first_segs]
-        _check_unique_keys(names, first_file)
-        for f, segs in zip(files, per_file):
-            keys = [key for key, _ in segs]
-            if keys != names:
-                raise ValueError(
-                    "inconsistent hive partitioning: "
-                    f"{first_file.display()} has partition keys {_keys_text(names)} but "
-                    f"{f.display()} has {_keys_text(keys)}; every file must sit under the same "
-                    "key=value directories in the same order (pass hive_partitioning=False "
-                    "to read without partition columns)"
-                )
-
-        unknown = [name for name in user_types if name not in names]
-        if unknown:
-            raise ValueError(
-                f"hive_schema names {unknown[0]!r}, which is not a partition key "
-                f"(the partition keys are {_keys_text(names)})"
-            )
 
         columns = []
         fields = []
-        for position, name in enumerate(names):
-            raw = [segs[position][1] for segs in per_file]
+        for name, raw, ints in zip(names, raw_columns, int_columns):
             if name in user_types:
                 column = _cast_column(name, raw, user_types[name], files)
             else:
-                column = _infer_column(raw)
+                column = pa.array(raw, type=pa.string()) if ints is None else pa.array(ints, type=pa.int64())
             columns.append(column)
             fields.append(pa.field(name, column.type))
         schema = pa.schema(fields)
@@ -397,25 +376,6 @@ class Partitioning:
 # ---------------------------------------------------------------------------------------
 
 
-def _file_segments(file: FileInfo, whole_path: bool) -> list[tuple[str, str | None]]:
-    return codec.hive_segments(codec.hive_directory(file.path, file.root, whole_path))
-
-
-def _keys_text(keys: Sequence[str]) -> str:
-    return "(" + ", ".join(keys) + ")" if keys else "none"
-
-
-def _check_unique_keys(names: Sequence[str], file: FileInfo) -> None:
-    seen = set()
-    for name in names:
-        if name in seen:
-            raise ValueError(
-                f"partition key {name!r} appears twice in the directories of {file.display()}; "
-                "rename one of the key=value directories"
-            )
-        seen.add(name)
-
-
 def _normalize_hive_schema(hive_schema: pa.Schema | Mapping[str, Any] | None) -> dict[str, pa.DataType]:
     if hive_schema is None:
         return {}
@@ -436,14 +396,6 @@ def _normalize_hive_schema(hive_schema: pa.Schema | Mapping[str, Any] | None) ->
             raise TypeError(f"hive_schema type of {name!r} must be a pyarrow DataType, not {type_!r}")
         types[name] = type_
     return types
-
-
-def _infer_column(raw: Sequence[str | None]) -> pa.Array:
-    non_null = [v for v in raw if v is not None]
-    typed = [codec.hive_int64(v) for v in non_null]
-    if non_null and None not in typed:
-        return pa.array([None if v is None else codec.hive_int64(v) for v in raw], type=pa.int64())
-    return pa.array(raw, type=pa.string())
 
 
 def _cast_column(name: str, raw: Sequence[str | None], target: pa.DataType, files: Sequence[FileInfo]) -> pa.Array:

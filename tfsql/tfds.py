@@ -52,7 +52,7 @@ import fsspec
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tfsql import _native
+from tfsql._codec import codec
 from tfsql.errors import SchemaError
 
 __all__ = [
@@ -95,7 +95,7 @@ def features_schema(fs: fsspec.AbstractFileSystem, directory: str) -> tuple[pa.S
     try:
         with fs.open(posixpath.join(directory, "features.json"), "rb") as handle:
             data = handle.read()
-        described = _native.tfds_features(data)
+        described = codec.tfds_features(data)
         document = json.loads(data) if described is not None else None
     except (FileNotFoundError, OSError, ValueError):
         return None

@@ -158,3 +158,44 @@ def intent_view(record: bytes, rels: list) -> list[Union[None, bool, str]]:
         if rel.startswith(trash + "/") and len(rel) > len(trash) + 1:
             view[i] = rel[len(trash) + 1 :]
     return view
+
+
+_TFDS_TYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "float32", "float64")
+
+
+def _tfds_type(feature: Any) -> tuple:
+    """(type name or None, is_list, class_label) of one features.json feature."""
+    if not isinstance(feature, dict):
+        return None, False, False
+    image = feature.get("image")
+    if isinstance(image, dict) and image.get("encodingFormat", "png") in ("png", "jpeg"):
+        return "binary", False, False
+    if "text" in feature:
+        return "string", False, False
+    if "classLabel" in feature:
+        return "int64", False, True
+    tensor = feature.get("tensor")
+    if isinstance(tensor, dict) and tensor.get("encoding", "none") == "none":
+        dtype = tensor.get("dtype")
+        name = {"string": "binary", "float16": "float32", "bfloat16": "float32"}.get(dtype, dtype)
+        if name not in _TFDS_TYPES and name != "binary":
+            return None, False, False
+        shape = tensor.get("shape")
+        dims = shape.get("dimensions") if isinstance(shape, dict) else None
+        return name, isinstance(dims, list) and len(dims) > 0, False
+    return None, False, False
+
+
+def tfds_features(document: bytes) -> Optional[list]:
+    """The top-level features of a TFDS features.json: [(name, type or None, is_list,
+    class_label)], None when it is not such a document (tfsql/core/tfds_features.c)."""
+    if len(document) > 64 << 20:
+        return None
+    try:
+        parsed = json.loads(document)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    features = parsed.get("featuresDict", {}).get("features") if isinstance(parsed, dict) else None
+    if not isinstance(features, dict):
+        return None
+    return [(name, *_tfds_type(feature)) for name, feature in features.items()]

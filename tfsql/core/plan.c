@@ -99,8 +99,12 @@ typedef struct {
 
 static void segments_free(file_segments *s) {
     for (size_t k = 0; k < s->n; k++) {
-        free(s->keys[k]);
-        free(s->vals[k]);
+        if (s->keys != NULL) {
+            free(s->keys[k]);
+        }
+        if (s->vals != NULL) {
+            free(s->vals[k]);
+        }
     }
     free(s->keys);
     free(s->vals);
