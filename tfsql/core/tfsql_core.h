@@ -752,7 +752,7 @@ typedef struct {
     size_t nfields;
     const char *field_names[TFSQL_PLAN_MAX_FIELDS];
     char *field_texts[TFSQL_PLAN_MAX_FIELDS];
-    char message[8192];
+    char message[4096];
 } tfsql_plan_error;
 void tfsql_plan_error_free(tfsql_plan_error *err);
 

@@ -329,7 +329,7 @@ tfbind *scan_resolve(duckdb_bind_info info, const char *fname, idx_t *cardinalit
     if (hive_types != NULL && b->hive == HIVE_AUTO) {
         b->hive = HIVE_ON; /* naming partition columns asks for them */
     }
-    int typed = find_partitions(b, err) == 0 &&
+    int typed = find_partitions(b, hive_types, err) == 0 &&
                 (hive_types == NULL || apply_hive_types(b, hive_types, fname, err) == 0);
     if (hive_types != NULL) {
         duckdb_destroy_value(&hive_types);

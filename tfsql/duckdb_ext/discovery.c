@@ -23,6 +23,14 @@ static int filelist_add(filelist *l, char *path, const char *root, int64_t size)
     memset(f, 0, sizeof(*f));
     f->path = path;
     f->root = root ? xstrdup(root) : NULL;
+    size_t n = strlen(path);
+    if (!utf8_valid((const uint8_t *)path, n)) {
+        f->shown = (char *)malloc(4 * n + 1);
+        if (f->shown == NULL) {
+            return -1;
+        }
+        tfsql_path_display(path, n, f->shown);
+    }
     f->size = size;
     return 0;
 }
@@ -31,6 +39,8 @@ void filelist_free(filelist *l, int nparts) {
     for (size_t i = 0; i < l->n; i++) {
         free(l->items[i].path);
         free(l->items[i].root);
+        free(l->items[i].shown);
+        free(l->items[i].part_lens);
         if (l->items[i].parts != NULL) {
             for (int k = 0; k < nparts; k++) {
                 free(l->items[i].parts[k]);
@@ -308,7 +318,31 @@ typedef struct {
 
 static int cmp_viewed(const void *a, const void *b) {
     const viewed *x = (const viewed *)a, *y = (const viewed *)b;
-    return strcmp(x->view ? x->view : x->path, y->view ? y->view : y->path);
+    const char *p = x->view ? x->view : x->path, *q = y->view ? y->view : y->path;
+    return tfsql_path_compare(p, strlen(p), q, strlen(q));
+}
+
+/* The listing in the plan's order (tfsql_plan_order: by bytes, repeats dropped), moved
+ * into `out`; 0, or -1 out of memory. */
+static int plan_order(strlist *listing, strlist *out) {
+    size_t n = listing->n;
+    size_t *lens = (size_t *)malloc((n + 1) * sizeof(size_t));
+    size_t *order = (size_t *)malloc((n + 1) * sizeof(size_t));
+    long k = lens == NULL || order == NULL ? -1 : 0;
+    for (size_t i = 0; k == 0 && i < n; i++) {
+        lens[i] = strlen(listing->items[i]);
+    }
+    if (k == 0) {
+        k = tfsql_plan_order((const char *const *)listing->items, lens, n, order);
+    }
+    for (long i = 0; i < k; i++) {
+        out->items[i] = listing->items[order[i]];
+        listing->items[order[i]] = NULL;
+    }
+    out->n = k > 0 ? (size_t)k : 0;
+    free(lens);
+    free(order);
+    return k < 0 ? -1 : 0;
 }
 
 /* Add the kept files below directory `dir` (sorted), parsed against `root`. */
@@ -478,14 +512,13 @@ int list_item(const char *item, int glob, filelist *files, char *err) {
                     rc = strlist_add(&kept, xstrdup(m));
                 }
             }
-            qsort(kept.items, kept.n, sizeof(char *), cmp_str);
-            for (size_t i = 0; i < kept.n && rc == 0; i++) {
-                if (i + 1 < kept.n && strcmp(kept.items[i], kept.items[i + 1]) == 0) {
-                    continue; /* a duplicate: keep the last copy */
-                }
-                rc = filelist_add(files, kept.items[i], root, file_size(kept.items[i]));
-                kept.items[i] = NULL;
+            strlist ordered = {(char **)calloc(kept.n + 1, sizeof(char *)), 0, kept.n + 1};
+            rc = rc == 0 && ordered.items != NULL ? plan_order(&kept, &ordered) : -1;
+            for (size_t i = 0; i < ordered.n && rc == 0; i++) {
+                rc = filelist_add(files, ordered.items[i], root, file_size(ordered.items[i]));
+                ordered.items[i] = NULL;
             }
+            strlist_free(&ordered);
             strlist_free(&listed_dirs);
         }
         size_t nkept = kept.n;

@@ -94,8 +94,13 @@ typedef struct {
     char *path;    /* absolute, normalised */
     char *root;    /* the directory hive directories are parsed below; NULL when named */
     int64_t size;
+    char *shown;   /* the path as shown (tfsql_path_display) when it is not UTF-8, else NULL */
     char **parts;  /* raw (unescaped) partition values, NULL for null; one per key */
+    size_t *part_lens; /* their lengths (a value may hold NUL) */
 } tfile;
+
+/* The path of a file as shown in messages and columns. */
+#define TFILE_SHOWN(f) ((f)->shown != NULL ? (f)->shown : (f)->path)
 
 typedef struct {
     tfile *items;
@@ -172,7 +177,6 @@ int strlist_add(strlist *l, char *s);
 
 void strlist_free(strlist *l);
 
-int cmp_str(const void *a, const void *b);
 
 int ends_with_ci(const char *s, const char *suffix);
 
@@ -350,7 +354,7 @@ int list_item(const char *item, int glob, filelist *files, char *err);
 
 /* -- partitions.c ------------------------------------------------------------ */
 /* Hive partition columns of the files (tfsql.partitioning.Partitioning.discover). */
-int find_partitions(tfbind *b, char *err);
+int find_partitions(tfbind *b, duckdb_value hive_types, char *err);
 /* hive_types := {...}: the partition columns it names read as VARCHAR (partitions.c). */
 int apply_hive_types(tfbind *b, duckdb_value v, const char *fname, char *err);
 

@@ -252,6 +252,12 @@ int add_split_column(tfbind *b) {
             memset(parts, 0, (size_t)(k + 1) * sizeof(char *));
         }
         f->parts = parts;
+        size_t *lens = (size_t *)realloc(f->part_lens, (size_t)(k + 1) * sizeof(size_t));
+        if (lens == NULL) {
+            return -1;
+        }
+        f->part_lens = lens;
+        f->part_lens[k] = b->splits[i] != NULL ? strlen(b->splits[i]) : 0;
         f->parts[k] = b->splits[i];
         b->splits[i] = NULL;
     }

@@ -121,13 +121,17 @@ static void meta_init(duckdb_init_info info) {
     duckdb_init_set_init_data(info, s, free);
 }
 
-static void set_text(duckdb_vector v, idx_t row, const char *text) {
+static void set_text_len(duckdb_vector v, idx_t row, const char *text, size_t len) {
     if (text == NULL) {
         duckdb_vector_ensure_validity_writable(v);
         duckdb_validity_set_row_invalid(duckdb_vector_get_validity(v), row);
         return;
     }
-    duckdb_vector_assign_string_element(v, row, text);
+    duckdb_vector_assign_string_element_len(v, row, text, len);
+}
+
+static void set_text(duckdb_vector v, idx_t row, const char *text) {
+    set_text_len(v, row, text, text != NULL ? strlen(text) : 0);
 }
 
 /* -- tfrecord_schema ----------------------------------------------------------------- */
@@ -318,7 +322,8 @@ static int set_partitions(duckdb_vector v, idx_t row, const tfbind *b, const tfi
     duckdb_vector values = duckdb_struct_vector_get_child(entries, 1);
     for (int k = 0; k < nhive; k++) {
         duckdb_vector_assign_string_element(keys, start + (idx_t)k, b->part_names[k]);
-        set_text(values, start + (idx_t)k, f->parts != NULL ? f->parts[k] : NULL);
+        set_text_len(values, start + (idx_t)k, f->parts != NULL ? f->parts[k] : NULL,
+                     f->parts != NULL ? f->part_lens[k] : 0);
     }
     duckdb_list_entry *e = &((duckdb_list_entry *)duckdb_vector_get_data(v))[row];
     e->offset = start;
@@ -349,7 +354,7 @@ static void metadata_scan(duckdb_function_info info, duckdb_data_chunk out) {
             }
             source = "count";
         }
-        set_text(duckdb_data_chunk_get_vector(out, 0), n, f->path);
+        set_text(duckdb_data_chunk_get_vector(out, 0), n, TFILE_SHOWN(f));
         ((int64_t *)duckdb_vector_get_data(duckdb_data_chunk_get_vector(out, 1)))[n] = f->size;
         set_text(duckdb_data_chunk_get_vector(out, 2), n, comp_names[comp]);
         if (set_partitions(duckdb_data_chunk_get_vector(out, 3), n, b, f, nhive)) {

@@ -401,7 +401,7 @@ void tf_scan(duckdb_function_info info, duckdb_data_chunk output) {
             }
             duckdb_vector vec = duckdb_data_chunk_get_vector(output, (idx_t)i);
             int k = out - b->ndata;
-            const char *text = k < b->npart ? f->parts[k] : f->path;
+            const char *text = k < b->npart ? f->parts[k] : TFILE_SHOWN(f);
             if (text == NULL) {
                 duckdb_vector_ensure_validity_writable(vec);
                 uint64_t *validity = duckdb_vector_get_validity(vec);
@@ -409,13 +409,13 @@ void tf_scan(duckdb_function_info info, duckdb_data_chunk output) {
                     duckdb_validity_set_row_invalid(validity, r);
                 }
             } else if (k < b->npart && b->part_is_int[k]) {
-                int64_t v = strtoll(text, NULL, 10);
+                int64_t v = strtoll(text, NULL, 10); /* the plan typed it int64 */
                 int64_t *dst = (int64_t *)duckdb_vector_get_data(vec);
                 for (size_t r = 0; r < n; r++) {
                     dst[r] = v;
                 }
             } else {
-                size_t len = strlen(text);
+                size_t len = k < b->npart ? f->part_lens[k] : strlen(text);
                 for (size_t r = 0; r < n; r++) {
                     duckdb_vector_assign_string_element_len(vec, r, text, len);
                 }

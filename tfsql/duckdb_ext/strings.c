@@ -66,10 +66,6 @@ void error_at_path(char *err, const char *path, const char *why) {
     snprintf(err, ERRLEN, "%s: %s", path, why);
 }
 
-int cmp_str(const void *a, const void *b) {
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 int ends_with_ci(const char *s, const char *suffix) {
     size_t n = strlen(s), m = strlen(suffix);
     return n >= m && strcasecmp(s + n - m, suffix) == 0;
