@@ -346,6 +346,13 @@ def walk_action(kind: int, context: int) -> int:
     (``NAMED``, ``MATCHED``, ``IN_WALK``): ``WALK_READ``, ``WALK_DESCEND``,
     ``WALK_SKIP`` or ``WALK_REFUSE``."""
 
+#: A feature list named like a context feature reads as the column N + this suffix.
+FEATURE_LIST_SUFFIX: str
+
+def listing_key(seed: int, entries: Sequence[Tuple[str, int, int]]) -> int:
+    """A 64-bit key of ``(path, size, mtime_ns)`` entries (and a seed): the schema is
+    inferred again only when it changes (the extension's cache and ``tfsql.connect()``'s)."""
+
 def path_order(paths: Sequence[str]) -> list[int]:
     """The indices of `paths` sorted by their bytes (UTF-8, surrogateescape), a repeated
     path kept once (its first listing): the order of every listing."""

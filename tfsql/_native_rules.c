@@ -563,7 +563,49 @@ done:
     return out;
 }
 
+/* listing_key(seed, entries) -> int: entries a sequence of (path, size, mtime_ns) */
+static PyObject *rules_listing_key(PyObject *self, PyObject *args) {
+    (void)self;
+    unsigned long long seed;
+    PyObject *entries_arg;
+    if (!PyArg_ParseTuple(args, "KO:listing_key", &seed, &entries_arg)) {
+        return NULL;
+    }
+    PyObject *entries = PySequence_Fast(entries_arg, "listing_key expects a sequence of entries");
+    if (entries == NULL) {
+        return NULL;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(entries);
+    PyObject *keep = PyList_New(0);
+    tfsql_stamp *stamps = (tfsql_stamp *)calloc((size_t)n + 1, sizeof(*stamps));
+    PyObject *out = NULL;
+    if (keep == NULL || stamps == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *path;
+        unsigned long long size, mtime;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(entries, i), "UKK:listing_key entry", &path,
+                              &size, &mtime) ||
+            (stamps[i].path = encode_kept(keep, path)) == NULL) {
+            goto done;
+        }
+        stamps[i].path_len = (size_t)PyBytes_GET_SIZE(PyList_GET_ITEM(keep, i));
+        stamps[i].size = size;
+        stamps[i].mtime_ns = mtime;
+    }
+    out = PyLong_FromUnsignedLongLong(tfsql_listing_key(seed, stamps, (size_t)n));
+done:
+    free(stamps);
+    Py_XDECREF(keep);
+    Py_DECREF(entries);
+    return out;
+}
+
 PyMethodDef tfsql_rules_methods[] = {
+    {"listing_key", rules_listing_key, METH_VARARGS,
+     "listing_key(seed, [(path, size, mtime_ns)]) -> int: re-infer only when it changes"},
     {"path_order", rules_path_order, METH_O,
      "path_order(paths) -> the indices of the paths sorted by bytes, repeats dropped"},
     {"path_display", rules_path_display, METH_O,
@@ -623,5 +665,5 @@ int tfsql_rules_add_constants(PyObject *module) {
             return -1;
         }
     }
-    return 0;
+    return PyModule_AddStringConstant(module, "FEATURE_LIST_SUFFIX", TFSQL_FEATURE_LIST_SUFFIX);
 }

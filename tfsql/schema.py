@@ -275,7 +275,7 @@ class ColumnSpec:
 
 #: Appended to the column name of a SequenceExample feature list whose name is also a
 #: context feature's (the context feature keeps the plain name).
-FEATURE_LIST_SUFFIX = "__feature_list"
+FEATURE_LIST_SUFFIX = codec.FEATURE_LIST_SUFFIX  # the core's TFSQL_FEATURE_LIST_SUFFIX
 
 
 def feature_list_name(column: str, context_columns: Iterable[str]) -> str:

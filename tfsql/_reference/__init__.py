@@ -94,12 +94,14 @@ from tfsql._reference.summaries import (
     summarize,
 )
 from tfsql._reference.inference import (
+    FEATURE_LIST_SUFFIX,
     Inference,
     pick_files,
 )
 
 from tfsql._reference.plan import (
     hive_plan,
+    listing_key,
     path_display,
     path_order,
 )
@@ -194,6 +196,8 @@ __all__ = [
     "keep_listed",
     "walk_action",
     "hive_plan",
+    "listing_key",
+    "FEATURE_LIST_SUFFIX",
     "hive_segments",
     "path_display",
     "path_order",

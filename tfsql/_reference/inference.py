@@ -39,7 +39,7 @@ from tfsql.messages import render
 
 __all__ = ["Inference", "pick_files"]
 
-_SUFFIX = "__feature_list"
+FEATURE_LIST_SUFFIX = "__feature_list"
 
 
 def pick_files(sizes: Any, infer_files: int | None) -> list[int]:
@@ -159,12 +159,12 @@ class Inference:
         columns: list[tuple[bytes, str, int, int, int, bool]] = []
         for st, kind, shape, utf8 in resolved:
             renamed = st.location == FEATURE_LISTS and kind != KIND_NONE and st.name in context
-            column = (st.name + (_SUFFIX.encode() if renamed else b"")).decode("utf-8", errors="backslashreplace")
+            column = (st.name + (FEATURE_LIST_SUFFIX.encode() if renamed else b"")).decode("utf-8", errors="backslashreplace")
             columns.append((st.name, column, st.location, kind, shape, utf8))
         for raw, column, location, kind, _, _ in columns:
             if kind == KIND_NONE or location != FEATURE_LISTS:
                 continue
-            literal = raw.endswith(_SUFFIX.encode()) and raw[: -len(_SUFFIX)] in context
+            literal = raw.endswith(FEATURE_LIST_SUFFIX.encode()) and raw[: -len(FEATURE_LIST_SUFFIX)] in context
             clash = sum(1 for c in columns if c[1] == column and c[3] != KIND_NONE) > 1
             if literal or clash:
                 shown = raw.decode("utf-8", errors="backslashreplace")
@@ -180,7 +180,7 @@ class Inference:
             return
         held = {st.name.decode("utf-8", errors="surrogateescape") for st in self._stats.values()}
         held |= {
-            st.name.decode("utf-8", errors="surrogateescape") + _SUFFIX
+            st.name.decode("utf-8", errors="surrogateescape") + FEATURE_LIST_SUFFIX
             for st in self._stats.values()
             if st.location == FEATURE_LISTS
         }

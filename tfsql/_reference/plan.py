@@ -39,6 +39,26 @@ def path_display(path: str) -> str:
     return _bytes(path).decode("utf-8", "backslashreplace")
 
 
+_MASK = (1 << 64) - 1
+
+
+def _mix(h: int, v: int) -> int:
+    h ^= (v + 0x9E3779B97F4A7C15 + ((h << 6) & _MASK) + (h >> 2)) & _MASK
+    return (h * 0xFF51AFD7ED558CCD) & _MASK
+
+
+def listing_key(seed: int, entries: Sequence[tuple[str, int, int]]) -> int:
+    """A 64-bit key of (path, size, mtime_ns) entries: "re-infer only if files changed"."""
+    h = _mix(0x1234567, seed)
+    for path, size, mtime_ns in entries:
+        raw = _bytes(path)
+        h = _mix(h, len(raw))
+        for byte in raw:
+            h = _mix(h, byte)
+        h = _mix(_mix(h, size & _MASK), mtime_ns & _MASK)
+    return h
+
+
 def _keys(keys: Sequence[str]) -> str:
     return "(" + ", ".join(path_display(k) for k in keys) + ")" if keys else "none"
 

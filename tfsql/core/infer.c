@@ -23,7 +23,6 @@
 
 #include <stdio.h>
 
-#define FEATURE_LIST_SUFFIX "__feature_list"
 
 /* err->message: `template` (tfsql/messages.py's INFER) filled from `fields`. */
 static void infer_message(infer_error *err, const char *template, const tfsql_field *fields,
@@ -337,7 +336,7 @@ static int is_context_column(const infer_column *cols, size_t n, const char *nam
  * N__feature_list; that name taken, or a literal N__feature_list beside a context N
  * (ambiguous), is an error. */
 static int name_columns(infer_column *cols, size_t n, const char *hint, infer_error *err) {
-    size_t sl = strlen(FEATURE_LIST_SUFFIX);
+    size_t sl = strlen(TFSQL_FEATURE_LIST_SUFFIX);
     for (size_t c = 0; c < n; c++) {
         infer_column *col = &cols[c];
         int renamed = col->location == FEATURE_LISTS && col->kind != KIND_NONE &&
@@ -350,7 +349,7 @@ static int name_columns(infer_column *cols, size_t n, const char *hint, infer_er
             return INFER_NOMEM;
         }
         memcpy(col->column, col->name, col->name_len);
-        memcpy(col->column + col->name_len, FEATURE_LIST_SUFFIX, renamed ? sl : 0);
+        memcpy(col->column + col->name_len, TFSQL_FEATURE_LIST_SUFFIX, renamed ? sl : 0);
         col->column[len] = 0;
     }
     for (size_t c = 0; c < n; c++) {
@@ -359,7 +358,7 @@ static int name_columns(infer_column *cols, size_t n, const char *hint, infer_er
             continue;
         }
         int literal = col->name_len > sl &&
-                      memcmp(col->name + col->name_len - sl, FEATURE_LIST_SUFFIX, sl) == 0 &&
+                      memcmp(col->name + col->name_len - sl, TFSQL_FEATURE_LIST_SUFFIX, sl) == 0 &&
                       is_context_column(cols, n, col->name, col->name_len - sl);
         int bad = literal;
         for (size_t k = 0; k < n && !bad; k++) {
@@ -470,7 +469,7 @@ int infer_resolve(const infer_state *s, int lists_always, const char *schema_hin
 /* -- missing_columns ----------------------------------------------------------------- */
 
 static int sample_holds(const infer_state *s, const char *column) {
-    size_t len = strlen(column), sl = strlen(FEATURE_LIST_SUFFIX);
+    size_t len = strlen(column), sl = strlen(TFSQL_FEATURE_LIST_SUFFIX);
     size_t n = s->summary.stats.len / sizeof(sstat);
     for (size_t k = 0; k < n; k++) {
         const sstat *st = sctx_stat((sctx *)&s->summary, (int32_t)k);
@@ -479,7 +478,7 @@ static int sample_holds(const infer_state *s, const char *column) {
         }
         if (st->location == FEATURE_LISTS && len == st->name_len + sl &&
             memcmp(st->name, column, st->name_len) == 0 &&
-            memcmp(column + st->name_len, FEATURE_LIST_SUFFIX, sl) == 0) {
+            memcmp(column + st->name_len, TFSQL_FEATURE_LIST_SUFFIX, sl) == 0) {
             return 1;
         }
     }

@@ -12,6 +12,24 @@
 
 #include "plan_messages_gen.h"
 
+uint64_t tfsql_key_mix(uint64_t h, uint64_t v) {
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    return h * 0xff51afd7ed558ccdull;
+}
+
+uint64_t tfsql_listing_key(uint64_t seed, const tfsql_stamp *files, size_t n) {
+    uint64_t h = tfsql_key_mix(0x1234567ull, seed);
+    for (size_t i = 0; i < n; i++) {
+        h = tfsql_key_mix(h, (uint64_t)files[i].path_len);
+        for (size_t j = 0; j < files[i].path_len; j++) {
+            h = tfsql_key_mix(h, (uint8_t)files[i].path[j]);
+        }
+        h = tfsql_key_mix(h, files[i].size);
+        h = tfsql_key_mix(h, files[i].mtime_ns);
+    }
+    return h;
+}
+
 int tfsql_path_compare(const char *a, size_t an, const char *b, size_t bn) {
     int c = memcmp(a, b, an < bn ? an : bn);
     if (c != 0) {

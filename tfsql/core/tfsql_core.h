@@ -715,6 +715,21 @@ void tfsql_hive_directory(const char *path, const char *root, int hive_rule, siz
 
 /* -- the dataset plan over a listing (tfsql/core/plan.c) ---------------------------- */
 
+/* A feature list named like a context feature is read as the column N + this suffix
+ * (tfsql.schema.FEATURE_LIST_SUFFIX, codec.FEATURE_LIST_SUFFIX). */
+#define TFSQL_FEATURE_LIST_SUFFIX "__feature_list"
+
+/* "Re-infer only if the files changed": the key of a listing, a 64-bit hash of `seed`
+ * (the binding's options, mixed in with tfsql_key_mix) and each file's path bytes, size
+ * and modification time in nanoseconds, in order. Equal listings give equal keys. */
+typedef struct {
+    const char *path;
+    size_t path_len;
+    uint64_t size, mtime_ns;
+} tfsql_stamp;
+uint64_t tfsql_key_mix(uint64_t h, uint64_t v);
+uint64_t tfsql_listing_key(uint64_t seed, const tfsql_stamp *files, size_t n);
+
 /* Paths compared as bytes (memcmp; a prefix first): <0, 0 or >0. */
 int tfsql_path_compare(const char *a, size_t an, const char *b, size_t bn);
 

@@ -37,6 +37,7 @@ import fsspec
 import pyarrow as pa
 
 import tfsql
+from tfsql._codec import codec
 from tfsql.errors import CorruptRecordError, SchemaError
 from tfsql.duckdb.rewrite import Call, Token, find_calls, substitute
 from tfsql.duckdb.arguments import LiteralError, LiteralReader
@@ -61,7 +62,7 @@ class ScanCalls:
         self._lock = threading.RLock()
         self._names: dict[tuple, str] = {}  # normalised call -> registered name
         self._datasets: dict[str, tfsql.Dataset] = {}  # registered name -> dataset (kept alive)
-        self._opened: dict[tuple, tuple] = {}  # normalised call -> (dataset, files fingerprint)
+        self._opened: dict[tuple, tuple] = {}  # normalised call -> (dataset, files key)
         self._counter = itertools.count(1)
         #: Registered name -> the call's SQL text (errors name the call, not the name).
         self.calls: dict[str, str] = {}
@@ -436,8 +437,9 @@ def check_has_columns(function: str, source: Any, data: tfsql.Dataset) -> None:
     )
 
 
-def _fingerprint(files: Sequence[str]) -> tuple | None:
-    """(path, size, mtime) of local files; None when a file is remote or gone."""
+def _fingerprint(files: Sequence[str]) -> int | None:
+    """The key of local files' (path, size, mtime) (the core's ``tfsql_listing_key``, the
+    extension's too); None when a file is remote or gone."""
     entries = []
     for path in files:
         if "://" in path and not path.startswith("file://"):
@@ -447,4 +449,4 @@ def _fingerprint(files: Sequence[str]) -> tuple | None:
         except OSError:
             return None
         entries.append((path, stat.st_size, stat.st_mtime_ns))
-    return tuple(entries)
+    return codec.listing_key(0, entries)

@@ -134,11 +134,11 @@ static int user_columns(tfbind *b, duckdb_value v, const char *fname, const char
     }
     /* tfsql.schema.feature_list_name: X[][] column N__feature_list beside a context
      * column N reads the feature list N */
-    size_t sl = strlen(FEATURE_LIST_SUFFIX);
+    size_t sl = strlen(TFSQL_FEATURE_LIST_SUFFIX);
     for (idx_t i = 0; i < n; i++) {
         colspec *c = &b->sc.cols[i];
         if (c->location == FEATURE_LISTS && c->name_len > sl &&
-            memcmp(c->name + c->name_len - sl, FEATURE_LIST_SUFFIX, sl) == 0 &&
+            memcmp(c->name + c->name_len - sl, TFSQL_FEATURE_LIST_SUFFIX, sl) == 0 &&
             context_column(b, c->name, c->name_len - sl)) {
             c->name_len -= sl;
             c->name[c->name_len] = 0;

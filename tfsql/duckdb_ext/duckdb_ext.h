@@ -64,9 +64,6 @@
 DUCKDB_EXTENSION_EXTERN
 
 #define ERRLEN 4096
-/* tfsql.schema.FEATURE_LIST_SUFFIX: a feature list named like a context column is read
- * as column N__feature_list. */
-#define FEATURE_LIST_SUFFIX "__feature_list"
 
 typedef struct {
     char **items;

@@ -260,7 +260,7 @@ int check_missing_columns(const tfbind *b, char *err) {
 
 /* -- column names (tfsql.schema) -------------------------------------------------
  * A SequenceExample feature list that shares its name with a context column is the
- * column N__feature_list (FEATURE_LIST_SUFFIX); the context column keeps the name. */
+ * column N__feature_list (TFSQL_FEATURE_LIST_SUFFIX); the context column keeps the name. */
 
 int context_column(const tfbind *b, const uint8_t *name, size_t len) {
     for (int k = 0; k < b->ndata; k++) {
@@ -281,7 +281,7 @@ static int renamed_list(const tfbind *b, int c) {
 char *column_name(const tfbind *b, int c) {
     const colspec *cs = &b->sc.cols[c];
     return xprintf("%.*s%s", (int)cs->name_len, (const char *)cs->name,
-                   renamed_list(b, c) ? FEATURE_LIST_SUFFIX : "");
+                   renamed_list(b, c) ? TFSQL_FEATURE_LIST_SUFFIX : "");
 }
 
 int is_column(const tfbind *b, const char *name) {
@@ -315,37 +315,37 @@ static infer_entry infer_cache[INFER_CACHE_SLOTS];
 static size_t infer_cache_next;
 static pthread_mutex_t infer_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static uint64_t mix64(uint64_t h, uint64_t v) {
-    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-    return h * 0xff51afd7ed558ccdull;
-}
-
+/* The key of the call's options and files (tfsql_listing_key: paths, sizes, mtimes), 0
+ * when a file cannot be stat'ed (then nothing is cached). */
 uint64_t infer_key(const tfbind *b) {
-    uint64_t h = mix64(0x1234567ull, (uint64_t)b->record_type);
-    h = mix64(h, (uint64_t)b->compression);
-    h = mix64(h, (uint64_t)b->verify);
-    h = mix64(h, (uint64_t)b->lists_always);
-    h = mix64(h, (uint64_t)b->skip_corrupt);
-    h = mix64(h, (uint64_t)b->infer_sample);
-    h = mix64(h, (uint64_t)b->infer_files);
-    h = mix64(h, (uint64_t)b->infer_bytes);
+    const long long options[] = {b->record_type, b->compression, b->verify, b->lists_always,
+                                 b->skip_corrupt, b->infer_sample, b->infer_files,
+                                 b->infer_bytes};
+    uint64_t seed = 0;
+    for (size_t k = 0; k < sizeof(options) / sizeof(options[0]); k++) {
+        seed = tfsql_key_mix(seed, (uint64_t)options[k]);
+    }
+    tfsql_stamp *stamps = (tfsql_stamp *)calloc(b->files.n + 1, sizeof(*stamps));
+    if (stamps == NULL) {
+        return 0;
+    }
     for (size_t i = 0; i < b->files.n; i++) {
         struct stat st;
         if (stat(b->files.items[i].path, &st) != 0) {
+            free(stamps);
             return 0;
         }
-        for (const char *p = b->files.items[i].path; *p; p++) {
-            h = mix64(h, (uint8_t)*p);
-        }
-        h = mix64(h, (uint64_t)st.st_size);
+        stamps[i].path = b->files.items[i].path;
+        stamps[i].path_len = strlen(b->files.items[i].path);
+        stamps[i].size = (uint64_t)st.st_size;
 #if defined(__APPLE__)
-        h = mix64(h, (uint64_t)st.st_mtimespec.tv_sec);
-        h = mix64(h, (uint64_t)st.st_mtimespec.tv_nsec);
+        stamps[i].mtime_ns = (uint64_t)st.st_mtimespec.tv_sec * 1000000000u + (uint64_t)st.st_mtimespec.tv_nsec;
 #else
-        h = mix64(h, (uint64_t)st.st_mtim.tv_sec);
-        h = mix64(h, (uint64_t)st.st_mtim.tv_nsec);
+        stamps[i].mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
 #endif
     }
+    uint64_t h = tfsql_listing_key(seed, stamps, b->files.n);
+    free(stamps);
     return h ? h : 1;
 }
 
