@@ -353,6 +353,10 @@ def listing_key(seed: int, entries: Sequence[Tuple[str, int, int]]) -> int:
     """A 64-bit key of ``(path, size, mtime_ns)`` entries (and a seed): the schema is
     inferred again only when it changes (the extension's cache and ``tfsql.connect()``'s)."""
 
+def glob_exempts(component: str) -> bool:
+    """A glob component (below the pattern's root) that opts the hidden names it matches
+    back in: it starts with ``.`` or ``_`` and is not ``**``."""
+
 def path_order(paths: Sequence[str]) -> list[int]:
     """The indices of `paths` sorted by their bytes (UTF-8, surrogateescape), a repeated
     path kept once (its first listing): the order of every listing."""

@@ -57,6 +57,11 @@ static PyObject *rules_is_hidden_name(PyObject *self, PyObject *arg) {
     return name_rule(arg, tfsql_is_hidden_name);
 }
 
+static PyObject *rules_glob_exempts(PyObject *self, PyObject *arg) {
+    (void)self;
+    return name_rule(arg, tfsql_glob_exempts);
+}
+
 /* keep_listed(rel, exempt): exempt a tuple of glob components */
 static PyObject *rules_keep_listed(PyObject *self, PyObject *args) {
     (void)self;
@@ -604,6 +609,8 @@ done:
 }
 
 PyMethodDef tfsql_rules_methods[] = {
+    {"glob_exempts", rules_glob_exempts, METH_O,
+     "glob_exempts(component) -> bool: a pattern component that opts hidden names in"},
     {"listing_key", rules_listing_key, METH_VARARGS,
      "listing_key(seed, [(path, size, mtime_ns)]) -> int: re-infer only when it changes"},
     {"path_order", rules_path_order, METH_O,

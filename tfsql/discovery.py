@@ -437,7 +437,7 @@ def _list_glob(
         return []
     root = _glob_root(pattern)
     # pattern components that explicitly ask for hidden names opt their matches back in
-    exempt = tuple(part for part in _relative_parts(pattern, root) if part != "**" and part[:1] in ("_", "."))
+    exempt = tuple(part for part in _relative_parts(pattern, root) if codec.glob_exempts(part))
     by_path: dict[str, FileInfo] = {}
     listed_dirs: set[str] = set()
     for match_path, info in sorted(matches.items(), key=lambda item: len(item[0])):

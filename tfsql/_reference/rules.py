@@ -40,6 +40,10 @@ def is_hidden_name(name: str) -> bool:
     return name.endswith((".crc", "._COPYING_"))
 
 
+def glob_exempts(component: str) -> bool:
+    return component[:1] in ("_", ".")
+
+
 def has_glob_magic(path: str) -> bool:
     return any(ch in "*?[" for ch in path)
 

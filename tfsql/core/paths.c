@@ -18,6 +18,10 @@ int tfsql_is_hidden_name(const char *name, size_t n) {
     return ends_with(name, n, ".crc") || ends_with(name, n, "._COPYING_");
 }
 
+int tfsql_glob_exempts(const char *c, size_t n) {
+    return n > 0 && (c[0] == '_' || c[0] == '.'); /* so never "**" */
+}
+
 int tfsql_has_glob_magic(const char *s, size_t n) {
     for (size_t i = 0; i < n; i++) {
         if (s[i] == '*' || s[i] == '?' || s[i] == '[') {

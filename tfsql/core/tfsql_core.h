@@ -647,6 +647,11 @@ int tfsql_has_glob_magic(const char *s, size_t n);
  * (`exempt`, NUL-terminated patterns). */
 int tfsql_keep_listed(const char *rel, size_t n, const char *const *exempt, size_t nexempt);
 
+/* 1 when the glob component `c` of a user's pattern (below its root) opts the hidden
+ * names it matches back in: it starts with '.' or '_'. The exempt list
+ * tfsql_keep_listed takes is these components. */
+int tfsql_glob_exempts(const char *c, size_t n);
+
 /* 1 when a path given by a user holds a NUL byte in its first n bytes (an error: no
  * file system path can hold one). */
 int tfsql_path_has_nul(const char *path, size_t n);

@@ -480,7 +480,7 @@ int list_item(const char *item, int glob, filelist *files, char *err) {
         for (size_t k = (size_t)nroot; k < comps.n; k++) {
             const char *c = comps.items[k];
             globstar |= strcmp(c, "**") == 0;
-            if (strcmp(c, "**") != 0 && (c[0] == '_' || c[0] == '.')) {
+            if (tfsql_glob_exempts(c, strlen(c))) {
                 strlist_add(&exempt, xstrdup(c));
             }
         }
