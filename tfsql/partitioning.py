@@ -175,9 +175,9 @@ def _escape_value(value: object) -> str:
         raw = value.as_py() if isinstance(value, pa.Scalar) else value
         return text if raw is None or raw == "" else "%5F" + text[1:]  # the text, not null
     text = escape_partition_value(text)
-    for suffix in (".crc", "._COPYING_"):  # readers skip names ending so
-        if text.endswith(suffix):
-            return text[: -len(suffix)] + "%2E" + suffix[1:]
+    if codec.is_hidden_name("v" + text):  # a name readers skip by its ending (the core's rule):
+        dot = text.rindex(".")  # every such ending starts at its last '.'
+        return text[:dot] + "%2E" + text[dot + 1 :]
     return text
 
 

@@ -1,0 +1,92 @@
+"""The map of where each rule lives (docs/architecture.md, "Where each rule lives") is
+true: each core function is defined where the map says, each of its two call sites calls
+it, and the logic of a listed rule appears nowhere outside the core and its reference."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "tfsql"
+
+# The rows of the map: rule, core function (core file), Python call site (codec name),
+# extension call site.
+_ROW = re.compile(
+    r"^\| (?P<rule>[^|]+?) \| `(?P<function>\w+)` \(`(?P<core>[\w.]+)`\) \| "
+    r"`(?P<python>[\w/.]+)` \(`(?P<codec>codec\.\w+)`\) \| `(?P<extension>[\w/.]+)` \|$",
+    re.M,
+)
+MAP = [m.groupdict() for m in _ROW.finditer((ROOT / "docs" / "architecture.md").read_text())]
+
+# A rule's logic, as it would read if written again outside its core function: the
+# patterns that must not appear in the package outside tfsql/core/, tfsql/_reference/
+# (the pure-Python twin) and the wording's one home, tfsql/messages.py (with the headers
+# generated from it).
+LOGIC = {
+    "tfsql_plan_hive": [
+        r"\bhive_int64\(",  # the int64-or-string typing rule
+        r"\bis_int64_text\b",
+        r"appears twice in the directories",  # the four refusals, worded once
+        r"inconsistent hive partitioning",
+        r"no key=value directories were found",
+        r"which is not a partition key",
+    ],
+    "tfsql_glob_exempts": [
+        r"""\[:1\] in \(["']_["'], ["']\.["']\)""",
+        r"""c\[0\] == '_' \|\| c\[0\] == '\.'""",
+    ],
+    "tfsql_keep_listed": [r"""["']\._COPYING_["']""", r"""["']\.crc["']"""],  # the hidden endings
+    "tfsql_listing_key": [r"(?i)0x9e3779b97f4a7c15"],  # the key's mixing step
+    "TFSQL_FEATURE_LIST_SUFFIX": [r'"__feature_list"', r"#define FEATURE_LIST_SUFFIX"],
+}
+# Files that may hold a listed rule's pattern: the core, the reference, the wording, the
+# Python binding's exposure of single core functions.
+ALLOWED = ("tfsql/core/", "tfsql/_reference/", "tfsql/messages.py", "tfsql/_native_rules.c", "tfsql/_native.pyi")
+
+
+def _sources() -> list[Path]:
+    return sorted(p for ext in ("*.py", "*.c", "*.h") for p in PACKAGE.rglob(ext))
+
+
+def test_the_map_lists_the_rules():
+    assert len(MAP) >= 12, "the table of docs/architecture.md did not parse"
+    assert set(LOGIC) <= {row["function"] for row in MAP}
+
+
+@pytest.mark.parametrize("row", MAP, ids=lambda row: row["function"])
+def test_each_rule_is_defined_in_its_core_file_and_called_from_both_bindings(row):
+    function = row["function"]
+    core = (PACKAGE / "core" / row["core"]).read_text()
+    if function.isupper():
+        assert re.search(rf"^#define {function}\b", core, re.M), f"{function} is not defined in {row['core']}"
+    else:
+        assert re.search(rf"^[a-z_][\w\s*]*\b{function}\([^;]*\{{", core, re.M), f"{function} is not defined in {row['core']}"
+    assert row["codec"] in (ROOT / row["python"]).read_text(), f"{row['python']} does not call {row['codec']}"
+    assert re.search(rf"\b{function}\b", (ROOT / row["extension"]).read_text()), f"{row['extension']} does not call {function}"
+
+
+@pytest.mark.parametrize("function", sorted(LOGIC))
+def test_a_rule_is_not_written_again_outside_its_core_function(function):
+    found = []
+    for path in _sources():
+        relative = path.relative_to(ROOT).as_posix()
+        if relative.startswith(ALLOWED) or relative.endswith("_gen.h"):
+            continue
+        text = path.read_text(errors="replace")
+        found += [f"{relative}: /{p}/" for p in LOGIC[function] if re.search(p, text)]
+    assert not found, f"the rule of {function} is written again outside the core: {found}"
+
+
+def test_the_patterns_would_catch_the_rule_where_it_lives():
+    """Each rule's patterns find it in the core or its reference (or the wording), so a
+    copy would be found too."""
+    homes = "\n".join(
+        p.read_text(errors="replace")
+        for p in _sources()
+        if p.relative_to(ROOT).as_posix().startswith(("tfsql/core/", "tfsql/_reference/", "tfsql/messages.py"))
+    )
+    caught = {function: [p for p in patterns if re.search(p, homes)] for function, patterns in LOGIC.items()}
+    assert all(caught.values()), caught
