@@ -252,3 +252,17 @@ def test_tfds_features_of_a_document_that_is_not_one_is_none(document):
 
 def test_tfds_features_names_keep_their_escapes_undone():
     assert _features({"caf\u00e9\n": {"text": {}}}) == [("caf\u00e9\n", "string", False, False)]
+
+
+def test_the_reference_types_features_json_as_the_core_does():
+    """``TFSQL_PURE_PYTHON=1`` reads a TFDS directory through the reference's twin."""
+    from tfsql import _reference
+
+    tensor = {"tensor": {"dtype": "float32", "shape": {"dimensions": ["2"]}}}
+    documents = [
+        json.dumps({"featuresDict": {"features": {"a": {"text": {}}, "v": tensor, "w": {"image": {"encodingFormat": "webp"}}}}}).encode(),
+        json.dumps({"featuresDict": {"features": {"l": {"classLabel": {}}, "z": {"tensor": {"dtype": "int64", "encoding": "zlib"}}}}}).encode(),
+        b"", b"[]", b"{", b'{"featuresDict": {"features": []}}', b"[" * 100000,
+    ]
+    for document in documents:
+        assert _reference.tfds_features(document) == _native.tfds_features(document), document[:40]

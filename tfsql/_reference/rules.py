@@ -197,7 +197,7 @@ def tfds_features(document: bytes) -> Optional[list]:
         return None
     try:
         parsed = json.loads(document)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
         return None
     features = parsed.get("featuresDict", {}).get("features") if isinstance(parsed, dict) else None
     if not isinstance(features, dict):
