@@ -63,11 +63,16 @@ def c_header() -> str:
     for name in _SINGLE:
         lines.append(f"#define TFSQL_MSG_{name} {c_string(getattr(messages, name))}")
     for name, table in _TABLES:
-        lines += ["", f"static const tfsql_field TFSQL_MSG_{name}[] = {{"]
-        lines += [f"    {{{c_string(key)}, {c_string(text)}}}," for key, text in table.items()]
-        lines += ["    {NULL, NULL},", "};"]
+        lines += _table(name, table)
     lines += ["", "#endif", ""]
     return "\n".join(lines)
+
+
+def _table(name: str, table: dict[str, str]) -> list[str]:
+    """The lines of a C table ``TFSQL_MSG_<name>`` of {key, text} pairs, NULL-ended."""
+    lines = ["", f"static const tfsql_field TFSQL_MSG_{name}[] = {{"]
+    lines += [f"    {{{c_string(key)}, {c_string(text)}}}," for key, text in table.items()]
+    return lines + ["    {NULL, NULL},", "};"]
 
 
 #: The header of the wording the C core itself renders (the inference's refusals).
@@ -126,9 +131,7 @@ def plan_header() -> str:
     tables = [("HIVE", messages.HIVE), ("HIVE_WHERE", messages.HIVE_WHERE)]
     tables += [(f"PHRASES_{dialect.upper()}", phrases) for dialect, phrases in messages.DIALECTS.items()]
     for name, table in tables:
-        lines += ["", f"static const tfsql_field TFSQL_MSG_{name}[] = {{"]
-        lines += [f"    {{{c_string(key)}, {c_string(text)}}}," for key, text in table.items()]
-        lines += ["    {NULL, NULL},", "};"]
+        lines += _table(name, table)
     lines += ["", "#endif", ""]
     return "\n".join(lines)
 
