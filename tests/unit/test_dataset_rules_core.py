@@ -260,9 +260,21 @@ def test_the_reference_types_features_json_as_the_core_does():
 
     tensor = {"tensor": {"dtype": "float32", "shape": {"dimensions": ["2"]}}}
     documents = [
-        json.dumps({"featuresDict": {"features": {"a": {"text": {}}, "v": tensor, "w": {"image": {"encodingFormat": "webp"}}}}}).encode(),
-        json.dumps({"featuresDict": {"features": {"l": {"classLabel": {}}, "z": {"tensor": {"dtype": "int64", "encoding": "zlib"}}}}}).encode(),
-        b"", b"[]", b"{", b'{"featuresDict": {"features": []}}', b"[" * 100000,
+        json.dumps(
+            {"featuresDict": {"features": {"a": {"text": {}}, "v": tensor, "w": {"image": {"encodingFormat": "webp"}}}}}
+        ).encode(),
+        json.dumps(
+            {
+                "featuresDict": {
+                    "features": {"l": {"classLabel": {}}, "z": {"tensor": {"dtype": "int64", "encoding": "zlib"}}}
+                }
+            }
+        ).encode(),
+        b"",
+        b"[]",
+        b"{",
+        b'{"featuresDict": {"features": []}}',
+        b"[" * 100000,
     ]
     for document in documents:
         assert _reference.tfds_features(document) == _native.tfds_features(document), document[:40]

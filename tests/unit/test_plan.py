@@ -36,27 +36,39 @@ def test_a_path_that_is_not_utf8_is_shown_escaped(codec):
 @pytest.mark.parametrize("codec", BACKENDS)
 def test_hive_values_are_bytes_exact_and_typed(codec):
     files = [("/d/k=1/p=a%00b/f", "/d", None), ("/d/k=007/p=__HIVE_DEFAULT_PARTITION__/f", "/d", None)]
-    assert codec.hive_plan(files, False, False, (), "python") == (["k", "p"], [["1", "007"], ["a\x00b", None]], [[1, 7], None])
+    assert codec.hive_plan(files, False, False, (), "python") == (
+        ["k", "p"],
+        [["1", "007"], ["a\x00b", None]],
+        [[1, 7], None],
+    )
 
 
 REFUSALS = [
     (
-        [("/d/a=1/a=2/f", "/d", None)], (), True,
+        [("/d/a=1/a=2/f", "/d", None)],
+        (),
+        True,
         "partition key 'a' appears twice in the directories of /d/a=1/a=2/f; rename one of the key=value directories",
     ),
     (
-        [("/d/k=1/f", "/d", None), ("/d/f", "/d", "memory://d/f")], (), False,
+        [("/d/k=1/f", "/d", None), ("/d/f", "/d", "memory://d/f")],
+        (),
+        False,
         "inconsistent hive partitioning: /d/k=1/f has partition keys (k) but memory://d/f has none; every file must "
         "sit under the same key=value directories in the same order (pass hive_partitioning=False to read without "
         "partition columns)",
     ),
     (
-        [("/d/f", "/d", None)], (), True,
+        [("/d/f", "/d", None)],
+        (),
+        True,
         "hive partitioning was requested but no key=value directories were found below '/d'; point the source at "
         "the directory above the key=value directories or pass hive_partitioning=False",
     ),
     (
-        [("/d/k=1/f", "/d", None)], ("q",), False,
+        [("/d/k=1/f", "/d", None)],
+        ("q",),
+        False,
         "hive_schema names 'q', which is not a partition key (the partition keys are (k))",
     ),
 ]

@@ -63,9 +63,13 @@ def test_each_rule_is_defined_in_its_core_file_and_called_from_both_bindings(row
     if function.isupper():
         assert re.search(rf"^#define {function}\b", core, re.M), f"{function} is not defined in {row['core']}"
     else:
-        assert re.search(rf"^[a-z_][\w\s*]*\b{function}\([^;]*\{{", core, re.M), f"{function} is not defined in {row['core']}"
+        assert re.search(rf"^[a-z_][\w\s*]*\b{function}\([^;]*\{{", core, re.M), (
+            f"{function} is not defined in {row['core']}"
+        )
     assert row["codec"] in (ROOT / row["python"]).read_text(), f"{row['python']} does not call {row['codec']}"
-    assert re.search(rf"\b{function}\b", (ROOT / row["extension"]).read_text()), f"{row['extension']} does not call {function}"
+    assert re.search(rf"\b{function}\b", (ROOT / row["extension"]).read_text()), (
+        f"{row['extension']} does not call {function}"
+    )
 
 
 @pytest.mark.parametrize("function", sorted(LOGIC))

@@ -159,7 +159,9 @@ class Inference:
         columns: list[tuple[bytes, str, int, int, int, bool]] = []
         for st, kind, shape, utf8 in resolved:
             renamed = st.location == FEATURE_LISTS and kind != KIND_NONE and st.name in context
-            column = (st.name + (FEATURE_LIST_SUFFIX.encode() if renamed else b"")).decode("utf-8", errors="backslashreplace")
+            column = (st.name + (FEATURE_LIST_SUFFIX.encode() if renamed else b"")).decode(
+                "utf-8", errors="backslashreplace"
+            )
             columns.append((st.name, column, st.location, kind, shape, utf8))
         for raw, column, location, kind, _, _ in columns:
             if kind == KIND_NONE or location != FEATURE_LISTS:

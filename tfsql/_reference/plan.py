@@ -100,7 +100,9 @@ def hive_plan(
     for i, segments in enumerate(per_file):
         keys = [key for key, _ in segments]
         if keys != names:
-            return refused("inconsistent", first_path=shown(first), first_keys=_keys(names), path=shown(i), keys=_keys(keys))
+            return refused(
+                "inconsistent", first_path=shown(first), first_keys=_keys(names), path=shown(i), keys=_keys(keys)
+            )
     for name in typed:
         if name not in names:
             return refused("unknown_key", key=path_display(name), keys=_keys(names))

@@ -180,7 +180,7 @@ def _tfds_type(feature: Any) -> tuple:
         return "int64", False, True
     tensor = feature.get("tensor")
     if isinstance(tensor, dict) and tensor.get("encoding", "none") == "none":
-        dtype = tensor.get("dtype")
+        dtype = str(tensor.get("dtype"))
         name = {"string": "binary", "float16": "float32", "bfloat16": "float32"}.get(dtype, dtype)
         if name not in _TFDS_TYPES and name != "binary":
             return None, False, False

@@ -381,8 +381,8 @@ def _decoded_as_is(t: pa.DataType) -> bool:
 
 
 def open_dataset(
-    function: str, source: Any, options: dict[str, Any], previous: tuple[tfsql.Dataset, tuple | None] | None = None
-) -> tuple[tfsql.Dataset, tuple | None]:
+    function: str, source: Any, options: dict[str, Any], previous: tuple[tfsql.Dataset, int | None] | None = None
+) -> tuple[tfsql.Dataset, int | None]:
     """Open the dataset of a call, with its files' fingerprint.
 
     Given the dataset and fingerprint the same call opened before, schema inference is
