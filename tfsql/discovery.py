@@ -391,7 +391,7 @@ def _list_item(
     exclude_hidden: bool,
     suffixes: tuple[str, ...] | None,
 ) -> list[FileInfo]:
-    """Return the files one source item names, sorted by path."""
+    """Return the files one source item names, in the plan's order (by bytes)."""
     if glob and has_glob_magic(path):
         found = _list_glob(fs, path, item, exclude_hidden=exclude_hidden, suffixes=suffixes)
         if found:

@@ -12,8 +12,9 @@ Conventions (Spark's, which spark-tfrecord and Hive share):
   Keys and values are unescaped. The DuckDB front ends pass ``hive_rule="path"``:
   every directory of each file's path counts, the root's own too, as DuckDB's
   ``read_parquet`` does (``tfrecord_scan('data/label=0/*.tfrecord')`` keeps ``label``).
-  Finding, unescaping and typing are the C core's (``tfsql_hive_*``), shared with the
-  DuckDB extension.
+  Finding, unescaping, typing and every refusal are the C core's plan
+  (``tfsql_plan_hive``: the values bytes-exact, NUL included), shared with the DuckDB
+  extension.
 - Types (docs/format.md, section 3): a column is ``int64`` when every non-null value is a decimal integer
   that fits int64 (an optional ``-``, digits; leading zeros allowed, so ``007`` reads as
   7 like Spark, pyarrow and polars do); otherwise ``string``. A column whose values are
@@ -267,8 +268,11 @@ class Partitioning:
         ------
         ValueError
             Files sit under different keys (the message names two of them), a key repeats
-            within a path, `hive_schema` names a column that is not a partition key, or a
-            value cannot be cast to its `hive_schema` type.
+            within a path, `hive_schema` names a column that is not a partition key, or
+            partitioning was asked for (or typed) and no file has ``key=value``
+            directories: the core's refusals, worded by ``tfsql.messages.HIVE``.
+            ValueError (a SchemaError) when a value cannot be cast to its `hive_schema`
+            type.
         """
         if hive_partitioning is False:
             if hive_schema is not None:
