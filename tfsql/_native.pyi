@@ -408,10 +408,11 @@ def is_tfds_metadata_name(name: str) -> bool:
 def is_tfds_info_name(name: str) -> bool:
     """``dataset_info.json``."""
 
-def tfds_features(document: _BufferLike) -> Optional[list[Tuple[str, Optional[str], bool, bool]]]:
+def tfds_features(document: _BufferLike) -> Optional[Tuple[list[Tuple[str, Optional[str], bool, bool]], bool]]:
     """The top-level features of a TFDS ``features.json`` document, in order: ``(name,
-    Arrow type name or None when undescribed, is_list, class_label)``; None when the
-    bytes are not such a document."""
+    Arrow type name or None when undescribed, is_list, class_label)``, and whether every
+    feature is described (then nothing is inferred); None when the bytes are not such a
+    document."""
 
 def detect_compression(head: _BufferLike) -> Optional[str]:
     """``"gzip"``, ``"zlib"`` or None (a TFRecord header, or anything else) from a

@@ -288,8 +288,9 @@ static PyObject *rules_tfds_features(PyObject *self, PyObject *arg) {
         }
         PyList_SET_ITEM(result, (Py_ssize_t)i, item);
     }
+    int complete = tfsql_tfds_features_complete(features, n);
     tfsql_tfds_features_free(features, n);
-    return result;
+    return result == NULL ? NULL : Py_BuildValue("(NN)", result, PyBool_FromLong(complete));
 }
 
 /* detect_compression(head: bytes-like) -> "gzip", "zlib" or None */
@@ -643,7 +644,7 @@ PyMethodDef tfsql_rules_methods[] = {
     {"is_tfds_info_name", rules_is_tfds_info_name, METH_O,
      "is_tfds_info_name(name) -> bool: dataset_info.json"},
     {"tfds_features", rules_tfds_features, METH_O,
-     "tfds_features(document) -> [(name, type or None, is_list, class_label)] or None"},
+     "tfds_features(document) -> ([(name, type or None, is_list, class_label)], complete) or None"},
     {"detect_compression", rules_detect_compression, METH_O,
      "detect_compression(head) -> 'gzip', 'zlib' or None"},
     {"walk_action", rules_walk_action, METH_VARARGS,

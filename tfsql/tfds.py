@@ -103,10 +103,9 @@ def features_schema(fs: fsspec.AbstractFileSystem, directory: str) -> tuple[pa.S
         return None
     features = document["featuresDict"]["features"]
     fields: dict[str, pa.Field] = {}
-    complete = True
-    for name, type_name, is_list, class_label in described:
+    typed, complete = described  # whether every feature is described is the core's rule
+    for name, type_name, is_list, class_label in typed:
         if type_name is None:
-            complete = False
             continue
         arrow = pa.type_for_alias(type_name)
         feature = features.get(name)

@@ -204,7 +204,9 @@ def test_the_pure_python_rules_agree_with_the_core():
 
 
 def _features(features: object) -> object:
-    return _native.tfds_features(json.dumps({"featuresDict": {"features": features}}).encode())
+    described, complete = _native.tfds_features(json.dumps({"featuresDict": {"features": features}}).encode())
+    assert complete == all(type_name is not None for _, type_name, _, _ in described)
+    return described
 
 
 def test_tfds_features_types_each_kind_of_feature():

@@ -190,9 +190,10 @@ def _tfds_type(feature: Any) -> tuple:
     return None, False, False
 
 
-def tfds_features(document: bytes) -> Optional[list]:
-    """The top-level features of a TFDS features.json: [(name, type or None, is_list,
-    class_label)], None when it is not such a document (tfsql/core/tfds_features.c)."""
+def tfds_features(document: bytes) -> Optional[tuple]:
+    """The top-level features of a TFDS features.json, ([(name, type or None, is_list,
+    class_label)], every one described), None when it is not such a document
+    (tfsql/core/tfds_features.c)."""
     if len(document) > 64 << 20:
         return None
     try:
@@ -202,4 +203,5 @@ def tfds_features(document: bytes) -> Optional[list]:
     features = parsed.get("featuresDict", {}).get("features") if isinstance(parsed, dict) else None
     if not isinstance(features, dict):
         return None
-    return [(name, *_tfds_type(feature)) for name, feature in features.items()]
+    typed = [(name, *_tfds_type(feature)) for name, feature in features.items()]
+    return typed, all(type_name is not None for _, type_name, _, _ in typed)

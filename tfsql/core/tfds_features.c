@@ -20,6 +20,15 @@ static const char *const type_names[] = {
     "int64",  "uint8",  "uint16", "uint32", "float32", "float64",
 };
 
+int tfsql_tfds_features_complete(const tfsql_tfds_feature *features, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        if (features[i].type == TFSQL_TFDS_UNDESCRIBED) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 const char *tfsql_tfds_type_name(int type) {
     return type > TFSQL_TFDS_UNDESCRIBED && type <= TFSQL_TFDS_FLOAT64 ? type_names[type] : NULL;
 }

@@ -855,6 +855,9 @@ typedef struct {
  * features object, over TFSQL_TFDS_FEATURES_MAX_BYTES, out of memory). */
 int tfsql_tfds_features(const char *data, size_t n, tfsql_tfds_feature **out, size_t *count);
 void tfsql_tfds_features_free(tfsql_tfds_feature *features, size_t n);
+/* 1 when every feature is described: they are the columns and nothing is inferred;
+ * otherwise the records type the others and the described types replace theirs. */
+int tfsql_tfds_features_complete(const tfsql_tfds_feature *features, size_t n);
 const char *tfsql_tfds_type_name(int type);
 
 /* -- compression (tfsql/core/detect.c) --------------------------------------------- */

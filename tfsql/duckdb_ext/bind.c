@@ -308,7 +308,7 @@ tfbind *scan_resolve(duckdb_bind_info info, const char *fname, idx_t *cardinalit
         size_t ndescribed = 0;
         int has_features = b->record_type != RAW && read_tfds_features(b, &described, &ndescribed) == 0;
         int rc = 0;
-        if (!has_features || !tfds_features_complete(described, ndescribed)) {
+        if (!has_features || !tfsql_tfds_features_complete(described, ndescribed)) {
             uint64_t key = b->record_type == RAW ? 0 : infer_key(b);
             if (!infer_cache_get(b, key, &cardinality)) {
                 rc = infer_columns(b, err, &cardinality);

@@ -386,10 +386,10 @@ int drop_tfds_metadata(tfbind *b);
 
 /* tfsql.layouts.detect_layout over the listed files: b->layout, b->splits, b->tfds_dir. */
 int detect_layout(tfbind *b);
-/* TFDS features.json (layouts.c): read it (0, or 1 when there is none), whether it
- * describes every feature, and its types over the inferred columns. */
+/* TFDS features.json (layouts.c): read it (0, or 1 when there is none) and its types
+ * over the inferred columns (whether it describes every feature is the core's
+ * tfsql_tfds_features_complete). */
 int read_tfds_features(const tfbind *b, tfsql_tfds_feature **out, size_t *count);
-int tfds_features_complete(const tfsql_tfds_feature *features, size_t n);
 int apply_tfds_features(tfbind *b, const tfsql_tfds_feature *features, size_t n,
                         const char *fname, char *err);
 

@@ -152,16 +152,6 @@ int read_tfds_features(const tfbind *b, tfsql_tfds_feature **out, size_t *count)
     return rc == 0 ? 0 : 1;
 }
 
-/* 1 when every feature is described: they are the columns, nothing is inferred. */
-int tfds_features_complete(const tfsql_tfds_feature *features, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        if (features[i].type == TFSQL_TFDS_UNDESCRIBED) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
 /* The described features' columns in place of the inferred ones, the others after them
  * (tfsql.tfds.apply_features). The extension reads the types the decoder produces
  * without a cast (int64, float32, string, binary and their lists); another dtype is an
