@@ -353,6 +353,11 @@ def listing_key(seed: int, entries: Sequence[Tuple[str, int, int]]) -> int:
     """A 64-bit key of ``(path, size, mtime_ns)`` entries (and a seed): the schema is
     inferred again only when it changes (the extension's cache and ``tfsql.connect()``'s)."""
 
+def glob_root(pattern: str) -> str:
+    """The root of a glob pattern: its longest prefix of directory components without
+    glob characters (never the last component); ``"/"`` for an absolute pattern whose
+    first component has them."""
+
 def glob_exempts(component: str) -> bool:
     """A glob component (below the pattern's root) that opts the hidden names it matches
     back in: it starts with ``.`` or ``_`` and is not ``**``."""

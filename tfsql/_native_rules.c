@@ -57,6 +57,18 @@ static PyObject *rules_is_hidden_name(PyObject *self, PyObject *arg) {
     return name_rule(arg, tfsql_is_hidden_name);
 }
 
+static PyObject *rules_glob_root(PyObject *self, PyObject *arg) {
+    (void)self;
+    PyObject *b = encode_path(arg);
+    if (b == NULL) {
+        return NULL;
+    }
+    size_t n = tfsql_glob_root(PyBytes_AS_STRING(b), (size_t)PyBytes_GET_SIZE(b));
+    PyObject *out = decode_path(PyBytes_AS_STRING(b), n);
+    Py_DECREF(b);
+    return out;
+}
+
 static PyObject *rules_glob_exempts(PyObject *self, PyObject *arg) {
     (void)self;
     return name_rule(arg, tfsql_glob_exempts);
@@ -610,6 +622,8 @@ done:
 }
 
 PyMethodDef tfsql_rules_methods[] = {
+    {"glob_root", rules_glob_root, METH_O,
+     "glob_root(pattern) -> str: its longest directory prefix without glob characters"},
     {"glob_exempts", rules_glob_exempts, METH_O,
      "glob_exempts(component) -> bool: a pattern component that opts hidden names in"},
     {"listing_key", rules_listing_key, METH_VARARGS,

@@ -435,7 +435,7 @@ def _list_glob(
         raise ValueError(f"invalid glob pattern {item!r}: {exc}") from exc
     if not matches:
         return []
-    root = _glob_root(pattern)
+    root = codec.glob_root(pattern)
     # pattern components that explicitly ask for hidden names opt their matches back in
     exempt = tuple(part for part in _relative_parts(pattern, root) if codec.glob_exempts(part))
     by_path: dict[str, FileInfo] = {}
@@ -537,20 +537,6 @@ def _entry_kind(fs: fsspec.AbstractFileSystem, path: str, info: dict[str, Any]) 
             return codec.ENTRY_DIR_LINK
         return codec.ENTRY_FILE if stat.S_ISREG(mode) else codec.ENTRY_OTHER
     return codec.ENTRY_OTHER
-
-
-def _glob_root(pattern: str) -> str:
-    """The longest directory prefix of `pattern` without glob characters."""
-    parts = pattern.split("/")
-    prefix: list[str] = []
-    for part in parts[:-1]:
-        if has_glob_magic(part):
-            break
-        prefix.append(part)
-    root = "/".join(prefix)
-    if not root and pattern.startswith("/"):
-        return "/"
-    return root
 
 
 def _relative_parts(path: str, root: str) -> list[str]:

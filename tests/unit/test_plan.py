@@ -115,3 +115,21 @@ def test_the_listing_key_changes_with_any_file_and_matches_the_reference():
     changed = [[(NOT_UTF8, 6, entries[0][2]), entries[1]], [entries[0], ("/d/é", 7, 2**63 + 6)], entries[:1]]
     assert all(_native.listing_key(3, e) != key for e in changed)
     assert _native.listing_key(4, entries) != key
+
+
+@pytest.mark.parametrize("codec", BACKENDS)
+def test_the_root_of_a_glob_is_its_longest_plain_directory_prefix(codec):
+    assert [codec.glob_root(p) for p in ["/d/x/*.tfrecord", "/*/f", "a/b*/c", "*.tfrecord", "/d/**/f", "/d/f"]] == [
+        "/d/x",
+        "/",
+        "a",
+        "",
+        "/d",
+        "/d",
+    ]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["", "d", "*", "a?", "[x]", "**", "é"]), max_size=5).map("/".join))
+def test_the_core_finds_a_glob_root_as_the_reference_does(pattern):
+    assert _native.glob_root(pattern) == _reference.glob_root(pattern)

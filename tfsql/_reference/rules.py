@@ -40,6 +40,16 @@ def is_hidden_name(name: str) -> bool:
     return name.endswith((".crc", "._COPYING_"))
 
 
+def glob_root(pattern: str) -> str:
+    prefix = []
+    for part in pattern.split("/")[:-1]:
+        if has_glob_magic(part):
+            break
+        prefix.append(part)
+    root = "/".join(prefix)
+    return "/" if not root and pattern.startswith("/") else root
+
+
 def glob_exempts(component: str) -> bool:
     return component[:1] in ("_", ".")
 

@@ -31,6 +31,22 @@ int tfsql_has_glob_magic(const char *s, size_t n) {
     return 0;
 }
 
+size_t tfsql_glob_root(const char *pattern, size_t n) {
+    size_t root = 0;
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && pattern[j] != '/') {
+            j++;
+        }
+        if (j == n || tfsql_has_glob_magic(pattern + i, j - i)) {
+            break; /* the last component, or the first with glob characters */
+        }
+        root = j;
+        i = j + 1;
+    }
+    return root == 0 && n > 0 && pattern[0] == '/' ? 1 : root;
+}
+
 int tfsql_path_has_nul(const char *path, size_t n) { return memchr(path, 0, n) != NULL; }
 
 /* The class starting at p[0] == '[': its end (the byte after ']') in *end, 1 when c is

@@ -647,6 +647,12 @@ int tfsql_has_glob_magic(const char *s, size_t n);
  * (`exempt`, NUL-terminated patterns). */
 int tfsql_keep_listed(const char *rel, size_t n, const char *const *exempt, size_t nexempt);
 
+/* The root of a glob pattern ('/'-separated): the length of its longest prefix of
+ * directory components without glob characters (the last component never belongs to
+ * it); "/" (1) for an absolute pattern whose first component has them. Hive
+ * directories and hidden names are judged below it. */
+size_t tfsql_glob_root(const char *pattern, size_t n);
+
 /* 1 when the glob component `c` of a user's pattern (below its root) opts the hidden
  * names it matches back in: it starts with '.' or '_'. The exempt list
  * tfsql_keep_listed takes is these components. */

@@ -460,20 +460,12 @@ int list_item(const char *item, int glob, filelist *files, char *err) {
                 strlist_add(&comps, xstrndup(c, len));
             }
         }
-        /* the root: the longest directory prefix without glob characters */
+        /* the root (tfsql_glob_root; the path is absolute and normalised, so the root is
+         * "/" or its first nroot components) */
+        char *root = xstrndup(path, tfsql_glob_root(path, strlen(path)));
         int nroot = 0;
-        while (nroot < (int)comps.n - 1 && !has_glob_magic(comps.items[nroot])) {
-            nroot++;
-        }
-        char *root = xstrdup("");
-        for (int k = 0; k < nroot; k++) {
-            char *r = xprintf("%s/%s", root, comps.items[k]);
-            free(root);
-            root = r;
-        }
-        if (root[0] == 0) {
-            free(root);
-            root = xstrdup("/");
+        for (const char *r = root; r != NULL && *r; r++) {
+            nroot += *r == '/' && r[1] != 0;
         }
         strlist exempt = {0};
         int globstar = 0;
