@@ -375,13 +375,14 @@ def hive_plan(
     whole_path: bool,
     required: bool,
     typed: Sequence[str],
-    dialect: str,
+    phrases: dict[str, str],
 ) -> Any:
     """The hive columns of the files ``(path, root or None, display or None)``:
     ``(names, raw, ints)`` -- the keys, per column each file's value (str or None,
     bytes-exact) and per column the int64 values when the column types as int64, else
     None -- or ``("refused", reason, fields, message)`` with a reason of
-    `tfsql.messages.HIVE` rendered in `dialect` ("python" or "sql")."""
+    `tfsql.messages.HIVE` rendered with `phrases` (a dialect of
+    `tfsql.messages.DIALECTS`)."""
 
 def hive_segments(directory: str) -> list[Tuple[str, Optional[str]]]:
     """The unescaped ``(key, value)`` pairs of the ``key=value`` components of a

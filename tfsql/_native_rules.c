@@ -445,17 +445,16 @@ static PyObject *rules_path_display(PyObject *self, PyObject *arg) {
     return out;
 }
 
-/* hive_plan(files, whole_path, required, typed, dialect): files a sequence of
+/* hive_plan(files, whole_path, required, typed, phrases): files a sequence of
  * (path, root or None, display or None). Returns (names, raw, ints): the keys, per
  * column the values as str or None, and per column the int64 values (None for a string
  * column); or ("refused", reason, fields, message). */
 static PyObject *rules_hive_plan(PyObject *self, PyObject *args) {
     (void)self;
-    PyObject *files_arg, *typed_arg;
+    PyObject *files_arg, *typed_arg, *phrases_arg;
     int whole_path, required;
-    const char *dialect;
-    if (!PyArg_ParseTuple(args, "OppOs:hive_plan", &files_arg, &whole_path, &required, &typed_arg,
-                          &dialect)) {
+    if (!PyArg_ParseTuple(args, "OppOO!:hive_plan", &files_arg, &whole_path, &required, &typed_arg,
+                          &PyDict_Type, &phrases_arg)) {
         return NULL;
     }
     PyObject *files = PySequence_Fast(files_arg, "hive_plan expects a sequence of files");
@@ -467,6 +466,8 @@ static PyObject *rules_hive_plan(PyObject *self, PyObject *args) {
     Py_ssize_t n = PySequence_Fast_GET_SIZE(files), nt = PySequence_Fast_GET_SIZE(typed);
     PyObject *keep = PyList_New(0);
     tfsql_plan_file *pf = (tfsql_plan_file *)calloc((size_t)n + 1, sizeof(*pf));
+    Py_ssize_t nphrases = PyDict_GET_SIZE(phrases_arg);
+    tfsql_field *phrases = (tfsql_field *)calloc((size_t)nphrases + 1, sizeof(*phrases));
     const char **tnames = (const char **)calloc((size_t)nt + 1, sizeof(char *));
     size_t *tlens = (size_t *)calloc((size_t)nt + 1, sizeof(size_t));
     PyObject *out = NULL;
@@ -474,9 +475,18 @@ static PyObject *rules_hive_plan(PyObject *self, PyObject *args) {
     tfsql_plan_error err;
     memset(&plan, 0, sizeof(plan));
     memset(&err, 0, sizeof(err));
-    if (keep == NULL || pf == NULL || tnames == NULL || tlens == NULL) {
+    if (keep == NULL || pf == NULL || phrases == NULL || tnames == NULL || tlens == NULL) {
         PyErr_NoMemory();
         goto done;
+    }
+    Py_ssize_t pos = 0, k = 0;
+    PyObject *pkey, *ptext;
+    while (PyDict_Next(phrases_arg, &pos, &pkey, &ptext)) {
+        if ((phrases[k].name = encode_kept(keep, pkey)) == NULL ||
+            (phrases[k].text = encode_kept(keep, ptext)) == NULL) {
+            goto done;
+        }
+        k++;
     }
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *item = PySequence_Fast_GET_ITEM(files, i);
@@ -504,9 +514,7 @@ static PyObject *rules_hive_plan(PyObject *self, PyObject *args) {
         tlens[t] = (size_t)PyBytes_GET_SIZE(PyList_GET_ITEM(keep, PyList_GET_SIZE(keep) - 1));
     }
     int rc = tfsql_plan_hive(pf, (size_t)n, whole_path ? TFSQL_HIVE_WHOLE_PATH : TFSQL_HIVE_BELOW_ROOT,
-                             required, tnames, tlens, (size_t)nt,
-                             strcmp(dialect, "sql") == 0 ? TFSQL_DIALECT_SQL : TFSQL_DIALECT_PYTHON,
-                             &plan, &err);
+                             required, tnames, tlens, (size_t)nt, phrases, &plan, &err);
     if (rc == TFSQL_PLAN_NOMEM) {
         PyErr_NoMemory();
         goto done;
@@ -573,6 +581,7 @@ done:
     tfsql_hive_plan_free(&plan);
     tfsql_plan_error_free(&err);
     free(pf);
+    free(phrases);
     free(tnames);
     free(tlens);
     Py_XDECREF(keep);
@@ -633,7 +642,7 @@ PyMethodDef tfsql_rules_methods[] = {
     {"path_display", rules_path_display, METH_O,
      "path_display(path) -> str: bytes that are not UTF-8 shown as \\xNN"},
     {"hive_plan", rules_hive_plan, METH_VARARGS,
-     "hive_plan(files, whole_path, required, typed, dialect) -> (names, raw, ints) or "
+     "hive_plan(files, whole_path, required, typed, phrases) -> (names, raw, ints) or "
      "('refused', reason, fields, message)"},
     {"is_hidden_name", rules_is_hidden_name, METH_O,
      "is_hidden_name(name) -> bool: a path component readers skip"},

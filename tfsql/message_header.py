@@ -117,10 +117,10 @@ PLAN_HEADER_PATH = os.path.join("tfsql", "core", "plan_messages_gen.h")
 
 
 def plan_header() -> str:
-    """The text of ``tfsql/core/plan_messages_gen.h``: :data:`tfsql.messages.HIVE`,
-    :data:`tfsql.messages.HIVE_WHERE` and both dialects' phrases, as tables.
+    """The text of ``tfsql/core/plan_messages_gen.h``: :data:`tfsql.messages.HIVE` and
+    :data:`tfsql.messages.HIVE_WHERE` as tables (the caller gives its dialect's phrases).
 
-    >>> "TFSQL_MSG_PHRASES_SQL[]" in plan_header()
+    >>> "TFSQL_MSG_HIVE_WHERE[]" in plan_header()
     True
     """
     lines = [
@@ -128,9 +128,7 @@ def plan_header() -> str:
         "#ifndef TFSQL_PLAN_MESSAGES_GEN_H",
         "#define TFSQL_PLAN_MESSAGES_GEN_H",
     ]
-    tables = [("HIVE", messages.HIVE), ("HIVE_WHERE", messages.HIVE_WHERE)]
-    tables += [(f"PHRASES_{dialect.upper()}", phrases) for dialect, phrases in messages.DIALECTS.items()]
-    for name, table in tables:
+    for name, table in (("HIVE", messages.HIVE), ("HIVE_WHERE", messages.HIVE_WHERE)):
         lines += _table(name, table)
     lines += ["", "#endif", ""]
     return "\n".join(lines)

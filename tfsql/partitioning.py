@@ -37,6 +37,7 @@ import pyarrow.compute as pc
 from tfsql._codec import codec
 from tfsql.discovery import FileInfo
 from tfsql.errors import SchemaError
+from tfsql.messages import DIALECTS
 from tfsql.naming import NAME_MAX_BYTES, component_too_long
 
 __all__ = [
@@ -290,7 +291,7 @@ class Partitioning:
             hive_rule == "path",
             bool(hive_partitioning),
             tuple(user_types),
-            "python",
+            DIALECTS["python"],
         )
         if planned[0] == "refused":
             raise ValueError(planned[3])

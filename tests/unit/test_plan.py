@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tfsql import _native, _reference
+from tfsql.messages import DIALECTS
 
 BACKENDS = [pytest.param(_native, id="core"), pytest.param(_reference, id="reference")]
 
@@ -36,7 +37,7 @@ def test_a_path_that_is_not_utf8_is_shown_escaped(codec):
 @pytest.mark.parametrize("codec", BACKENDS)
 def test_hive_values_are_bytes_exact_and_typed(codec):
     files = [("/d/k=1/p=a%00b/f", "/d", None), ("/d/k=007/p=__HIVE_DEFAULT_PARTITION__/f", "/d", None)]
-    assert codec.hive_plan(files, False, False, (), "python") == (
+    assert codec.hive_plan(files, False, False, (), DIALECTS["python"]) == (
         ["k", "p"],
         [["1", "007"], ["a\x00b", None]],
         [[1, 7], None],
@@ -77,9 +78,9 @@ REFUSALS = [
 @pytest.mark.parametrize("codec", BACKENDS)
 @pytest.mark.parametrize("files, typed, required, message", REFUSALS)
 def test_every_hive_refusal_is_rendered_from_the_templates(codec, files, typed, required, message):
-    refused = codec.hive_plan(files, False, required, typed, "python")
+    refused = codec.hive_plan(files, False, required, typed, DIALECTS["python"])
     assert refused[0] == "refused" and refused[3] == message
-    sql = codec.hive_plan(files, False, required, typed, "sql")[3]
+    sql = codec.hive_plan(files, False, required, typed, DIALECTS["sql"])[3]
     assert sql == message.replace("hive_partitioning=False", "hive_partitioning := false").replace(
         "hive_schema names", "hive_types names"
     )
@@ -96,8 +97,8 @@ _file = st.tuples(
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_file, max_size=5), st.booleans(), st.booleans(), st.sampled_from([(), ("k",), ("q",)]))
 def test_the_core_plans_hive_columns_as_the_reference_does(files, whole_path, required, typed):
-    assert _native.hive_plan(files, whole_path, required, typed, "python") == _reference.hive_plan(
-        files, whole_path, required, typed, "python"
+    assert _native.hive_plan(files, whole_path, required, typed, DIALECTS["python"]) == _reference.hive_plan(
+        files, whole_path, required, typed, DIALECTS["python"]
     )
 
 

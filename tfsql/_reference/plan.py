@@ -10,7 +10,7 @@ Examples
 ['a', 'b']
 >>> path_display("/d/\\udc80x")
 '/d/\\\\x80x'
->>> hive_plan([("/d/p=1/f", "/d", None), ("/d/p=x/f", "/d", None)], False, False, (), "python")
+>>> hive_plan([("/d/p=1/f", "/d", None), ("/d/p=x/f", "/d", None)], False, False, (), {})
 (['p'], [['1', 'x']], [None])
 """
 
@@ -68,13 +68,13 @@ def hive_plan(
     whole_path: bool,
     required: bool,
     typed: Sequence[str],
-    dialect: str,
+    phrases: dict[str, str],
 ) -> Any:
     """``(names, raw, ints)`` or ``("refused", reason, fields, message)``: see
     ``tfsql/_native.pyi``."""
 
     def refused(reason: str, **fields: str) -> tuple:
-        return ("refused", reason, fields, messages.render(messages.HIVE[reason], dialect, **fields))
+        return ("refused", reason, fields, messages.HIVE[reason].format(**phrases, **fields))
 
     def shown(i: int) -> str:
         path, _, display = files[i]

@@ -232,7 +232,7 @@ static const char *template_of(const tfsql_field *table, const char *reason) {
 }
 
 /* Fill err: its reason, fields (owned strings, NULL allowed) and rendered message. */
-static int refuse(tfsql_plan_error *err, int dialect, const char *reason, const char *const *names,
+static int refuse(tfsql_plan_error *err, const tfsql_field *phrases, const char *reason, const char *const *names,
                   char **texts, size_t n) {
     tfsql_field fields[TFSQL_PLAN_MAX_FIELDS];
     int nomem = 0;
@@ -254,7 +254,7 @@ static int refuse(tfsql_plan_error *err, int dialect, const char *reason, const 
     tfsql_text o = {err->message, sizeof(err->message), 0};
     err->message[0] = '\0';
     tfsql_render(&o, template_of(TFSQL_MSG_HIVE, reason), fields, err->nfields,
-                 dialect == TFSQL_DIALECT_SQL ? TFSQL_MSG_PHRASES_SQL : TFSQL_MSG_PHRASES_PYTHON);
+                 phrases);
     return TFSQL_PLAN_REFUSED;
 }
 
@@ -282,7 +282,8 @@ void tfsql_hive_plan_free(tfsql_hive_plan *plan) {
     memset(plan, 0, sizeof(*plan));
 }
 
-static int none_found(const tfsql_plan_file *files, size_t n, int dialect, tfsql_plan_error *err) {
+static int none_found(const tfsql_plan_file *files, size_t n, const tfsql_field *phrases,
+                      tfsql_plan_error *err) {
     /* the least root (by bytes) below which nothing was found, else "named" */
     const tfsql_plan_file *least = NULL;
     for (size_t i = 0; i < n; i++) {
@@ -302,11 +303,12 @@ static int none_found(const tfsql_plan_file *files, size_t n, int dialect, tfsql
     free(root);
     static const char *const names[] = {"where"};
     char *texts[] = {shown(where, o.len)};
-    return refuse(err, dialect, "none_found", names, texts, 1);
+    return refuse(err, phrases, "none_found", names, texts, 1);
 }
 
 int tfsql_plan_hive(const tfsql_plan_file *files, size_t n, int rule, int required,
-                    const char *const *typed, const size_t *typed_lens, size_t ntyped, int dialect,
+                    const char *const *typed, const size_t *typed_lens, size_t ntyped,
+                    const tfsql_field *phrases,
                     tfsql_hive_plan *plan, tfsql_plan_error *err) {
     memset(plan, 0, sizeof(*plan));
     memset(err, 0, sizeof(*err));
@@ -327,7 +329,7 @@ int tfsql_plan_hive(const tfsql_plan_file *files, size_t n, int rule, int requir
         }
     }
     if (first_index == n) {
-        return required ? none_found(files, n, dialect, err) : TFSQL_PLAN_OK;
+        return required ? none_found(files, n, phrases, err) : TFSQL_PLAN_OK;
     }
     for (size_t k = 0; k < first.n; k++) {
         for (size_t j = 0; j < k; j++) {
@@ -335,7 +337,7 @@ int tfsql_plan_hive(const tfsql_plan_file *files, size_t n, int rule, int requir
                 static const char *const names[] = {"key", "path"};
                 char *texts[] = {shown(first.keys[k], first.key_lens[k]), file_shown(&files[first_index])};
                 segments_free(&first);
-                return refuse(err, dialect, "repeated_key", names, texts, 2);
+                return refuse(err, phrases, "repeated_key", names, texts, 2);
             }
         }
     }
@@ -374,7 +376,7 @@ int tfsql_plan_hive(const tfsql_plan_file *files, size_t n, int rule, int requir
             char *texts[] = {file_shown(&files[first_index]),
                              keys_text(plan->names, plan->name_lens, ncols), file_shown(&files[i]),
                              keys_text(segs.keys, segs.key_lens, segs.n)};
-            rc = refuse(err, dialect, "inconsistent", names, texts, 4);
+            rc = refuse(err, phrases, "inconsistent", names, texts, 4);
         } else {
             for (size_t k = 0; k < ncols; k++) {
                 plan->values[i * ncols + k] = segs.vals[k];
@@ -393,7 +395,7 @@ int tfsql_plan_hive(const tfsql_plan_file *files, size_t n, int rule, int requir
         if (k == ncols) {
             static const char *const names[] = {"key", "keys"};
             char *texts[] = {shown(typed[t], typed_lens[t]), keys_text(plan->names, plan->name_lens, ncols)};
-            rc = refuse(err, dialect, "unknown_key", names, texts, 2);
+            rc = refuse(err, phrases, "unknown_key", names, texts, 2);
         }
     }
     if (rc != TFSQL_PLAN_OK) {

@@ -16,36 +16,4 @@ static const tfsql_field TFSQL_MSG_HIVE_WHERE[] = {
     {NULL, NULL},
 };
 
-static const tfsql_field TFSQL_MSG_PHRASES_PYTHON[] = {
-    {"skip_option", "pass on_corrupt='skip'"},
-    {"skip_mode", "on_corrupt='skip'"},
-    {"compression_option", "compression="},
-    {"no_compression", "compression=None"},
-    {"record_type_option", "record_type="},
-    {"schema_option", "schema="},
-    {"infer_option", "infer_sample=..."},
-    {"lists_option", "lists='always'"},
-    {"missing_insert", "missing_columns='insert'"},
-    {"binary_option", "schema= giving it pa.binary()"},
-    {"hive_off", "hive_partitioning=False"},
-    {"hive_schema_option", "hive_schema"},
-    {NULL, NULL},
-};
-
-static const tfsql_field TFSQL_MSG_PHRASES_SQL[] = {
-    {"skip_option", "add on_corrupt := 'skip' or ignore_errors := true to the tfrecord_scan call"},
-    {"skip_mode", "on_corrupt := 'skip'"},
-    {"compression_option", "compression :="},
-    {"no_compression", "compression := 'none'"},
-    {"record_type_option", "record_type :="},
-    {"schema_option", "schema :="},
-    {"infer_option", "infer_sample := ..."},
-    {"lists_option", "lists := 'always'"},
-    {"missing_insert", "missing_columns := 'insert'"},
-    {"binary_option", "schema := giving it 'BLOB'"},
-    {"hive_off", "hive_partitioning := false"},
-    {"hive_schema_option", "hive_types"},
-    {NULL, NULL},
-};
-
 #endif

@@ -767,12 +767,12 @@ typedef struct {
     size_t display_len;
 } tfsql_plan_file;
 
-enum { TFSQL_DIALECT_PYTHON = 0, TFSQL_DIALECT_SQL = 1 };
 enum { TFSQL_PLAN_OK = 0, TFSQL_PLAN_NOMEM = 1, TFSQL_PLAN_REFUSED = 2 };
 #define TFSQL_PLAN_MAX_FIELDS 4
 
 /* A refusal of the plan: its reason (a key of tfsql.messages.HIVE, "nomem"), its fields
- * (field_texts owned: tfsql_plan_error_free) and the message rendered in the dialect. */
+ * (field_texts owned: tfsql_plan_error_free) and the message rendered with the
+ * caller's phrases. */
 typedef struct {
     const char *reason;
     size_t nfields;
@@ -800,13 +800,15 @@ void tfsql_hive_plan_free(tfsql_hive_plan *plan);
 
 /* The hive columns of `files` by `rule` (TFSQL_HIVE_BELOW_ROOT / _WHOLE_PATH). The
  * first file with key=value directories names the columns. Refusals (TFSQL_PLAN_REFUSED,
- * err filled, rendered from tfsql.messages.HIVE in `dialect`): "repeated_key" (a key
+ * err filled, rendered from tfsql.messages.HIVE with `phrases`, the front end's dialect:
+ * tfsql.messages.DIALECTS, a table ending {NULL, NULL}): "repeated_key" (a key
  * twice in one path), "inconsistent" (a file with other keys, or none), "none_found"
  * (`required`, or `ntyped` > 0, and no file has keys), "unknown_key" (typed[t], the
  * columns the user types, names no key). Returns TFSQL_PLAN_OK with *plan (free it with
  * tfsql_hive_plan_free), or TFSQL_PLAN_NOMEM. */
 int tfsql_plan_hive(const tfsql_plan_file *files, size_t n, int rule, int required,
-                    const char *const *typed, const size_t *typed_lens, size_t ntyped, int dialect,
+                    const char *const *typed, const size_t *typed_lens, size_t ntyped,
+                    const tfsql_field *phrases,
                     tfsql_hive_plan *plan, tfsql_plan_error *err);
 
 /* -- TFDS and TFX layouts (tfsql/core/layout.c) ------------------------------------ */

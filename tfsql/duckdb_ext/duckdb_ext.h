@@ -255,6 +255,8 @@ typedef struct {
 
 /* A phrase of the SQL dialect (tfsql.messages.DIALECTS["sql"][key]), "" when unknown. */
 const char *sql_phrase(const char *key);
+/* Every phrase of the SQL dialect (a table ending {NULL, NULL}), for the core's renders. */
+const tfsql_field *sql_phrases(void);
 /* e = a `cls` error of `reason` in `path`, every other field unknown. */
 void tferror_init(tferror *e, int cls, const char *reason, const char *path);
 /* The message of `e`, its advice spelled for SQL (tfsql.messages, dialect "sql"). */

@@ -43,6 +43,8 @@ static const char *number(char *buf, long long v) {
     return buf;
 }
 
+const tfsql_field *sql_phrases(void) { return TFSQL_MSG_SQL_PHRASES; }
+
 const char *sql_phrase(const char *key) {
     const char *text = entry(TFSQL_MSG_SQL_PHRASES, key);
     return text != NULL ? text : "";

@@ -63,7 +63,7 @@ int find_partitions(tfbind *b, duckdb_value hive_types, char *err) {
     tfsql_plan_error perr;
     int rc = tfsql_plan_hive(pf, n, TFSQL_HIVE_WHOLE_PATH, b->hive == HIVE_ON,
                              (const char *const *)typed.items, typed_lens, typed.n,
-                             TFSQL_DIALECT_SQL, &plan, &perr);
+                             sql_phrases(), &plan, &perr);
     free(pf);
     free(typed_lens);
     strlist_free(&typed);
