@@ -286,3 +286,9 @@ def test_partition_values_of_no_files_keep_their_types(data_dir):
     ds = tfsql.dataset(data_dir).select_files([])
     assert ds.partition_values.schema == tfsql.dataset(data_dir).partition_values.schema
     assert ds.partition_values.num_rows == 0
+
+
+def test_stale_index_warning_is_exported_from_tfsql():
+    from tfsql.record_index import StaleIndexWarning
+
+    assert tfsql.StaleIndexWarning is StaleIndexWarning and issubclass(StaleIndexWarning, Warning)
