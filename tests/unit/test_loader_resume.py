@@ -214,7 +214,9 @@ def test_a_four_rank_state_resumes_on_another_world_size_exactly_once(monkeypatc
     assert sorted(delivered) == list(range(N))  # every record of the epoch exactly once
     # the next epoch is the one a fresh run on the new world size sees
     for rank in range(new_world):
-        resumed = Loader(RecordDataset(data_dir), rank=rank, world_size=new_world, batch_size=10, shuffle="exact", seed=7)
+        resumed = Loader(
+            RecordDataset(data_dir), rank=rank, world_size=new_world, batch_size=10, shuffle="exact", seed=7
+        )
         resumed.load_state_dict(state)
         _ids(resumed)
         fresh = Loader(RecordDataset(data_dir), rank=rank, world_size=new_world, batch_size=10, shuffle="exact", seed=7)
@@ -249,7 +251,11 @@ def test_an_elastic_resume_pads_like_any_epoch(data_dir):
     state = {**Loader(ds, rank=0, world_size=4, batch_size=7).state_dict(), "batches": 2}
     before = []
     for rank in range(4):
-        before += ds.read_arrow(Loader(ds, rank=rank, world_size=4, batch_size=7).rank_positions()[:14]).column("id").to_pylist()
+        before += (
+            ds.read_arrow(Loader(ds, rank=rank, world_size=4, batch_size=7).rank_positions()[:14])
+            .column("id")
+            .to_pylist()
+        )
     after = [_ids(Loader(ds, rank=r, world_size=5, batch_size=7).resumed(state)) for r in range(5)]
     assert {len(a) for a in after} == {33}  # 229 records a rank, in 33 batches
     counts = collections.Counter(before + [x for a in after for b in a for x in b])

@@ -62,9 +62,11 @@ def fingerprint(records: "RecordDataset") -> dict[str, Any]:
     for info, entry in zip(records.dataset.selected_files, records.index.files):
         index = ""
         if entry.offsets is not None and entry.sizes is not None:
-            index = _digest(np.ascontiguousarray(entry.offsets, "<i8").tobytes(), np.ascontiguousarray(entry.sizes, "<i8").tobytes())
+            index = _digest(
+                np.ascontiguousarray(entry.offsets, "<i8").tobytes(), np.ascontiguousarray(entry.sizes, "<i8").tobytes()
+            )
         files.append([_name(info.path, info.root), int(info.size), entry.mtime_ns, int(entry.count), index])
-    names = "\0".join(f[0] for f in files).encode()
+    names = "\0".join(str(f[0]) for f in files).encode()
     selection = _digest(names, np.ascontiguousarray(records.record_ids, "<i8").tobytes())
     return {"files": files, "selection": selection, "records": len(records)}
 

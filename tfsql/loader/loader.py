@@ -150,7 +150,7 @@ class Loader:
             raise ValueError("give both rank and world_size, or neither (then torch.distributed decides)")
         if rank is not None and world_size is not None:
             rank_sequence(np.zeros(0, np.int64), rank, world_size, batch_size=batch_size, drop_last=drop_last)
-        self._given = None if rank is None else (rank, world_size)
+        self._given: tuple[int, int] | None = None if rank is None or world_size is None else (rank, world_size)
         self.dataset = dataset
         self.batch_size = batch_size
         self.shuffle = shuffle
@@ -169,15 +169,18 @@ class Loader:
         self._fingerprint: dict | None = None
 
     # ------------------------------------------------------------------ where we are
+    def _where(self) -> tuple[int, int]:
+        return self._given if self._given is not None else current_rank()
+
     @property
     def rank(self) -> int:
         """This process's rank (given, or from ``torch.distributed`` now)."""
-        return (self._given or current_rank())[0]
+        return self._where()[0]
 
     @property
     def world_size(self) -> int:
         """The number of ranks (given, or from ``torch.distributed`` now)."""
-        return (self._given or current_rank())[1]
+        return self._where()[1]
 
     def set_epoch(self, epoch: int) -> None:
         """Start epoch ``epoch`` from its first batch; for the epoch of a state just
@@ -196,7 +199,7 @@ class Loader:
         on ``world_size`` ranks (a position counted on another world size becomes a
         run of its own: an elastic resume)."""
         if self._start and self._segment_world not in (None, world_size):
-            return [*self._segments, (self._segment_world, self._start)], 0  # type: ignore[list-item]
+            return [*self._segments, (self._segment_world, self._start)], 0
         return list(self._segments), self._start
 
     def _epoch_rest(self, segments: list[tuple[int, int]]) -> np.ndarray:
@@ -220,7 +223,7 @@ class Loader:
 
     def rank_positions(self) -> np.ndarray:
         """This rank's dataset positions for the current epoch, in order."""
-        rank, world = self._given or current_rank()
+        rank, world = self._where()
         segments, _ = self._plan(world)
         return rank_sequence(
             self._epoch_rest(segments), rank, world, batch_size=self.batch_size, drop_last=self.drop_last
@@ -229,7 +232,7 @@ class Loader:
     def batch_positions(self, *, worker: int = 0, num_workers: int = 1) -> Iterator[np.ndarray]:
         """The dataset positions of each batch ``worker`` (of ``num_workers``) builds,
         from the batch the next pass begins at (see the class example)."""
-        rank, world = self._given or current_rank()
+        rank, world = self._where()
         segments, start = self._plan(world)
         yield from self._batches(segments, rank, world, start, worker, num_workers)
 
@@ -250,7 +253,7 @@ class Loader:
         rank and world size, settle a resume), and return the positions of each batch
         ``worker`` of ``num_workers`` builds in it: for adapters that read the batches
         elsewhere (they call :meth:`next_epoch` when the pass is delivered)."""
-        rank, world = self._given or current_rank()
+        rank, world = self._where()
         self._segments, self._start = self._plan(world)
         self._segment_world = world
         self.consumed = self._start
@@ -273,9 +276,7 @@ class Loader:
         positions = self.begin_pass(worker=worker, num_workers=num_workers)
         # Groups read ahead: one per thread (each up to _GROUP_BYTES), so that memory is a
         # few batches per thread whatever the records' size.
-        read = ordered_map(
-            lambda: self.groups(positions), self.dataset.read_batches, threads=threads, prefetch=threads
-        )
+        read = ordered_map(lambda: self.groups(positions), self.dataset.read_batches, threads=threads, prefetch=threads)
         try:
             for batches in read:
                 if group:

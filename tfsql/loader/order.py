@@ -154,9 +154,7 @@ def worker_batches(n_batches: int, *, worker: int, num_workers: int, start: int 
     return range(start + worker, n_batches, num_workers)
 
 
-def undelivered(
-    order: np.ndarray, segments: list[tuple[int, int]], *, batch_size: int, drop_last: bool
-) -> np.ndarray:
+def undelivered(order: np.ndarray, segments: list[tuple[int, int]], *, batch_size: int, drop_last: bool) -> np.ndarray:
     """The part of an epoch's ``order`` not delivered yet, in epoch order, after
     ``segments``: each ``(world_size, batches)`` is a run on ``world_size`` ranks that
     split what was left of the epoch (:func:`rank_sequence`) and each delivered its

@@ -300,8 +300,9 @@ def _large(value: Any) -> bool:
 
 
 def data_loader(loader: Loader, *, num_workers: int = 0, processes: bool = False, **options: Any) -> BatchLoader:
-    """A :class:`BatchLoader`: the batches of ``loader`` as tensors, read by
-    ``num_workers`` threads of this process (0: each batch when it is asked for), or,
+    """A :class:`BatchLoader`: the batches of ``loader`` as tensors, read ahead by
+    ``num_workers`` threads of this process (0 or 1: in this thread, each batch when it
+    is asked for), or,
     with ``processes=True``, by ``num_workers`` DataLoader worker processes
     (``options``: other ``torch.utils.data.DataLoader`` arguments, such as
     ``persistent_workers``).
