@@ -121,15 +121,21 @@ def _epochs(data, asked):
     return out
 
 
+def _options(mode: str) -> dict:
+    """data_loader options of "threads-W", "processes-W" or "persistent-W"."""
+    kind, workers = mode.split("-")
+    options = {"processes": kind != "threads", "num_workers": int(workers)}
+    if kind == "persistent":
+        options["persistent_workers"] = True
+    return options
+
+
 @pytest.mark.parametrize("mode", ["threads-0", "threads-2", "processes-0", "processes-2", "persistent-2"])
 def test_data_loader_epochs_follow_set_epoch_and_move_on_alike(data_dir, mode):
     pytest.importorskip("torch")
     from tfsql.loader.torch import data_loader
 
-    kind, workers = mode.split("-")
-    options = {"processes": kind != "threads", "num_workers": int(workers)}
-    if kind == "persistent":
-        options["persistent_workers"] = True
+    options = _options(mode)
     records = RecordDataset(data_dir, columns=["x"])
 
     def epoch(e):
@@ -147,10 +153,7 @@ def test_data_loader_state_counts_the_batches_delivered(data_dir, mode):
     pytest.importorskip("torch")
     from tfsql.loader.torch import data_loader
 
-    kind, workers = mode.split("-")
-    options = {"processes": kind != "threads", "num_workers": int(workers)}
-    if kind == "persistent":
-        options["persistent_workers"] = True
+    options = _options(mode)
 
     def make():
         records = RecordDataset(data_dir, columns=["x"])
