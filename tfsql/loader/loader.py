@@ -165,7 +165,7 @@ class Loader:
         self._start = 0  # the batch the next pass begins at (a loaded state's position)
         self._segments: list[tuple[int, int]] = []  # runs of this epoch on other world sizes
         self._segment_world: int | None = None  # the world size _start counts batches of
-        self._resumed = False  # a state was loaded and no pass has begun since
+        self._resumed = False  # a state was loaded and its epoch has not been run to its end since
         self._fingerprint: dict | None = None
 
     # ------------------------------------------------------------------ where we are
