@@ -55,18 +55,20 @@ def to_torch(batch: Any) -> Any:
     >>> to_torch({"x": np.arange(3), "s": ["a"]})
     {'x': tensor([0, 1, 2]), 's': ['a']}
     """
+    with warnings.catch_warnings():  # once a batch: it costs more than a tensor
+        warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
+        return _tensors(batch)
+
+
+def _tensors(batch: Any) -> Any:
     if isinstance(batch, np.ndarray):
-        if batch.dtype.kind in "OSUV":
-            return batch
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
-            return torch.from_numpy(batch)
+        return batch if batch.dtype.kind in "OSUV" else torch.from_numpy(batch)
     if isinstance(batch, np.generic):
         return torch.as_tensor(batch)
     if isinstance(batch, dict):
-        return {k: to_torch(v) for k, v in batch.items()}
+        return {k: _tensors(v) for k, v in batch.items()}
     if isinstance(batch, tuple):
-        return tuple(to_torch(v) for v in batch)
+        return tuple(_tensors(v) for v in batch)
     return batch
 
 
