@@ -223,7 +223,6 @@ class BatchLoader(_LoaderState):
             )
             return
         options.pop("persistent_workers", None)  # threads are made for each pass
-        self.prefetch = options.pop("prefetch_factor", None)
         if options:
             raise TypeError(
                 f"{', '.join(sorted(options))}: DataLoader options apply to worker processes; pass processes=True "
