@@ -220,3 +220,14 @@ def test_data_loader_resumes_a_four_rank_state_on_another_world_size(data_dir, n
     assert len(counts) == 1
     extra = len(delivered) - N
     assert sorted(set(delivered)) == list(range(N)) and extra == (-160) % new_world
+
+
+def test_data_loader_of_an_empty_selection_and_options_of_worker_processes(data_dir):
+    pytest.importorskip("torch")
+    from tfsql.loader.torch import data_loader
+
+    empty = Loader(RecordDataset(data_dir, where="x < 0"), batch_size=8)
+    assert len(empty) == 0 and list(data_loader(empty, num_workers=2)) == []
+    assert list(data_loader(empty, num_workers=2, processes=True)) == []
+    with pytest.raises(TypeError, match="timeout: DataLoader options apply to worker processes; pass processes=True"):
+        data_loader(empty, num_workers=2, timeout=5)
