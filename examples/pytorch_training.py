@@ -13,10 +13,12 @@ from the 16-float review embeddings whether a review is positive (label >= 3).
   ``(seed, epoch)``; under ``torchrun`` it takes its rank's share from
   ``torch.distributed`` (every rank the same number of batches) and the model is
   wrapped in ``DistributedDataParallel``;
-- ``data_loader(loader, num_workers=2)``: a ``torch.utils.data.DataLoader`` whose two
-  workers each build every other batch, delivered in order, as tensors;
-- a checkpoint in the middle of an epoch saves ``state_dict(batches=step)`` with the
-  model; a new process (here: new objects) resumes exactly where it stopped.
+- ``data_loader(loader, num_workers=2)``: the batches as tensors, read by two threads
+  of this process (``processes=True``: two DataLoader worker processes), planned and
+  counted here;
+- a checkpoint in the middle of an epoch saves ``data.state_dict()`` with the model; a
+  new process (here: new objects) loads it, and ``set_epoch`` of its epoch resumes
+  exactly where it stopped (on another number of ranks too).
 
 Run it (``pip install tfsql[torch]``)::
 
@@ -85,15 +87,13 @@ def train(
         net.load_state_dict(saved["model"])
         optimizer.load_state_dict(saved["optimizer"])
         data.load_state_dict(saved["loader"])
-        first_epoch, step = saved["loader"]["epoch"], saved["loader"]["batches"]
-        print(f"resumed at epoch {first_epoch}, batch {step} of {len(data)}")
+        first_epoch = saved["loader"]["epoch"]
+        print(f"resumed at epoch {first_epoch}, batch {saved['loader']['batches']} of {len(data)}")
     model: torch.nn.Module = torch.nn.parallel.DistributedDataParallel(net) if dist.is_initialized() else net
     loss_fn = torch.nn.BCEWithLogitsLoss()
     losses: list[float] = []
     for epoch in range(first_epoch, epochs):
-        if epoch != first_epoch or step == 0:
-            data.set_epoch(epoch)
-            step = 0
+        data.set_epoch(epoch)  # the loaded state's epoch keeps its position
         losses = []
         for batch in data:
             optimizer.zero_grad()
@@ -107,7 +107,7 @@ def train(
                 state = {
                     "model": net.state_dict(),
                     "optimizer": optimizer.state_dict(),
-                    "loader": data.state_dict(batches=step),
+                    "loader": data.state_dict(),  # the batches delivered so far
                 }
                 torch.save(state, checkpoint)
                 print(f"checkpoint at epoch {epoch}, batch {step}: stopping")

@@ -58,6 +58,7 @@ _LAZY = {
     "sql": "tfsql.duckdb",
     "duckdb_extension_path": "tfsql.duckdb.extension",
     "load_extension": "tfsql.duckdb.extension",
+    "StaleIndexWarning": "tfsql.record_index",
 }
 
 

@@ -114,7 +114,7 @@ class Dataset(pads.Dataset):
         """One row per file (in :attr:`files` order) holding its partition values."""
         if self._partitioning is None:
             return pa.Table.from_batches([empty_batch(len(self._file_indices))])
-        return self._partitioning.values.take(self._file_indices)
+        return self._partitioning.values.take(pa.array(self._file_indices, pa.int64()))  # [] is not null-typed
 
     # ------------------------------------------------------------------ seams for front ends
     @property

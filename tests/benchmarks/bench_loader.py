@@ -15,8 +15,10 @@ For the tabular, vectors and image sets of ``_datasets.py`` (with index sidecars
   (``shuffle="block"``: runs of 256 records, windows of 16 runs) and ``exact``
   (``shuffle="exact"``, a full permutation: every batch is 256 random reads);
 - ``tfsql torch``: the same through ``tfsql.loader.torch.data_loader(loader,
-  num_workers=W)`` (``DataLoader(IterableDataset(loader), batch_size=None,
-  collate_fn=collate, num_workers=W)``) into tensors (W worker processes);
+  num_workers=W)`` into tensors: what a PyTorch user runs by default (W threads in the
+  training process, issue 32); ``tfsql torch processes``: ``data_loader(loader,
+  num_workers=W, processes=True)`` (W DataLoader worker processes that receive each
+  group of batches to read from the main process and send the batches back);
 - ``vahidk tfrecord``: ``torch.utils.data.ChainDataset`` of one
   ``tfrecord.torch.dataset.TFRecordDataset(file, index_path, description)`` per file
   (given its index, each one shards over the DataLoader's workers), ``DataLoader(...,
@@ -65,7 +67,7 @@ def _tfsql(config: dict) -> dict:
 
         def run() -> dict:
             loader = Loader(records, batch_size=batch_size, shuffle=shuffle, seed=0, threads=1)
-            data = data_loader(loader, num_workers=workers)
+            data = data_loader(loader, num_workers=workers, processes=config["torch"] == "processes")
             return {"records": sum(len(next(iter(b.values()))) for b in data)}
     else:
 
@@ -141,7 +143,7 @@ def _row(label: str, workers: int, rate: float, result: dict, baselines: dict) -
     for key in ("tfrecord", "tf.data"):
         base = baselines.get(key)
         ratios.append("n/a" if base is None else fmt_ratio(rate / (base["records"] / base["seconds"])))
-    procs = f" +{workers} procs" if "torch" in label or "vahidk" in label else ""
+    procs = f" +{workers} procs" if "processes" in label or "vahidk" in label else ""
     return [
         label,
         str(workers),
@@ -181,10 +183,13 @@ def main() -> None:
             if have_tf:
                 baselines["tf.data"] = run_worker(__file__, {**base, "kind": "tf"})
             results = []
-            for use_torch in [False, True] if have_torch else [False]:
-                for mode in MODES:
+            kinds = [(False, "numpy", MODES)]
+            if have_torch:
+                kinds += [("threads", "torch", MODES), ("processes", "torch processes", ["sequential", "exact"])]
+            for use_torch, label, modes in kinds:
+                for mode in modes:
                     result = run_worker(__file__, {**base, "kind": "tfsql", "mode": mode, "torch": use_torch})
-                    results.append((f"tfsql {'torch' if use_torch else 'numpy'} {mode}", result))
+                    results.append((f"tfsql {label} {mode}", result))
             labelled = [(_BASELINE_LABELS[key], r) for key, r in baselines.items()] + results
             for label, result in labelled:
                 rate = result["records"] / result["seconds"]
@@ -208,4 +213,4 @@ if __name__ == "__main__":
     if not worker_main(sys.argv, HANDLERS):
         start = time.perf_counter()
         main()
-        print(f"# total {time.perf_counter() - start:.0f} s")
+        print(f"# load average at end: {os.getloadavg()[0]:.1f}; total {time.perf_counter() - start:.0f} s")

@@ -8,7 +8,9 @@ sharding, global shuffling and resumable epochs, as NumPy batches.
   (:mod:`tfsql.loader.reading`) into NumPy (:mod:`tfsql.loader.batches`).
 - :class:`Loader`: epochs of batches, sharded exactly over (rank, worker) with equal
   batch counts per rank, in order or shuffled from ``(seed, epoch)``
-  (:mod:`tfsql.loader.order`), with ``state_dict()`` / ``load_state_dict()``.
+  (:mod:`tfsql.loader.order`), with ``state_dict()`` / ``load_state_dict()``: a state
+  knows the records it resumes (:mod:`tfsql.loader.fingerprint`) and resumes on the
+  same or another world size.
 - Adapters: :mod:`tfsql.loader.torch` (PyTorch map-style and iterable datasets) and
   :mod:`tfsql.loader.grain` (a Grain ``RandomAccessDataSource``) import their
   framework when they are imported, never before.
@@ -28,7 +30,7 @@ from tfsql.loader.batches import to_numpy
 from tfsql.loader.dataset import RecordDataset
 from tfsql.loader.index import FileRecords, RecordIndex
 from tfsql.loader.loader import Loader
-from tfsql.loader.order import batches_per_rank, epoch_order, rank_sequence, worker_batches
+from tfsql.loader.order import batches_per_rank, epoch_order, rank_sequence, undelivered, worker_batches
 from tfsql.loader.reading import ChangedFileError, NotRandomAccessError, RecordReader
 from tfsql.loader.selection import select_records
 
@@ -44,6 +46,7 @@ __all__ = [
     "rank_sequence",
     "batches_per_rank",
     "worker_batches",
+    "undelivered",
     "NotRandomAccessError",
     "ChangedFileError",
 ]

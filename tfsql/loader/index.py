@@ -27,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import os
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
@@ -46,7 +46,8 @@ class FileRecords:
     """The records of one file: ``offsets`` (header byte offsets) and ``sizes`` (framed
     sizes), or None for both when the file is compressed; ``count`` records; ``where``
     how the offsets were found (``"sidecar"``, ``"cache"``, ``"headers"`` or
-    ``"compressed"``).
+    ``"compressed"``); ``mtime_ns`` the file's modification time when it was indexed
+    (local files; a loader state compares it).
 
     Examples
     --------
@@ -59,6 +60,7 @@ class FileRecords:
     offsets: np.ndarray | None
     sizes: np.ndarray | None
     where: str
+    mtime_ns: int | None = None  # the modification time when indexed (local files)
 
     @property
     def random_access(self) -> bool:
@@ -107,6 +109,8 @@ class RecordIndex:
                 entries.append(FileRecords(display, count, None, None, "compressed"))
             else:
                 entries.append(_plain_file_records(dataset, file_index, cache_dir))
+            if found.is_local:
+                entries[-1] = replace(entries[-1], mtime_ns=_mtime_ns(file.path))
         return cls(entries)
 
     def __len__(self) -> int:
@@ -163,6 +167,13 @@ def _plain_file_records(dataset: "Dataset", file_index: int, cache_dir: str | No
     if cached is not None:
         _save(cached, starts, sizes)
     return FileRecords(display, len(starts), starts, sizes, "headers")
+
+
+def _mtime_ns(path: str) -> int | None:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return None
 
 
 def _cache_file(cache_dir: str, path: str) -> str | None:

@@ -41,7 +41,7 @@ from typing import Literal
 
 import numpy as np
 
-__all__ = ["Shuffle", "epoch_order", "rank_sequence", "batches_per_rank", "worker_batches"]
+__all__ = ["Shuffle", "epoch_order", "rank_sequence", "batches_per_rank", "worker_batches", "undelivered"]
 
 Shuffle = Literal["exact", "block"] | None
 
@@ -152,3 +152,31 @@ def worker_batches(n_batches: int, *, worker: int, num_workers: int, start: int 
     if num_workers < 1 or not 0 <= worker < num_workers:
         raise ValueError(f"worker must be in [0, num_workers), not worker {worker} of {num_workers}")
     return range(start + worker, n_batches, num_workers)
+
+
+def undelivered(order: np.ndarray, segments: list[tuple[int, int]], *, batch_size: int, drop_last: bool) -> np.ndarray:
+    """The part of an epoch's ``order`` not delivered yet, in epoch order, after
+    ``segments``: each ``(world_size, batches)`` is a run on ``world_size`` ranks that
+    split what was left of the epoch (:func:`rank_sequence`) and each delivered its
+    first ``batches`` batches; then the job was resumed on another world size.
+
+    Examples
+    --------
+    >>> undelivered(np.arange(12), [(2, 1)], batch_size=2, drop_last=False).tolist()
+    [2, 3, 4, 5, 8, 9, 10, 11]
+    >>> undelivered(np.arange(12), [(2, 1), (4, 1)], batch_size=2, drop_last=False).tolist()
+    []
+    """
+    rest = order
+    for world_size, batches in segments:
+        share = _share(len(rest), world_size, batch_size, drop_last)
+        if not 0 <= batches <= -(-share // batch_size):
+            raise ValueError(f"{batches} batches of a run on {world_size} ranks with {-(-share // batch_size)}")
+        taken = min(batches * batch_size, share)
+        if not taken or not len(rest):
+            continue
+        planned = np.resize(rest, share * world_size) if share * world_size > len(rest) else rest
+        delivered = np.zeros(len(order), bool)
+        delivered[planned[: share * world_size].reshape(world_size, share)[:, :taken]] = True
+        rest = rest[~delivered[rest]]
+    return rest

@@ -234,7 +234,7 @@ def _sql_partition_only(con: Any, dataset: "Dataset", where: str) -> list[int] |
     files = dataset.partition_values
     path_column = dataset.options.include_file_paths
     if path_column is not None:
-        files = files.append_column(path_column, pa.array(dataset.files))
+        files = files.append_column(path_column, pa.array(dataset.files, pa.string()))
     files = files.append_column(_MASK, pa.array(range(len(dataset.files)), pa.int64()))
     con.register("tfrecord_files", files)
     try:
