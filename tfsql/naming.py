@@ -69,6 +69,7 @@ __all__ = [
     "COMPRESSION_SUFFIXES",
     "is_tfrecord_name",
     "check_name_compression",
+    "check_pattern_compression",
     "tfrecord_extension",
     "is_single_file_target",
     "compression_from_name",
@@ -167,6 +168,28 @@ def check_name_compression(name: str, compression: str | None, *, option: str = 
         f"{name!r} ends in {suffix!r}, which says {said}, but the file would hold {holds} "
         f"({option}={compression!r}): name it {renamed!r} or pass {option}={said!r}"
     )
+
+
+def check_pattern_compression(
+    pattern: str, compression: str | None, *, option: str = "filename_pattern", compression_option: str = "compression"
+) -> None:
+    """`check_name_compression` for the names a checked ``filename_pattern`` makes: a
+    name that already says TFRecord gets no extension added, so its own ending must agree.
+
+    Examples
+    --------
+    >>> check_pattern_compression("part-{i}", "zlib")  # gets '.tfrecord.zz' added
+    >>> check_pattern_compression("part-{i}.tfrecord.gz", None)
+    Traceback (most recent call last):
+    ValueError: filename_pattern 'part-{i}.tfrecord.gz' makes names such as 'part-0.tfrecord.gz', which ends in '.gz', which says gzip, but the file would hold no compression (compression=None): name it 'part-0.tfrecord' or pass compression='gzip'
+    """
+    name = format_filename(pattern, 0, 1)
+    if not has_tfrecord_name(name):
+        return
+    try:
+        check_name_compression(name, compression, option=compression_option)
+    except ValueError as err:
+        raise ValueError(f"{option} {pattern!r} makes names such as {name!r}, which {str(err).split(' ', 1)[1]}") from None
 
 
 def tfrecord_extension(compression: str | None) -> str:

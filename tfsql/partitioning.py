@@ -3,9 +3,12 @@
 Conventions (Spark's, which spark-tfrecord and Hive share):
 
 - Directory names are ``escape(key)=escape(value)`` with `escape_partition_value`; a null
-  value is written ``__HIVE_DEFAULT_PARTITION__``, and so is an empty string (Spark writes
-  both the same way, so ``""`` reads back as null). A ``k=`` directory written by another
-  tool reads as the empty string (as pyarrow reads it).
+  value is written ``__HIVE_DEFAULT_PARTITION__`` and an empty string ``k=``, so each
+  reads back as itself. Every tfsql writer follows this one rule, and so does DuckDB's
+  own ``COPY ... (PARTITION_BY ...)`` (the extension's native COPY, Parquet); Spark's
+  writers instead write ``""`` as null, and Spark's own partition discovery refuses a
+  ``k=`` directory ("Empty partition column value"), while every tfsql reader, DuckDB's
+  and pyarrow read it as the empty string.
 - Reading keeps every ``key=value`` component of a file's directory below the dataset
   root and ignores components without ``=`` (pyarrow's and Polars' ``scan_parquet``
   rule; Spark instead stops at the first plain directory above a ``key=value`` one).
@@ -92,19 +95,19 @@ def unescape_partition_value(value: str) -> str:
 def format_partition_value(value: object) -> str:
     """Return the directory text of one partition value, before escaping.
 
-    None and ``""`` → ``__HIVE_DEFAULT_PARTITION__``; bool → ``true``/``false``; a
+    None → ``__HIVE_DEFAULT_PARTITION__`` (``""`` stays ``""``); bool → ``true``/``false``; a
     pyarrow scalar is converted with ``as_py()``; dates and datetimes use ``isoformat``
     with a space separator (``2024-01-31``, ``2024-01-31 12:00:00``) as Spark writes
     them; everything else (int, str, float, Decimal, numpy scalars) uses ``str``.
 
     Examples
     --------
-    >>> [format_partition_value(v) for v in [None, True, 3, "x", 1.5]]
-    ['__HIVE_DEFAULT_PARTITION__', 'true', '3', 'x', '1.5']
+    >>> [format_partition_value(v) for v in [None, "", True, 3, "x", 1.5]]
+    ['__HIVE_DEFAULT_PARTITION__', '', 'true', '3', 'x', '1.5']
     """
     if isinstance(value, pa.Scalar):
         value = value.as_py()
-    if value is None or (isinstance(value, str) and value == ""):
+    if value is None:
         return HIVE_DEFAULT_PARTITION
     if isinstance(value, (bytes, bytearray, memoryview)):
         raise TypeError(
@@ -173,7 +176,7 @@ def _escape_value(value: object) -> str:
     text = format_partition_value(value)
     if text == HIVE_DEFAULT_PARTITION:
         raw = value.as_py() if isinstance(value, pa.Scalar) else value
-        return text if raw is None or raw == "" else "%5F" + text[1:]  # the text, not null
+        return text if raw is None else "%5F" + text[1:]  # the text, not null
     text = escape_partition_value(text)
     for suffix in (".crc", "._COPYING_"):  # readers skip names ending so
         if text.endswith(suffix):

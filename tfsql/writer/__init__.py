@@ -40,9 +40,7 @@ from tfsql.option_values import DEFAULT_MAX_RECORD_BYTES, Mode, RecordType, Writ
 from tfsql.naming import (
     check_file_names,
     check_filename_pattern,
-    check_name_compression,
-    format_filename,
-    has_tfrecord_name,
+    check_pattern_compression,
     is_single_file_target,
     tfrecord_extension,
 )
@@ -285,12 +283,7 @@ def check_combinations(options: WriteOptions) -> WriteOptions:
         options.filename_pattern, options.shard_prefix if shards else None, tfrecord_extension(options.compression)
     )
     if options.filename_pattern is not None:
-        name = format_filename(options.filename_pattern, 0, 1)
-        if has_tfrecord_name(name):  # no extension is added: the pattern's own must agree
-            try:
-                check_name_compression(name, options.compression)
-            except ValueError as err:
-                raise ValueError(f"filename_pattern {options.filename_pattern!r} makes names such as {err}") from None
+        check_pattern_compression(options.filename_pattern, options.compression)
     if options.tfds is not None:
         from tfsql.tfds import check_tfds_options
 
