@@ -44,7 +44,6 @@ from tfsql.naming import NAME_MAX_BYTES, component_too_long
 __all__ = [
     "HIVE_DEFAULT_PARTITION",
     "escape_partition_value",
-    "unescape_partition_value",
     "partition_path",
     "parse_partition_segments",
     "Partitioning",
@@ -75,21 +74,6 @@ def escape_partition_value(value: str) -> str:
     if not any(ch in _CHARS_TO_ESCAPE for ch in value):
         return value
     return "".join(f"%{ord(ch):02X}" if ch in _CHARS_TO_ESCAPE else ch for ch in value)
-
-
-def unescape_partition_value(value: str) -> str:
-    """Undo `escape_partition_value`: every ``%XX`` (two hex digits) becomes its character.
-
-    A ``%`` not followed by two hex digits is kept literally, as Spark does.
-
-    Examples
-    --------
-    >>> unescape_partition_value("a%2Fb%3Dc%25d")
-    'a/b=c%d'
-    >>> unescape_partition_value("100%")
-    '100%'
-    """
-    return codec.hive_unescape(value) if "%" in value else value
 
 
 def format_partition_value(value: object) -> str:

@@ -20,10 +20,14 @@ from tfsql.partitioning import (
     format_partition_value,
     parse_partition_segments,
     partition_path,
-    unescape_partition_value,
 )
 
 UUID = "3f2c9a1e-0b7d-4c55-9e1a-7d2f8b6c4e10"
+
+
+def unescape_partition_value(text: str) -> str | None:
+    """A value as readers unescape it: the value of the directory ``k=<text>``."""
+    return parse_partition_segments(f"k={text}")[0][1]
 
 
 def files_under(root: str, *relative: str) -> list[FileInfo]:

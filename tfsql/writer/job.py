@@ -208,6 +208,7 @@ class Target:
             f"{self.display!r} already holds data{how}; pass mode='append', 'overwrite', "
             f"'overwrite_partitions' or 'ignore', or choose another path",
             path=self.display,
+            reason="committed_meanwhile" if meanwhile else "target_holds_data",
         )
 
     def recover(self) -> None:
@@ -455,6 +456,7 @@ class WriteJob:
                     f"{target.shown(rel)!r} already exists; choose another shard_prefix or filename_pattern "
                     f"or write with mode='overwrite'",
                     path=target.shown(rel),
+                    reason="file_exists",
                 )
 
     def _replaced_entries(self, files: StagedFiles) -> list[str]:

@@ -24,6 +24,7 @@ from tfsql import locking
 from tfsql.commit import remove_dead_file_staging, single_file_staging
 from tfsql.compressing import compressor
 from tfsql.discovery import _coerce_filesystem, _resolve
+from tfsql.errors import WriteConflictError
 from tfsql.naming import check_name_compression, compression_from_name
 from tfsql.options import WriteOptions
 from tfsql.record_index import move_indexed
@@ -65,9 +66,11 @@ def write_single_file(data: Any, path: Any, options: WriteOptions) -> WriteResul
         )
     exists = fs.exists(target)
     if exists and options.mode == "error":
-        raise FileExistsError(
+        raise WriteConflictError(
             f"{text!r} already exists; pass mode='overwrite' to replace it, 'append' to add "
-            "records to it or 'ignore' to keep it, or choose another name"
+            "records to it or 'ignore' to keep it, or choose another name",
+            path=text,
+            reason="target_exists",
         )
     if exists and options.mode == "ignore":
         return WriteResult(path=text, skipped=True)
