@@ -330,3 +330,14 @@ def test_two_concurrent_native_copies_never_mix_or_lose(tmp_path, mode):
         else:
             assert counts == {0: 30, **{w: 60000 for w in ok}}, (trial, results, counts)
         assert not (target / "_tfsql.lock").exists()
+
+
+def test_connect_rewrites_every_statement_that_names_a_tfrecord_suffix(tmp_path):
+    """tfsql.connect() looks at a statement only when it holds its marker text, which
+    every TFRecord suffix holds: COPY TO 'x.tfrec' writes TFRecord, not DuckDB's CSV."""
+    from tfsql.duckdb.connection import _MARKER
+    from tfsql.naming import TFRECORD_BASES
+
+    assert all(base.startswith("." + _MARKER) for base in TFRECORD_BASES)
+    tfsql.connect().sql(f"COPY (SELECT 7 AS v) TO '{tmp_path / 'x.TFREC'}'")
+    assert tfsql.read_tfrecord(str(tmp_path / "x.TFREC")).column("v").to_pylist() == [7]
