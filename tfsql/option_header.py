@@ -227,13 +227,19 @@ def _copy_block() -> list[str]:
     ]
     out += [f"    TFSQL_COPY_OPTION_{_ident(o.name)}," for o in native]
     out += ["};", ""]
+    vocabularies = {}
     for option in native:
         words = _vocabulary(option)
         if words is None:
             continue
         if option.name == "compression":  # COPY's own: the name decides
             words = [*words, (COPY_COMPRESSION_AUTO, COPY_COMPRESSION_AUTO)]
-        out += _vocabulary_block(option, words, "copy_")
+        read = READ_OPTIONS.get(option.name)
+        if read is not None and read.native and _vocabulary(read) == words:
+            vocabularies[option.name] = f"tfsql_{option.name}_words"  # the scan's, generated above
+        else:
+            out += _vocabulary_block(option, words, "copy_")
+            vocabularies[option.name] = f"tfsql_copy_{option.name}_words"
         out.append(f"#define TFSQL_COPY_{_ident(option.name)}_CHOICES {c_string(copy_choices(option))}")
         out.append("")
     out += [
@@ -255,9 +261,9 @@ def _copy_block() -> list[str]:
             if spelling.name in DUCKDB_COPY_OPTIONS:
                 continue
             if option.name in NATIVE_COPY_OPTIONS:
-                words = _vocabulary(option) is not None
+                words = option.name in vocabularies
                 code = f"TFSQL_COPY_OPTION_{_ident(option.name)}"
-                vocab = f"tfsql_copy_{option.name}_words" if words else "NULL"
+                vocab = vocabularies[option.name] if words else "NULL"
                 choices = f"TFSQL_COPY_{_ident(option.name)}_CHOICES" if words else "NULL"
             else:
                 code, vocab, choices = "-1", "NULL", "NULL"

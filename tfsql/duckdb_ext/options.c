@@ -269,10 +269,7 @@ int parse_options(duckdb_bind_info info, tfbind *b, const char *fname, char *err
 /* ------------------------------------------------------------------------------------ */
 
 /* The generated COPY codes are the core's and the extension's. */
-typedef char copy_codes_agree[((int)TFSQL_COPY_RECORD_TYPE_EXAMPLE == (int)EXAMPLE &&
-                               (int)TFSQL_COPY_RECORD_TYPE_SEQUENCE_EXAMPLE == (int)SEQUENCE_EXAMPLE &&
-                               (int)TFSQL_COPY_RECORD_TYPE_BYTES == (int)RAW &&
-                               (int)TFSQL_COPY_COMPRESSION_NONE == (int)COMP_NONE &&
+typedef char copy_codes_agree[((int)TFSQL_COPY_COMPRESSION_NONE == (int)COMP_NONE &&
                                (int)TFSQL_COPY_COMPRESSION_GZIP == (int)COMP_GZIP &&
                                (int)TFSQL_COPY_COMPRESSION_ZLIB == (int)COMP_ZLIB &&
                                (int)TFSQL_COPY_COMPRESSION_AUTO == (int)COMP_INFER) ? 1 : -1];

@@ -198,24 +198,6 @@ enum {
     TFSQL_COPY_OPTION_INDEX,
 };
 
-/* record_type: Example, SequenceExample (list-of-list columns become feature lists) or raw bytes */
-enum {
-    TFSQL_COPY_RECORD_TYPE_EXAMPLE = 0,
-    TFSQL_COPY_RECORD_TYPE_SEQUENCE_EXAMPLE = 1,
-    TFSQL_COPY_RECORD_TYPE_BYTES = 2,
-};
-static const tfsql_word tfsql_copy_record_type_words[] = {
-    {"example", TFSQL_COPY_RECORD_TYPE_EXAMPLE},
-    {"sequence_example", TFSQL_COPY_RECORD_TYPE_SEQUENCE_EXAMPLE},
-    {"sequenceexample", TFSQL_COPY_RECORD_TYPE_SEQUENCE_EXAMPLE},
-    {"bytes", TFSQL_COPY_RECORD_TYPE_BYTES},
-    {"bytearray", TFSQL_COPY_RECORD_TYPE_BYTES},
-    {"byte_array", TFSQL_COPY_RECORD_TYPE_BYTES},
-    {"raw", TFSQL_COPY_RECORD_TYPE_BYTES},
-    {NULL, 0},
-};
-#define TFSQL_COPY_RECORD_TYPE_WHAT "'example', 'sequence_example' or 'bytes' (Spark-TFRecord's 'Example', 'SequenceExample', 'ByteArray' work too)"
-#define TFSQL_COPY_RECORD_TYPE_UNKNOWN_WORDING 1
 #define TFSQL_COPY_RECORD_TYPE_CHOICES "example, sequence_example, bytes"
 
 /* compression: gzip or zlib stream compression (files get .gz / .zz) */
@@ -255,7 +237,7 @@ typedef struct {
 
 static const tfsql_copy_param tfsql_copy_params[] = {
     {"PARTITION", -1, TFSQL_VALUE_COLUMNS, NULL, NULL, "columns whose values become key=value directories"},
-    {"RECORD_TYPE", TFSQL_COPY_OPTION_RECORD_TYPE, TFSQL_VALUE_CHOICE, tfsql_copy_record_type_words, TFSQL_COPY_RECORD_TYPE_CHOICES, "Example, SequenceExample (list-of-list columns become feature lists) or raw bytes"},
+    {"RECORD_TYPE", TFSQL_COPY_OPTION_RECORD_TYPE, TFSQL_VALUE_CHOICE, tfsql_record_type_words, TFSQL_COPY_RECORD_TYPE_CHOICES, "Example, SequenceExample (list-of-list columns become feature lists) or raw bytes"},
     {"COMPRESSION", TFSQL_COPY_OPTION_COMPRESSION, TFSQL_VALUE_CHOICE, tfsql_copy_compression_words, TFSQL_COPY_COMPRESSION_CHOICES, "gzip or zlib stream compression (files get .gz / .zz)"},
     {"CODEC", TFSQL_COPY_OPTION_COMPRESSION, TFSQL_VALUE_CHOICE, tfsql_copy_compression_words, TFSQL_COPY_COMPRESSION_CHOICES, "gzip or zlib stream compression (files get .gz / .zz)"},
     {"COMPRESSION_LEVEL", TFSQL_COPY_OPTION_COMPRESSION_LEVEL, TFSQL_VALUE_LEVEL, NULL, NULL, "0-9 (gzip/zlib)"},
