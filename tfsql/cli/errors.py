@@ -43,7 +43,10 @@ def is_interrupt(error: BaseException) -> bool:
     """True for Ctrl-C, however it surfaced, by the class of the error or of one it was
     raised from: ``KeyboardInterrupt`` (a tfsql scan's ``ScanInterrupted`` too) or
     DuckDB's interrupted query (``duckdb.InterruptException``, which `tfsql.connect()`
-    also raises for a scan of its Arrow path that an interrupt stopped).
+    also raises for a scan of its Arrow path that an interrupt stopped). One exception:
+    DuckDB's Python client, when its own signal check stops a query, raises a plain
+    ``RuntimeError("Query interrupted")`` (its C++ ``std::runtime_error``), which no
+    class or field tells from another RuntimeError: that one is known by its text.
 
     Examples
     --------
@@ -57,7 +60,7 @@ def is_interrupt(error: BaseException) -> bool:
         classes += (duckdb.InterruptException,)
     cause: BaseException | None = error
     while cause is not None:
-        if isinstance(cause, classes):
+        if isinstance(cause, classes) or (type(cause) is RuntimeError and str(cause).startswith("Query interrupted")):
             return True
         cause = cause.error if isinstance(cause, StatementError) else cause.__cause__
     return False
