@@ -20,10 +20,15 @@
  * final name. RETURN_FILES lists the names DuckDB chose: with an extension added they
  * end in '.' instead (pass FILE_EXTENSION 'tfrecord' to have both agree).
  *
- * The format's own options (COPY's bind gets only these): RECORD_TYPE, COMPRESSION /
- * CODEC (with COMPRESSION_LEVEL), INDEX. tfsql.connect()'s COPY options that decide
- * the files themselves (NUM_SHARDS, ROWS_PER_FILE, TFDS, ...) are refused with a
- * message naming tfsql.connect(), where they work.
+ * The format's own options (COPY's bind gets only these) are read by options.c from the
+ * table generated from tfsql/options.py (options_gen.h): RECORD_TYPE (every spelling the
+ * spec takes), COMPRESSION / CODEC (with COMPRESSION_LEVEL), INDEX. tfsql.connect()'s
+ * COPY options that decide the files themselves (NUM_SHARDS, ROWS_PER_FILE, TFDS, ...)
+ * are refused with a message naming tfsql.connect(), where they work.
+ *
+ * The target's lock (copy_lock.c, tfsql/locking.py's protocol) is taken when the first
+ * file is opened and held until the statement's bind data is freed, after DuckDB has
+ * moved its 'tmp_' files into place.
  */
 #include "duckdb_ext.h"
 
