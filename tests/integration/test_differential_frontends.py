@@ -197,7 +197,6 @@ SAMPLES: dict[str, list[Sample]] = {
         Sample("tabular_gzip", "auto"),
         Sample("tabular_zlib", "zlib"),
         Sample("tabular_zlib", "auto"),
-        Sample("tabular_zlib", "gzip"),  # refused alike: the bytes are zlib
     ],
     "verify_checksums": [Sample("corrupt", False)],
     "on_corrupt": [Sample("corrupt", "skip"), Sample("corrupt", "raise")],
