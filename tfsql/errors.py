@@ -358,11 +358,17 @@ class WriteConflictError(TFSQLError, FileExistsError):
     ----------
     path : str or None
         The target directory (or the existing file).
+    reason : str or None
+        What was found: ``"target_exists"`` (a single-file target exists),
+        ``"target_holds_data"`` (a directory target holds data), ``"file_exists"`` (a
+        file the write would add exists), ``"committed_meanwhile"`` (another writer
+        committed while this one wrote); front ends word their advice from it.
     """
 
-    def __init__(self, message: str, *, path: str | None = None) -> None:
+    def __init__(self, message: str, *, path: str | None = None, reason: str | None = None) -> None:
         super().__init__(message)
         self.path = path
+        self.reason = reason
 
 
 class NoDataError(TFSQLError, FileNotFoundError):

@@ -52,7 +52,6 @@ __all__ = [
     "SKIP_REST",
     "WHERE_OFFSET",
     "WHERE_RECORD",
-    "infer_where",
     "render",
 ]
 
@@ -219,15 +218,6 @@ DIALECTS: dict[str, dict[str, str]] = {
         "hive_schema_option": "hive_types",
     },
 }
-
-
-def infer_where(path: str, record: int, offset: int) -> str:
-    """``{where}`` of an inference error: the file, its record and byte offset.
-
-    >>> infer_where("f", 3, 40)
-    'f, record 3 at byte 40'
-    """
-    return path + WHERE_RECORD.format(record_index=record) + WHERE_OFFSET.format(offset=offset)
 
 
 def render(template: str, dialect: str = "python", **fields: Any) -> str:

@@ -30,6 +30,13 @@ File names of a directory write (`tfsql.writer.files`):
 - the extension `tfrecord_extension` (``.tfrecord`` plus ``.gz`` / ``.zz``,
   `COMPRESSION_SUFFIXES`) is appended unless the name already says ``.tfrecord``.
 
+The names' rules are written once, here: `TFRECORD_BASES` and `NAME_COMPRESSIONS` are
+the table every reader and writer follows; the DuckDB extension gets them generated into
+``tfsql/duckdb_ext/options_gen.h`` (``python -m tfsql.option_header --write``). A name
+ending in ``.gz`` / ``.gzip`` holds gzip, one ending in ``.zz`` / ``.zlib`` holds zlib,
+and every writer refuses to put another compression under such a name
+(`check_name_compression`).
+
 Every file written is reported in `tfsql.WriteResult.files` with its path relative to
 the target (``relative``), its partition values and its number ``index`` (the ``{i}``
 of its name), so callers never parse file names.
@@ -56,8 +63,13 @@ from typing import Any, Literal
 from tfsql.discovery import is_hidden_name
 
 __all__ = [
+    "TFRECORD_BASES",
+    "NAME_COMPRESSIONS",
     "TFRECORD_SUFFIXES",
     "COMPRESSION_SUFFIXES",
+    "is_tfrecord_name",
+    "check_name_compression",
+    "check_pattern_compression",
     "tfrecord_extension",
     "is_single_file_target",
     "compression_from_name",
@@ -69,11 +81,18 @@ __all__ = [
     "component_too_long",
 ]
 
-TFRECORD_SUFFIXES = (".tfrecord", ".tfrecords", ".tfrecord.gz", ".tfrecords.gz", ".tfrecord.zz", ".tfrecords.zz")
-"""File name endings that mark a TFRecord file (compared in lower case)."""
+TFRECORD_BASES = (".tfrecord", ".tfrecords", ".tfrec")
+"""The endings that say TFRecord (before a compression suffix, compared in lower case)."""
+
+NAME_COMPRESSIONS: dict[str, Literal["gzip", "zlib"]] = {".gz": "gzip", ".gzip": "gzip", ".zz": "zlib", ".zlib": "zlib"}
+"""The compression a file name's ending says (compared in lower case)."""
+
+TFRECORD_SUFFIXES = tuple(base + ending for base in TFRECORD_BASES for ending in ("", *NAME_COMPRESSIONS))
+"""File name endings that mark a TFRecord file (compared in lower case): a base of
+`TFRECORD_BASES`, alone or followed by a suffix of `NAME_COMPRESSIONS`."""
 
 COMPRESSION_SUFFIXES: dict[str | None, str] = {None: "", "gzip": ".gz", "zlib": ".zz"}
-"""The suffix each write compression adds after ``.tfrecord``."""
+"""The suffix each write compression adds after ``.tfrecord`` (one of `NAME_COMPRESSIONS`)."""
 
 _FIELDS = ("i", "n", "uuid")
 
@@ -94,22 +113,83 @@ def is_single_file_target(path: Any, *, partitioned: bool = False) -> bool:
     text = str(path)
     if text.endswith(("/", "\\")):
         return False
-    return text.lower().endswith(TFRECORD_SUFFIXES)
+    return is_tfrecord_name(text)
 
 
-def compression_from_name(path: str) -> Literal["gzip", "zlib"] | None:
-    """The compression a file name implies: ``"gzip"`` for ``.gz``, ``"zlib"`` for ``.zz``.
+def is_tfrecord_name(path: str) -> bool:
+    """True when a path ends in a TFRecord suffix (`TFRECORD_SUFFIXES`, any letter case).
 
     Examples
     --------
-    >>> compression_from_name("a.tfrecord.gz"), compression_from_name("a.tfrecord.zz"), compression_from_name("a")
-    ('gzip', 'zlib', None)
+    >>> [is_tfrecord_name(p) for p in ["a.tfrecord", "a.TFRecords.zlib", "a.tfrec.gzip", "a.gz", "a.parquet"]]
+    [True, True, True, False, False]
+    """
+    return path.lower().endswith(TFRECORD_SUFFIXES)
+
+
+def compression_from_name(path: str) -> Literal["gzip", "zlib"] | None:
+    """The compression a file name says (`NAME_COMPRESSIONS`): ``"gzip"`` for ``.gz`` and
+    ``.gzip``, ``"zlib"`` for ``.zz`` and ``.zlib``, None for any other name.
+
+    Examples
+    --------
+    >>> [compression_from_name(p) for p in ["a.tfrecord.gz", "a.GZIP", "a.tfrecord.zz", "a.zlib", "a"]]
+    ['gzip', 'gzip', 'zlib', 'zlib', None]
     """
     lowered = path.lower()
-    for compression, suffix in COMPRESSION_SUFFIXES.items():
-        if suffix and lowered.endswith(suffix):
-            return compression  # type: ignore[return-value]  # "gzip" or "zlib"
+    for suffix, compression in NAME_COMPRESSIONS.items():
+        if lowered.endswith(suffix):
+            return compression
     return None
+
+
+def check_name_compression(name: str, compression: str | None, *, option: str = "compression") -> None:
+    """Raise ``ValueError`` when ``name`` ends in a suffix that says a compression
+    (`NAME_COMPRESSIONS`) other than ``compression``, the one the writer would put in it:
+    ``gzip.open`` and every reader that trusts the name would fail on the file.
+    ``option`` is how the caller's front end spells the compression option.
+
+    Examples
+    --------
+    >>> check_name_compression("x.tfrecord.gz", "gzip")
+    >>> check_name_compression("x.tfrecord", "zlib")  # the name says nothing
+    >>> check_name_compression("x.tfrecord.gz", "zlib")
+    Traceback (most recent call last):
+    ValueError: 'x.tfrecord.gz' ends in '.gz', which says gzip, but the file would hold zlib (compression='zlib'): name it 'x.tfrecord.zz' or pass compression='gzip'
+    """
+    said = compression_from_name(name)
+    if said is None or said == compression:
+        return
+    suffix = next(s for s in NAME_COMPRESSIONS if name.lower().endswith(s))
+    stem = name[: len(name) - len(suffix)]
+    holds = compression or "no compression"
+    renamed = stem + COMPRESSION_SUFFIXES[compression] if compression in COMPRESSION_SUFFIXES else stem
+    raise ValueError(
+        f"{name!r} ends in {suffix!r}, which says {said}, but the file would hold {holds} "
+        f"({option}={compression!r}): name it {renamed!r} or pass {option}={said!r}"
+    )
+
+
+def check_pattern_compression(
+    pattern: str, compression: str | None, *, option: str = "filename_pattern", compression_option: str = "compression"
+) -> None:
+    """`check_name_compression` for the names a checked ``filename_pattern`` makes: a
+    name that already says TFRecord gets no extension added, so its own ending must agree.
+
+    Examples
+    --------
+    >>> check_pattern_compression("part-{i}", "zlib")  # gets '.tfrecord.zz' added
+    >>> check_pattern_compression("part-{i}.tfrecord.gz", None)
+    Traceback (most recent call last):
+    ValueError: filename_pattern 'part-{i}.tfrecord.gz' makes names such as 'part-0.tfrecord.gz', which ends in '.gz', which says gzip, but the file would hold no compression (compression=None): name it 'part-0.tfrecord' or pass compression='gzip'
+    """
+    name = format_filename(pattern, 0, 1)
+    if not has_tfrecord_name(name):
+        return
+    try:
+        check_name_compression(name, compression, option=compression_option)
+    except ValueError as err:
+        raise ValueError(f"{option} {pattern!r} makes names such as {name!r}, which {str(err).split(' ', 1)[1]}") from None
 
 
 def tfrecord_extension(compression: str | None) -> str:

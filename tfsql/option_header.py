@@ -13,7 +13,13 @@ header holds, for the reading options in :data:`~tfsql.options.NATIVE_READ_OPTIO
   spelling maps onto a choice (``ignore_errors := true`` is ``on_corrupt := 'skip'``);
 - each vocabulary (every name Python accepts, lower case, to its canonical code) and the
   words of its error message, as :mod:`tfsql.option_values` words it;
-- each option's default.
+- each option's default;
+- the options of the native ``COPY ... TO ... (FORMAT tfrecord)``: every SQL spelling of
+  a writing option (:data:`~tfsql.options.WRITE_OPTIONS`), whether the extension reads it
+  (:data:`~tfsql.options.NATIVE_COPY_OPTIONS`), DuckDB applies it
+  (:data:`~tfsql.options.DUCKDB_COPY_OPTIONS`) or it is refused, with its vocabulary;
+- the file-name rules of :mod:`tfsql.naming`: the endings that say TFRecord and the
+  compression a name's ending says.
 
 Examples
 --------
@@ -32,15 +38,26 @@ import os
 import sys
 from typing import Any, Iterable
 
+from tfsql.naming import NAME_COMPRESSIONS, TFRECORD_BASES
 from tfsql.option_python import TARGETS, write_all
-from tfsql.options import COMPAT_SQL_PARAMETERS, READ_OPTIONS, Option, Spelling
+from tfsql.options import (
+    COMPAT_SQL_PARAMETERS,
+    DUCKDB_COPY_OPTIONS,
+    NATIVE_COPY_OPTIONS,
+    READ_OPTIONS,
+    WRITE_OPTIONS,
+    COPY_COMPRESSION_AUTO,
+    Option,
+    copy_choices,
+    Spelling,
+)
 
 __all__ = ["c_header", "c_string", "header_main", "HEADER_PATH"]
 
 #: Where the generated header is kept (relative to the repository's root).
 HEADER_PATH = os.path.join("tfsql", "duckdb_ext", "options_gen.h")
 
-_KINDS = ("bool", "count", "count_or_all", "choice", "name", "bool_or_name", "types", "columns", "size")
+_KINDS = ("bool", "count", "count_or_all", "choice", "name", "bool_or_name", "types", "columns", "size", "flag", "level", "text")
 
 
 def c_string(text: str) -> str:
@@ -69,19 +86,19 @@ def _canonical(words: Iterable[tuple[str, Any]]) -> list[Any]:
     return seen
 
 
-def _code(option: Option, canonical: Any) -> str:
-    return f"TFSQL_{_ident(option.name)}_{_ident(canonical)}"
+def _code(option: Option, canonical: Any, prefix: str = "") -> str:
+    return f"TFSQL_{prefix.upper()}{_ident(option.name)}_{_ident(canonical)}"
 
 
-def _vocabulary_block(option: Option, words: list[tuple[str, Any]]) -> list[str]:
-    name = _ident(option.name)
+def _vocabulary_block(option: Option, words: list[tuple[str, Any]], prefix: str = "") -> list[str]:
+    name = prefix.upper() + _ident(option.name)
     canon = _canonical(words)
     lines = [f"/* {option.name}: {option.doc} */"]
     lines.append("enum {")
-    lines += [f"    {_code(option, c)} = {i}," for i, c in enumerate(canon)]
+    lines += [f"    {_code(option, c, prefix)} = {i}," for i, c in enumerate(canon)]
     lines.append("};")
-    lines.append(f"static const tfsql_word tfsql_{option.name}_words[] = {{")
-    lines += [f"    {{{c_string(word)}, {_code(option, c)}}}," for word, c in words if word]
+    lines.append(f"static const tfsql_word tfsql_{prefix}{option.name}_words[] = {{")
+    lines += [f"    {{{c_string(word)}, {_code(option, c, prefix)}}}," for word, c in words if word]
     lines.append("    {NULL, 0},")
     lines.append("};")
     what = getattr(option.check, "what")
@@ -191,11 +208,89 @@ def c_header() -> str:
                 f"{_mapped(option, spelling, True)}, {_mapped(option, spelling, False)}, {_true_text(spelling)}}},"
             )
     out += ["    {NULL, 0, 0, NULL, NULL, 0, -1, -1, NULL},", "};", ""]
+    out += _copy_block()
+    out += _names_block()
     out.append("/* read_parquet parameters accepted (a BOOLEAN) and ignored. */")
     out.append("static const char *const tfsql_compat_params[] = {")
     out += [f"    {c_string(name)}," for name in COMPAT_SQL_PARAMETERS]
     out += ["    NULL,", "};", "", "#endif /* TFSQL_OPTIONS_GEN_H */", ""]
     return "\n".join(out)
+
+
+def _copy_block() -> list[str]:
+    """The native COPY's option table: each SQL spelling of a writing option."""
+    native = [o for o in WRITE_OPTIONS.values() if o.name in NATIVE_COPY_OPTIONS]
+    out = [
+        "/* COPY ... TO ... (FORMAT tfrecord): the writing options the extension reads",
+        " * (tfsql.options.NATIVE_COPY_OPTIONS). */",
+        "enum {",
+    ]
+    out += [f"    TFSQL_COPY_OPTION_{_ident(o.name)}," for o in native]
+    out += ["};", ""]
+    vocabularies = {}
+    for option in native:
+        words = _vocabulary(option)
+        if words is None:
+            continue
+        if option.name == "compression":  # COPY's own: the name decides
+            words = [*words, (COPY_COMPRESSION_AUTO, COPY_COMPRESSION_AUTO)]
+        read = READ_OPTIONS.get(option.name)
+        if read is not None and read.native and _vocabulary(read) == words:
+            vocabularies[option.name] = f"tfsql_{option.name}_words"  # the scan's, generated above
+        else:
+            out += _vocabulary_block(option, words, "copy_")
+            vocabularies[option.name] = f"tfsql_copy_{option.name}_words"
+        out.append(f"#define TFSQL_COPY_{_ident(option.name)}_CHOICES {c_string(copy_choices(option))}")
+        out.append("")
+    out += [
+        "/* One COPY option spelling: `option` is a TFSQL_COPY_OPTION_* the extension reads, or -1",
+        " * for an option it refuses (`doc` says what it does; tfsql.connect()'s COPY has it). */",
+        "typedef struct {",
+        "    const char *name;",
+        "    int option;",
+        "    int value;",
+        "    const tfsql_word *words;",
+        "    const char *choices;",
+        "    const char *doc;",
+        "} tfsql_copy_param;",
+        "",
+        "static const tfsql_copy_param tfsql_copy_params[] = {",
+    ]
+    for option in WRITE_OPTIONS.values():
+        for spelling in option.sql:
+            if spelling.name in DUCKDB_COPY_OPTIONS:
+                continue
+            if option.name in NATIVE_COPY_OPTIONS:
+                words = option.name in vocabularies
+                code = f"TFSQL_COPY_OPTION_{_ident(option.name)}"
+                vocab = vocabularies[option.name] if words else "NULL"
+                choices = f"TFSQL_COPY_{_ident(option.name)}_CHOICES" if words else "NULL"
+            else:
+                code, vocab, choices = "-1", "NULL", "NULL"
+            out.append(
+                f"    {{{c_string(spelling.name)}, {code}, TFSQL_VALUE_{_ident(spelling.value)}, {vocab}, "
+                f"{choices}, {c_string(option.doc)}}},"
+            )
+    out += ["    {NULL, 0, 0, NULL, NULL, NULL},", "};", ""]
+    main = []
+    for option in native:
+        names = [sp.name for sp in option.sql]
+        main.append(names[0] + (f" (or {', '.join(names[1:])})" if len(names) > 1 else ""))
+    valid = ", ".join(main) + ", and DuckDB's own " + ", ".join(DUCKDB_COPY_OPTIONS)
+    out += ["/* The options a COPY error lists as valid. */", f"#define TFSQL_COPY_VALID {c_string(valid)}", ""]
+    return out
+
+
+def _names_block() -> list[str]:
+    """tfsql.naming's file-name table."""
+    codes = {"gzip": "TFSQL_COMPRESSION_GZIP", "zlib": "TFSQL_COMPRESSION_ZLIB"}
+    out = ["/* File names (tfsql.naming): the endings that say TFRecord, alone or followed by an ending", " * that says a compression. */"]
+    out.append("static const char *const tfsql_tfrecord_bases[] = {")
+    out += [f"    {c_string(base)}," for base in TFRECORD_BASES]
+    out += ["    NULL,", "};", "static const tfsql_word tfsql_name_compressions[] = {"]
+    out += [f"    {{{c_string(suffix)}, {codes[c]}}}," for suffix, c in NAME_COMPRESSIONS.items()]
+    out += ["    {NULL, 0},", "};", ""]
+    return out
 
 
 def header_main(argv: list[str] | None, module_name: str) -> int:

@@ -39,7 +39,7 @@ from collections.abc import Iterable
 from tfsql import option_values
 from tfsql.options import READ_OPTIONS, Option
 
-__all__ = ["TARGETS", "generated_blocks", "render", "write_all", "out_of_date"]
+__all__ = ["TARGETS", "generated_blocks", "render", "write_all"]
 
 #: The files holding generated blocks (relative to the repository's root).
 TARGETS = (os.path.join("tfsql", "opening.py"), os.path.join("tfsql", "polars", "scan.py"))
@@ -144,17 +144,6 @@ def render(path: str, text: str) -> str:
     if missing:
         raise ValueError(f"{path}: no start line for the generated blocks {sorted(missing)}")
     return "\n".join(out)
-
-
-def out_of_date(root: str) -> list[str]:
-    """The target files (under the repository's ``root``) whose blocks differ from the spec."""
-    stale = []
-    for path in TARGETS:
-        with open(os.path.join(root, path), encoding="utf-8") as f:
-            text = f.read()
-        if render(path, text) != text:
-            stale.append(path)
-    return stale
 
 
 def write_all(root: str) -> list[str]:

@@ -111,6 +111,10 @@ __all__ = [
     "LISTS",
     "MISSING_COLUMNS",
     "NATIVE_READ_OPTIONS",
+    "NATIVE_COPY_OPTIONS",
+    "DUCKDB_COPY_OPTIONS",
+    "COPY_COMPRESSION_AUTO",
+    "copy_choices",
     "COMPAT_SQL_PARAMETERS",
     "record_type_name",
     "record_code",
@@ -318,6 +322,41 @@ NATIVE_READ_OPTIONS: frozenset[str] = frozenset(
         "batch_bytes",
     }
 )
+
+#: The writing options the extension's native ``COPY ... TO ... (FORMAT tfrecord)`` reads
+#: in its bind (``tfsql/duckdb_ext/copy_to.c``, from the table
+#: ``python -m tfsql.option_header`` generates); their other SQL spellings too.
+NATIVE_COPY_OPTIONS: frozenset[str] = frozenset({"record_type", "compression", "compression_level", "index"})
+
+#: The options DuckDB's own COPY applies before a COPY function sees the rows (the
+#: extension never receives them). Every other SQL spelling of a writing option is
+#: refused by the native COPY with a message naming ``tfsql.connect()``, whose COPY
+#: writes the files itself.
+DUCKDB_COPY_OPTIONS: tuple[str, ...] = (
+    "PARTITION_BY",
+    "OVERWRITE",
+    "OVERWRITE_OR_IGNORE",
+    "APPEND",
+    "FILENAME_PATTERN",
+    "FILE_EXTENSION",
+    "PER_THREAD_OUTPUT",
+    "USE_TMP_FILE",
+    "RETURN_FILES",
+)
+
+#: What COPY's COMPRESSION adds to the writing vocabulary: the compression the file's name says.
+COPY_COMPRESSION_AUTO = "auto"
+
+
+def copy_choices(option: Option) -> str:
+    """How a COPY error lists a choice option's values (tfsql.connect()'s COPY and the
+    extension's native one, whose table ``python -m tfsql.option_header`` generates).
+
+    >>> copy_choices(WRITE_OPTIONS["compression"])
+    'none, gzip, zlib or auto'
+    """
+    choices = ", ".join(option.choices)
+    return choices + f" or {COPY_COMPRESSION_AUTO}" if option.name == "compression" else choices
 
 
 class _Checked:

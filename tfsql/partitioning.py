@@ -3,9 +3,12 @@
 Conventions (Spark's, which spark-tfrecord and Hive share):
 
 - Directory names are ``escape(key)=escape(value)`` with `escape_partition_value`; a null
-  value is written ``__HIVE_DEFAULT_PARTITION__``, and so is an empty string (Spark writes
-  both the same way, so ``""`` reads back as null). A ``k=`` directory written by another
-  tool reads as the empty string (as pyarrow reads it).
+  value is written ``__HIVE_DEFAULT_PARTITION__`` and an empty string ``k=``, so each
+  reads back as itself. Every tfsql writer follows this one rule, and so does DuckDB's
+  own ``COPY ... (PARTITION_BY ...)`` (the extension's native COPY, Parquet); Spark's
+  writers instead write ``""`` as null, and Spark's own partition discovery refuses a
+  ``k=`` directory ("Empty partition column value"), while every tfsql reader, DuckDB's
+  and pyarrow read it as the empty string.
 - Reading keeps every ``key=value`` component of a file's directory below the dataset
   root and ignores components without ``=`` (pyarrow's and Polars' ``scan_parquet``
   rule; Spark instead stops at the first plain directory above a ``key=value`` one).
@@ -43,7 +46,6 @@ from tfsql.naming import NAME_MAX_BYTES, component_too_long
 __all__ = [
     "HIVE_DEFAULT_PARTITION",
     "escape_partition_value",
-    "unescape_partition_value",
     "partition_path",
     "parse_partition_segments",
     "Partitioning",
@@ -76,37 +78,22 @@ def escape_partition_value(value: str) -> str:
     return "".join(f"%{ord(ch):02X}" if ch in _CHARS_TO_ESCAPE else ch for ch in value)
 
 
-def unescape_partition_value(value: str) -> str:
-    """Undo `escape_partition_value`: every ``%XX`` (two hex digits) becomes its character.
-
-    A ``%`` not followed by two hex digits is kept literally, as Spark does.
-
-    Examples
-    --------
-    >>> unescape_partition_value("a%2Fb%3Dc%25d")
-    'a/b=c%d'
-    >>> unescape_partition_value("100%")
-    '100%'
-    """
-    return codec.hive_unescape(value) if "%" in value else value
-
-
 def format_partition_value(value: object) -> str:
     """Return the directory text of one partition value, before escaping.
 
-    None and ``""`` → ``__HIVE_DEFAULT_PARTITION__``; bool → ``true``/``false``; a
+    None → ``__HIVE_DEFAULT_PARTITION__`` (``""`` stays ``""``); bool → ``true``/``false``; a
     pyarrow scalar is converted with ``as_py()``; dates and datetimes use ``isoformat``
     with a space separator (``2024-01-31``, ``2024-01-31 12:00:00``) as Spark writes
     them; everything else (int, str, float, Decimal, numpy scalars) uses ``str``.
 
     Examples
     --------
-    >>> [format_partition_value(v) for v in [None, True, 3, "x", 1.5]]
-    ['__HIVE_DEFAULT_PARTITION__', 'true', '3', 'x', '1.5']
+    >>> [format_partition_value(v) for v in [None, "", True, 3, "x", 1.5]]
+    ['__HIVE_DEFAULT_PARTITION__', '', 'true', '3', 'x', '1.5']
     """
     if isinstance(value, pa.Scalar):
         value = value.as_py()
-    if value is None or (isinstance(value, str) and value == ""):
+    if value is None:
         return HIVE_DEFAULT_PARTITION
     if isinstance(value, (bytes, bytearray, memoryview)):
         raise TypeError(
@@ -175,7 +162,7 @@ def _escape_value(value: object) -> str:
     text = format_partition_value(value)
     if text == HIVE_DEFAULT_PARTITION:
         raw = value.as_py() if isinstance(value, pa.Scalar) else value
-        return text if raw is None or raw == "" else "%5F" + text[1:]  # the text, not null
+        return text if raw is None else "%5F" + text[1:]  # the text, not null
     text = escape_partition_value(text)
     if codec.is_hidden_name("v" + text):  # a name readers skip by its ending (the core's rule):
         dot = text.rindex(".")  # every such ending starts at its last '.'

@@ -88,6 +88,10 @@ def _build(root: Path) -> dict[str, str]:
         wire=str(root / "wire_variants.tfrecord"),
         empty=str(root / "empty.tfrecord"),
     )
+    # the other endings tfsql.naming.NAME_COMPRESSIONS gives gzip and zlib
+    shutil.copy(tf / "tabular.tfrecord.gz", root / "tabular.tfrecord.gzip")
+    shutil.copy(tf / "tabular.tfrecord.zz", root / "tabular.tfrecord.zlib")
+    sources.update(tabular_gzip=str(root / "tabular.tfrecord.gzip"), tabular_zlib=str(root / "tabular.tfrecord.zlib"))
     shutil.copytree(DATA / "tfds" / "tiny_shapes" / "1.0.0", root / "tfds" / "1.0.0")
     sources["tfds"] = str(root / "tfds" / "1.0.0")
     _corrupt(root / "corrupt.tfrecord")
@@ -190,6 +194,10 @@ SAMPLES: dict[str, list[Sample]] = {
         Sample("tabular_zz", "deflate"),
         Sample("tabular", "none"),
         Sample("tabular_gz", "auto"),
+        Sample("tabular_gzip", "gzip"),
+        Sample("tabular_gzip", "auto"),
+        Sample("tabular_zlib", "zlib"),
+        Sample("tabular_zlib", "auto"),
     ],
     "verify_checksums": [Sample("corrupt", False)],
     "on_corrupt": [Sample("corrupt", "skip"), Sample("corrupt", "raise")],
@@ -225,6 +233,8 @@ BASELINES = {
     "tabular": {},
     "tabular_gz": {},
     "tabular_zz": {},
+    "tabular_gzip": {},
+    "tabular_zlib": {},
     "sequence": {"record_type": "sequence_example"},
     "proto3": {},
     "wire": {},

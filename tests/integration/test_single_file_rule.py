@@ -30,20 +30,17 @@ def test_suffixes_are_defined_once():
     import tfsql.duckdb.copy
     import tfsql.cli.outputs
 
-    assert TFRECORD_SUFFIXES == (
-        ".tfrecord",
-        ".tfrecords",
-        ".tfrecord.gz",
-        ".tfrecords.gz",
-        ".tfrecord.zz",
-        ".tfrecords.zz",
+    assert TFRECORD_SUFFIXES == tuple(
+        base + ending
+        for base in (".tfrecord", ".tfrecords", ".tfrec")
+        for ending in ("", ".gz", ".gzip", ".zz", ".zlib")
     )
     assert tfsql.duckdb.copy.TFRECORD_SUFFIXES is TFRECORD_SUFFIXES
     assert tfsql.cli.outputs.TFRECORD_SUFFIXES is TFRECORD_SUFFIXES
     assert [
         is_single_file_target(p)
-        for p in ("a.tfrecord", "a.TFRECORDS", "a.tfrecord.gz", "a.tfrecord.zz", "a.tfrecord/", "a", "a.gz")
-    ] == [True] * 4 + [False] * 3
+        for p in ("a.tfrecord", "a.TFRECORDS", "a.tfrecord.gz", "a.tfrecord.zz", "a.tfrec.zlib", "a.tfrecord/", "a", "a.gz")
+    ] == [True] * 5 + [False] * 3
 
 
 def test_write_tfrecord(tmp_path):

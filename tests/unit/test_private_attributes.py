@@ -17,7 +17,6 @@ PACKAGE = Path(tfsql.__file__).resolve().parent
 ALLOWED = {
     # third-party objects whose private methods have no public equivalent
     ("discovery.py", "_strip_protocol"): "fsspec: a file system's own path of a URL",
-    ("writer/job.py", "_parent"): "fsspec: a path's parent as the file system names it",
     ("polars/sink.py", "_from_pyexpr"): "Polars: an expression from the plan's sink key",
     ("cli/interrupt.py", "_exit"): "os._exit, the process exit after Ctrl-C",
     # two classes of one module that work as one

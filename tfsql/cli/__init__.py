@@ -154,7 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--output",
         metavar="PATH",
         help="file (csv, json, markdown, parquet) or directory (tfrecord; one file when the name "
-        "ends in .tfrecord, .tfrecords, .tfrecord.gz or .tfrecord.zz, a directory when it "
+        "ends in .tfrecord, .tfrecords or .tfrec, optionally followed by .gz/.gzip or .zz/.zlib, a directory when it "
         "ends in /) to write; csv, json and markdown go to stdout without it",
     )
     p.add_argument(

@@ -34,33 +34,35 @@ class StatementError(Exception):
         self.error = error
 
 
-_DUCKDB_USAGE_ERRORS = ("ParserException", "SyntaxException", "BinderException", "CatalogException")
+#: DuckDB's errors that are the caller's to fix: the statement, and the files it names
+#: (IOException: a path not found, not readable or not writable).
+_DUCKDB_USAGE_ERRORS = ("ParserException", "SyntaxException", "BinderException", "CatalogException", "IOException")
 
 
 def is_interrupt(error: BaseException) -> bool:
-    """True for Ctrl-C, however it surfaced: ``KeyboardInterrupt``, DuckDB's interrupted
-    query (``RuntimeError: Query interrupted`` / ``InterruptException``), or a scan whose
-    Python thread was interrupted (DuckDB then reports the ``KeyboardInterrupt`` inside an
-    Invalid Input Error).
+    """True for Ctrl-C, however it surfaced, by the class of the error or of one it was
+    raised from: ``KeyboardInterrupt`` (a tfsql scan's ``ScanInterrupted`` too) or
+    DuckDB's interrupted query (``duckdb.InterruptException``, which `tfsql.connect()`
+    also raises for a scan of its Arrow path that an interrupt stopped). One exception:
+    DuckDB's Python client, when its own signal check stops a query, raises a plain
+    ``RuntimeError("Query interrupted")`` (its C++ ``std::runtime_error``), which no
+    class or field tells from another RuntimeError: that one is known by its text.
 
     Examples
     --------
-    >>> is_interrupt(RuntimeError("Query interrupted")), is_interrupt(ValueError("bad"))
+    >>> import duckdb
+    >>> is_interrupt(duckdb.InterruptException("INTERRUPT Error: Interrupted!")), is_interrupt(ValueError("bad"))
     (True, False)
     """
+    duckdb = sys.modules.get("duckdb")
+    classes: tuple[type[BaseException], ...] = (KeyboardInterrupt,)
+    if duckdb is not None:
+        classes += (duckdb.InterruptException,)
     cause: BaseException | None = error
     while cause is not None:
-        if isinstance(cause, KeyboardInterrupt) or type(cause).__name__ == "InterruptException":
+        if isinstance(cause, classes) or (type(cause) is RuntimeError and str(cause).startswith("Query interrupted")):
             return True
-        if isinstance(cause, StatementError):
-            cause = cause.error
-            continue
-        text = str(cause)
-        if (isinstance(cause, RuntimeError) and text.startswith("Query interrupted")) or (
-            "Python exception" in text and "\nKeyboardInterrupt" in text
-        ):
-            return True
-        cause = cause.__cause__
+        cause = cause.error if isinstance(cause, StatementError) else cause.__cause__
     return False
 
 
@@ -95,8 +97,6 @@ def exit_status(error: BaseException) -> int:
     if duckdb is not None and isinstance(error, duckdb.Error):
         names = {cls.__name__ for cls in type(error).__mro__}
         if names & set(_DUCKDB_USAGE_ERRORS):
-            return EXIT_USAGE
-        if "IOException" in names and ("No files found" in str(error) or "No such file" in str(error)):
             return EXIT_USAGE
     return EXIT_DATA
 

@@ -27,6 +27,9 @@ from tfsql.naming import TFRECORD_SUFFIXES
 from tfsql.options import MODES, WRITE_OPTIONS
 from tfsql.staging import removed_at_exit
 
+#: How the CLI words a target that stops a mode='error' write (WriteConflictError.reason).
+_EXISTS = {"target_exists": "already exists", "target_holds_data": "already holds data"}
+
 
 @dataclass
 class Written:
@@ -81,11 +84,11 @@ def write_arrow(reader: pa.RecordBatchReader, fmt: str, output: str | None, opti
             raise UsageError("--format tfrecord writes a directory: pass --output DIR")
         try:
             result = tfsql.write_tfrecord(reader, output, **options)
-        except FileExistsError as exc:
-            if mode != "error" or not ("already holds data" in str(exc) or "already exists" in str(exc)):
+        except tfsql.WriteConflictError as exc:
+            exists = _EXISTS.get(exc.reason or "")
+            if mode != "error" or exists is None:
                 raise
             # the writer's message names its Python keyword (mode='append'); say --mode
-            exists = "already holds data" if "already holds data" in str(exc) else "already exists"
             *others, last = [m for m in MODES if m != "error"]
             raise FileExistsError(
                 f"{output} {exists}; pass --mode {', '.join(others)} or {last}, or choose another output"

@@ -109,11 +109,6 @@ class LiteralReader:
         self._next_parameter = 0
         self._variable = variable
 
-    @property
-    def parameters_used(self) -> int:
-        """How many ``?`` parameters the values read so far consumed."""
-        return self._next_parameter
-
     def value(self, first: int, stop: int) -> Any:
         """The value of ``tokens[first:stop]``, which must be exactly one literal.
 

@@ -261,8 +261,14 @@ def _abort_open_result(con: duckdb.DuckDBPyConnection) -> None:
         abort()
 
 
+#: What every statement tfsql rewrites holds: tfrecord_scan / read_tfrecord, FORMAT
+#: tfrecord, and every TFRecord suffix (tfsql.naming.TFRECORD_BASES each start so); a
+#: statement without it runs as written, untokenized.
+_MARKER = "tfrec"
+
+
 def _mentions_tfrecord(query: str) -> bool:
-    return "tfrecord" in query.lower()
+    return _MARKER in query.lower()
 
 
 # --------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ out of DuckDB and hands them to `tfsql.write_tfrecord`:
   (nothing is materialised), returning the row count (and files).
 
 Output layout follows tfsql's single-file rule (`tfsql.naming`): a path ending in a
-TFRecord suffix (``.tfrecord``, ``.tfrecords``, ``.tfrecord.gz``, ``.tfrecord.zz``) is
+TFRecord suffix (`tfsql.naming.TFRECORD_SUFFIXES`: ``.tfrecord``, ``.tfrecord.gz``, ...) is
 one file, written under a temporary name and renamed into place; any other path, and
 any path ending in ``/``, is a directory of part files. Existing targets follow the
 writer's modes in both cases: an error unless ``OVERWRITE``, ``OVERWRITE_OR_IGNORE`` or
@@ -44,8 +44,17 @@ from tfsql.duckdb.arguments import LiteralError, LiteralReader, quote_string
 from tfsql.duckdb.errors import BinderError, TargetExistsError, sql_error, translating_reader
 from tfsql.duckdb.results import arrow_reader
 from tfsql.duckdb.rewrite import Token, matching_close, unquote_identifier
-from tfsql.naming import TFRECORD_SUFFIXES, compression_from_name, is_single_file_target
-from tfsql.options import WRITE_OPTIONS, Option, OptionError, Spelling, parse_size, spellings
+from tfsql.naming import TFRECORD_SUFFIXES, compression_from_name, is_single_file_target, is_tfrecord_name
+from tfsql.options import (
+    COPY_COMPRESSION_AUTO,
+    WRITE_OPTIONS,
+    Option,
+    OptionError,
+    Spelling,
+    copy_choices,
+    parse_size,
+    spellings,
+)
 from tfsql.writer.single_file import _DIRECTORY_OPTIONS
 from tfsql.writer import check_filename_pattern, check_write_options, write_tfrecord
 
@@ -281,8 +290,8 @@ def is_tfrecord_copy(statement: CopyStatement, path: str | None = None) -> bool:
         return fmt in ("tfrecord", "tfrecords")
     if "FORMAT" in statement.options:
         return False  # FORMAT given as an expression: not ours
-    target = (path if path is not None else statement.path_sql.strip("'")).lower()
-    return target.endswith(TFRECORD_SUFFIXES)
+    target = path if path is not None else statement.path_sql.strip("'")
+    return is_tfrecord_name(target)
 
 
 def looks_like_tfrecord_copy(tokens: Sequence[Token]) -> bool:
@@ -297,7 +306,7 @@ def looks_like_tfrecord_copy(tokens: Sequence[Token]) -> bool:
             and tokens[i + 1].text.strip("'\"").lower() in ("tfrecord", "tfrecords")
         ):
             return True
-        if token.kind == "string_const" and token.text.strip("'").lower().endswith(TFRECORD_SUFFIXES):
+        if token.kind == "string_const" and is_tfrecord_name(token.text.strip("'")):
             return True
     return False
 
@@ -383,13 +392,12 @@ def _convert(spelling: Spelling, given: OptionValue, path: str) -> Any:
         raise CopyOptionError(f"COPY option {name} expects one value, got {given.names or 'none'}")
     if kind == "choice":
         option = SPELLINGS[name][0]
-        if option.name == "compression" and str(value).lower() == "auto":
+        if option.name == "compression" and str(value).lower() == COPY_COMPRESSION_AUTO:
             return compression_from_name(path)
         try:
             return option.validate(str(value), as_spelled=name)
         except OptionError:
-            choices = ", ".join(option.choices) + (" or auto" if option.name == "compression" else "")
-            raise CopyOptionError(f"COPY option {name} expects {choices}, got {value!r}") from None
+            raise CopyOptionError(f"COPY option {name} expects {copy_choices(option)}, got {value!r}") from None
     if kind in ("count", "level"):
         if isinstance(value, str) and value.strip().isdigit():
             value = int(value)

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 
 from tfsql.duckdb.copy import CopyOptionError, OptionValue, _parse_options, copy_target
 from tfsql.duckdb.rewrite import Token, matching_close
-from tfsql.naming import TFRECORD_SUFFIXES
+from tfsql.naming import is_tfrecord_name
 
 __all__ = ["copy_from_as_insert"]
 
@@ -67,7 +67,7 @@ def copy_from_as_insert(sql: str, tokens: Sequence[Token]) -> str | None:
     if format_value is not None:
         if not format_value.names or format_value.names[0].lower() not in ("tfrecord", "tfrecords"):
             return None
-    elif not path_sql.strip("'").lower().endswith(TFRECORD_SUFFIXES):
+    elif not is_tfrecord_name(path_sql.strip("'")):
         return None
     arguments = [path_sql] + [f"{name.lower()} := {_literal(name, value)}" for name, value in options.items()]
     return f"INSERT INTO {table}{columns} SELECT * FROM tfrecord_scan({', '.join(arguments)})"

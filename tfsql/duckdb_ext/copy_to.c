@@ -20,10 +20,15 @@
  * final name. RETURN_FILES lists the names DuckDB chose: with an extension added they
  * end in '.' instead (pass FILE_EXTENSION 'tfrecord' to have both agree).
  *
- * The format's own options (COPY's bind gets only these): RECORD_TYPE, COMPRESSION /
- * CODEC (with COMPRESSION_LEVEL), INDEX. tfsql.connect()'s COPY options that decide
- * the files themselves (NUM_SHARDS, ROWS_PER_FILE, TFDS, ...) are refused with a
- * message naming tfsql.connect(), where they work.
+ * The format's own options (COPY's bind gets only these) are read by options.c from the
+ * table generated from tfsql/options.py (options_gen.h): RECORD_TYPE (every spelling the
+ * spec takes), COMPRESSION / CODEC (with COMPRESSION_LEVEL), INDEX. tfsql.connect()'s
+ * COPY options that decide the files themselves (NUM_SHARDS, ROWS_PER_FILE, TFDS, ...)
+ * are refused with a message naming tfsql.connect(), where they work.
+ *
+ * The target's lock (copy_lock.c, tfsql/locking.py's protocol) is taken when the first
+ * file is opened and held until the statement's bind data is freed, after DuckDB has
+ * moved its 'tmp_' files into place.
  */
 #include "duckdb_ext.h"
 
@@ -149,8 +154,22 @@ static int plan_column(const char *name, duckdb_logical_type t, incol *ic, char 
 /* Bind: options and columns                                                            */
 /* ------------------------------------------------------------------------------------ */
 
+static char *index_name(const char *path);
+
+/* A file committed under DuckDB's 'tmp_<name>' with its index: when DuckDB has moved the
+ * file (this inode) to <name> by the end of the statement, its index follows it. */
 typedef struct {
-    int record_type, compression, level, index;
+    char *data, *index;
+    dev_t dev;
+    ino_t ino;
+} tmp_commit;
+
+typedef struct {
+    copy_settings set; /* the format's own options */
+    pthread_mutex_t mu; /* guards the fields below (DuckDB opens files from several threads) */
+    copy_lock lock;     /* the target's lock, from the first file opened to the statement's end */
+    tmp_commit *tmp;    /* files committed under a 'tmp_' name with an index */
+    size_t ntmp;
     int ncols;     /* input columns */
     incol *in;     /* one per input column */
     int *enc;      /* input column -> encoder column, -1 when skipped */
@@ -158,35 +177,44 @@ typedef struct {
     schema sc;     /* the encoder's columns */
 } copybind;
 
+/* The index of a file DuckDB moved from 'tmp_<name>' to '<name>' after it was committed
+ * (its USE_TMP_FILE) follows the file; a file still under its own name keeps its index. */
+static void move_tmp_indexes(copybind *b) {
+    for (size_t i = 0; i < b->ntmp; i++) {
+        tmp_commit *t = &b->tmp[i];
+        const char *slash = strrchr(t->data, '/');
+        const char *base = slash ? slash + 1 : t->data;
+        char *moved = xprintf("%.*s%s", (int)(base - t->data), t->data, base + 4);
+        struct stat st;
+        if (moved != NULL && access(t->data, F_OK) != 0 && stat(moved, &st) == 0 &&
+            st.st_dev == t->dev && st.st_ino == t->ino) {
+            char *index = index_name(moved);
+            if (index != NULL) {
+                rename(t->index, index);
+            }
+            free(index);
+        }
+        free(moved);
+        free(t->data);
+        free(t->index);
+    }
+    free(b->tmp);
+    b->tmp = NULL;
+    b->ntmp = 0;
+}
+
 static void copybind_free(void *p) {
     copybind *b = (copybind *)p;
     if (b == NULL) {
         return;
     }
+    move_tmp_indexes(b); /* the statement is over: DuckDB has moved its tmp_ files */
+    copy_lock_release(&b->lock);
+    pthread_mutex_destroy(&b->mu);
     free(b->in);
     free(b->enc);
     schema_free(&b->sc);
     free(b);
-}
-
-/* tfsql.connect()'s COPY options that this function cannot honour, and why. */
-static const char *refused_option(const char *name) {
-    static const char *const names[][2] = {
-        {"NUM_SHARDS", "writes exactly N files"},
-        {"ROWS_PER_FILE", "starts a new file after N records"},
-        {"MAX_ROWS_PER_FILE", "starts a new file after N records"},
-        {"MAX_FILE_SIZE", "starts a new file after N bytes"},
-        {"TFDS", "writes a TensorFlow Datasets directory"},
-        {"THREADS", "sets the threads that encode"},
-        {"PARTITION", "is PARTITION_BY's other spelling"},
-        {NULL, NULL},
-    };
-    for (int i = 0; names[i][0] != NULL; i++) {
-        if (strcasecmp(names[i][0], name) == 0) {
-            return names[i][1];
-        }
-    }
-    return NULL;
 }
 
 /* The text of an option's value (a new string), or NULL for a flag given alone. */
@@ -200,101 +228,12 @@ static char *option_text(duckdb_value v) {
     return copy;
 }
 
-/* A boolean option: a flag alone is true. -1 when the value is no boolean. */
-static int option_bool(const char *text) {
-    if (text == NULL) {
-        return 1;
-    }
-    if (!strcasecmp(text, "true") || !strcmp(text, "1") || !strcasecmp(text, "on")) {
-        return 1;
-    }
-    if (!strcasecmp(text, "false") || !strcmp(text, "0") || !strcasecmp(text, "off")) {
-        return 0;
-    }
-    return -1;
-}
-
-static int set_option(copybind *b, const char *name, const char *text, int *compression_given,
-                      char *err) {
-    const char *what = refused_option(name);
-    if (what != NULL) {
-        snprintf(err, ERRLEN,
-                 "COPY option %s (it %s) is not available in the extension's native COPY, where "
-                 "DuckDB decides the files; use it through tfsql.connect() (Python), whose COPY "
-                 "writes the files itself",
-                 name, what);
-        return -1;
-    }
-    if (!strcasecmp(name, "RECORD_TYPE")) {
-        static const char *const types[] = {"example", "sequence_example", "bytes", NULL};
-        static const int codes[] = {EXAMPLE, SEQUENCE_EXAMPLE, RAW};
-        for (int i = 0; types[i] != NULL; i++) {
-            if (text != NULL && !strcasecmp(text, types[i])) {
-                b->record_type = codes[i];
-                return 0;
-            }
-        }
-        snprintf(err, ERRLEN, "COPY option RECORD_TYPE expects example, sequence_example or "
-                              "bytes, got %s", text ? text : "no value");
-        return -1;
-    }
-    if (!strcasecmp(name, "COMPRESSION") || !strcasecmp(name, "CODEC")) {
-        if (*compression_given) {
-            snprintf(err, ERRLEN, "COPY options COMPRESSION and CODEC contradict each other; "
-                                  "give one");
-            return -1;
-        }
-        *compression_given = 1;
-        if (text != NULL && (!strcasecmp(text, "none") || !strcasecmp(text, "uncompressed"))) {
-            b->compression = COMP_NONE;
-        } else if (text != NULL && !strcasecmp(text, "gzip")) {
-            b->compression = COMP_GZIP;
-        } else if (text != NULL && !strcasecmp(text, "zlib")) {
-            b->compression = COMP_ZLIB;
-        } else if (text != NULL && !strcasecmp(text, "auto")) {
-            b->compression = COMP_INFER; /* decided by each file's name */
-        } else {
-            snprintf(err, ERRLEN, "COPY option %s expects none, gzip, zlib or auto, got %s", name,
-                     text ? text : "no value");
-            return -1;
-        }
-        return 0;
-    }
-    if (!strcasecmp(name, "COMPRESSION_LEVEL")) {
-        char *end = NULL;
-        long level = text ? strtol(text, &end, 10) : -2;
-        if (text == NULL || *end != '\0' || level < 0 || level > 9) {
-            snprintf(err, ERRLEN, "COPY option COMPRESSION_LEVEL expects 0 to 9, got %s",
-                     text ? text : "no value");
-            return -1;
-        }
-        b->level = (int)level;
-        return 0;
-    }
-    if (!strcasecmp(name, "INDEX")) {
-        int v = option_bool(text);
-        if (v < 0) {
-            snprintf(err, ERRLEN, "COPY option INDEX expects a boolean, got %s", text);
-            return -1;
-        }
-        b->index = v;
-        return 0;
-    }
-    snprintf(err, ERRLEN,
-             "Unrecognized option \"%s\" for COPY ... (FORMAT tfrecord); valid options: "
-             "RECORD_TYPE, COMPRESSION (or CODEC), COMPRESSION_LEVEL, INDEX, and DuckDB's own "
-             "PARTITION_BY, OVERWRITE, OVERWRITE_OR_IGNORE, APPEND, FILENAME_PATTERN, "
-             "FILE_EXTENSION, PER_THREAD_OUTPUT, USE_TMP_FILE, RETURN_FILES",
-             name);
-    return -1;
-}
-
 static int parse_copy_options(duckdb_copy_function_bind_info info, copybind *b, char *err) {
     duckdb_value options = duckdb_copy_function_bind_get_options(info);
     if (options == NULL) {
         return 0;
     }
-    int rc = 0, compression_given = 0;
+    int rc = 0;
     if (!duckdb_is_null_value(options)) {
         /* a STRUCT of the options, names upper case; its type is the value's own (not to
          * be destroyed: that crashed DuckDB 1.4 and 2.0) */
@@ -304,18 +243,18 @@ static int parse_copy_options(duckdb_copy_function_bind_info info, copybind *b, 
             char *name = duckdb_struct_type_child_name(t, i);
             duckdb_value v = duckdb_get_struct_child(options, i);
             char *text = option_text(v);
-            rc = set_option(b, name, text, &compression_given, err);
+            rc = read_copy_option(&b->set, name, text, err);
             free(text);
             duckdb_destroy_value(&v);
             duckdb_free(name);
         }
     }
     duckdb_destroy_value(&options);
-    if (rc == 0 && b->level >= 0 && (b->compression == COMP_NONE)) {
+    if (rc == 0 && b->set.level >= 0 && (b->set.compression == COMP_NONE)) {
         snprintf(err, ERRLEN, "COPY option COMPRESSION_LEVEL needs COMPRESSION gzip or zlib");
         return -1;
     }
-    if (rc == 0 && b->index && b->compression != COMP_NONE && b->compression != COMP_INFER) {
+    if (rc == 0 && b->set.index && b->set.compression != COMP_NONE && b->set.compression != COMP_INFER) {
         snprintf(err, ERRLEN, "COPY option INDEX writes record offsets, which compressed files "
                               "do not have; drop INDEX or COMPRESSION");
         return -1;
@@ -333,12 +272,12 @@ static int plan_feature(copybind *b, idx_t i, const char *name, duckdb_logical_t
     if (ic->skip) {
         return 0;
     }
-    if (b->record_type == RAW && (ic->kind != KIND_BYTES || ic->shape != SCALAR)) {
+    if (b->set.record_type == RAW && (ic->kind != KIND_BYTES || ic->shape != SCALAR)) {
         snprintf(err, ERRLEN, "RECORD_TYPE bytes writes one VARCHAR or BLOB column verbatim, "
                               "but column \"%s\" is not one", name);
         return -1;
     }
-    if (b->record_type == EXAMPLE && ic->shape == LIST_OF_LIST) {
+    if (b->set.record_type == EXAMPLE && ic->shape == LIST_OF_LIST) {
         snprintf(err, ERRLEN,
                  "column \"%s\" is a list of lists: it becomes a SequenceExample feature list, "
                  "which an Example cannot hold; add RECORD_TYPE sequence_example (or flatten "
@@ -382,8 +321,8 @@ static int plan_columns(duckdb_copy_function_bind_info info, copybind *b, char *
     duckdb_logical_type row = duckdb_copy_function_bind_get_column_type(info, 0);
     duckdb_type id = duckdb_get_type_id(row);
     int rc = 0;
-    b->sc.record_type = b->record_type;
-    if (b->record_type == RAW && id != DUCKDB_TYPE_STRUCT) {
+    b->sc.record_type = b->set.record_type;
+    if (b->set.record_type == RAW && id != DUCKDB_TYPE_STRUCT) {
         b->ncols = 1;
         b->in = (incol *)calloc(1, sizeof(incol));
         b->enc = (int *)calloc(1, sizeof(int));
@@ -409,7 +348,7 @@ static int plan_columns(duckdb_copy_function_bind_info info, copybind *b, char *
             duckdb_destroy_logical_type(&t);
             duckdb_free(name);
         }
-        if (rc == 0 && b->record_type == RAW && b->sc.ncols != 1) {
+        if (rc == 0 && b->set.record_type == RAW && b->sc.ncols != 1) {
             snprintf(err, ERRLEN, "RECORD_TYPE bytes writes exactly one VARCHAR or BLOB column "
                                   "verbatim, but the row has %d fields; select one",
                      b->sc.ncols);
@@ -444,9 +383,11 @@ static void copy_bind(duckdb_copy_function_bind_info info) {
         duckdb_copy_function_bind_set_error(info, "out of memory");
         return;
     }
-    b->record_type = EXAMPLE;
-    b->compression = COMP_INFER;
-    b->level = -1;
+    b->set.record_type = EXAMPLE;
+    b->set.compression = COMP_INFER;
+    b->set.level = -1;
+    b->lock.fd = -1;
+    pthread_mutex_init(&b->mu, NULL);
     if (parse_copy_options(info, b, err) || plan_columns(info, b, err)) {
         copybind_free(b);
         duckdb_copy_function_bind_set_error(info, err);
@@ -498,16 +439,6 @@ static char *index_name(const char *path) {
     return xprintf("%.*s.%s.idx", dir_len, path, slash ? slash + 1 : path);
 }
 
-static int compression_of_name(const char *path) {
-    if (ends_with_ci(path, ".gz") || ends_with_ci(path, ".gzip")) {
-        return COMP_GZIP;
-    }
-    if (ends_with_ci(path, ".zz") || ends_with_ci(path, ".zlib")) {
-        return COMP_ZLIB;
-    }
-    return COMP_NONE;
-}
-
 /* The name a file DuckDB calls `path` gets: DuckDB's name, with the TFRecord extension
  * after a final '.' (DuckDB's name when no FILE_EXTENSION is given). */
 static char *final_name(const char *path, int compression) {
@@ -521,20 +452,30 @@ static char *final_name(const char *path, int compression) {
     return xstrdup(path);
 }
 
-/* The name DuckDB will give `path` (its USE_TMP_FILE: 'tmp_<name>' when <name> exists,
- * renamed by DuckDB once written), for naming the index sidecar after the data file. */
-static char *eventual_name(const char *path) {
-    const char *slash = strrchr(path, '/');
-    const char *base = slash ? slash + 1 : path;
-    if (strncmp(base, "tmp_", 4) == 0) {
-        char *target = xprintf("%.*s%s", (int)(base - path), path, base + 4);
-        struct stat st;
-        if (target != NULL && stat(target, &st) == 0) {
-            return target;
-        }
-        free(target);
+/* A name that says a compression holds that one (tfsql.naming.check_name_compression).
+ *
+ * Whether the name stays inside the COPY's target cannot be checked here: DuckDB applies
+ * FILENAME_PATTERN and FILE_EXTENSION itself, hands neither to the bind, and passes
+ * global init the path already joined and normalised ('a/b/target' with FILENAME_PATTERN
+ * '../../../x_{i}' arrives as 'a/x_0.'), so nothing tells it from a target of its own
+ * (docs/duckdb-extension.md says so; tfsql.connect()'s COPY refuses such patterns). */
+static int check_file_name(const char *final_path, int compression, char *err) {
+    size_t k = 0;
+    int said = name_compression(final_path, &k);
+    if (said != COMP_NONE && said != compression) {
+        static const char *const names[] = {"none", "gzip", "zlib"};
+        size_t n = strlen(final_path);
+        snprintf(err, ERRLEN,
+                 "COPY ... TO (FORMAT tfrecord): '%s' ends in '%s', which says %s, but the file "
+                 "would hold %s (COMPRESSION %s): name it '%.*s%s' or give COMPRESSION %s",
+                 final_path, final_path + n - k, names[said],
+                 compression == COMP_NONE ? "no compression" : names[compression], names[compression],
+                 (int)(n - k), final_path,
+                 compression == COMP_GZIP ? ".gz" : compression == COMP_ZLIB ? ".zz" : "",
+                 names[said]);
+        return -1;
     }
-    return xstrdup(path);
+    return 0;
 }
 
 static void copyfile_free(void *p) {
@@ -575,6 +516,20 @@ static void copyfile_free(void *p) {
     free(f);
 }
 
+/* Take the lock of the target of `final_path` for this COPY (once per statement). */
+static int take_target_lock(copybind *b, const char *final_path, char *err) {
+    char *target = copy_target_of(final_path);
+    if (target == NULL) {
+        snprintf(err, ERRLEN, "out of memory");
+        return -1;
+    }
+    pthread_mutex_lock(&b->mu);
+    int rc = copy_lock_take(&b->lock, target, err);
+    pthread_mutex_unlock(&b->mu);
+    free(target);
+    return rc;
+}
+
 static void copy_global_init(duckdb_copy_function_global_init_info info) {
     const copybind *b = (const copybind *)duckdb_copy_function_global_init_get_bind_data(info);
     const char *path = duckdb_copy_function_global_init_get_file_path(info);
@@ -588,7 +543,7 @@ static void copy_global_init(duckdb_copy_function_global_init_info info) {
     pthread_mutex_init(&f->lock, NULL);
     f->fd = -1;
     f->ncols = b->sc.ncols;
-    f->compression = b->compression == COMP_INFER ? compression_of_name(path) : b->compression;
+    f->compression = b->set.compression == COMP_INFER ? name_compression(path, NULL) : b->set.compression;
     f->final_path = final_name(path, f->compression);
     f->temp_path = f->final_path ? temp_name(f->final_path) : NULL;
     f->bufs = (colbufs *)calloc((size_t)f->ncols + 1, sizeof(colbufs));
@@ -597,22 +552,28 @@ static void copy_global_init(duckdb_copy_function_global_init_info info) {
         snprintf(err, ERRLEN, "out of memory");
         goto fail;
     }
-    if (b->index && f->compression == COMP_NONE) {
-        char *eventual = eventual_name(f->final_path);
-        f->index_final = eventual ? index_name(eventual) : NULL;
+    if (check_file_name(f->final_path, f->compression, err)) {
+        goto fail;
+    }
+    if (take_target_lock((copybind *)b, f->final_path, err)) {
+        goto fail;
+    }
+    if (b->set.index && f->compression == COMP_NONE) {
+        /* the sidecar of the file written; one DuckDB then moves from 'tmp_<name>' gets its
+         * index moved with it when the statement ends (move_tmp_indexes) */
+        f->index_final = index_name(f->final_path);
         f->index_temp = f->index_final ? temp_name(f->index_final) : NULL;
-        free(eventual);
         if (f->index_temp == NULL) {
             snprintf(err, ERRLEN, "out of memory");
             goto fail;
         }
-    } else if (b->index) {
+    } else if (b->set.index) {
         snprintf(err, ERRLEN, "COPY option INDEX: %s is compressed (its name says so), and "
                               "compressed files have no record offsets; drop INDEX",
                  f->final_path);
         goto fail;
     }
-    if (f->compression != COMP_NONE && deflater_start(&f->d, f->compression, b->level, err)) {
+    if (f->compression != COMP_NONE && deflater_start(&f->d, f->compression, b->set.level, err)) {
         goto fail;
     }
     f->fd = open(f->temp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
@@ -941,7 +902,34 @@ static int sync_directory_of(const char *path) {
     return 0;
 }
 
-static int commit_file(copyfile *f, char *err) {
+/* Remember a committed 'tmp_<name>' file with an index (move_tmp_indexes). */
+static void note_tmp_commit(copybind *b, const copyfile *f) {
+    const char *slash = strrchr(f->final_path, '/');
+    const char *base = slash ? slash + 1 : f->final_path;
+    struct stat st;
+    if (f->index_final == NULL || strncmp(base, "tmp_", 4) != 0 || stat(f->final_path, &st) != 0) {
+        return;
+    }
+    pthread_mutex_lock(&b->mu);
+    tmp_commit *grown = (tmp_commit *)realloc(b->tmp, (b->ntmp + 1) * sizeof(tmp_commit));
+    if (grown != NULL) {
+        b->tmp = grown;
+        tmp_commit *t = &b->tmp[b->ntmp];
+        t->data = xstrdup(f->final_path);
+        t->index = xstrdup(f->index_final);
+        t->dev = st.st_dev;
+        t->ino = st.st_ino;
+        if (t->data != NULL && t->index != NULL) {
+            b->ntmp++;
+        } else {
+            free(t->data);
+            free(t->index);
+        }
+    }
+    pthread_mutex_unlock(&b->mu);
+}
+
+static int commit_file(copybind *b, copyfile *f, char *err) {
     if (f->compression != COMP_NONE) {
         f->packed.len = 0;
         if (deflater_run(&f->d, NULL, 0, 1, &f->packed, err) ||
@@ -969,6 +957,12 @@ static int commit_file(copyfile *f, char *err) {
         }
         close(fd);
     }
+    pthread_mutex_lock(&b->mu);
+    int replaced = copy_lock_check(&b->lock, f->final_path, err);
+    pthread_mutex_unlock(&b->mu);
+    if (replaced) {
+        return -1;
+    }
     if (rename(f->temp_path, f->final_path) != 0) {
         snprintf(err, ERRLEN, "cannot rename %s to %s: %s", f->temp_path, f->final_path,
                  strerror(errno));
@@ -987,9 +981,13 @@ static int commit_file(copyfile *f, char *err) {
 
 static void copy_finalize(duckdb_copy_function_finalize_info info) {
     copyfile *f = (copyfile *)duckdb_copy_function_finalize_get_global_state(info);
+    copybind *b = (copybind *)duckdb_copy_function_finalize_get_bind_data(info);
     char err[ERRLEN] = "";
     pthread_mutex_lock(&f->lock);
-    int rc = commit_file(f, err);
+    int rc = commit_file(b, f, err);
+    if (rc == 0) {
+        note_tmp_commit(b, f);
+    }
     pthread_mutex_unlock(&f->lock);
     if (rc) {
         duckdb_copy_function_finalize_set_error(info, err);

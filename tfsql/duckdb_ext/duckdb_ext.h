@@ -26,6 +26,7 @@
  *   metadata.c     tfrecord_schema(...) and tfrecord_metadata(...)
  *   deflate.c      gzip / zlib streams for writing, through the run-time libz
  *   copy_to.c      COPY ... TO ... (FORMAT tfrecord) (DuckDB >= 1.5.6)
+ *   copy_lock.c    its target lock: tfsql/locking.py's protocol (flock '<target>/_tfsql.lock')
  *   copy_from.c    COPY t FROM ... (FORMAT tfrecord) (DuckDB >= 1.5.6)
  *   api_version.c  the C API table: v1.2.0, and v1.5.6 on engines that have it
  *   messages.c     data errors as fields (tferror), worded from the templates generated
@@ -413,6 +414,25 @@ void add_named_parameters(duckdb_table_function f);
 /* Read the named parameters into b's options; a NULL or refused value sets err. */
 int parse_options(duckdb_bind_info info, tfbind *b, const char *fname, char *err);
 
+/* The format's own options of COPY ... TO (FORMAT tfrecord). */
+typedef struct {
+    int record_type, compression, level, index; /* compression: COMP_*, COMP_INFER by name */
+    const char *compression_by;                 /* the spelling that set compression, or NULL */
+} copy_settings;
+
+/* Apply one COPY ... TO option as given (its name, its value's text, NULL for a flag alone),
+ * read by the table generated from tfsql.options.WRITE_OPTIONS; -1 with err set for an
+ * unknown option, one the native COPY refuses, a value refused, or a second spelling of
+ * an option already given. */
+int read_copy_option(copy_settings *s, const char *name, const char *text, char *err);
+
+/* The compression a file name's ending says (tfsql.naming.NAME_COMPRESSIONS): COMP_GZIP,
+ * COMP_ZLIB (the ending's length in *suffix_len unless NULL), or COMP_NONE. */
+int name_compression(const char *name, size_t *suffix_len);
+
+/* 1 when a name ends in a TFRecord suffix (tfsql.naming.TFRECORD_SUFFIXES, any case). */
+int is_tfrecord_suffix(const char *name);
+
 /* -- scan.c ------------------------------------------------------------------ */
 void tf_init(duckdb_init_info info);
 
@@ -497,6 +517,29 @@ void deflater_end(deflater *d);
 
 /* BOOLEAN and the integer types (int64_list features). */
 int integer_type(duckdb_type t);
+
+/* -- copy_lock.c --------------------------------------------------------------------- */
+
+/* A native COPY's hold on its target's lock (tfsql.locking). */
+typedef struct {
+    int fd;       /* the locked file, -1 when none is held */
+    int unlocked; /* the mount has no flock: written unlocked */
+    char *path;   /* '<target>/_tfsql.lock' */
+    dev_t dev;
+    ino_t ino;
+} copy_lock;
+
+/* The target of the file DuckDB names `path`: its directory without PARTITION_BY's
+ * key=value directories ('out/p=0/data_0.' -> 'out'; 'x.tfrecord' -> '.'). New string. */
+char *copy_target_of(const char *path);
+/* Take the lock of `target` unless `l` holds it; -1 with err set when another writer holds
+ * it (no waiting: see copy_lock.c) or its file cannot be made. */
+int copy_lock_take(copy_lock *l, const char *target, char *err);
+/* -1 with err set when the lock file `l` holds is no longer the one at its path (another
+ * writer's OVERWRITE removed it): `final_path` must then not be committed. */
+int copy_lock_check(const copy_lock *l, const char *final_path, char *err);
+/* Remove the lock file (while held) and release it. */
+void copy_lock_release(copy_lock *l);
 
 /* -- registration (copy_to.c, metadata.c) ------------------------------------------------------------------- */
 

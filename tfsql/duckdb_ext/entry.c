@@ -9,13 +9,8 @@
 #include "duckdb_ext.h"
 
 static int is_tfrecord_name(const char *name) {
-    static const char *suffixes[] = {".tfrecord",     ".tfrecords",     ".tfrecord.gz",
-                                     ".tfrecords.gz", ".tfrecord.gzip", ".tfrecord.zlib",
-                                     ".tfrecord.zz",  ".tfrec",         NULL};
-    for (int i = 0; suffixes[i]; i++) {
-        if (ends_with_ci(name, suffixes[i])) {
-            return 1;
-        }
+    if (is_tfrecord_suffix(name)) { /* tfsql.naming's suffixes (options_gen.h) */
+        return 1;
     }
     /* a glob over such files, such as 'data/part-?.tfrecord.gz' */
     if (has_glob_magic(name)) {

@@ -263,3 +263,132 @@ int parse_options(duckdb_bind_info info, tfbind *b, const char *fname, char *err
     }
     return 0;
 }
+
+/* ------------------------------------------------------------------------------------ */
+/* COPY ... TO (FORMAT tfrecord): its options, from the generated table                */
+/* ------------------------------------------------------------------------------------ */
+
+/* The generated COPY codes are the core's and the extension's. */
+typedef char copy_codes_agree[((int)TFSQL_COPY_COMPRESSION_NONE == (int)COMP_NONE &&
+                               (int)TFSQL_COPY_COMPRESSION_GZIP == (int)COMP_GZIP &&
+                               (int)TFSQL_COPY_COMPRESSION_ZLIB == (int)COMP_ZLIB &&
+                               (int)TFSQL_COPY_COMPRESSION_AUTO == (int)COMP_INFER) ? 1 : -1];
+
+static int flag_value(const char *text) {
+    if (text == NULL) {
+        return 1; /* a flag given alone */
+    }
+    if (!strcasecmp(text, "true") || !strcmp(text, "1") || !strcasecmp(text, "on")) {
+        return 1;
+    }
+    if (!strcasecmp(text, "false") || !strcmp(text, "0") || !strcasecmp(text, "off")) {
+        return 0;
+    }
+    return -1;
+}
+
+static int copy_value(const tfsql_copy_param *p, const char *text, int *value, char *err);
+
+int read_copy_option(copy_settings *s, const char *name, const char *text, char *err) {
+    const tfsql_copy_param *p = tfsql_copy_params;
+    while (p->name != NULL && strcasecmp(p->name, name) != 0) {
+        p++;
+    }
+    if (p->name == NULL) {
+        snprintf(err, ERRLEN,
+                 "Unrecognized option \"%s\" for COPY ... (FORMAT tfrecord); valid options: %s",
+                 name, TFSQL_COPY_VALID);
+        return -1;
+    }
+    if (p->option < 0) {
+        snprintf(err, ERRLEN,
+                 "COPY option %s (%s) is not available in the extension's native COPY, where "
+                 "DuckDB decides the files; use it through tfsql.connect() (Python), whose COPY "
+                 "writes the files itself",
+                 p->name, p->doc);
+        return -1;
+    }
+    int value = 0;
+    if (copy_value(p, text, &value, err)) {
+        return -1;
+    }
+    switch (p->option) {
+    case TFSQL_COPY_OPTION_RECORD_TYPE:
+        s->record_type = value;
+        break;
+    case TFSQL_COPY_OPTION_COMPRESSION:
+        if (s->compression_by != NULL) {
+            snprintf(err, ERRLEN, "COPY options %s and %s contradict each other; give one",
+                     s->compression_by, p->name);
+            return -1;
+        }
+        s->compression_by = p->name;
+        s->compression = value;
+        break;
+    case TFSQL_COPY_OPTION_COMPRESSION_LEVEL:
+        s->level = value;
+        break;
+    default:
+        s->index = value;
+        break;
+    }
+    return 0;
+}
+
+/* The value of COPY option `p` given as `text`: a choice's code, a level, 0 or 1. */
+static int copy_value(const tfsql_copy_param *p, const char *text, int *value, char *err) {
+    if (p->value == TFSQL_VALUE_CHOICE) {
+        if (text == NULL || !find_word(p->words, text, value)) {
+            snprintf(err, ERRLEN, "COPY option %s expects %s, got '%s'", p->name, p->choices,
+                     text ? text : "");
+            return -1;
+        }
+        return 0;
+    }
+    if (p->value == TFSQL_VALUE_LEVEL) {
+        char *end = NULL;
+        long level = text ? strtol(text, &end, 10) : -1;
+        if (text == NULL || *end != '\0' || level < 0 || level > 9) {
+            snprintf(err, ERRLEN, "COPY option %s expects 0 to 9, got %s", p->name,
+                     text ? text : "no value");
+            return -1;
+        }
+        *value = (int)level;
+        return 0;
+    }
+    *value = flag_value(text); /* TFSQL_VALUE_FLAG */
+    if (*value < 0) {
+        snprintf(err, ERRLEN, "COPY option %s expects a boolean, got %s", p->name, text);
+        return -1;
+    }
+    return 0;
+}
+
+int name_compression(const char *name, size_t *suffix_len) {
+    for (const tfsql_word *w = tfsql_name_compressions; w->word != NULL; w++) {
+        if (ends_with_ci(name, w->word)) {
+            if (suffix_len != NULL) {
+                *suffix_len = strlen(w->word);
+            }
+            return w->code == TFSQL_COMPRESSION_GZIP ? COMP_GZIP : COMP_ZLIB;
+        }
+    }
+    return COMP_NONE;
+}
+
+int is_tfrecord_suffix(const char *name) {
+    size_t n = strlen(name);
+    for (int b = 0; tfsql_tfrecord_bases[b] != NULL; b++) {
+        if (ends_with_ci(name, tfsql_tfrecord_bases[b])) {
+            return 1;
+        }
+        for (const tfsql_word *w = tfsql_name_compressions; w->word != NULL; w++) {
+            size_t k = strlen(w->word), m = strlen(tfsql_tfrecord_bases[b]);
+            if (n >= k + m && ends_with_ci(name, w->word) &&
+                strncasecmp(name + n - k - m, tfsql_tfrecord_bases[b], m) == 0) {
+                return 1;
+            }
+        }
+    }
+    return 0;
+}

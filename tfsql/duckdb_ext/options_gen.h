@@ -50,6 +50,9 @@ enum {
     TFSQL_VALUE_TYPES,
     TFSQL_VALUE_COLUMNS,
     TFSQL_VALUE_SIZE,
+    TFSQL_VALUE_FLAG,
+    TFSQL_VALUE_LEVEL,
+    TFSQL_VALUE_TEXT,
 };
 
 /* record_type: what the records hold: tf.train.Example, SequenceExample, or raw bytes (one binary column) */
@@ -184,6 +187,89 @@ static const tfsql_param tfsql_params[] = {
     {"batch_bytes", TFSQL_OPTION_BATCH_BYTES, TFSQL_VALUE_COUNT, NULL, NULL, 0, -1, -1, NULL},
     {"max_record_bytes", TFSQL_OPTION_MAX_RECORD_BYTES, TFSQL_VALUE_COUNT, NULL, NULL, 0, -1, -1, NULL},
     {NULL, 0, 0, NULL, NULL, 0, -1, -1, NULL},
+};
+
+/* COPY ... TO ... (FORMAT tfrecord): the writing options the extension reads
+ * (tfsql.options.NATIVE_COPY_OPTIONS). */
+enum {
+    TFSQL_COPY_OPTION_RECORD_TYPE,
+    TFSQL_COPY_OPTION_COMPRESSION,
+    TFSQL_COPY_OPTION_COMPRESSION_LEVEL,
+    TFSQL_COPY_OPTION_INDEX,
+};
+
+#define TFSQL_COPY_RECORD_TYPE_CHOICES "example, sequence_example, bytes"
+
+/* compression: gzip or zlib stream compression (files get .gz / .zz) */
+enum {
+    TFSQL_COPY_COMPRESSION_NONE = 0,
+    TFSQL_COPY_COMPRESSION_GZIP = 1,
+    TFSQL_COPY_COMPRESSION_ZLIB = 2,
+    TFSQL_COPY_COMPRESSION_AUTO = 3,
+};
+static const tfsql_word tfsql_copy_compression_words[] = {
+    {"none", TFSQL_COPY_COMPRESSION_NONE},
+    {"uncompressed", TFSQL_COPY_COMPRESSION_NONE},
+    {"gzip", TFSQL_COPY_COMPRESSION_GZIP},
+    {"gz", TFSQL_COPY_COMPRESSION_GZIP},
+    {"zlib", TFSQL_COPY_COMPRESSION_ZLIB},
+    {"deflate", TFSQL_COPY_COMPRESSION_ZLIB},
+    {"org.apache.hadoop.io.compress.gzipcodec", TFSQL_COPY_COMPRESSION_GZIP},
+    {"org.apache.hadoop.io.compress.defaultcodec", TFSQL_COPY_COMPRESSION_ZLIB},
+    {"org.apache.hadoop.io.compress.deflatecodec", TFSQL_COPY_COMPRESSION_ZLIB},
+    {"auto", TFSQL_COPY_COMPRESSION_AUTO},
+    {NULL, 0},
+};
+#define TFSQL_COPY_COMPRESSION_WHAT "None, 'gzip' or 'zlib' (alias 'deflate')"
+#define TFSQL_COPY_COMPRESSION_UNKNOWN_WORDING 1
+#define TFSQL_COPY_COMPRESSION_CHOICES "none, gzip, zlib or auto"
+
+/* One COPY option spelling: `option` is a TFSQL_COPY_OPTION_* the extension reads, or -1
+ * for an option it refuses (`doc` says what it does; tfsql.connect()'s COPY has it). */
+typedef struct {
+    const char *name;
+    int option;
+    int value;
+    const tfsql_word *words;
+    const char *choices;
+    const char *doc;
+} tfsql_copy_param;
+
+static const tfsql_copy_param tfsql_copy_params[] = {
+    {"PARTITION", -1, TFSQL_VALUE_COLUMNS, NULL, NULL, "columns whose values become key=value directories"},
+    {"RECORD_TYPE", TFSQL_COPY_OPTION_RECORD_TYPE, TFSQL_VALUE_CHOICE, tfsql_record_type_words, TFSQL_COPY_RECORD_TYPE_CHOICES, "Example, SequenceExample (list-of-list columns become feature lists) or raw bytes"},
+    {"COMPRESSION", TFSQL_COPY_OPTION_COMPRESSION, TFSQL_VALUE_CHOICE, tfsql_copy_compression_words, TFSQL_COPY_COMPRESSION_CHOICES, "gzip or zlib stream compression (files get .gz / .zz)"},
+    {"CODEC", TFSQL_COPY_OPTION_COMPRESSION, TFSQL_VALUE_CHOICE, tfsql_copy_compression_words, TFSQL_COPY_COMPRESSION_CHOICES, "gzip or zlib stream compression (files get .gz / .zz)"},
+    {"COMPRESSION_LEVEL", TFSQL_COPY_OPTION_COMPRESSION_LEVEL, TFSQL_VALUE_LEVEL, NULL, NULL, "0-9 (gzip/zlib)"},
+    {"ROWS_PER_FILE", -1, TFSQL_VALUE_COUNT, NULL, NULL, "start a new file after this many records"},
+    {"MAX_ROWS_PER_FILE", -1, TFSQL_VALUE_COUNT, NULL, NULL, "start a new file after this many records"},
+    {"FILE_SIZE_BYTES", -1, TFSQL_VALUE_SIZE, NULL, NULL, "start a new file after this many bytes"},
+    {"MAX_FILE_SIZE", -1, TFSQL_VALUE_SIZE, NULL, NULL, "start a new file after this many bytes"},
+    {"NUM_SHARDS", -1, TFSQL_VALUE_COUNT, NULL, NULL, "write exactly this many files part-0000k-of-0000N.tfrecord"},
+    {"TFDS", -1, TFSQL_VALUE_NAME, NULL, NULL, "write a TensorFlow Datasets directory of this dataset name"},
+    {"THREADS", -1, TFSQL_VALUE_COUNT, NULL, NULL, "threads that encode and compress files (default: cores, at most 8)"},
+    {"MAX_RECORD_BYTES", -1, TFSQL_VALUE_COUNT, NULL, NULL, "refuse a record larger than this, which readers would refuse by default (None: any size)"},
+    {"INDEX", TFSQL_COPY_OPTION_INDEX, TFSQL_VALUE_FLAG, NULL, NULL, "write a .<name>.idx record index beside each file (uncompressed files only)"},
+    {NULL, 0, 0, NULL, NULL, NULL},
+};
+
+/* The options a COPY error lists as valid. */
+#define TFSQL_COPY_VALID "RECORD_TYPE, COMPRESSION (or CODEC), COMPRESSION_LEVEL, INDEX, and DuckDB's own PARTITION_BY, OVERWRITE, OVERWRITE_OR_IGNORE, APPEND, FILENAME_PATTERN, FILE_EXTENSION, PER_THREAD_OUTPUT, USE_TMP_FILE, RETURN_FILES"
+
+/* File names (tfsql.naming): the endings that say TFRecord, alone or followed by an ending
+ * that says a compression. */
+static const char *const tfsql_tfrecord_bases[] = {
+    ".tfrecord",
+    ".tfrecords",
+    ".tfrec",
+    NULL,
+};
+static const tfsql_word tfsql_name_compressions[] = {
+    {".gz", TFSQL_COMPRESSION_GZIP},
+    {".gzip", TFSQL_COMPRESSION_GZIP},
+    {".zz", TFSQL_COMPRESSION_ZLIB},
+    {".zlib", TFSQL_COMPRESSION_ZLIB},
+    {NULL, 0},
 };
 
 /* read_parquet parameters accepted (a BOOLEAN) and ignored. */

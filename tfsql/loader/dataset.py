@@ -158,14 +158,11 @@ class RecordDataset:
         batch = self.numpy_batch(positions)
         return batch if self.transform is None else self.transform(batch)
 
-    def read_batch(self, positions: Sequence[int] | np.ndarray) -> Any:
-        """:meth:`__getitems__` without the random-access check: compressed files are
-        streamed forward, so ascending positions cost one pass (what a
-        :class:`~tfsql.loader.loader.Loader` does with ``shuffle=None``)."""
-        return self.read_batches([positions])[0]
-
     def read_batches(self, batches: Sequence[Sequence[int] | np.ndarray]) -> list[Any]:
-        """:meth:`read_batch` of several batches with one read plan and one decode (the
+        """:meth:`__getitems__` of several batches without the random-access check
+        (compressed files are streamed forward, so ascending positions cost one pass: what
+        a :class:`~tfsql.loader.loader.Loader` does with ``shuffle=None``), with one read
+        plan and one decode (the
         per-batch work of the C decoder's call, casts and Arrow wrapping is paid once).
 
         Examples

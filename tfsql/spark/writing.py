@@ -56,6 +56,7 @@ from tfsql.errors import WriteConflictError
 from tfsql.naming import (
     check_file_names,
     check_filename_pattern,
+    check_pattern_compression,
     tfrecord_extension,
     format_filename,
     has_tfrecord_name,
@@ -145,6 +146,9 @@ def plan_write(options: Mapping[str, str], schema: StructType, overwrite: bool) 
     if pattern is not None:
         check_filename_pattern(pattern, shards=True)  # {n}: the number of files of the job
         check_file_names(pattern, None, ".tfrecord")
+        check_pattern_compression(
+            pattern, opts["compression"], option=_spelled("filename_pattern"), compression_option=_spelled("compression")
+        )
     fs, root = fsspec.core.url_to_fs(target)
     if fs.isfile(root):
         raise ValueError(

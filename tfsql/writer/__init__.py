@@ -40,6 +40,7 @@ from tfsql.option_values import DEFAULT_MAX_RECORD_BYTES, Mode, RecordType, Writ
 from tfsql.naming import (
     check_file_names,
     check_filename_pattern,
+    check_pattern_compression,
     is_single_file_target,
     tfrecord_extension,
 )
@@ -86,9 +87,11 @@ def write_tfrecord(
         ``__arrow_c_array__``; or an iterable of record batches (a generator streams).
         Input is consumed one batch at a time.
     path : str or path-like
-        The target: a name ending in a TFRecord suffix (``.tfrecord``, ``.tfrecords``,
-        ``.tfrecord.gz``, ``.tfrecord.zz``) is **one file** (written under a temporary
-        name and renamed into place; ``.gz`` / ``.zz`` imply the compression); anything
+        The target: a name ending in a TFRecord suffix (``.tfrecord``, ``.tfrecords`` or
+        ``.tfrec``, optionally followed by ``.gz`` / ``.gzip`` or ``.zz`` / ``.zlib``) is
+        **one file** (written under a temporary name and renamed into place; the
+        compression suffix implies the compression, and a ``compression`` that contradicts
+        it is refused); anything
         else, and any path ending in ``/``, is a directory of part files (see
         `tfsql.naming`). An fsspec URL (``s3://...``, ``memory://...``) works.
     partition_by : str or list of str, optional
@@ -281,6 +284,8 @@ def check_combinations(options: WriteOptions) -> WriteOptions:
     check_file_names(
         options.filename_pattern, options.shard_prefix if shards else None, tfrecord_extension(options.compression)
     )
+    if options.filename_pattern is not None:
+        check_pattern_compression(options.filename_pattern, options.compression)
     if options.tfds is not None:
         from tfsql.tfds import check_tfds_options
 

@@ -208,6 +208,7 @@ class Target:
             f"{self.display!r} already holds data{how}; pass mode='append', 'overwrite', "
             f"'overwrite_partitions' or 'ignore', or choose another path",
             path=self.display,
+            reason="committed_meanwhile" if meanwhile else "target_holds_data",
         )
 
     def recover(self) -> None:
@@ -222,7 +223,7 @@ class Target:
         path = self.root
         while not self.fs.exists(path):
             missing = path
-            parent = self.fs._parent(path)
+            parent = _parent(path)
             if parent == path or not parent:
                 break
             path = parent
@@ -326,7 +327,7 @@ class WriteJob:
                 return
             if path == created:
                 return
-            path = fs._parent(path)
+            path = _parent(path)
 
     # -- staging ------------------------------------------------------------------------
 
@@ -455,6 +456,7 @@ class WriteJob:
                     f"{target.shown(rel)!r} already exists; choose another shard_prefix or filename_pattern "
                     f"or write with mode='overwrite'",
                     path=target.shown(rel),
+                    reason="file_exists",
                 )
 
     def _replaced_entries(self, files: StagedFiles) -> list[str]:
@@ -517,3 +519,14 @@ def split_partitions(
         directory = partitioning.partition_path(list(partition_by), values)
         part = data if len(rows) == batch.num_rows else data.take(pa.array(rows))
         yield directory, dict(zip(partition_by, values)), rows, part
+
+
+def _parent(path: str) -> str:
+    """The directory holding ``path``, a path of the target's filesystem (its protocol
+    stripped): fsspec's paths are '/'-separated, and it documents no public parent (its
+    ``_parent`` is private). ``"bucket"`` -> ``""``; ``"/"`` -> ``"/"``.
+
+    >>> _parent("/data/out/"), _parent("bucket/out"), _parent("bucket"), _parent("/")
+    ('/data', 'bucket', '', '/')
+    """
+    return posixpath.dirname(path.rstrip("/")) if path.rstrip("/") else path

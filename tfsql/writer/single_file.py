@@ -24,7 +24,8 @@ from tfsql import locking
 from tfsql.commit import remove_dead_file_staging, single_file_staging
 from tfsql.compressing import compressor
 from tfsql.discovery import _coerce_filesystem, _resolve
-from tfsql.naming import compression_from_name
+from tfsql.errors import WriteConflictError
+from tfsql.naming import check_name_compression, compression_from_name
 from tfsql.options import WriteOptions
 from tfsql.record_index import move_indexed
 from tfsql.staging import removed_at_exit
@@ -56,6 +57,7 @@ def write_single_file(data: Any, path: Any, options: WriteOptions) -> WriteResul
             f"{text!r} names one file (it ends in a TFRecord suffix), but {given[0]} writes a "
             f"directory of files; drop the suffix or add a trailing '/' to write a directory"
         )
+    check_name_compression(posixpath.basename(text), options.compression or compression_from_name(text))
     fs, target = _resolve(text, _coerce_filesystem(options.filesystem))
     if fs.isdir(target):
         raise IsADirectoryError(
@@ -64,9 +66,11 @@ def write_single_file(data: Any, path: Any, options: WriteOptions) -> WriteResul
         )
     exists = fs.exists(target)
     if exists and options.mode == "error":
-        raise FileExistsError(
+        raise WriteConflictError(
             f"{text!r} already exists; pass mode='overwrite' to replace it, 'append' to add "
-            "records to it or 'ignore' to keep it, or choose another name"
+            "records to it or 'ignore' to keep it, or choose another name",
+            path=text,
+            reason="target_exists",
         )
     if exists and options.mode == "ignore":
         return WriteResult(path=text, skipped=True)
