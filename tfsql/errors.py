@@ -130,7 +130,11 @@ class CorruptRecordError(TFSQLError, ValueError):
         template = messages.CORRUPT.get(self.reason)
         if template is None:
             return self.reason
-        hint = messages.render(messages.AT_BYTE_ZERO, dialect) if self.offset == 0 else ""
+        hint = ""
+        if self.offset == 0:
+            from tfsql.sniffing import not_tfrecord_hint  # (imports the codec, which imports this)
+
+            hint = not_tfrecord_hint(self.path, dialect)
         detail = self.detail or ""
         if self.reason == "malformed" and detail:
             detail = messages.render(messages.MALFORMED_DETAIL, dialect, detail=detail)

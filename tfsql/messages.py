@@ -34,6 +34,7 @@ __all__ = [
     "DIALECTS",
     "FILE_CHANGED",
     "FILE_CHANGED_WHAT",
+    "GZIP_OF",
     "INFER",
     "INFER_FILES",
     "INFER_KINDS_JOIN",
@@ -43,6 +44,8 @@ __all__ = [
     "INFER_NAMES_JOIN",
     "MALFORMED_DETAIL",
     "MALFORMED_FEATURE",
+    "NOT_TFRECORD",
+    "NOT_TFRECORD_WHAT",
     "SCHEMA",
     "SKIPPED",
     "SKIPPED_WHAT",
@@ -85,6 +88,21 @@ WHERE_OFFSET = " at byte {offset}"
 AT_BYTE_ZERO = (
     "; at byte 0 this usually means the file is not a TFRecord file (or is compressed: pass {compression_option})"
 )
+#: What replaces `AT_BYTE_ZERO` when the file's first bytes say what it is
+#: (`tfsql.sniffing`; the keys of ``NOT_TFRECORD_WHAT`` are the C core's
+#: ``tfsql_sniff_format``): ``{what}`` from ``NOT_TFRECORD_WHAT`` (inside `GZIP_OF` for a
+#: gzip file holding it), ``{reader}`` the dialect phrase ``read_<key>``.
+NOT_TFRECORD = "; its bytes are {what}, not TFRecord: read it with {reader}"
+NOT_TFRECORD_WHAT: dict[str, str] = {
+    "parquet": "Parquet",
+    "orc": "ORC",
+    "arrow": "Arrow IPC (Feather)",
+    "json": "JSON",
+    "text": "text (CSV or similar)",
+    "png": "a PNG image",
+    "jpeg": "a JPEG image",
+}
+GZIP_OF = "gzip-compressed {what}"
 #: How a malformed record's detail is put (``{detail}`` of ``CORRUPT["malformed"]``).
 MALFORMED_DETAIL = " ({detail})"
 #: The detail of a malformed record whose bad feature the decoder names.
@@ -177,6 +195,13 @@ DIALECTS: dict[str, dict[str, str]] = {
         "lists_option": "lists='always'",
         "missing_insert": "missing_columns='insert'",
         "binary_option": "schema= giving it pa.binary()",
+        "read_parquet": "pl.read_parquet or pyarrow.parquet.read_table",
+        "read_orc": "pyarrow.orc.read_table",
+        "read_arrow": "pl.read_ipc or pyarrow.ipc.open_file",
+        "read_json": "pl.read_json or pl.read_ndjson",
+        "read_text": "pl.read_csv",
+        "read_png": "open(path, 'rb').read() (an image file is one value, not records)",
+        "read_jpeg": "open(path, 'rb').read() (an image file is one value, not records)",
     },
     "sql": {
         "skip_option": "add on_corrupt := 'skip' or ignore_errors := true to the tfrecord_scan call",
@@ -189,6 +214,13 @@ DIALECTS: dict[str, dict[str, str]] = {
         "lists_option": "lists := 'always'",
         "missing_insert": "missing_columns := 'insert'",
         "binary_option": "schema := giving it 'BLOB'",
+        "read_parquet": "read_parquet(...)",
+        "read_orc": "pyarrow.orc (DuckDB has no ORC reader)",
+        "read_arrow": "read_arrow(...) of the arrow community extension",
+        "read_json": "read_json(...)",
+        "read_text": "read_csv(...)",
+        "read_png": "read_blob(...) (an image file is one value, not records)",
+        "read_jpeg": "read_blob(...) (an image file is one value, not records)",
     },
 }
 
