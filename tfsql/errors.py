@@ -384,6 +384,26 @@ class NoDataError(TFSQLError, FileNotFoundError):
     no files found in the directory '...'
     """
 
+    def __init__(self, *args: Any, pattern: str | None = None) -> None:
+        super().__init__(*args)
+        self.pattern = pattern
+
+    @classmethod
+    def no_match(cls, pattern: str) -> NoDataError:
+        """A glob that matches nothing (`tfsql.messages.NO_MATCH`).
+
+        >>> NoDataError.no_match("d/*.tfrecord").message("sql")
+        "no files match the pattern 'd/*.tfrecord'; check the pattern (pass glob := false to read a path containing *, ? or [ literally)"
+        """
+        error = cls(messages.render(messages.NO_MATCH, "python", pattern=repr(pattern)), pattern=pattern)
+        return error
+
+    def message(self, dialect: str = "python") -> str:
+        """The message, its advice spelled for ``dialect`` (:data:`tfsql.messages.DIALECTS`)."""
+        if self.pattern is None:
+            return str(self)
+        return messages.render(messages.NO_MATCH, dialect, pattern=repr(self.pattern))
+
 
 class OptionError(ValueError):
     """An option value is not accepted (:mod:`tfsql.options`); the message names the

@@ -44,6 +44,7 @@ __all__ = [
     "INFER_NAMES_JOIN",
     "MALFORMED_DETAIL",
     "MALFORMED_FEATURE",
+    "NO_MATCH",
     "NOT_TFRECORD",
     "NOT_TFRECORD_WHAT",
     "SCHEMA",
@@ -87,6 +88,11 @@ WHERE_RECORD = ", record {record_index}"
 WHERE_OFFSET = " at byte {offset}"
 AT_BYTE_ZERO = (
     "; at byte 0 this usually means the file is not a TFRecord file (or is compressed: pass {compression_option})"
+)
+#: A glob that matches nothing (`tfsql.NoDataError.no_match`).
+NO_MATCH = (
+    "no files match the pattern {pattern}; check the pattern (pass {glob_literal} to read a path containing "
+    "*, ? or [ literally)"
 )
 #: What replaces `AT_BYTE_ZERO` when the file's first bytes say what it is
 #: (`tfsql.sniffing`; the keys of ``NOT_TFRECORD_WHAT`` are the C core's
@@ -202,6 +208,7 @@ DIALECTS: dict[str, dict[str, str]] = {
         "read_text": "pl.read_csv",
         "read_png": "open(path, 'rb').read() (an image file is one value, not records)",
         "read_jpeg": "open(path, 'rb').read() (an image file is one value, not records)",
+        "glob_literal": "glob=False",
     },
     "sql": {
         "skip_option": "add on_corrupt := 'skip' or ignore_errors := true to the tfrecord_scan call",
@@ -221,6 +228,27 @@ DIALECTS: dict[str, dict[str, str]] = {
         "read_text": "read_csv(...)",
         "read_png": "read_blob(...) (an image file is one value, not records)",
         "read_jpeg": "read_blob(...) (an image file is one value, not records)",
+        "glob_literal": "glob := false",
+    },
+    "cli": {
+        "skip_option": "pass --on-corrupt skip",
+        "skip_mode": "--on-corrupt skip",
+        "compression_option": "--compression",
+        "no_compression": "--compression none",
+        "record_type_option": "--record-type",
+        "schema_option": "--schema",
+        "infer_option": "--infer-sample N",
+        "lists_option": "--lists always",
+        "missing_insert": "--missing-columns insert",
+        "binary_option": "--schema giving it BLOB",
+        "read_parquet": "tfsql convert FILE OUT (to TFRecord) or tfsql sql \"SELECT * FROM read_parquet('FILE')\"",
+        "read_orc": "pyarrow.orc.read_table (tfsql convert reads Parquet, CSV and JSON)",
+        "read_arrow": "pyarrow.ipc.open_file (tfsql convert reads Parquet, CSV and JSON)",
+        "read_json": "tfsql convert FILE OUT --from json (to TFRecord) or tfsql sql \"SELECT * FROM read_json('FILE')\"",
+        "read_text": "tfsql convert FILE OUT --from csv (to TFRecord) or tfsql sql \"SELECT * FROM read_csv('FILE')\"",
+        "read_png": "tfsql sql \"SELECT * FROM read_blob('FILE')\" (an image file is one value, not records)",
+        "read_jpeg": "tfsql sql \"SELECT * FROM read_blob('FILE')\" (an image file is one value, not records)",
+        "glob_literal": "--glob false",
     },
 }
 

@@ -78,6 +78,7 @@ static const tfsql_field TFSQL_MSG_SQL_PHRASES[] = {
     {"read_text", "read_csv(...)"},
     {"read_png", "read_blob(...) (an image file is one value, not records)"},
     {"read_jpeg", "read_blob(...) (an image file is one value, not records)"},
+    {"glob_literal", "glob := false"},
     {NULL, NULL},
 };
 
