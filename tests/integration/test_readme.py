@@ -150,30 +150,27 @@ def test_cli_command_runs(workdir, command):
     assert done.returncode == 0, done.stderr.decode()
 
 
-def test_every_output_lands_in_an_ignored_directory(workdir):
-    # The README's commands have run (above, in this module's order); nothing they wrote
-    # may be left outside demo-data/, which .gitignore lists.
-    assert "/demo-data/" in (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
-    written = sorted(entry.name for entry in workdir.iterdir() if not entry.is_symlink())
-    assert written == ["demo-data"]
-
-
 def test_the_duckdb_command_runs_as_written(workdir):
     if shutil.which("duckdb", path=str(BIN)) is None:
         pytest.skip("the duckdb command (pip install duckdb-cli) is not in this venv")
     section = _section("### The DuckDB extension")
-    (command,) = [line for block in re.findall(r"```sh\n(.*?)```", section, flags=re.S) for line in block.splitlines()]
-    done = subprocess.run(
-        ["bash", "-c", command],
-        cwd=workdir,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=120,
-        env=_activated_env(),
-    )
-    assert done.returncode == 0, done.stderr
-    assert "2000" in done.stdout
+    blocks = re.findall(r"```sh\n(.*?)```", section, flags=re.S)
+    assert len(blocks) == 2  # a count, then the whole prep round trip (a heredoc)
+    outputs = []
+    for block in blocks:  # pasted into a shell at the root, as written
+        done = subprocess.run(
+            ["bash", "-c", block],
+            cwd=workdir,
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=120,
+            env=_activated_env(),
+        )
+        assert done.returncode == 0 and "Error" not in done.stderr, done.stderr
+        outputs.append(done.stdout)
+    assert "2000" in outputs[0]
+    assert "rows_back" in outputs[1] and (workdir / "demo-data" / "prepped").is_dir()
 
 
 def test_the_extension_options_the_readme_lists_are_exactly_the_native_ones(workdir):
@@ -198,3 +195,12 @@ def test_the_extension_options_the_readme_lists_are_exactly_the_native_ones(work
     assert con.sql(query).fetchall() == [(2000,)]
     with pytest.raises(duckdb.BinderException, match='Invalid named parameter "split_bytes"'):
         con.sql(f"SELECT * FROM tfrecord_scan('{reviews}', split_bytes := 4096)")
+
+
+def test_every_output_lands_in_an_ignored_directory(workdir):
+    # The README's blocks have run (above, in this module's order: Python, the tfsql
+    # command, the duckdb command); nothing they wrote may be left outside demo-data/,
+    # which .gitignore lists. (Last in the module.)
+    assert "/demo-data/" in (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
+    written = sorted(entry.name for entry in workdir.iterdir() if not entry.is_symlink())
+    assert written == ["demo-data"]
