@@ -499,9 +499,10 @@ def test_readme_round_trip_runs_in_the_duckdb_command(tmp_path):
         if label in (0, 4) and score > 0.2
     )
     assert out.stdout.split()[-1] == f"{expected},3"
-    assert sorted(p.name for p in (tmp_path / "demo-data" / "prepped").rglob("*") if p.is_file()) == [
-        "data_0.tfrecord.gz"
-    ] * 3
+    assert (
+        sorted(p.name for p in (tmp_path / "demo-data" / "prepped").rglob("*") if p.is_file())
+        == ["data_0.tfrecord.gz"] * 3
+    )
 
 
 def test_tfsql_files_command_lists_files_and_counts(tmp_path):

@@ -215,13 +215,18 @@ def test_run_list_names_every_packaged_script(capsys):
     out = capsys.readouterr().out
     listed = [line.split()[0] for line in out.splitlines()[: len(SCRIPTS)]]
     assert listed == [s.stem for s in SCRIPTS]
-    assert "split_train_test       Split a dataset into train / validation / test (80 / 10 / 10) by a hash of its id." in out
+    assert (
+        "split_train_test       Split a dataset into train / validation / test (80 / 10 / 10) by a hash of its id."
+        in out
+    )
 
 
 def test_run_of_an_unknown_name_lists_the_scripts(capsys):
     assert main(["run", "split_train"]) == 2
     err = capsys.readouterr().err
-    assert "no such SQL script: split_train (neither a file nor a script shipped with tfsql: convert_to_tfrecord," in err
+    assert (
+        "no such SQL script: split_train (neither a file nor a script shipped with tfsql: convert_to_tfrecord," in err
+    )
 
 
 def test_demo_writes_an_uncompressed_indexed_copy(tmp_path, capsys):

@@ -67,5 +67,7 @@ def script_listing() -> str:
     width = max(len(n) for n, _ in scripts)
     lines = [f"{name:<{width}}  {what}" for name, what in scripts]
     lines.append("")
-    lines.append(f"Run one with: tfsql run NAME --param name=value (its params are listed at the top of {_directory()}/NAME.sql)")
+    lines.append(
+        f"Run one with: tfsql run NAME --param name=value (its params are listed at the top of {_directory()}/NAME.sql)"
+    )
     return "\n".join(lines)
