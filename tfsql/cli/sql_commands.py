@@ -76,7 +76,9 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         console.out(script_listing())
         return EXIT_OK
     if args.file is None:
-        raise UsageError("tfsql run needs a script: a .sql file, '-' for standard input, or a name from tfsql run --list")
+        raise UsageError(
+            "tfsql run needs a script: a .sql file, '-' for standard input, or a name from tfsql run --list"
+        )
     params = parse_params(args.param or [])
     if args.file == "-":
         source, script = "<stdin>", sys.stdin.read()
