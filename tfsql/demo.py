@@ -191,11 +191,19 @@ def write_demo_dataset(
     import tfsql
 
     table = reviews_table(rows=rows, seed=seed)
-    options = dict(partition_by="label", max_rows_per_file=ROWS_PER_FILE, mode="overwrite")
     # the same records uncompressed, with index sidecars: random access (tfsql.loader,
     # tfsql index / count) needs the byte offsets a gzip stream does not have
-    tfsql.write_tfrecord(table, str(Path(directory) / PLAIN_NAME), index=True, **options)
-    return tfsql.write_tfrecord(table, str(Path(directory) / "reviews"), compression="gzip", **options)
+    for name, plain in ((PLAIN_NAME, True), ("reviews", False)):
+        result = tfsql.write_tfrecord(
+            table,
+            str(Path(directory) / name),
+            partition_by="label",
+            compression=None if plain else "gzip",
+            index=plain,
+            max_rows_per_file=ROWS_PER_FILE,
+            mode="overwrite",
+        )
+    return result
 
 
 @contextlib.contextmanager
