@@ -424,6 +424,12 @@ def detect_compression(head: _BufferLike) -> Optional[str]:
     """``"gzip"``, ``"zlib"`` or None (a TFRecord header, or anything else) from a
     file's first bytes."""
 
+def sniff_format(head: _BufferLike) -> Optional[str]:
+    """What a file that is not TFRecord is, from its first bytes: ``"parquet"``,
+    ``"orc"``, ``"arrow"``, ``"png"``, ``"jpeg"``, ``"gzip"`` (ask again about the
+    decompressed bytes), ``"json"``, ``"text"``; None for a TFRecord header or anything
+    else."""
+
 def intent_view(record: bytes, rels: list[str]) -> list[Union[None, bool, str]]:
     """How to read the files ``rels`` (relative to the directory holding the intent
     record ``record``): None as they are, False left out (a new file a rollback moves

@@ -319,6 +319,18 @@ static PyObject *rules_detect_compression(PyObject *self, PyObject *arg) {
                                        : Py_NewRef(Py_None);
 }
 
+/* sniff_format(head: bytes-like) -> "parquet", "png", "text"... or None (tfsql_sniff_format) */
+static PyObject *rules_sniff_format(PyObject *self, PyObject *arg) {
+    (void)self;
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE)) {
+        return NULL;
+    }
+    const char *format = tfsql_sniff_format((const uint8_t *)view.buf, (size_t)view.len);
+    PyBuffer_Release(&view);
+    return format != NULL ? PyUnicode_FromString(format) : Py_NewRef(Py_None);
+}
+
 /* walk_action(kind, context) -> action (see tfsql_walk_action) */
 static PyObject *rules_walk_action(PyObject *self, PyObject *args) {
     (void)self;
@@ -670,6 +682,8 @@ PyMethodDef tfsql_rules_methods[] = {
      "tfds_features(document) -> ([(name, type or None, is_list, class_label)], complete) or None"},
     {"detect_compression", rules_detect_compression, METH_O,
      "detect_compression(head) -> 'gzip', 'zlib' or None"},
+    {"sniff_format", rules_sniff_format, METH_O,
+     "sniff_format(head) -> 'parquet', 'orc', 'arrow', 'png', 'jpeg', 'gzip', 'json', 'text' or None"},
     {"walk_action", rules_walk_action, METH_VARARGS,
      "walk_action(kind, context) -> what a listing does with an entry"},
     {"intent_view", rules_intent_view, METH_VARARGS,

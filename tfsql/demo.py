@@ -49,6 +49,8 @@ LABEL_SHARES = (0.08, 0.12, 0.20, 0.27, 0.33)  # 1-star reviews are rare, 5-star
 SPLIT_SHARES = {"train": 0.8, "validation": 0.1, "test": 0.1}
 DUPLICATE_SHARE = 0.02
 ROWS_PER_FILE = 2_500
+#: The uncompressed, indexed copy beside ``reviews`` (random access needs byte offsets).
+PLAIN_NAME = "reviews-plain"
 
 _OPENERS = (
     ("Terrible", "Awful", "Do not buy this", "Very disappointed with the", "Returned the"),
@@ -156,10 +158,13 @@ def write_demo_dataset(
     rows: int = DEFAULT_ROWS,
     seed: int = 0,
 ):
-    """Write the reviews to ``directory/reviews`` as hive-partitioned gzip TFRecord.
+    """Write the reviews to ``directory/reviews`` as hive-partitioned gzip TFRecord,
+    and the same records uncompressed with their index sidecars to
+    ``directory/reviews-plain`` (for random access: `tfsql.loader`, ``tfsql index``).
 
     The files are partitioned by ``label`` (``reviews/label=0/...``), at most
-    2,500 records per file. An existing ``reviews`` directory is replaced.
+    2,500 records per file. Existing ``reviews`` and ``reviews-plain`` directories are
+    replaced.
 
     Parameters
     ----------
@@ -171,25 +176,34 @@ def write_demo_dataset(
     Returns
     -------
     tfsql.WriteResult
+        The write of ``reviews``.
 
     Examples
     --------
-    >>> import tempfile, tfsql
-    >>> result = write_demo_dataset(tempfile.mkdtemp(), rows=500)
+    >>> import os, tempfile, tfsql
+    >>> directory = tempfile.mkdtemp()
+    >>> result = write_demo_dataset(directory, rows=500)
     >>> result.rows, tfsql.dataset(result.path).count_rows()
     (500, 500)
+    >>> sorted(os.listdir(os.path.join(directory, "reviews-plain", "label=0")))[0].startswith(".part-")  # an index
+    True
     """
     import tfsql
 
-    target = Path(directory) / "reviews"
-    return tfsql.write_tfrecord(
-        reviews_table(rows=rows, seed=seed),
-        str(target),
-        partition_by="label",
-        compression="gzip",
-        max_rows_per_file=ROWS_PER_FILE,
-        mode="overwrite",
-    )
+    table = reviews_table(rows=rows, seed=seed)
+    # the same records uncompressed, with index sidecars: random access (tfsql.loader,
+    # tfsql index / count) needs the byte offsets a gzip stream does not have
+    for name, plain in ((PLAIN_NAME, True), ("reviews", False)):
+        result = tfsql.write_tfrecord(
+            table,
+            str(Path(directory) / name),
+            partition_by="label",
+            compression=None if plain else "gzip",
+            index=plain,
+            max_rows_per_file=ROWS_PER_FILE,
+            mode="overwrite",
+        )
+    return result
 
 
 @contextlib.contextmanager
@@ -227,9 +241,9 @@ def run_demo(
     Parameters
     ----------
     directory : str or path-like
-        Output directory: ``reviews/`` (the dataset) and ``splits/`` (the train and
-        test splits written by ``COPY``) are created inside it and replaced when they
-        exist.
+        Output directory: ``reviews/`` (the dataset), ``reviews-plain/`` (its
+        uncompressed, indexed copy) and ``splits/`` (the train and test splits written
+        by ``COPY``) are created inside it and replaced when they exist.
     rows, seed : int
         See :func:`reviews_table`.
     echo : callable
@@ -262,7 +276,8 @@ def run_demo(
     splits = str(directory / "splits")
     echo(
         f"Wrote {result.rows:,} synthetic product reviews to {reviews}/ "
-        f"({len(result.files)} gzip TFRecord files partitioned by label, {result.bytes:,} bytes)."
+        f"({len(result.files)} gzip TFRecord files partitioned by label, {result.bytes:,} bytes),\n"
+        f"and the same records uncompressed with index sidecars to {directory / PLAIN_NAME}/ (random access)."
     )
     ds = tfsql.dataset(reviews)
     columns = ", ".join(
@@ -318,6 +333,7 @@ def run_demo(
         f"  tfsql sql \"SELECT label, count(*) FROM tfrecord_scan('{reviews}') GROUP BY ALL\"\n"
         f"  tfsql head {reviews} -n 3\n"
         f"  tfsql schema {reviews}\n"
-        f"  tfsql run sql/split_train_test.sql --param src={reviews} --param out={directory / 'prepared'}"
+        f"  tfsql run split_train_test --param src={reviews} --param out={directory / 'prepared'}\n"
+        f"  tfsql index {directory / PLAIN_NAME}   # the uncompressed copy: random access by record"
     )
     return {"rows": result.rows, "files": len(result.files), **split_counts}

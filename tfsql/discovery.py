@@ -403,10 +403,7 @@ def _list_item(
         info = None
     if info is None:
         if glob and has_glob_magic(path):
-            raise NoDataError(
-                f"no files match the pattern {item!r}; check the pattern "
-                "(pass glob=False to read a path containing *, ? or [ literally)"
-            )
+            raise NoDataError.no_match(item)
         raise FileNotFoundError(f"no such file or directory: {item!r}; check the path")
     action = _walk_action(fs, path, info, codec.NAMED)
     if action == codec.WALK_DESCEND:

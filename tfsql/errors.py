@@ -130,7 +130,11 @@ class CorruptRecordError(TFSQLError, ValueError):
         template = messages.CORRUPT.get(self.reason)
         if template is None:
             return self.reason
-        hint = messages.render(messages.AT_BYTE_ZERO, dialect) if self.offset == 0 else ""
+        hint = ""
+        if self.offset == 0:
+            from tfsql.sniffing import not_tfrecord_hint  # (imports the codec, which imports this)
+
+            hint = not_tfrecord_hint(self.path, dialect)
         detail = self.detail or ""
         if self.reason == "malformed" and detail:
             detail = messages.render(messages.MALFORMED_DETAIL, dialect, detail=detail)
@@ -385,6 +389,26 @@ class NoDataError(TFSQLError, FileNotFoundError):
     ...     print(str(err).split(":")[0])
     no files found in the directory '...'
     """
+
+    def __init__(self, *args: Any, pattern: str | None = None) -> None:
+        super().__init__(*args)
+        self.pattern = pattern
+
+    @classmethod
+    def no_match(cls, pattern: str) -> NoDataError:
+        """A glob that matches nothing (`tfsql.messages.NO_MATCH`).
+
+        >>> NoDataError.no_match("d/*.tfrecord").message("sql")
+        "no files match the pattern 'd/*.tfrecord'; check the pattern (pass glob := false to read a path containing *, ? or [ literally)"
+        """
+        error = cls(messages.render(messages.NO_MATCH, "python", pattern=repr(pattern)), pattern=pattern)
+        return error
+
+    def message(self, dialect: str = "python") -> str:
+        """The message, its advice spelled for ``dialect`` (:data:`tfsql.messages.DIALECTS`)."""
+        if self.pattern is None:
+            return str(self)
+        return messages.render(messages.NO_MATCH, dialect, pattern=repr(self.pattern))
 
 
 class OptionError(ValueError):

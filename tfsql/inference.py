@@ -59,7 +59,6 @@ from tfsql.schema import RAW_COLUMN, canonical_type
 __all__ = ["sample_indices", "infer_data_schema", "sample_columns", "missing_columns", "SampledColumn"]
 
 PYTHON_PHRASES = DIALECTS["python"]  # option spellings in messages (tfsql.messages)
-SQL_PHRASES = DIALECTS["sql"]
 
 
 def sample_indices(n_files: int, infer_files: int | None, sizes: Sequence[int] | None = None) -> list[int]:
@@ -215,14 +214,16 @@ def _sampled(
 
 def _schema_error(exc: Exception, reword: Callable[[dict[str, str]], Any] | None = None) -> SchemaError:
     """The core's inference error as tfsql's (its fields kept); ``reword``, given the
-    SQL dialect's phrases (:data:`tfsql.messages.DIALECTS`), asks the core again, for
-    the SQL wording (`tfsql.SchemaError.message`)."""
+    phrases of each other dialect (:data:`tfsql.messages.DIALECTS`: SQL, the CLI), asks the
+    core again, for its wording (`tfsql.SchemaError.message`)."""
     worded = {"python": str(exc)}
     if reword is not None:
-        try:
-            reword(SQL_PHRASES)
-        except codec.InferenceError as sql:
-            worded["sql"] = str(sql)
+        for dialect, phrases in DIALECTS.items():
+            if dialect != "python":
+                try:
+                    reword(phrases)
+                except codec.InferenceError as again:
+                    worded[dialect] = str(again)
     record = getattr(exc, "record", -1)
     return SchemaError.from_inference(
         getattr(exc, "reason", "") or "unknown",

@@ -37,12 +37,15 @@ _TABLES = (
     ("SCHEMA", messages.SCHEMA),
     ("SKIPPED_WHAT", messages.SKIPPED_WHAT),
     ("FILE_CHANGED_WHAT", messages.FILE_CHANGED_WHAT),
+    ("NOT_TFRECORD_WHAT", messages.NOT_TFRECORD_WHAT),
     ("SQL_PHRASES", messages.DIALECTS["sql"]),
 )
 _SINGLE = (
     "WHERE_RECORD",
     "WHERE_OFFSET",
     "AT_BYTE_ZERO",
+    "NOT_TFRECORD",
+    "GZIP_OF",
     "MALFORMED_DETAIL",
     "MALFORMED_FEATURE",
     "SKIP_ADVICE",

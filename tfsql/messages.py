@@ -36,6 +36,7 @@ __all__ = [
     "FILE_CHANGED_WHAT",
     "HIVE",
     "HIVE_WHERE",
+    "GZIP_OF",
     "INFER",
     "INFER_FILES",
     "INFER_KINDS_JOIN",
@@ -45,6 +46,9 @@ __all__ = [
     "INFER_NAMES_JOIN",
     "MALFORMED_DETAIL",
     "MALFORMED_FEATURE",
+    "NO_MATCH",
+    "NOT_TFRECORD",
+    "NOT_TFRECORD_WHAT",
     "SCHEMA",
     "SKIPPED",
     "SKIPPED_WHAT",
@@ -86,6 +90,26 @@ WHERE_OFFSET = " at byte {offset}"
 AT_BYTE_ZERO = (
     "; at byte 0 this usually means the file is not a TFRecord file (or is compressed: pass {compression_option})"
 )
+#: A glob that matches nothing (`tfsql.NoDataError.no_match`).
+NO_MATCH = (
+    "no files match the pattern {pattern}; check the pattern (pass {glob_literal} to read a path containing "
+    "*, ? or [ literally)"
+)
+#: What replaces `AT_BYTE_ZERO` when the file's first bytes say what it is
+#: (`tfsql.sniffing`; the keys of ``NOT_TFRECORD_WHAT`` are the C core's
+#: ``tfsql_sniff_format``): ``{what}`` from ``NOT_TFRECORD_WHAT`` (inside `GZIP_OF` for a
+#: gzip file holding it), ``{reader}`` the dialect phrase ``read_<key>``.
+NOT_TFRECORD = "; its bytes are {what}, not TFRecord: read it with {reader}"
+NOT_TFRECORD_WHAT: dict[str, str] = {
+    "parquet": "Parquet",
+    "orc": "ORC",
+    "arrow": "Arrow IPC (Feather)",
+    "json": "JSON",
+    "text": "text (CSV or similar)",
+    "png": "a PNG image",
+    "jpeg": "a JPEG image",
+}
+GZIP_OF = "gzip-compressed {what}"
 #: How a malformed record's detail is put (``{detail}`` of ``CORRUPT["malformed"]``).
 MALFORMED_DETAIL = " ({detail})"
 #: The detail of a malformed record whose bad feature the decoder names.
@@ -202,6 +226,14 @@ DIALECTS: dict[str, dict[str, str]] = {
         "binary_option": "schema= giving it pa.binary()",
         "hive_off": "hive_partitioning=False",
         "hive_schema_option": "hive_schema",
+        "read_parquet": "pl.read_parquet or pyarrow.parquet.read_table",
+        "read_orc": "pyarrow.orc.read_table",
+        "read_arrow": "pl.read_ipc or pyarrow.ipc.open_file",
+        "read_json": "pl.read_json or pl.read_ndjson",
+        "read_text": "pl.read_csv",
+        "read_png": "open(path, 'rb').read() (an image file is one value, not records)",
+        "read_jpeg": "open(path, 'rb').read() (an image file is one value, not records)",
+        "glob_literal": "glob=False",
     },
     "sql": {
         "skip_option": "add on_corrupt := 'skip' or ignore_errors := true to the tfrecord_scan call",
@@ -216,6 +248,36 @@ DIALECTS: dict[str, dict[str, str]] = {
         "binary_option": "schema := giving it 'BLOB'",
         "hive_off": "hive_partitioning := false",
         "hive_schema_option": "hive_types",
+        "read_parquet": "read_parquet(...)",
+        "read_orc": "pyarrow.orc (DuckDB has no ORC reader)",
+        "read_arrow": "read_arrow(...) of the arrow community extension",
+        "read_json": "read_json(...)",
+        "read_text": "read_csv(...)",
+        "read_png": "read_blob(...) (an image file is one value, not records)",
+        "read_jpeg": "read_blob(...) (an image file is one value, not records)",
+        "glob_literal": "glob := false",
+    },
+    "cli": {
+        "skip_option": "pass --on-corrupt skip",
+        "skip_mode": "--on-corrupt skip",
+        "compression_option": "--compression",
+        "no_compression": "--compression none",
+        "record_type_option": "--record-type",
+        "schema_option": "--schema",
+        "infer_option": "--infer-sample N",
+        "lists_option": "--lists always",
+        "missing_insert": "--missing-columns insert",
+        "binary_option": "--schema giving it BLOB",
+        "read_parquet": "tfsql convert FILE OUT (to TFRecord) or tfsql sql \"SELECT * FROM read_parquet('FILE')\"",
+        "read_orc": "pyarrow.orc.read_table (tfsql convert reads Parquet, CSV and JSON)",
+        "read_arrow": "pyarrow.ipc.open_file (tfsql convert reads Parquet, CSV and JSON)",
+        "read_json": "tfsql convert FILE OUT --from json (to TFRecord) or tfsql sql \"SELECT * FROM read_json('FILE')\"",
+        "read_text": "tfsql convert FILE OUT --from csv (to TFRecord) or tfsql sql \"SELECT * FROM read_csv('FILE')\"",
+        "read_png": "tfsql sql \"SELECT * FROM read_blob('FILE')\" (an image file is one value, not records)",
+        "read_jpeg": "tfsql sql \"SELECT * FROM read_blob('FILE')\" (an image file is one value, not records)",
+        "glob_literal": "--glob false",
+        "hive_off": "--hive-partitioning false",
+        "hive_schema_option": "hive_schema (tfsql.dataset's keyword; the command has no flag for it)",
     },
 }
 

@@ -465,7 +465,7 @@ class ReadOptions(_Checked):
     missing_columns: MissingColumns = _option(
         "raise", "a schema= column no sampled record holds: 'raise' names it, 'insert' reads it as null",
         check_missing_columns, choices=MISSING_COLUMNS, sql=(Spelling("missing_columns", "choice"),),
-        spark=(Spelling("missingColumns", "choice"),), cli="--missing-columns", cli_value="choice",
+        spark=(Spelling("missingColumns", "choice", default="insert"),), cli="--missing-columns", cli_value="choice",
         parquet_name=True, doc_type='{"raise", "insert"}',
         details="A ``schema=`` column that none of the records inference would sample holds raises a "
                 ':class:`~tfsql.errors.SchemaError` naming it (a misspelt name); ``"insert"`` reads it as null.')

@@ -134,7 +134,9 @@ def test_truncation_at_every_byte_names_the_right_record(tmp_path):
 
 def test_non_tfrecord_files_through_read_tfrecord(tmp_path):
     (tmp_path / "notes.txt").write_text("id,name\n1,a\n")
-    with pytest.raises(CorruptRecordError, match=r"notes.txt, record 0 at byte 0.*not a TFRecord file") as info:
+    with pytest.raises(
+        CorruptRecordError, match=r"notes.txt, record 0 at byte 0.*its bytes are text \(CSV or similar\), not TFRecord"
+    ) as info:
         tfsql.read_tfrecord(tmp_path / "notes.txt")
     assert (info.value.record_index, info.value.offset) == (0, 0)
     (tmp_path / "data.parquet").write_bytes(b"PAR1" + b"\x00" * 40 + b"PAR1")

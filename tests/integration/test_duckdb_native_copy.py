@@ -480,9 +480,10 @@ def test_readme_round_trip_runs_in_the_duckdb_command(tmp_path):
 
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     section = readme[readme.index("#### A whole prep round trip") :]
-    block = section[section.index("```sql\n") + 7 : section.index("```", section.index("```sql\n") + 7)]
-    script = block.replace("LOAD 'tfsql.duckdb_extension';", f"LOAD '{tfsql.duckdb_extension_path()}';")
-    assert script != block
+    block = section[section.index("```sh\n") + 6 : section.index("```", section.index("```sh\n") + 6)]
+    body = block.split("\n", 1)[1].rsplit("EOF", 1)[0]  # the SQL of the heredoc
+    script = body.replace("$(tfsql extension-path)", tfsql.duckdb_extension_path())
+    assert script != body
     write_demo_dataset(tmp_path / "demo-data", rows=2000)
     out = subprocess.run(
         [cli, "-unsigned", "-csv", "-c", script + "SELECT count(*), count(DISTINCT split) FROM back;"],
@@ -498,7 +499,10 @@ def test_readme_round_trip_runs_in_the_duckdb_command(tmp_path):
         if label in (0, 4) and score > 0.2
     )
     assert out.stdout.split()[-1] == f"{expected},3"
-    assert sorted(p.name for p in (tmp_path / "prepped").rglob("*") if p.is_file()) == ["data_0.tfrecord.gz"] * 3
+    assert (
+        sorted(p.name for p in (tmp_path / "demo-data" / "prepped").rglob("*") if p.is_file())
+        == ["data_0.tfrecord.gz"] * 3
+    )
 
 
 def test_tfsql_files_command_lists_files_and_counts(tmp_path):

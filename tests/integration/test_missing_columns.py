@@ -78,3 +78,13 @@ def test_spark_spelling_reaches_the_dataset():
     import tfsql.spark
 
     assert tfsql.spark.dataset_options({"missingColumns": "insert"})["missing_columns"] == "insert"
+    assert tfsql.spark.dataset_options({"missingColumns": "raise"})["missing_columns"] == "raise"
+
+
+def test_spark_reads_a_field_no_record_holds_as_null_by_default():
+    """Issue 33 item 5: Spark's convention (its own readers, spark-tfrecord) is null for a
+    ``.schema(...)`` field no record holds; Python and Polars keep the strict default."""
+    pytest.importorskip("pyspark")
+    import tfsql.spark
+
+    assert tfsql.spark.dataset_options({})["missing_columns"] == "insert"

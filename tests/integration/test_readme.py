@@ -150,30 +150,27 @@ def test_cli_command_runs(workdir, command):
     assert done.returncode == 0, done.stderr.decode()
 
 
-def test_every_output_lands_in_an_ignored_directory(workdir):
-    # The README's commands have run (above, in this module's order); nothing they wrote
-    # may be left outside demo-data/, which .gitignore lists.
-    assert "/demo-data/" in (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
-    written = sorted(entry.name for entry in workdir.iterdir() if not entry.is_symlink())
-    assert written == ["demo-data"]
-
-
 def test_the_duckdb_command_runs_as_written(workdir):
     if shutil.which("duckdb", path=str(BIN)) is None:
         pytest.skip("the duckdb command (pip install duckdb-cli) is not in this venv")
     section = _section("### The DuckDB extension")
-    (command,) = [line for block in re.findall(r"```sh\n(.*?)```", section, flags=re.S) for line in block.splitlines()]
-    done = subprocess.run(
-        ["bash", "-c", command],
-        cwd=workdir,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=120,
-        env=_activated_env(),
-    )
-    assert done.returncode == 0, done.stderr
-    assert "2000" in done.stdout
+    blocks = re.findall(r"```sh\n(.*?)```", section, flags=re.S)
+    assert len(blocks) == 2  # a count, then the whole prep round trip (a heredoc)
+    outputs = []
+    for block in blocks:  # pasted into a shell at the root, as written
+        done = subprocess.run(
+            ["bash", "-c", block],
+            cwd=workdir,
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=120,
+            env=_activated_env(),
+        )
+        assert done.returncode == 0 and "Error" not in done.stderr, done.stderr
+        outputs.append(done.stdout)
+    assert "2000" in outputs[0]
+    assert "rows_back" in outputs[1] and (workdir / "demo-data" / "prepped").is_dir()
 
 
 def test_the_extension_options_the_readme_lists_are_exactly_the_native_ones(workdir):
@@ -198,3 +195,69 @@ def test_the_extension_options_the_readme_lists_are_exactly_the_native_ones(work
     assert con.sql(query).fetchall() == [(2000,)]
     with pytest.raises(duckdb.BinderException, match='Invalid named parameter "split_bytes"'):
         con.sql(f"SELECT * FROM tfrecord_scan('{reviews}', split_bytes := 4096)")
+
+
+def test_every_output_lands_in_an_ignored_directory(workdir):
+    # The README's blocks have run (above, in this module's order: Python, the tfsql
+    # command, the duckdb command); nothing they wrote may be left outside demo-data/,
+    # which .gitignore lists. (Last in the module.)
+    assert "/demo-data/" in (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
+    written = sorted(entry.name for entry in workdir.iterdir() if not entry.is_symlink())
+    assert written == ["demo-data"]
+
+
+# --------------------------------------------------------------------------------------
+# Issue 33 item 8: what a newcomer reads first
+# --------------------------------------------------------------------------------------
+
+
+def _anchor(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_the_table_of_contents_links_every_section_and_resolves():
+    contents = README[README.index("**Contents:**") : README.index("## Quickstart")]
+    anchors = {_anchor(h) for h in re.findall(r"^#{2,4} (.+)$", README, flags=re.M)}
+    linked = re.findall(r"\]\(#([^)]+)\)", contents)
+    assert set(linked) <= anchors, set(linked) - anchors
+    sections = [_anchor(h) for h in re.findall(r"^## (.+)$", README, flags=re.M)]
+    assert set(sections) <= set(linked), set(sections) - set(linked)
+    for target in re.findall(r"\]\(#([^)]+)\)", README):  # every in-page link, not only the contents
+        assert target in anchors, target
+
+
+def test_the_requirements_box_says_what_is_needed_and_matches_pyproject():
+    box = README[README.index("> **Requirements.**") : README.index("**Contents:**")]
+    for needed in ("Python 3.10 or newer", "C compiler", "Linux", "macOS", "Java 17+", "`s3`", "`gcs`"):
+        assert needed in box, needed
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert 'requires-python = ">=3.10"' in pyproject
+    assert 's3 = ["s3fs' in pyproject and 'gcs = ["gcsfs' in pyproject
+
+
+def test_extras_are_quoted_wherever_pip_installs_one():
+    unquoted = re.findall(r"pip install [^\"`\n]*\w\[\w", README)
+    assert unquoted == []
+
+
+def test_remote_reads_are_shown_for_every_front_end():
+    section = _section("## Remote files")
+    for front_end in ("| Python |", "| Polars |", "| SQL (`tfsql.connect()`) |", "| Spark |", "| `tfsql` command |"):
+        assert front_end in section, front_end
+
+
+def test_the_duckdb_command_install_and_database_compatibility_are_stated():
+    section = _section("### The DuckDB extension")
+    assert "pip install duckdb-cli" in section
+    assert "cannot be opened by the 1.5 command" in section
+
+
+def test_benchmark_tables_live_in_docs_and_the_decimal_rule_in_format_md():
+    assert "rec/s" not in README and "| dataset |" not in README
+    benchmarks = (ROOT / "docs" / "benchmarks.md").read_text(encoding="utf-8")
+    assert "| dataset | inferred schema |" in benchmarks and "[docs/benchmarks.md](docs/benchmarks.md)" in README
+    rule = "converted back to float32 (correctly rounded), must give the\n  same float32"
+    assert rule in (ROOT / "docs" / "format.md").read_text(encoding="utf-8")
+    assert "float32 holds the value exactly" not in README  # the other wording, which was not the rule
+    assert README.count("docs/format.md#8-decimals") >= 2

@@ -229,15 +229,18 @@ def test_example_inferred_schema(spark, example_df, tmp_path):
 def test_user_schema_projects_and_casts(spark, example_df, tmp_path):
     path = str(tmp_path / "project")
     example_df.write.format("tfrecord").mode("overwrite").save(path)
-    # a column no record holds is read as null when the read says so (as in every front end)
-    reader = spark.read.format("tfrecord").option("missingColumns", "insert")
-    back = reader.schema("LongLabel long, id short, missing string").load(path)
+    # a column no record holds is read as null (Spark's convention: the default here)
+    back = spark.read.format("tfrecord").schema("LongLabel long, id short, missing string").load(path)
     assert sorted(back.collect()) == [
         Row(LongLabel=-(2**63), id=21, missing=None),
         Row(LongLabel=7, id=31, missing=None),
         Row(LongLabel=23, id=11, missing=None),
         Row(LongLabel=24, id=11, missing=None),
     ]
+    # ... and refused, naming it, when the read asks for Python's strict rule
+    strict = spark.read.format("tfrecord").option("missingColumns", "raise")
+    with pytest.raises(Exception, match="names 'missing', which is in none of the sampled records"):
+        strict.schema("LongLabel long, missing string").load(path).collect()
 
 
 # --------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
-"""Every ``sql/*.sql`` script runs through ``tfsql run`` on the quickstart data and
-writes what it says it writes."""
+"""Every packaged ``tfsql/sql/*.sql`` script runs through ``tfsql run`` on the quickstart
+data and writes what it says it writes; ``tfsql run NAME`` finds them from any
+directory and ``tfsql run --list`` lists them (issue 33 item 7)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from tfsql.demo import reviews_table
 
 ROWS = 2000
 REPO = Path(__file__).resolve().parents[2]
-SCRIPTS = sorted((REPO / "sql").glob("*.sql"))
+SCRIPTS = sorted((REPO / "tfsql" / "sql").glob("*.sql"))
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +58,7 @@ def params_for(script: Path, demo: str, tmp_path: Path) -> list[str]:
 
 
 def run(script: str, demo: str, tmp_path: Path, capsys) -> str:
-    path = REPO / "sql" / script
+    path = REPO / "tfsql" / "sql" / script
     status = main(["run", str(path), *params_for(path, demo, tmp_path)])
     captured = capsys.readouterr()
     assert status == 0, captured.err
@@ -87,7 +88,7 @@ def test_every_script_is_tested_and_documents_its_params():
         used = set(re.findall(r"\$\{(\w+)", re.sub(r"--[^\n]*", "", script.read_text())))
         documented = documented_params(script)
         assert used <= set(documented), (script.name, used - set(documented))
-        assert f"tfsql run sql/{script.name}" in script.read_text()
+        assert f"tfsql run {script.stem} " in script.read_text()
 
 
 def test_split_train_test(demo, expected, tmp_path, capsys):
@@ -166,7 +167,7 @@ def test_inspect_dataset(demo, expected, tmp_path, capsys):
 
 
 def test_a_script_runs_in_a_real_subprocess(demo, tmp_path):
-    script = REPO / "sql" / "rebalance_labels.sql"
+    script = REPO / "tfsql" / "sql" / "rebalance_labels.sql"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     done = subprocess.run(
         [
@@ -190,3 +191,52 @@ def test_a_script_runs_in_a_real_subprocess(demo, tmp_path):
     assert tfsql.dataset(str(tmp_path / "balanced")).count_rows() == 5 * min(
         collections.Counter(r["label"] for r in reviews_table(rows=ROWS).to_pylist()).values()
     )
+
+
+@pytest.mark.parametrize("spelling", ["rebalance_labels", "rebalance_labels.sql", "sql/rebalance_labels.sql"])
+def test_a_packaged_script_runs_by_name_from_any_directory(demo, tmp_path, spelling):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run(
+        [sys.executable, "-m", "tfsql", "run", spelling, "--param", f"src={demo}", "--param", "out=balanced"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=elsewhere,
+    )
+    assert done.returncode == 0, done.stderr
+    assert tfsql.dataset(str(elsewhere / "balanced")).count_rows() > 0
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["balanced"]
+
+
+def test_run_list_names_every_packaged_script(capsys):
+    assert main(["run", "--list"]) == 0
+    out = capsys.readouterr().out
+    listed = [line.split()[0] for line in out.splitlines()[: len(SCRIPTS)]]
+    assert listed == [s.stem for s in SCRIPTS]
+    assert (
+        "split_train_test       Split a dataset into train / validation / test (80 / 10 / 10) by a hash of its id."
+        in out
+    )
+
+
+def test_run_of_an_unknown_name_lists_the_scripts(capsys):
+    assert main(["run", "split_train"]) == 2
+    err = capsys.readouterr().err
+    assert (
+        "no such SQL script: split_train (neither a file nor a script shipped with tfsql: convert_to_tfrecord," in err
+    )
+
+
+def test_demo_writes_an_uncompressed_indexed_copy(tmp_path, capsys):
+    assert main(["demo", str(tmp_path), "--rows", "600", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert f"tfsql run split_train_test --param src={tmp_path / 'reviews'}" in out
+    plain = tfsql.dataset(str(tmp_path / "reviews-plain"))
+    assert not any(f.endswith(".gz") for f in plain.files)
+    for f in plain.files:
+        assert os.path.exists(os.path.join(os.path.dirname(f), "." + os.path.basename(f) + ".idx"))
+    assert sorted(tfsql.read_tfrecord(str(tmp_path / "reviews-plain")).column("id").to_pylist()) == list(range(600))
+    assert main(["index", str(tmp_path / "reviews-plain")]) == 0
+    assert "indexed 5 files, 600 records" in capsys.readouterr().err

@@ -138,6 +138,7 @@ from tfsql._reference.rules import (
     is_tfds_metadata_name,
     is_tfds_info_name,
     detect_compression,
+    sniff_format,
     intent_view,
 )
 
@@ -215,5 +216,6 @@ __all__ = [
     "is_tfds_metadata_name",
     "is_tfds_info_name",
     "detect_compression",
+    "sniff_format",
     "intent_view",
 ]

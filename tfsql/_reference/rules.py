@@ -143,6 +143,31 @@ def detect_compression(head: Any) -> Optional[str]:
     return None
 
 
+_MAGIC = (
+    (b"PAR1", "parquet"),
+    (b"ORC", "orc"),
+    (b"ARROW1", "arrow"),
+    (b"\xff\xff\xff\xff", "arrow"),
+    (b"\x89PNG\r\n\x1a\n", "png"),
+    (b"\xff\xd8\xff", "jpeg"),
+    (b"\x1f\x8b", "gzip"),
+)
+_CONTROL = frozenset(range(0x20)) - {9, 10, 12, 13} | {0x7F}
+
+
+def sniff_format(head: Any) -> Optional[str]:
+    head = bytes(head)
+    if len(head) >= 12 and masked_crc32c(head[:8]) == struct.unpack_from("<I", head, 8)[0]:
+        return None
+    for magic, name in _MAGIC:
+        if head.startswith(magic):
+            return name
+    text = head[3:] if head.startswith(b"\xef\xbb\xbf") else head
+    if not text or any(b in _CONTROL for b in text):
+        return None
+    return "json" if text.lstrip(b" \t\r\n")[:1] in (b"{", b"[") else "text"
+
+
 def _inner(rel: Any) -> bool:
     return isinstance(rel, str) and rel != "" and all(p not in ("", ".", "..") for p in rel.split("/"))
 

@@ -173,7 +173,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(handler=cmd_sql)
 
     p = command("run", "run a SQL script statement by statement, with ${param} substitution", RUN_DESCRIPTION)
-    p.add_argument("file", help="the .sql script ('-' reads standard input)")
+    p.add_argument(
+        "file",
+        nargs="?",
+        help="the .sql script ('-' reads standard input), or the name of a script shipped with tfsql (--list)",
+    )
+    p.add_argument("--list", action="store_true", help="list the SQL scripts shipped with tfsql and exit")
     p.add_argument(
         "-p",
         "--param",

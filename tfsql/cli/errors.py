@@ -116,7 +116,11 @@ def _error_text(error: BaseException) -> str:
         return str(error)
     if isinstance(error, KeyError) and error.args:
         return str(error.args[0])
-    text = str(error).strip()
+    from tfsql.errors import TFSQLError
+
+    message = getattr(error, "message", None)
+    # tfsql's data errors spell their advice as the command's flags (--on-corrupt skip)
+    text = (message("cli") if isinstance(error, TFSQLError) and callable(message) else str(error)).strip()
     if isinstance(error, (UsageError, FileNotFoundError, FileExistsError)) or _is_known(error):
         return text or type(error).__name__
     first = text.splitlines()[0] if text else ""

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 
 from tfsql.cli.console import Console
 from tfsql.cli.errors import EXIT_OK, StatementError, UsageError
@@ -71,15 +70,21 @@ def cmd_sql(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_run(args: argparse.Namespace, console: Console) -> int:
     """``tfsql run FILE.sql --param name=value``."""
+    from tfsql.cli.scripts import resolve_script, script_listing
+
+    if args.list:
+        console.out(script_listing())
+        return EXIT_OK
+    if args.file is None:
+        raise UsageError(
+            "tfsql run needs a script: a .sql file, '-' for standard input, or a name from tfsql run --list"
+        )
     params = parse_params(args.param or [])
     if args.file == "-":
         source, script = "<stdin>", sys.stdin.read()
     else:
         source = args.file
-        try:
-            script = Path(args.file).read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise FileNotFoundError(f"no such SQL script: {args.file}") from None
+        script = resolve_script(args.file).read_text(encoding="utf-8")
     session = SQLSession(
         console, database=args.database, max_rows=DEFAULT_MAX_ROWS if args.max_rows is None else args.max_rows
     )

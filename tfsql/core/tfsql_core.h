@@ -29,6 +29,7 @@
  *   hive.c           hive key=value directories: find, unescape, type
  *   layout.c         TFDS / TFX layouts: splits, TFDS metadata files
  *   detect.c         compression detection from a file's first bytes
+ *   sniff.c          what a file that is not TFRecord is (Parquet, PNG, text...)
  *   intent.c         the crash-recovery intent record: parse, and how a reader sees it
  *   json.c           the bounded JSON reader intent.c and tfds_features.c share
  *   tfds_features.c  a TFDS directory's features.json: each feature's column type
@@ -876,6 +877,16 @@ enum { TFSQL_DETECT_NONE = 0, TFSQL_DETECT_GZIP = 1, TFSQL_DETECT_ZLIB = 2 };
  * TFRecord header whose length CRC matches means none; gzip's magic 1f 8b, or a zlib
  * header, select those; anything else reads as uncompressed. */
 int tfsql_detect_compression(const uint8_t *head, size_t n);
+
+/* -- what a file that is not TFRecord is (tfsql/core/sniff.c) --------------------- */
+
+/* The format of a file whose first n bytes are head, for the message that says it is not
+ * TFRecord: "parquet", "orc", "arrow" (IPC file or stream), "png", "jpeg", "gzip" (the
+ * binding then asks again about the decompressed bytes), "json" or "text" (every byte
+ * printable or whitespace, the first non-blank one '{' / '['); NULL for a TFRecord
+ * header whose length CRC matches, and for anything else. The keys are those of
+ * tfsql.messages.NOT_TFRECORD. */
+const char *tfsql_sniff_format(const uint8_t *head, size_t n);
 
 /* -- the crash-recovery intent record (tfsql/core/intent.c) ------------------------ */
 

@@ -38,7 +38,7 @@ import pyarrow as pa
 
 import tfsql
 from tfsql._codec import codec
-from tfsql.errors import CorruptRecordError, SchemaError
+from tfsql.errors import CorruptRecordError, NoDataError, SchemaError
 from tfsql.duckdb.rewrite import Call, Token, find_calls, substitute
 from tfsql.duckdb.arguments import LiteralError, LiteralReader
 from tfsql.duckdb.filters import StatementFilters, statement_filters
@@ -397,7 +397,8 @@ def open_dataset(
                 return _with_a_column(source, options, quick), previous[1]
         data = _duckdb_dataset(source, options)
     except FileNotFoundError as err:
-        raise sql_error(NoFilesError, str(err), function=function) from err
+        message = err.message("sql") if isinstance(err, NoDataError) else str(err)  # its advice in SQL
+        raise sql_error(NoFilesError, message, function=function) from err
     except (CorruptRecordError, SchemaError) as err:  # the sample met bad data: advice spelled for SQL
         error = data_error(err, function)
         raise error from error.__cause__

@@ -73,6 +73,54 @@ static void where(msg_out *o, const tferror *e) {
     }
 }
 
+/* Up to 512 bytes from the start of `path`'s stream (compression comp) into head; the
+ * core's tfsql_sniff_format of them (NULL when the file cannot be read). */
+static const char *sniff_file(const char *path, int comp, tbuf *head) {
+    source s;
+    char err[ERRLEN];
+    const char *found = NULL;
+    head->len = 0;
+    if (source_open(&s, path, -1, comp, err) != 0) {
+        return NULL;
+    }
+    while (head->len < 512 && !s.eof && source_read(&s, head, 512 - head->len, err) == 0) {
+    }
+    if (head->len > 0) {
+        found = tfsql_sniff_format(head->data, head->len);
+    }
+    source_close(&s);
+    return found;
+}
+
+/* The hint of a record at byte 0 (tfsql.sniffing.not_tfrecord_hint): what the file's
+ * first bytes (a gzip file's decompressed ones) say it is and what reads it, else
+ * AT_BYTE_ZERO. */
+static void byte_zero_hint(msg_out *h, const char *path) {
+    tbuf head = {NULL, 0, 0};
+    const char *key = path != NULL ? sniff_file(path, COMP_NONE, &head) : NULL;
+    int gzipped = key != NULL && strcmp(key, "gzip") == 0;
+    if (gzipped) {
+        key = sniff_file(path, COMP_GZIP, &head);
+        key = key != NULL && strcmp(key, "gzip") != 0 ? key : NULL;
+    }
+    tbuf_free(&head);
+    const char *what = key != NULL ? entry(TFSQL_MSG_NOT_TFRECORD_WHAT, key) : NULL;
+    if (what == NULL) {
+        render(h, TFSQL_MSG_AT_BYTE_ZERO, NULL, 0);
+        return;
+    }
+    char phrase[32], gz[128];
+    snprintf(phrase, sizeof(phrase), "read_%s", key);
+    if (gzipped) {
+        msg_out g = {gz, sizeof(gz), 0};
+        msg_arg a = {"what", what};
+        render(&g, TFSQL_MSG_GZIP_OF, &a, 1);
+        what = gz;
+    }
+    msg_arg args[] = {{"what", what}, {"reader", sql_phrase(phrase)}};
+    render(h, TFSQL_MSG_NOT_TFRECORD, args, 2);
+}
+
 /* The message without advice (CorruptRecordError._base, SchemaError / FileChangedError
  * messages). */
 static void base_message(msg_out *o, const tferror *e) {
@@ -98,7 +146,7 @@ static void base_message(msg_out *o, const tferror *e) {
     }
     if (e->offset == 0) {
         msg_out h = {hint, sizeof(hint), 0};
-        render(&h, TFSQL_MSG_AT_BYTE_ZERO, NULL, 0);
+        byte_zero_hint(&h, e->path);
     }
     if (e->detail != NULL) {
         msg_out d = {detail, sizeof(detail), 0};

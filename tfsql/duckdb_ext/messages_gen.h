@@ -5,6 +5,8 @@
 #define TFSQL_MSG_WHERE_RECORD ", record {record_index}"
 #define TFSQL_MSG_WHERE_OFFSET " at byte {offset}"
 #define TFSQL_MSG_AT_BYTE_ZERO "; at byte 0 this usually means the file is not a TFRecord file (or is compressed: pass {compression_option})"
+#define TFSQL_MSG_NOT_TFRECORD "; its bytes are {what}, not TFRecord: read it with {reader}"
+#define TFSQL_MSG_GZIP_OF "gzip-compressed {what}"
 #define TFSQL_MSG_MALFORMED_DETAIL " ({detail})"
 #define TFSQL_MSG_MALFORMED_FEATURE "in feature '{feature}'"
 #define TFSQL_MSG_SKIP_ADVICE " ({skip_option} to skip it{rest})"
@@ -47,6 +49,17 @@ static const tfsql_field TFSQL_MSG_FILE_CHANGED_WHAT[] = {
     {NULL, NULL},
 };
 
+static const tfsql_field TFSQL_MSG_NOT_TFRECORD_WHAT[] = {
+    {"parquet", "Parquet"},
+    {"orc", "ORC"},
+    {"arrow", "Arrow IPC (Feather)"},
+    {"json", "JSON"},
+    {"text", "text (CSV or similar)"},
+    {"png", "a PNG image"},
+    {"jpeg", "a JPEG image"},
+    {NULL, NULL},
+};
+
 static const tfsql_field TFSQL_MSG_SQL_PHRASES[] = {
     {"skip_option", "add on_corrupt := 'skip' or ignore_errors := true to the tfrecord_scan call"},
     {"skip_mode", "on_corrupt := 'skip'"},
@@ -60,6 +73,14 @@ static const tfsql_field TFSQL_MSG_SQL_PHRASES[] = {
     {"binary_option", "schema := giving it 'BLOB'"},
     {"hive_off", "hive_partitioning := false"},
     {"hive_schema_option", "hive_types"},
+    {"read_parquet", "read_parquet(...)"},
+    {"read_orc", "pyarrow.orc (DuckDB has no ORC reader)"},
+    {"read_arrow", "read_arrow(...) of the arrow community extension"},
+    {"read_json", "read_json(...)"},
+    {"read_text", "read_csv(...)"},
+    {"read_png", "read_blob(...) (an image file is one value, not records)"},
+    {"read_jpeg", "read_blob(...) (an image file is one value, not records)"},
+    {"glob_literal", "glob := false"},
     {NULL, NULL},
 };
 

@@ -113,6 +113,7 @@ def _arrow_reader(schema: pl.Schema, frames: Iterable[pl.DataFrame]) -> pa.Recor
     strings, about once the largest."""
     from tfsql.writer.inputs import offset_based_batch, offset_based_schema
 
+    check_storable(schema)
     arrow = offset_based_schema(pl.DataFrame(schema=schema).to_arrow().schema)
 
     def batches() -> Iterator[pa.RecordBatch]:
@@ -125,6 +126,40 @@ def _arrow_reader(schema: pl.Schema, frames: Iterable[pl.DataFrame]) -> pa.Recor
                     yield offset_based_batch(batch.slice(start, stop - start), arrow)
 
     return pa.RecordBatchReader.from_batches(arrow, batches())
+
+
+def check_storable(schema: pl.Schema) -> None:
+    """Raise `tfsql.SchemaError` for a column no TFRecord feature can store as it is:
+    a Polars ``Object`` column (Polars hands it to Arrow as 8-byte pointers, which would be
+    written as those bytes), also inside a List, Array or Struct.
+
+    Examples
+    --------
+    >>> check_storable(pl.Schema({"x": pl.Int64, "s": pl.List(pl.String)}))
+    >>> check_storable(pl.Schema({"o": pl.List(pl.Object)}))
+    Traceback (most recent call last):
+    tfsql.errors.SchemaError: column 'o' holds Python objects (Polars Object), which no TFRecord feature can store: convert it first, e.g. pl.col('o').map_elements(str, return_dtype=pl.String) for their text or map_elements(pickle.dumps, return_dtype=pl.Binary) for their bytes, or drop it
+    """
+    from tfsql.errors import SchemaError
+
+    for name, dtype in schema.items():
+        if _holds_objects(dtype):
+            raise SchemaError(
+                f"column {name!r} holds Python objects (Polars Object), which no TFRecord feature can "
+                f"store: convert it first, e.g. pl.col({name!r}).map_elements(str, return_dtype=pl.String) "
+                "for their text or map_elements(pickle.dumps, return_dtype=pl.Binary) for their bytes, "
+                "or drop it",
+                feature=name,
+            )
+
+
+def _holds_objects(dtype: Any) -> bool:
+    if dtype == pl.Object:
+        return True
+    inner = getattr(dtype, "inner", None)
+    if inner is not None and _holds_objects(inner):
+        return True
+    return any(_holds_objects(f.dtype) for f in getattr(dtype, "fields", None) or ())
 
 
 def _slice_bounds(batch: pa.RecordBatch) -> Iterator[tuple[int, int]]:

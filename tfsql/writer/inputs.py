@@ -55,6 +55,10 @@ def open_input(data: Any) -> tuple[pa.Schema | None, Iterator[pa.RecordBatch]]:
     if isinstance(data, pa.RecordBatchReader):
         return data.schema, iter(data)
     if hasattr(data, "__arrow_c_stream__"):
+        if type(data).__module__.startswith("polars.") and hasattr(data, "collect_schema"):
+            from tfsql.polars.sink import check_storable  # Object columns export as pointers
+
+            check_storable(data.collect_schema())
         reader = pa.RecordBatchReader.from_stream(data)
         return reader.schema, iter(reader)
     if hasattr(data, "__arrow_c_array__"):

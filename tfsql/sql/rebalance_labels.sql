@@ -6,7 +6,7 @@
 --   out   output directory, replaced if it exists (gzip TFRecord, hive-partitioned by label)
 --
 -- Run on the quickstart data (`tfsql demo`):
---   tfsql run sql/rebalance_labels.sql --param src=demo-data/reviews --param out=demo-data/balanced
+--   tfsql run rebalance_labels --param src=demo-data/reviews --param out=demo-data/balanced
 
 -- Before: rows per label.
 SELECT label, count(*) AS records FROM tfrecord_scan('${src}') GROUP BY label ORDER BY label;

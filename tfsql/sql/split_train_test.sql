@@ -10,7 +10,7 @@
 --   key   the column to hash (default: id)
 --
 -- Run on the quickstart data (`tfsql demo`):
---   tfsql run sql/split_train_test.sql --param src=demo-data/reviews --param out=demo-data/split
+--   tfsql run split_train_test --param src=demo-data/reviews --param out=demo-data/split
 
 -- The demo data already has a split column; this replaces it. For data without one,
 -- remove "EXCLUDE (split)".

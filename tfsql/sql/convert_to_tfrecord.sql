@@ -12,7 +12,7 @@
 --             out/split=.../label=.../part-...tfrecord.gz
 --
 -- Run on the quickstart data (`tfsql demo`):
---   tfsql run sql/convert_to_tfrecord.sql --param src=demo-data/reviews \
+--   tfsql run convert_to_tfrecord --param src=demo-data/reviews \
 --       --param parquet=demo-data/reviews.parquet --param out=demo-data/converted
 
 -- Step 1: a Parquet file to convert.

@@ -5,7 +5,7 @@
 --   src   TFRecord input: a directory, file or glob (e.g. demo-data/reviews)
 --
 -- Run on the quickstart data (`tfsql demo`):
---   tfsql run sql/inspect_dataset.sql --param src=demo-data/reviews
+--   tfsql run inspect_dataset --param src=demo-data/reviews
 
 -- Columns and their types (inferred from the records; hive partition columns last).
 DESCRIBE SELECT * FROM tfrecord_scan('${src}');

@@ -11,7 +11,7 @@
 --   out        output directory, replaced if it exists (gzip TFRecord, hive-partitioned by label)
 --
 -- Run on the quickstart data (`tfsql demo`):
---   tfsql run sql/join_parquet_features.sql --param src=demo-data/reviews \
+--   tfsql run join_parquet_features --param src=demo-data/reviews \
 --       --param features=demo-data/features.parquet --param out=demo-data/joined
 
 -- Step 1: a feature table (text length, tag count, embedding norm) as Parquet.

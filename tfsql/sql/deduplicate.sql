@@ -9,7 +9,7 @@
 --   key   the column(s) that define a duplicate (default: text)
 --
 -- Run on the quickstart data (`tfsql demo`):
---   tfsql run sql/deduplicate.sql --param src=demo-data/reviews --param out=demo-data/dedup
+--   tfsql run deduplicate --param src=demo-data/reviews --param out=demo-data/dedup
 
 -- How many rows repeat an earlier one?
 SELECT count(*) AS records,
