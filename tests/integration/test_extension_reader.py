@@ -34,7 +34,8 @@ def _connection() -> duckdb.DuckDBPyConnection:
 
 
 def _scan(path, options: str = "") -> list[tuple]:
-    return _connection().sql(f"SELECT id, name, v FROM tfrecord_scan('{path}'{options})").fetchall()
+    con = _connection()  # kept open while the query runs
+    return con.sql(f"SELECT id, name, v FROM tfrecord_scan('{path}'{options})").fetchall()
 
 
 def _python(path, **options) -> list[tuple]:
