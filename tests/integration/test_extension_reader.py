@@ -16,7 +16,7 @@ import pytest
 
 import tfsql
 from tfsql.duckdb.extension import extension_available
-from tests.tfrecord_files import example, frame
+from tfrecord_files import example, frame
 
 pytestmark = pytest.mark.skipif(not extension_available(), reason="this tfsql was built without its DuckDB extension")
 
