@@ -53,6 +53,7 @@ FRAME_TOO_LONG: int
 BOUNDARY_FOUND: int
 BOUNDARY_NONE: int
 BOUNDARY_MORE: int
+RESYNC_LOOKAHEAD: int
 
 class Buffer:
     """Memory owned by the C core, exported through the buffer protocol."""

@@ -1756,6 +1756,7 @@ PyMODINIT_FUNC PyInit__native(void) {
         {"BOUNDARY_FOUND", BOUNDARY_FOUND},
         {"BOUNDARY_NONE", BOUNDARY_NONE},
         {"BOUNDARY_MORE", BOUNDARY_MORE},
+        {"RESYNC_LOOKAHEAD", (int)READER_RESYNC_LOOKAHEAD},
     };
     for (size_t i = 0; i < sizeof(constants) / sizeof(constants[0]); i++) {
         if (PyModule_AddIntConstant(m, constants[i].name, constants[i].value) < 0) {

@@ -260,11 +260,6 @@ def count_plain_records(fd: int, *, path: str, size: int, max_record_bytes: int 
     )
 
 
-#: Bytes of well-framed records that must follow the point where reading resumes
-#: after framing was lost (the same rule as a byte range's first record: tfsql.splits).
-RESYNC_LOOKAHEAD = 256 << 10
-
-
 @dataclass
 class _LostFraming:
     """A record header that cannot be trusted (bad length CRC, a length over the limit
@@ -491,7 +486,7 @@ class FrameReader:
         at = pos + 1
         while True:
             stop = -1 if self._stop is None else max(at, self._stop - base)
-            status, found = codec.find_boundary(buf, at, stop, eof, RESYNC_LOOKAHEAD, self._max_record_bytes)
+            status, found = codec.find_boundary(buf, at, stop, eof, codec.RESYNC_LOOKAHEAD, self._max_record_bytes)
             if status == codec.BOUNDARY_FOUND:
                 break
             if status == codec.BOUNDARY_NONE and (eof or (self._stop is not None and base + found >= self._stop)):

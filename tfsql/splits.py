@@ -53,8 +53,9 @@ __all__ = [
     "range_label",
 ]
 
-#: Bytes of well-framed records that must follow a resynchronisation point.
-RESYNC_LOOKAHEAD = 256 << 10
+#: Bytes of well-framed records that must follow a resynchronisation point (the
+#: core's READER_RESYNC_LOOKAHEAD, also where a scan resumes after lost framing).
+RESYNC_LOOKAHEAD = codec.RESYNC_LOOKAHEAD
 _FIRST_WINDOW = 64 << 10  # read with the lookahead: one read usually decides
 
 

@@ -4,7 +4,7 @@ never a signal or a hang.
 The extension once mapped files with ``mmap``: truncating a file during
 ``tfrecord_scan`` killed the whole process with SIGBUS. It now reads with ``pread``
 into a bounded window and checks, at each open and after each read, that the file is
-the version the bind listed (``tfsql/duckdb_ext/source.c``), like the Python reader's
+the version the bind listed (``tfsql/duckdb_ext/reading.c``), like the Python reader's
 ``tfsql.file_guard``.
 
 Each case runs in a subprocess with a timeout, in plain DuckDB (Python, extension

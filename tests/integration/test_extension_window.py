@@ -1,6 +1,6 @@
 """The DuckDB extension reads a file through a small window that a scan refills many
-times (``WINDOW_READ`` in ``tfsql/duckdb_ext/duckdb_ext.h``, 256 KiB; ``window_fill`` in
-``source.c``): records that straddle a refill, records larger than the window and damage
+times (``READER_WINDOW_READ`` in ``tfsql/core/tfsql_core.h``, 256 KiB; ``reader_fill`` in
+``tfsql/core/reader.c``): records that straddle a refill, records larger than the window and damage
 far into the file read as they do in one piece.
 
 The records are random bytes of mixed sizes (``record_type := 'bytes'``), every 40th

@@ -70,6 +70,7 @@ from tfsql._reference.common import (
     BOUNDARY_FOUND,
     BOUNDARY_NONE,
     BOUNDARY_MORE,
+    RESYNC_LOOKAHEAD,
     DecodeError,
     InferenceError,
 )
@@ -163,6 +164,7 @@ __all__ = [
     "BOUNDARY_FOUND",
     "BOUNDARY_NONE",
     "BOUNDARY_MORE",
+    "RESYNC_LOOKAHEAD",
     "DecodeError",
     "crc32c",
     "masked_crc32c",

@@ -34,6 +34,8 @@ FRAME_TOO_LONG = 4
 BOUNDARY_FOUND = 0
 BOUNDARY_NONE = 1
 BOUNDARY_MORE = 2
+#: find_boundary's lookahead after lost framing (the core's READER_RESYNC_LOOKAHEAD).
+RESYNC_LOOKAHEAD = 256 << 10
 
 _KIND_BY_ONEOF = {None: KIND_NONE, "bytes_list": BYTES, "float_list": FLOAT, "int64_list": INT64}
 _KIND_NAMES = {KIND_NONE: "no kind", BYTES: "bytes_list", FLOAT: "float_list", INT64: "int64_list"}

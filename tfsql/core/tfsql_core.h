@@ -18,6 +18,7 @@
  *   buffer.c         growable byte buffers (malloc / realloc, usable without the GIL)
  *   crc32c.c         CRC-32C: slicing-by-8, SSE4.2 (3-way interleaved) / ARMv8 paths
  *   framing.c        scan_core, count_core, find_boundary_core (resync)
+ *   reader.c         record_reader: one file's records over a read callback
  *   wire.c           skipping unknown fields, UTF-8 checks, counting a feature's values
  *   decoder.c        column table, per-record map scan, column builders, decode steps
  *   encoder.c        two-pass (size, then write) Example / SequenceExample / RAW
@@ -416,6 +417,121 @@ int count_core(int fd, uint64_t pos, uint64_t size, uint64_t max_length, tbuf *o
  * (read more, starting at or before it, and call again). */
 int find_boundary_core(const uint8_t *buf, size_t size, size_t pos, size_t stop,
                        int at_eof, size_t lookahead, uint64_t max_length, size_t *found_out);
+
+/* The bytes of well-framed records that must follow the point where reading resumes
+ * after framing was lost, as a byte range's first record (find_boundary_core's
+ * `lookahead`; tfsql.splits.RESYNC_LOOKAHEAD is this value, from the module). */
+#define READER_RESYNC_LOOKAHEAD ((size_t)256 << 10)
+
+/* -- reader.c: one record reader over a binding's read callback -- */
+
+/* The bytes a window holds after a refill (or one record). The binding's read copies
+ * the file's bytes into the window; a window this small is still in the core's L2
+ * cache when its records' CRCs are checked and decoded right after the copy (an 8 MiB
+ * one was not, and cost the DuckDB scans CPU time: tests/benchmarks/compare_builds.py). */
+#define READER_WINDOW_READ ((size_t)256 << 10)
+/* Compressed bytes read at a time, and inflated bytes produced per inflate() call. */
+#define READER_COMPRESSED_CHUNK ((size_t)1 << 20)
+#define READER_INFLATE_STEP ((size_t)1 << 20)
+/* The size of an error buffer the reader writes (the bindings' are at least this). */
+#define READER_ERRLEN 1024
+#define READER_DETAIL 300
+
+/* A file's compression (the values of TFSQL_DETECT_*). */
+enum { READER_PLAIN = 0, READER_GZIP = 1, READER_ZLIB = 2 };
+/* reader_next's result when the stream is damaged (r->damage). */
+enum { READER_DAMAGE = 2 };
+/* Damage statuses beyond the core's FRAME_*: a header claiming more bytes than a plain
+ * file holds from the record's start, a compressed stream that zlib refuses (detail:
+ * zlib's message), a compressed stream cut short. */
+enum { FRAME_PAST_END = 16, READER_STREAM_CORRUPT = 17, READER_STREAM_TRUNCATED = 18 };
+
+/* The z_stream layout of zlib's ABI (stable since zlib 1.0). */
+typedef struct {
+    const uint8_t *next_in;
+    unsigned avail_in;
+    unsigned long total_in;
+    uint8_t *next_out;
+    unsigned avail_out;
+    unsigned long total_out;
+    const char *msg;
+    void *state;
+    void *zalloc, *zfree, *opaque;
+    int data_type;
+    unsigned long adler, reserved;
+} reader_zstream;
+
+/* zlib's inflate functions, as the binding gets zlib (the core links none). */
+typedef struct {
+    int (*init2)(reader_zstream *, int, const char *, int); /* inflateInit2_ */
+    int (*inflate)(reader_zstream *, int);
+    int (*end)(reader_zstream *);
+    const char *(*version)(void);
+} reader_zlib;
+
+/* The binding's read: exactly file bytes [offset, offset + n) into buf (the reader
+ * never asks past the file's size), 0; or -1 with a message in err (a read error, a
+ * file that changed: the binding's own error). */
+typedef int (*reader_read_fn)(void *ctx, uint64_t offset, uint8_t *buf, size_t n, char *err);
+
+/* What is wrong where (reader_next's READER_DAMAGE): a FRAME_* or READER_STREAM_*
+ * status; the record's file-wide index and the stream offset of its header; the
+ * header's length (data CRC, too long, past the end) and the limit (too long: the
+ * limit; past the end / truncated: the bytes the stream holds). After reader_skip:
+ * rest_of_file, or where reading resumed (skipped_to). */
+typedef struct {
+    int status;
+    size_t index;
+    uint64_t offset, length, limit, skipped_to;
+    int rest_of_file;
+    char detail[READER_DETAIL];
+} reader_damage;
+
+/* How records are framed: records and payload bytes per chunk (-1: no limit), the
+ * longest record a header may claim, whether data CRCs are checked. */
+typedef struct {
+    long long max_records, max_bytes;
+    uint64_t max_record_bytes;
+    int verify;
+} reader_limits;
+
+/* One file read through a window: buf[0:len) holds stream bytes [base, base + len);
+ * after reader_next returns 1, offs / lens hold the n records of the chunk (payload
+ * offsets into buf, lengths; uint64 each), the first of them record `first`. */
+typedef struct {
+    reader_read_fn read;
+    void *ctx;
+    const reader_zlib *zlib;
+    const char *path; /* borrowed, for messages */
+    uint64_t file_size, file_pos;
+    int comp, eof;
+    tbuf in; /* compressed input, in[in_pos:] not yet inflated */
+    size_t in_pos;
+    int z_active, members;
+    reader_zstream z;
+    tbuf buf;
+    uint64_t base, next; /* next: the stream offset framing goes on from */
+    size_t index, first, n;
+    tbuf offs, lens;
+    reader_damage damage;
+} record_reader;
+
+/* Start reading a file of `file_size` bytes with compression `comp` (READER_*; zlib
+ * needed unless READER_PLAIN). */
+void reader_init(record_reader *r, reader_read_fn read, void *ctx, uint64_t file_size,
+                 int comp, const reader_zlib *zlib, const char *path);
+void reader_free(record_reader *r);
+/* Make stream bytes [from, from + need) available in the window (fewer only at the
+ * stream's end), dropping those before `from`. 0; -1 with err; READER_DAMAGE. */
+int reader_fill(record_reader *r, uint64_t from, size_t need, char *err);
+/* Frame the next chunk. 1: r->n records; 0: the stream is done; READER_DAMAGE: see
+ * r->damage (raise it, or reader_skip then call again); -1: err set. */
+int reader_next(record_reader *r, const reader_limits *o, char *err);
+/* Go past r->damage (a FRAME_* status): step over a record whose data CRC failed,
+ * resynchronise where framing is lost (r->damage then says where reading resumed, or
+ * that the rest of the stream is skipped). 0; -1 with err; READER_DAMAGE when the
+ * compressed stream itself is damaged on the way (r->damage replaced). */
+int reader_skip(record_reader *r, uint64_t max_record_bytes, char *err);
 
 /* -- wire.c -- */
 

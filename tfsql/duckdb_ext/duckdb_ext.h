@@ -9,10 +9,9 @@
  * engines that give them (api_version.c). Files:
  *
  *   strings.c      small growable helpers
- *   source.c       reading a file (decompressed) through a bounded window with pread,
- *                  checked for changes; gzip / zlib through libz, loaded at run time
- *   framer.c       framing a window: limits (max_record_bytes, batch_bytes), errors,
- *                  resynchronising under on_corrupt := 'skip'
+ *   reading.c      the core's record reader (tfsql/core/reader.c) over pread, each read
+ *                  checked for changes; libz loaded at run time; its damage as errors
+ *                  or, under on_corrupt := 'skip', reported skips
  *   discovery.c    listing paths, directories and globs; which entries are data, links,
  *                  FIFOs and crashed commits' intent records are the core's rules
  *   partitions.c   hive columns (found, unescaped and typed by the core's rules)
@@ -71,20 +70,8 @@ typedef struct {
     size_t n, cap;
 } strlist;
 
-/* The z_stream layout of zlib's ABI (stable since zlib 1.0). */
-typedef struct {
-    const uint8_t *next_in;
-    unsigned avail_in;
-    unsigned long total_in;
-    uint8_t *next_out;
-    unsigned avail_out;
-    unsigned long total_out;
-    const char *msg;
-    void *state;
-    void *zalloc, *zfree, *opaque;
-    int data_type;
-    unsigned long adler, reserved;
-} zstream;
+/* zlib's z_stream (deflate.c). */
+typedef reader_zstream zstream;
 
 enum { COMP_NONE = 0, COMP_GZIP = 1, COMP_ZLIB = 2, COMP_INFER = 3 };
 
@@ -178,55 +165,31 @@ void strlist_free(strlist *l);
 
 int ends_with_ci(const char *s, const char *suffix);
 
-/* -- source.c ---------------------------------------------------------------- */
+/* -- reading.c ---------------------------------------------------------------- */
 
-/* The bytes an inference sample first reads (inference.c). */
-#define WINDOW_BYTES ((size_t)8 << 20)
-/* The bytes a window holds after a refill (or one record). pread() copies the file's
- * bytes into the window; a window this small is still in the core's L2 cache when its
- * records' CRCs are checked and decoded right after the copy (an 8 MiB one was not, and
- * cost the DuckDB scans more CPU time: tests/benchmarks/compare_builds.py). */
-#define WINDOW_READ ((size_t)256 << 10)
-/* Compressed bytes read at a time, and inflated bytes produced per inflate() call. */
-#define COMPRESSED_CHUNK ((size_t)1 << 20)
-#define INFLATE_STEP ((size_t)1 << 20)
-
-/* One open file: its (decompressed) byte stream, read with pread() and checked for
- * changes after every read (tfsql.file_guard). */
+/* One open file, checked for changes after every read (tfsql.file_guard). */
 typedef struct {
     int fd;
-    const char *path;  /* borrowed, for messages */
+    const char *path;   /* borrowed, for messages */
     uint64_t file_size; /* at open: the size the bind listed */
     int64_t mtime_ns;
-    uint64_t file_pos; /* next file byte to read */
-    int comp;          /* COMP_NONE, COMP_GZIP or COMP_ZLIB */
-    int eof;           /* the (decompressed) stream ended */
-    tbuf in;           /* compressed input, in[in_pos:] not yet inflated */
-    size_t in_pos;
-    int z_active, members;
-    zstream z;
 } source;
 
-/* A window on a source: buf[0:len) holds stream bytes [base, base + len). */
+/* An open file read through the core's record reader (r.buf: its window). It must not
+ * move while open (the reader's read callback holds &src). */
 typedef struct {
     source src;
-    tbuf buf;
-    uint64_t base;
+    record_reader r;
 } window;
 
-/* Open `path` (compression `comp`, or COMP_INFER to detect it); `listed_size` (or -1)
- * is the size the bind saw: another size now means the file changed. */
-int source_open(source *s, const char *path, int64_t listed_size, int comp, char *err);
 /* The system's zlib (libz.so.1), opened once at run time; NULL when there is none. */
 void *zlib_library(void);
-void source_close(source *s);
-/* Append up to `want` bytes of the stream to `out` (fewer at its end: s->eof). */
-int source_read(source *s, tbuf *out, size_t want, char *err);
-
+/* Open `path` (compression `comp`, or COMP_INFER to detect it); `listed_size` (or -1)
+ * is the size the bind saw: another size now means the file changed. */
 int window_open(window *w, const char *path, int64_t listed_size, int comp, char *err);
 void window_close(window *w);
 /* Make stream bytes [from, from + need) available (fewer only at the end of the
- * stream), dropping those before `from`; a refill reads up to WINDOW_READ bytes. */
+ * stream), dropping those before `from` (reader_fill); -1 with err. */
 int window_fill(window *w, uint64_t from, size_t need, char *err);
 
 /* -- messages.c ------------------------------------------------------------------ */
@@ -294,12 +257,6 @@ void reports_skipped(connref c, const tferror *e);
 /* tfrecord_last_error() and tfrecord_rejects(). */
 int register_report_functions(duckdb_connection con);
 
-/* -- framer.c ---------------------------------------------------------------- */
-
-/* A record header claiming more bytes than a plain file holds from the record's start
- * (the other statuses are the core's FRAME_*). */
-enum { FRAME_PAST_END = 16 };
-
 /* What framing takes and how it treats damage (the reading options). */
 typedef struct {
     long long max_records;     /* records per chunk (-1: no limit) */
@@ -310,36 +267,16 @@ typedef struct {
     connref reports;           /* where skipped stretches are reported (reports.c) */
 } framing;
 
-/* A file framed chunk by chunk: offs / lens hold the n records of the last chunk
- * (payload offsets into w.buf.data, lengths), the first of them record `first` of the
- * file; `next` is the stream offset framing goes on from. */
-typedef struct {
-    window w;
-    uint64_t next;
-    size_t index, first, n;
-    tbuf offs, lens;
-} framer;
-
-/* e = the fields of a damaged record (a FRAME_* status, FRAME_PAST_END included):
- * file, record index, byte offset, what is wrong. */
-void frame_fields(tferror *e, const char *path, int status, size_t index, uint64_t at,
-                  uint64_t length, uint64_t limit);
-/* err = that error, with advice on how to go on (tferror_raise). */
-void frame_error(char *err, const char *path, int status, size_t index, uint64_t at,
-                 uint64_t length, uint64_t limit);
+/* Frame the next chunk of w (reader_next): 1: w->r.n records; 0: the file is done; -1:
+ * error in err. Damage is an error naming the file, the record and its byte offset, or
+ * under skip_corrupt is stepped over and reported. */
+int window_next(window *w, const framing *o, char *err);
+/* err = the damage the reader met (w->r.damage) as the extension's error; -1. */
+int damage_error(const window *w, char *err);
 /* err = the message of a record protobuf would not parse as the bind's record type
  * (`feature`: the feature the decoder names, or NULL). */
 void malformed_error(char *err, int record_type, const char *path, size_t index, uint64_t at,
                      const char *feature);
-/* The state of the record whose header is at stream offset `at` in the window, given
- * the bytes there: FRAME_OK (complete, or more bytes to read), or what is wrong with it
- * (*length: the header's length; *limit: the limit or the bytes the stream holds). */
-int pending_record(const window *w, uint64_t at, uint64_t max_record_bytes, uint64_t *length,
-                   uint64_t *limit);
-void framer_start(framer *f);
-void framer_free(framer *f);
-/* Frame the next chunk. 1: f->n records; 0: the file is done; -1: error in err. */
-int framer_next(framer *f, const framing *o, const char *path, char *err);
 
 /* -- discovery.c ------------------------------------------------------------- */
 void filelist_free(filelist *l, int nparts);

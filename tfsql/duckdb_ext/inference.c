@@ -24,55 +24,58 @@ static void infer_refusal(char *err, const infer_error *e) {
 }
 
 /* Frame the inference sample of one file and fold it into `st` (the core keeps the
- * records within the file's budget). The file is read through a bounded, change-checked
- * window (source.c), a compressed one inflated only as far as the sample reaches. A
- * record header over max_record_bytes is an error unless on_corrupt := 'skip'. Damage
- * ends the sample as the scan treats it: under on_corrupt := 'skip' a record whose data
- * CRC fails is stepped over, and other damage ends the file's sample (the scan then
- * resynchronises or reports it). */
+ * records within the file's budget), through the core's record reader (reading.c): a
+ * compressed file is inflated only as far as the sample reaches. A record header over
+ * max_record_bytes is an error unless on_corrupt := 'skip'. Damage ends the sample as
+ * the scan treats it: under on_corrupt := 'skip' a record whose data CRC fails is
+ * stepped over, and other damage ends the file's sample (the scan then resynchronises
+ * or reports it). */
 static int sample_file(const tfbind *b, infer_state *st, const tfile *f, int tolerant,
                        char *err) {
     window w;
-    memset(&w, 0, sizeof(w));
     if (window_open(&w, f->path, f->size, b->compression, err)) {
+        window_close(&w);
         return -1;
     }
     int rc = -1;
-    tbuf offs = {0}, lens = {0};
-    size_t pos = 0, index = 0;
-    size_t want = b->infer_sample < 0 || b->infer_bytes < 0 ? WINDOW_BYTES
-                                                              : (size_t)b->infer_bytes + (1u << 20);
+    uint64_t max_record_bytes = (uint64_t)b->max_record_bytes;
     for (;;) {
-        if (window_fill(&w, 0, want, err)) {
-            goto done;
-        }
         long long wanted = infer_records_wanted(st);
         if (wanted == 0) {
             break;
         }
-        int status;
-        size_t end;
-        offs.len = lens.len = 0;
-        if (scan_core(w.buf.data, w.buf.len, pos, wanted, -1, b->verify, &offs, &lens, &end,
-                      &status)) {
-            snprintf(err, ERRLEN, "out of memory");
-            goto done;
-        }
-        size_t framed = offs.len / 8, taken;
-        for (size_t i = 0; i < framed; i++) { /* possible only in a larger window */
-            if (load_u64(lens.data + 8 * i) > (uint64_t)b->max_record_bytes) {
-                end = (size_t)load_u64(offs.data + 8 * i) - 12;
-                framed = i;
-                status = FRAME_TOO_LONG;
-                offs.len = lens.len = 8 * i;
-                break;
+        reader_limits o = {wanted, -1, max_record_bytes, b->verify};
+        int got = reader_next(&w.r, &o, err);
+        if (got == READER_DAMAGE) {
+            int status = w.r.damage.status;
+            if (status == FRAME_BAD_DATA_CRC && b->skip_corrupt) {
+                got = reader_skip(&w.r, max_record_bytes, err); /* as the scan does */
+                if (got == 0) {
+                    continue;
+                }
+            } else if ((status == FRAME_TOO_LONG && !b->skip_corrupt && !tolerant) ||
+                       status == READER_STREAM_CORRUPT || status == READER_STREAM_TRUNCATED) {
+                damage_error(&w, err);
+                goto done;
+            } else {
+                break; /* the rest of the file is not sampled */
+            }
+            if (got == READER_DAMAGE) {
+                damage_error(&w, err);
             }
         }
+        if (got < 0 || got == READER_DAMAGE) {
+            goto done;
+        }
+        if (got == 0) {
+            break;
+        }
         int done;
+        size_t taken;
         infer_error e;
         memset(&e, 0, sizeof(e));
-        int irc = infer_add(st, w.buf.data, w.buf.len, offs.data, lens.data, framed, index, 0,
-                            &taken, &done, &e);
+        int irc = infer_add(st, w.r.buf.data, w.r.buf.len, w.r.offs.data, w.r.lens.data, w.r.n,
+                            w.r.first, w.r.base, &taken, &done, &e);
         if (irc == INFER_NOMEM) {
             snprintf(err, ERRLEN, "out of memory");
             goto done;
@@ -80,7 +83,7 @@ static int sample_file(const tfbind *b, infer_state *st, const tfile *f, int tol
         if (irc == INFER_MALFORMED && tolerant) {
             break; /* the scan reports it */
         }
-        if (irc == INFER_MALFORMED) { /* worded as the scan words it (framer.c) */
+        if (irc == INFER_MALFORMED) { /* worded as the scan words it */
             malformed_error(err, b->record_type, f->path, (size_t)e.record, e.offset, NULL);
             goto done;
         }
@@ -91,36 +94,10 @@ static int sample_file(const tfbind *b, infer_state *st, const tfile *f, int tol
         if (done) {
             break;
         }
-        index += framed;
-        pos = end;
-        int at_end = end == w.buf.len && !w.src.eof; /* more records may follow */
-        if ((status == FRAME_OK && at_end) || (status == FRAME_TRUNCATED && !w.src.eof)) {
-            uint64_t length, limit;
-            int pending = pending_record(&w, end, (uint64_t)b->max_record_bytes, &length, &limit);
-            if (pending == FRAME_TOO_LONG && !b->skip_corrupt && !tolerant) {
-                frame_error(err, f->path, FRAME_TOO_LONG, index, end, length, limit);
-                goto done;
-            }
-            if (pending != FRAME_OK) {
-                break;
-            }
-            /* the records framed so far ran into the end of what is read: read on */
-            size_t record = w.buf.len - end < 12 ? 12 : (size_t)length + 16;
-            want = 2 * w.buf.len > end + record ? 2 * w.buf.len : end + record;
-            continue;
-        }
-        if (status == FRAME_BAD_DATA_CRC && b->skip_corrupt) {
-            pos = end + 16 + (size_t)load_le64(w.buf.data + end); /* step over it, as the scan does */
-            index++;
-            continue;
-        }
-        break; /* the end, or damage: the rest of the file is not sampled */
     }
     rc = 0;
 done:
     window_close(&w);
-    tbuf_free(&offs);
-    tbuf_free(&lens);
     return rc;
 }
 

@@ -209,15 +209,15 @@ static long long indexed_count(const char *path, int64_t size) {
         st_index.st_mtime < st_file.st_mtime ||
         window_open(&w, index, st_index.st_size, COMP_NONE, err) != 0 ||
         window_fill(&w, 0, (size_t)st_index.st_size + 1, err) != 0 ||
-        tbuf_reserve(&w.buf, 1) != 0) {
+        tbuf_reserve(&w.r.buf, 1) != 0) {
         free(index);
         window_close(&w);
         return -1;
     }
     free(index);
-    const uint8_t *data = w.buf.data;
-    size_t size_read = w.buf.len;
-    w.buf.data[size_read] = 0; /* sscanf below stops there */
+    const uint8_t *data = w.r.buf.data;
+    size_t size_read = w.r.buf.len;
+    w.r.buf.data[size_read] = 0; /* sscanf below stops there */
     long long lines = 0;
     const uint8_t *last = NULL;
     for (size_t i = 0; i < size_read; i++) {
@@ -254,20 +254,18 @@ static long long indexed_count(const char *path, int64_t size) {
 /* Count the records of `path` by walking its headers (inflating it when compressed),
  * through a bounded window; -1 with `err` set when it cannot be read or is damaged. */
 static long long walked_count(const tfbind *b, const tfile *f, int comp, char *err) {
-    framer fr;
-    memset(&fr, 0, sizeof(fr));
-    framer_start(&fr);
-    if (window_open(&fr.w, f->path, f->size, comp, err) != 0) {
-        framer_free(&fr);
+    window fr;
+    if (window_open(&fr, f->path, f->size, comp, err) != 0) {
+        window_close(&fr);
         return -1;
     }
     framing o = {-1, -1, (uint64_t)b->max_record_bytes, 0, 0, {0, 0, 0}}; /* headers only, damage an error */
     long long count = 0;
     int rc;
-    while ((rc = framer_next(&fr, &o, f->path, err)) == 1) {
-        count += (long long)fr.n;
+    while ((rc = window_next(&fr, &o, err)) == 1) {
+        count += (long long)fr.r.n;
     }
-    framer_free(&fr);
+    window_close(&fr);
     return rc < 0 ? -1 : count;
 }
 

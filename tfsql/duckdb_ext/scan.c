@@ -28,20 +28,20 @@ static void tfglobal_free(void *p) {
     free(g);
 }
 
-/* A thread's scan state. The open file is read through a bounded window (source.c)
+/* A thread's scan state. The open file is read through a bounded window (reading.c)
  * and framed one output chunk at a time, right before the chunk is decoded, so its
  * bytes are read from memory once while they are still in the CPU's cache. */
 typedef struct {
     int have_file;
     size_t file;
-    framer fr;
+    window fr;
     size_t pos;        /* records of the chunk already emitted */
     slotstate *slots;
     colbuild *cb;
 } tflocal;
 
 static void tflocal_close_file(tflocal *l) {
-    window_close(&l->fr.w);
+    window_close(&l->fr);
     l->have_file = 0;
 }
 
@@ -50,7 +50,7 @@ static void tflocal_free(void *p) {
     if (l == NULL) {
         return;
     }
-    framer_free(&l->fr);
+    window_close(&l->fr);
     free(l->slots);
     free(l->cb);
     free(l);
@@ -278,9 +278,8 @@ static int open_next_file(tfbind *b, tfglobal *g, tflocal *l, char *err) {
         if (f->size == 0) {
             continue;
         }
-        framer_start(&l->fr);
         l->pos = 0;
-        if (window_open(&l->fr.w, f->path, f->size, b->compression, err)) {
+        if (window_open(&l->fr, f->path, f->size, b->compression, err)) {
             return -1;
         }
         l->file = i;
@@ -308,11 +307,11 @@ void tf_scan(duckdb_function_info info, duckdb_data_chunk output) {
                 return;
             }
         }
-        if (l->pos >= l->fr.n) {
+        if (l->pos >= l->fr.r.n) {
             framing o = {(long long)cap, b->batch_bytes, (uint64_t)b->max_record_bytes,
                          b->verify, b->skip_corrupt, b->conn};
             l->pos = 0;
-            int rc = framer_next(&l->fr, &o, b->files.items[l->file].path, err);
+            int rc = window_next(&l->fr, &o, err);
             if (rc < 0) {
                 tflocal_close_file(l);
                 scan_failed(info, b, err);
@@ -323,13 +322,13 @@ void tf_scan(duckdb_function_info info, duckdb_data_chunk output) {
                 continue;
             }
         }
-        size_t n = l->fr.n - l->pos;
+        size_t n = l->fr.r.n - l->pos;
         if (n > cap) {
             n = cap;
         }
-        const uint8_t *offs = l->fr.offs.data + 8 * l->pos, *lens = l->fr.lens.data + 8 * l->pos;
-        const uint8_t *data = l->fr.w.buf.data;
-        size_t size = l->fr.w.buf.len;
+        const uint8_t *offs = l->fr.r.offs.data + 8 * l->pos, *lens = l->fr.r.lens.data + 8 * l->pos;
+        const uint8_t *data = l->fr.r.buf.data;
+        size_t size = l->fr.r.buf.len;
         if (g->sc.ncols > 0 && l->cb == NULL) {
             l->slots = (slotstate *)calloc((size_t)g->sc.ncols, sizeof(slotstate));
             l->cb = (colbuild *)calloc((size_t)g->sc.ncols, sizeof(colbuild));
@@ -358,8 +357,8 @@ void tf_scan(duckdb_function_info info, duckdb_data_chunk output) {
                 rc = decode_core(&x, data, size, offs, lens, n);
             }
             if (rc) {
-                size_t rec = l->fr.first + l->pos + x.err_record;
-                size_t at = (size_t)l->fr.w.base + (size_t)load_u64(offs + 8 * x.err_record) - 12;
+                size_t rec = l->fr.r.first + l->pos + x.err_record;
+                size_t at = (size_t)l->fr.r.base + (size_t)load_u64(offs + 8 * x.err_record) - 12;
                 decode_error(err, b, &x, rc, b->files.items[l->file].path, rec, at);
             }
             for (int i = 0; i < g->nproj && rc == 0; i++) {
@@ -377,8 +376,8 @@ void tf_scan(duckdb_function_info info, duckdb_data_chunk output) {
                     tferror e;
                     tferror_init(&e, TFERR_SCHEMA, "not_utf8", b->files.items[l->file].path);
                     e.feature = col;
-                    e.record_index = (long long)(l->fr.first + l->pos + (size_t)row);
-                    e.offset = (long long)l->fr.w.base +
+                    e.record_index = (long long)(l->fr.r.first + l->pos + (size_t)row);
+                    e.offset = (long long)l->fr.r.base +
                                (long long)load_u64(offs + 8 * (size_t)row) - 12;
                     tferror_raise(err, &e);
                     rc = -1;
