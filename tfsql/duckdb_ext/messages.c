@@ -76,19 +76,20 @@ static void where(msg_out *o, const tferror *e) {
 /* Up to 512 bytes from the start of `path`'s stream (compression comp) into head; the
  * core's tfsql_sniff_format of them (NULL when the file cannot be read). */
 static const char *sniff_file(const char *path, int comp, tbuf *head) {
-    source s;
+    window w;
     char err[ERRLEN];
     const char *found = NULL;
     head->len = 0;
-    if (source_open(&s, path, -1, comp, err) != 0) {
+    if (window_open(&w, path, -1, comp, err) != 0) {
         return NULL;
     }
-    while (head->len < 512 && !s.eof && source_read(&s, head, 512 - head->len, err) == 0) {
-    }
-    if (head->len > 0) {
+    if (window_fill(&w, 0, 512, err) == 0 && w.r.buf.len > 0 &&
+        tbuf_reserve(head, w.r.buf.len) == 0) {
+        memcpy(head->data, w.r.buf.data, w.r.buf.len);
+        head->len = w.r.buf.len;
         found = tfsql_sniff_format(head->data, head->len);
     }
-    source_close(&s);
+    window_close(&w);
     return found;
 }
 
