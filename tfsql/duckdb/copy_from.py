@@ -21,9 +21,12 @@ True
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
-from tfsql.duckdb.copy import CopyOptionError, OptionValue, _parse_options, copy_target
+from tfsql.duckdb.arguments import quote_string
+from tfsql.duckdb.copy import CopyOptionError, OptionValue, _parse_options, copy_target, qualified_name
+from tfsql.duckdb.parameters import SCAN_PARAMETERS
 from tfsql.duckdb.rewrite import Token, matching_close
 from tfsql.naming import TFRECORD_SUFFIXES
 
@@ -46,11 +49,16 @@ def copy_from_as_insert(sql: str, tokens: Sequence[Token]) -> str | None:
         i += 1
     if i == 1 or i >= len(tokens):
         return None
-    table = sql[tokens[1].start : tokens[i - 1].start + len(tokens[i - 1].text)]
+    table = qualified_name(tokens[1:i])
+    if table is None:
+        return None  # not a table name: DuckDB runs (and judges) the statement as written
     columns = ""
     if tokens[i].is_op("("):
         close = matching_close(tokens, i)
-        columns = " " + sql[tokens[i].start : tokens[close].start + 1]
+        names = qualified_name(tokens[i + 1 : close], separator=",")
+        if names is None:
+            return None
+        columns = f" ({names})"
         i = close + 1
     target = copy_target(tokens, i, "from")
     if target is None:
@@ -69,8 +77,20 @@ def copy_from_as_insert(sql: str, tokens: Sequence[Token]) -> str | None:
             return None
     elif not path_sql.strip("'").lower().endswith(TFRECORD_SUFFIXES):
         return None
-    arguments = [path_sql] + [f"{name.lower()} := {_literal(name, value)}" for name, value in options.items()]
+    arguments = [path_sql] + [f"{_parameter(name)} := {_literal(name, value)}" for name, value in options.items()]
     return f"INSERT INTO {table}{columns} SELECT * FROM tfrecord_scan({', '.join(arguments)})"
+
+
+def _parameter(name: str) -> str:
+    """The scan parameter an option names; an option that is none is refused here, as
+    DuckDB refuses an unknown COPY option (its name is never pasted into SQL)."""
+    parameter = name.lower()
+    if parameter not in SCAN_PARAMETERS:
+        raise CopyOptionError(
+            f"COPY ... FROM (FORMAT tfrecord): unknown option {name!r}; "
+            f"valid options: {', '.join(sorted(SCAN_PARAMETERS))}"
+        )
+    return parameter
 
 
 def _literal(name: str, value: OptionValue) -> str:
@@ -83,7 +103,7 @@ def _literal(name: str, value: OptionValue) -> str:
     if isinstance(value.value, bool):
         return "true" if value.value else "false"
     if isinstance(value.value, (int, float)):
-        return repr(value.value)
+        return repr(value.value) if math.isfinite(value.value) else _quote(repr(value.value))
     if isinstance(value.value, str):
         return _quote(value.value)
     raise CopyOptionError(
@@ -92,4 +112,4 @@ def _literal(name: str, value: OptionValue) -> str:
 
 
 def _quote(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
+    return quote_string(text)
