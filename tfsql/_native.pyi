@@ -385,6 +385,13 @@ def detect_compression(head: _BufferLike) -> Optional[str]:
     """``"gzip"``, ``"zlib"`` or None (a TFRecord header, or anything else) from a
     file's first bytes."""
 
+def intent_parse(record: bytes) -> dict[str, Any]:
+    """The intent record's ``state`` ("prepared" or "committed"), ``job``, ``trash``
+    (one ``_trash-...`` entry), ``replaced`` and ``created`` (lists of paths) and
+    ``new`` (a list of ``(staged, final)`` tuples), every path relative to the target
+    and free of ``""``, ``.`` and ``..``. ValueError when the record is not one tfsql
+    wrote (the message says why)."""
+
 def intent_view(record: bytes, rels: list[str]) -> list[Union[None, bool, str]]:
     """How to read the files ``rels`` (relative to the directory holding the intent
     record ``record``): None as they are, False left out (a new file a rollback moves

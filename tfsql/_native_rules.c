@@ -311,6 +311,74 @@ static PyObject *rules_walk_action(PyObject *self, PyObject *args) {
     return PyLong_FromLong(tfsql_walk_action(kind, context));
 }
 
+/* The list of strings `which` of a parsed intent record. */
+static PyObject *intent_strings(const tfsql_intent *intent, int which) {
+    size_t n = tfsql_intent_count(intent, which);
+    PyObject *list = PyList_New((Py_ssize_t)n);
+    for (size_t i = 0; list != NULL && i < n; i++) {
+        size_t len;
+        const char *s = tfsql_intent_path(intent, which, i, &len);
+        PyObject *item = decode_path(s, len);
+        if (item == NULL) {
+            Py_CLEAR(list);
+            break;
+        }
+        PyList_SET_ITEM(list, (Py_ssize_t)i, item);
+    }
+    return list;
+}
+
+/* intent_parse(record: bytes) -> dict with state, job, trash, replaced, new (a list of
+ * (staged, final) tuples) and created; raises ValueError when the record is not one
+ * tfsql wrote. The one parser of the record: tfsql.commit's recovery reads it here. */
+static PyObject *rules_intent_parse(PyObject *self, PyObject *arg) {
+    (void)self;
+    Py_buffer record;
+    if (PyObject_GetBuffer(arg, &record, PyBUF_SIMPLE)) {
+        return NULL;
+    }
+    char why[200];
+    tfsql_intent *intent = tfsql_intent_parse((const char *)record.buf, (size_t)record.len, why, sizeof(why));
+    PyBuffer_Release(&record);
+    if (intent == NULL) {
+        PyErr_Format(PyExc_ValueError, "%s", why);
+        return NULL;
+    }
+    PyObject *out = NULL, *job = intent_strings(intent, TFSQL_INTENT_JOB);
+    PyObject *trash = intent_strings(intent, TFSQL_INTENT_TRASH);
+    PyObject *replaced = intent_strings(intent, TFSQL_INTENT_REPLACED);
+    PyObject *created = intent_strings(intent, TFSQL_INTENT_CREATED);
+    PyObject *staged = intent_strings(intent, TFSQL_INTENT_NEW_STAGED);
+    PyObject *final = intent_strings(intent, TFSQL_INTENT_NEW_FINAL);
+    PyObject *pairs = staged != NULL ? PyList_New(PyList_GET_SIZE(staged)) : NULL;
+    if (job != NULL && trash != NULL && replaced != NULL && created != NULL && final != NULL &&
+        pairs != NULL) {
+        Py_ssize_t i = 0;
+        for (; i < PyList_GET_SIZE(staged); i++) {
+            PyObject *pair = PyTuple_Pack(2, PyList_GET_ITEM(staged, i), PyList_GET_ITEM(final, i));
+            if (pair == NULL) {
+                break;
+            }
+            PyList_SET_ITEM(pairs, i, pair);
+        }
+        if (i == PyList_GET_SIZE(staged)) {
+            out = Py_BuildValue("{s:s,s:O,s:O,s:O,s:O,s:O}", "state",
+                                tfsql_intent_prepared(intent) ? "prepared" : "committed", "job",
+                                PyList_GET_ITEM(job, 0), "trash", PyList_GET_ITEM(trash, 0),
+                                "replaced", replaced, "new", pairs, "created", created);
+        }
+    }
+    Py_XDECREF(job);
+    Py_XDECREF(trash);
+    Py_XDECREF(replaced);
+    Py_XDECREF(created);
+    Py_XDECREF(staged);
+    Py_XDECREF(final);
+    Py_XDECREF(pairs);
+    tfsql_intent_free(intent);
+    return out;
+}
+
 /* intent_view(record: bytes, rels: list[str]) -> list of None (as is), False (leave out)
  * or the str old path; raises ValueError when the record is not one tfsql wrote. */
 static PyObject *rules_intent_view(PyObject *self, PyObject *args) {
@@ -396,6 +464,8 @@ PyMethodDef tfsql_rules_methods[] = {
      "detect_compression(head) -> 'gzip', 'zlib' or None"},
     {"walk_action", rules_walk_action, METH_VARARGS,
      "walk_action(kind, context) -> what a listing does with an entry"},
+    {"intent_parse", rules_intent_parse, METH_O,
+     "intent_parse(record) -> dict: the intent record's state, job, trash and paths"},
     {"intent_view", rules_intent_view, METH_VARARGS,
      "intent_view(record, rels) -> per path None (as is), False (left out) or its old path"},
     {NULL, NULL, 0, NULL},

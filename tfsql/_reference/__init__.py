@@ -128,6 +128,7 @@ from tfsql._reference.rules import (
     is_tfds_metadata_name,
     is_tfds_info_name,
     detect_compression,
+    intent_parse,
     intent_view,
 )
 
@@ -197,5 +198,6 @@ __all__ = [
     "is_tfds_metadata_name",
     "is_tfds_info_name",
     "detect_compression",
+    "intent_parse",
     "intent_view",
 ]

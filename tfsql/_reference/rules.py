@@ -130,23 +130,43 @@ def detect_compression(head: Any) -> Optional[str]:
 
 
 def _inner(rel: Any) -> bool:
-    return isinstance(rel, str) and rel != "" and all(p not in ("", ".", "..") for p in rel.split("/"))
+    return (
+        isinstance(rel, str) and rel != "" and "\0" not in rel and all(p not in ("", ".", "..") for p in rel.split("/"))
+    )
 
 
-def intent_view(record: bytes, rels: list) -> list[Union[None, bool, str]]:
+def intent_parse(record: bytes) -> dict:
     try:
         if len(record) > _INTENT_MAX_BYTES:
             raise ValueError("larger than any record tfsql writes")
         raw = json.loads(record)
         if raw.get("tfsql_intent") != 1 or raw["state"] not in ("prepared", "committed"):
             raise ValueError("unknown format or state")
+        if not {"job", "trash", "replaced", "new", "created"} <= set(raw):
+            raise ValueError("a key is missing")
         trash, new = raw["trash"], [(s, d) for s, d in raw["new"]]
         paths = [trash, *raw["replaced"], *raw["created"], *(p for pair in new for p in pair)]
-        str(raw["job"])
-        if not (isinstance(trash, str) and trash.startswith("_trash-")) or not all(map(_inner, paths)):
+        if not isinstance(raw["job"], str):
+            raise ValueError("the job is not a string")
+        if not (isinstance(trash, str) and trash.startswith("_trash-") and "/" not in trash):
+            raise ValueError("a path leaves the target")
+        if not all(map(_inner, paths)):
             raise ValueError("a path leaves the target")
     except (KeyError, TypeError, AttributeError, RecursionError) as exc:
         raise ValueError(f"not a tfsql intent record ({exc})") from None
+    return {
+        "state": raw["state"],
+        "job": raw["job"],
+        "trash": trash,
+        "replaced": list(raw["replaced"]),
+        "new": new,
+        "created": list(raw["created"]),
+    }
+
+
+def intent_view(record: bytes, rels: list) -> list[Union[None, bool, str]]:
+    raw = intent_parse(record)
+    trash, new = raw["trash"], raw["new"]
     view: list[Union[None, bool, str]] = [None] * len(rels)
     if raw["state"] != "prepared":
         return view

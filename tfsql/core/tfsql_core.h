@@ -790,6 +790,22 @@ void tfsql_intent_free(tfsql_intent *intent);
 /* 1 when the record's state is "prepared" (a crashed commit before its commit point). */
 int tfsql_intent_prepared(const tfsql_intent *intent);
 
+/* The strings of a parsed record: its job id and trash directory (one each), the
+ * replaced and created paths, and the staged and final path of each new file (two lists
+ * in the same order), every path relative to the target and free of "", "." and "..". */
+enum {
+    TFSQL_INTENT_JOB = 0,
+    TFSQL_INTENT_TRASH = 1,
+    TFSQL_INTENT_REPLACED = 2,
+    TFSQL_INTENT_CREATED = 3,
+    TFSQL_INTENT_NEW_STAGED = 4,
+    TFSQL_INTENT_NEW_FINAL = 5
+};
+size_t tfsql_intent_count(const tfsql_intent *intent, int which);
+/* The index-th string of `which` (its length in *len; not NUL-free: the bytes are the
+ * JSON string's), or NULL past the end. */
+const char *tfsql_intent_path(const tfsql_intent *intent, int which, size_t index, size_t *len);
+
 enum {
     TFSQL_VIEW_AS_IS = 0,    /* read the file where it is */
     TFSQL_VIEW_LEAVE_OUT = 1, /* a new file moved into place: the rollback moves it away */

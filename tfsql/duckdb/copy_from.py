@@ -7,14 +7,16 @@ position and DuckDB casts them as an INSERT does (the extension's native COPY FR
 DuckDB >= 1.5.6 matches by position too, with the casts listed in
 ``docs/duckdb-extension.md``). Each COPY option becomes the scan's named parameter of
 the same name (``RECORD_TYPE sequence_example`` -> ``record_type := 'sequence_example'``,
-a flag alone -> ``:= true``), so the reading options are tfrecord_scan's.
+a flag alone -> ``:= true``), so the reading options are tfrecord_scan's. Nothing of
+the statement is pasted as it was written: the table and column names are quoted
+again, an option that is no scan parameter is refused, values are quoted literals.
 
 Examples
 --------
 >>> from tfsql.duckdb.rewrite import tokenize
 >>> sql = "COPY t (a, b) FROM 'x.tfrecord' (FORMAT tfrecord, RECORD_TYPE example, IGNORE_ERRORS)"
->>> copy_from_as_insert(sql, tokenize(sql))
-"INSERT INTO t (a, b) SELECT * FROM tfrecord_scan('x.tfrecord', record_type := 'example', ignore_errors := true)"
+>>> print(copy_from_as_insert(sql, tokenize(sql)))
+INSERT INTO "t" ("a", "b") SELECT * FROM tfrecord_scan('x.tfrecord', record_type := 'example', ignore_errors := true)
 >>> copy_from_as_insert("COPY t FROM 'x.csv'", tokenize("COPY t FROM 'x.csv'")) is None
 True
 """
