@@ -21,6 +21,7 @@ from tfsql.errors import (
     FileChangedError,
     NoDataError,
     SchemaError,
+    StaleIndexWarning,
     TFSQLError,
     WriteConflictError,
 )
@@ -105,5 +106,6 @@ __all__ = [
     "FileChangedError",
     "WriteConflictError",
     "NoDataError",
+    "StaleIndexWarning",
     "__version__",
 ]

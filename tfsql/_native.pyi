@@ -385,6 +385,13 @@ def detect_compression(head: _BufferLike) -> Optional[str]:
     """``"gzip"``, ``"zlib"`` or None (a TFRecord header, or anything else) from a
     file's first bytes."""
 
+def index_check(text: bytes, fd: int, file_size: int, spans: bool) -> Tuple[int, Optional[bytes], Optional[bytes]]:
+    """Validate the whole index sidecar ``text`` of an uncompressed file of ``file_size``
+    bytes open as ``fd`` (-1: its last record header is not read): lines ``"<offset>
+    <size>"`` below 2^63, the first at 0, each ending where the next starts, the last at
+    the file's end over a valid header. Returns the record count and, with ``spans``,
+    the offsets and sizes as native uint64 bytes. ValueError says what is wrong."""
+
 def intent_parse(record: bytes) -> dict[str, Any]:
     """The intent record's ``state`` ("prepared" or "committed"), ``job``, ``trash``
     (one ``_trash-...`` entry), ``replaced`` and ``created`` (lists of paths) and

@@ -435,7 +435,62 @@ done:
     return out;
 }
 
+static int64_t pread_at(void *ctx, uint64_t offset, uint8_t *buf, size_t n) {
+    ssize_t got = pread(*(int *)ctx, buf, n, (off_t)offset);
+    return got < 0 ? -1 : (int64_t)got;
+}
+
+/* index_check(text: bytes, fd: int, file_size: int, spans: bool) -> (count, offsets,
+ * sizes): offsets and sizes native uint64 bytes when spans, else None; ValueError(why)
+ * when the sidecar does not describe the file (fd < 0: its last header is not read). */
+static PyObject *rules_index_check(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer text;
+    int fd, spans;
+    unsigned long long file_size;
+    if (!PyArg_ParseTuple(args, "y*iKp:index_check", &text, &fd, &file_size, &spans)) {
+        return NULL;
+    }
+    size_t lines = 0;
+    const char *t = (const char *)text.buf;
+    for (Py_ssize_t i = 0; spans && i < text.len; i++) {
+        lines += t[i] == '\n';
+    }
+    lines += 1; /* a last line without its '\n' */
+    PyObject *offsets = spans ? PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(lines * 8)) : NULL;
+    PyObject *sizes = spans ? PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(lines * 8)) : NULL;
+    if (spans && (offsets == NULL || sizes == NULL)) {
+        PyBuffer_Release(&text);
+        Py_XDECREF(offsets);
+        Py_XDECREF(sizes);
+        return NULL;
+    }
+    char why[200];
+    int64_t count;
+    Py_BEGIN_ALLOW_THREADS
+    count = tfsql_index_check(t, (size_t)text.len, (uint64_t)file_size, fd >= 0 ? pread_at : NULL, &fd,
+                              spans ? (uint64_t *)PyBytes_AS_STRING(offsets) : NULL,
+                              spans ? (uint64_t *)PyBytes_AS_STRING(sizes) : NULL, why, sizeof(why));
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&text);
+    if (count < 0) {
+        Py_XDECREF(offsets);
+        Py_XDECREF(sizes);
+        PyErr_Format(PyExc_ValueError, "%s", why);
+        return NULL;
+    }
+    if (spans && (_PyBytes_Resize(&offsets, (Py_ssize_t)count * 8) || _PyBytes_Resize(&sizes, (Py_ssize_t)count * 8))) {
+        Py_XDECREF(offsets);
+        Py_XDECREF(sizes);
+        return NULL;
+    }
+    return Py_BuildValue("(LNN)", (long long)count, spans ? offsets : Py_NewRef(Py_None),
+                         spans ? sizes : Py_NewRef(Py_None));
+}
+
 PyMethodDef tfsql_rules_methods[] = {
+    {"index_check", rules_index_check, METH_VARARGS,
+     "index_check(text, fd, file_size, spans) -> (count, offsets or None, sizes or None)"},
     {"is_hidden_name", rules_is_hidden_name, METH_O,
      "is_hidden_name(name) -> bool: a path component readers skip"},
     {"has_glob_magic", rules_has_glob_magic, METH_O,

@@ -128,6 +128,7 @@ from tfsql._reference.rules import (
     is_tfds_metadata_name,
     is_tfds_info_name,
     detect_compression,
+    index_check,
     intent_parse,
     intent_view,
 )
@@ -198,6 +199,7 @@ __all__ = [
     "is_tfds_metadata_name",
     "is_tfds_info_name",
     "detect_compression",
+    "index_check",
     "intent_parse",
     "intent_view",
 ]

@@ -14,6 +14,7 @@ Examples
 from __future__ import annotations
 
 import json
+import os
 import posixpath
 import re
 import struct
@@ -178,3 +179,39 @@ def intent_view(record: bytes, rels: list) -> list[Union[None, bool, str]]:
         if rel.startswith(trash + "/") and len(rel) > len(trash) + 1:
             view[i] = rel[len(trash) + 1 :]
     return view
+
+
+_INDEX_LINE = re.compile(rb"([0-9]{1,19}) ([0-9]{1,19})(?:\n|\Z)")
+
+
+def index_check(text: bytes, fd: int, file_size: int, spans: bool) -> tuple[int, Optional[bytes], Optional[bytes]]:
+    text = bytes(text)
+    offsets: list[int] = []
+    sizes: list[int] = []
+    expected = position = 0
+    while position < len(text):
+        line = len(offsets) + 1
+        match = _INDEX_LINE.match(text, position)
+        if match is None or max(int(match[1]), int(match[2])) >= 1 << 63:
+            raise ValueError(f"line {line} is not 'offset size' (two decimal numbers below 2^63)")
+        offset, size = int(match[1]), int(match[2])
+        if offset != expected:
+            if offset < expected:
+                raise ValueError(f"line {line} goes back to byte {offset}: the lines must follow the records in order")
+            raise ValueError(f"line {line} skips to byte {offset}: a record is missing")
+        if size < 16 or offset + size > file_size:
+            raise ValueError(f"line {line}'s record of {size} bytes does not fit the file")
+        offsets.append(offset)
+        sizes.append(size)
+        expected, position = offset + size, match.end()
+    if expected != file_size:
+        raise ValueError(f"its last record ends at byte {expected}, the file has {file_size} bytes")
+    if offsets and fd >= 0:
+        head = os.pread(fd, 12, offsets[-1])
+        if len(head) < 12 or masked_crc32c(head[:8]) != struct.unpack_from("<I", head, 8)[0]:
+            raise ValueError(f"no record header at byte {offsets[-1]} (its last line)")
+        if struct.unpack_from("<Q", head)[0] + 16 != sizes[-1]:
+            raise ValueError(f"the record at byte {offsets[-1]} is not {sizes[-1]} bytes long")
+    if not spans:
+        return len(offsets), None, None
+    return len(offsets), struct.pack(f"={len(offsets)}Q", *offsets), struct.pack(f"={len(sizes)}Q", *sizes)

@@ -31,6 +31,7 @@
  *   detect.c         compression detection from a file's first bytes
  *   intent.c         the crash-recovery intent record: parse, and how a reader sees it
  *   json.c           the bounded JSON reader intent.c and tfds_features.c share
+ *   sidecar.c        index sidecars: validate one whole before it is trusted
  *   tfds_features.c  a TFDS directory's features.json: each feature's column type
  *
  * Error convention: functions returning int return 0 on success and a nonzero code
@@ -819,5 +820,20 @@ enum {
  * For a committed record every action is TFSQL_VIEW_AS_IS. */
 int tfsql_intent_view(const tfsql_intent *intent, const char *const *rels, size_t n,
                       int *actions, size_t *old_start);
+
+/* -- index sidecars (tfsql/core/sidecar.c) ----------------------------------------- */
+
+/* Reads n bytes at offset of a file into buf; returns the count read (< n at its end),
+ * or -1. */
+typedef int64_t (*tfsql_read_at)(void *ctx, uint64_t offset, uint8_t *buf, size_t n);
+
+/* Validate the whole index sidecar `text` (n bytes) of an uncompressed file of
+ * file_size bytes: lines "<offset> <size>\n" in decimal below 2^63, the first at 0,
+ * each size >= 16 ending where the next line starts, the last at file_size; then, with
+ * read_at, a valid record header of the last line's size at its offset. Returns the
+ * number of records, filling offsets[i] and sizes[i] when not NULL (room for one per
+ * '\n' of the text), or -1 with why (at most whylen bytes) saying what is wrong. */
+int64_t tfsql_index_check(const char *text, size_t n, uint64_t file_size, tfsql_read_at read_at,
+                          void *ctx, uint64_t *offsets, uint64_t *sizes, char *why, size_t whylen);
 
 #endif /* TFSQL_CORE_H */
