@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from tfsql.duckdb.arguments import quote_string
 from tfsql.duckdb.copy import CopyOptionError, OptionValue, _parse_options, copy_target, qualified_name
@@ -32,7 +33,22 @@ from tfsql.duckdb.parameters import SCAN_PARAMETERS
 from tfsql.duckdb.rewrite import Token, matching_close
 from tfsql.naming import TFRECORD_SUFFIXES
 
-__all__ = ["copy_from_as_insert"]
+__all__ = ["CopyFrom", "copy_from_as_insert", "copy_from_parts"]
+
+
+@dataclass(frozen=True)
+class CopyFrom:
+    """A ``COPY <table> [(columns)] FROM <path> (FORMAT tfrecord, ...)`` taken apart, every
+    part as SQL tfsql built: ``table`` (quoted), ``columns`` (``""`` or `` ("a", "b")``)
+    and ``scan`` (the ``tfrecord_scan(...)`` call)."""
+
+    table: str
+    columns: str
+    scan: str
+
+    def insert(self, select: str = "*") -> str:
+        """The INSERT that runs it, selecting ``select`` (by default every column) of the scan."""
+        return f"INSERT INTO {self.table}{self.columns} SELECT {select} FROM {self.scan}"
 
 
 def copy_from_as_insert(sql: str, tokens: Sequence[Token]) -> str | None:
@@ -44,6 +60,12 @@ def copy_from_as_insert(sql: str, tokens: Sequence[Token]) -> str | None:
     CopyOptionError
         The options cannot be taken apart.
     """
+    parts = copy_from_parts(sql, tokens)
+    return None if parts is None else parts.insert()
+
+
+def copy_from_parts(sql: str, tokens: Sequence[Token]) -> CopyFrom | None:
+    """`copy_from_as_insert`'s statement taken apart (None when it is not one)."""
     if len(tokens) < 4 or not tokens[0].is_word("copy"):
         return None
     i = 1
@@ -80,7 +102,40 @@ def copy_from_as_insert(sql: str, tokens: Sequence[Token]) -> str | None:
     elif not path_sql.strip("'").lower().endswith(TFRECORD_SUFFIXES):
         return None
     arguments = [path_sql] + [f"{_parameter(name)} := {_literal(name, value)}" for name, value in options.items()]
-    return f"INSERT INTO {table}{columns} SELECT * FROM tfrecord_scan({', '.join(arguments)})"
+    return CopyFrom(table, columns, f"tfrecord_scan({', '.join(arguments)})")
+
+
+def utf8_select(sources: Sequence[str], targets: Sequence[tuple[str, str]]) -> str:
+    """The select list of a COPY ... FROM's INSERT that refuses bytes that are not UTF-8
+    going into a VARCHAR column, as the extension's native COPY ... FROM does (DuckDB's
+    own BLOB -> VARCHAR cast would store them as escaped text such as ``\\xFF``):
+    ``sources`` are the scan's column types, ``targets`` the filled columns' (name, type),
+    by position. ``*`` when no column needs it.
+
+    >>> print(utf8_select(["BIGINT", "BLOB"], [("a", "BIGINT"), ("s", "VARCHAR")]))
+    #1, CASE WHEN #2 IS NULL THEN NULL WHEN try(decode(#2)) IS NULL THEN error('COPY ... FROM (FORMAT tfrecord): a value of the table''s VARCHAR column "s" is not UTF-8; make the column a BLOB') ELSE decode(#2) END
+    """
+    items, checked = [], False
+    for position, (source, (name, target)) in enumerate(zip(sources, targets), start=1):
+        column = f"#{position}"
+        refusal = quote_string(
+            f'COPY ... FROM (FORMAT tfrecord): a value of the table\'s VARCHAR column "{name}" is not UTF-8; '
+            "make the column a BLOB"
+        )
+        # (coalesce(try(...), error(...)) loses the error on DuckDB 1.4: a CASE keeps it)
+        if source == "BLOB" and target == "VARCHAR":
+            items.append(_decoded(column, refusal))
+        elif source == "BLOB[]" and target == "VARCHAR[]":
+            items.append(f"list_transform({column}, lambda x: {_decoded('x', refusal)})")
+        else:
+            items.append(column)
+            continue
+        checked = True
+    return ", ".join(items) if checked and len(sources) == len(targets) else "*"
+
+
+def _decoded(value: str, refusal: str) -> str:
+    return f"CASE WHEN {value} IS NULL THEN NULL WHEN try(decode({value})) IS NULL THEN error({refusal}) ELSE decode({value}) END"
 
 
 def _parameter(name: str) -> str:

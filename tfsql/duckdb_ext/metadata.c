@@ -226,9 +226,7 @@ static long long indexed_count(const char *path, int64_t size) {
     return count;
 }
 
-/* Count the records of `path` by walking its headers (inflating it when compressed),
- * through a bounded window; -1 with `err` set when it cannot be read or is damaged. */
-static long long walked_count(const tfbind *b, const tfile *f, int comp, char *err) {
+long long walked_count(const tfbind *b, const tfile *f, int comp, long long stop, char *err) {
     framer fr;
     memset(&fr, 0, sizeof(fr));
     framer_start(&fr);
@@ -238,8 +236,8 @@ static long long walked_count(const tfbind *b, const tfile *f, int comp, char *e
     }
     framing o = {-1, -1, (uint64_t)b->max_record_bytes, 0, 0, {0, 0, 0}}; /* headers only, damage an error */
     long long count = 0;
-    int rc;
-    while ((rc = framer_next(&fr, &o, f->path, err)) == 1) {
+    int rc = 0;
+    while ((stop < 0 || count < stop) && (rc = framer_next(&fr, &o, f->path, err)) == 1) {
         count += (long long)fr.n;
     }
     framer_free(&fr);
@@ -321,7 +319,7 @@ static void metadata_scan(duckdb_function_info info, duckdb_data_chunk out) {
         long long records = comp == COMP_NONE ? indexed_count(f->path, f->size) : -1;
         const char *source = records >= 0 ? "index" : NULL;
         if (records < 0 && m->count) {
-            records = walked_count(m->b, f, comp, err);
+            records = walked_count(m->b, f, comp, -1, err);
             if (records < 0) {
                 duckdb_function_set_error(info, err);
                 return;
