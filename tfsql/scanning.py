@@ -248,7 +248,8 @@ class Scanner:
         else:
             self._columns = list(columns)
             self._expressions = None
-            missing = [c for c in self._columns if c not in schema.names]
+            names = set(schema.names)  # (schema.names is a new list at each access)
+            missing = [c for c in self._columns if c not in names]
             if missing:
                 raise KeyError(
                     f"column {missing[0]!r} is not in the dataset; its columns are {', '.join(schema.names)}"
