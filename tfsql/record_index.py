@@ -229,7 +229,9 @@ def indexed_spans(path: str, fd: int | None = None) -> tuple[np.ndarray, np.ndar
     if checked is None:
         return None
     _, offsets, sizes = checked
-    return np.frombuffer(offsets, dtype=np.uint64).astype(np.int64), np.frombuffer(sizes, dtype=np.uint64).astype(np.int64)
+    return np.frombuffer(offsets, dtype=np.uint64).astype(np.int64), np.frombuffer(sizes, dtype=np.uint64).astype(
+        np.int64
+    )
 
 
 def _checked_index(path: str, fd: int | None, *, spans: bool) -> tuple[int, Any, Any] | None:

@@ -42,7 +42,9 @@ from wire import ld, varint  # noqa: E402
 def _example(features: dict[str, int]) -> bytes:
     """An Example of int64 features, written by hand (protobuf's encoder would take
     minutes for a million keys)."""
-    entries = b"".join(ld(1, ld(1, name.encode()) + ld(2, ld(3, ld(1, varint(value))))) for name, value in features.items())
+    entries = b"".join(
+        ld(1, ld(1, name.encode()) + ld(2, ld(3, ld(1, varint(value))))) for name, value in features.items()
+    )
     return ld(1, entries)  # Example.features -> Features.feature (map entries)
 
 
@@ -90,7 +92,9 @@ def _work(config: dict) -> dict:
         if front == "extension":
             if config["case"] == "wide":
                 result = con.sql(f"SELECT * FROM tfrecord_scan('{path}')").arrow()
-                return {"columns": result.num_columns if hasattr(result, "num_columns") else result.read_all().num_columns}
+                return {
+                    "columns": result.num_columns if hasattr(result, "num_columns") else result.read_all().num_columns
+                }
             return {"rows": con.sql(f"SELECT count(*) FROM tfrecord_scan('{path}/*.tfrecord')").fetchall()[0][0]}
         if front == "tfrecord_metadata":
             return {"rows": con.sql(f"SELECT count(*) FROM tfrecord_metadata('{path}/*.tfrecord')").fetchall()[0][0]}

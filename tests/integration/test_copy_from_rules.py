@@ -6,7 +6,6 @@ and through ``tfsql sql``."""
 
 from __future__ import annotations
 
-import os
 import random
 
 import duckdb

@@ -41,7 +41,9 @@ def spoil_swap(lines):
     return [lines[1], lines[0], *lines[2:]]
 
 
-SPOILS = {f.__name__[6:]: f for f in [spoil_duplicate_first, spoil_drop_one, spoil_huge, spoil_overflow_sum, spoil_swap]}
+SPOILS = {
+    f.__name__[6:]: f for f in [spoil_duplicate_first, spoil_drop_one, spoil_huge, spoil_overflow_sum, spoil_swap]
+}
 
 
 @pytest.fixture(params=list(SPOILS))
