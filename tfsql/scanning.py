@@ -277,7 +277,9 @@ class Scanner:
             probe = pads.dataset(schema.empty_table()).to_table(columns=self._expressions, filter=filter)
             self._projected = probe.schema
         else:
-            self._projected = pa.schema([schema.field(c) for c in self._columns])
+            # by position: schema.field(name) searches every field (quadratic in columns)
+            position = {name: i for i, name in enumerate(schema.names)}
+            self._projected = pa.schema([schema.field(position[c]) for c in self._columns])
 
     # ------------------------------------------------------------------ metadata
     @property
