@@ -21,6 +21,7 @@ from tfsql.errors import (
     FileChangedError,
     NoDataError,
     SchemaError,
+    StaleIndexWarning,
     TFSQLError,
     WriteConflictError,
 )
@@ -58,7 +59,6 @@ _LAZY = {
     "sql": "tfsql.duckdb",
     "duckdb_extension_path": "tfsql.duckdb.extension",
     "load_extension": "tfsql.duckdb.extension",
-    "StaleIndexWarning": "tfsql.record_index",
 }
 
 
@@ -106,5 +106,6 @@ __all__ = [
     "FileChangedError",
     "WriteConflictError",
     "NoDataError",
+    "StaleIndexWarning",
     "__version__",
 ]

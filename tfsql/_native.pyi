@@ -431,6 +431,20 @@ def sniff_format(head: _BufferLike) -> Optional[str]:
     decompressed bytes), ``"json"``, ``"text"``; None for a TFRecord header or anything
     else."""
 
+def index_check(text: bytes, fd: int, file_size: int, spans: bool) -> Tuple[int, Optional[bytes], Optional[bytes]]:
+    """Validate the whole index sidecar ``text`` of an uncompressed file of ``file_size``
+    bytes open as ``fd`` (-1: its last record header is not read): lines ``"<offset>
+    <size>"`` below 2^63, the first at 0, each ending where the next starts, the last at
+    the file's end over a valid header. Returns the record count and, with ``spans``,
+    the offsets and sizes as native uint64 bytes. ValueError says what is wrong."""
+
+def intent_parse(record: bytes) -> dict[str, Any]:
+    """The intent record's ``state`` ("prepared" or "committed"), ``job``, ``trash``
+    (one ``_trash-...`` entry), ``replaced`` and ``created`` (lists of paths) and
+    ``new`` (a list of ``(staged, final)`` tuples), every path relative to the target
+    and free of ``""``, ``.`` and ``..``. ValueError when the record is not one tfsql
+    wrote (the message says why)."""
+
 def intent_view(record: bytes, rels: list[str]) -> list[Union[None, bool, str]]:
     """How to read the files ``rels`` (relative to the directory holding the intent
     record ``record``): None as they are, False left out (a new file a rollback moves

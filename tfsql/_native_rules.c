@@ -341,6 +341,74 @@ static PyObject *rules_walk_action(PyObject *self, PyObject *args) {
     return PyLong_FromLong(tfsql_walk_action(kind, context));
 }
 
+/* The list of strings `which` of a parsed intent record. */
+static PyObject *intent_strings(const tfsql_intent *intent, int which) {
+    size_t n = tfsql_intent_count(intent, which);
+    PyObject *list = PyList_New((Py_ssize_t)n);
+    for (size_t i = 0; list != NULL && i < n; i++) {
+        size_t len;
+        const char *s = tfsql_intent_path(intent, which, i, &len);
+        PyObject *item = decode_path(s, len);
+        if (item == NULL) {
+            Py_CLEAR(list);
+            break;
+        }
+        PyList_SET_ITEM(list, (Py_ssize_t)i, item);
+    }
+    return list;
+}
+
+/* intent_parse(record: bytes) -> dict with state, job, trash, replaced, new (a list of
+ * (staged, final) tuples) and created; raises ValueError when the record is not one
+ * tfsql wrote. The one parser of the record: tfsql.commit's recovery reads it here. */
+static PyObject *rules_intent_parse(PyObject *self, PyObject *arg) {
+    (void)self;
+    Py_buffer record;
+    if (PyObject_GetBuffer(arg, &record, PyBUF_SIMPLE)) {
+        return NULL;
+    }
+    char why[200];
+    tfsql_intent *intent = tfsql_intent_parse((const char *)record.buf, (size_t)record.len, why, sizeof(why));
+    PyBuffer_Release(&record);
+    if (intent == NULL) {
+        PyErr_Format(PyExc_ValueError, "%s", why);
+        return NULL;
+    }
+    PyObject *out = NULL, *job = intent_strings(intent, TFSQL_INTENT_JOB);
+    PyObject *trash = intent_strings(intent, TFSQL_INTENT_TRASH);
+    PyObject *replaced = intent_strings(intent, TFSQL_INTENT_REPLACED);
+    PyObject *created = intent_strings(intent, TFSQL_INTENT_CREATED);
+    PyObject *staged = intent_strings(intent, TFSQL_INTENT_NEW_STAGED);
+    PyObject *final = intent_strings(intent, TFSQL_INTENT_NEW_FINAL);
+    PyObject *pairs = staged != NULL ? PyList_New(PyList_GET_SIZE(staged)) : NULL;
+    if (job != NULL && trash != NULL && replaced != NULL && created != NULL && final != NULL &&
+        pairs != NULL) {
+        Py_ssize_t i = 0;
+        for (; i < PyList_GET_SIZE(staged); i++) {
+            PyObject *pair = PyTuple_Pack(2, PyList_GET_ITEM(staged, i), PyList_GET_ITEM(final, i));
+            if (pair == NULL) {
+                break;
+            }
+            PyList_SET_ITEM(pairs, i, pair);
+        }
+        if (i == PyList_GET_SIZE(staged)) {
+            out = Py_BuildValue("{s:s,s:O,s:O,s:O,s:O,s:O}", "state",
+                                tfsql_intent_prepared(intent) ? "prepared" : "committed", "job",
+                                PyList_GET_ITEM(job, 0), "trash", PyList_GET_ITEM(trash, 0),
+                                "replaced", replaced, "new", pairs, "created", created);
+        }
+    }
+    Py_XDECREF(job);
+    Py_XDECREF(trash);
+    Py_XDECREF(replaced);
+    Py_XDECREF(created);
+    Py_XDECREF(staged);
+    Py_XDECREF(final);
+    Py_XDECREF(pairs);
+    tfsql_intent_free(intent);
+    return out;
+}
+
 /* intent_view(record: bytes, rels: list[str]) -> list of None (as is), False (leave out)
  * or the str old path; raises ValueError when the record is not one tfsql wrote. */
 static PyObject *rules_intent_view(PyObject *self, PyObject *args) {
@@ -656,6 +724,63 @@ PyMethodDef tfsql_rules_methods[] = {
     {"hive_plan", rules_hive_plan, METH_VARARGS,
      "hive_plan(files, whole_path, required, typed, phrases) -> (names, raw, ints) or "
      "('refused', reason, fields, message)"},
+
+static int64_t pread_at(void *ctx, uint64_t offset, uint8_t *buf, size_t n) {
+    ssize_t got = pread(*(int *)ctx, buf, n, (off_t)offset);
+    return got < 0 ? -1 : (int64_t)got;
+}
+
+/* index_check(text: bytes, fd: int, file_size: int, spans: bool) -> (count, offsets,
+ * sizes): offsets and sizes native uint64 bytes when spans, else None; ValueError(why)
+ * when the sidecar does not describe the file (fd < 0: its last header is not read). */
+static PyObject *rules_index_check(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer text;
+    int fd, spans;
+    unsigned long long file_size;
+    if (!PyArg_ParseTuple(args, "y*iKp:index_check", &text, &fd, &file_size, &spans)) {
+        return NULL;
+    }
+    size_t lines = 0;
+    const char *t = (const char *)text.buf;
+    for (Py_ssize_t i = 0; spans && i < text.len; i++) {
+        lines += t[i] == '\n';
+    }
+    lines += 1; /* a last line without its '\n' */
+    PyObject *offsets = spans ? PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(lines * 8)) : NULL;
+    PyObject *sizes = spans ? PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(lines * 8)) : NULL;
+    if (spans && (offsets == NULL || sizes == NULL)) {
+        PyBuffer_Release(&text);
+        Py_XDECREF(offsets);
+        Py_XDECREF(sizes);
+        return NULL;
+    }
+    char why[200];
+    int64_t count;
+    Py_BEGIN_ALLOW_THREADS
+    count = tfsql_index_check(t, (size_t)text.len, (uint64_t)file_size, fd >= 0 ? pread_at : NULL, &fd,
+                              spans ? (uint64_t *)PyBytes_AS_STRING(offsets) : NULL,
+                              spans ? (uint64_t *)PyBytes_AS_STRING(sizes) : NULL, why, sizeof(why));
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&text);
+    if (count < 0) {
+        Py_XDECREF(offsets);
+        Py_XDECREF(sizes);
+        PyErr_Format(PyExc_ValueError, "%s", why);
+        return NULL;
+    }
+    if (spans && (_PyBytes_Resize(&offsets, (Py_ssize_t)count * 8) || _PyBytes_Resize(&sizes, (Py_ssize_t)count * 8))) {
+        Py_XDECREF(offsets);
+        Py_XDECREF(sizes);
+        return NULL;
+    }
+    return Py_BuildValue("(LNN)", (long long)count, spans ? offsets : Py_NewRef(Py_None),
+                         spans ? sizes : Py_NewRef(Py_None));
+}
+
+PyMethodDef tfsql_rules_methods[] = {
+    {"index_check", rules_index_check, METH_VARARGS,
+     "index_check(text, fd, file_size, spans) -> (count, offsets or None, sizes or None)"},
     {"is_hidden_name", rules_is_hidden_name, METH_O,
      "is_hidden_name(name) -> bool: a path component readers skip"},
     {"has_glob_magic", rules_has_glob_magic, METH_O,
@@ -686,6 +811,8 @@ PyMethodDef tfsql_rules_methods[] = {
      "sniff_format(head) -> 'parquet', 'orc', 'arrow', 'png', 'jpeg', 'gzip', 'json', 'text' or None"},
     {"walk_action", rules_walk_action, METH_VARARGS,
      "walk_action(kind, context) -> what a listing does with an entry"},
+    {"intent_parse", rules_intent_parse, METH_O,
+     "intent_parse(record) -> dict: the intent record's state, job, trash and paths"},
     {"intent_view", rules_intent_view, METH_VARARGS,
      "intent_view(record, rels) -> per path None (as is), False (left out) or its old path"},
     {NULL, NULL, 0, NULL},

@@ -49,6 +49,7 @@ import os
 import posixpath
 import re
 import shutil
+import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -183,7 +184,30 @@ class _Ops:
         self.touched: set[str] = set()
 
     def path(self, rel: str) -> str:
+        if self.local and "/" in rel:
+            link = self.link_on_the_way(rel)
+            if link is not None:
+                raise TFSQLError(
+                    f"{posixpath.join(self.root, link)} is a symbolic link on the way to {posixpath.join(self.root, rel)}: a "
+                    "commit acts only inside its target and follows no links there; nothing was moved there"
+                )
         return posixpath.join(self.root, rel) if rel else self.root
+
+    def link_on_the_way(self, rel: str, *, itself: bool = False) -> str | None:
+        """The first directory of ``rel`` (relative to the root; ``rel`` itself too when
+        ``itself``) that is a symbolic link (or no directory), each resolved in turn
+        without following links; None when there is none (or the rest does not exist)."""
+        parts = rel.split("/")
+        current = self.root
+        for k, part in enumerate(parts if itself else parts[:-1]):
+            current = os.path.join(current, part)
+            try:
+                mode = os.lstat(current).st_mode
+            except FileNotFoundError:
+                return None
+            if stat.S_ISLNK(mode) or (k < len(parts) - 1 and not stat.S_ISDIR(mode)):
+                return "/".join(parts[: k + 1])
+        return None
 
     def exists(self, rel: str) -> bool:
         return os.path.lexists(self.path(rel)) if self.local else self.fs.exists(self.path(rel))
@@ -287,27 +311,21 @@ class _Intent:
 
     @classmethod
     def load(cls, data: bytes, where: str) -> _Intent:
+        """The record ``data`` read by the core's parser (``codec.intent_parse``, the one
+        parser, which the DuckDB extension uses too); a TFSQLError naming ``where`` when
+        it is not one tfsql wrote."""
         try:
-            raw = json.loads(data)
-            if raw.get("tfsql_intent") != _FORMAT or raw["state"] not in ("prepared", "committed"):
-                raise ValueError("unknown format or state")
-            intent = cls(
-                str(raw["job"]),
-                raw["trash"],
-                list(raw["replaced"]),
-                [(s, d) for s, d in raw["new"]],
-                list(raw["created"]),
-                raw["state"],
-            )
-            paths = [intent.trash, *intent.replaced, *intent.created, *(p for pair in intent.new for p in pair)]
-            if not intent.trash.startswith(TRASH_PREFIX) or not all(map(_is_inner, paths)):
-                raise ValueError("a path leaves the target")
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raw = codec.intent_parse(data)
+        except ValueError as exc:
             raise TFSQLError(
                 f"{where}: the commit intent record is not one tfsql wrote ({exc}); it was left "
                 "as is. Inspect the directory, then remove the record by hand"
             ) from None
-        return intent
+        return cls(raw["job"], raw["trash"], raw["replaced"], raw["new"], raw["created"], raw["state"])
+
+    def paths(self) -> list[str]:
+        """Every path the record names (relative to the target)."""
+        return [self.trash, *self.replaced, *self.created, *(p for pair in self.new for p in pair)]
 
 
 def _is_inner(rel: Any) -> bool:
@@ -357,6 +375,7 @@ def apply_commit(
     if outside:
         raise ValueError(f"commit paths must be relative paths inside {root}, got {outside[0]!r}")
     intent = _Intent(job, TRASH_PREFIX + job, replaced, pairs, _created_directories(ops, pairs, replaced))
+    _refuse_links(ops, intent, written=False)
     ops.write_atomic(INTENT_NAME, intent.dump())
     try:
         for rel in replaced:
@@ -380,6 +399,28 @@ def apply_commit(
         _finish(ops, intent)
     except Exception:  # pragma: no cover - committed; the next write finishes the cleanup
         pass
+
+
+def _refuse_links(ops: _Ops, intent: _Intent, *, written: bool = True) -> None:
+    """Refuse a record naming a path through a symbolic link (or a trash that is one):
+    following it would move or delete files outside the target. Checked before any
+    step, so nothing is changed; a record read from the target is left for the user."""
+    if not ops.local:
+        return  # object stores have no links
+    for rel in intent.paths():
+        link = ops.link_on_the_way(rel, itself=rel == intent.trash)
+        if link is None:
+            continue
+        where = f"{ops.root}/{INTENT_NAME}: the commit intent record names" if written else "the commit needs"
+        left = (
+            "; it was left as is. Inspect the directory, then remove the record by hand"
+            if written
+            else "; nothing was changed. Write to a target without links inside it"
+        )
+        raise TFSQLError(
+            f"{where} {rel}, which goes through the symbolic link {ops.root}/{link}: tfsql acts only "
+            f"inside the target and follows no links there{left}"
+        )
 
 
 def _created_directories(ops: _Ops, pairs: Sequence[tuple[str, str]], replaced: Sequence[str]) -> list[str]:
@@ -478,6 +519,7 @@ def recover_locked(fs: Any, root: str, *, keep: Iterable[str] = (), display: str
         return result
     if ops.exists(INTENT_NAME):
         intent = _Intent.load(ops.read(INTENT_NAME), ops.path(INTENT_NAME))
+        _refuse_links(ops, intent)
         if intent.state == "committed":
             _finish(ops, intent)
             result.commit = "finished"

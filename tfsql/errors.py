@@ -28,11 +28,17 @@ __all__ = [
     "WriteConflictError",
     "NoDataError",
     "OptionError",
+    "StaleIndexWarning",
 ]
 
 
 class TFSQLError(Exception):
     """Base class of every error tfsql raises about data."""
+
+
+class StaleIndexWarning(UserWarning):
+    """An index sidecar (``.<name>.idx``, :mod:`tfsql.record_index`) does not match its
+    file and was ignored: the record headers were walked instead."""
 
 
 class CorruptRecordError(TFSQLError, ValueError):

@@ -11,10 +11,14 @@ vahidk-made index under another name is simply not used by tfsql.
 
 :func:`indexed_count` (used by ``count_rows``, ``tfsql count`` and ``count(*)``) counts a
 file's records from its index by counting lines, without reading the file, when the
-index is consistent with the file:
+index is consistent with the file, checked whole before it is used (by the core's one
+validator, ``codec.index_check``, which the DuckDB extension's ``tfrecord_metadata`` uses
+too):
 
 - the index is at least as new as the file (``st_mtime``),
-- its last line ends exactly at the file's size, and
+- its lines are ``<offset> <size>`` below 2^63, the first at byte 0, each record ending
+  where the next line starts (so no line is repeated, reordered or dropped) and the last
+  exactly at the file's size, and
 - the record header at that last line's offset is valid (its length CRC matches and its
   length is the line's size): one 12-byte read of the file.
 
@@ -43,13 +47,13 @@ from __future__ import annotations
 
 import os
 import posixpath
-import struct
 import warnings
 from typing import Any
 
 import numpy as np
 
 from tfsql._codec import codec
+from tfsql.errors import StaleIndexWarning
 from tfsql.framing import count_plain_records
 from tfsql.options import DEFAULT_MAX_RECORD_BYTES
 
@@ -66,11 +70,6 @@ __all__ = [
 ]
 
 _HEADER = 12
-_TAIL_BYTES = 64  # more than the longest line: two 20-digit numbers, a space, a newline
-
-
-class StaleIndexWarning(UserWarning):
-    """An index sidecar does not match its file and was ignored."""
 
 
 def index_path(path: str) -> str:
@@ -205,10 +204,8 @@ def indexed_count(path: str, fd: int | None = None) -> int | None:
     """The number of records of the local file ``path`` (open as ``fd``, if it is) from
     its index sidecar, or None when it has none, or one that does not match the file
     (then a :class:`StaleIndexWarning` says so)."""
-    text = _fresh_index_text(path, fd)
-    if text is None:
-        return None
-    return text.count(b"\n") + (0 if not text or text.endswith(b"\n") else 1)
+    checked = _checked_index(path, fd, spans=False)
+    return None if checked is None else checked[0]
 
 
 def indexed_spans(path: str, fd: int | None = None) -> tuple[np.ndarray, np.ndarray] | None:
@@ -228,16 +225,19 @@ def indexed_spans(path: str, fd: int | None = None) -> tuple[np.ndarray, np.ndar
     >>> [a.tolist() for a in indexed_spans(path)]
     [[0, 30], [30, 30]]
     """
-    text = _fresh_index_text(path, fd)
-    if text is None:
+    checked = _checked_index(path, fd, spans=True)
+    if checked is None:
         return None
-    pairs = np.array(text.split(), dtype=np.int64).reshape(-1, 2)
-    return np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1])
+    _, offsets, sizes = checked
+    return np.frombuffer(offsets, dtype=np.uint64).astype(np.int64), np.frombuffer(sizes, dtype=np.uint64).astype(
+        np.int64
+    )
 
 
-def _fresh_index_text(path: str, fd: int | None) -> bytes | None:
-    """The text of the index sidecar of ``path`` when it matches the file, else None
-    (warning with :class:`StaleIndexWarning` when there is one that does not)."""
+def _checked_index(path: str, fd: int | None, *, spans: bool) -> tuple[int, Any, Any] | None:
+    """``codec.index_check`` of the index sidecar of ``path`` when it matches the file
+    (the core's one validator, which the DuckDB extension uses too), else None (warning
+    with :class:`StaleIndexWarning` when there is one that does not)."""
     target = index_path(path)
     try:
         index_fd = os.open(target, os.O_RDONLY)
@@ -249,40 +249,26 @@ def _fresh_index_text(path: str, fd: int | None) -> bytes | None:
     finally:
         os.close(index_fd)
     data_fd = os.open(path, os.O_RDONLY) if fd is None else fd
+    checked = None
     try:
         data_stat = os.fstat(data_fd)
-        problem = _mismatch(data_fd, text, data_stat.st_size)
+        if len(text) != index_stat.st_size:
+            problem = "the index changed while being read"
+        elif index_stat.st_mtime_ns < data_stat.st_mtime_ns:
+            problem = "the file is newer than its index"
+        else:
+            try:
+                checked = codec.index_check(text, data_fd, data_stat.st_size, spans)
+                problem = None
+            except ValueError as exc:
+                problem = str(exc)
     finally:
         if fd is None:
             os.close(data_fd)
-    if problem is None and len(text) != index_stat.st_size:
-        problem = "the index changed while being read"
-    if problem is None and index_stat.st_mtime_ns < data_stat.st_mtime_ns:
-        problem = "the file is newer than its index"
     if problem is not None:
         warnings.warn(
             f"ignoring the record index {target} of {path}: {problem}; rebuild it with `tfsql index`",
             StaleIndexWarning,
             stacklevel=4,
         )
-        return None
-    return text
-
-
-def _mismatch(fd: int, text: bytes, size: int) -> str | None:
-    """Why the index ``text`` does not describe a file of ``size`` bytes (None: it does)."""
-    if not text.strip():
-        return None if size == 0 else "the index is empty"
-    last = text[-_TAIL_BYTES:].rstrip(b"\n").rsplit(b"\n", 1)[-1].split()
-    try:
-        offset, framed = (int(v) for v in last)
-    except ValueError:
-        return "its last line is not 'offset size'"
-    if offset + framed != size:
-        return f"its last record ends at byte {offset + framed}, the file has {size} bytes"
-    head = os.pread(fd, _HEADER, offset)
-    if len(head) < _HEADER or codec.masked_crc32c(head[:8]) != struct.unpack_from("<I", head, 8)[0]:
-        return f"no record header at byte {offset} (its last line)"
-    if struct.unpack_from("<Q", head)[0] + _HEADER + 4 != framed:
-        return f"the record at byte {offset} is not {framed} bytes long"
-    return None
+    return checked

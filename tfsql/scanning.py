@@ -248,7 +248,8 @@ class Scanner:
         else:
             self._columns = list(columns)
             self._expressions = None
-            missing = [c for c in self._columns if c not in schema.names]
+            names = set(schema.names)  # (schema.names is a new list at each access)
+            missing = [c for c in self._columns if c not in names]
             if missing:
                 raise KeyError(
                     f"column {missing[0]!r} is not in the dataset; its columns are {', '.join(schema.names)}"
@@ -276,7 +277,9 @@ class Scanner:
             probe = pads.dataset(schema.empty_table()).to_table(columns=self._expressions, filter=filter)
             self._projected = probe.schema
         else:
-            self._projected = pa.schema([schema.field(c) for c in self._columns])
+            # by position: schema.field(name) searches every field (quadratic in columns)
+            position = {name: i for i, name in enumerate(schema.names)}
+            self._projected = pa.schema([schema.field(position[c]) for c in self._columns])
 
     # ------------------------------------------------------------------ metadata
     @property

@@ -22,6 +22,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
@@ -135,6 +136,13 @@ def feature_layout(arrow_type: pa.DataType) -> tuple[int, int]:
     >>> feature_layout(pa.list_(pa.list_(pa.string()))) == (codec.BYTES, codec.LIST_OF_LIST)
     True
     """
+    try:
+        return _cached_layout(arrow_type)  # a wide schema repeats a few types many times
+    except TypeError:  # an unhashable (extension) type
+        return _layout(arrow_type)
+
+
+def _layout(arrow_type: pa.DataType) -> tuple[int, int]:
     shape = codec.SCALAR
     inner = arrow_type
     if pa.types.is_dictionary(inner):
@@ -163,6 +171,8 @@ def feature_layout(arrow_type: pa.DataType) -> tuple[int, int]:
         )
     return kind, shape
 
+
+_cached_layout = functools.lru_cache(maxsize=1024)(_layout)
 
 TENSOR_EXTENSION = "arrow.fixed_shape_tensor"
 

@@ -82,7 +82,7 @@ def test_parse_copy_forms():
     assert statement.options["ROWS_PER_FILE"].value == 10
     sql = "COPY main.tbl (x, y) TO 'p' (FORMAT 'tfrecord', COMPRESSION 'gzip')"
     statement = parse_copy_to(sql, tokenize(sql))
-    assert statement.query == "SELECT x, y FROM main.tbl"
+    assert statement.query == 'SELECT "x", "y" FROM "main"."tbl"'  # names quoted again, never pasted
     assert statement.format == "tfrecord" and statement.options["COMPRESSION"].names == ("gzip",)
     for other in ("COPY tbl FROM 'x.tfrecord'", "COPY FROM DATABASE a TO b", "SELECT 1", "COPY tbl TO ?"):
         assert parse_copy_to(other, tokenize(other)) is None

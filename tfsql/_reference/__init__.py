@@ -139,6 +139,8 @@ from tfsql._reference.rules import (
     is_tfds_metadata_name,
     is_tfds_info_name,
     detect_compression,
+    index_check,
+    intent_parse,
     sniff_format,
     intent_view,
 )
@@ -218,6 +220,8 @@ __all__ = [
     "is_tfds_metadata_name",
     "is_tfds_info_name",
     "detect_compression",
+    "index_check",
+    "intent_parse",
     "sniff_format",
     "intent_view",
 ]

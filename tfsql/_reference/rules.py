@@ -14,6 +14,7 @@ Examples
 from __future__ import annotations
 
 import json
+import os
 import posixpath
 import re
 import struct
@@ -169,23 +170,43 @@ def sniff_format(head: Any) -> Optional[str]:
 
 
 def _inner(rel: Any) -> bool:
-    return isinstance(rel, str) and rel != "" and all(p not in ("", ".", "..") for p in rel.split("/"))
+    return (
+        isinstance(rel, str) and rel != "" and "\0" not in rel and all(p not in ("", ".", "..") for p in rel.split("/"))
+    )
 
 
-def intent_view(record: bytes, rels: list) -> list[Union[None, bool, str]]:
+def intent_parse(record: bytes) -> dict:
     try:
         if len(record) > _INTENT_MAX_BYTES:
             raise ValueError("larger than any record tfsql writes")
         raw = json.loads(record)
         if raw.get("tfsql_intent") != 1 or raw["state"] not in ("prepared", "committed"):
             raise ValueError("unknown format or state")
+        if not {"job", "trash", "replaced", "new", "created"} <= set(raw):
+            raise ValueError("a key is missing")
         trash, new = raw["trash"], [(s, d) for s, d in raw["new"]]
         paths = [trash, *raw["replaced"], *raw["created"], *(p for pair in new for p in pair)]
-        str(raw["job"])
-        if not (isinstance(trash, str) and trash.startswith("_trash-")) or not all(map(_inner, paths)):
+        if not isinstance(raw["job"], str):
+            raise ValueError("the job is not a string")
+        if not (isinstance(trash, str) and trash.startswith("_trash-") and "/" not in trash):
+            raise ValueError("a path leaves the target")
+        if not all(map(_inner, paths)):
             raise ValueError("a path leaves the target")
     except (KeyError, TypeError, AttributeError, RecursionError) as exc:
         raise ValueError(f"not a tfsql intent record ({exc})") from None
+    return {
+        "state": raw["state"],
+        "job": raw["job"],
+        "trash": trash,
+        "replaced": list(raw["replaced"]),
+        "new": new,
+        "created": list(raw["created"]),
+    }
+
+
+def intent_view(record: bytes, rels: list) -> list[Union[None, bool, str]]:
+    raw = intent_parse(record)
+    trash, new = raw["trash"], raw["new"]
     view: list[Union[None, bool, str]] = [None] * len(rels)
     if raw["state"] != "prepared":
         return view
@@ -240,3 +261,38 @@ def tfds_features(document: bytes) -> Optional[tuple]:
         return None
     typed = [(name, *_tfds_type(feature)) for name, feature in features.items()]
     return typed, all(type_name is not None for _, type_name, _, _ in typed)
+
+_INDEX_LINE = re.compile(rb"([0-9]{1,19}) ([0-9]{1,19})(?:\n|\Z)")
+
+
+def index_check(text: bytes, fd: int, file_size: int, spans: bool) -> tuple[int, Optional[bytes], Optional[bytes]]:
+    text = bytes(text)
+    offsets: list[int] = []
+    sizes: list[int] = []
+    expected = position = 0
+    while position < len(text):
+        line = len(offsets) + 1
+        match = _INDEX_LINE.match(text, position)
+        if match is None or max(int(match[1]), int(match[2])) >= 1 << 63:
+            raise ValueError(f"line {line} is not 'offset size' (two decimal numbers below 2^63)")
+        offset, size = int(match[1]), int(match[2])
+        if offset != expected:
+            if offset < expected:
+                raise ValueError(f"line {line} goes back to byte {offset}: the lines must follow the records in order")
+            raise ValueError(f"line {line} skips to byte {offset}: a record is missing")
+        if size < 16 or offset + size > file_size:
+            raise ValueError(f"line {line}'s record of {size} bytes does not fit the file")
+        offsets.append(offset)
+        sizes.append(size)
+        expected, position = offset + size, match.end()
+    if expected != file_size:
+        raise ValueError(f"its last record ends at byte {expected}, the file has {file_size} bytes")
+    if offsets and fd >= 0:
+        head = os.pread(fd, 12, offsets[-1])
+        if len(head) < 12 or masked_crc32c(head[:8]) != struct.unpack_from("<I", head, 8)[0]:
+            raise ValueError(f"no record header at byte {offsets[-1]} (its last line)")
+        if struct.unpack_from("<Q", head)[0] + 16 != sizes[-1]:
+            raise ValueError(f"the record at byte {offsets[-1]} is not {sizes[-1]} bytes long")
+    if not spans:
+        return len(offsets), None, None
+    return len(offsets), struct.pack(f"={len(offsets)}Q", *offsets), struct.pack(f"={len(sizes)}Q", *sizes)

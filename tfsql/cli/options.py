@@ -222,15 +222,23 @@ def _schema(text: str) -> Any:
         import pyarrow.parquet as pq
 
         return pq.read_schema(text).remove_metadata()
-    if ";" in text or not text.strip():
-        raise argparse.ArgumentTypeError(f"expected column definitions such as 'id BIGINT, emb FLOAT[]', got {text!r}")
     import duckdb
 
     from tfsql.duckdb import duckdb_type_to_arrow
+    from tfsql.duckdb.rewrite import tokenize
 
-    con = duckdb.connect()
+    # the definitions must stay inside the statement's parentheses: no ';', and no
+    # bracket closed that they did not open (a comment is ended by the line break after)
+    depth = 0
+    for token in tokenize(text):
+        depth += token.is_op("(", "[", "{") - token.is_op(")", "]", "}")
+        if depth < 0:
+            break
+    if ";" in text or depth != 0 or not text.strip():
+        raise argparse.ArgumentTypeError(f"expected column definitions such as 'id BIGINT, emb FLOAT[]', got {text!r}")
+    con = duckdb.connect(config={"enable_external_access": False})
     try:
-        con.execute(f"CREATE TABLE columns_of_schema ({text})")
+        con.execute(f"CREATE TABLE columns_of_schema (\n{text}\n)")
         described = con.execute("DESCRIBE columns_of_schema").fetchall()
     except duckdb.Error as exc:
         raise argparse.ArgumentTypeError(

@@ -12,6 +12,7 @@ from typing import Callable
 from tfsql.cli.console import Console, _isatty
 from tfsql.cli.errors import EXIT_OK, _error_text, is_interrupt
 from tfsql.cli.outputs import write_arrow
+from tfsql.duckdb.arguments import quote_identifier
 from tfsql.cli.sqlscript import split_complete
 from tfsql.cli.sqlsession import DEFAULT_MAX_ROWS, SQLSession, relation_reader, returns_rows, run_script
 
@@ -129,7 +130,7 @@ class Shell:
         for (sql,) in rows:
             self.session.console.out(sql)
         if name and not rows:  # e.g. a registered dataset: its columns
-            self.session.run('DESCRIBE "' + name.replace('"', '""') + '"')
+            self.session.run("DESCRIBE " + quote_identifier(name))
 
     def loop(self) -> int:
         console = self.session.console

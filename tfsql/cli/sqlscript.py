@@ -153,7 +153,7 @@ def _quote_of(token: str) -> str:
     if token[:1] in ("'", '"'):
         return token[0]
     if token[:2].lower() == "e'":
-        return "'"
+        return "E'"
     match = _DOLLAR_QUOTE.match(token)
     return match.group(0) if match else ""
 
@@ -161,6 +161,8 @@ def _quote_of(token: str) -> str:
 def _quoted_value(name: str, value: str, quote: str, line: int) -> str:
     """``value`` made safe for where its placeholder stands (``quote``: the enclosing
     quote, ``''`` for none)."""
+    if quote == "E'":  # an escape string: backslashes escape, so they are doubled too
+        return value.replace("\\", "\\\\").replace("'", "''")
     if quote in ("'", '"'):
         return value.replace(quote, quote * 2)
     if quote:  # a dollar-quoted string: its tag cannot be escaped

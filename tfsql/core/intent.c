@@ -21,7 +21,8 @@ typedef struct {
 
 struct tfsql_intent {
     int prepared;
-    json_str trash;
+    json_str job, trash;
+    istrs replaced, created;
     istrs new_staged, new_final; /* in the same order */
 };
 
@@ -70,14 +71,15 @@ static int is_inner(const json_str *s) {
 }
 
 static int path_element(json_reader *r, void *ctx) {
-    (void)ctx;
     json_str s = {0};
     if (json_read_string(r, &s)) {
         return -1;
     }
-    int inner = is_inner(&s);
-    free(s.s);
-    return inner ? 0 : json_fail(r, "a path leaves the target");
+    if (!is_inner(&s)) {
+        free(s.s);
+        return json_fail(r, "a path leaves the target");
+    }
+    return istrs_push(r, (istrs *)ctx, s);
 }
 
 static int pair_element(json_reader *r, void *ctx) {
@@ -115,7 +117,10 @@ void tfsql_intent_free(tfsql_intent *it) {
     if (it == NULL) {
         return;
     }
+    free(it->job.s);
     free(it->trash.s);
+    istrs_free(&it->replaced);
+    istrs_free(&it->created);
     istrs_free(&it->new_staged);
     istrs_free(&it->new_final);
     free(it);
@@ -173,19 +178,24 @@ tfsql_intent *tfsql_intent_parse(const char *data, size_t n, char *err, size_t e
                 }
                 seen |= F_STATE;
             } else if (key_is(&key, "job")) {
-                rc = json_skip_value(&r, 1);
+                free(it->job.s);
+                it->job.s = NULL;
+                rc = json_read_string(&r, &it->job);
                 seen |= F_JOB;
             } else if (key_is(&key, "trash")) {
                 free(it->trash.s);
                 it->trash.s = NULL;
                 rc = json_read_string(&r, &it->trash);
+                /* one entry of the target: "_trash-<job>" */
                 if (rc == 0 && (it->trash.n < 7 || memcmp(it->trash.s, "_trash-", 7) != 0 ||
-                                !is_inner(&it->trash))) {
+                                !is_inner(&it->trash) || memchr(it->trash.s, '/', it->trash.n))) {
                     rc = json_fail(&r, "a path leaves the target");
                 }
                 seen |= F_TRASH;
             } else if (key_is(&key, "replaced") || key_is(&key, "created")) {
-                rc = json_read_array(&r, path_element, it);
+                istrs *list = key_is(&key, "replaced") ? &it->replaced : &it->created;
+                istrs_free(list);
+                rc = json_read_array(&r, path_element, list);
                 seen |= key_is(&key, "replaced") ? F_REPLACED : F_CREATED;
             } else if (key_is(&key, "new")) {
                 istrs_free(&it->new_staged);
@@ -233,6 +243,41 @@ bad:
 }
 
 int tfsql_intent_prepared(const tfsql_intent *it) { return it->prepared; }
+
+static const istrs *intent_list(const tfsql_intent *it, int which) {
+    switch (which) {
+    case TFSQL_INTENT_REPLACED:
+        return &it->replaced;
+    case TFSQL_INTENT_CREATED:
+        return &it->created;
+    case TFSQL_INTENT_NEW_STAGED:
+        return &it->new_staged;
+    case TFSQL_INTENT_NEW_FINAL:
+        return &it->new_final;
+    default:
+        return NULL;
+    }
+}
+
+size_t tfsql_intent_count(const tfsql_intent *it, int which) {
+    const istrs *list = intent_list(it, which);
+    return list != NULL ? list->n : (which == TFSQL_INTENT_JOB || which == TFSQL_INTENT_TRASH);
+}
+
+const char *tfsql_intent_path(const tfsql_intent *it, int which, size_t index, size_t *len) {
+    const json_str *s = which == TFSQL_INTENT_JOB     ? &it->job
+                        : which == TFSQL_INTENT_TRASH ? &it->trash
+                                                      : NULL;
+    const istrs *list = intent_list(it, which);
+    if (list != NULL && index < list->n) {
+        s = &list->items[index];
+    } else if (s == NULL || index != 0) {
+        *len = 0;
+        return NULL;
+    }
+    *len = s->n;
+    return s->s;
+}
 
 typedef struct {
     const char *s;

@@ -33,6 +33,7 @@
  *   sniff.c          what a file that is not TFRecord is (Parquet, PNG, text...)
  *   intent.c         the crash-recovery intent record: parse, and how a reader sees it
  *   json.c           the bounded JSON reader intent.c and tfds_features.c share
+ *   sidecar.c        index sidecars: validate one whole before it is trusted
  *   tfds_features.c  a TFDS directory's features.json: each feature's column type
  *   plan.c           the dataset plan over a listing: the files' order (by bytes), how a
  *                    path is shown, the hive columns, values, types and refusals
@@ -1020,6 +1021,22 @@ void tfsql_intent_free(tfsql_intent *intent);
 /* 1 when the record's state is "prepared" (a crashed commit before its commit point). */
 int tfsql_intent_prepared(const tfsql_intent *intent);
 
+/* The strings of a parsed record: its job id and trash directory (one each), the
+ * replaced and created paths, and the staged and final path of each new file (two lists
+ * in the same order), every path relative to the target and free of "", "." and "..". */
+enum {
+    TFSQL_INTENT_JOB = 0,
+    TFSQL_INTENT_TRASH = 1,
+    TFSQL_INTENT_REPLACED = 2,
+    TFSQL_INTENT_CREATED = 3,
+    TFSQL_INTENT_NEW_STAGED = 4,
+    TFSQL_INTENT_NEW_FINAL = 5
+};
+size_t tfsql_intent_count(const tfsql_intent *intent, int which);
+/* The index-th string of `which` (its length in *len; not NUL-free: the bytes are the
+ * JSON string's), or NULL past the end. */
+const char *tfsql_intent_path(const tfsql_intent *intent, int which, size_t index, size_t *len);
+
 enum {
     TFSQL_VIEW_AS_IS = 0,    /* read the file where it is */
     TFSQL_VIEW_LEAVE_OUT = 1, /* a new file moved into place: the rollback moves it away */
@@ -1033,5 +1050,20 @@ enum {
  * For a committed record every action is TFSQL_VIEW_AS_IS. */
 int tfsql_intent_view(const tfsql_intent *intent, const char *const *rels, size_t n,
                       int *actions, size_t *old_start);
+
+/* -- index sidecars (tfsql/core/sidecar.c) ----------------------------------------- */
+
+/* Reads n bytes at offset of a file into buf; returns the count read (< n at its end),
+ * or -1. */
+typedef int64_t (*tfsql_read_at)(void *ctx, uint64_t offset, uint8_t *buf, size_t n);
+
+/* Validate the whole index sidecar `text` (n bytes) of an uncompressed file of
+ * file_size bytes: lines "<offset> <size>\n" in decimal below 2^63, the first at 0,
+ * each size >= 16 ending where the next line starts, the last at file_size; then, with
+ * read_at, a valid record header of the last line's size at its offset. Returns the
+ * number of records, filling offsets[i] and sizes[i] when not NULL (room for one per
+ * '\n' of the text), or -1 with why (at most whylen bytes) saying what is wrong. */
+int64_t tfsql_index_check(const char *text, size_t n, uint64_t file_size, tfsql_read_at read_at,
+                          void *ctx, uint64_t *offsets, uint64_t *sizes, char *why, size_t whylen);
 
 #endif /* TFSQL_CORE_H */

@@ -35,7 +35,7 @@ from typing import Any
 
 from tfsql.duckdb.rewrite import Token, unquote_identifier
 
-__all__ = ["ACCEPTED", "LiteralError", "LiteralReader", "quote_string", "string_literal"]
+__all__ = ["ACCEPTED", "LiteralError", "LiteralReader", "quote_identifier", "quote_string", "string_literal"]
 
 ACCEPTED = (
     "a string 'text', a number, true or false, NULL, a list ['a', 'b'], a struct "
@@ -86,6 +86,17 @@ def quote_string(text: str) -> str:
     True
     """
     return "'" + text.replace("'", "''") + "'"
+
+
+def quote_identifier(name: str) -> str:
+    """``name`` as a quoted SQL identifier (double quotes doubled).
+
+    Examples
+    --------
+    >>> quote_identifier('a"b')
+    '"a""b"'
+    """
+    return '"' + name.replace('"', '""') + '"'
 
 
 class LiteralReader:

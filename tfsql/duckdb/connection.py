@@ -22,7 +22,7 @@ import duckdb
 import tfsql
 from tfsql.duckdb import rewrite
 from tfsql.duckdb.arguments import LiteralError, string_literal
-from tfsql.duckdb.copy_from import copy_from_as_insert
+from tfsql.duckdb.copy_from import CopyFrom, copy_from_parts, utf8_select
 from tfsql.duckdb.copy import (
     CopyOptionError,
     copy_to_tfrecord,
@@ -205,11 +205,12 @@ class TFRecordConnection:
     def _run_statement(self, text: str, params: Any, run, count, *, replaces_open_result: bool = False) -> Any:
         tokens = rewrite.tokenize(text)
         try:
-            insert = copy_from_as_insert(text, tokens)
+            parts = copy_from_parts(text, tokens)
         except CopyOptionError as err:
             raise sql_error(BinderError, str(err)) from err
-        if insert is not None:  # COPY t FROM '...' (FORMAT tfrecord): an INSERT of tfrecord_scan
-            text, tokens = insert, rewrite.tokenize(insert)
+        if parts is not None:  # COPY t FROM '...' (FORMAT tfrecord): an INSERT of tfrecord_scan
+            text = parts.insert(self._utf8_select(parts))
+            tokens = rewrite.tokenize(text)
             run = self._inserting(count)
         rewritten, params, spans = self._scans.rewrite(text, tokens, params)
         native_error = partial(last_native_error, self._con) if self._scans.native_calls else None
@@ -237,6 +238,18 @@ class TFRecordConnection:
             result = run(rewritten, params)
         self._last_context = context
         return context.wrap(result)
+
+    def _utf8_select(self, parts: CopyFrom) -> str:
+        """The INSERT's select list refusing non-UTF-8 bytes into VARCHAR columns as the
+        native COPY ... FROM does (`copy_from.utf8_select`); ``*`` when the table or the
+        scan cannot be described (the INSERT then reports why)."""
+        try:
+            sources = [str(t) for t in self.sql(f"SELECT * FROM {parts.scan} LIMIT 0").types]
+            columns = parts.columns.strip()[1:-1] if parts.columns else "*"
+            target = self._con.sql(f"SELECT {columns} FROM {parts.table} LIMIT 0")
+        except duckdb.Error:
+            return "*"
+        return utf8_select(sources, list(zip(target.columns, (str(t) for t in target.types))))
 
     def _inserting(self, count):
         """A `run` for the INSERT a COPY ... FROM became: its result is COPY's ``Count``

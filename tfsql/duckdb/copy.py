@@ -40,10 +40,10 @@ from typing import Any
 
 import pyarrow as pa
 
-from tfsql.duckdb.arguments import LiteralError, LiteralReader, quote_string
+from tfsql.duckdb.arguments import LiteralError, LiteralReader, quote_identifier, quote_string
 from tfsql.duckdb.errors import BinderError, TargetExistsError, sql_error, translating_reader
 from tfsql.duckdb.results import arrow_reader
-from tfsql.duckdb.rewrite import Token, matching_close, unquote_identifier
+from tfsql.duckdb.rewrite import Token, matching_close, strip_comments, unquote_identifier
 from tfsql.naming import TFRECORD_SUFFIXES, compression_from_name, is_single_file_target, is_tfrecord_name
 from tfsql.options import (
     COPY_COMPRESSION_AUTO,
@@ -177,7 +177,7 @@ def parse_copy_to(sql: str, tokens: Sequence[Token]) -> CopyStatement | None:
         close = matching_close(tokens, i)
         if close == i + 1:
             return None
-        query = sql[tokens[i + 1].start : tokens[close].start].strip()
+        query = strip_comments(sql[tokens[i + 1].start : tokens[close].start]).strip()
         i = close + 1
     else:
         # COPY [schema.]table [(columns)] TO ...
@@ -186,11 +186,16 @@ def parse_copy_to(sql: str, tokens: Sequence[Token]) -> CopyStatement | None:
             i += 1
         if i == start or i >= len(tokens):
             return None
-        table = sql[tokens[start].start : tokens[i - 1].start + len(tokens[i - 1].text)]
-        columns = "*"
+        table = qualified_name(tokens[start:i])
+        if table is None:
+            return None  # not a table name: DuckDB runs (and judges) the statement as written
+        columns: str | None = "*"
         if tokens[i].is_op("("):
             close = matching_close(tokens, i)
-            columns = sql[tokens[i + 1].start : tokens[close].start].strip() or "*"
+            if close > i + 1:
+                columns = qualified_name(tokens[i + 1 : close], separator=",")
+            if columns is None:
+                return None
             i = close + 1
         query = f"SELECT {columns} FROM {table}"
     target = copy_target(tokens, i, "to")
@@ -212,6 +217,29 @@ def parse_copy_to(sql: str, tokens: Sequence[Token]) -> CopyStatement | None:
                 f"after the options at offset {tokens[close + 1].start}"
             )
     return CopyStatement(query, path_sql, options)
+
+
+def qualified_name(tokens: Sequence[Token], separator: str = ".") -> str | None:
+    """Names separated by ``separator`` (``schema.table``, or a column list with ``,``),
+    each quoted by DuckDB's rules so that the text cannot be more than names; None when
+    the tokens are anything else.
+
+    >>> from tfsql.duckdb.rewrite import tokenize
+    >>> qualified_name(tokenize('main."my t"')), qualified_name(tokenize("a, B"), ","), qualified_name(tokenize("t; x"))
+    ('"main"."my t"', '"a", "B"', None)
+    """
+    if len(tokens) % 2 == 0:
+        return None
+    names = []
+    for k, token in enumerate(tokens):
+        if k % 2:
+            if not token.is_op(separator):
+                return None
+        elif not token.is_name:
+            return None
+        else:
+            names.append(quote_identifier(unquote_identifier(token.text)))
+    return (separator if separator == "." else separator + " ").join(names)
 
 
 def copy_target(tokens: Sequence[Token], i: int, keyword: str) -> tuple[str, int] | None:
@@ -486,8 +514,8 @@ def struct_row_query(query: str, relation: Any, partition_by: Sequence[str]) -> 
     (name,) = others
     if not str(relation.types[relation.columns.index(name)]).upper().startswith("STRUCT("):
         return None
-    quoted = '"' + name.replace('"', '""') + '"'
-    rest = "".join(', "' + c.replace('"', '""') + '"' for c in relation.columns if c != name)
+    quoted = quote_identifier(name)
+    rest = "".join(", " + quote_identifier(c) for c in relation.columns if c != name)
     return f"SELECT unnest({quoted}){rest} FROM ({query}) AS tfsql_rows"
 
 

@@ -347,6 +347,20 @@ tfbind *scan_resolve(duckdb_bind_info info, const char *fname, idx_t *cardinalit
         goto fail;
     }
     if (b->ndata == 0 && b->npart == 0 && b->filename_col == NULL) {
+        /* No column was found: a file that is not TFRecord at all (damaged from its first
+         * header) is the scan's error now, not a table of file names a COPY ... FROM or
+         * an INSERT then refuses for its column count. */
+        for (size_t i = 0; !b->skip_corrupt && i < b->files.n && i < 16; i++) {
+            char why[ERRLEN];
+            long long framed = walked_count(b, &b->files.items[i], b->compression, 1, why);
+            if (framed < 0) {
+                snprintf(err, ERRLEN, "%s: %.3800s", fname, why);
+                goto fail;
+            }
+            if (framed > 0) {
+                break;
+            }
+        }
         /* DuckDB scans no table without columns: records that hold no features (or empty
          * files) get the filename column, as in tfsql.connect()'s Arrow path, so that
          * count(*) works. */

@@ -414,6 +414,11 @@ int scan_output_count(const tfbind *b);
 /* The type of output column c (a new type), its name a new string in *name. */
 duckdb_logical_type scan_output_type(const tfbind *b, int c, char **name);
 
+/* Count the records of file f by walking its headers (inflating it as `comp` says),
+ * through a bounded window, stopping once `stop` are counted (-1: none); -1 with `err`
+ * set (the scan's own wording) when it cannot be read or is damaged. */
+long long walked_count(const tfbind *b, const tfile *f, int comp, long long stop, char *err);
+
 /* -- copy_from.c --------------------------------------------------------------- */
 struct castplan;
 void castplan_free(struct castplan *p);

@@ -192,10 +192,14 @@ static void schema_scan(duckdb_function_info info, duckdb_data_chunk out) {
 
 /* -- tfrecord_metadata --------------------------------------------------------------- */
 
+static int64_t fd_read_at(void *ctx, uint64_t offset, uint8_t *buf, size_t n) {
+    ssize_t got = pread(*(int *)ctx, buf, n, (off_t)offset);
+    return got < 0 ? -1 : (int64_t)got;
+}
+
 /* The record count an index sidecar gives for `path` (size `size`), or -1 when there is
- * none or it does not match the file (tfsql.record_index.indexed_count's checks: the
- * index is not older than the file, its last line ends at the file's end, and a valid
- * record header of that length starts at that line's offset). */
+ * none or it does not match the file: it is not older than the file, and the core's one
+ * validator (tfsql_index_check, which tfsql.record_index uses too) accepts it whole. */
 static long long indexed_count(const char *path, int64_t size) {
     const char *slash = strrchr(path, '/');
     char *index = xprintf("%.*s.%s.idx", slash ? (int)(slash - path + 1) : 0, path,
@@ -208,52 +212,28 @@ static long long indexed_count(const char *path, int64_t size) {
     if (index == NULL || stat(index, &st_index) != 0 || stat(path, &st_file) != 0 ||
         st_index.st_mtime < st_file.st_mtime ||
         window_open(&w, index, st_index.st_size, COMP_NONE, err) != 0 ||
-        window_fill(&w, 0, (size_t)st_index.st_size + 1, err) != 0 ||
-        tbuf_reserve(&w.r.buf, 1) != 0) {
+        window_fill(&w, 0, (size_t)st_index.st_size, err) != 0) {
         free(index);
         window_close(&w);
         return -1;
     }
     free(index);
-    const uint8_t *data = w.r.buf.data;
-    size_t size_read = w.r.buf.len;
-    w.r.buf.data[size_read] = 0; /* sscanf below stops there */
-    long long lines = 0;
-    const uint8_t *last = NULL;
-    for (size_t i = 0; i < size_read; i++) {
-        if (data[i] == '\n') {
-            lines++;
-        }
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0 && w.r.buf.len == (size_t)st_index.st_size) {
+        count = (long long)tfsql_index_check((const char *)w.r.buf.data, w.r.buf.len, (uint64_t)size,
+                                             fd_read_at, &fd, NULL, NULL, err, sizeof(err));
     }
-    if (size_read > 0 && data[size_read - 1] == '\n') {
-        size_t i = size_read - 1;
-        while (i > 0 && data[i - 1] != '\n') {
-            i--;
-        }
-        last = data + i;
-    }
-    unsigned long long offset = 0, length = 0;
-    if (lines == 0 && size == 0) {
-        count = 0;
-    } else if (last != NULL && sscanf((const char *)last, "%llu %llu", &offset, &length) == 2 &&
-               length >= 16 && offset + length == (unsigned long long)size) {
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        uint8_t head[12];
-        if (fd >= 0 && pread(fd, head, 12, (off_t)offset) == 12 &&
-            masked_crc(head, 8) == load_le32(head + 8) && load_le64(head) + 16 == length) {
-            count = lines;
-        }
-        if (fd >= 0) {
-            close(fd);
-        }
+    if (fd >= 0) {
+        close(fd);
     }
     window_close(&w);
     return count;
 }
 
 /* Count the records of `path` by walking its headers (inflating it when compressed),
- * through a bounded window; -1 with `err` set when it cannot be read or is damaged. */
-static long long walked_count(const tfbind *b, const tfile *f, int comp, char *err) {
+ * through a bounded window, stopping once `stop` (>= 0) are counted; -1 with `err` set
+ * when it cannot be read or is damaged. */
+long long walked_count(const tfbind *b, const tfile *f, int comp, long long stop, char *err) {
     window fr;
     if (window_open(&fr, f->path, f->size, comp, err) != 0) {
         window_close(&fr);
@@ -261,8 +241,8 @@ static long long walked_count(const tfbind *b, const tfile *f, int comp, char *e
     }
     framing o = {-1, -1, (uint64_t)b->max_record_bytes, 0, 0, {0, 0, 0}}; /* headers only, damage an error */
     long long count = 0;
-    int rc;
-    while ((rc = window_next(&fr, &o, err)) == 1) {
+    int rc = 0;
+    while ((stop < 0 || count < stop) && (rc = window_next(&fr, &o, err)) == 1) {
         count += (long long)fr.r.n;
     }
     window_close(&fr);
@@ -345,7 +325,7 @@ static void metadata_scan(duckdb_function_info info, duckdb_data_chunk out) {
         long long records = comp == COMP_NONE ? indexed_count(f->path, f->size) : -1;
         const char *source = records >= 0 ? "index" : NULL;
         if (records < 0 && m->count) {
-            records = walked_count(m->b, f, comp, err);
+            records = walked_count(m->b, f, comp, -1, err);
             if (records < 0) {
                 duckdb_function_set_error(info, err);
                 return;

@@ -199,7 +199,8 @@ class TFRecordSource:
                     frame = to_frame(batch, rechunk=False)
                 else:  # records without features: from_arrow would drop the row count
                     frame = pl.DataFrame(height=batch.num_rows)
-                mismatched: dict[Any, Any] = {n: t for n, t in target.items() if frame.schema[n] != t}
+                have = frame.schema  # (a new Schema at each access: once per batch)
+                mismatched: dict[Any, Any] = {n: t for n, t in target.items() if have[n] != t}
                 if mismatched:
                     frame = frame.cast(mismatched)
                 if plan.residual is not None:

@@ -1,0 +1,170 @@
+"""Benchmark of scale (issue 34, item 9): one record with very many feature keys, and very
+many small files, read by every front end; ratios against the DuckDB extension.
+
+Run from the repository root (see README.md)::
+
+    python tests/benchmarks/bench_scale.py            # small: 20,000 keys, 2,000 files
+    python tests/benchmarks/bench_scale.py --full     # the issue's sizes: 1,000,000 of each
+    python tests/benchmarks/bench_scale.py --keys 200000 --files 0
+
+Cases, each front end in a fresh subprocess (its own peak RSS, see _measure.py):
+
+- ``wide``: one Example whose features are ``f0 .. f<K-1>``, one int64 each (20 MB at
+  K = 1,000,000), read whole: the extension (``SELECT * FROM tfrecord_scan``, fetched as
+  Arrow), ``tfsql.read_tfrecord``, Polars ``scan_tfrecord(...).collect()``;
+- ``files``: N files of one small Example each in one directory: the extension's
+  ``count(*)`` and ``tfrecord_metadata``, ``tfsql.connect()``'s ``count(*)``,
+  ``tfsql.dataset(...).count_rows()``, ``read_tfrecord`` and Polars (listing, opening
+  each file and its schema work included).
+
+Printed: seconds, peak MB and the ratio of each to the extension's, with the load
+average before and after (the machine may be shared; nothing asserts a time).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from _measure import fmt_float, fmt_ratio, format_table, measure, run_worker, worker_main  # noqa: E402
+from tfrecord_files import frame  # noqa: E402
+from wire import ld, varint  # noqa: E402
+
+
+def _example(features: dict[str, int]) -> bytes:
+    """An Example of int64 features, written by hand (protobuf's encoder would take
+    minutes for a million keys)."""
+    entries = b"".join(
+        ld(1, ld(1, name.encode()) + ld(2, ld(3, ld(1, varint(value))))) for name, value in features.items()
+    )
+    return ld(1, entries)  # Example.features -> Features.feature (map entries)
+
+
+def make_wide(directory: Path, keys: int) -> str:
+    path = directory / f"wide-{keys}.tfrecord"
+    if not path.exists():
+        tmp = path.with_suffix(".tmp")
+        tmp.write_bytes(frame(_example({f"f{i}": i for i in range(keys)})))
+        tmp.rename(path)
+    return str(path)
+
+
+def make_files(directory: Path, files: int) -> str:
+    root = directory / f"files-{files}"
+    stamp = root / ".complete"
+    if not stamp.exists():
+        root.mkdir(parents=True, exist_ok=True)
+        for i in range(files):
+            (root / f"part-{i:07d}.tfrecord").write_bytes(frame(_example({"id": i, "label": i % 7})))
+        stamp.write_text("")
+    return str(root)
+
+
+# -- the workers (one front end each, in a fresh process) -------------------------------
+
+
+def _extension():
+    import duckdb
+
+    import tfsql
+
+    return tfsql.load_extension(duckdb.connect(config={"allow_unsigned_extensions": "true"}))
+
+
+def _work(config: dict) -> dict:
+    path, front = config["path"], config["front"]
+    import polars  # noqa: F401  (imports and the extension's loading are not measured)
+
+    import tfsql
+    import tfsql.polars  # noqa: F401
+
+    con = _extension() if front in ("extension", "tfrecord_metadata") else tfsql.connect(extension=False)
+
+    def run() -> dict:
+        if front == "extension":
+            if config["case"] == "wide":
+                result = con.sql(f"SELECT * FROM tfrecord_scan('{path}')").arrow()
+                return {
+                    "columns": result.num_columns if hasattr(result, "num_columns") else result.read_all().num_columns
+                }
+            return {"rows": con.sql(f"SELECT count(*) FROM tfrecord_scan('{path}/*.tfrecord')").fetchall()[0][0]}
+        if front == "tfrecord_metadata":
+            return {"rows": con.sql(f"SELECT count(*) FROM tfrecord_metadata('{path}/*.tfrecord')").fetchall()[0][0]}
+        if front == "connect":
+            return {"rows": con.sql(f"SELECT count(*) FROM tfrecord_scan('{path}')").fetchall()[0][0]}
+        if front == "count_rows":
+            return {"rows": tfsql.dataset(path).count_rows()}
+        if front == "read_tfrecord":
+            table = tfsql.read_tfrecord(path)
+            return {"rows": table.num_rows, "columns": table.num_columns}
+        if front == "polars":
+            collected = tfsql.scan_tfrecord(path).collect()
+            return {"rows": collected.height, "columns": collected.width}
+        raise ValueError(front)
+
+    return measure(run, repeat=config["repeat"])
+
+
+FRONTS = {
+    "wide": ["extension", "read_tfrecord", "polars"],
+    "files": ["extension", "tfrecord_metadata", "connect", "count_rows", "read_tfrecord", "polars"],
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data-dir", default="./bench-data")
+    parser.add_argument("--full", action="store_true", help="1,000,000 keys and 1,000,000 files")
+    parser.add_argument("--keys", type=int, default=None, help="feature keys of the wide record (default 20,000)")
+    parser.add_argument("--files", type=int, default=None, help="small files (default 2,000)")
+    parser.add_argument("--repeat", type=int, default=1)
+    args = parser.parse_args()
+    keys = args.keys if args.keys is not None else (1_000_000 if args.full else 20_000)
+    files = args.files if args.files is not None else (1_000_000 if args.full else 2_000)
+    directory = Path(args.data_dir) / "scale"
+    directory.mkdir(parents=True, exist_ok=True)
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    cases = []
+    if keys:
+        cases.append(("wide", f"one record, {keys:,} keys", make_wide(directory, keys)))
+    if files:
+        start = time.perf_counter()
+        cases.append(("files", f"{files:,} files", make_files(directory, files)))
+        print(f"(files ready in {time.perf_counter() - start:.1f} s)")
+    for case, title, path in cases:
+        rows, base = [], None
+        for front in FRONTS[case]:
+            config = {"kind": "work", "case": case, "front": front, "path": path, "repeat": args.repeat}
+            try:
+                result = run_worker(__file__, config)
+            except RuntimeError as exc:
+                rows.append([front, "failed", "", "", "", str(exc).strip().splitlines()[-1][:60]])
+                continue
+            if base is None:
+                base = result
+            rows.append(
+                [
+                    front,
+                    fmt_float(result["seconds"], 2),
+                    fmt_float(result["peak_mb"], 0),
+                    fmt_ratio(result["seconds"] / base["seconds"]) if base["seconds"] else "",
+                    fmt_ratio(result["peak_mb"] / base["peak_mb"]) if base["peak_mb"] else "",
+                    str(result.get("rows", result.get("columns", ""))),
+                ]
+            )
+        print(f"\n{title}")
+        print(format_table(["front end", "seconds", "peak MB", "time / ext", "memory / ext", "rows"], rows))
+    print(f"\nload average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    if not worker_main(sys.argv, {"work": _work}):
+        main()

@@ -1,0 +1,89 @@
+"""``COPY t FROM`` follows one set of rules in every front end (issue 34, item 8): a
+file that is not TFRecord at all reports the scan's own error (not a column-count
+mismatch), and bytes that are not UTF-8 going into a VARCHAR column are refused (never
+stored as escaped text), natively, through `tfsql.connect()` (extension or Arrow path)
+and through ``tfsql sql``."""
+
+from __future__ import annotations
+
+import random
+
+import duckdb
+import pyarrow as pa
+import pytest
+
+import tfsql
+from tfsql.cli import main
+from tfsql.duckdb.extension import extension_available
+
+HAS_COPY = tuple(int(p) for p in duckdb.__version__.split(".")[:3] if p.isdigit()) >= (1, 5, 6)
+
+
+def native():
+    return tfsql.load_extension(duckdb.connect(config={"allow_unsigned_extensions": "true"}))
+
+
+FRONT_ENDS = {
+    "arrow path": lambda: tfsql.connect(extension=False),
+    "extension": pytest.param(
+        lambda: tfsql.connect(extension=True),
+        marks=pytest.mark.skipif(not extension_available(), reason="no DuckDB extension"),
+    ),
+    "native": pytest.param(
+        native,
+        marks=pytest.mark.skipif(not (extension_available() and HAS_COPY), reason="native COPY needs DuckDB >= 1.5.6"),
+    ),
+}
+
+
+@pytest.fixture
+def files(tmp_path):
+    junk = tmp_path / "junk.tfrecord"
+    junk.write_bytes(random.Random(0).randbytes(4096))
+    text = str(tmp_path / "text.tfrecord")
+    tfsql.write_tfrecord(pa.table({"s": [b"ok", None, b"\xff\xfe"], "l": [[b"a", b"b"], [b"\xff", b"c"], None]}), text)
+    return str(junk), text
+
+
+@pytest.mark.parametrize("make", list(FRONT_ENDS.values()), ids=list(FRONT_ENDS))
+def test_random_bytes_report_the_scans_error(files, make):
+    junk, _ = files
+    con = make()
+    con.execute("CREATE TABLE t (a BIGINT, b VARCHAR)")
+    with pytest.raises(duckdb.Error, match=r"length CRC mismatch in .*junk.tfrecord, record 0 at byte 0") as info:
+        con.execute(f"COPY t FROM '{junk}' (FORMAT tfrecord)")
+    assert "column count" not in str(info.value) and "columns but" not in str(info.value)
+
+
+@pytest.mark.parametrize("make", list(FRONT_ENDS.values()), ids=list(FRONT_ENDS))
+@pytest.mark.parametrize("column", ["s", "l"])
+def test_bytes_that_are_not_utf8_are_refused_for_varchar(files, make, column):
+    _, text = files
+    con = make()
+    kind = "VARCHAR" if column == "s" else "VARCHAR[]"
+    other = "BLOB[]" if column == "s" else "BLOB"
+    con.execute(f"CREATE TABLE t (s {'VARCHAR' if column == 's' else 'BLOB'}, l {kind if column == 'l' else other})")
+    message = f'a value of the table\'s VARCHAR column "{column}" is not UTF-8; make the column a BLOB'
+    if column == "l":
+        message = "is not UTF-8; make the column a BLOB"
+    with pytest.raises(duckdb.InvalidInputException, match=message):
+        con.execute(f"COPY t FROM '{text}' (FORMAT tfrecord)")
+    assert con.execute("SELECT count(*) FROM t").fetchall() == [(0,)]
+
+
+@pytest.mark.parametrize("make", list(FRONT_ENDS.values()), ids=list(FRONT_ENDS))
+def test_utf8_and_null_values_still_copy(tmp_path, make):
+    path = str(tmp_path / "ok.tfrecord")
+    tfsql.write_tfrecord(pa.table({"s": [b"caf\xc3\xa9", None], "n": [1, 2]}), path)
+    con = make()
+    con.execute("CREATE TABLE t (s VARCHAR, n BIGINT)")
+    con.execute(f"COPY t FROM '{path}' (FORMAT tfrecord)")
+    assert con.execute("SELECT s, n FROM t ORDER BY n").fetchall() == [("café", 1), (None, 2)]
+
+
+def test_tfsql_sql_refuses_the_same(files, capsys):
+    junk, text = files
+    assert main(["sql", f"CREATE TABLE t (s VARCHAR, l BLOB[]); COPY t FROM '{text}' (FORMAT tfrecord)"]) != 0
+    assert "is not UTF-8; make the column a BLOB" in capsys.readouterr().err
+    assert main(["sql", f"CREATE TABLE t (a BIGINT, b VARCHAR); COPY t FROM '{junk}' (FORMAT tfrecord)"]) != 0
+    assert "length CRC mismatch" in capsys.readouterr().err
