@@ -710,21 +710,6 @@ done:
     return out;
 }
 
-PyMethodDef tfsql_rules_methods[] = {
-    {"glob_root", rules_glob_root, METH_O,
-     "glob_root(pattern) -> str: its longest directory prefix without glob characters"},
-    {"glob_exempts", rules_glob_exempts, METH_O,
-     "glob_exempts(component) -> bool: a pattern component that opts hidden names in"},
-    {"listing_key", rules_listing_key, METH_VARARGS,
-     "listing_key(seed, [(path, size, mtime_ns)]) -> int: re-infer only when it changes"},
-    {"path_order", rules_path_order, METH_O,
-     "path_order(paths) -> the indices of the paths sorted by bytes, repeats dropped"},
-    {"path_display", rules_path_display, METH_O,
-     "path_display(path) -> str: bytes that are not UTF-8 shown as \\xNN"},
-    {"hive_plan", rules_hive_plan, METH_VARARGS,
-     "hive_plan(files, whole_path, required, typed, phrases) -> (names, raw, ints) or "
-     "('refused', reason, fields, message)"},
-
 static int64_t pread_at(void *ctx, uint64_t offset, uint8_t *buf, size_t n) {
     ssize_t got = pread(*(int *)ctx, buf, n, (off_t)offset);
     return got < 0 ? -1 : (int64_t)got;
@@ -779,6 +764,19 @@ static PyObject *rules_index_check(PyObject *self, PyObject *args) {
 }
 
 PyMethodDef tfsql_rules_methods[] = {
+    {"glob_root", rules_glob_root, METH_O,
+     "glob_root(pattern) -> str: its longest directory prefix without glob characters"},
+    {"glob_exempts", rules_glob_exempts, METH_O,
+     "glob_exempts(component) -> bool: a pattern component that opts hidden names in"},
+    {"listing_key", rules_listing_key, METH_VARARGS,
+     "listing_key(seed, [(path, size, mtime_ns)]) -> int: re-infer only when it changes"},
+    {"path_order", rules_path_order, METH_O,
+     "path_order(paths) -> the indices of the paths sorted by bytes, repeats dropped"},
+    {"path_display", rules_path_display, METH_O,
+     "path_display(path) -> str: bytes that are not UTF-8 shown as \\xNN"},
+    {"hive_plan", rules_hive_plan, METH_VARARGS,
+     "hive_plan(files, whole_path, required, typed, phrases) -> (names, raw, ints) or "
+     "('refused', reason, fields, message)"},
     {"index_check", rules_index_check, METH_VARARGS,
      "index_check(text, fd, file_size, spans) -> (count, offsets or None, sizes or None)"},
     {"is_hidden_name", rules_is_hidden_name, METH_O,
