@@ -189,7 +189,9 @@ def check_pattern_compression(
     try:
         check_name_compression(name, compression, option=compression_option)
     except ValueError as err:
-        raise ValueError(f"{option} {pattern!r} makes names such as {name!r}, which {str(err).split(' ', 1)[1]}") from None
+        raise ValueError(
+            f"{option} {pattern!r} makes names such as {name!r}, which {str(err).split(' ', 1)[1]}"
+        ) from None
 
 
 def tfrecord_extension(compression: str | None) -> str:

@@ -57,7 +57,20 @@ __all__ = ["c_header", "c_string", "header_main", "HEADER_PATH"]
 #: Where the generated header is kept (relative to the repository's root).
 HEADER_PATH = os.path.join("tfsql", "duckdb_ext", "options_gen.h")
 
-_KINDS = ("bool", "count", "count_or_all", "choice", "name", "bool_or_name", "types", "columns", "size", "flag", "level", "text")
+_KINDS = (
+    "bool",
+    "count",
+    "count_or_all",
+    "choice",
+    "name",
+    "bool_or_name",
+    "types",
+    "columns",
+    "size",
+    "flag",
+    "level",
+    "text",
+)
 
 
 def c_string(text: str) -> str:
@@ -261,10 +274,10 @@ def _copy_block() -> list[str]:
             if spelling.name in DUCKDB_COPY_OPTIONS:
                 continue
             if option.name in NATIVE_COPY_OPTIONS:
-                words = option.name in vocabularies
+                has_words = option.name in vocabularies
                 code = f"TFSQL_COPY_OPTION_{_ident(option.name)}"
-                vocab = vocabularies[option.name] if words else "NULL"
-                choices = f"TFSQL_COPY_{_ident(option.name)}_CHOICES" if words else "NULL"
+                vocab = vocabularies[option.name] if has_words else "NULL"
+                choices = f"TFSQL_COPY_{_ident(option.name)}_CHOICES" if has_words else "NULL"
             else:
                 code, vocab, choices = "-1", "NULL", "NULL"
             out.append(
@@ -284,7 +297,10 @@ def _copy_block() -> list[str]:
 def _names_block() -> list[str]:
     """tfsql.naming's file-name table."""
     codes = {"gzip": "TFSQL_COMPRESSION_GZIP", "zlib": "TFSQL_COMPRESSION_ZLIB"}
-    out = ["/* File names (tfsql.naming): the endings that say TFRecord, alone or followed by an ending", " * that says a compression. */"]
+    out = [
+        "/* File names (tfsql.naming): the endings that say TFRecord, alone or followed by an ending",
+        " * that says a compression. */",
+    ]
     out.append("static const char *const tfsql_tfrecord_bases[] = {")
     out += [f"    {c_string(base)}," for base in TFRECORD_BASES]
     out += ["    NULL,", "};", "static const tfsql_word tfsql_name_compressions[] = {"]

@@ -39,7 +39,16 @@ def test_suffixes_are_defined_once():
     assert tfsql.cli.outputs.TFRECORD_SUFFIXES is TFRECORD_SUFFIXES
     assert [
         is_single_file_target(p)
-        for p in ("a.tfrecord", "a.TFRECORDS", "a.tfrecord.gz", "a.tfrecord.zz", "a.tfrec.zlib", "a.tfrecord/", "a", "a.gz")
+        for p in (
+            "a.tfrecord",
+            "a.TFRECORDS",
+            "a.tfrecord.gz",
+            "a.tfrecord.zz",
+            "a.tfrec.zlib",
+            "a.tfrecord/",
+            "a",
+            "a.gz",
+        )
     ] == [True] * 5 + [False] * 3
 
 

@@ -102,9 +102,13 @@ MISMATCH = r"'x\.tfrecord\.gz' ends in '\.gz', which says gzip, but the file wou
 def test_write_tfrecord_refuses_zlib_under_a_gz_name(tmp_path):
     with pytest.raises(ValueError, match=MISMATCH + r".*name it 'x\.tfrecord\.zz' or pass compression='gzip'"):
         tfsql.write_tfrecord(pa.table({"v": [1]}), str(tmp_path / "x.tfrecord.gz"), compression="zlib")
-    with pytest.raises(ValueError, match=r"'x\.tfrecord\.zlib' ends in '\.zlib', which says zlib, but the file would hold gzip"):
+    with pytest.raises(
+        ValueError, match=r"'x\.tfrecord\.zlib' ends in '\.zlib', which says zlib, but the file would hold gzip"
+    ):
         tfsql.write_tfrecord(pa.table({"v": [1]}), str(tmp_path / "x.tfrecord.zlib"), compression="gzip")
-    with pytest.raises(ValueError, match=r"filename_pattern 'p_\{i\}\.tfrecord\.gz' makes names such as 'p_0\.tfrecord\.gz'"):
+    with pytest.raises(
+        ValueError, match=r"filename_pattern 'p_\{i\}\.tfrecord\.gz' makes names such as 'p_0\.tfrecord\.gz'"
+    ):
         tfsql.write_tfrecord(pa.table({"v": [1]}), str(tmp_path / "d"), filename_pattern="p_{i}.tfrecord.gz")
     assert os.listdir(tmp_path) == []
     tfsql.write_tfrecord(pa.table({"v": [1]}), str(tmp_path / "x.tfrecord.gzip"), compression="gzip")
@@ -139,14 +143,18 @@ def test_spark_plan_refuses_the_mismatch(tmp_path):
 
     schema = StructType([StructField("v", LongType())])
     options = {"path": str(tmp_path / "o"), "filenamePattern": "p-{i}.tfrecord.gz", "codec": "zlib"}
-    with pytest.raises(ValueError, match=r"filenamePattern 'p-\{i\}\.tfrecord\.gz' .* which says gzip, but the file would hold zlib"):
+    with pytest.raises(
+        ValueError, match=r"filenamePattern 'p-\{i\}\.tfrecord\.gz' .* which says gzip, but the file would hold zlib"
+    ):
         plan_write(options, schema, False)
 
 
 @needs_copy
 def test_native_copy_refuses_the_mismatch(tmp_path):
     con = native()
-    with pytest.raises(duckdb.Error, match=r"x\.tfrecord\.gz' ends in '\.gz', which says gzip, but the file would hold zlib"):
+    with pytest.raises(
+        duckdb.Error, match=r"x\.tfrecord\.gz' ends in '\.gz', which says gzip, but the file would hold zlib"
+    ):
         con.sql(f"COPY (SELECT {{'v': 1}}) TO '{tmp_path / 'x.tfrecord.gz'}' (FORMAT tfrecord, COMPRESSION zlib)")
     with pytest.raises(duckdb.Error, match=r"ends in '\.zlib', which says zlib, but the file would hold gzip"):
         con.sql(
@@ -231,9 +239,13 @@ def test_every_record_type_spelling_in_native_copy(tmp_path, spelling):
 @needs_copy
 def test_native_copy_option_errors_come_from_the_spec():
     con = native()
-    with pytest.raises(duckdb.Error, match=r"COPY option RECORD_TYPE expects example, sequence_example, bytes, got 'proto'"):
+    with pytest.raises(
+        duckdb.Error, match=r"COPY option RECORD_TYPE expects example, sequence_example, bytes, got 'proto'"
+    ):
         con.sql("COPY (SELECT {'v': 1}) TO 'never.tfrecord' (FORMAT tfrecord, RECORD_TYPE proto)")
-    with pytest.raises(duckdb.Error, match=r"COPY option MAX_RECORD_BYTES \(refuse a record larger .*tfsql\.connect\(\)"):
+    with pytest.raises(
+        duckdb.Error, match=r"COPY option MAX_RECORD_BYTES \(refuse a record larger .*tfsql\.connect\(\)"
+    ):
         con.sql("COPY (SELECT {'v': 1}) TO 'never.tfrecord' (FORMAT tfrecord, MAX_RECORD_BYTES 10)")
     with pytest.raises(duckdb.Error, match=r"COPY options COMPRESSION and CODEC contradict each other"):
         con.sql("COPY (SELECT {'v': 1}) TO 'never.tfrecord' (FORMAT tfrecord, COMPRESSION gzip, CODEC gzip)")
@@ -267,8 +279,12 @@ def test_native_copy_fails_clearly_while_write_tfrecord_holds_the_target(tmp_pat
 
     target = tmp_path / "out"
     with locking.target_lock(fsspec.filesystem("file"), str(target)):
-        with pytest.raises(duckdb.Error, match=r"is being written by another writer \(it holds .*_tfsql\.lock\); nothing was written"):
-            native().sql(f"COPY (SELECT {{'v': 1}} AS f, 1 AS p) TO '{target}' (FORMAT tfrecord, PARTITION_BY (p), APPEND)")
+        with pytest.raises(
+            duckdb.Error, match=r"is being written by another writer \(it holds .*_tfsql\.lock\); nothing was written"
+        ):
+            native().sql(
+                f"COPY (SELECT {{'v': 1}} AS f, 1 AS p) TO '{target}' (FORMAT tfrecord, PARTITION_BY (p), APPEND)"
+            )
         assert [p.name for p in target.rglob("*") if p.is_file()] == ["_tfsql.lock"]
     con = native()  # and once released, a COPY writes, then leaves no lock file
     con.sql(f"COPY (SELECT {{'v': 1}} AS f, 1 AS p) TO '{target}' (FORMAT tfrecord, PARTITION_BY (p), OVERWRITE)")
@@ -304,11 +320,16 @@ def test_two_concurrent_native_copies_never_mix_or_lose(tmp_path, mode):
     for trial in range(6):
         target = tmp_path / f"t{trial}"
         con = native()
-        con.sql(f"COPY (SELECT {{'w': 0, 'i': range, 'pad': ''}} AS f, range % 3 AS p FROM range(30)) TO '{target}' (FORMAT tfrecord, PARTITION_BY (p))")
+        con.sql(
+            f"COPY (SELECT {{'w': 0, 'i': range, 'pad': ''}} AS f, range % 3 AS p FROM range(30)) TO '{target}' (FORMAT tfrecord, PARTITION_BY (p))"
+        )
         procs = [
             subprocess.Popen(
                 [sys.executable, str(script), str(w), str(target), mode],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
             )
             for w in (1, 2)
         ]
@@ -322,7 +343,11 @@ def test_two_concurrent_native_copies_never_mix_or_lose(tmp_path, mode):
         ok = sorted(w for w, r in results.items() if r == "ok")
         for w, r in results.items():
             assert r == "ok" or "another writer" in r or "not empty" in r.lower() or "No such file" in r, (trial, r)
-        counts = dict(native().sql(f"SELECT f.w, count(*) FROM (SELECT {{'w': w}} AS f FROM tfrecord_scan('{target}')) GROUP BY ALL").fetchall())
+        counts = dict(
+            native()
+            .sql(f"SELECT f.w, count(*) FROM (SELECT {{'w': w}} AS f FROM tfrecord_scan('{target}')) GROUP BY ALL")
+            .fetchall()
+        )
         if mode == "OVERWRITE":
             assert len(ok) >= 1, results  # one whole writer's data: never a mix, never nothing
             assert len(counts) == 1 and list(counts.values()) == [60000] and next(iter(counts)) in ok, (

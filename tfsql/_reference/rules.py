@@ -262,6 +262,7 @@ def tfds_features(document: bytes) -> Optional[tuple]:
     typed = [(name, *_tfds_type(feature)) for name, feature in features.items()]
     return typed, all(type_name is not None for _, type_name, _, _ in typed)
 
+
 _INDEX_LINE = re.compile(rb"([0-9]{1,19}) ([0-9]{1,19})(?:\n|\Z)")
 
 

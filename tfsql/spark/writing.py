@@ -147,7 +147,10 @@ def plan_write(options: Mapping[str, str], schema: StructType, overwrite: bool) 
         check_filename_pattern(pattern, shards=True)  # {n}: the number of files of the job
         check_file_names(pattern, None, ".tfrecord")
         check_pattern_compression(
-            pattern, opts["compression"], option=_spelled("filename_pattern"), compression_option=_spelled("compression")
+            pattern,
+            opts["compression"],
+            option=_spelled("filename_pattern"),
+            compression_option=_spelled("compression"),
         )
     fs, root = fsspec.core.url_to_fs(target)
     if fs.isfile(root):
