@@ -73,21 +73,17 @@ static void where(msg_out *o, const tferror *e) {
     }
 }
 
-/* Up to 512 bytes from the start of `path`'s stream (compression comp) into head; the
- * core's tfsql_sniff_format of them (NULL when the file cannot be read). */
-static const char *sniff_file(const char *path, int comp, tbuf *head) {
+/* The core's tfsql_sniff_format of up to 512 bytes from the start of `path`'s stream
+ * (compression comp); NULL when the file cannot be read. */
+static const char *sniff_file(const char *path, int comp) {
     window w;
     char err[ERRLEN];
     const char *found = NULL;
-    head->len = 0;
     if (window_open(&w, path, -1, comp, err) != 0) {
         return NULL;
     }
-    if (window_fill(&w, 0, 512, err) == 0 && w.r.buf.len > 0 &&
-        tbuf_reserve(head, w.r.buf.len) == 0) {
-        memcpy(head->data, w.r.buf.data, w.r.buf.len);
-        head->len = w.r.buf.len;
-        found = tfsql_sniff_format(head->data, head->len);
+    if (window_fill(&w, 0, 512, err) == 0 && w.r.buf.len > 0) {
+        found = tfsql_sniff_format(w.r.buf.data, w.r.buf.len < 512 ? w.r.buf.len : 512);
     }
     window_close(&w);
     return found;
@@ -97,14 +93,12 @@ static const char *sniff_file(const char *path, int comp, tbuf *head) {
  * first bytes (a gzip file's decompressed ones) say it is and what reads it, else
  * AT_BYTE_ZERO. */
 static void byte_zero_hint(msg_out *h, const char *path) {
-    tbuf head = {NULL, 0, 0};
-    const char *key = path != NULL ? sniff_file(path, COMP_NONE, &head) : NULL;
+    const char *key = path != NULL ? sniff_file(path, COMP_NONE) : NULL;
     int gzipped = key != NULL && strcmp(key, "gzip") == 0;
     if (gzipped) {
-        key = sniff_file(path, COMP_GZIP, &head);
+        key = sniff_file(path, COMP_GZIP);
         key = key != NULL && strcmp(key, "gzip") != 0 ? key : NULL;
     }
-    tbuf_free(&head);
     const char *what = key != NULL ? entry(TFSQL_MSG_NOT_TFRECORD_WHAT, key) : NULL;
     if (what == NULL) {
         render(h, TFSQL_MSG_AT_BYTE_ZERO, NULL, 0);
