@@ -8,42 +8,52 @@ build takes them from the directory in ``TFSQL_DUCKDB_INCLUDE`` (it must hold ``
 ``duckdb_extension.h``), else from a cache, else from the ``duckdb`` source
 distribution fetched with ``pip download``. When none works the install goes on without
 the extension and says so once; ``tfsql.connect()`` then uses its Python path.
+
+On DuckDB 2 a second extension is built on DuckDB's V2 C API (tfsql/duckdb_v2/*.c plus
+the files of tfsql/duckdb_ext/ that call no DuckDB function), for the exact DuckDB version
+the install gets: ``tfsql/duckdb-v<version>/tfsql.duckdb_extension``. The helpers shared
+with ``tfsql build-extension`` (headers, footer, sources) are in tfsql/extension_build.py.
 """
 
+import glob
+import importlib.util
 import os
-import platform
 import shutil
 import subprocess
 import sys
-import tarfile
-import tempfile
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
-#: The DuckDB release whose headers the extension is compiled against: C API v1.5.6, whose
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _load_extension_build():
+    """tfsql/extension_build.py, loaded by path: tfsql's own dependencies are not there yet."""
+    spec = importlib.util.spec_from_file_location(
+        "tfsql_extension_build", os.path.join(HERE, "tfsql", "extension_build.py")
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+EB = _load_extension_build()
+
+#: The DuckDB release whose headers the v1 extension is compiled against: C API v1.5.6, whose
 #: copy functions give COPY ... (FORMAT tfrecord). The extension declares v1.2.0 (below)
 #: and asks for the v1.5.6 functions only on engines that have them
 #: (tfsql/duckdb_ext/api_version.c), so the one file loads in DuckDB 1.2 and later.
 DUCKDB_HEADERS_VERSION = "1.5.6"
-#: The C API version written in the extension's metadata footer.
+#: The C API version written in the v1 extension's metadata footer.
 DUCKDB_CAPI_VERSION = "v1.2.0"
-EXTENSION_FILE = "tfsql.duckdb_extension"
-HEADERS = ("duckdb.h", "duckdb_extension.h")
-
+EXTENSION_FILE = EB.EXTENSION_FILE
+_SOURCES = EB.sources(os.path.join(HERE, "tfsql"))
 #: The C core (tfsql/core/*.c, one public header tfsql/core/tfsql_core.h), compiled into
-#: both binaries: the Python module tfsql._native and the DuckDB extension.
-CORE_SOURCES = sorted(
-    os.path.join("tfsql", "core", name)
-    for name in os.listdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), "tfsql", "core"))
-    if name.endswith(".c")
-)
-#: The DuckDB extension's binding (tfsql/duckdb_ext/*.c, private header duckdb_ext.h).
-EXTENSION_SOURCES = sorted(
-    os.path.join("tfsql", "duckdb_ext", name)
-    for name in os.listdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), "tfsql", "duckdb_ext"))
-    if name.endswith(".c")
-)
+#: every binary: the Python module tfsql._native and the DuckDB extensions.
+CORE_SOURCES = _SOURCES["core"]
+#: The v1 DuckDB extension's binding (tfsql/duckdb_ext/*.c, private header duckdb_ext.h).
+EXTENSION_SOURCES = _SOURCES["v1"]
 CORE_HEADERS = [os.path.join("tfsql", "core", "tfsql_core.h"), os.path.join("tfsql", "core", "core_internal.h")]
 
 if sys.platform == "win32":
@@ -53,108 +63,27 @@ else:
     extra_compile_args = ["-O3", "-std=c99", "-fno-strict-aliasing", "-fvisibility=hidden", "-Wall", "-Wextra"]
 
 
-def _note(message):
-    print(f"tfsql: {message}", file=sys.stderr, flush=True)
-
-
-def duckdb_platform():
-    """DuckDB's platform string for this machine (``linux_amd64``, ``osx_arm64``...)."""
-    machine = platform.machine().lower()
-    arch = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64"}.get(machine)
-    if arch is None:
-        return None
-    if sys.platform.startswith("linux"):
-        musl = (
-            platform.libc_ver()[0] != "glibc" and any(name.startswith("ld-musl") for name in os.listdir("/lib"))
-            if os.path.isdir("/lib")
-            else False
-        )
-        return f"linux_{arch}" + ("_musl" if musl else "")
-    if sys.platform == "darwin":
-        return f"osx_{arch}"
-    return None
-
-
-def _has_headers(directory):
-    return directory and all(os.path.isfile(os.path.join(directory, h)) for h in HEADERS)
-
-
-def _cache_dir():
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "tfsql", f"duckdb-{DUCKDB_HEADERS_VERSION}-include")
-
-
-def _download_headers(target):
-    """Fetch the duckdb sdist with pip and extract the two C API headers into `target`."""
-    with tempfile.TemporaryDirectory() as tmp:
-        command = [
-            sys.executable,
-            "-m",
-            "pip",
-            "download",
-            "--no-deps",
-            "--no-binary",
-            "duckdb",
-            "--disable-pip-version-check",
-            "-q",
-            "-d",
-            tmp,
-            f"duckdb=={DUCKDB_HEADERS_VERSION}",
-        ]
-        _note(
-            f"fetching the DuckDB {DUCKDB_HEADERS_VERSION} C API headers (pip download duckdb, "
-            "once; set TFSQL_DUCKDB_INCLUDE to a directory holding duckdb.h and "
-            "duckdb_extension.h to skip this)"
-        )
-        result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        archives = [f for f in os.listdir(tmp) if f.endswith((".tar.gz", ".tgz"))]
-        if result.returncode != 0 or not archives:
-            raise RuntimeError("pip download duckdb failed: " + result.stdout.strip()[-500:])
-        staging = tempfile.mkdtemp(dir=os.path.dirname(target) if os.path.isdir(os.path.dirname(target)) else None)
-        try:
-            with tarfile.open(os.path.join(tmp, archives[0])) as archive:
-                for member in archive.getmembers():
-                    name = os.path.basename(member.name)
-                    if name in HEADERS and member.name.replace("\\", "/").endswith("src/include/" + name):
-                        source = archive.extractfile(member)
-                        with open(os.path.join(staging, name), "wb") as out:
-                            shutil.copyfileobj(source, out)
-            if not _has_headers(staging):
-                raise RuntimeError("the duckdb sdist holds no src/include/duckdb_extension.h")
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            if os.path.isdir(target):
-                shutil.rmtree(target)
-            os.replace(staging, target)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
-
-
 def find_duckdb_headers():
-    """The directory holding duckdb.h and duckdb_extension.h, or None (with a note)."""
-    named = os.environ.get("TFSQL_DUCKDB_INCLUDE")
+    """The directory holding the v1.5.6 duckdb.h and duckdb_extension.h, or None (with a note)."""
+    return EB.find_headers(DUCKDB_HEADERS_VERSION, EB.V1_HEADERS, "TFSQL_DUCKDB_INCLUDE")
+
+
+def duckdb_version_for_v2():
+    """The DuckDB version the V2 extension is built for: ``TFSQL_DUCKDB_VERSION``, else the
+    duckdb already in the environment pip installs into (asked outside pip's isolated
+    build environment), else the build environment's own duckdb (pyproject.toml's
+    build requirements: the newest release, which a fresh install gets too)."""
+    named = os.environ.get("TFSQL_DUCKDB_VERSION")
     if named:
-        if _has_headers(named):
-            return named
-        _note(f"TFSQL_DUCKDB_INCLUDE={named} does not hold duckdb.h and duckdb_extension.h")
-        return None
-    cached = _cache_dir()
-    if _has_headers(cached):
-        return cached
+        return named
+    ask = [sys.executable, "-I", "-c", "import importlib.metadata as m; print(m.version('duckdb'))"]
     try:
-        os.makedirs(os.path.dirname(cached), exist_ok=True)
-        _download_headers(cached)
-    except Exception as exc:  # any failure only means: no extension
-        _note(f"could not get the DuckDB headers ({exc})")
-        return None
-    return cached
-
-
-def metadata_footer(platform_name, extension_version):
-    """DuckDB's 512-byte extension footer: eight 32-byte fields (stored last to first),
-    then 256 bytes of signature (zeros: the file is unsigned)."""
-    fields = ["4", platform_name, DUCKDB_CAPI_VERSION, extension_version, "C_STRUCT", "", "", ""]
-    packed = b"".join(f.encode("ascii").ljust(32, b"\0")[:32] for f in reversed(fields))
-    return packed + b"\0" * 256
+        result = subprocess.run(ask, capture_output=True, text=True, timeout=120)
+        if result.returncode == 0 and result.stdout.strip():
+            return result.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return EB.running_duckdb_version()
 
 
 def _version():
@@ -166,51 +95,56 @@ def _version():
 
 
 class BuildWithDuckDBExtension(build_ext):
-    """build_ext that also builds tfsql.duckdb_extension (optional: never fails the build)."""
+    """build_ext that also builds the DuckDB extensions (optional: never fails the build)."""
 
     def run(self):
         super().run()
-        self._extension_output = None
-        if os.path.exists(self._target()):  # never ship an extension left by an earlier build
-            os.remove(self._target())
+        self._extension_outputs = {}
+        self._remove_earlier_builds()
         if os.environ.get("TFSQL_NO_DUCKDB_EXTENSION"):
             return
         try:
-            self._build_duckdb_extension()
+            self._build_v1()
         except Exception as exc:
-            _note(f"the DuckDB extension was not built ({exc}); tfsql.connect() will use its Python path")
+            EB.note(f"the DuckDB extension was not built ({exc}); tfsql.connect() will use its Python path")
+        version = duckdb_version_for_v2()
+        if version and EB.is_v2_version(version):
+            try:
+                self._build_v2(version)
+            except Exception as exc:
+                EB.note(
+                    f"the DuckDB {version} (V2 C API) extension was not built ({exc}); DuckDB {version} "
+                    "loads the v1 extension instead (`tfsql build-extension` tries again)"
+                )
 
-    def _target(self):
-        if self.inplace:
-            return os.path.join(os.path.dirname(os.path.abspath(__file__)), "tfsql", EXTENSION_FILE)
-        return os.path.join(self.build_lib, "tfsql", EXTENSION_FILE)
+    def _package_dir(self):
+        return os.path.join(HERE, "tfsql") if self.inplace else os.path.join(self.build_lib, "tfsql")
 
-    def _build_duckdb_extension(self):
-        platform_name = duckdb_platform()
+    def _remove_earlier_builds(self):
+        """Never ship an extension left by an earlier build."""
+        package = self._package_dir()
+        if os.path.exists(os.path.join(package, EXTENSION_FILE)):
+            os.remove(os.path.join(package, EXTENSION_FILE))
+        for directory in glob.glob(os.path.join(package, EB.v2_directory_name("*"))):
+            shutil.rmtree(directory, ignore_errors=True)
+
+    def _build_v1(self):
+        platform_name = EB.duckdb_platform()
         if sys.platform == "win32" or platform_name is None:
             raise RuntimeError(
-                f"the extension is built for Linux and macOS only, not {sys.platform} {platform.machine()}"
+                f"the extension is built for Linux and macOS only, not {sys.platform} {EB.platform.machine()}"
             )
         include = find_duckdb_headers()
         if include is None:
             raise RuntimeError("no DuckDB headers")
-        here = os.path.dirname(os.path.abspath(__file__))
-        sources = [os.path.join(here, name) for name in CORE_SOURCES + EXTENSION_SOURCES]
+        sources = [os.path.join(HERE, name) for name in CORE_SOURCES + EXTENSION_SOURCES]
         objects = self.compiler.compile(
             sources,
             output_dir=os.path.join(self.build_temp, "duckdb_extension"),
-            include_dirs=[include, os.path.join(here, "tfsql", "core")],
-            extra_postargs=[
-                "-O3",
-                "-std=c99",
-                "-fno-strict-aliasing",
-                "-fPIC",
-                "-fvisibility=hidden",
-                "-Wall",
-                "-Wextra",
-            ],
+            include_dirs=[include, os.path.join(HERE, "tfsql", "core")],
+            extra_postargs=EB.C_FLAGS,
         )
-        target = self._target()
+        target = os.path.join(self._package_dir(), EXTENSION_FILE)
         os.makedirs(os.path.dirname(target), exist_ok=True)
         library = os.path.join(self.build_temp, "tfsql_duckdb_extension.so")
         link_args = ["-shared"] + (["-undefined", "dynamic_lookup"] if sys.platform == "darwin" else [])
@@ -221,21 +155,26 @@ class BuildWithDuckDBExtension(build_ext):
             binary = f.read()
         partial = target + ".tmp"
         with open(partial, "wb") as f:
-            f.write(binary + metadata_footer(platform_name, _version()))
+            f.write(binary + EB.metadata_footer(platform_name, _version(), DUCKDB_CAPI_VERSION, "C_STRUCT"))
         os.replace(partial, target)
-        self._extension_output = target
+        self._extension_outputs[target] = os.path.join(HERE, "tfsql", EXTENSION_FILE)
+
+    def _build_v2(self, version):
+        relative = os.path.join(EB.v2_directory_name(version), EXTENSION_FILE)
+        target = os.path.join(self._package_dir(), relative)
+        compiler = (self.compiler.compiler or ["cc"])[0] if hasattr(self.compiler, "compiler") else None
+        EB.build_v2(version, target, _version(), root=os.path.join(HERE, "tfsql"), compiler=compiler)
+        self._extension_outputs[target] = os.path.join(HERE, "tfsql", relative)
 
     def get_outputs(self):
         outputs = super().get_outputs()
-        target = getattr(self, "_extension_output", None)
-        return outputs + ([target] if target and not self.inplace else [])
+        built = getattr(self, "_extension_outputs", {})
+        return outputs + (list(built) if not self.inplace else [])
 
     def get_output_mapping(self):
         mapping = super().get_output_mapping()
-        target = getattr(self, "_extension_output", None)
-        if target and not self.inplace:
-            here = os.path.dirname(os.path.abspath(__file__))
-            mapping[target] = os.path.join(here, "tfsql", EXTENSION_FILE)
+        if not self.inplace:
+            mapping.update(getattr(self, "_extension_outputs", {}))
         return mapping
 
 

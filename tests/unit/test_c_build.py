@@ -45,10 +45,22 @@ def _compile(source: str, include_dirs: list, tmp_path: Path) -> None:
     assert result.stderr == "", f"{source} printed diagnostics:\n{result.stderr}"
 
 
+EB = SETUP.EB
+
+
 def _duckdb_headers():
     named = os.environ.get("TFSQL_DUCKDB_INCLUDE")
-    for directory in (named, SETUP._cache_dir()):
-        if directory and SETUP._has_headers(directory):
+    for directory in (named, EB.header_cache(SETUP.DUCKDB_HEADERS_VERSION)):
+        if directory and EB.has_headers(directory, EB.V1_HEADERS):
+            return directory
+    return None
+
+
+def _duckdb_v2_headers():
+    version = EB.running_duckdb_version() or ""
+    named = os.environ.get("TFSQL_DUCKDB_V2_INCLUDE")
+    for directory in (named, EB.header_cache(version)):
+        if directory and EB.has_headers(directory, EB.V2_HEADERS):
             return directory
     return None
 
@@ -61,6 +73,25 @@ def test_setup_lists_every_c_source():
     )
     assert "tfsql/core/decoder.c" in SETUP.CORE_SOURCES
     assert "tfsql/duckdb_ext/entry.c" in SETUP.EXTENSION_SOURCES
+    parts = EB.sources(str(PACKAGE))
+    assert sorted(parts["v2"]) == sorted(str(p.relative_to(ROOT)) for p in (PACKAGE / "duckdb_v2").glob("*.c"))
+    assert "tfsql/duckdb_v2/entry.c" in parts["v2"]
+    assert "tfsql/duckdb_ext/reading.c" in parts["common"]
+    assert "tfsql/duckdb_ext/scan.c" not in parts["common"]
+
+
+def test_the_engine_neutral_extension_files_call_no_duckdb_function():
+    """The files both DuckDB bindings compile (they include ext_common.h, not duckdb_ext.h)
+    use nothing of either DuckDB header, and ext_common.h includes neither."""
+    parts = EB.sources(str(PACKAGE))
+    assert len(parts["common"]) >= 8
+    offenders = [
+        s
+        for s in parts["common"]
+        if re.search(r"\bduckdb_\w+\s*\(|\bduckdb_(type|value|vector)\b", (ROOT / s).read_text())
+    ]
+    assert offenders == []
+    assert [inc for inc in _includes(PACKAGE / "duckdb_ext" / "ext_common.h") if "duckdb" in inc] == []
 
 
 @pytest.mark.parametrize(
@@ -85,6 +116,16 @@ def test_duckdb_extension_sources_compile_without_a_warning(source, tmp_path):
     _compile(source, [headers, str(PACKAGE / "core")], tmp_path)
 
 
+@pytest.mark.parametrize(
+    "source", [os.path.join("tfsql", "duckdb_v2", p.name) for p in sorted((PACKAGE / "duckdb_v2").glob("*.c"))]
+)
+def test_duckdb_v2_extension_sources_compile_without_a_warning(source, tmp_path):
+    headers = _duckdb_v2_headers()
+    if headers is None:
+        pytest.skip("no DuckDB V2 C API headers for the duckdb installed here (DuckDB 1.x, or not built yet)")
+    _compile(source, [headers, str(PACKAGE / "core"), str(PACKAGE / "duckdb_ext")], tmp_path)
+
+
 def _c_files():
     return sorted(p for p in PACKAGE.rglob("*") if p.suffix in (".c", ".h"))
 
@@ -105,7 +146,9 @@ def test_the_bindings_include_only_the_public_core_header():
     private = [(str(p.relative_to(ROOT)), inc) for p in bindings for inc in _includes(p) if "core_internal" in inc]
     assert private == []
     assert "core/tfsql_core.h" in _includes(PACKAGE / "_native_module.c")
-    assert "tfsql_core.h" in _includes(PACKAGE / "duckdb_ext" / "duckdb_ext.h")
+    assert "tfsql_core.h" in _includes(PACKAGE / "duckdb_ext" / "ext_common.h")
+    assert "ext_common.h" in _includes(PACKAGE / "duckdb_ext" / "duckdb_ext.h")
+    assert "ext_common.h" in _includes(PACKAGE / "duckdb_v2" / "v2_ext.h")
 
 
 def test_the_core_has_no_python():

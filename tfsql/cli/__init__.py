@@ -11,6 +11,7 @@
     tfsql index data/                      # offset index sidecars: counts read no record
     tfsql verify data/                     # check every CRC; report each corrupt record
     tfsql extension-path                   # the DuckDB extension to LOAD in duckdb -unsigned
+    tfsql build-extension                  # build it for the DuckDB installed now (DuckDB 2)
     tfsql convert data.parquet out/ --partition-by label --compression gzip
     tfsql convert out/ data.parquet        # and back
     tfsql demo                             # generate a dataset and query it
@@ -87,14 +88,41 @@ __all__ = [
 
 
 def cmd_extension_path(args: argparse.Namespace, console: Console) -> int:
-    """``tfsql extension-path``: print where tfsql.duckdb_extension is (exit 1 when this
-    installation was built without it)."""
+    """``tfsql extension-path``: print where the extension build for this DuckDB (or for
+    ``--duckdb-version``) is (exit 1 when this installation has none)."""
     from tfsql.duckdb.extension import ExtensionNotAvailable, duckdb_extension_path
 
     try:
-        path = duckdb_extension_path()
+        path = duckdb_extension_path(args.duckdb_version)
     except ExtensionNotAvailable as err:
         print(f"tfsql: {err}", file=sys.stderr)
+        return 1
+    print(path)
+    return 0
+
+
+def cmd_build_extension(args: argparse.Namespace, console: Console) -> int:
+    """``tfsql build-extension``: build the V2 extension for the DuckDB installed here (or
+    ``--duckdb-version``) into the package, or into the cache when the package is
+    read-only; print its path."""
+    import tfsql
+    from tfsql import extension_build
+
+    version = args.duckdb_version or extension_build.running_duckdb_version()
+    if not version or not extension_build.is_v2_version(version):
+        print(
+            f"tfsql: DuckDB {version or '(not installed)'} has no V2 C API; it loads the v1 build "
+            "installed with tfsql (tfsql extension-path)",
+            file=sys.stderr,
+        )
+        return 2
+    relative = os.path.join(extension_build.v2_directory_name(version), extension_build.EXTENSION_FILE)
+    package_dir = extension_build.PACKAGE
+    base = package_dir if os.access(package_dir, os.W_OK) else extension_build.cache_root()
+    try:
+        path = extension_build.build_v2(version, os.path.join(base, relative), tfsql.__version__)
+    except (RuntimeError, OSError) as err:
+        print(f"tfsql: the extension for DuckDB {version} was not built: {err}", file=sys.stderr)
         return 1
     print(path)
     return 0
@@ -317,9 +345,26 @@ def build_parser() -> argparse.ArgumentParser:
         "Print the path of tfsql.duckdb_extension, the DuckDB extension that gives any DuckDB\n"
         "connection tfrecord_scan(...), read_tfrecord(...) and FROM 'x.tfrecord'. It is not\n"
         "signed by DuckDB, so start the duckdb command with -unsigned, then LOAD the path:\n"
-        "  duckdb -unsigned -c \"LOAD '$(tfsql extension-path)'; FROM 'data/part-0.tfrecord'\"",
+        "  duckdb -unsigned -c \"LOAD '$(tfsql extension-path)'; FROM 'data/part-0.tfrecord'\"\n"
+        "A duckdb command of another version than the duckdb Python package: name it with\n"
+        "--duckdb-version (duckdb --version prints it).",
+    )
+    p.add_argument(
+        "--duckdb-version", metavar="X.Y.Z", help="the DuckDB that loads it (default: the duckdb package here)"
     )
     p.set_defaults(handler=cmd_extension_path)
+
+    p = command(
+        "build-extension",
+        "build tfsql's DuckDB 2 extension for the DuckDB installed now",
+        "Build the extension on DuckDB 2's V2 C API for exactly the DuckDB version installed\n"
+        "(or --duckdb-version), with the C compiler (CC, else cc) and DuckDB's headers from its\n"
+        "source distribution on PyPI (fetched once; TFSQL_DUCKDB_V2_INCLUDE names a directory\n"
+        "holding duckdb_v2.h and duckdb_extension_v2.h instead). pip install builds it for the\n"
+        "DuckDB it installs; run this after upgrading DuckDB. Prints the path built.",
+    )
+    p.add_argument("--duckdb-version", metavar="X.Y.Z", help="the DuckDB to build for (default: the one installed)")
+    p.set_defaults(handler=cmd_build_extension)
 
     p = command(
         "convert",

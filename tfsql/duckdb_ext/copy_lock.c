@@ -18,7 +18,7 @@
  * A mount without flock (ENOLCK, EOPNOTSUPP, EINVAL, ENOSYS) writes unlocked, as
  * tfsql.locking does.
  */
-#include "duckdb_ext.h"
+#include "ext_common.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -9,7 +9,7 @@
  * Python's zlib.compressobj(level, DEFLATED, 31 or 15) writes, so tfsql.write_tfrecord
  * and a native COPY produce the same compressed files.
  */
-#include "duckdb_ext.h"
+#include "ext_common.h"
 
 #include <dlfcn.h>
 #include <pthread.h>

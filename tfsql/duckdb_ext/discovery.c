@@ -3,7 +3,7 @@
  * with the hidden-file rules of tfsql.discovery.
  */
 
-#include "duckdb_ext.h"
+#include "ext_common.h"
 
 static int filelist_add(filelist *l, char *path, const char *root, int64_t size) {
     if (path == NULL) {

@@ -4,7 +4,7 @@
  * the process-wide cache of inferred schemas.
  */
 
-#include "duckdb_ext.h"
+#include "ext_common.h"
 
 /* err = the core's refusal of the sample (a kind conflict, a name that cannot be a
  * column...), kept with its fields as the pending data error: a SchemaError of reason
@@ -136,7 +136,7 @@ fail:
 }
 
 /* Infer the data columns (tfsql/core/infer.c resolves the sample's summaries). */
-int infer_columns(tfbind *b, char *err, idx_t *cardinality) {
+int infer_columns(tfbind *b, char *err, uint64_t *cardinality) {
     *cardinality = 0;
     if (b->record_type == RAW) {
         b->sc.record_type = RAW;
@@ -160,7 +160,7 @@ int infer_columns(tfbind *b, char *err, idx_t *cardinality) {
     uint64_t records = infer_sampled_records(st);
     uint64_t framed_bytes = infer_sampled_bytes(st) + 16 * records;
     if (records > 0 && framed_bytes > 0) {
-        *cardinality = (idx_t)((double)b->total_bytes * (double)records / (double)framed_bytes);
+        *cardinality = (uint64_t)((double)b->total_bytes * (double)records / (double)framed_bytes);
     }
     infer_column *cols = NULL;
     size_t n = 0;
@@ -285,7 +285,7 @@ typedef struct {
     int ncols;
     colspec *cols;  /* owned names */
     int *utf8;
-    idx_t cardinality;
+    uint64_t cardinality;
 } infer_entry;
 
 static infer_entry infer_cache[INFER_CACHE_SLOTS];
@@ -326,7 +326,7 @@ uint64_t infer_key(const tfbind *b) {
     return h ? h : 1;
 }
 
-int infer_cache_get(tfbind *b, uint64_t key, idx_t *cardinality) {
+int infer_cache_get(tfbind *b, uint64_t key, uint64_t *cardinality) {
     int found = 0;
     pthread_mutex_lock(&infer_lock);
     for (int i = 0; i < INFER_CACHE_SLOTS && !found; i++) {
@@ -354,7 +354,7 @@ int infer_cache_get(tfbind *b, uint64_t key, idx_t *cardinality) {
     return found;
 }
 
-void infer_cache_put(const tfbind *b, uint64_t key, idx_t cardinality) {
+void infer_cache_put(const tfbind *b, uint64_t key, uint64_t cardinality) {
     if (key == 0) {
         return;
     }

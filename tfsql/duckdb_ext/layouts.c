@@ -3,7 +3,7 @@
  * detection, the `split` column, TFDS metadata files.
  */
 
-#include "duckdb_ext.h"
+#include "ext_common.h"
 
 
 

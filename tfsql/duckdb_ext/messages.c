@@ -13,7 +13,7 @@
  * (reports.c: tfrecord_last_error()).
  */
 
-#include "duckdb_ext.h"
+#include "ext_common.h"
 #include "messages_gen.h"
 
 typedef tfsql_field msg_arg;

@@ -18,7 +18,7 @@
  * zlib is loaded at run time (libz.so.1): the extension links nothing beyond libc.
  */
 
-#include "duckdb_ext.h"
+#include "ext_common.h"
 
 /* -- zlib, loaded at run time ----------------------------------------------- */
 

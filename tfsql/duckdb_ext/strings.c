@@ -3,7 +3,7 @@
  * string copies and formatting, string lists, suffix tests, error prefixes.
  */
 
-#include "duckdb_ext.h"
+#include "ext_common.h"
 
 char *xstrndup(const char *s, size_t n) {
     char *r = (char *)malloc(n + 1);
