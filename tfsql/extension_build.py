@@ -29,6 +29,8 @@ b'\\x00\\x00\\x00\\x00'
 'duckdb-v2.0.1'
 >>> is_v2_version("2.0.1"), is_v2_version("1.5.6"), is_v2_version("2.1.0.dev12")
 (True, False, True)
+>>> duckdb_version_of("v1.5.6 (Variegata) 069cc9f9b5"), duckdb_version_of("2.0.1")
+('1.5.6', '2.0.1')
 """
 
 from __future__ import annotations
@@ -91,6 +93,15 @@ def is_v2_version(version: str) -> bool:
     """Whether DuckDB ``version`` has the V2 C API (DuckDB 2 and later)."""
     match = re.match(r"v?(\d+)\.", version)
     return match is not None and int(match.group(1)) >= 2
+
+
+def duckdb_version_of(text: str) -> str:
+    """The version in ``text``: a version ("2.0.1", "v2.0.1") or what ``duckdb --version``
+    prints ("v1.5.6 (Variegata) 069cc9f9b5"). Raises ValueError when there is none."""
+    match = re.search(r"\bv?(\d+\.\d+\.\d+(?:[.\w-]*)?)", text.strip())
+    if match is None:
+        raise ValueError(f"no DuckDB version in {text!r} (expected X.Y.Z, or what duckdb --version prints)")
+    return match.group(1)
 
 
 def v2_directory_name(version: str) -> str:

@@ -92,9 +92,11 @@ def cmd_extension_path(args: argparse.Namespace, console: Console) -> int:
     ``--duckdb-version``) is (exit 1 when this installation has none)."""
     from tfsql.duckdb.extension import ExtensionNotAvailable, duckdb_extension_path
 
+    from tfsql.extension_build import duckdb_version_of
+
     try:
-        path = duckdb_extension_path(args.duckdb_version)
-    except ExtensionNotAvailable as err:
+        path = duckdb_extension_path(args.duckdb_version and duckdb_version_of(args.duckdb_version))
+    except (ExtensionNotAvailable, ValueError) as err:
         print(f"tfsql: {err}", file=sys.stderr)
         return 1
     print(path)
@@ -108,7 +110,12 @@ def cmd_build_extension(args: argparse.Namespace, console: Console) -> int:
     import tfsql
     from tfsql import extension_build
 
-    version = args.duckdb_version or extension_build.running_duckdb_version()
+    try:
+        version = extension_build.duckdb_version_of(args.duckdb_version) if args.duckdb_version else None
+    except ValueError as err:
+        print(f"tfsql: {err}", file=sys.stderr)
+        return 2
+    version = version or extension_build.running_duckdb_version()
     if not version or not extension_build.is_v2_version(version):
         print(
             f"tfsql: DuckDB {version or '(not installed)'} has no V2 C API; it loads the v1 build "
@@ -346,11 +353,13 @@ def build_parser() -> argparse.ArgumentParser:
         "connection tfrecord_scan(...), read_tfrecord(...) and FROM 'x.tfrecord'. It is not\n"
         "signed by DuckDB, so start the duckdb command with -unsigned, then LOAD the path:\n"
         "  duckdb -unsigned -c \"LOAD '$(tfsql extension-path)'; FROM 'data/part-0.tfrecord'\"\n"
-        "A duckdb command of another version than the duckdb Python package: name it with\n"
-        "--duckdb-version (duckdb --version prints it).",
+        "A duckdb command of another version than the duckdb Python package: name its version\n"
+        "  LOAD '$(tfsql extension-path --duckdb-version \"$(duckdb --version)\")'",
     )
     p.add_argument(
-        "--duckdb-version", metavar="X.Y.Z", help="the DuckDB that loads it (default: the duckdb package here)"
+        "--duckdb-version",
+        metavar="X.Y.Z",
+        help="the DuckDB that loads it: X.Y.Z or what `duckdb --version` prints (default: the duckdb package here)",
     )
     p.set_defaults(handler=cmd_extension_path)
 
