@@ -199,9 +199,34 @@ static void move_tmp_indexes(copy_target *t) {
 void copy_target_end(copy_target *t) {
     move_tmp_indexes(t); /* the statement is over: DuckDB has moved its tmp_ files */
     copy_lock_release(&t->lock);
+    strlist_free(&t->names);
     pthread_mutex_destroy(&t->mu);
     free(t->root);
     t->root = NULL;
+}
+
+/* Note `final_path` as one of this statement's files; -1 with err set when another file
+ * of it has that name already (a FILENAME_PATTERN with '../' leaves PARTITION_BY's
+ * directories, and every partition would write the one file: all but one lost). */
+static int claim_name(copy_target *t, const char *final_path, char *err) {
+    pthread_mutex_lock(&t->mu);
+    int taken = 0;
+    for (size_t i = 0; i < t->names.n && !taken; i++) {
+        taken = strcmp(t->names.items[i], final_path) == 0;
+    }
+    int rc = taken ? -1 : strlist_add(&t->names, xstrdup(final_path));
+    pthread_mutex_unlock(&t->mu);
+    if (taken) {
+        snprintf(err, ERRLEN,
+                 "COPY ... TO (FORMAT tfrecord): DuckDB names two files of this COPY '%s' (a "
+                 "FILENAME_PATTERN or FILE_EXTENSION holding '..' or '/' takes the files of "
+                 "PARTITION_BY out of their partition's directory), and this COPY fails: give "
+                 "a pattern without them",
+                 final_path);
+    } else if (rc) {
+        snprintf(err, ERRLEN, "out of memory");
+    }
+    return rc ? -1 : 0;
 }
 
 /* Take the lock of the target of `final_path` for this COPY (once per statement). */
@@ -293,7 +318,8 @@ copyfile *copyfile_open(copy_target *t, const copy_settings *s, const char *path
         snprintf(err, ERRLEN, "out of memory");
         goto fail;
     }
-    if (check_file_name(f->final_path, f->compression, err) || take_target_lock(t, f->final_path, err)) {
+    if (check_file_name(f->final_path, f->compression, err) || claim_name(t, f->final_path, err) ||
+        take_target_lock(t, f->final_path, err)) {
         goto fail;
     }
     if (s->index && f->compression == COMP_NONE) {

@@ -474,6 +474,7 @@ typedef struct {
     char *root;         /* the COPY's target as written, when the binding knows it, else NULL:
                          * every file must then be inside it (copy_path_inside) */
     int compress_named; /* a compressed file DuckDB named '*.tfrecord' gets '.gz' / '.zz' */
+    strlist names;      /* the final names of the statement's files so far (each once) */
 } copy_target;
 
 /* One file being written. */
