@@ -300,7 +300,26 @@ void copyfile_free(copyfile *f) {
     free(f);
 }
 
-copyfile *copyfile_open(copy_target *t, const copy_settings *s, const char *path, char *err) {
+/* -1 with err set when `path` names a directory (ends in '/' or is one): DuckDB writes a
+ * single file there, as for COPY ... (FORMAT parquet), which fails the same way. */
+static int is_directory(const char *path, char *err) {
+    size_t n = strlen(path);
+    struct stat st;
+    if ((n > 0 && path[n - 1] == '/') || (stat(path, &st) == 0 && S_ISDIR(st.st_mode))) {
+        snprintf(err, ERRLEN,
+                 "COPY ... TO (FORMAT tfrecord): cannot write the file '%s': it is a directory "
+                 "(without PARTITION_BY or PER_THREAD_OUTPUT a COPY writes one file, also with "
+                 "OVERWRITE, as COPY ... (FORMAT parquet) does): name a file, or write into the "
+                 "directory with PARTITION_BY or PER_THREAD_OUTPUT",
+                 path);
+        return -1;
+    }
+    return 0;
+}
+
+copyfile *copyfile_open(copy_target *t, const copy_settings *s, const char *path, char *err,
+                        int *io_error) {
+    *io_error = 0;
     copyfile *f = (copyfile *)calloc(1, sizeof(copyfile));
     if (f == NULL) {
         snprintf(err, ERRLEN, "out of memory");
@@ -316,6 +335,10 @@ copyfile *copyfile_open(copy_target *t, const copy_settings *s, const char *path
     f->temp_path = f->final_path ? temp_name(f->final_path) : NULL;
     if (f->final_path == NULL || f->temp_path == NULL) {
         snprintf(err, ERRLEN, "out of memory");
+        goto fail;
+    }
+    if (is_directory(f->final_path, err)) {
+        *io_error = 1;
         goto fail;
     }
     if (check_file_name(f->final_path, f->compression, err) || claim_name(t, f->final_path, err) ||
@@ -344,6 +367,7 @@ copyfile *copyfile_open(copy_target *t, const copy_settings *s, const char *path
     if (f->fd < 0) {
         snprintf(err, ERRLEN, "cannot create %s (for %s): %s", f->temp_path, f->final_path,
                  strerror(errno));
+        *io_error = 1;
         goto fail;
     }
     return f;

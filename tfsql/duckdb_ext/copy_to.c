@@ -274,7 +274,8 @@ static void copy_global_init(duckdb_copy_function_global_init_info info) {
         duckdb_copy_function_global_init_set_error(info, "out of memory");
         return;
     }
-    f->file = copyfile_open(&b->target, &b->set, path, err);
+    int io_error = 0;
+    f->file = copyfile_open(&b->target, &b->set, path, err, &io_error);
     if (f->file == NULL) {
         v1file_free(f);
         duckdb_copy_function_global_init_set_error(info, err);

@@ -495,8 +495,9 @@ void copy_target_end(copy_target *t);
  * 'tmp_<name>' beside a single-file target (checked lexically, '..' resolved). */
 int copy_path_inside(const char *target, const char *path, char *err);
 /* Start the file DuckDB calls `path` (a hidden temporary file; the target's lock taken);
- * NULL with err set. */
-copyfile *copyfile_open(copy_target *t, const copy_settings *s, const char *path, char *err);
+ * NULL with err set (*io_error 1 when the file system refused: a directory, no space). */
+copyfile *copyfile_open(copy_target *t, const copy_settings *s, const char *path, char *err,
+                        int *io_error);
 /* Write n framed records (their end offsets in `ends`) and their index lines. */
 int copyfile_put(copyfile *f, const tbuf *framed, const tbuf *ends, size_t n, char *err);
 /* Flush, sync and rename into place with the index; -1 with err set. */

@@ -30,11 +30,15 @@
 #include <string.h>
 
 void v2_set_error(v2_err *err, const char *text) {
+    v2_set_error_code(err, DUCKDB_V2_ERROR_INPUT_INVALID, text);
+}
+
+void v2_set_error_code(v2_err *err, DUCKDB_V2_ERROR code, const char *text) {
     if (err == NULL || *err == NULL) {
         return;
     }
     duckdb_v2_str t = v2_str(text);
-    duckdb_v2_error_info_set_code(*err, DUCKDB_V2_ERROR_INPUT_INVALID);
+    duckdb_v2_error_info_set_code(*err, code);
     duckdb_v2_error_info_set_text(*err, &t);
 }
 
@@ -286,11 +290,12 @@ static void copy_to_init(duckdb_v2_copy_to_init_info_handle info, v2_ctx context
         v2_set_error(err, "out of memory");
         return;
     }
-    f->file = copyfile_open(&b->target, &b->set, name, msg);
+    int io_error = 0;
+    f->file = copyfile_open(&b->target, &b->set, name, msg, &io_error);
     free(name);
     if (f->file == NULL) {
         free(f);
-        v2_set_error(err, msg);
+        v2_set_error_code(err, io_error ? DUCKDB_V2_ERROR_IO_GENERAL : DUCKDB_V2_ERROR_INPUT_INVALID, msg);
         return;
     }
     duckdb_v2_opaque o = {f, v2file_free, NULL};
@@ -438,7 +443,7 @@ static void copy_to_flush(duckdb_v2_copy_to_flush_info_handle info, v2_ctx conte
     f->rows += r->n;
     pthread_mutex_unlock(&f->file->lock);
     if (rc) {
-        v2_set_error(err, msg);
+        v2_set_error_code(err, DUCKDB_V2_ERROR_IO_GENERAL, msg);
     }
 }
 

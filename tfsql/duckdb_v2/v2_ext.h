@@ -46,6 +46,8 @@ typedef DUCKDB_V2_ERROR (*v2_registrar)(duckdb_v2_extension_handle ext, duckdb_v
 
 /* Fail a callback: its live error slot `err` gets `text`. */
 void v2_set_error(v2_err *err, const char *text);
+/* The same with an error code (DUCKDB_V2_ERROR_IO_GENERAL: DuckDB's IOException). */
+void v2_set_error_code(v2_err *err, DUCKDB_V2_ERROR code, const char *text);
 /* COPY (FORMAT tfrecord), both directions. */
 DUCKDB_V2_ERROR register_copy(duckdb_v2_extension_handle ext, duckdb_v2_factory_handle f, v2_err *err);
 
