@@ -204,6 +204,8 @@ TARGETS = [
     ("existing directory, OVERWRITE", _existing_dir, "olddir", ", OVERWRITE"),
     ("empty directory", _empty_dir, "olddir", ""),
     ("PARTITION_BY, new", None, "pnew", ", PARTITION_BY (part)"),
+    ("PARTITION_BY, a name with a suffix", None, "new.EXT", ", PARTITION_BY (part)"),
+    ("PARTITION_BY, a name ending in /", None, "newdir/", ", PARTITION_BY (part)"),
     ("PARTITION_BY, existing directory", _existing_dir, "olddir", ", PARTITION_BY (part)"),
     ("PARTITION_BY, empty directory", _empty_dir, "olddir", ", PARTITION_BY (part)"),
     ("PARTITION_BY, existing directory, OVERWRITE", _existing_dir, "olddir", ", PARTITION_BY (part), OVERWRITE"),
