@@ -301,3 +301,16 @@ def test_v1_and_v2_write_the_same_bytes(tmp_path):
     con2 = connect()
     con2.sql(f"COPY t TO '{tmp_path / 'v2.tfrecord'}' (FORMAT tfrecord)")
     assert (tmp_path / "v1.tfrecord").read_bytes() == (tmp_path / "v2.tfrecord").read_bytes()
+    # the v1 form (one STRUCT column: its fields are the features) works on V2 too
+    con2.sql(f"COPY (SELECT t FROM t) TO '{tmp_path / 'v2struct.tfrecord'}' (FORMAT tfrecord)")
+    assert (tmp_path / "v1.tfrecord").read_bytes() == (tmp_path / "v2struct.tfrecord").read_bytes()
+    con2.sql(
+        f"COPY (SELECT {{'id': id, 'text': text}} AS f, part FROM t) TO '{tmp_path / 'p'}' (FORMAT tfrecord, PARTITION_BY (part))"
+    )
+    back = tfsql.read_tfrecord(str(tmp_path / "p"))
+    assert sorted(back.column_names) == ["id", "part", "text"]
+    assert sorted(back.column("id").to_pylist()) == list(range(300))
+    con2.sql(
+        f"COPY (SELECT CASE WHEN id = 1 THEN NULL ELSE {{'id': id}} END AS f FROM t WHERE id < 3) TO '{tmp_path / 'n.tfrecord'}' (FORMAT tfrecord)"
+    )
+    assert tfsql.read_tfrecord(str(tmp_path / "n.tfrecord")).column("id").to_pylist() == [0, None, 2]

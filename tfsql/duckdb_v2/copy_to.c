@@ -3,7 +3,8 @@
  *
  * The V2 API names the columns a COPY writes, so every column is a feature named after
  * it: COPY t TO 'x.tfrecord' (FORMAT tfrecord), COPY (SELECT ...) TO ..., COPY t (b, a)
- * TO ... (no STRUCT column needed, unlike the v1 binding). DuckDB runs the statement:
+ * TO ... (no STRUCT column needed; the v1 binding's form, one STRUCT column whose fields
+ * are the features, is taken too, so a statement works on both). DuckDB runs the statement:
  * PARTITION_BY (the partition columns are not features unless WRITE_PARTITION_COLUMNS),
  * OVERWRITE, APPEND, FILENAME_PATTERN, FILE_EXTENSION, PER_THREAD_OUTPUT, USE_TMP_FILE
  * and RETURN_FILES are its own; RETURN_STATS gets each file's rows and size from here.
@@ -143,6 +144,7 @@ typedef struct {
     copy_target target; /* the target's path, lock and 'tmp_' files, to the statement's end */
     duckdb_v2_logical_type_handle *types; /* the input columns' types (to scan batches) */
     int ntypes;
+    int row_struct; /* one STRUCT column: its fields are the features (the v1 form) */
 } copybind;
 
 static void copybind_free(void *p) {
@@ -201,6 +203,42 @@ static int read_options(duckdb_v2_copy_to_bind_info_handle info, copybind *b, ch
     return copy_settings_check(&b->set, err);
 }
 
+/* The v1 binding's form, one STRUCT column whose fields are the features (COPY (SELECT t
+ * FROM t) TO ...; partition columns are DuckDB's): its fields planned as the columns. */
+static int plan_struct_fields(copybind *b, char *err) {
+    duckdb_v2_logical_type_handle row = b->types[0];
+    idx_t n = 0;
+    duckdb_v2_logical_type_get_param_count(row, &n, NULL);
+    copy_plan_free(&b->plan);
+    if (copy_plan_start(&b->plan, &b->set, (int)n, err)) {
+        return -1;
+    }
+    b->row_struct = 1;
+    for (idx_t i = 0; i < n; i++) {
+        duckdb_v2_identifier_t name = {NULL, 0};
+        duckdb_v2_value_handle v = NULL;
+        duckdb_v2_logical_type_handle t = NULL;
+        if (duckdb_v2_logical_type_get_param(row, i, &name, &v, NULL) != V2_OK ||
+            duckdb_v2_value_get_type(v, &t, NULL) != V2_OK) {
+            duckdb_v2_value_destroy(&v);
+            snprintf(err, ERRLEN, "COPY ... TO (FORMAT tfrecord): cannot read field %llu of the "
+                                  "STRUCT column", (unsigned long long)i);
+            return -1;
+        }
+        char *feature = xstrndup(name.ptr, name.len);
+        duckdb_v2_value_destroy(&v);
+        copy_type ct;
+        describe_type(t, &ct);
+        duckdb_v2_logical_type_destroy(&t);
+        int rc = feature == NULL ? -1 : copy_plan_column(&b->plan, (int)i, feature, &ct, err);
+        free(feature);
+        if (rc) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static int plan_columns(duckdb_v2_copy_to_bind_info_handle info, copybind *b, char *err) {
     idx_t n = 0;
     duckdb_v2_copy_to_bind_get_column_count(info, &n, NULL);
@@ -221,11 +259,16 @@ static int plan_columns(duckdb_v2_copy_to_bind_info_handle info, copybind *b, ch
         char *feature = xstrndup(name.ptr, name.len);
         copy_type t;
         describe_type(b->types[i], &t);
-        int rc = feature == NULL ? -1 : copy_plan_column(&b->plan, (int)i, feature, &t, err);
+        int one_struct = n == 1 && type_id(b->types[0]) == DUCKDB_V2_LOGICAL_TYPE_ID_STRUCT;
+        int rc = feature == NULL ? -1 : one_struct ? 0 : copy_plan_column(&b->plan, (int)i, feature, &t, err);
         free(feature);
         if (rc) {
             return -1;
         }
+    }
+    if (n == 1 && type_id(b->types[0]) == DUCKDB_V2_LOGICAL_TYPE_ID_STRUCT && b->set.record_type != RAW &&
+        plan_struct_fields(b, err)) {
+        return -1;
     }
     return copy_plan_finish(&b->plan, err);
 }
@@ -372,7 +415,8 @@ static int encode_batch(const copybind *b, duckdb_v2_column_data_collection_hand
     duckdb_v2_data_chunk_handle chunk = NULL;
     copy_encoder enc;
     void **vectors = (void **)calloc((size_t)b->ntypes + 1, sizeof(void *));
-    int rc = copy_encoder_init(&enc, &b->plan) || vectors == NULL ? -1 : 0;
+    void **fields = (void **)calloc((size_t)b->plan.ncols + 1, sizeof(void *));
+    int rc = copy_encoder_init(&enc, &b->plan) || vectors == NULL || fields == NULL ? -1 : 0;
     if (rc == 0 && (duckdb_v2_context_get_factory(context, &factory, NULL) != V2_OK ||
                     duckdb_v2_column_data_collection_shared_scan_state_create(rows, &shared, NULL) != V2_OK ||
                     duckdb_v2_column_data_collection_worker_scan_state_create(rows, &worker, NULL) != V2_OK ||
@@ -390,12 +434,26 @@ static int encode_batch(const copybind *b, duckdb_v2_column_data_collection_hand
         if (n == 0) {
             continue;
         }
+        const uint64_t *row_validity = NULL;
         for (int i = 0; i < b->ntypes; i++) {
             duckdb_v2_vector_handle v = NULL;
             duckdb_v2_data_chunk_get_vector(chunk, (idx_t)i, &v, NULL);
             vectors[i] = v;
         }
-        rc = copy_encode_rows(&enc, &b->plan, &V2_VECTORS, vectors, NULL, n, msg);
+        if (b->row_struct) {
+            copy_view row;
+            rc = view_vector(vectors[0], &row, msg);
+            row_validity = row.validity;
+            for (int i = 0; i < b->plan.ncols && rc == 0; i++) {
+                duckdb_v2_vector_handle field = NULL;
+                duckdb_v2_vector_get_child((duckdb_v2_vector_handle)row.vector, (idx_t)i, &field, NULL);
+                fields[i] = field;
+            }
+        }
+        if (rc == 0) {
+            rc = copy_encode_rows(&enc, &b->plan, &V2_VECTORS, b->row_struct ? fields : vectors, row_validity,
+                                  n, msg);
+        }
         if (rc == 0 && append_records(r, &enc, n)) {
             snprintf(msg, ERRLEN, "out of memory");
             rc = -1;
@@ -406,6 +464,7 @@ static int encode_batch(const copybind *b, duckdb_v2_column_data_collection_hand
     duckdb_v2_column_data_collection_shared_scan_state_destroy(&shared);
     copy_encoder_free(&enc);
     free(vectors);
+    free(fields);
     return rc;
 }
 
