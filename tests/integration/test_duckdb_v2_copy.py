@@ -88,6 +88,10 @@ def test_partitioned_gzip_copy_writes_write_tfrecords_bytes_per_partition(con, t
     back = tfsql.read_tfrecord(str(tmp_path / "d"))
     assert sorted(back.column("id").to_pylist()) == list(range(300))
     assert sorted(set(back.column("part").to_pylist())) == [0, 1, 2]
+    # a single-file target keeps the name written, as write_tfrecord's does
+    con.sql("COPY t TO 'one.tfrecord' (FORMAT tfrecord, COMPRESSION gzip)")
+    tfsql.write_tfrecord(arrow_of(con.sql("SELECT * FROM t")), str(tmp_path / "py1.tfrecord"), compression="gzip")
+    assert (tmp_path / "one.tfrecord").read_bytes() == (tmp_path / "py1.tfrecord").read_bytes()
 
 
 def test_copy_of_a_query_and_of_chosen_columns_names_features_after_the_columns(con, tmp_path):
@@ -120,13 +124,13 @@ def test_tfsql_options_from_the_option_spec(con, tmp_path):
     con.sql("COPY t TO 'z.tfrecord.zz' (FORMAT tfrecord, COMPRESSION_LEVEL 9)")
     tfsql.write_tfrecord(arrow_of(con.sql("SELECT * FROM t")), str(tmp_path / "py.tfrecord.zz"), compression_level=9)
     assert (tmp_path / "z.tfrecord.zz").read_bytes() == (tmp_path / "py.tfrecord.zz").read_bytes()
-    with pytest.raises(duckdb.Error, match='Unrecognized option "bogus" for COPY'):
+    with pytest.raises(duckdb.BinderException, match='Unrecognized option "bogus" for COPY'):
         con.sql("COPY t TO 'b.tfrecord' (FORMAT tfrecord, BOGUS 1)")
-    with pytest.raises(duckdb.Error, match="COPY option COMPRESSION_LEVEL needs COMPRESSION gzip or zlib"):
+    with pytest.raises(duckdb.BinderException, match="COPY option COMPRESSION_LEVEL needs COMPRESSION gzip or zlib"):
         con.sql("COPY t TO 'b.tfrecord' (FORMAT tfrecord, COMPRESSION none, COMPRESSION_LEVEL 3)")
-    with pytest.raises(duckdb.Error, match="list of lists: it becomes a SequenceExample feature list"):
+    with pytest.raises(duckdb.BinderException, match="list of lists: it becomes a SequenceExample feature list"):
         con.sql("COPY (SELECT [[1]] AS x) TO 'b.tfrecord' (FORMAT tfrecord)")
-    with pytest.raises(duckdb.Error, match=r"column \"d\" has a type no TFRecord feature holds \(DECIMAL\)"):
+    with pytest.raises(duckdb.BinderException, match=r"column \"d\" has a type no TFRecord feature holds \(DECIMAL\)"):
         con.sql("COPY (SELECT 1.5::DECIMAL(4, 2) AS d) TO 'b.tfrecord' (FORMAT tfrecord)")
     assert not (tmp_path / "b.tfrecord").exists()
 

@@ -54,6 +54,19 @@ static const char *compression_suffix(int compression) {
     return compression == COMP_GZIP ? ".gz" : compression == COMP_ZLIB ? ".zz" : "";
 }
 
+static char *normal_path(const char *path);
+
+/* 1 when `path` is a file DuckDB named inside the directory target `root` (not the
+ * target itself nor its 'tmp_<name>': a single-file target keeps the name written). */
+static int named_by_duckdb(const char *root, const char *path) {
+    char *t = normal_path(root), *p = normal_path(path);
+    size_t tn = t != NULL ? strlen(t) : 0;
+    int inside = t != NULL && p != NULL && strncmp(p, t, tn) == 0 && p[tn] == '/';
+    free(t);
+    free(p);
+    return inside;
+}
+
 /* The name a file DuckDB calls `path` gets: DuckDB's name, with the TFRecord extension
  * after a final '.' (DuckDB's name when the function declares no extension and the
  * statement gives no FILE_EXTENSION: the v1 API), and -- when the target says so
@@ -63,7 +76,8 @@ static char *final_name(const copy_target *t, const char *path, int compression)
     if (n > 0 && path[n - 1] == '.' && (n == 1 || path[n - 2] != '/')) {
         return xprintf("%stfrecord%s", path, compression_suffix(compression));
     }
-    if (t->compress_named && compression != COMP_NONE && ends_with_ci(path, ".tfrecord")) {
+    if (t->compress_named && compression != COMP_NONE && ends_with_ci(path, ".tfrecord") &&
+        t->root != NULL && named_by_duckdb(t->root, path)) {
         return xprintf("%s%s", path, compression_suffix(compression));
     }
     return xstrdup(path);

@@ -292,7 +292,7 @@ static void copy_to_bind(duckdb_v2_copy_to_bind_info_handle info, v2_ctx context
     b->target.compress_named = 1;
     if (read_options(info, b, msg) || plan_columns(info, b, msg)) {
         copybind_free(b);
-        v2_set_error(err, msg);
+        v2_set_error_code(err, DUCKDB_V2_ERROR_QUERY_BINDER, msg); /* a BinderException, as v1's */
         return;
     }
     duckdb_v2_opaque o = {b, copybind_free, NULL};
