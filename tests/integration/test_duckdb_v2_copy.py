@@ -318,3 +318,68 @@ def test_v1_and_v2_write_the_same_bytes(tmp_path):
         f"COPY (SELECT CASE WHEN id = 1 THEN NULL ELSE {{'id': id}} END AS f FROM t WHERE id < 3) TO '{tmp_path / 'n.tfrecord'}' (FORMAT tfrecord)"
     )
     assert tfsql.read_tfrecord(str(tmp_path / "n.tfrecord")).column("id").to_pylist() == [0, None, 2]
+
+
+CONCURRENT = r"""
+import sys, duckdb
+con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
+extension, writer, target, mode = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+con.sql("LOAD '" + extension + "'")
+sys.stdout.write("ready\n"); sys.stdout.flush()
+sys.stdin.readline()
+try:
+    con.sql("COPY (SELECT " + writer + " AS w, range AS i, repeat('x', 100) AS pad, range % 3 AS p "
+            "FROM range(60000)) TO '" + target + "' (FORMAT tfrecord, PARTITION_BY (p), " + mode + ")")
+    print("ok")
+except duckdb.Error as error:
+    print("failed: " + str(error).replace("\n", " "))
+"""
+
+
+@pytest.mark.parametrize("mode", ["OVERWRITE", "APPEND"])
+def test_two_concurrent_copies_never_mix_or_lose(con, tmp_path, mode):
+    """Two processes COPY into one target at once: the target then holds exactly the rows
+    of the writers that reported success (OVERWRITE: one writer's whole data; APPEND: the
+    old data plus each successful writer's), and a failure says why (issue 34 item 4)."""
+    import subprocess
+    import sys
+    from collections import Counter
+
+    script = tmp_path / "concurrent_writer.py"
+    script.write_text(CONCURRENT)
+    for trial in range(3):
+        target = tmp_path / f"t{trial}"
+        con.sql(
+            f"COPY (SELECT 0 AS w, range AS i, '' AS pad, range % 3 AS p FROM range(30)) TO '{target}' (FORMAT tfrecord, PARTITION_BY (p))"
+        )
+        procs = [
+            subprocess.Popen(
+                [sys.executable, str(script), str(V2), str(w), str(target), mode],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for w in (1, 2)
+        ]
+        for p in procs:
+            line = p.stdout.readline()
+            assert line == "ready\n", line + p.stderr.read()
+        for p in procs:
+            p.stdin.write("go\n")
+            p.stdin.flush()
+        results = {w: p.communicate(timeout=300)[0].strip() for w, p in zip((1, 2), procs)}
+        ok = sorted(w for w, r in results.items() if r == "ok")
+        for r in results.values():
+            assert r == "ok" or "another writer" in r or "not empty" in r.lower() or "No such file" in r, (trial, r)
+        counts = dict(Counter(tfsql.read_tfrecord(str(target)).column("w").to_pylist()))
+        if mode == "OVERWRITE":
+            assert len(ok) >= 1, results  # one whole writer's data: never a mix, never nothing
+            assert len(counts) == 1 and list(counts.values()) == [60000] and next(iter(counts)) in ok, (
+                trial,
+                results,
+                counts,
+            )
+        else:
+            assert counts == {0: 30, **{w: 60000 for w in ok}}, (trial, results, counts)
+        assert not (target / "_tfsql.lock").exists()
