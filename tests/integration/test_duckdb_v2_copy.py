@@ -13,22 +13,14 @@ import re
 from pathlib import Path
 
 import duckdb
-import pyarrow as pa
 import pytest
 
 import tfsql
 from tfsql.duckdb.extension import v2_extension_path
+from duckdb_copy_helpers import TABLE_SQL, arrow_of, check_race, race
 
 V2 = v2_extension_path(duckdb.__version__)
 pytestmark = pytest.mark.skipif(V2 is None, reason=f"no V2 extension built for duckdb {duckdb.__version__}")
-
-TABLE_SQL = (
-    "CREATE TABLE t AS SELECT range::BIGINT AS id, (range % 3)::INTEGER AS part, "
-    "[range::DOUBLE / 4, -1.5] AS scores, 'row ' || range AS text, "
-    "CASE WHEN range % 4 = 0 THEN NULL ELSE range * 10 END AS maybe, "
-    "(range % 2 = 0) AS even, CASE WHEN range % 5 = 0 THEN [] ELSE ['a', 'b'] END AS tags "
-    "FROM range(300)"
-)
 
 
 def connect() -> duckdb.DuckDBPyConnection:
@@ -36,11 +28,6 @@ def connect() -> duckdb.DuckDBPyConnection:
     con.sql(f"LOAD '{V2}'")
     con.sql(TABLE_SQL)
     return con
-
-
-def arrow_of(relation) -> pa.Table:
-    result = relation.arrow()
-    return result if isinstance(result, pa.Table) else result.read_all()
 
 
 def files_under(root: Path) -> list[str]:
@@ -341,8 +328,6 @@ def test_two_concurrent_copies_never_mix_or_lose(con, tmp_path, mode):
     """Two processes COPY into one target at once: the target then holds exactly the rows
     of the writers that reported success (OVERWRITE: one writer's whole data; APPEND: the
     old data plus each successful writer's), and a failure says why (issue 34 item 4)."""
-    import subprocess
-    import sys
     from collections import Counter
 
     script = tmp_path / "concurrent_writer.py"
@@ -350,36 +335,10 @@ def test_two_concurrent_copies_never_mix_or_lose(con, tmp_path, mode):
     for trial in range(3):
         target = tmp_path / f"t{trial}"
         con.sql(
-            f"COPY (SELECT 0 AS w, range AS i, '' AS pad, range % 3 AS p FROM range(30)) TO '{target}' (FORMAT tfrecord, PARTITION_BY (p))"
+            f"COPY (SELECT 0 AS w, range AS i, '' AS pad, range % 3 AS p FROM range(30)) TO '{target}' "
+            "(FORMAT tfrecord, PARTITION_BY (p))"
         )
-        procs = [
-            subprocess.Popen(
-                [sys.executable, str(script), str(V2), str(w), str(target), mode],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-            for w in (1, 2)
-        ]
-        for p in procs:
-            line = p.stdout.readline()
-            assert line == "ready\n", line + p.stderr.read()
-        for p in procs:
-            p.stdin.write("go\n")
-            p.stdin.flush()
-        results = {w: p.communicate(timeout=300)[0].strip() for w, p in zip((1, 2), procs)}
-        ok = sorted(w for w, r in results.items() if r == "ok")
-        for r in results.values():
-            assert r == "ok" or "another writer" in r or "not empty" in r.lower() or "No such file" in r, (trial, r)
+        results = race(script, lambda w: [str(V2), str(w), str(target), mode])
         counts = dict(Counter(tfsql.read_tfrecord(str(target)).column("w").to_pylist()))
-        if mode == "OVERWRITE":
-            assert len(ok) >= 1, results  # one whole writer's data: never a mix, never nothing
-            assert len(counts) == 1 and list(counts.values()) == [60000] and next(iter(counts)) in ok, (
-                trial,
-                results,
-                counts,
-            )
-        else:
-            assert counts == {0: 30, **{w: 60000 for w in ok}}, (trial, results, counts)
+        check_race(mode, results, counts, rows=60000, old_rows=30)
         assert not (target / "_tfsql.lock").exists()
