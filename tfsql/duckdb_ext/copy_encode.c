@@ -25,7 +25,8 @@ static int leaf_kind(int leaf) {
     case COPY_LEAF_F32:
     case COPY_LEAF_F64:
         return KIND_FLOAT;
-    case COPY_LEAF_BYTES:
+    case COPY_LEAF_VARCHAR:
+    case COPY_LEAF_BLOB:
         return KIND_BYTES;
     case COPY_LEAF_NONE:
     case COPY_LEAF_SQLNULL:
@@ -198,6 +199,7 @@ static int put_leaf(const copy_incol *ic, const void *data, uint64_t row, copy_c
         iv = ((const int16_t *)data)[row];
         break;
     case COPY_LEAF_I32:
+    case COPY_LEAF_DATE:
         iv = ((const int32_t *)data)[row];
         break;
     case COPY_LEAF_U8:
@@ -224,7 +226,8 @@ static int put_leaf(const copy_incol *ic, const void *data, uint64_t row, copy_c
         return put_f32(&cb->values, ((const float *)data)[row]);
     case COPY_LEAF_F64:
         return put_f32(&cb->values, (float)((const double *)data)[row]); /* float_list: float32 */
-    case COPY_LEAF_BYTES: {
+    case COPY_LEAF_VARCHAR:
+    case COPY_LEAF_BLOB: {
         /* DuckDB's 16-byte string: its length, then the bytes inlined (up to 12) or a
          * 4-byte prefix and a pointer */
         const uint8_t *s = (const uint8_t *)data + 16 * row;
@@ -241,7 +244,7 @@ static int put_leaf(const copy_incol *ic, const void *data, uint64_t row, copy_c
         cb->values.len += len;
         return put_i64(&cb->vo, (int64_t)cb->values.len);
     }
-    default: /* the int64 timestamps and times */
+    default: /* BIGINT, the int64 timestamps and times */
         iv = ((const int64_t *)data)[row];
         break;
     }

@@ -39,48 +39,30 @@
 #include <stdio.h>
 #include <string.h>
 
-/* BOOLEAN and the integer types: an int64_list feature, and what one casts to. */
-int integer_type(duckdb_type t) {
-    switch (t) {
-    case DUCKDB_TYPE_BOOLEAN:
-    case DUCKDB_TYPE_TINYINT:
-    case DUCKDB_TYPE_SMALLINT:
-    case DUCKDB_TYPE_INTEGER:
-    case DUCKDB_TYPE_BIGINT:
-    case DUCKDB_TYPE_UTINYINT:
-    case DUCKDB_TYPE_USMALLINT:
-    case DUCKDB_TYPE_UINTEGER:
-    case DUCKDB_TYPE_UBIGINT:
-        return 1;
-    default:
-        return 0;
-    }
-}
-
 /* DuckDB's type id -> copy_encode.c's leaf. */
-static int leaf_of(duckdb_type t) {
+int copy_leaf_of(duckdb_type t) {
     switch (t) {
     case DUCKDB_TYPE_SQLNULL: return COPY_LEAF_SQLNULL;
     case DUCKDB_TYPE_BOOLEAN: return COPY_LEAF_BOOL;
     case DUCKDB_TYPE_TINYINT: return COPY_LEAF_I8;
     case DUCKDB_TYPE_SMALLINT: return COPY_LEAF_I16;
-    case DUCKDB_TYPE_INTEGER:
-    case DUCKDB_TYPE_DATE: return COPY_LEAF_I32;
-    case DUCKDB_TYPE_BIGINT:
+    case DUCKDB_TYPE_INTEGER: return COPY_LEAF_I32;
+    case DUCKDB_TYPE_BIGINT: return COPY_LEAF_I64;
+    case DUCKDB_TYPE_DATE: return COPY_LEAF_DATE;
     case DUCKDB_TYPE_TIME:
     case DUCKDB_TYPE_TIMESTAMP:
     case DUCKDB_TYPE_TIMESTAMP_S:
     case DUCKDB_TYPE_TIMESTAMP_MS:
     case DUCKDB_TYPE_TIMESTAMP_NS:
-    case DUCKDB_TYPE_TIMESTAMP_TZ: return COPY_LEAF_I64;
+    case DUCKDB_TYPE_TIMESTAMP_TZ: return COPY_LEAF_TIMESTAMP;
     case DUCKDB_TYPE_UTINYINT: return COPY_LEAF_U8;
     case DUCKDB_TYPE_USMALLINT: return COPY_LEAF_U16;
     case DUCKDB_TYPE_UINTEGER: return COPY_LEAF_U32;
     case DUCKDB_TYPE_UBIGINT: return COPY_LEAF_U64;
     case DUCKDB_TYPE_FLOAT: return COPY_LEAF_F32;
     case DUCKDB_TYPE_DOUBLE: return COPY_LEAF_F64;
-    case DUCKDB_TYPE_VARCHAR:
-    case DUCKDB_TYPE_BLOB: return COPY_LEAF_BYTES;
+    case DUCKDB_TYPE_VARCHAR: return COPY_LEAF_VARCHAR;
+    case DUCKDB_TYPE_BLOB: return COPY_LEAF_BLOB;
     default: return COPY_LEAF_NONE;
     }
 }
@@ -109,7 +91,7 @@ static void describe_type(duckdb_logical_type t, copy_type *out) {
         leaf = owned[out->levels++];
     }
     duckdb_type id = duckdb_get_type_id(leaf);
-    out->leaf = leaf_of(id);
+    out->leaf = copy_leaf_of(id);
     snprintf(out->type_name, sizeof(out->type_name), "type id %d", (int)id);
     for (int i = 0; i < 2; i++) {
         if (owned[i] != NULL) {

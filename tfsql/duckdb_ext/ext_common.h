@@ -24,6 +24,7 @@
  *   copy_lock.c    COPY TO's target lock: tfsql/locking.py's protocol
  *   copy_encode.c  COPY TO's column types -> features, a chunk's vectors -> records
  *   copy_files.c   COPY TO's files: names, temporary files, INDEX sidecars, commit
+ *   copy_cast.c    COPY FROM's casts of the scan's columns to the table's
  */
 #ifndef TFSQL_EXT_COMMON_H
 #define TFSQL_EXT_COMMON_H
@@ -375,15 +376,18 @@ enum {
     COPY_LEAF_BOOL,
     COPY_LEAF_I8,
     COPY_LEAF_I16,
-    COPY_LEAF_I32, /* INTEGER, DATE */
-    COPY_LEAF_I64, /* BIGINT, TIME, the TIMESTAMPs */
+    COPY_LEAF_I32,
+    COPY_LEAF_I64,
     COPY_LEAF_U8,
     COPY_LEAF_U16,
     COPY_LEAF_U32,
     COPY_LEAF_U64,
     COPY_LEAF_F32,
     COPY_LEAF_F64,
-    COPY_LEAF_BYTES /* VARCHAR, BLOB */
+    COPY_LEAF_VARCHAR,
+    COPY_LEAF_BLOB,
+    COPY_LEAF_DATE,     /* int32 days */
+    COPY_LEAF_TIMESTAMP /* int64: TIME and the TIMESTAMPs */
 };
 
 /* A column's type as a binding describes it: the leaf below at most two LIST / ARRAY
@@ -456,6 +460,28 @@ void copy_encoder_free(copy_encoder *e);
  * that are NULL as a whole (empty records). -1 with err set. */
 int copy_encode_rows(copy_encoder *e, const copy_plan *p, const copy_vector_ops *ops,
                      void *const *vectors, const uint64_t *row_validity, uint64_t n, char *err);
+
+/* -- copy_cast.c --------------------------------------------------------------------- */
+
+/* How COPY ... FROM turns a scan column's leaf into the table's (copy_cast_how). */
+enum { CAST_SAME = 0, CAST_INT = 1, CAST_FLOAT = 2, CAST_BYTES = 3 };
+
+/* How leaf `from` (a scan column's: I64, F32, VARCHAR, BLOB) becomes the table's leaf
+ * `to`: CAST_*, or -1 when COPY ... FROM does not cast it. */
+int copy_cast_how(int from, int to);
+
+/* What the casts write through the binding: the target vector's validity, writable, and a
+ * string stored into it. */
+typedef struct {
+    uint64_t *(*writable_validity)(void *vector);
+    void (*assign_bytes)(void *vector, uint64_t row, const char *p, uint32_t len);
+} copy_cast_ops;
+
+/* Cast n values of `from` (flat) into the target vector `to` (its data `to_data`) by
+ * `how` to leaf `to_leaf`; -1 with err set for a value out of the target's range or
+ * bytes that are not UTF-8 for a VARCHAR (naming `column`). */
+int copy_cast_values(int how, int to_leaf, const copy_view *from, void *to, void *to_data,
+                     const copy_cast_ops *ops, uint64_t n, const char *column, char *err);
 
 /* -- copy_files.c -------------------------------------------------------------------- */
 
