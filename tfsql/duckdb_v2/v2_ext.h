@@ -11,7 +11,7 @@
  *   entry.c     the entry point: registers every function of the files below
  *   copy_to.c   COPY ... TO (FORMAT tfrecord): columns -> features (copy_encode.c), the
  *               files (copy_files.c); v2_set_error
- *   copy_from.c COPY t FROM (FORMAT tfrecord)
+ *   copy_from.c COPY t FROM (FORMAT tfrecord): not yet (needs the V2 scan)
  *
  * Traps of the V2 headers (measured; ../shared/design/duckdb-v2-probe): a file includes
  * either this header or duckdb_ext.h, never both; DUCKDB_EXTENSION_EXTERN comes before
