@@ -31,6 +31,7 @@ import tfsql
 from tfsql import _reference as ref
 from tfsql._proto import Example
 from tfsql.duckdb.extension import extension_available
+from duckdb_copy_helpers import TABLE_SQL, arrow_of
 
 pytestmark = pytest.mark.skipif(not extension_available(), reason="this tfsql was built without its DuckDB extension")
 
@@ -41,14 +42,6 @@ def _version(text: str) -> tuple[int, ...]:
 
 HAS_COPY = _version(duckdb.__version__) >= (1, 5, 6)
 needs_copy = pytest.mark.skipif(not HAS_COPY, reason="COPY functions need DuckDB >= 1.5.6")
-
-TABLE_SQL = (
-    "CREATE TABLE t AS SELECT range::BIGINT AS id, (range % 3)::INTEGER AS part, "
-    "[range::DOUBLE / 4, -1.5] AS scores, 'row ' || range AS text, "
-    "CASE WHEN range % 4 = 0 THEN NULL ELSE range * 10 END AS maybe, "
-    "(range % 2 = 0) AS even, CASE WHEN range % 5 = 0 THEN [] ELSE ['a', 'b'] END AS tags "
-    "FROM range(300)"
-)
 
 
 def reference_payloads(path) -> list[bytes]:
@@ -79,11 +72,6 @@ def native() -> duckdb.DuckDBPyConnection:
     con = tfsql.load_extension(duckdb.connect(config={"allow_unsigned_extensions": "true"}))
     con.sql(TABLE_SQL)
     return con
-
-
-def arrow_of(relation) -> pa.Table:
-    result = relation.arrow()
-    return result if isinstance(result, pa.Table) else result.read_all()
 
 
 @pytest.fixture

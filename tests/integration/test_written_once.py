@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import gzip
 import os
-import subprocess
-import sys
 import zlib
 from pathlib import Path
 
@@ -30,6 +28,7 @@ from tfsql.cli import main as cli_main
 from tfsql.duckdb.extension import extension_available
 from tfsql.naming import NAME_COMPRESSIONS, TFRECORD_SUFFIXES, compression_from_name
 from tfsql.options import RECORD_TYPES
+from duckdb_copy_helpers import check_race, race
 
 pl = pytest.importorskip("polars")
 
@@ -323,40 +322,13 @@ def test_two_concurrent_native_copies_never_mix_or_lose(tmp_path, mode):
         con.sql(
             f"COPY (SELECT {{'w': 0, 'i': range, 'pad': ''}} AS f, range % 3 AS p FROM range(30)) TO '{target}' (FORMAT tfrecord, PARTITION_BY (p))"
         )
-        procs = [
-            subprocess.Popen(
-                [sys.executable, str(script), str(w), str(target), mode],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-            for w in (1, 2)
-        ]
-        for p in procs:
-            line = p.stdout.readline()
-            assert line == "ready\n", line + p.stderr.read()
-        for p in procs:
-            p.stdin.write("go\n")
-            p.stdin.flush()
-        results = {w: p.communicate(timeout=300)[0].strip() for w, p in zip((1, 2), procs)}
-        ok = sorted(w for w, r in results.items() if r == "ok")
-        for w, r in results.items():
-            assert r == "ok" or "another writer" in r or "not empty" in r.lower() or "No such file" in r, (trial, r)
+        results = race(script, lambda w: [str(w), str(target), mode])
         counts = dict(
             native()
             .sql(f"SELECT f.w, count(*) FROM (SELECT {{'w': w}} AS f FROM tfrecord_scan('{target}')) GROUP BY ALL")
             .fetchall()
         )
-        if mode == "OVERWRITE":
-            assert len(ok) >= 1, results  # one whole writer's data: never a mix, never nothing
-            assert len(counts) == 1 and list(counts.values()) == [60000] and next(iter(counts)) in ok, (
-                trial,
-                results,
-                counts,
-            )
-        else:
-            assert counts == {0: 30, **{w: 60000 for w in ok}}, (trial, results, counts)
+        check_race(mode, results, counts, rows=60000, old_rows=30)
         assert not (target / "_tfsql.lock").exists()
 
 

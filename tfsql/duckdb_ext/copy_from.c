@@ -18,8 +18,6 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { CAST_SAME = 0, CAST_INT = 1, CAST_FLOAT = 2, CAST_BYTES = 3 };
-
 typedef struct castplan {
     int ncols;
     int *how;            /* CAST_* per column */
@@ -44,26 +42,10 @@ void castplan_free(castplan *p) {
     free(p);
 }
 
-static int is_int_target(duckdb_type t) {
-    return integer_type(t) || t == DUCKDB_TYPE_FLOAT || t == DUCKDB_TYPE_DOUBLE;
-}
-
-/* How a scan leaf type `from` becomes a table leaf type `to`; -1 when it cannot. */
+/* How a scan leaf type `from` becomes a table leaf type `to` (copy_cast.c's rules); -1
+ * when it cannot. */
 static int leaf_cast(duckdb_type from, duckdb_type to) {
-    if (from == to) {
-        return CAST_SAME;
-    }
-    if (from == DUCKDB_TYPE_BIGINT && is_int_target(to)) {
-        return CAST_INT;
-    }
-    if (from == DUCKDB_TYPE_FLOAT && to == DUCKDB_TYPE_DOUBLE) {
-        return CAST_FLOAT;
-    }
-    if ((from == DUCKDB_TYPE_VARCHAR || from == DUCKDB_TYPE_BLOB) &&
-        (to == DUCKDB_TYPE_VARCHAR || to == DUCKDB_TYPE_BLOB)) {
-        return CAST_BYTES;
-    }
-    return -1;
+    return copy_cast_how(copy_leaf_of(from), copy_leaf_of(to));
 }
 
 /* Plan column c: scan type `from`, table type `to`. */
@@ -199,80 +181,23 @@ fail:
 
 /* -- the casts, on flat vectors ------------------------------------------------------ */
 
-static int int_fits(duckdb_type t, int64_t v) {
-    switch (t) {
-    case DUCKDB_TYPE_BOOLEAN: return v == 0 || v == 1;
-    case DUCKDB_TYPE_TINYINT: return v >= INT8_MIN && v <= INT8_MAX;
-    case DUCKDB_TYPE_SMALLINT: return v >= INT16_MIN && v <= INT16_MAX;
-    case DUCKDB_TYPE_INTEGER: return v >= INT32_MIN && v <= INT32_MAX;
-    case DUCKDB_TYPE_UTINYINT: return v >= 0 && v <= UINT8_MAX;
-    case DUCKDB_TYPE_USMALLINT: return v >= 0 && v <= UINT16_MAX;
-    case DUCKDB_TYPE_UINTEGER: return v >= 0 && v <= (int64_t)UINT32_MAX;
-    case DUCKDB_TYPE_UBIGINT: return v >= 0;
-    default: return 1;
-    }
+static uint64_t *writable_validity(void *vector) {
+    duckdb_vector_ensure_validity_writable((duckdb_vector)vector);
+    return duckdb_vector_get_validity((duckdb_vector)vector);
 }
 
-static void store_int(duckdb_type t, void *data, idx_t i, int64_t v) {
-    switch (t) {
-    case DUCKDB_TYPE_BOOLEAN: ((bool *)data)[i] = v != 0; break;
-    case DUCKDB_TYPE_TINYINT: ((int8_t *)data)[i] = (int8_t)v; break;
-    case DUCKDB_TYPE_SMALLINT: ((int16_t *)data)[i] = (int16_t)v; break;
-    case DUCKDB_TYPE_INTEGER: ((int32_t *)data)[i] = (int32_t)v; break;
-    case DUCKDB_TYPE_UTINYINT: ((uint8_t *)data)[i] = (uint8_t)v; break;
-    case DUCKDB_TYPE_USMALLINT: ((uint16_t *)data)[i] = (uint16_t)v; break;
-    case DUCKDB_TYPE_UINTEGER: ((uint32_t *)data)[i] = (uint32_t)v; break;
-    case DUCKDB_TYPE_UBIGINT: ((uint64_t *)data)[i] = (uint64_t)v; break;
-    case DUCKDB_TYPE_FLOAT: ((float *)data)[i] = (float)v; break;
-    case DUCKDB_TYPE_DOUBLE: ((double *)data)[i] = (double)v; break;
-    default: ((int64_t *)data)[i] = v; break;
-    }
+static void assign_bytes(void *vector, uint64_t row, const char *p, uint32_t len) {
+    duckdb_vector_assign_string_element_len((duckdb_vector)vector, row, p, len);
 }
 
-/* Cast n values of the flat vector `from` into `to` (leaf types), rows with `valid`. */
+static const copy_cast_ops V1_CASTS = {writable_validity, assign_bytes};
+
+/* Cast n values of the flat vector `from` into `to` (leaf types). */
 static int cast_values(int how, duckdb_type target, duckdb_vector from, duckdb_vector to, idx_t n,
                        const char *column, char *err) {
-    uint64_t *fv = duckdb_vector_get_validity(from);
-    void *src = duckdb_vector_get_data(from);
-    void *dst = duckdb_vector_get_data(to);
-    if (fv != NULL) {
-        duckdb_vector_ensure_validity_writable(to);
-    }
-    uint64_t *tv = fv != NULL ? duckdb_vector_get_validity(to) : NULL;
-    for (idx_t i = 0; i < n; i++) {
-        if (fv != NULL && !duckdb_validity_row_is_valid(fv, i)) {
-            duckdb_validity_set_row_invalid(tv, i);
-            continue;
-        }
-        if (tv != NULL) {
-            duckdb_validity_set_row_valid(tv, i);
-        }
-        if (how == CAST_INT) {
-            int64_t v = ((const int64_t *)src)[i];
-            if (!int_fits(target, v)) {
-                snprintf(err, ERRLEN, "COPY ... FROM (FORMAT tfrecord): the value %lld does not "
-                                      "fit the table's column \"%s\"; use a wider column type",
-                         (long long)v, column);
-                return -1;
-            }
-            store_int(target, dst, i, v);
-        } else if (how == CAST_FLOAT) {
-            ((double *)dst)[i] = (double)((const float *)src)[i];
-        } else { /* CAST_BYTES */
-            duckdb_string_t *s = &((duckdb_string_t *)src)[i];
-            uint32_t len = duckdb_string_t_length(*s);
-            const char *p = duckdb_string_t_data(s);
-            if (target == DUCKDB_TYPE_VARCHAR && !utf8_valid((const uint8_t *)p, len)) {
-                snprintf(err, ERRLEN, "COPY ... FROM (FORMAT tfrecord): a value of the "
-                                      "table's VARCHAR column \"%s\" is not UTF-8; make the "
-                                      "column a BLOB",
-                         column);
-                return -1;
-            }
-            duckdb_vector_assign_string_element_len(to, i, p, len);
-        }
-    }
-    return 0;
+    copy_view view = {from, duckdb_vector_get_data(from), duckdb_vector_get_validity(from)};
+    return copy_cast_values(how, copy_leaf_of(target), &view, to, duckdb_vector_get_data(to),
+                            &V1_CASTS, n, column, err);
 }
 
 /* Cast column vector `from` (n rows, plan column c) into `to`. */

@@ -15,7 +15,8 @@
  *   bind.c         options, files, partitions, columns -> the bind result
  *   scan.c         parallel per-file scan, projection, decoded buffers -> vectors
  *   metadata.c     tfrecord_schema(...) and tfrecord_metadata(...)
- *   copy_to.c      COPY ... TO ... (FORMAT tfrecord) (DuckDB >= 1.5.6)
+ *   copy_to.c      COPY ... TO ... (FORMAT tfrecord) (DuckDB >= 1.5.6): its v1 API calls
+ *                  (the shared rules: copy_encode.c, copy_files.c, copy_cast.c)
  *   copy_from.c    COPY t FROM ... (FORMAT tfrecord) (DuckDB >= 1.5.6)
  *   api_version.c  the C API table: v1.2.0, and v1.5.6 on engines that have it
  *   reports.c      each connection's last data error and skipped byte ranges, and the
@@ -135,8 +136,8 @@ const char *capi_engine_version(void);
 
 /* -- copy_to.c ----------------------------------------------------------------------- */
 
-/* BOOLEAN and the integer types (int64_list features). */
-int integer_type(duckdb_type t);
+/* DuckDB's type id -> the engine-neutral COPY leaf (COPY_LEAF_*, ext_common.h). */
+int copy_leaf_of(duckdb_type t);
 
 /* -- registration (copy_to.c, metadata.c) ------------------------------------------------------------------- */
 

@@ -22,6 +22,9 @@
  *                  from tfsql/messages.py (messages_gen.h)
  *   deflate.c      gzip / zlib streams for writing, through the run-time libz
  *   copy_lock.c    COPY TO's target lock: tfsql/locking.py's protocol
+ *   copy_encode.c  COPY TO's column types -> features, a chunk's vectors -> records
+ *   copy_files.c   COPY TO's files: names, temporary files, INDEX sidecars, commit
+ *   copy_cast.c    COPY FROM's casts of the scan's columns to the table's
  */
 #ifndef TFSQL_EXT_COMMON_H
 #define TFSQL_EXT_COMMON_H
@@ -363,5 +366,169 @@ int copy_lock_check(const copy_lock *l, const char *final_path, char *err);
 /* Remove the lock file (while held) and release it. */
 void copy_lock_release(copy_lock *l);
 
+
+/* -- copy_encode.c ------------------------------------------------------------------- */
+
+/* A column's leaf type, as each binding maps DuckDB's type ids. */
+enum {
+    COPY_LEAF_NONE = 0, /* a type no feature holds */
+    COPY_LEAF_SQLNULL,  /* the NULL type: never a feature */
+    COPY_LEAF_BOOL,
+    COPY_LEAF_I8,
+    COPY_LEAF_I16,
+    COPY_LEAF_I32,
+    COPY_LEAF_I64,
+    COPY_LEAF_U8,
+    COPY_LEAF_U16,
+    COPY_LEAF_U32,
+    COPY_LEAF_U64,
+    COPY_LEAF_F32,
+    COPY_LEAF_F64,
+    COPY_LEAF_VARCHAR,
+    COPY_LEAF_BLOB,
+    COPY_LEAF_DATE,     /* int32 days */
+    COPY_LEAF_TIMESTAMP /* int64: TIME and the TIMESTAMPs */
+};
+
+/* A column's type as a binding describes it: the leaf below at most two LIST / ARRAY
+ * levels (a deeper list's leaf is COPY_LEAF_NONE), each level's ARRAY size (0: a LIST),
+ * and the leaf type's name for messages. */
+typedef struct {
+    int leaf, levels;
+    uint64_t array[2];
+    char type_name[64];
+} copy_type;
+
+/* How one input column is read: its leaf, its feature's kind and shape. */
+typedef struct {
+    int leaf, kind, shape;
+    uint64_t outer_array, inner_array; /* fixed ARRAY sizes; 0 when that level is a LIST */
+    int skip;                          /* a column of type NULL: never a feature */
+} copy_incol;
+
+/* The columns of a COPY ... TO and the encoder's schema. */
+typedef struct {
+    copy_settings set;
+    int ncols;       /* input columns */
+    copy_incol *in;  /* one per input column */
+    int *enc;        /* input column -> encoder column, -1 when skipped */
+    schema sc;       /* the encoder's columns */
+} copy_plan;
+
+/* -1 with err set for options that contradict (COMPRESSION_LEVEL without COMPRESSION,
+ * INDEX with COMPRESSION). */
+int copy_settings_check(const copy_settings *s, char *err);
+int copy_plan_start(copy_plan *p, const copy_settings *set, int ncols, char *err);
+/* Plan input column i (its feature name and type); -1 with err set for a type no feature
+ * holds or one the record type refuses. */
+int copy_plan_column(copy_plan *p, int i, const char *name, const copy_type *t, char *err);
+/* After the last column: RECORD_TYPE bytes' one column, names unique. */
+int copy_plan_finish(copy_plan *p, char *err);
+void copy_plan_free(copy_plan *p);
+
+/* A flat vector as the binding reads it: its data (fixed-width values, 16-byte strings or
+ * {uint64 offset, uint64 length} list entries; nothing for an ARRAY) and its validity
+ * bits (NULL: all valid). `vector` is the binding's handle (for child()). */
+typedef struct {
+    void *vector;
+    const void *data;
+    const uint64_t *validity;
+} copy_view;
+
+typedef struct {
+    /* view of `vector`; -1 with err set */
+    int (*view)(void *vector, copy_view *out, char *err);
+    /* the child (elements) of a LIST (is_array 0) or ARRAY vector; NULL on error */
+    void *(*child)(void *vector, int is_array);
+} copy_vector_ops;
+
+/* The buffers of one encoder column for a chunk (Encoder.encode's arrays). */
+typedef struct {
+    tbuf validity, outer, inner, vo, values;
+} copy_colbufs;
+
+typedef struct {
+    copy_colbufs *bufs;
+    ecol *ecols;
+    int ncols;
+    tbuf framed, ends; /* the last copy_encode_rows' records and their end offsets */
+} copy_encoder;
+
+int copy_encoder_init(copy_encoder *e, const copy_plan *p);
+void copy_encoder_free(copy_encoder *e);
+/* Encode n rows: vectors[i] is input column i's vector; row_validity (or NULL) marks rows
+ * that are NULL as a whole (empty records). -1 with err set. */
+int copy_encode_rows(copy_encoder *e, const copy_plan *p, const copy_vector_ops *ops,
+                     void *const *vectors, const uint64_t *row_validity, uint64_t n, char *err);
+
+/* -- copy_cast.c --------------------------------------------------------------------- */
+
+/* How COPY ... FROM turns a scan column's leaf into the table's (copy_cast_how). */
+enum { CAST_SAME = 0, CAST_INT = 1, CAST_FLOAT = 2, CAST_BYTES = 3 };
+
+/* How leaf `from` (a scan column's: I64, F32, VARCHAR, BLOB) becomes the table's leaf
+ * `to`: CAST_*, or -1 when COPY ... FROM does not cast it. */
+int copy_cast_how(int from, int to);
+
+/* What the casts write through the binding: the target vector's validity, writable, and a
+ * string stored into it. */
+typedef struct {
+    uint64_t *(*writable_validity)(void *vector);
+    void (*assign_bytes)(void *vector, uint64_t row, const char *p, uint32_t len);
+} copy_cast_ops;
+
+/* Cast n values of `from` (flat) into the target vector `to` (its data `to_data`) by
+ * `how` to leaf `to_leaf`; -1 with err set for a value out of the target's range or
+ * bytes that are not UTF-8 for a VARCHAR (naming `column`). */
+int copy_cast_values(int how, int to_leaf, const copy_view *from, void *to, void *to_data,
+                     const copy_cast_ops *ops, uint64_t n, const char *column, char *err);
+
+/* -- copy_files.c -------------------------------------------------------------------- */
+
+typedef struct {
+    char *data, *index;
+    dev_t dev;
+    ino_t ino;
+} copy_tmp_commit;
+
+/* What the files of one COPY statement share. */
+typedef struct {
+    pthread_mutex_t mu;   /* guards the fields below (files are opened from several threads) */
+    copy_lock lock;       /* the target's lock, from the first file opened to the statement's end */
+    copy_tmp_commit *tmp; /* files committed under a 'tmp_' name with an index */
+    size_t ntmp;
+    char *root;         /* the COPY's target as written, when the binding knows it, else NULL:
+                         * every file must then be inside it (copy_path_inside) */
+    int compress_named; /* a compressed file DuckDB named '*.tfrecord' gets '.gz' / '.zz' */
+    strlist names;      /* the final names of the statement's files so far (each once) */
+} copy_target;
+
+/* One file being written. */
+typedef struct {
+    pthread_mutex_t lock;
+    char *final_path, *temp_path;
+    char *index_final, *index_temp; /* NULL without INDEX */
+    int fd, compression, committed;
+    deflater d;
+    uint64_t offset; /* uncompressed bytes written: the next record's offset */
+    tbuf packed, index_text;
+} copyfile;
+
+void copy_target_init(copy_target *t, const char *root);
+/* The statement is over: indexes follow DuckDB's 'tmp_' moves; the lock is released. */
+void copy_target_end(copy_target *t);
+/* -1 with err set (naming the rule) when `path` is not `target`, inside it, or DuckDB's
+ * 'tmp_<name>' beside a single-file target (checked lexically, '..' resolved). */
+int copy_path_inside(const char *target, const char *path, char *err);
+/* Start the file DuckDB calls `path` (a hidden temporary file; the target's lock taken);
+ * NULL with err set (*io_error 1 when the file system refused: a directory, no space). */
+copyfile *copyfile_open(copy_target *t, const copy_settings *s, const char *path, char *err,
+                        int *io_error);
+/* Write n framed records (their end offsets in `ends`) and their index lines. */
+int copyfile_put(copyfile *f, const tbuf *framed, const tbuf *ends, size_t n, char *err);
+/* Flush, sync and rename into place with the index; -1 with err set. */
+int copyfile_commit(copy_target *t, copyfile *f, char *err);
+/* Close; an uncommitted file's temporary files are removed. */
+void copyfile_free(copyfile *f);
 
 #endif /* TFSQL_EXT_COMMON_H */

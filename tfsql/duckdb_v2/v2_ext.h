@@ -9,6 +9,9 @@
  * tfsql_init_c_api_v2, from the file name tfsql.duckdb_extension. Files:
  *
  *   entry.c     the entry point: registers every function of the files below
+ *   copy_to.c   COPY ... TO (FORMAT tfrecord): columns -> features (copy_encode.c), the
+ *               files (copy_files.c); v2_set_error
+ *   copy_from.c COPY t FROM (FORMAT tfrecord): not yet (needs the V2 scan)
  *
  * Traps of the V2 headers (measured; ../shared/design/duckdb-v2-probe): a file includes
  * either this header or duckdb_ext.h, never both; DUCKDB_EXTENSION_EXTERN comes before
@@ -38,5 +41,19 @@ duckdb_v2_str v2_str(const char *s);
 /* Each group of functions registers itself on `ext`; V2_OK, or an error in *err. */
 typedef DUCKDB_V2_ERROR (*v2_registrar)(duckdb_v2_extension_handle ext, duckdb_v2_factory_handle f,
                                         v2_err *err);
+
+/* -- copy_to.c ----------------------------------------------------------------------- */
+
+/* Fail a callback: its live error slot `err` gets `text`. */
+void v2_set_error(v2_err *err, const char *text);
+/* The same with an error code (DUCKDB_V2_ERROR_IO_GENERAL: DuckDB's IOException). */
+void v2_set_error_code(v2_err *err, DUCKDB_V2_ERROR code, const char *text);
+/* COPY (FORMAT tfrecord), both directions. */
+DUCKDB_V2_ERROR register_copy(duckdb_v2_extension_handle ext, duckdb_v2_factory_handle f, v2_err *err);
+
+/* -- copy_from.c --------------------------------------------------------------------- */
+
+/* Add the COPY ... FROM side to the copy function `f` (before it is registered). */
+DUCKDB_V2_ERROR register_copy_from(duckdb_v2_copy_function_handle f, v2_err *err);
 
 #endif /* TFSQL_DUCKDB_V2_EXT_H */

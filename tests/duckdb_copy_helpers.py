@@ -1,0 +1,66 @@
+"""What the native COPY tests share (v1 and V2 extensions): the test table, Arrow from a
+relation, and two writer processes racing into one target.
+
+    >>> "FROM range(300)" in TABLE_SQL
+    True
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pyarrow as pa
+
+TABLE_SQL = (
+    "CREATE TABLE t AS SELECT range::BIGINT AS id, (range % 3)::INTEGER AS part, "
+    "[range::DOUBLE / 4, -1.5] AS scores, 'row ' || range AS text, "
+    "CASE WHEN range % 4 = 0 THEN NULL ELSE range * 10 END AS maybe, "
+    "(range % 2 = 0) AS even, CASE WHEN range % 5 = 0 THEN [] ELSE ['a', 'b'] END AS tags "
+    "FROM range(300)"
+)
+
+
+def arrow_of(relation) -> pa.Table:
+    """A DuckDB relation as one Arrow table (``.arrow()`` gives a reader in newer duckdb)."""
+    result = relation.arrow()
+    return result if isinstance(result, pa.Table) else result.read_all()
+
+
+def race(script: Path, argv: Callable[[int], list[str]], writers: tuple[int, ...] = (1, 2)) -> dict[int, str]:
+    """Start one process per writer (``python script *argv(w)``), wait until each prints
+    ``ready``, release them together, and return what each printed last (``ok`` or
+    ``failed: ...``)."""
+    procs = [
+        subprocess.Popen(
+            [sys.executable, str(script), *argv(w)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for w in writers
+    ]
+    for p in procs:
+        line = p.stdout.readline()
+        assert line == "ready\n", line + p.stderr.read()
+    for p in procs:
+        p.stdin.write("go\n")
+        p.stdin.flush()
+    return {w: p.communicate(timeout=300)[0].strip() for w, p in zip(writers, procs)}
+
+
+def check_race(mode: str, results: dict[int, str], counts: dict[int, int], rows: int, old_rows: int) -> None:
+    """Two writers' outcome: a failure says why; OVERWRITE leaves one successful writer's
+    whole data (never a mix, never nothing), APPEND the old rows (writer 0) plus each
+    successful writer's."""
+    ok = sorted(w for w, r in results.items() if r == "ok")
+    for r in results.values():
+        assert r == "ok" or "another writer" in r or "not empty" in r.lower() or "No such file" in r, r
+    if mode == "OVERWRITE":
+        assert len(ok) >= 1, results
+        assert len(counts) == 1 and list(counts.values()) == [rows] and next(iter(counts)) in ok, (results, counts)
+    else:
+        assert counts == {0: old_rows, **{w: rows for w in ok}}, (results, counts)

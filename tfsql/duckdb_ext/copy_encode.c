@@ -1,0 +1,424 @@
+/*
+ * tfsql/duckdb_ext/copy_encode.c -- COPY ... TO (FORMAT tfrecord)'s rows -> records, for
+ * both DuckDB bindings (v1 copy_to.c, V2 tfsql/duckdb_v2/copy_to.c): which column types a
+ * feature holds and how (tfsql.encoding's rules), the refusals, and a chunk of DuckDB
+ * vectors turned into the core's encoder arrays (encode_core) and framed records.
+ *
+ * A binding describes each column's type as a copy_type (its leaf as a COPY_LEAF_*, the
+ * list levels above it) and hands each chunk's vectors through copy_vector_ops (a
+ * vector's data and validity, a LIST's or ARRAY's child): DuckDB's vector layouts (fixed
+ * width leaves, 16-byte strings inlined up to 12 bytes, {offset, length} list entries)
+ * are the same in both APIs, so the walk over them is written here once.
+ *
+ *     copy_plan p;  copy_plan_start(&p, &settings, ncols, err);
+ *     copy_plan_column(&p, i, name, &type, err) ...;  copy_plan_finish(&p, err);
+ *     copy_encoder e;  copy_encoder_init(&e, &p);
+ *     copy_encode_rows(&e, &p, &ops, vectors, NULL, n, err);   -> e.framed, e.ends
+ */
+#include "ext_common.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int leaf_kind(int leaf) {
+    switch (leaf) {
+    case COPY_LEAF_F32:
+    case COPY_LEAF_F64:
+        return KIND_FLOAT;
+    case COPY_LEAF_VARCHAR:
+    case COPY_LEAF_BLOB:
+        return KIND_BYTES;
+    case COPY_LEAF_NONE:
+    case COPY_LEAF_SQLNULL:
+        return KIND_NONE;
+    default: /* BOOLEAN, the integers, dates, times, timestamps: the stored integer */
+        return KIND_INT64;
+    }
+}
+
+void copy_plan_free(copy_plan *p) {
+    free(p->in);
+    free(p->enc);
+    schema_free(&p->sc);
+    memset(p, 0, sizeof(*p));
+}
+
+int copy_plan_start(copy_plan *p, const copy_settings *set, int ncols, char *err) {
+    memset(p, 0, sizeof(*p));
+    p->set = *set;
+    p->ncols = ncols;
+    p->sc.record_type = set->record_type;
+    p->in = (copy_incol *)calloc((size_t)ncols + 1, sizeof(copy_incol));
+    p->enc = (int *)calloc((size_t)ncols + 1, sizeof(int));
+    p->sc.cols = (colspec *)calloc((size_t)ncols + 1, sizeof(colspec));
+    if (p->in == NULL || p->enc == NULL || p->sc.cols == NULL) {
+        snprintf(err, ERRLEN, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+int copy_settings_check(const copy_settings *s, char *err) {
+    if (s->level >= 0 && s->compression == COMP_NONE) {
+        snprintf(err, ERRLEN, "COPY option COMPRESSION_LEVEL needs COMPRESSION gzip or zlib");
+        return -1;
+    }
+    if (s->index && s->compression != COMP_NONE && s->compression != COMP_INFER) {
+        snprintf(err, ERRLEN, "COPY option INDEX writes record offsets, which compressed files "
+                              "do not have; drop INDEX or COMPRESSION");
+        return -1;
+    }
+    return 0;
+}
+
+int copy_plan_column(copy_plan *p, int i, const char *name, const copy_type *t, char *err) {
+    copy_incol *ic = &p->in[i];
+    memset(ic, 0, sizeof(*ic));
+    p->enc[i] = -1;
+    if (t->leaf == COPY_LEAF_SQLNULL && t->levels == 0) {
+        ic->skip = 1; /* only nulls: the feature is omitted from every record */
+        return 0;
+    }
+    ic->leaf = t->leaf;
+    ic->shape = t->levels == 0 ? SCALAR : t->levels == 1 ? LIST : LIST_OF_LIST;
+    ic->outer_array = t->array[0];
+    ic->inner_array = t->array[1];
+    ic->kind = leaf_kind(t->leaf);
+    if (ic->kind == KIND_NONE) {
+        snprintf(err, ERRLEN,
+                 "COPY ... (FORMAT tfrecord): column \"%s\" has a type no TFRecord feature holds "
+                 "(%s%s); features hold integers, booleans, dates and timestamps "
+                 "(int64_list), FLOAT / DOUBLE (float_list), VARCHAR / BLOB (bytes_list) and "
+                 "lists or lists of lists of them: cast it in the query (a DECIMAL to DOUBLE "
+                 "or VARCHAR, a STRUCT to its fields)",
+                 name, t->type_name, ic->shape == SCALAR ? "" : " inside a list");
+        return -1;
+    }
+    if (p->set.record_type == RAW && (ic->kind != KIND_BYTES || ic->shape != SCALAR)) {
+        snprintf(err, ERRLEN, "RECORD_TYPE bytes writes one VARCHAR or BLOB column verbatim, "
+                              "but column \"%s\" is not one", name);
+        return -1;
+    }
+    if (p->set.record_type == EXAMPLE && ic->shape == LIST_OF_LIST) {
+        snprintf(err, ERRLEN,
+                 "column \"%s\" is a list of lists: it becomes a SequenceExample feature list, "
+                 "which an Example cannot hold; add RECORD_TYPE sequence_example (or flatten "
+                 "the column)",
+                 name);
+        return -1;
+    }
+    colspec *cs = &p->sc.cols[p->sc.ncols];
+    cs->name_len = strlen(name);
+    cs->name = (uint8_t *)xstrdup(name);
+    if (cs->name == NULL) {
+        snprintf(err, ERRLEN, "out of memory");
+        return -1;
+    }
+    cs->kind = ic->kind;
+    cs->shape = ic->shape;
+    cs->location = ic->shape == LIST_OF_LIST ? FEATURE_LISTS : FEATURES;
+    p->enc[i] = p->sc.ncols++;
+    return 0;
+}
+
+int copy_plan_finish(copy_plan *p, char *err) {
+    if (p->set.record_type == RAW && p->sc.ncols != 1) {
+        snprintf(err, ERRLEN, "RECORD_TYPE bytes writes exactly one VARCHAR or BLOB column "
+                              "verbatim, but the row has %d columns; select one",
+                 p->sc.ncols);
+        return -1;
+    }
+    int dup = -1;
+    int indexed = schema_index(&p->sc, &dup);
+    if (indexed == -2) {
+        snprintf(err, ERRLEN, "field \"%.*s\" is given twice; feature names must be unique",
+                 (int)p->sc.cols[dup].name_len, (const char *)p->sc.cols[dup].name);
+        return -1;
+    }
+    if (indexed != 0) {
+        snprintf(err, ERRLEN, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* A chunk of vectors -> the encoder's arrays                                           */
+/* ------------------------------------------------------------------------------------ */
+
+int copy_encoder_init(copy_encoder *e, const copy_plan *p) {
+    memset(e, 0, sizeof(*e));
+    e->ncols = p->sc.ncols;
+    e->bufs = (copy_colbufs *)calloc((size_t)e->ncols + 1, sizeof(copy_colbufs));
+    e->ecols = (ecol *)calloc((size_t)e->ncols + 1, sizeof(ecol));
+    return e->bufs != NULL && e->ecols != NULL ? 0 : -1;
+}
+
+void copy_encoder_free(copy_encoder *e) {
+    for (int c = 0; c < e->ncols && e->bufs != NULL; c++) {
+        tbuf_free(&e->bufs[c].validity);
+        tbuf_free(&e->bufs[c].outer);
+        tbuf_free(&e->bufs[c].inner);
+        tbuf_free(&e->bufs[c].vo);
+        tbuf_free(&e->bufs[c].values);
+    }
+    free(e->bufs);
+    free(e->ecols);
+    tbuf_free(&e->framed);
+    tbuf_free(&e->ends);
+    memset(e, 0, sizeof(*e));
+}
+
+static int put_i64(tbuf *b, int64_t v) { return tbuf_put_u64(b, (uint64_t)v); }
+
+static int row_is_valid(const uint64_t *validity, uint64_t row) {
+    return validity == NULL || ((validity[row / 64] >> (row % 64)) & 1) != 0;
+}
+
+static int put_f32(tbuf *b, float v) {
+    if (tbuf_reserve(b, 4)) {
+        return -1;
+    }
+    memcpy(b->data + b->len, &v, 4);
+    b->len += 4;
+    return 0;
+}
+
+/* Append the leaf value at `row` of the flat vector data `data`. */
+static int put_leaf(const copy_incol *ic, const void *data, uint64_t row, copy_colbufs *cb,
+                    const char *name, char *err) {
+    int64_t iv = 0;
+    switch (ic->leaf) {
+    case COPY_LEAF_BOOL:
+        iv = ((const uint8_t *)data)[row] ? 1 : 0;
+        break;
+    case COPY_LEAF_I8:
+        iv = ((const int8_t *)data)[row];
+        break;
+    case COPY_LEAF_I16:
+        iv = ((const int16_t *)data)[row];
+        break;
+    case COPY_LEAF_I32:
+    case COPY_LEAF_DATE:
+        iv = ((const int32_t *)data)[row];
+        break;
+    case COPY_LEAF_U8:
+        iv = ((const uint8_t *)data)[row];
+        break;
+    case COPY_LEAF_U16:
+        iv = ((const uint16_t *)data)[row];
+        break;
+    case COPY_LEAF_U32:
+        iv = ((const uint32_t *)data)[row];
+        break;
+    case COPY_LEAF_U64: {
+        uint64_t u = ((const uint64_t *)data)[row];
+        if (u > (uint64_t)INT64_MAX) {
+            snprintf(err, ERRLEN, "column \"%s\": the UBIGINT %llu does not fit an int64 feature; "
+                                  "cast it to VARCHAR (exact) or DOUBLE in the query",
+                     name, (unsigned long long)u);
+            return -1;
+        }
+        iv = (int64_t)u;
+        break;
+    }
+    case COPY_LEAF_F32:
+        return put_f32(&cb->values, ((const float *)data)[row]);
+    case COPY_LEAF_F64:
+        return put_f32(&cb->values, (float)((const double *)data)[row]); /* float_list: float32 */
+    case COPY_LEAF_VARCHAR:
+    case COPY_LEAF_BLOB: {
+        /* DuckDB's 16-byte string: its length, then the bytes inlined (up to 12) or a
+         * 4-byte prefix and a pointer */
+        const uint8_t *s = (const uint8_t *)data + 16 * row;
+        uint32_t len;
+        memcpy(&len, s, 4);
+        const uint8_t *p = s + 4;
+        if (len > 12) {
+            memcpy(&p, s + 8, sizeof(p));
+        }
+        if (tbuf_reserve(&cb->values, len)) {
+            return -1;
+        }
+        memcpy(cb->values.data + cb->values.len, p, len);
+        cb->values.len += len;
+        return put_i64(&cb->vo, (int64_t)cb->values.len);
+    }
+    default: /* BIGINT, the int64 timestamps and times */
+        iv = ((const int64_t *)data)[row];
+        break;
+    }
+    return put_i64(&cb->values, iv);
+}
+
+/* A placeholder for a null scalar (its feature is omitted; the encoder indexes by row). */
+static int put_null_scalar(const copy_incol *ic, copy_colbufs *cb) {
+    if (ic->kind == KIND_BYTES) {
+        return put_i64(&cb->vo, (int64_t)cb->values.len);
+    }
+    size_t width = ic->kind == KIND_FLOAT ? 4 : 8;
+    if (tbuf_reserve(&cb->values, width)) {
+        return -1;
+    }
+    memset(cb->values.data + cb->values.len, 0, width);
+    cb->values.len += width;
+    return 0;
+}
+
+/* The element range of row `row` of a LIST (its entries `data`) or ARRAY vector. */
+static void list_range(const void *data, uint64_t array_size, uint64_t row, uint64_t *from,
+                       uint64_t *to) {
+    if (array_size > 0) {
+        *from = row * array_size;
+        *to = *from + array_size;
+        return;
+    }
+    const uint64_t *e = (const uint64_t *)data + 2 * row; /* {offset, length} */
+    *from = e[0];
+    *to = e[0] + e[1];
+}
+
+/* Append the values of elements [from, to) of the list's child `child`. */
+static int put_elements(const copy_incol *ic, const copy_view *child, uint64_t from, uint64_t to,
+                        copy_colbufs *cb, const char *name, uint64_t row, char *err) {
+    for (uint64_t j = from; j < to; j++) {
+        if (!row_is_valid(child->validity, j)) {
+            snprintf(err, ERRLEN, "column \"%s\", row %llu of this chunk: a list holds a NULL "
+                                  "element, which no feature can store; filter it out "
+                                  "(list_filter(x, v -> v IS NOT NULL)) in the query",
+                     name, (unsigned long long)row);
+            return -1;
+        }
+        if (put_leaf(ic, child->data, j, cb, name, err)) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static size_t value_count(const copy_incol *ic, const copy_colbufs *cb) {
+    return ic->kind == KIND_BYTES ? cb->vo.len / 8 - 1
+                                  : cb->values.len / (ic->kind == KIND_FLOAT ? 4 : 8);
+}
+
+/* The views of a column's vector and, for lists, of its children. */
+typedef struct {
+    copy_view top, mid, leaf;
+} column_views;
+
+static int view_column(const copy_incol *ic, const copy_vector_ops *ops, void *vec, column_views *v,
+                       char *err) {
+    memset(v, 0, sizeof(*v));
+    if (ops->view(vec, &v->top, err)) {
+        return -1;
+    }
+    if (ic->shape == SCALAR) {
+        return 0;
+    }
+    void *mid = ops->child(v->top.vector, ic->outer_array > 0);
+    if (mid == NULL || ops->view(mid, &v->mid, err)) {
+        return -1;
+    }
+    if (ic->shape == LIST) {
+        return 0;
+    }
+    void *leaf = ops->child(v->mid.vector, ic->inner_array > 0);
+    return leaf == NULL || ops->view(leaf, &v->leaf, err) ? -1 : 0;
+}
+
+/* Fill one encoder column's arrays from the input vector `vec` (n rows). */
+static int fill_encoder_column(const copy_incol *ic, const copy_vector_ops *ops, void *vec,
+                               const uint64_t *row_validity, uint64_t n, copy_colbufs *cb,
+                               const char *name, char *err) {
+    cb->validity.len = cb->outer.len = cb->inner.len = cb->vo.len = cb->values.len = 0;
+    column_views v;
+    if (view_column(ic, ops, vec, &v, err)) {
+        return -1;
+    }
+    if (tbuf_reserve(&cb->validity, n + 1) || put_i64(&cb->outer, 0) || put_i64(&cb->inner, 0) ||
+        put_i64(&cb->vo, 0)) {
+        snprintf(err, ERRLEN, "out of memory");
+        return -1;
+    }
+    for (uint64_t row = 0; row < n; row++) {
+        /* a NULL row (the STRUCT itself) holds no features: an empty record */
+        int valid = row_is_valid(v.top.validity, row) && row_is_valid(row_validity, row);
+        cb->validity.data[row] = (uint8_t)valid;
+        int rc = 0;
+        if (ic->shape == SCALAR) {
+            rc = valid ? put_leaf(ic, v.top.data, row, cb, name, err) : put_null_scalar(ic, cb);
+        } else if (valid) {
+            uint64_t from, to;
+            list_range(v.top.data, ic->outer_array, row, &from, &to);
+            if (ic->shape == LIST) {
+                rc = put_elements(ic, &v.mid, from, to, cb, name, row, err);
+            } else {
+                for (uint64_t s = from; s < to && rc == 0; s++) {
+                    if (!row_is_valid(v.mid.validity, s)) {
+                        snprintf(err, ERRLEN, "column \"%s\", row %llu of this chunk: a list of "
+                                              "lists holds a NULL list, which no feature list "
+                                              "can store; filter it out in the query",
+                                 name, (unsigned long long)row);
+                        return -1;
+                    }
+                    uint64_t a, z;
+                    list_range(v.mid.data, ic->inner_array, s, &a, &z);
+                    rc = put_elements(ic, &v.leaf, a, z, cb, name, row, err);
+                    if (rc == 0) {
+                        rc = put_i64(&cb->inner, (int64_t)value_count(ic, cb));
+                    }
+                }
+            }
+        }
+        if (rc == 0 && ic->shape != SCALAR) {
+            size_t items = ic->shape == LIST_OF_LIST ? cb->inner.len / 8 - 1 : value_count(ic, cb);
+            rc = put_i64(&cb->outer, (int64_t)items);
+        }
+        if (rc) {
+            if (!err[0]) {
+                snprintf(err, ERRLEN, "out of memory");
+            }
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int copy_encode_rows(copy_encoder *e, const copy_plan *p, const copy_vector_ops *ops,
+                     void *const *vectors, const uint64_t *row_validity, uint64_t n, char *err) {
+    for (int i = 0; i < p->ncols; i++) {
+        int c = p->enc[i];
+        if (c < 0) {
+            continue;
+        }
+        const colspec *cs = &p->sc.cols[c];
+        copy_colbufs *cb = &e->bufs[c];
+        if (fill_encoder_column(&p->in[i], ops, vectors[i], row_validity, n, cb,
+                                (const char *)cs->name, err)) {
+            return -1;
+        }
+        ecol *ec = &e->ecols[c];
+        memset(ec, 0, sizeof(*ec));
+        ec->spec = cs;
+        ec->validity = cb->validity.data;
+        ec->outer = cb->outer.data;
+        ec->inner = cb->inner.data;
+        ec->vo = cb->vo.data;
+        ec->values = cb->values.data;
+        ec->values_len = cb->values.len;
+    }
+    size_t bad_row = 0;
+    e->framed.len = e->ends.len = 0;
+    int erc = encode_core(&p->sc, e->ecols, (size_t)n, &e->framed, &e->ends, &bad_row);
+    if (erc == EE_NULL_RAW) {
+        snprintf(err, ERRLEN, "RECORD_TYPE bytes: row %zu of this chunk is NULL, and a "
+                              "record cannot be null; filter NULLs out in the query",
+                 bad_row);
+        return -1;
+    }
+    if (erc != 0) {
+        snprintf(err, ERRLEN, "out of memory while encoding %llu records", (unsigned long long)n);
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,501 @@
+/*
+ * tfsql/duckdb_ext/copy_files.c -- the files of COPY ... TO (FORMAT tfrecord), for both
+ * DuckDB bindings (v1 copy_to.c, V2 tfsql/duckdb_v2/copy_to.c): a file's final name and
+ * compression, its hidden temporary name, its INDEX sidecar, the target's lock
+ * (copy_lock.c), writing framed records (compressed when asked), and the commit: synced,
+ * then renamed into place with its index.
+ *
+ * DuckDB names each file (PARTITION_BY, FILENAME_PATTERN, FILE_EXTENSION, OVERWRITE's
+ * 'tmp_<name>'); the binding hands that name to copyfile_open and the records of each
+ * batch to copyfile_put; copyfile_commit ends the file. A 'tmp_<name>' file DuckDB moves
+ * to <name> at the statement's end gets its index moved after it (copy_target_end).
+ *
+ *     copy_target t;  copy_target_init(&t, NULL);
+ *     copyfile *f = copyfile_open(&t, &settings, "out/p=0/data_0.tfrecord", err);
+ *     copyfile_put(f, &framed, &ends, n, err);  copyfile_commit(&t, f, err);
+ *     copyfile_free(f);  copy_target_end(&t);
+ */
+#include "ext_common.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------------------------ */
+/* Names                                                                                */
+/* ------------------------------------------------------------------------------------ */
+
+static unsigned long temp_counter;
+static pthread_mutex_t temp_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* '.<name>.tfsql-tmp-<pid>-<n>' beside `path`: hidden, so no reader lists it. */
+static char *temp_name(const char *path) {
+    pthread_mutex_lock(&temp_lock);
+    unsigned long n = ++temp_counter;
+    pthread_mutex_unlock(&temp_lock);
+    const char *slash = strrchr(path, '/');
+    int dir_len = slash ? (int)(slash - path + 1) : 0;
+    return xprintf("%.*s.%s.tfsql-tmp-%ld-%lu", dir_len, path, slash ? slash + 1 : path,
+                   (long)getpid(), n);
+}
+
+/* The index sidecar of `path`: '.<name>.idx' beside it (tfsql.record_index). */
+static char *index_name(const char *path) {
+    const char *slash = strrchr(path, '/');
+    int dir_len = slash ? (int)(slash - path + 1) : 0;
+    return xprintf("%.*s.%s.idx", dir_len, path, slash ? slash + 1 : path);
+}
+
+static const char *compression_suffix(int compression) {
+    return compression == COMP_GZIP ? ".gz" : compression == COMP_ZLIB ? ".zz" : "";
+}
+
+static char *normal_path(const char *path);
+
+/* 1 when `path` is a file DuckDB named inside the directory target `root` (not the
+ * target itself nor its 'tmp_<name>': a single-file target keeps the name written). */
+static int named_by_duckdb(const char *root, const char *path) {
+    char *t = normal_path(root), *p = normal_path(path);
+    size_t tn = t != NULL ? strlen(t) : 0;
+    int inside = t != NULL && p != NULL && strncmp(p, t, tn) == 0 && p[tn] == '/';
+    free(t);
+    free(p);
+    return inside;
+}
+
+/* The name a file DuckDB calls `path` gets: DuckDB's name, with the TFRecord extension
+ * after a final '.' (DuckDB's name when the function declares no extension and the
+ * statement gives no FILE_EXTENSION: the v1 API), and -- when the target says so
+ * (compress_named) -- the compression's suffix after a '.tfrecord' DuckDB chose. */
+static char *final_name(const copy_target *t, const char *path, int compression) {
+    size_t n = strlen(path);
+    if (n > 0 && path[n - 1] == '.' && (n == 1 || path[n - 2] != '/')) {
+        return xprintf("%stfrecord%s", path, compression_suffix(compression));
+    }
+    if (t->compress_named && compression != COMP_NONE && ends_with_ci(path, ".tfrecord") &&
+        t->root != NULL && named_by_duckdb(t->root, path)) {
+        return xprintf("%s%s", path, compression_suffix(compression));
+    }
+    return xstrdup(path);
+}
+
+/* A name that says a compression holds that one (tfsql.naming.check_name_compression). */
+static int check_file_name(const char *final_path, int compression, char *err) {
+    size_t k = 0;
+    int said = name_compression(final_path, &k);
+    if (said != COMP_NONE && said != compression) {
+        static const char *const names[] = {"none", "gzip", "zlib"};
+        size_t n = strlen(final_path);
+        snprintf(err, ERRLEN,
+                 "COPY ... TO (FORMAT tfrecord): '%s' ends in '%s', which says %s, but the file "
+                 "would hold %s (COMPRESSION %s): name it '%.*s%s' or give COMPRESSION %s",
+                 final_path, final_path + n - k, names[said],
+                 compression == COMP_NONE ? "no compression" : names[compression], names[compression],
+                 (int)(n - k), final_path, compression_suffix(compression), names[said]);
+        return -1;
+    }
+    return 0;
+}
+
+/* `path` made absolute (against the working directory) and lexically normal: no '.',
+ * '..' or empty components. A new string. */
+static char *normal_path(const char *path) {
+    char cwd[PATH_MAX];
+    char *whole = path[0] == '/' ? xstrdup(path)
+                                 : (getcwd(cwd, sizeof(cwd)) ? xprintf("%s/%s", cwd, path) : NULL);
+    if (whole == NULL) {
+        return NULL;
+    }
+    size_t n = strlen(whole), out = 0;
+    char *r = (char *)malloc(n + 2);
+    if (r == NULL) {
+        free(whole);
+        return NULL;
+    }
+    for (size_t i = 0; i < n;) {
+        while (i < n && whole[i] == '/') {
+            i++;
+        }
+        size_t s = i;
+        while (i < n && whole[i] != '/') {
+            i++;
+        }
+        size_t len = i - s;
+        if (len == 0 || (len == 1 && whole[s] == '.')) {
+            continue;
+        }
+        if (len == 2 && whole[s] == '.' && whole[s + 1] == '.') {
+            while (out > 0 && r[out - 1] != '/') {
+                out--;
+            }
+            if (out > 0) {
+                out--; /* the '/' before the dropped component */
+            }
+            continue;
+        }
+        r[out++] = '/';
+        memcpy(r + out, whole + s, len);
+        out += len;
+    }
+    if (out == 0) {
+        r[out++] = '/';
+    }
+    r[out] = '\0';
+    free(whole);
+    return r;
+}
+
+int copy_path_inside(const char *target, const char *path, char *err) {
+    char *t = normal_path(target), *p = normal_path(path);
+    int inside = 0;
+    if (t != NULL && p != NULL) {
+        size_t tn = strlen(t);
+        const char *tbase = strrchr(t, '/') + 1;
+        const char *pbase = strrchr(p, '/') + 1;
+        inside = strcmp(p, t) == 0 || (strncmp(p, t, tn) == 0 && (p[tn] == '/' || tn == 1)) ||
+                 /* DuckDB's 'tmp_<name>' beside a single file it replaces */
+                 ((size_t)(pbase - p) == (size_t)(tbase - t) && strncmp(p, t, (size_t)(tbase - t)) == 0 &&
+                  strncmp(pbase, "tmp_", 4) == 0 && strcmp(pbase + 4, tbase) == 0);
+    }
+    if (!inside) {
+        snprintf(err, ERRLEN,
+                 "COPY ... TO (FORMAT tfrecord): DuckDB would write '%s', which is outside the "
+                 "COPY's target '%s' (FILENAME_PATTERN and FILE_EXTENSION name files inside the "
+                 "target: they must not hold '..' or leave it with '/'); nothing was written",
+                 path, target);
+    }
+    free(t);
+    free(p);
+    return inside ? 0 : -1;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* The target: its lock and the statement's 'tmp_' files                                */
+/* ------------------------------------------------------------------------------------ */
+
+void copy_target_init(copy_target *t, const char *root) {
+    memset(t, 0, sizeof(*t));
+    pthread_mutex_init(&t->mu, NULL);
+    t->lock.fd = -1;
+    t->root = root != NULL ? xstrdup(root) : NULL;
+}
+
+/* The index of a file DuckDB moved from 'tmp_<name>' to '<name>' after it was committed
+ * (its USE_TMP_FILE) follows the file; a file still under its own name keeps its index. */
+static void move_tmp_indexes(copy_target *t) {
+    for (size_t i = 0; i < t->ntmp; i++) {
+        copy_tmp_commit *c = &t->tmp[i];
+        const char *slash = strrchr(c->data, '/');
+        const char *base = slash ? slash + 1 : c->data;
+        char *moved = xprintf("%.*s%s", (int)(base - c->data), c->data, base + 4);
+        struct stat st;
+        if (moved != NULL && access(c->data, F_OK) != 0 && stat(moved, &st) == 0 &&
+            st.st_dev == c->dev && st.st_ino == c->ino) {
+            char *index = index_name(moved);
+            if (index != NULL) {
+                rename(c->index, index);
+            }
+            free(index);
+        }
+        free(moved);
+        free(c->data);
+        free(c->index);
+    }
+    free(t->tmp);
+    t->tmp = NULL;
+    t->ntmp = 0;
+}
+
+void copy_target_end(copy_target *t) {
+    move_tmp_indexes(t); /* the statement is over: DuckDB has moved its tmp_ files */
+    copy_lock_release(&t->lock);
+    strlist_free(&t->names);
+    pthread_mutex_destroy(&t->mu);
+    free(t->root);
+    t->root = NULL;
+}
+
+/* Note `final_path` as one of this statement's files; -1 with err set when another file
+ * of it has that name already (a FILENAME_PATTERN with '../' leaves PARTITION_BY's
+ * directories, and every partition would write the one file: all but one lost). */
+static int claim_name(copy_target *t, const char *final_path, char *err) {
+    pthread_mutex_lock(&t->mu);
+    int taken = 0;
+    for (size_t i = 0; i < t->names.n && !taken; i++) {
+        taken = strcmp(t->names.items[i], final_path) == 0;
+    }
+    int rc = taken ? -1 : strlist_add(&t->names, xstrdup(final_path));
+    pthread_mutex_unlock(&t->mu);
+    if (taken) {
+        snprintf(err, ERRLEN,
+                 "COPY ... TO (FORMAT tfrecord): DuckDB names two files of this COPY '%s' (a "
+                 "FILENAME_PATTERN or FILE_EXTENSION holding '..' or '/' takes the files of "
+                 "PARTITION_BY out of their partition's directory), and this COPY fails: give "
+                 "a pattern without them",
+                 final_path);
+    } else if (rc) {
+        snprintf(err, ERRLEN, "out of memory");
+    }
+    return rc ? -1 : 0;
+}
+
+/* Take the lock of the target of `final_path` for this COPY (once per statement). */
+static int take_target_lock(copy_target *t, const char *final_path, char *err) {
+    char *target = copy_target_of(final_path);
+    if (target == NULL) {
+        snprintf(err, ERRLEN, "out of memory");
+        return -1;
+    }
+    pthread_mutex_lock(&t->mu);
+    int rc = copy_lock_take(&t->lock, target, err);
+    pthread_mutex_unlock(&t->mu);
+    free(target);
+    return rc;
+}
+
+/* Remember a committed 'tmp_<name>' file with an index (move_tmp_indexes). */
+static void note_tmp_commit(copy_target *t, const copyfile *f) {
+    const char *slash = strrchr(f->final_path, '/');
+    const char *base = slash ? slash + 1 : f->final_path;
+    struct stat st;
+    if (f->index_final == NULL || strncmp(base, "tmp_", 4) != 0 || stat(f->final_path, &st) != 0) {
+        return;
+    }
+    pthread_mutex_lock(&t->mu);
+    copy_tmp_commit *grown = (copy_tmp_commit *)realloc(t->tmp, (t->ntmp + 1) * sizeof(copy_tmp_commit));
+    if (grown != NULL) {
+        t->tmp = grown;
+        copy_tmp_commit *c = &t->tmp[t->ntmp];
+        c->data = xstrdup(f->final_path);
+        c->index = xstrdup(f->index_final);
+        c->dev = st.st_dev;
+        c->ino = st.st_ino;
+        if (c->data != NULL && c->index != NULL) {
+            t->ntmp++;
+        } else {
+            free(c->data);
+            free(c->index);
+        }
+    }
+    pthread_mutex_unlock(&t->mu);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* One file                                                                             */
+/* ------------------------------------------------------------------------------------ */
+
+void copyfile_free(copyfile *f) {
+    if (f == NULL) {
+        return;
+    }
+    if (f->fd >= 0) {
+        close(f->fd);
+    }
+    if (!f->committed) { /* an error or an interrupted COPY: nothing stays behind */
+        if (f->temp_path != NULL) {
+            unlink(f->temp_path);
+        }
+        if (f->index_temp != NULL) {
+            unlink(f->index_temp);
+        }
+    }
+    deflater_end(&f->d);
+    tbuf_free(&f->packed);
+    tbuf_free(&f->index_text);
+    free(f->final_path);
+    free(f->temp_path);
+    free(f->index_final);
+    free(f->index_temp);
+    pthread_mutex_destroy(&f->lock);
+    free(f);
+}
+
+/* -1 with err set when `path` names a directory (ends in '/' or is one): DuckDB writes a
+ * single file there, as for COPY ... (FORMAT parquet), which fails the same way. */
+static int is_directory(const char *path, char *err) {
+    size_t n = strlen(path);
+    struct stat st;
+    if ((n > 0 && path[n - 1] == '/') || (stat(path, &st) == 0 && S_ISDIR(st.st_mode))) {
+        snprintf(err, ERRLEN,
+                 "COPY ... TO (FORMAT tfrecord): cannot write the file '%s': it is a directory "
+                 "(without PARTITION_BY or PER_THREAD_OUTPUT a COPY writes one file, also with "
+                 "OVERWRITE, as COPY ... (FORMAT parquet) does): name a file, or write into the "
+                 "directory with PARTITION_BY or PER_THREAD_OUTPUT",
+                 path);
+        return -1;
+    }
+    return 0;
+}
+
+copyfile *copyfile_open(copy_target *t, const copy_settings *s, const char *path, char *err,
+                        int *io_error) {
+    *io_error = 0;
+    copyfile *f = (copyfile *)calloc(1, sizeof(copyfile));
+    if (f == NULL) {
+        snprintf(err, ERRLEN, "out of memory");
+        return NULL;
+    }
+    pthread_mutex_init(&f->lock, NULL);
+    f->fd = -1;
+    if (t->root != NULL && copy_path_inside(t->root, path, err)) {
+        goto fail;
+    }
+    f->compression = s->compression == COMP_INFER ? name_compression(path, NULL) : s->compression;
+    f->final_path = final_name(t, path, f->compression);
+    f->temp_path = f->final_path ? temp_name(f->final_path) : NULL;
+    if (f->final_path == NULL || f->temp_path == NULL) {
+        snprintf(err, ERRLEN, "out of memory");
+        goto fail;
+    }
+    if (is_directory(f->final_path, err)) {
+        *io_error = 1;
+        goto fail;
+    }
+    if (check_file_name(f->final_path, f->compression, err) || claim_name(t, f->final_path, err) ||
+        take_target_lock(t, f->final_path, err)) {
+        goto fail;
+    }
+    if (s->index && f->compression == COMP_NONE) {
+        /* the sidecar of the file written; one DuckDB then moves from 'tmp_<name>' gets its
+         * index moved with it when the statement ends (copy_target_end) */
+        f->index_final = index_name(f->final_path);
+        f->index_temp = f->index_final ? temp_name(f->index_final) : NULL;
+        if (f->index_temp == NULL) {
+            snprintf(err, ERRLEN, "out of memory");
+            goto fail;
+        }
+    } else if (s->index) {
+        snprintf(err, ERRLEN, "COPY option INDEX: %s is compressed (its name says so), and "
+                              "compressed files have no record offsets; drop INDEX",
+                 f->final_path);
+        goto fail;
+    }
+    if (f->compression != COMP_NONE && deflater_start(&f->d, f->compression, s->level, err)) {
+        goto fail;
+    }
+    f->fd = open(f->temp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (f->fd < 0) {
+        snprintf(err, ERRLEN, "cannot create %s (for %s): %s", f->temp_path, f->final_path,
+                 strerror(errno));
+        *io_error = 1;
+        goto fail;
+    }
+    return f;
+fail:
+    copyfile_free(f);
+    return NULL;
+}
+
+static int write_all(int fd, const uint8_t *p, size_t n, const char *path, char *err) {
+    while (n > 0) {
+        ssize_t w = write(fd, p, n > 0x40000000u ? 0x40000000u : n);
+        if (w < 0 && errno == EINTR) {
+            continue;
+        }
+        if (w <= 0) {
+            snprintf(err, ERRLEN, "cannot write %s: %s", path, w < 0 ? strerror(errno) : "no space");
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+int copyfile_put(copyfile *f, const tbuf *framed, const tbuf *ends, size_t n, char *err) {
+    if (f->index_temp != NULL) {
+        uint64_t start = 0;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t end = load_le64(ends->data + 8 * i);
+            char line[48];
+            int len = snprintf(line, sizeof(line), "%llu %llu\n",
+                               (unsigned long long)(f->offset + start),
+                               (unsigned long long)(end - start));
+            if (tbuf_reserve(&f->index_text, (size_t)len)) {
+                snprintf(err, ERRLEN, "out of memory");
+                return -1;
+            }
+            memcpy(f->index_text.data + f->index_text.len, line, (size_t)len);
+            f->index_text.len += (size_t)len;
+            start = end;
+        }
+    }
+    f->offset += framed->len;
+    if (f->compression == COMP_NONE) {
+        return write_all(f->fd, framed->data, framed->len, f->temp_path, err);
+    }
+    f->packed.len = 0;
+    if (deflater_run(&f->d, framed->data, framed->len, 0, &f->packed, err)) {
+        return -1;
+    }
+    return write_all(f->fd, f->packed.data, f->packed.len, f->temp_path, err);
+}
+
+static void sync_directory_of(const char *path) {
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? xstrndup(path, slash == path ? 1 : (size_t)(slash - path)) : xstrdup(".");
+    if (dir == NULL) {
+        return;
+    }
+    int fd = open(dir, O_RDONLY | O_CLOEXEC);
+    free(dir);
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+}
+
+int copyfile_commit(copy_target *t, copyfile *f, char *err) {
+    if (f->compression != COMP_NONE) {
+        f->packed.len = 0;
+        if (deflater_run(&f->d, NULL, 0, 1, &f->packed, err) ||
+            write_all(f->fd, f->packed.data, f->packed.len, f->temp_path, err)) {
+            return -1;
+        }
+    }
+    if (fsync(f->fd) != 0 || close(f->fd) != 0) {
+        f->fd = -1;
+        snprintf(err, ERRLEN, "cannot write %s: %s", f->temp_path, strerror(errno));
+        return -1;
+    }
+    f->fd = -1;
+    if (f->index_temp != NULL) {
+        int fd = open(f->index_temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd < 0 || write_all(fd, f->index_text.data, f->index_text.len, f->index_temp, err) ||
+            fsync(fd) != 0) {
+            if (!err[0]) {
+                snprintf(err, ERRLEN, "cannot write %s: %s", f->index_temp, strerror(errno));
+            }
+            if (fd >= 0) {
+                close(fd);
+            }
+            return -1;
+        }
+        close(fd);
+    }
+    pthread_mutex_lock(&t->mu);
+    int replaced = copy_lock_check(&t->lock, f->final_path, err);
+    pthread_mutex_unlock(&t->mu);
+    if (replaced) {
+        return -1;
+    }
+    if (rename(f->temp_path, f->final_path) != 0) {
+        snprintf(err, ERRLEN, "cannot rename %s to %s: %s", f->temp_path, f->final_path,
+                 strerror(errno));
+        return -1;
+    }
+    f->committed = 1; /* the data file stands; its index follows it */
+    if (f->index_temp != NULL && rename(f->index_temp, f->index_final) != 0) {
+        snprintf(err, ERRLEN, "wrote %s but cannot rename its index %s to %s: %s", f->final_path,
+                 f->index_temp, f->index_final, strerror(errno));
+        unlink(f->index_temp);
+        return -1;
+    }
+    sync_directory_of(f->final_path);
+    note_tmp_commit(t, f);
+    return 0;
+}
