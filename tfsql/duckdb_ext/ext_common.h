@@ -512,5 +512,7 @@ long long walked_count(const tfbind *b, const tfile *f, int comp, long long stop
 /* The record count an index sidecar gives for `path` (size `size`), or -1 when there is
  * none or it does not match the file. */
 long long indexed_count(const char *path, int64_t size);
+/* Whether the replacement scan reads table `name` (FROM 'x.tfrecord') as TFRecord. */
+int is_tfrecord_name(const char *name);
 
 #endif /* TFSQL_EXT_COMMON_H */

@@ -88,3 +88,21 @@ long long walked_count(const tfbind *b, const tfile *f, int comp, long long stop
     return rc < 0 ? -1 : count;
 }
 
+
+/* Whether the replacement scan reads table `name` as TFRecord: a TFRecord suffix, or a
+ * glob over such files. */
+int is_tfrecord_name(const char *name) {
+    if (is_tfrecord_suffix(name)) { /* tfsql.naming's suffixes (options_gen.h) */
+        return 1;
+    }
+    /* a glob over such files, such as 'data/part-?.tfrecord.gz' */
+    if (has_glob_magic(name)) {
+        for (const char *p = name; *p; p++) {
+            if (strncasecmp(p, ".tfrecord", 9) == 0) {
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+

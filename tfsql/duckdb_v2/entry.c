@@ -10,7 +10,7 @@ duckdb_v2_str v2_str(const char *s) {
 }
 
 /* The function groups; each file that registers functions adds its registrar here. */
-static const v2_registrar registrars[] = {NULL};
+static const v2_registrar registrars[] = {register_scans, NULL};
 
 DUCKDB_EXTENSION_ENTRYPOINT(duckdb_v2_extension_handle extension, duckdb_v2_context_handle context,
                             duckdb_v2_error_info_handle *err) {
@@ -18,6 +18,7 @@ DUCKDB_EXTENSION_ENTRYPOINT(duckdb_v2_extension_handle extension, duckdb_v2_cont
     if (duckdb_v2_context_get_factory(context, &f, err) != V2_OK) {
         return;
     }
+    crc_init();
     reports_new_database();
     for (size_t i = 0; registrars[i] != NULL; i++) {
         if (registrars[i](extension, f, err) != V2_OK) {

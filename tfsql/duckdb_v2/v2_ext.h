@@ -9,6 +9,11 @@
  * tfsql_init_c_api_v2, from the file name tfsql.duckdb_extension. Files:
  *
  *   entry.c     the entry point: registers every function of the files below
+ *   scan.c      tfrecord_scan, read_tfrecord, the replacement scan (resolve.c and
+ *               scanning.c do the work; this file reads values and fills vectors)
+ *   filters.c   filter pushdown: predicates on partition, split and filename columns
+ *               prune files before they are opened
+ *   reports.c   what the neutral files report: skipped damage to DuckDB's log
  *
  * Traps of the V2 headers (measured; ../shared/design/duckdb-v2-probe): a file includes
  * either this header or duckdb_ext.h, never both; DUCKDB_EXTENSION_EXTERN comes before
@@ -38,5 +43,42 @@ duckdb_v2_str v2_str(const char *s);
 /* Each group of functions registers itself on `ext`; V2_OK, or an error in *err. */
 typedef DUCKDB_V2_ERROR (*v2_registrar)(duckdb_v2_extension_handle ext, duckdb_v2_factory_handle f,
                                         v2_err *err);
+
+/* -- scan.c ------------------------------------------------------------------------- */
+/* Fail the callback: `text` (copied) with `code` in the error slot. */
+void v2_fail(v2_err *err, DUCKDB_V2_ERROR code, const char *text);
+/* A V2 value as a tfval; -1 when out of memory. */
+int v2_tfval(duckdb_v2_value_handle v, tfval *out);
+/* The call's arguments (the source first; named ones left at their NULL default are not
+ * given); -1 when out of memory. */
+int v2_bind_args(duckdb_v2_function_bind_info_handle info, tfargs *a);
+/* The V2 type of a neutral type (owned), NULL on failure. */
+duckdb_v2_logical_type_handle v2_type(duckdb_v2_factory_handle f, tftype t);
+/* Declare the scan's output columns of b; -1 with err set. */
+int v2_declare_columns(const tfbind *b, duckdb_v2_table_function_bind_info_handle result,
+                       duckdb_v2_factory_handle f, v2_err *err);
+/* tfrecord_scan's parameters on `sig`. */
+DUCKDB_V2_ERROR v2_add_scan_parameters(duckdb_v2_function_signature_handle sig,
+                                       duckdb_v2_factory_handle f, v2_err *err);
+/* A table function `name` (a static string) with its fninfo; NULL with err set. */
+duckdb_v2_table_function_handle v2_new_table_function(duckdb_v2_factory_handle f, const char *name,
+                                                      v2_err *err);
+/* The neutral files' operations on V2 vectors. */
+extern const vecops v2_vecops;
+DUCKDB_V2_ERROR register_scans(duckdb_v2_extension_handle ext, duckdb_v2_factory_handle f,
+                               v2_err *err);
+
+/* -- filters.c ------------------------------------------------------------------------- */
+/* Offer tf's predicates to the file pruning. */
+DUCKDB_V2_ERROR v2_set_filter_pushdown(duckdb_v2_table_function_handle tf, v2_err *err);
+/* Mark the files the accepted predicates rule out (g->skip). */
+void v2_prune_files(const tfbind *b, tfglobal *g);
+
+/* -- reports.c ------------------------------------------------------------------------- */
+/* The connection a callback runs for (its reports). */
+connref v2_connection(v2_ctx context);
+/* The scan on this thread runs for `context` (skips are logged through it) until leave. */
+void v2_reports_enter(v2_ctx context);
+void v2_reports_leave(void);
 
 #endif /* TFSQL_DUCKDB_V2_EXT_H */
