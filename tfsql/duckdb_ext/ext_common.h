@@ -504,6 +504,20 @@ int scan_next(const tfbind *b, tfglobal *g, tflocal *l, const vecops *o, void *c
 /* err (the scan's failure) as DuckDB shows it, kept for tfrecord_last_error(). */
 void scan_failed_message(const tfbind *b, const char *fname, char *err);
 
+/* -- dataset_rows.c: tfrecord_schema(...) and tfrecord_metadata(...) ------------------------ */
+typedef struct {
+    const char *name;
+    tftype type;
+} tfcolumn;
+/* Their columns, ending with a NULL name. */
+extern const tfcolumn schema_columns[], metadata_columns[];
+/* The next rows (at most cap, from *next, which moves on) into vecs[i], column i; 0 with
+ * *rows set, -1 with err. tfrecord_metadata's count := true walks files without an index. */
+int schema_rows(const tfbind *b, size_t *next, const vecops *o, void *const *vecs, size_t cap,
+                size_t *rows, char *err);
+int metadata_rows(const tfbind *b, int count, size_t *next, const vecops *o, void *const *vecs,
+                  size_t cap, size_t *rows, char *err);
+
 /* -- metadata (tables.c): walk a file's headers ------------------------------------------- */
 /* Count the records of file f by walking its headers (inflating it as `comp` says),
  * through a bounded window, stopping once `stop` are counted (-1: none); -1 with `err`

@@ -22,6 +22,12 @@ duckdb_type value_type_id(duckdb_value v) {
 }
 
 duckdb_logical_type logical_type(tftype t) {
+    if (t.leaf == TT_TEXT_MAP) {
+        duckdb_logical_type text = duckdb_create_logical_type(DUCKDB_TYPE_VARCHAR);
+        duckdb_logical_type map = duckdb_create_map_type(text, text);
+        duckdb_destroy_logical_type(&text);
+        return map;
+    }
     duckdb_type id = t.leaf == TT_BIGINT    ? DUCKDB_TYPE_BIGINT
                      : t.leaf == TT_FLOAT   ? DUCKDB_TYPE_FLOAT
                      : t.leaf == TT_VARCHAR ? DUCKDB_TYPE_VARCHAR
