@@ -11,6 +11,7 @@
  *   entry.c     the entry point: registers every function of the files below
  *   scan.c      tfrecord_scan, read_tfrecord, the replacement scan (resolve.c and
  *               scanning.c do the work; this file reads values and fills vectors)
+ *   dataset.c   tfrecord_schema, tfrecord_metadata (rows: dataset_rows.c)
  *   filters.c   filter pushdown: predicates on partition, split and filename columns
  *               prune files before they are opened
  *   reports.c   what the neutral files report: skipped damage to DuckDB's log
@@ -67,6 +68,10 @@ duckdb_v2_table_function_handle v2_new_table_function(duckdb_v2_factory_handle f
 extern const vecops v2_vecops;
 DUCKDB_V2_ERROR register_scans(duckdb_v2_extension_handle ext, duckdb_v2_factory_handle f,
                                v2_err *err);
+
+/* -- dataset.c ------------------------------------------------------------------------- */
+DUCKDB_V2_ERROR register_dataset_functions(duckdb_v2_extension_handle ext,
+                                           duckdb_v2_factory_handle f, v2_err *err);
 
 /* -- filters.c ------------------------------------------------------------------------- */
 /* Offer tf's predicates to the file pruning. */
