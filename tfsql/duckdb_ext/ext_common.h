@@ -228,8 +228,22 @@ void reports_begin_scan(connref c, int skipping);
 /* The scan failed: keep this thread's pending data error (or the message alone) as the
  * connection's last error. */
 void reports_scan_failed(connref c, const char *message);
-/* A damaged stretch skipped under on_corrupt := 'skip'. */
+/* A damaged stretch skipped under on_corrupt := 'skip' (report_book.c keeps it and hands
+ * its message to the binding's reports_log_skip). */
 void reports_skipped(connref c, const tferror *e);
+/* The binding's log of a skipped stretch (DuckDB's log on V2; v1 has none). */
+void reports_log_skip(const char *message);
+
+/* -- report_book.c: the rows of tfrecord_last_error() and tfrecord_rejects() --------- */
+/* A copy of a connection's reports, sorted by file and offset. */
+typedef struct {
+    tferror_rec **rows;
+    size_t n;
+    uint64_t dropped;
+} snapshot;
+/* The last error (rejects = 0) or the rejects of connection c; NULL when out of memory. */
+snapshot *reports_snapshot(connref c, int rejects);
+void snapshot_free(void *p);
 
 /* What framing takes and how it treats damage (the reading options). */
 typedef struct {
@@ -397,7 +411,7 @@ const tfval *tfargs_get(const tfargs *a, const char *name);
 
 /* The DuckDB type of a column, named neutrally: a leaf type in `lists` LISTs, or a MAP of
  * VARCHAR to VARCHAR. */
-enum { TT_ANY = -1, TT_BIGINT = 0, TT_FLOAT, TT_VARCHAR, TT_BLOB, TT_BOOLEAN, TT_TEXT_MAP };
+enum { TT_ANY = -1, TT_BIGINT = 0, TT_FLOAT, TT_VARCHAR, TT_BLOB, TT_BOOLEAN, TT_TEXT_MAP, TT_UBIGINT };
 typedef struct {
     int leaf, lists;
 } tftype;
@@ -517,6 +531,10 @@ int schema_rows(const tfbind *b, size_t *next, const vecops *o, void *const *vec
                 size_t *rows, char *err);
 int metadata_rows(const tfbind *b, int count, size_t *next, const vecops *o, void *const *vecs,
                   size_t cap, size_t *rows, char *err);
+/* The columns of tfrecord_last_error() and tfrecord_rejects(), and their next rows. */
+extern const tfcolumn last_error_columns[], rejects_columns[];
+int report_rows(const snapshot *s, int rejects, size_t *next, const vecops *o, void *const *vecs,
+                size_t cap, size_t *rows);
 
 /* -- metadata (tables.c): walk a file's headers ------------------------------------------- */
 /* Count the records of file f by walking its headers (inflating it as `comp` says),

@@ -33,6 +33,7 @@ duckdb_logical_type logical_type(tftype t) {
                      : t.leaf == TT_VARCHAR ? DUCKDB_TYPE_VARCHAR
                      : t.leaf == TT_BLOB    ? DUCKDB_TYPE_BLOB
                      : t.leaf == TT_BOOLEAN ? DUCKDB_TYPE_BOOLEAN
+                     : t.leaf == TT_UBIGINT ? DUCKDB_TYPE_UBIGINT
                                             : DUCKDB_TYPE_ANY;
     duckdb_logical_type r = duckdb_create_logical_type(id);
     for (int s = 0; s < t.lists; s++) {

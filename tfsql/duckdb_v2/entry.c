@@ -10,7 +10,8 @@ duckdb_v2_str v2_str(const char *s) {
 }
 
 /* The function groups; each file that registers functions adds its registrar here. */
-static const v2_registrar registrars[] = {register_scans, register_dataset_functions, NULL};
+static const v2_registrar registrars[] = {register_scans, register_dataset_functions,
+                                              register_report_functions, NULL};
 
 DUCKDB_EXTENSION_ENTRYPOINT(duckdb_v2_extension_handle extension, duckdb_v2_context_handle context,
                             duckdb_v2_error_info_handle *err) {

@@ -121,7 +121,7 @@ int v2_bind_args(duckdb_v2_function_bind_info_handle info, tfargs *a) {
 
 duckdb_v2_logical_type_handle v2_type(duckdb_v2_factory_handle f, tftype t) {
     static const char *const leaves[] = {"BIGINT", "FLOAT", "VARCHAR", "BLOB", "BOOLEAN",
-                                         "MAP(VARCHAR, VARCHAR)"};
+                                         "MAP(VARCHAR, VARCHAR)", "UBIGINT"};
     char text[64];
     const char *leaf = t.leaf == TT_ANY ? "ANY" : leaves[t.leaf];
     snprintf(text, sizeof text, "%s%s", leaf, t.lists == 2 ? "[][]" : t.lists == 1 ? "[]" : "");

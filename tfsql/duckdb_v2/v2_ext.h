@@ -14,7 +14,8 @@
  *   dataset.c   tfrecord_schema, tfrecord_metadata (rows: dataset_rows.c)
  *   filters.c   filter pushdown: predicates on partition, split and filename columns
  *               prune files before they are opened
- *   reports.c   what the neutral files report: skipped damage to DuckDB's log
+ *   reports.c   the reports (report_book.c) per connection, skipped damage to DuckDB's
+ *               log, tfrecord_last_error(), tfrecord_rejects()
  *
  * Traps of the V2 headers (measured; ../shared/design/duckdb-v2-probe): a file includes
  * either this header or duckdb_ext.h, never both; DUCKDB_EXTENSION_EXTERN comes before
@@ -85,5 +86,8 @@ connref v2_connection(v2_ctx context);
 /* The scan on this thread runs for `context` (skips are logged through it) until leave. */
 void v2_reports_enter(v2_ctx context);
 void v2_reports_leave(void);
+/* tfrecord_last_error() and tfrecord_rejects(). */
+DUCKDB_V2_ERROR register_report_functions(duckdb_v2_extension_handle ext,
+                                          duckdb_v2_factory_handle f, v2_err *err);
 
 #endif /* TFSQL_DUCKDB_V2_EXT_H */
