@@ -116,6 +116,10 @@ typedef struct {
     struct castplan *cast;
     /* the connection the scan runs for (its errors and skipped ranges: reports.c) */
     connref conn;
+    /* predicates a binding accepted from the query (pruning.c): a file is read when all
+     * hold for it */
+    struct tfpred *preds;
+    size_t npreds;
 } tfbind;
 
 enum { LAYOUT_NONE = 0, LAYOUT_TFDS = 1, LAYOUT_TFX = 2 };
@@ -483,6 +487,29 @@ int parse_options(const tfargs *a, tfbind *b, const char *fname, char *err);
 int find_partitions(tfbind *b, const tfval *hive_types, char *err);
 /* hive_types := {...}: the partition columns it names read as VARCHAR. */
 int apply_hive_types(tfbind *b, const tfval *v, const char *fname, char *err);
+
+/* -- pruning.c: predicates on the columns constant within a file ----------------------- */
+enum {
+    PRED_AND = 1, PRED_OR, PRED_EQ, PRED_NE, PRED_LT, PRED_LE, PRED_GT, PRED_GE, PRED_IN,
+    PRED_NOT_IN, PRED_IS_NULL, PRED_NOT_NULL
+};
+typedef struct tfpred {
+    int op;
+    int column;         /* the output column compared */
+    size_t nconsts;     /* its constants: TFV_INT (a BIGINT column), TFV_TEXT, TFV_NULL */
+    tfval *consts;
+    size_t nkids;       /* PRED_AND, PRED_OR */
+    struct tfpred *kids;
+} tfpred;
+void tfpred_free(tfpred *p);
+/* 1 when output column `column` of b is constant within a file (a partition or split
+ * column, the filename column), *is_int when it is BIGINT. */
+int prunable_column(const tfbind *b, int column, int *is_int);
+/* Whether p is TRUE for file f. */
+int tfpred_holds(const tfbind *b, const tfpred *p, const tfile *f);
+/* The files b's predicates rule out (1 each; NULL when there are no predicates or no
+ * memory: nothing is skipped). */
+uint8_t *prune_files(const tfbind *b);
 
 /* -- scanning.c: the parallel per-file scan --------------------------------------------- */
 typedef struct {

@@ -27,6 +27,10 @@ void tfbind_free(void *p) {
     schema_free(&b->sc);
     free(b->utf8);
     free(b->filename_col);
+    for (size_t i = 0; i < b->npreds; i++) {
+        tfpred_free(&b->preds[i]);
+    }
+    free(b->preds);
     if (b->cast != NULL && castplan_free != NULL) {
         castplan_free(b->cast);
     }
