@@ -46,6 +46,8 @@ connref connection_of(duckdb_bind_info info) {
 
 void reports_log_skip(const char *message) { (void)message; }
 
+void reports_warning(const char *message) { (void)message; }
+
 typedef struct {
     size_t next;
 } cursor;

@@ -8,7 +8,8 @@
  * connection of the process (measured), and Python's duckdb binds statements on a
  * connection of its own. So the V2 extension keeps one report for the process: every
  * connection sees the last scan's error and rejects (each tfrecord_scan bind starts them
- * over), where the v1 extension keeps them per connection. A stretch skipped under on_corrupt := 'skip' is also written to DuckDB's log
+ * over), where the v1 extension keeps them per connection. A SequenceExample file read as
+ * Examples (sequences.c) and a stretch skipped under on_corrupt := 'skip' is also written to DuckDB's log
  * (duckdb_logs: type 'tfsql', level WARNING, when logging is enabled) through the context
  * of the scan that met it.
  */
@@ -28,7 +29,9 @@ void v2_reports_enter(v2_ctx context) { scan_context = context; }
 
 void v2_reports_leave(void) { scan_context = NULL; }
 
-void reports_log_skip(const char *text) {
+void reports_log_skip(const char *text) { reports_warning(text); }
+
+void reports_warning(const char *text) {
     if (scan_context == NULL) {
         return;
     }

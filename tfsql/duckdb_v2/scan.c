@@ -180,8 +180,10 @@ static void scan_bind(duckdb_v2_function_bind_info_handle info,
     if (v2_bind_args(info, &a) != 0) {
         snprintf(message, ERRLEN, "out of memory");
     } else {
+        v2_reports_enter(context); /* the inference's warnings go to DuckDB's log */
         b = scan_bind_resolve_args(&a, function_name(fi), v2_connection(context), &cardinality,
                                    message);
+        v2_reports_leave();
     }
     tfargs_free(&a);
     if (b == NULL) {
