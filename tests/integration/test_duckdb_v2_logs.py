@@ -3,7 +3,6 @@ file read as Examples, and each stretch an on_corrupt := 'skip' scan steps over.
 
 from __future__ import annotations
 
-import os
 
 import duckdb
 import pyarrow as pa

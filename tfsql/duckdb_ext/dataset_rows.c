@@ -6,6 +6,14 @@
 
 #include "ext_common.h"
 
+void metabind_free(void *p) {
+    metabind *m = (metabind *)p;
+    if (m != NULL) {
+        tfbind_free(m->b);
+        free(m);
+    }
+}
+
 const tfcolumn schema_columns[] = {
     {"column_name", {TT_VARCHAR, 0}}, {"column_type", {TT_VARCHAR, 0}},
     {"nullable", {TT_BOOLEAN, 0}},    {"feature_kind", {TT_VARCHAR, 0}},

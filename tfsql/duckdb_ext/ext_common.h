@@ -562,6 +562,13 @@ typedef struct {
 } tfcolumn;
 /* Their columns, ending with a NULL name. */
 extern const tfcolumn schema_columns[], metadata_columns[];
+/* Their bind: the resolved scan, and tfrecord_metadata's count := true. */
+typedef struct {
+    tfbind *b;
+    int count;
+    int metadata; /* tfrecord_metadata (else tfrecord_schema) */
+} metabind;
+void metabind_free(void *p);
 /* The next rows (at most cap, from *next, which moves on) into vecs[i], column i; 0 with
  * *rows set, -1 with err. tfrecord_metadata's count := true walks files without an index. */
 int schema_rows(const tfbind *b, size_t *next, const vecops *o, void *const *vecs, size_t cap,

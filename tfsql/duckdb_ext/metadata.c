@@ -43,20 +43,6 @@ static void add_columns(duckdb_bind_info info, const tfcolumn *columns) {
     }
 }
 
-/* A function's state: the resolved scan and the next row to emit. */
-typedef struct {
-    tfbind *b;
-    int count; /* tfrecord_metadata's count := true */
-} metabind;
-
-static void metabind_free(void *p) {
-    metabind *m = (metabind *)p;
-    if (m != NULL) {
-        tfbind_free(m->b);
-        free(m);
-    }
-}
-
 static metabind *meta_resolve(duckdb_bind_info info, const char *fname) {
     char err[ERRLEN] = "";
     idx_t cardinality = 0;

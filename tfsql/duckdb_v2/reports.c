@@ -58,8 +58,7 @@ static void report_bind(duckdb_v2_function_bind_info_handle info,
                         duckdb_v2_table_function_bind_info_handle result, v2_ctx context, v2_err *err) {
     fninfo *fi = NULL;
     duckdb_v2_factory_handle f = NULL;
-    duckdb_v2_function_bind_get_user_data(info, (void **)&fi, NULL);
-    if (duckdb_v2_context_get_factory(context, &f, err) != V2_OK) {
+    if (v2_bind_start(info, context, &fi, &f, err) != 0) {
         return;
     }
     report_bind_data *d = (report_bind_data *)calloc(1, sizeof(report_bind_data));
@@ -77,78 +76,29 @@ static void report_bind(duckdb_v2_function_bind_info_handle info,
         report_bind_free(d);
         return;
     }
-    for (const tfcolumn *c = d->rejects ? rejects_columns : last_error_columns; c->name != NULL; c++) {
-        duckdb_v2_logical_type_handle t = v2_type(f, c->type);
-        duckdb_v2_str name = v2_str(c->name);
-        DUCKDB_V2_ERROR rc = duckdb_v2_table_function_bind_add_result_column(result, &name, t, err);
-        duckdb_v2_logical_type_destroy(&t);
-        if (rc != V2_OK) {
-            return;
-        }
-    }
-    duckdb_v2_table_function_bind_set_cardinality(result, (idx_t)d->s->n, true, NULL);
-}
-
-static void report_init(duckdb_v2_table_function_init_global_info_handle info, v2_ctx context,
-                        v2_err *err) {
-    (void)context;
-    size_t *next = (size_t *)calloc(1, sizeof(size_t));
-    duckdb_v2_opaque state = {next, free, NULL};
-    if (next == NULL) {
-        v2_fail(err, DUCKDB_V2_ERROR_RESOURCE_OUT_OF_MEMORY, "out of memory");
-        return;
-    }
-    if (duckdb_v2_table_function_init_global_set_global_state(info, &state, err) != V2_OK) {
-        free(next);
+    if (v2_add_columns(result, f, d->rejects ? rejects_columns : last_error_columns, err) == 0) {
+        duckdb_v2_table_function_bind_set_cardinality(result, (idx_t)d->s->n, true, NULL);
     }
 }
 
 static void report_exec(duckdb_v2_table_function_exec_info_handle info, v2_ctx context, v2_err *err) {
     (void)context;
     report_bind_data *d = NULL;
-    size_t *next = NULL;
-    duckdb_v2_data_chunk_handle out = NULL;
-    idx_t cap = 0;
-    if (duckdb_v2_table_function_exec_get_bind_data(info, (void **)&d, err) != V2_OK ||
-        duckdb_v2_table_function_exec_get_global_state(info, (void **)&next, err) != V2_OK ||
-        duckdb_v2_table_function_exec_get_output_chunk(info, &out, err) != V2_OK ||
-        duckdb_v2_data_chunk_get_capacity(out, &cap, err) != V2_OK) {
+    size_t *next = NULL, cap = 0, rows = 0;
+    void *vecs[18];
+    if (v2_exec_start(info, (void **)&d, (void **)&next, NULL, 0, &cap, err) != 0 ||
+        v2_exec_start(info, NULL, NULL, vecs, d->rejects ? 8 : 18, &cap, err) != 0) {
         return;
     }
-    void *vecs[18];
-    for (int i = 0; i < (d->rejects ? 8 : 18); i++) {
-        duckdb_v2_vector_handle vec = NULL;
-        duckdb_v2_data_chunk_get_vector(out, (idx_t)i, &vec, NULL);
-        vecs[i] = vec;
-    }
-    size_t rows = 0;
-    if (report_rows(d->s, d->rejects, next, &v2_vecops, vecs, (size_t)cap, &rows)) {
+    if (report_rows(d->s, d->rejects, next, &v2_vecops, vecs, cap, &rows)) {
         v2_fail(err, DUCKDB_V2_ERROR_RESOURCE_OUT_OF_MEMORY, "out of memory");
     }
 }
 
-static DUCKDB_V2_ERROR register_one(duckdb_v2_extension_handle ext, duckdb_v2_factory_handle f,
-                                    const char *name, v2_err *err) {
-    duckdb_v2_table_function_handle tf = v2_new_table_function(f, name, err);
-    if (tf == NULL) {
-        return DUCKDB_V2_ERROR_API;
-    }
-    DUCKDB_V2_ERROR rc = duckdb_v2_table_function_set_bind_callback(tf, report_bind, err);
-    if (rc == V2_OK) {
-        rc = duckdb_v2_table_function_set_init_global_callback(tf, report_init, err);
-    }
-    if (rc == V2_OK) {
-        rc = duckdb_v2_table_function_set_exec_callback(tf, report_exec, err);
-    }
-    if (rc == V2_OK) {
-        rc = duckdb_v2_extension_register_table_function(ext, tf, err);
-    }
-    duckdb_v2_table_function_destroy(&tf);
-    return rc;
-}
-
 DUCKDB_V2_ERROR register_report_functions(duckdb_v2_extension_handle ext,
                                           duckdb_v2_factory_handle f, v2_err *err) {
-    DUCKDB_V2_ERROR rc = register_one(ext, f, "tfrecord_last_error", err);
-    return rc == V2_OK ? register_one(ext, f, "tfrecord_rejects", err) : rc;
+    v2_table last = {"tfrecord_last_error", 0, 0, 0, report_bind, v2_cursor_init, NULL, report_exec};
+    v2_table rejects = {"tfrecord_rejects", 0, 0, 0, report_bind, v2_cursor_init, NULL, report_exec};
+    DUCKDB_V2_ERROR rc = v2_register_table(ext, f, &last, err);
+    return rc == V2_OK ? v2_register_table(ext, f, &rejects, err) : rc;
 }

@@ -169,8 +169,7 @@ static void scan_bind(duckdb_v2_function_bind_info_handle info,
                       duckdb_v2_table_function_bind_info_handle result, v2_ctx context, v2_err *err) {
     fninfo *fi = NULL;
     duckdb_v2_factory_handle f = NULL;
-    duckdb_v2_function_bind_get_user_data(info, (void **)&fi, NULL);
-    if (duckdb_v2_context_get_factory(context, &f, err) != V2_OK) {
+    if (v2_bind_start(info, context, &fi, &f, err) != 0) {
         return;
     }
     char message[ERRLEN] = "";
@@ -315,36 +314,31 @@ const vecops v2_vecops = {v2_set_rows,    v2_data,       v2_validity, v2_set_tex
                           v2_list_resize, v2_list_child, v2_child};
 
 static void scan_exec(duckdb_v2_table_function_exec_info_handle info, v2_ctx context, v2_err *err) {
-    (void)context;
     tfbind *b = NULL;
     tfglobal *g = NULL;
     tflocal *l = NULL;
     fninfo *fi = NULL;
-    duckdb_v2_data_chunk_handle out = NULL;
-    idx_t cap = 0;
-    if (duckdb_v2_table_function_exec_get_bind_data(info, (void **)&b, err) != V2_OK ||
-        duckdb_v2_table_function_exec_get_global_state(info, (void **)&g, err) != V2_OK ||
-        duckdb_v2_table_function_exec_get_local_state(info, (void **)&l, err) != V2_OK ||
-        duckdb_v2_table_function_exec_get_output_chunk(info, &out, err) != V2_OK ||
-        duckdb_v2_data_chunk_get_capacity(out, &cap, err) != V2_OK) {
+    size_t cap = 0;
+    void *vecs[64];
+    if (duckdb_v2_table_function_exec_get_local_state(info, (void **)&l, err) != V2_OK ||
+        v2_exec_start(info, (void **)&b, (void **)&g, NULL, 0, &cap, err) != 0) {
+        return;
+    }
+    void **v = g->nproj <= 64 ? vecs : (void **)malloc((size_t)g->nproj * sizeof(void *));
+    if (v == NULL || v2_exec_start(info, NULL, NULL, v, (size_t)g->nproj, &cap, err) != 0) {
+        if (v == NULL) {
+            v2_fail(err, DUCKDB_V2_ERROR_RESOURCE_OUT_OF_MEMORY, "out of memory");
+        }
+        if (v != vecs) {
+            free(v);
+        }
         return;
     }
     duckdb_v2_table_function_exec_get_user_data(info, (void **)&fi, NULL);
-    void *vecs[64];
-    void **v = g->nproj <= 64 ? vecs : (void **)malloc((size_t)g->nproj * sizeof(void *));
-    if (v == NULL) {
-        v2_fail(err, DUCKDB_V2_ERROR_RESOURCE_OUT_OF_MEMORY, "out of memory");
-        return;
-    }
-    for (int i = 0; i < g->nproj; i++) {
-        duckdb_v2_vector_handle vec = NULL;
-        duckdb_v2_data_chunk_get_vector(out, (idx_t)i, &vec, NULL);
-        v[i] = vec;
-    }
     char message[ERRLEN] = "";
     size_t rows = 0;
     v2_reports_enter(context);
-    int rc = scan_next(b, g, l, &v2_vecops, v, (size_t)cap, &rows, message);
+    int rc = scan_next(b, g, l, &v2_vecops, v, cap, &rows, message);
     v2_reports_leave();
     if (v != vecs) {
         free(v);
@@ -357,94 +351,7 @@ static void scan_exec(duckdb_v2_table_function_exec_info_handle info, v2_ctx con
 
 /* -- registration -------------------------------------------------------------------- */
 
-/* tfrecord_scan's parameters (the source and the named options) on signature `sig`;
- * tfrecord_schema, tfrecord_metadata take the same. */
-DUCKDB_V2_ERROR v2_add_scan_parameters(duckdb_v2_function_signature_handle sig,
-                                       duckdb_v2_factory_handle f, v2_err *err) {
-    tftype any = {TT_ANY, 0};
-    duckdb_v2_logical_type_handle t = v2_type(f, any);
-    duckdb_v2_str source = v2_str("source");
-    DUCKDB_V2_ERROR rc = duckdb_v2_function_signature_add_parameter(
-        sig, &source, t, NULL, DUCKDB_V2_FUNCTION_PARAMETER_KIND_POSITIONAL_ONLY, err);
-    duckdb_v2_logical_type_destroy(&t);
-    for (const scan_param *p = scan_parameters(); rc == V2_OK && p->name != NULL; p++) {
-        tftype pt = {p->type, 0};
-        duckdb_v2_value_handle none = NULL;
-        duckdb_v2_str name = v2_str(p->name);
-        tftype nt = {p->type == TT_ANY ? TT_VARCHAR : p->type, 0}; /* no ANY value */
-        duckdb_v2_logical_type_handle null_type = v2_type(f, nt);
-        t = v2_type(f, pt);
-        rc = duckdb_v2_value_create_null(f, null_type, &none, err);
-        duckdb_v2_logical_type_destroy(&null_type);
-        if (rc == V2_OK) {
-            rc = duckdb_v2_function_signature_add_parameter(
-                sig, &name, t, none, DUCKDB_V2_FUNCTION_PARAMETER_KIND_NAMED_ONLY, err);
-        }
-        duckdb_v2_value_destroy(&none);
-        duckdb_v2_logical_type_destroy(&t);
-    }
-    return rc;
-}
-
-duckdb_v2_table_function_handle v2_new_table_function(duckdb_v2_factory_handle f, const char *name,
-                                                      v2_err *err) {
-    duckdb_v2_table_function_handle tf = NULL;
-    duckdb_v2_str n = v2_str(name);
-    if (duckdb_v2_table_function_create(f, &tf, err) != V2_OK) {
-        return NULL;
-    }
-    fninfo *fi = (fninfo *)malloc(sizeof(fninfo));
-    if (fi != NULL) {
-        fi->name = name;
-        fi->database = 0;
-    }
-    duckdb_v2_opaque data = {fi, free, NULL};
-    if (fi == NULL || duckdb_v2_table_function_set_name(tf, &n, err) != V2_OK ||
-        duckdb_v2_table_function_set_user_data(tf, &data, err) != V2_OK) {
-        if (fi == NULL) {
-            v2_fail(err, DUCKDB_V2_ERROR_RESOURCE_OUT_OF_MEMORY, "out of memory");
-        }
-        duckdb_v2_table_function_destroy(&tf);
-        return NULL;
-    }
-    return tf;
-}
-
-static DUCKDB_V2_ERROR register_scan(duckdb_v2_extension_handle ext, duckdb_v2_factory_handle f,
-                                     const char *name, v2_err *err) {
-    duckdb_v2_table_function_handle tf = v2_new_table_function(f, name, err);
-    duckdb_v2_function_signature_handle sig = NULL;
-    if (tf == NULL) {
-        return DUCKDB_V2_ERROR_API;
-    }
-    DUCKDB_V2_ERROR rc = duckdb_v2_table_function_get_signature(tf, &sig, err);
-    if (rc == V2_OK) {
-        rc = v2_add_scan_parameters(sig, f, err);
-    }
-    if (rc == V2_OK) {
-        rc = duckdb_v2_table_function_set_projection_pushdown(tf, true, err);
-    }
-    if (rc == V2_OK) {
-        rc = v2_set_filter_pushdown(tf, err);
-    }
-    if (rc == V2_OK) {
-        rc = duckdb_v2_table_function_set_bind_callback(tf, scan_bind, err);
-    }
-    if (rc == V2_OK) {
-        rc = duckdb_v2_table_function_set_init_global_callback(tf, scan_init_global, err);
-    }
-    if (rc == V2_OK) {
-        rc = duckdb_v2_table_function_set_init_local_callback(tf, scan_init_local, err);
-    }
-    if (rc == V2_OK) {
-        rc = duckdb_v2_table_function_set_exec_callback(tf, scan_exec, err);
-    }
-    if (rc == V2_OK) {
-        rc = duckdb_v2_extension_register_table_function(ext, tf, err);
-    }
-    duckdb_v2_table_function_destroy(&tf);
-    return rc;
-}
+static const v2_table scan_table = {NULL, 1, 0, 1, scan_bind, scan_init_global, scan_init_local, scan_exec};
 
 /* FROM 'x.tfrecord' (or a glob over such files): tfrecord_scan('x.tfrecord'). */
 static void replacement(duckdb_v2_replacement_scan_info_handle info, v2_ctx context, v2_err *err) {
@@ -482,20 +389,23 @@ static void replacement(duckdb_v2_replacement_scan_info_handle info, v2_ctx cont
 
 DUCKDB_V2_ERROR register_scans(duckdb_v2_extension_handle ext, duckdb_v2_factory_handle f,
                                v2_err *err) {
-    DUCKDB_V2_ERROR rc = register_scan(ext, f, "tfrecord_scan", err);
+    v2_table scan = scan_table, alias = scan_table;
+    scan.name = "tfrecord_scan";
+    alias.name = "read_tfrecord";
+    DUCKDB_V2_ERROR rc = v2_register_table(ext, f, &scan, err);
     if (rc == V2_OK) {
-        rc = register_scan(ext, f, "read_tfrecord", err);
+        rc = v2_register_table(ext, f, &alias, err);
     }
-    duckdb_v2_replacement_scan_handle scan = NULL;
+    duckdb_v2_replacement_scan_handle by_name = NULL;
     if (rc == V2_OK) {
-        rc = duckdb_v2_replacement_scan_create(f, &scan, err);
-    }
-    if (rc == V2_OK) {
-        rc = duckdb_v2_replacement_scan_set_callback(scan, replacement, err);
+        rc = duckdb_v2_replacement_scan_create(f, &by_name, err);
     }
     if (rc == V2_OK) {
-        rc = duckdb_v2_extension_register_replacement_scan(ext, scan, err);
+        rc = duckdb_v2_replacement_scan_set_callback(by_name, replacement, err);
     }
-    duckdb_v2_replacement_scan_destroy(&scan);
+    if (rc == V2_OK) {
+        rc = duckdb_v2_extension_register_replacement_scan(ext, by_name, err);
+    }
+    duckdb_v2_replacement_scan_destroy(&by_name);
     return rc;
 }

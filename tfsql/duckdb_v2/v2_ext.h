@@ -11,6 +11,7 @@
  *   entry.c     the entry point: registers every function of the files below
  *   scan.c      tfrecord_scan, read_tfrecord, the replacement scan (resolve.c and
  *               scanning.c do the work; this file reads values and fills vectors)
+ *   tables.c    what the table functions share: registration, bind and exec plumbing
  *   dataset.c   tfrecord_schema, tfrecord_metadata (rows: dataset_rows.c)
  *   filters.c   filter pushdown: predicates on partition, split and filename columns
  *               prune files before they are opened
@@ -59,16 +60,44 @@ duckdb_v2_logical_type_handle v2_type(duckdb_v2_factory_handle f, tftype t);
 /* Declare the scan's output columns of b; -1 with err set. */
 int v2_declare_columns(const tfbind *b, duckdb_v2_table_function_bind_info_handle result,
                        duckdb_v2_factory_handle f, v2_err *err);
+/* The neutral files' operations on V2 vectors. */
+extern const vecops v2_vecops;
+DUCKDB_V2_ERROR register_scans(duckdb_v2_extension_handle ext, duckdb_v2_factory_handle f,
+                               v2_err *err);
+
+/* -- tables.c -------------------------------------------------------------------------- */
+/* A table function of the extension. */
+typedef struct {
+    const char *name;    /* a static string */
+    int scan_parameters; /* tfrecord_scan's source and named parameters */
+    int count_parameter; /* count := (tfrecord_metadata) */
+    int pushdown;        /* projection and filter pushdown */
+    duckdb_v2_table_function_bind_callback_fn bind;
+    duckdb_v2_table_function_init_global_callback_fn init_global;
+    duckdb_v2_table_function_init_local_callback_fn init_local; /* or NULL */
+    duckdb_v2_table_function_exec_callback_fn exec;
+} v2_table;
+DUCKDB_V2_ERROR v2_register_table(duckdb_v2_extension_handle ext, duckdb_v2_factory_handle f,
+                                  const v2_table *t, v2_err *err);
 /* tfrecord_scan's parameters on `sig`. */
 DUCKDB_V2_ERROR v2_add_scan_parameters(duckdb_v2_function_signature_handle sig,
                                        duckdb_v2_factory_handle f, v2_err *err);
 /* A table function `name` (a static string) with its fninfo; NULL with err set. */
 duckdb_v2_table_function_handle v2_new_table_function(duckdb_v2_factory_handle f, const char *name,
                                                       v2_err *err);
-/* The neutral files' operations on V2 vectors. */
-extern const vecops v2_vecops;
-DUCKDB_V2_ERROR register_scans(duckdb_v2_extension_handle ext, duckdb_v2_factory_handle f,
-                               v2_err *err);
+/* A bind's function (its fninfo) and factory; -1 with err set. */
+int v2_bind_start(duckdb_v2_function_bind_info_handle info, v2_ctx context, fninfo **fi,
+                  duckdb_v2_factory_handle *f, v2_err *err);
+/* Declare result columns `columns` (ending with a NULL name); -1 with err set. */
+int v2_add_columns(duckdb_v2_table_function_bind_info_handle result, duckdb_v2_factory_handle f,
+                   const tfcolumn *columns, v2_err *err);
+/* An exec's bind data and global state (each unless NULL), its output's first nvecs
+ * vectors and capacity; -1 with err set. */
+int v2_exec_start(duckdb_v2_table_function_exec_info_handle info, void **bind, void **global,
+                  void **vecs, size_t nvecs, size_t *cap, v2_err *err);
+/* A global state that is a row cursor (size_t), one thread. */
+void v2_cursor_init(duckdb_v2_table_function_init_global_info_handle info, v2_ctx context,
+                    v2_err *err);
 
 /* -- dataset.c ------------------------------------------------------------------------- */
 DUCKDB_V2_ERROR register_dataset_functions(duckdb_v2_extension_handle ext,
