@@ -250,7 +250,16 @@ static void scan_init_local(duckdb_v2_table_function_init_local_info_handle info
 }
 
 /* vecops over V2 vectors */
+/* The string vector set_text wrote last, its cells and arena: asked of DuckDB once per
+ * vector and chunk (a resize forgets them). */
+static __thread struct {
+    void *vec;
+    duckdb_v2_bytes *cells;
+    duckdb_v2_arena_handle arena;
+} text_target;
+
 static int v2_set_rows(void *vec, size_t n) {
+    text_target.vec = NULL;
     return duckdb_v2_vector_set_size((duckdb_v2_vector_handle)vec, (idx_t)n, NULL) == V2_OK ? 0 : -1;
 }
 
@@ -267,8 +276,12 @@ static uint64_t *v2_validity(void *vec) {
 }
 
 static int v2_set_text(void *vec, size_t row, const char *p, size_t len) {
-    duckdb_v2_bytes *cells = (duckdb_v2_bytes *)v2_data(vec);
-    duckdb_v2_bytes *c = &cells[row];
+    if (text_target.vec != vec) {
+        text_target.cells = (duckdb_v2_bytes *)v2_data(vec);
+        text_target.arena = NULL;
+        text_target.vec = vec;
+    }
+    duckdb_v2_bytes *c = &text_target.cells[row];
     memset(c, 0, sizeof(*c));
     c->value.inlined.length = (uint32_t)len;
     if (len <= DUCKDB_V2_BYTES_INLINE_LENGTH) {
@@ -277,10 +290,12 @@ static int v2_set_text(void *vec, size_t row, const char *p, size_t len) {
         }
         return 0;
     }
-    duckdb_v2_arena_handle arena = NULL;
     uint8_t *copy = NULL;
-    if (duckdb_v2_vector_get_arena((duckdb_v2_vector_handle)vec, &arena, NULL) != V2_OK ||
-        duckdb_v2_arena_allocate(arena, (idx_t)len, &copy, NULL) != V2_OK) {
+    if ((text_target.arena == NULL &&
+         duckdb_v2_vector_get_arena((duckdb_v2_vector_handle)vec, &text_target.arena, NULL) !=
+             V2_OK) ||
+        duckdb_v2_arena_allocate(text_target.arena, (idx_t)len, &copy, NULL) != V2_OK) {
+        text_target.vec = NULL;
         return -1;
     }
     memcpy(copy, p, len);
