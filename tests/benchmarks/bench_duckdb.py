@@ -1,15 +1,18 @@
 """Benchmark: DuckDB SQL over TFRecord, three ways, next to ``read_parquet`` on the same data.
 
-- ``native``: the extension's ``tfrecord_scan`` (tfsql.duckdb_extension) on a DuckDB connection;
+- ``native``: the extension's ``tfrecord_scan`` (tfsql.duckdb_extension) on a DuckDB connection,
+  the v1 build (DuckDB's stable C API);
+- ``v2``: the same through the V2 build (DuckDB 2's V2 C API: filter pushdown prunes the
+  partitions), when there is one for this DuckDB; the last column is its time over v1's;
 - ``arrow``: the Arrow path, a `tfsql.Dataset` registered with ``register_tfrecord``;
 - ``connect``: ``tfsql.connect()``, which picks one of the two per statement (the Arrow
   path for a WHERE over hive-partitioned files, so that partitions are pruned);
 - ``parquet``: ``read_parquet`` of the same rows (snappy, the same number of files).
 
 The tabular set: 4 int64 columns, 4 float32 columns and 2 short strings, plus a
-``bucket`` partition column (8 hive partitions) for the partition-filter rows. Queries:
+``bucket`` partition column (10 hive partitions) for the partition-filter rows. Queries:
 ``count(*)``, a filtered aggregate, a full aggregate over every column, and a filter on
-one of the 8 partitions (with the full scan's time to show the pruning), each with 1 and
+one of the 10 partitions (with the full scan's time to show the pruning), each with 1 and
 2 DuckDB threads. ``read_tfrecord`` of the full aggregate's columns is the decoding
 baseline. Every cell is the best of ``--repeat`` runs; ratios are against read_parquet.
 
@@ -32,6 +35,7 @@ import pyarrow.parquet as pq
 
 import tfsql
 from tfsql.duckdb import connect
+from tfsql.duckdb.extension import v2_extension_path
 
 QUERIES = [
     ("count(*)", "SELECT count(*) FROM {src}"),
@@ -40,7 +44,7 @@ QUERIES = [
         "aggregate over all columns",
         "SELECT sum(label), sum(a), sum(b), sum(c), sum(x), sum(y), sum(z), sum(w), max(s1), max(s2) FROM {src}",
     ),
-    ("partition filter (1 of 8)", "SELECT count(*), sum(x) FROM {part} WHERE bucket = 3"),
+    ("partition filter (1 of 10)", "SELECT count(*), sum(x) FROM {part} WHERE bucket = 3"),
     ("same, no filter", "SELECT count(*), sum(x) FROM {part}"),
 ]
 AGGREGATE_COLUMNS = ["label", "a", "b", "c", "x", "y", "z", "w", "s1", "s2"]
@@ -88,15 +92,30 @@ def best_time(run, repeat: int) -> float:
 
 
 def write_partitioned(table: pa.Table, root: str) -> tuple[str, str]:
-    """The same rows with a ``bucket`` column (0..7), hive-partitioned, as TFRecord and Parquet."""
-    tfrecord_dir = os.path.join(root, "tfrecord_by_bucket")
-    parquet_dir = os.path.join(root, "parquet_by_bucket")
-    with_bucket = table.append_column("bucket", pa.array(np.arange(table.num_rows) % 8))
+    """The same rows with a ``bucket`` column (0..9), hive-partitioned, as TFRecord and Parquet."""
+    tfrecord_dir = os.path.join(root, "tfrecord_by_10_buckets")
+    parquet_dir = os.path.join(root, "parquet_by_10_buckets")
+    with_bucket = table.append_column("bucket", pa.array(np.arange(table.num_rows) % 10))
     if not os.path.exists(tfrecord_dir):
         tfsql.write_tfrecord(with_bucket, tfrecord_dir, partition_by="bucket")
     if not os.path.exists(parquet_dir):
         pq.write_to_dataset(with_bucket, parquet_dir, partition_cols=["bucket"])
     return tfrecord_dir, parquet_dir
+
+
+def load_build(api: str):
+    """A DuckDB connection with build ``api`` ("v1" or "v2") of the extension loaded."""
+    import duckdb
+
+    before = os.environ.get("TFSQL_DUCKDB_API")
+    os.environ["TFSQL_DUCKDB_API"] = api
+    try:
+        return tfsql.load_extension(duckdb.connect(config={"allow_unsigned_extensions": "true"}))
+    finally:
+        if before is None:
+            os.environ.pop("TFSQL_DUCKDB_API", None)
+        else:
+            os.environ["TFSQL_DUCKDB_API"] = before
 
 
 def main() -> None:
@@ -117,13 +136,15 @@ def main() -> None:
     tfrecord_mb = sum(os.path.getsize(os.path.join(tfrecord_dir, f)) for f in os.listdir(tfrecord_dir)) / 1e6
     parquet_mb = sum(os.path.getsize(os.path.join(parquet_dir, f)) for f in os.listdir(parquet_dir)) / 1e6
 
-    native = tfsql.load_extension(duckdb.connect(config={"allow_unsigned_extensions": "true"}))
+    native = load_build("v1")
+    v2 = load_build("v2") if v2_extension_path(duckdb.__version__) is not None else None
     arrow = connect(extension=False)
     arrow.register_tfrecord("arrow_flat", tfrecord_dir)
     arrow.register_tfrecord("arrow_part", tfrecord_part)
     front = connect()
     ways = {
         "native": (native, f"tfrecord_scan('{tfrecord_dir}')", f"tfrecord_scan('{tfrecord_part}')"),
+        **({"v2": (v2, f"tfrecord_scan('{tfrecord_dir}')", f"tfrecord_scan('{tfrecord_part}')")} if v2 else {}),
         "arrow": (arrow, "arrow_flat", "arrow_part"),
         "connect": (front, f"tfrecord_scan('{tfrecord_dir}')", f"tfrecord_scan('{tfrecord_part}')"),
         "parquet": (
@@ -136,11 +157,11 @@ def main() -> None:
         f"duckdb {duckdb.__version__}, {args.rows:,} rows, {args.files} files; TFRecord {tfrecord_mb:.1f} MB, "
         f"Parquet {parquet_mb:.1f} MB; best of {args.repeat} (ms; ratio to read_parquet)"
     )
-    header = f"{'query':<28} {'thr':>3} " + " ".join(f"{name:>16}" for name in ways)
+    header = f"{'query':<28} {'thr':>3} " + " ".join(f"{name:>16}" for name in ways) + (" v2/v1" if v2 else "")
     print(header)
     print("-" * len(header))
     for threads in (1, 2):
-        for con in (native, arrow, front):
+        for con in (native, arrow, front) + ((v2,) if v2 else ()):
             con.execute(f"SET threads = {threads}")
         for label, template in QUERIES:
             timings, results = {}, {}
@@ -158,6 +179,8 @@ def main() -> None:
                 assert reference is None or repr(results[name]) == reference, (label, name, results)
             base = timings["parquet"]
             cells = " ".join(f"{timings[n] * 1000:>8.1f} {timings[n] / base:>6.1f}x" for n in ways)
+            if v2:
+                cells += f" {timings['v2'] / timings['native']:>5.2f}"
             print(f"{label:<28} {threads:>3} {cells}")
         decode = best_time(
             lambda: tfsql.read_tfrecord(tfrecord_dir, columns=AGGREGATE_COLUMNS, threads=threads), args.repeat

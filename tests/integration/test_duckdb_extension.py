@@ -26,7 +26,10 @@ import tfsql
 from tfsql.duckdb.extension import extension_available
 from tfrecord_files import split_table
 
-pytestmark = pytest.mark.skipif(not extension_available(), reason="this tfsql was built without its DuckDB extension")
+pytestmark = [
+    pytest.mark.skipif(not extension_available(), reason="this tfsql was built without its DuckDB extension"),
+    pytest.mark.usefixtures("duckdb_api"),  # once with each build: v1, and V2 on DuckDB 2
+]
 
 HERE = Path(__file__).resolve().parent
 GOLDEN_DIR = HERE.parent / "data" / "tensorflow"
@@ -51,7 +54,7 @@ data = SUITE.data  # the statement suite's files: a hive-partitioned directory a
 
 
 @pytest.fixture(scope="module")
-def con(data):
+def con(data, duckdb_api):
     """A tfsql.connect() connection (extension loaded) with the three sources side by side."""
     connection = tfsql.connect()
     assert connection.native
@@ -285,9 +288,12 @@ def duckdb_cli() -> str | None:
 
 
 @pytest.mark.skipif(duckdb_cli() is None, reason="the duckdb command (pip install duckdb-cli) is not installed")
-def test_duckdb_command_loads_the_extension(data):
+def test_duckdb_command_loads_the_extension(data, monkeypatch):
+    # the command's own DuckDB version picks the build, whichever the Python package's is
+    monkeypatch.delenv("TFSQL_DUCKDB_API", raising=False)
+    version = subprocess.run([duckdb_cli(), "--version"], capture_output=True, text=True).stdout.split()[0]
     sql = (
-        f"LOAD '{tfsql.duckdb_extension_path()}'; "
+        f"LOAD '{tfsql.duckdb_extension_path(version)}'; "
         f"SELECT split, count(*) FROM tfrecord_scan('{data['dir']}') GROUP BY ALL ORDER BY split;"
     )
     out = subprocess.run([duckdb_cli(), "-unsigned", "-csv", "-c", sql], capture_output=True, text=True)
@@ -297,7 +303,7 @@ def test_duckdb_command_loads_the_extension(data):
         counts[row["split"]] = counts.get(row["split"], 0) + 1
     assert out.stdout.split() == ["split,count_star()"] + [f"{k},{v}" for k, v in sorted(counts.items())]
     refused = subprocess.run(
-        [duckdb_cli(), "-c", f"LOAD '{tfsql.duckdb_extension_path()}'"], capture_output=True, text=True
+        [duckdb_cli(), "-c", f"LOAD '{tfsql.duckdb_extension_path(version)}'"], capture_output=True, text=True
     )
     assert refused.returncode != 0 and "unsigned" in (refused.stderr + refused.stdout).lower()
 

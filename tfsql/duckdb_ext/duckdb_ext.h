@@ -10,10 +10,9 @@
  * ext_common.h (the V2 extension, tfsql/duckdb_v2/, compiles them too); these are the
  * v1 binding's own:
  *
- *   partitions.c   hive columns (found, unescaped and typed by the core's rules)
- *   options.c      parameters -> options (stored by option_rules.c)
- *   bind.c         options, files, partitions, columns -> the bind result
- *   scan.c         parallel per-file scan, projection, decoded buffers -> vectors
+ *   options.c      DuckDB values -> tfargs (read by option_rules.c, resolve.c); types
+ *   bind.c         the bind of tfrecord_scan (resolve.c) -> the result's columns
+ *   scan.c         the scan (scanning.c) over DuckDB's vectors (vecops)
  *   metadata.c     tfrecord_schema(...) and tfrecord_metadata(...)
  *   copy_to.c      COPY ... TO ... (FORMAT tfrecord) (DuckDB >= 1.5.6): its v1 API calls
  *                  (the shared rules: copy_encode.c, copy_files.c, copy_cast.c)
@@ -44,25 +43,32 @@ void set_function_info(duckdb_table_function f, const char *name);
 /* tfrecord_last_error() and tfrecord_rejects(). */
 int register_report_functions(duckdb_connection con);
 
-/* -- partitions.c ------------------------------------------------------------ */
-/* Hive partition columns of the files (tfsql.partitioning.Partitioning.discover). */
-int find_partitions(tfbind *b, duckdb_value hive_types, char *err);
-/* hive_types := {...}: the partition columns it names read as VARCHAR (partitions.c). */
-int apply_hive_types(tfbind *b, duckdb_value v, const char *fname, char *err);
-
-/* -- bind.c ------------------------------------------------------------------ */
-void tf_bind(duckdb_bind_info info);
-
 /* -- options.c --------------------------------------------------------------- */
 char *value_text(duckdb_value v);
 
 duckdb_type value_type_id(duckdb_value v);
 
+/* The DuckDB type of a neutral column type (a new type). */
+duckdb_logical_type logical_type(tftype t);
+
 /* Register the named parameters of the option spec's native options. */
 void add_named_parameters(duckdb_table_function f);
 
-/* Read the named parameters into b's options; a NULL or refused value sets err. */
-int parse_options(duckdb_bind_info info, tfbind *b, const char *fname, char *err);
+/* The call's source and named parameters (the scan's, then the `extra` ones, a NULL-
+ * ended list or NULL) as tfargs; -1 when out of memory. */
+int bind_args(duckdb_bind_info info, const char *const *extra, tfargs *a);
+
+/* -- bind.c ------------------------------------------------------------------ */
+void tf_bind(duckdb_bind_info info);
+
+/* The bind of the arguments in `info` (resolve.c) as function `fname`; `scanning`: the
+ * connection's reports start over (scan_bind_resolve_args). NULL with err set. */
+tfbind *v1_resolve(duckdb_bind_info info, const char *fname, const char *const *extra,
+                   int scanning, idx_t *cardinality_out, char *err);
+
+/* v1_resolve for a bind that scans (tfrecord_scan, COPY ... FROM). */
+tfbind *scan_bind_resolve(duckdb_bind_info info, const char *fname, idx_t *cardinality_out,
+                          char *err);
 
 /* -- scan.c ------------------------------------------------------------------ */
 void tf_init(duckdb_init_info info);
@@ -71,26 +77,8 @@ void tf_local_init(duckdb_init_info info);
 
 void tf_scan(duckdb_function_info info, duckdb_data_chunk output);
 
-/* -- bind.c (shared) ---------------------------------------------------------- */
-/* The scan's bind without its result columns: options, files, partitions and columns
- * of tfrecord_scan(...)'s arguments in `info`, as function `fname` (for messages). NULL
- * with `err` set on failure. tfrecord_scan, tfrecord_schema, tfrecord_metadata and
- * COPY ... FROM resolve their arguments here. */
-tfbind *scan_resolve(duckdb_bind_info info, const char *fname, idx_t *cardinality_out,
-                     char *err);
-
-/* scan_resolve for a bind that scans (tfrecord_scan, COPY ... FROM): the connection's
- * reports start over (reports_begin_scan), and a failure is kept as its last error. */
-tfbind *scan_bind_resolve(duckdb_bind_info info, const char *fname, idx_t *cardinality_out,
-                          char *err);
-
-void tfbind_free(void *p);
-
-duckdb_logical_type column_type(int kind, int shape, int utf8);
-/* A type name of schema := / hive_types := as (kind, shape, utf8); 0 when the decoder
- * produces it without a cast (BIGINT, FLOAT, VARCHAR, BLOB and lists of them). */
-int parse_type_name(const char *text, int *kind, int *shape, int *utf8);
-
+/* The neutral files' operations on v1 vectors. */
+extern const vecops v1_vecops;
 
 /* -- entry.c (shared) ---------------------------------------------------------- */
 void add_scan_parameters(duckdb_table_function f);
@@ -102,20 +90,10 @@ duckdb_table_function new_table_function(const char *name, duckdb_table_function
 int register_table_function(duckdb_connection con, duckdb_table_function f);
 
 /* -- metadata.c ------------------------------------------------------------------ */
-/* The scan's output columns: data columns, partition (and split) columns, filename. */
-int scan_output_count(const tfbind *b);
-
 /* The type of output column c (a new type), its name a new string in *name. */
 duckdb_logical_type scan_output_type(const tfbind *b, int c, char **name);
 
-/* Count the records of file f by walking its headers (inflating it as `comp` says),
- * through a bounded window, stopping once `stop` are counted (-1: none); -1 with `err`
- * set (the scan's own wording) when it cannot be read or is damaged. */
-long long walked_count(const tfbind *b, const tfile *f, int comp, long long stop, char *err);
-
 /* -- copy_from.c --------------------------------------------------------------- */
-struct castplan;
-void castplan_free(struct castplan *p);
 
 /* The table function DuckDB runs for COPY ... FROM (to be destroyed by the caller). */
 duckdb_table_function copy_from_function(void);

@@ -8,21 +8,6 @@
 
 #include "duckdb_ext.h"
 
-static int is_tfrecord_name(const char *name) {
-    if (is_tfrecord_suffix(name)) { /* tfsql.naming's suffixes (options_gen.h) */
-        return 1;
-    }
-    /* a glob over such files, such as 'data/part-?.tfrecord.gz' */
-    if (has_glob_magic(name)) {
-        for (const char *p = name; *p; p++) {
-            if (strncasecmp(p, ".tfrecord", 9) == 0) {
-                return 1;
-            }
-        }
-    }
-    return 0;
-}
-
 static void tf_replacement(duckdb_replacement_scan_info info, const char *table_name, void *data) {
     (void)data;
     if (!is_tfrecord_name(table_name)) {

@@ -119,6 +119,10 @@ typedef struct {
     struct castplan *cast;
     /* the connection the scan runs for (its errors and skipped ranges: reports.c) */
     connref conn;
+    /* predicates a binding accepted from the query (pruning.c): a file is read when all
+     * hold for it */
+    struct tfpred *preds;
+    size_t npreds;
 } tfbind;
 
 enum { LAYOUT_NONE = 0, LAYOUT_TFDS = 1, LAYOUT_TFX = 2 };
@@ -231,8 +235,32 @@ void reports_begin_scan(connref c, int skipping);
 /* The scan failed: keep this thread's pending data error (or the message alone) as the
  * connection's last error. */
 void reports_scan_failed(connref c, const char *message);
-/* A damaged stretch skipped under on_corrupt := 'skip'. */
+/* A damaged stretch skipped under on_corrupt := 'skip' (report_book.c keeps it and hands
+ * its message to the binding's reports_log_skip). */
 void reports_skipped(connref c, const tferror *e);
+/* The binding's log of a skipped stretch (DuckDB's log on V2; v1 has none). */
+void reports_log_skip(const char *message);
+/* A warning (DuckDB's log on V2; v1 has no channel for one). */
+void reports_warning(const char *message);
+
+/* -- sequences.c ------------------------------------------------------------------------ */
+/* Whether a record has feature lists holding values (a SequenceExample's). */
+int looks_like_sequence_example(const uint8_t *record, size_t len);
+/* Warn (reports_warning) when b reads Examples and `record`, a first record of `path`,
+ * looks like a SequenceExample (tfsql.inference's warning). */
+void warn_if_sequence_example(const tfbind *b, const char *path, const uint8_t *record,
+                              size_t len);
+
+/* -- report_book.c: the rows of tfrecord_last_error() and tfrecord_rejects() --------- */
+/* A copy of a connection's reports, sorted by file and offset. */
+typedef struct {
+    tferror_rec **rows;
+    size_t n;
+    uint64_t dropped;
+} snapshot;
+/* The last error (rejects = 0) or the rejects of connection c; NULL when out of memory. */
+snapshot *reports_snapshot(connref c, int rejects);
+void snapshot_free(void *p);
 
 /* What framing takes and how it treats damage (the reading options). */
 typedef struct {
@@ -530,5 +558,203 @@ int copyfile_put(copyfile *f, const tbuf *framed, const tbuf *ends, size_t n, ch
 int copyfile_commit(copy_target *t, copyfile *f, char *err);
 /* Close; an uncommitted file's temporary files are removed. */
 void copyfile_free(copyfile *f);
+/* -- what the bindings hand the neutral files ---------------------------------------- */
+
+/* A DuckDB value as the neutral files read it (each binding converts its own values:
+ * v1 options.c, V2 tfsql/duckdb_v2/values.c). */
+enum { TFV_NULL = 0, TFV_BOOL, TFV_INT, TFV_TEXT, TFV_LIST, TFV_STRUCT, TFV_OTHER };
+typedef struct tfval {
+    int kind;
+    int64_t i;           /* TFV_BOOL (0 / 1) and TFV_INT */
+    char *text;          /* a scalar that is not NULL, as VARCHAR (a NUL-terminated copy) */
+    int has_nul;         /* TFV_TEXT: 1 when the value holds a NUL byte (text stops there) */
+    size_t n;            /* TFV_LIST, TFV_STRUCT: the items */
+    struct tfval *items;
+    char **names;        /* TFV_STRUCT: the field names */
+} tfval;
+
+/* The arguments of a call of tfrecord_scan (tfrecord_schema, ...): the source and the
+ * named parameters given (a v1 NULL argument is given with kind TFV_NULL). */
+typedef struct {
+    tfval source;
+    size_t n;
+    char **names;
+    tfval *values;
+} tfargs;
+
+void tfval_free(tfval *v);
+void tfargs_free(tfargs *a);
+/* Append named argument `name` (copied) with value *v (moved); -1 when out of memory. */
+int tfargs_add(tfargs *a, const char *name, tfval *v);
+/* The value of named argument `name` (any case), or NULL when it was not given. */
+const tfval *tfargs_get(const tfargs *a, const char *name);
+
+/* The DuckDB type of a column, named neutrally: a leaf type in `lists` LISTs, or a MAP of
+ * VARCHAR to VARCHAR. */
+enum { TT_ANY = -1, TT_BIGINT = 0, TT_FLOAT, TT_VARCHAR, TT_BLOB, TT_BOOLEAN, TT_TEXT_MAP, TT_UBIGINT };
+typedef struct {
+    int leaf, lists;
+} tftype;
+
+/* A named parameter of tfrecord_scan and the type it is registered with (TT_*). */
+typedef struct {
+    const char *name;
+    int type;
+} scan_param;
+/* Every named parameter tfrecord_scan takes (the option spec's, then the compatibility
+ * ones), ending with a NULL name (option_rules.c). */
+const scan_param *scan_parameters(void);
+
+/* A list vector's entries (both APIs lay them out so). */
+typedef struct {
+    uint64_t offset, length;
+} list_entry;
+
+/* A binding's operations on its output vectors: the neutral files fill vectors through
+ * them. Validity masks are 64 rows a word, a set bit a valid row. */
+typedef struct {
+    /* n rows will be written (NULL when the binding needs no notice) */
+    int (*set_rows)(void *vec, size_t n);
+    void *(*data)(void *vec);
+    /* the writable validity mask (every row valid until cleared) */
+    uint64_t *(*validity)(void *vec);
+    /* row's string (VARCHAR or BLOB); -1 when out of memory */
+    int (*set_text)(void *vec, size_t row, const char *p, size_t len);
+    /* a LIST's elements, resized to n (and their vector); NULL when out of memory */
+    void *(*list_resize)(void *vec, size_t n);
+    /* a LIST's elements without resizing, and their count */
+    void *(*list_child)(void *vec, size_t *count);
+    /* a STRUCT's field i */
+    void *(*struct_child)(void *vec, size_t i);
+} vecops;
+
+void set_row_invalid(uint64_t *validity, size_t row);
+
+/* COPY ... FROM's casts (a binding's copy_from.c); weak: a binary without COPY ... FROM
+ * has none, and tfbind_free calls it only when it is there. */
+struct castplan;
+void castplan_free(struct castplan *p) __attribute__((weak));
+
+/* -- resolve.c: the bind of tfrecord_scan and of the functions taking its arguments ---- */
+void tfbind_free(void *p);
+/* A type name of schema := / hive_types := as (kind, shape, utf8); 0 when the decoder
+ * produces it without a cast (BIGINT, FLOAT, VARCHAR, BLOB and lists of them). */
+int parse_type_name(const char *text, int *kind, int *shape, int *utf8);
+/* Options, files, partitions and columns of the arguments `a` of function `fname` (for
+ * messages) run for connection `conn`. NULL with `err` set on failure. */
+tfbind *scan_resolve(const tfargs *a, const char *fname, connref conn, uint64_t *cardinality,
+                     char *err);
+/* scan_resolve for a bind that scans (tfrecord_scan, COPY ... FROM): the connection's
+ * reports start over (reports_begin_scan), and a failure is kept as its last error. */
+tfbind *scan_bind_resolve_args(const tfargs *a, const char *fname, connref conn,
+                               uint64_t *cardinality, char *err);
+/* The scan's output columns: data columns, partition (and split) columns, filename. */
+int scan_output_count(const tfbind *b);
+/* The type of output column c, its name a new string in *name (NULL when out of memory). */
+tftype scan_output_tftype(const tfbind *b, int c, char **name);
+
+/* -- option_rules.c ------------------------------------------------------------------- */
+/* Read the named arguments into b's options; a NULL or refused value sets err. */
+int parse_options(const tfargs *a, tfbind *b, const char *fname, char *err);
+
+/* -- partitions.c --------------------------------------------------------------------- */
+/* Hive partition columns of the files (tfsql.partitioning.Partitioning.discover);
+ * `hive_types` (may be NULL): the columns the user types. */
+int find_partitions(tfbind *b, const tfval *hive_types, char *err);
+/* hive_types := {...}: the partition columns it names read as VARCHAR. */
+int apply_hive_types(tfbind *b, const tfval *v, const char *fname, char *err);
+
+/* -- pruning.c: predicates on the columns constant within a file ----------------------- */
+enum {
+    PRED_AND = 1, PRED_OR, PRED_EQ, PRED_NE, PRED_LT, PRED_LE, PRED_GT, PRED_GE, PRED_IN,
+    PRED_NOT_IN, PRED_IS_NULL, PRED_NOT_NULL
+};
+typedef struct tfpred {
+    int op;
+    int column;         /* the output column compared */
+    size_t nconsts;     /* its constants: TFV_INT (a BIGINT column), TFV_TEXT, TFV_NULL */
+    tfval *consts;
+    size_t nkids;       /* PRED_AND, PRED_OR */
+    struct tfpred *kids;
+} tfpred;
+void tfpred_free(tfpred *p);
+/* 1 when output column `column` of b is constant within a file (a partition or split
+ * column, the filename column), *is_int when it is BIGINT. */
+int prunable_column(const tfbind *b, int column, int *is_int);
+/* Whether p is TRUE for file f. */
+int tfpred_holds(const tfbind *b, const tfpred *p, const tfile *f);
+/* The files b's predicates rule out (1 each; NULL when there are no predicates or no
+ * memory: nothing is skipped). */
+uint8_t *prune_files(const tfbind *b);
+
+/* -- scanning.c: the parallel per-file scan --------------------------------------------- */
+typedef struct {
+    size_t next_file; /* claimed with an atomic add */
+    int nproj;
+    int *proj;        /* output column index per projected position */
+    schema sc;        /* the projected data columns */
+    int *dcol;        /* projected position -> index into sc.cols (or -1) */
+    uint8_t *skip;    /* files a pushed-down filter rules out (NULL: none) */
+} tfglobal;
+
+/* A thread's scan state. The open file is read through a bounded window (reading.c)
+ * and framed one output chunk at a time, right before the chunk is decoded, so its
+ * bytes are read from memory once while they are still in the CPU's cache. */
+typedef struct {
+    int have_file;
+    size_t file;
+    window fr;
+    size_t pos;        /* records of the chunk already emitted */
+    slotstate *slots;
+    colbuild *cb;
+} tflocal;
+
+/* The scan of the n output columns `columns` (projection pushdown) of b. */
+tfglobal *scan_global_new(const tfbind *b, const size_t *columns, size_t n, char *err);
+void scan_global_free(void *g);
+tflocal *scan_local_new(void);
+void scan_local_free(void *l);
+/* Fill the next rows (at most cap) into vecs[i], the vector of projected column i; 1
+ * with *rows set, 0 when the scan is done, -1 with err. */
+int scan_next(const tfbind *b, tfglobal *g, tflocal *l, const vecops *o, void *const *vecs,
+              size_t cap, size_t *rows, char *err);
+/* err (the scan's failure) as DuckDB shows it, kept for tfrecord_last_error(). */
+void scan_failed_message(const tfbind *b, const char *fname, char *err);
+
+/* -- dataset_rows.c: tfrecord_schema(...) and tfrecord_metadata(...) ------------------------ */
+typedef struct {
+    const char *name;
+    tftype type;
+} tfcolumn;
+/* Their columns, ending with a NULL name. */
+extern const tfcolumn schema_columns[], metadata_columns[];
+/* Their bind: the resolved scan, and tfrecord_metadata's count := true. */
+typedef struct {
+    tfbind *b;
+    int count;
+    int metadata; /* tfrecord_metadata (else tfrecord_schema) */
+} metabind;
+void metabind_free(void *p);
+/* The next rows (at most cap, from *next, which moves on) into vecs[i], column i; 0 with
+ * *rows set, -1 with err. tfrecord_metadata's count := true walks files without an index. */
+int schema_rows(const tfbind *b, size_t *next, const vecops *o, void *const *vecs, size_t cap,
+                size_t *rows, char *err);
+int metadata_rows(const tfbind *b, int count, size_t *next, const vecops *o, void *const *vecs,
+                  size_t cap, size_t *rows, char *err);
+/* The columns of tfrecord_last_error() and tfrecord_rejects(), and their next rows. */
+extern const tfcolumn last_error_columns[], rejects_columns[];
+int report_rows(const snapshot *s, int rejects, size_t *next, const vecops *o, void *const *vecs,
+                size_t cap, size_t *rows);
+
+/* -- metadata (tables.c): walk a file's headers ------------------------------------------- */
+/* Count the records of file f by walking its headers (inflating it as `comp` says),
+ * through a bounded window, stopping once `stop` are counted (-1: none); -1 with `err`
+ * set (the scan's own wording) when it cannot be read or is damaged. */
+long long walked_count(const tfbind *b, const tfile *f, int comp, long long stop, char *err);
+/* The record count an index sidecar gives for `path` (size `size`), or -1 when there is
+ * none or it does not match the file. */
+long long indexed_count(const char *path, int64_t size);
+/* Whether the replacement scan reads table `name` (FROM 'x.tfrecord') as TFRecord. */
+int is_tfrecord_name(const char *name);
 
 #endif /* TFSQL_EXT_COMMON_H */

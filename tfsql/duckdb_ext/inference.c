@@ -70,6 +70,10 @@ static int sample_file(const tfbind *b, infer_state *st, const tfile *f, int tol
         if (got == 0) {
             break;
         }
+        if (w.r.first == 0) {
+            warn_if_sequence_example(b, TFILE_SHOWN(f), w.r.buf.data + load_u64(w.r.offs.data),
+                                     (size_t)load_u64(w.r.lens.data));
+        }
         int done;
         size_t taken;
         infer_error e;

@@ -234,3 +234,145 @@ int is_tfrecord_suffix(const char *name) {
     }
     return 0;
 }
+
+/* -- the named parameters of tfrecord_scan (both bindings read their values into tfargs) -- */
+
+/* Read one given parameter; -1 with err set when its value is refused. */
+static int read_param(tfbind *b, const tfsql_param *p, const tfval *v, const char *fname,
+                      char *err) {
+    switch (p->value) {
+    case TFSQL_VALUE_BOOL: {
+        int x = v->i != 0;
+        set_option(b, p->option, p->words != NULL ? (x ? p->if_true : p->if_false) : x, NULL);
+        return 0;
+    }
+    case TFSQL_VALUE_COUNT: {
+        int64_t x = v->i;
+        if (x < 1) {
+            snprintf(err, ERRLEN, "%s: %s must be a positive integer, not %lld", fname, p->name,
+                     (long long)x);
+            return -1;
+        }
+        set_option(b, p->option, x, NULL);
+        return 0;
+    }
+    case TFSQL_VALUE_COUNT_OR_ALL: {
+        int64_t x = v->i;
+        if (x == 0) {
+            snprintf(err, ERRLEN, "%s: %s must be a positive integer or None (all of them), not 0",
+                     fname, p->name);
+            return -1;
+        }
+        set_option(b, p->option, x < 0 ? -1 : x, NULL);
+        return 0;
+    }
+    case TFSQL_VALUE_CHOICE: {
+        const char *text = v->text != NULL ? v->text : "";
+        int code;
+        if (!find_word(p->words, text, &code)) {
+            if (p->unknown_wording) {
+                snprintf(err, ERRLEN, "%s: unknown %s '%s'; use %s", fname, p->name, text, p->what);
+            } else {
+                snprintf(err, ERRLEN, "%s: %s must be %s, not '%s'", fname, p->name, p->what, text);
+            }
+            return -1;
+        }
+        set_option(b, p->option, code, NULL);
+        return 0;
+    }
+    case TFSQL_VALUE_BOOL_OR_NAME:
+        if (v->kind == TFV_BOOL) {
+            int x = v->i != 0;
+            set_option(b, p->option, x, x && p->true_text ? xstrdup(p->true_text) : NULL);
+            return 0;
+        }
+        if (v->kind == TFV_TEXT) {
+            if (v->text == NULL || v->text[0] == 0) {
+                snprintf(err, ERRLEN, "%s: %s must be a column name, not ''", fname, p->name);
+                return -1;
+            }
+            set_option(b, p->option, 1, xstrdup(v->text));
+            return 0;
+        }
+        snprintf(err, ERRLEN, "%s: parameter %s expects BOOLEAN or VARCHAR", fname, p->name);
+        return -1;
+    default: /* TFSQL_VALUE_TYPES: the bind reads schema := / columns := */
+        return 0;
+    }
+}
+
+/* A NULL argument is refused naming its parameter. */
+static int refuse_null(const tfval *v, const char *name, const char *fname, char *err) {
+    if (v->kind != TFV_NULL) {
+        return 0;
+    }
+    snprintf(err, ERRLEN, "%s: parameter %s is NULL; give it a value, or leave it out for its "
+                          "default", fname, name);
+    return -1;
+}
+
+int parse_options(const tfargs *a, tfbind *b, const char *fname, char *err) {
+    const char *given_by[TFSQL_OPTION_COUNT] = {0};
+    for (const tfsql_param *p = tfsql_params; p->name != NULL; p++) {
+        const tfval *v = tfargs_get(a, p->name);
+        if (v == NULL) {
+            continue;
+        }
+        int rc = refuse_null(v, p->name, fname, err);
+        if (rc == 0 && given_by[p->option] != NULL) {
+            snprintf(err, ERRLEN, "%s: give either %s or %s, not both", fname,
+                     given_by[p->option], p->name);
+            rc = -1;
+        }
+        given_by[p->option] = p->name;
+        if (rc == 0) {
+            rc = read_param(b, p, v, fname, err);
+        }
+        if (rc) {
+            return -1;
+        }
+    }
+    for (int i = 0; tfsql_compat_params[i] != NULL; i++) {
+        const tfval *v = tfargs_get(a, tfsql_compat_params[i]);
+        if (v != NULL && refuse_null(v, tfsql_compat_params[i], fname, err)) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The type a parameter is registered with. */
+static int param_type(int value) {
+    switch (value) {
+    case TFSQL_VALUE_BOOL:
+        return TT_BOOLEAN;
+    case TFSQL_VALUE_COUNT:
+    case TFSQL_VALUE_COUNT_OR_ALL:
+        return TT_BIGINT;
+    case TFSQL_VALUE_CHOICE:
+    case TFSQL_VALUE_NAME:
+        return TT_VARCHAR;
+    default:
+        return TT_ANY;
+    }
+}
+
+const scan_param *scan_parameters(void) {
+    static scan_param params[sizeof(tfsql_params) / sizeof(tfsql_params[0]) +
+                             sizeof(tfsql_compat_params) / sizeof(tfsql_compat_params[0])];
+    static int done;
+    if (!__atomic_load_n(&done, __ATOMIC_ACQUIRE)) {
+        size_t n = 0;
+        for (const tfsql_param *p = tfsql_params; p->name != NULL; p++) {
+            params[n].name = p->name;
+            params[n++].type = param_type(p->value);
+        }
+        for (int i = 0; tfsql_compat_params[i] != NULL; i++) {
+            params[n].name = tfsql_compat_params[i];
+            params[n++].type = TT_BOOLEAN;
+        }
+        params[n].name = NULL;
+        __atomic_store_n(&done, 1, __ATOMIC_RELEASE);
+    }
+    return params;
+}

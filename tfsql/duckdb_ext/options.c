@@ -21,149 +21,167 @@ duckdb_type value_type_id(duckdb_value v) {
     return duckdb_get_type_id(t);
 }
 
-/* Read one given parameter; -1 with err set when its value is refused. */
-static int read_param(tfbind *b, const tfsql_param *p, duckdb_value v, const char *fname,
-                      char *err) {
-    duckdb_type id = value_type_id(v);
-    switch (p->value) {
-    case TFSQL_VALUE_BOOL: {
-        int x = duckdb_get_bool(v);
-        set_option(b, p->option, p->words != NULL ? (x ? p->if_true : p->if_false) : x, NULL);
-        return 0;
+duckdb_logical_type logical_type(tftype t) {
+    if (t.leaf == TT_TEXT_MAP) {
+        duckdb_logical_type text = duckdb_create_logical_type(DUCKDB_TYPE_VARCHAR);
+        duckdb_logical_type map = duckdb_create_map_type(text, text);
+        duckdb_destroy_logical_type(&text);
+        return map;
     }
-    case TFSQL_VALUE_COUNT: {
-        int64_t x = duckdb_get_int64(v);
-        if (x < 1) {
-            snprintf(err, ERRLEN, "%s: %s must be a positive integer, not %lld", fname, p->name,
-                     (long long)x);
-            return -1;
-        }
-        set_option(b, p->option, x, NULL);
-        return 0;
+    duckdb_type id = t.leaf == TT_BIGINT    ? DUCKDB_TYPE_BIGINT
+                     : t.leaf == TT_FLOAT   ? DUCKDB_TYPE_FLOAT
+                     : t.leaf == TT_VARCHAR ? DUCKDB_TYPE_VARCHAR
+                     : t.leaf == TT_BLOB    ? DUCKDB_TYPE_BLOB
+                     : t.leaf == TT_BOOLEAN ? DUCKDB_TYPE_BOOLEAN
+                     : t.leaf == TT_UBIGINT ? DUCKDB_TYPE_UBIGINT
+                                            : DUCKDB_TYPE_ANY;
+    duckdb_logical_type r = duckdb_create_logical_type(id);
+    for (int s = 0; s < t.lists; s++) {
+        duckdb_logical_type l = duckdb_create_list_type(r);
+        duckdb_destroy_logical_type(&r);
+        r = l;
     }
-    case TFSQL_VALUE_COUNT_OR_ALL: {
-        int64_t x = duckdb_get_int64(v);
-        if (x == 0) {
-            snprintf(err, ERRLEN, "%s: %s must be a positive integer or None (all of them), not 0",
-                     fname, p->name);
-            return -1;
-        }
-        set_option(b, p->option, x < 0 ? -1 : x, NULL);
-        return 0;
-    }
-    case TFSQL_VALUE_CHOICE: {
-        char *text = value_text(v);
-        int code;
-        if (text == NULL || !find_word(p->words, text, &code)) {
-            if (p->unknown_wording) {
-                snprintf(err, ERRLEN, "%s: unknown %s '%s'; use %s", fname, p->name,
-                         text ? text : "", p->what);
-            } else {
-                snprintf(err, ERRLEN, "%s: %s must be %s, not '%s'", fname, p->name, p->what,
-                         text ? text : "");
-            }
-            free(text);
-            return -1;
-        }
-        free(text);
-        set_option(b, p->option, code, NULL);
-        return 0;
-    }
-    case TFSQL_VALUE_BOOL_OR_NAME:
-        if (id == DUCKDB_TYPE_BOOLEAN) {
-            int x = duckdb_get_bool(v);
-            set_option(b, p->option, x, x && p->true_text ? xstrdup(p->true_text) : NULL);
-            return 0;
-        }
-        if (id == DUCKDB_TYPE_VARCHAR) {
-            char *name = value_text(v);
-            if (name == NULL || name[0] == 0) {
-                snprintf(err, ERRLEN, "%s: %s must be a column name, not ''", fname, p->name);
-                free(name);
-                return -1;
-            }
-            set_option(b, p->option, 1, name);
-            return 0;
-        }
-        snprintf(err, ERRLEN, "%s: parameter %s expects BOOLEAN or VARCHAR", fname, p->name);
-        return -1;
-    default: /* TFSQL_VALUE_TYPES: the bind reads schema := / columns := */
-        return 0;
-    }
-}
-
-/* The DuckDB type a parameter is registered with. */
-duckdb_type param_type(int value) {
-    switch (value) {
-    case TFSQL_VALUE_BOOL:
-        return DUCKDB_TYPE_BOOLEAN;
-    case TFSQL_VALUE_COUNT:
-    case TFSQL_VALUE_COUNT_OR_ALL:
-        return DUCKDB_TYPE_BIGINT;
-    case TFSQL_VALUE_CHOICE:
-    case TFSQL_VALUE_NAME:
-        return DUCKDB_TYPE_VARCHAR;
-    default:
-        return DUCKDB_TYPE_ANY;
-    }
+    return r;
 }
 
 void add_named_parameters(duckdb_table_function f) {
-    for (const tfsql_param *p = tfsql_params; p->name != NULL; p++) {
-        duckdb_logical_type t = duckdb_create_logical_type(param_type(p->value));
-        duckdb_table_function_add_named_parameter(f, p->name, t);
-        duckdb_destroy_logical_type(&t);
+    for (const scan_param *p = scan_parameters(); p->name != NULL; p++) {
+        tftype t = {p->type, 0};
+        duckdb_logical_type lt = logical_type(t);
+        duckdb_table_function_add_named_parameter(f, p->name, lt);
+        duckdb_destroy_logical_type(&lt);
     }
-    duckdb_logical_type boolean = duckdb_create_logical_type(DUCKDB_TYPE_BOOLEAN);
-    for (int i = 0; tfsql_compat_params[i] != NULL; i++) {
-        duckdb_table_function_add_named_parameter(f, tfsql_compat_params[i], boolean);
-    }
-    duckdb_destroy_logical_type(&boolean);
 }
 
-/* A NULL argument is refused naming its parameter (DuckDB would hand the bind a NULL
- * value whose text cannot be read). */
-static int refuse_null(duckdb_value v, const char *name, const char *fname, char *err) {
-    if (!duckdb_is_null_value(v)) {
+/* Whether the VARCHAR `v`, whose text duckdb_get_varchar showed as `s`, holds a NUL
+ * byte: 1 yes, 0 no, -1 when this engine cannot tell. duckdb_value_to_string (C API
+ * v1.5.6; its slot is NULL on older engines) gives the value as SQL -- quoted, with
+ * quotes doubled -- copied whole and NUL-terminated, so a NUL inside the value cuts it
+ * before its closing quote. Any other spelling (an engine that escapes more) is -1. */
+static int varchar_has_nul(duckdb_value v, const char *s) {
+    if (duckdb_value_to_string == NULL) { /* the macro names the table slot */
+        return -1;
+    }
+    char *sql = duckdb_value_to_string(v);
+    if (sql == NULL) {
+        return -1;
+    }
+    int verdict = -1;
+    const char *q = sql;
+    if (*q++ == '\'') {
+        const char *p = s;
+        while (*p != 0 && *q == *p && (*p != '\'' || *++q == '\'')) {
+            p++;
+            q++;
+        }
+        if (*p == 0 && q[0] == '\'' && q[1] == 0) {
+            verdict = 0;
+        } else if (*p == 0 && q[0] == 0) {
+            verdict = 1; /* cut where the value's NUL is */
+        }
+    }
+    duckdb_free(sql);
+    return verdict;
+}
+
+/* Whether VARCHAR `v` (text `s`) holds a NUL byte. The value's SQL spelling shows the
+ * NUL (varchar_has_nul); on engines without it (DuckDB 1.4), DuckDB's BLOB cast shows
+ * the whole text, but refuses bytes over 0x7f and reads backslash escapes: it is asked
+ * when the text before any NUL has neither (there a NUL after a non-ASCII prefix is not
+ * seen). */
+static int text_has_nul(duckdb_value v, const char *s) {
+    int nul = varchar_has_nul(v, s);
+    int plain = nul < 0;
+    for (const char *p = s; *p != 0 && plain; p++) {
+        plain = (unsigned char)*p < 0x80 && *p != '\\';
+    }
+    if (plain) {
+        duckdb_blob blob = duckdb_get_blob(v);
+        nul = blob.data != NULL && tfsql_path_has_nul((const char *)blob.data, (size_t)blob.size);
+        duckdb_free(blob.data);
+    }
+    return nul > 0;
+}
+
+/* v as a tfval (out); -1 when out of memory. */
+static int to_tfval(duckdb_value v, tfval *out) {
+    memset(out, 0, sizeof(*out));
+    if (v == NULL || duckdb_is_null_value(v)) {
         return 0;
     }
-    snprintf(err, ERRLEN, "%s: parameter %s is NULL; give it a value, or leave it out for its "
-                          "default", fname, name);
-    return -1;
-}
-
-int parse_options(duckdb_bind_info info, tfbind *b, const char *fname, char *err) {
-    const char *given_by[TFSQL_OPTION_COUNT] = {0};
-    for (const tfsql_param *p = tfsql_params; p->name != NULL; p++) {
-        duckdb_value v = duckdb_bind_get_named_parameter(info, p->name);
-        if (v == NULL) {
-            continue;
-        }
-        int rc = refuse_null(v, p->name, fname, err);
-        if (rc == 0 && given_by[p->option] != NULL) {
-            snprintf(err, ERRLEN, "%s: give either %s or %s, not both", fname,
-                     given_by[p->option], p->name);
-            rc = -1;
-        }
-        given_by[p->option] = p->name;
-        if (rc == 0) {
-            rc = read_param(b, p, v, fname, err);
-        }
-        duckdb_destroy_value(&v);
-        if (rc) {
+    duckdb_logical_type t = duckdb_get_value_type(v); /* owned by the value */
+    duckdb_type id = duckdb_get_type_id(t);
+    if (id == DUCKDB_TYPE_LIST || id == DUCKDB_TYPE_STRUCT) {
+        int is_struct = id == DUCKDB_TYPE_STRUCT;
+        size_t n = is_struct ? (size_t)duckdb_struct_type_child_count(t)
+                             : (size_t)duckdb_get_list_size(v);
+        out->kind = is_struct ? TFV_STRUCT : TFV_LIST;
+        out->items = (tfval *)calloc(n ? n : 1, sizeof(tfval));
+        out->names = is_struct ? (char **)calloc(n ? n : 1, sizeof(char *)) : NULL;
+        if (out->items == NULL || (is_struct && out->names == NULL)) {
             return -1;
         }
+        out->n = n;
+        for (size_t i = 0; i < n; i++) {
+            duckdb_value child = is_struct ? duckdb_get_struct_child(v, (idx_t)i)
+                                           : duckdb_get_list_child(v, (idx_t)i);
+            int rc = to_tfval(child, &out->items[i]);
+            duckdb_destroy_value(&child);
+            if (is_struct) {
+                char *name = duckdb_struct_type_child_name(t, (idx_t)i);
+                out->names[i] = xstrdup(name != NULL ? name : "");
+                duckdb_free(name);
+                rc |= out->names[i] == NULL ? -1 : 0;
+            }
+            if (rc) {
+                return -1;
+            }
+        }
+        return 0;
     }
-    for (int i = 0; tfsql_compat_params[i] != NULL; i++) {
-        duckdb_value v = duckdb_bind_get_named_parameter(info, tfsql_compat_params[i]);
-        if (v == NULL) {
-            continue;
-        }
-        int rc = refuse_null(v, tfsql_compat_params[i], fname, err);
-        duckdb_destroy_value(&v);
-        if (rc) {
-            return -1;
-        }
+    out->text = value_text(v);
+    if (out->text == NULL) {
+        return -1;
+    }
+    if (id == DUCKDB_TYPE_BOOLEAN) {
+        out->kind = TFV_BOOL;
+        out->i = duckdb_get_bool(v);
+    } else if (id == DUCKDB_TYPE_BIGINT || id == DUCKDB_TYPE_INTEGER || id == DUCKDB_TYPE_SMALLINT ||
+               id == DUCKDB_TYPE_TINYINT || id == DUCKDB_TYPE_UBIGINT || id == DUCKDB_TYPE_UINTEGER ||
+               id == DUCKDB_TYPE_USMALLINT || id == DUCKDB_TYPE_UTINYINT) {
+        out->kind = TFV_INT;
+        out->i = duckdb_get_int64(v);
+    } else if (id == DUCKDB_TYPE_VARCHAR) {
+        out->kind = TFV_TEXT;
+        out->has_nul = text_has_nul(v, out->text);
+    } else {
+        out->kind = TFV_OTHER;
     }
     return 0;
+}
+
+/* The named parameter `name` of the call, when given, into a; -1 when out of memory. */
+static int add_arg(duckdb_bind_info info, const char *name, tfargs *a) {
+    duckdb_value v = duckdb_bind_get_named_parameter(info, name);
+    if (v == NULL) {
+        return 0;
+    }
+    tfval tv;
+    int rc = to_tfval(v, &tv);
+    duckdb_destroy_value(&v);
+    return rc != 0 || tfargs_add(a, name, &tv) != 0 ? -1 : 0;
+}
+
+int bind_args(duckdb_bind_info info, const char *const *extra, tfargs *a) {
+    memset(a, 0, sizeof(*a));
+    duckdb_value src = duckdb_bind_get_parameter(info, 0);
+    int rc = to_tfval(src, &a->source);
+    duckdb_destroy_value(&src);
+    for (const scan_param *p = scan_parameters(); rc == 0 && p->name != NULL; p++) {
+        rc = add_arg(info, p->name, a);
+    }
+    for (size_t i = 0; rc == 0 && extra != NULL && extra[i] != NULL; i++) {
+        rc = add_arg(info, extra[i], a);
+    }
+    return rc;
 }

@@ -3,26 +3,21 @@
  * their columns (tfsql.partitioning).
  */
 
-#include "duckdb_ext.h"
+#include "ext_common.h"
 
 
 
 /* The names hive_types := {...} gives types to (a `split` entry is left to a TFDS / TFX
  * layout: tfsql.layouts.Layout.without_split), in *names (free with strlist_free). */
-static int typed_names(const tfbind *b, duckdb_value v, strlist *names) {
+static int typed_names(const tfbind *b, const tfval *v, strlist *names) {
     if (v == NULL) {
         return 0;
     }
-    duckdb_logical_type t = duckdb_get_value_type(v);
-    idx_t n = duckdb_get_type_id(t) == DUCKDB_TYPE_STRUCT ? duckdb_struct_type_child_count(t) : 0;
-    for (idx_t i = 0; i < n; i++) {
-        char *name = duckdb_struct_type_child_name(t, i);
-        if (name == NULL) {
-            return -1;
-        }
+    size_t n = v->kind == TFV_STRUCT ? v->n : 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *name = v->names[i];
         int skip = b->layout != LAYOUT_NONE && strcmp(name, SPLIT_COLUMN) == 0;
         int rc = skip ? 0 : strlist_add(names, xstrdup(name));
-        duckdb_free(name);
         if (rc) {
             return -1;
         }
@@ -34,7 +29,7 @@ static int typed_names(const tfbind *b, duckdb_value v, strlist *names) {
  * read_parquet rule: every directory of a file's path), its values moved to the files
  * (bytes-exact, NUL included) and its types to the bind. `hive_types` (may be NULL):
  * the columns the user types. 0, or -1 with err. */
-int find_partitions(tfbind *b, duckdb_value hive_types, char *err) {
+int find_partitions(tfbind *b, const tfval *hive_types, char *err) {
     if (b->hive == HIVE_OFF) {
         return 0;
     }
@@ -117,9 +112,8 @@ int find_partitions(tfbind *b, duckdb_value hive_types, char *err) {
  * (the values as they are); another type is refused with a message naming it (the
  * Arrow path of tfsql.connect() casts). A `split` entry is left to a TFDS / TFX layout
  * (tfsql.layouts.Layout.without_split). 0, or -1 with err. */
-int apply_hive_types(tfbind *b, duckdb_value v, const char *fname, char *err) {
-    duckdb_logical_type t = duckdb_get_value_type(v);
-    idx_t n = duckdb_get_type_id(t) == DUCKDB_TYPE_STRUCT ? duckdb_struct_type_child_count(t) : 0;
+int apply_hive_types(tfbind *b, const tfval *v, const char *fname, char *err) {
+    size_t n = v->kind == TFV_STRUCT ? v->n : 0;
     if (n == 0) {
         snprintf(err, ERRLEN, "%s: parameter hive_types expects a STRUCT of partition column "
                               "-> type name, e.g. hive_types := {'p': 'VARCHAR'}", fname);
@@ -130,11 +124,9 @@ int apply_hive_types(tfbind *b, duckdb_value v, const char *fname, char *err) {
                               "one of them", fname);
         return -1;
     }
-    for (idx_t i = 0; i < n; i++) {
-        char *name = duckdb_struct_type_child_name(t, i);
-        duckdb_value child = duckdb_get_struct_child(v, i);
-        char *type = child == NULL || duckdb_is_null_value(child) ? NULL : value_text(child);
-        duckdb_destroy_value(&child);
+    for (size_t i = 0; i < n; i++) {
+        const char *name = v->names[i];
+        const char *type = v->items[i].kind == TFV_NULL ? NULL : v->items[i].text;
         int kind = KIND_NONE, shape = SCALAR, utf8 = 0;
         int rc = 0;
         int k = 0;
@@ -158,8 +150,6 @@ int apply_hive_types(tfbind *b, duckdb_value v, const char *fname, char *err) {
         } else {
             b->part_is_int[k] = 0;
         }
-        duckdb_free(name);
-        free(type);
         if (rc) {
             return -1;
         }

@@ -30,19 +30,6 @@
 #include <stdio.h>
 #include <string.h>
 
-void v2_set_error(v2_err *err, const char *text) {
-    v2_set_error_code(err, DUCKDB_V2_ERROR_INPUT_INVALID, text);
-}
-
-void v2_set_error_code(v2_err *err, DUCKDB_V2_ERROR code, const char *text) {
-    if (err == NULL || *err == NULL) {
-        return;
-    }
-    duckdb_v2_str t = v2_str(text);
-    duckdb_v2_error_info_set_code(*err, code);
-    duckdb_v2_error_info_set_text(*err, &t);
-}
-
 /* ------------------------------------------------------------------------------------ */
 /* Types                                                                                */
 /* ------------------------------------------------------------------------------------ */
@@ -280,7 +267,7 @@ static void copy_to_bind(duckdb_v2_copy_to_bind_info_handle info, v2_ctx context
     duckdb_v2_str path = {NULL, 0};
     if (b == NULL || duckdb_v2_copy_to_bind_get_file_path(info, &path, err) != V2_OK) {
         free(b);
-        v2_set_error(err, "out of memory");
+        v2_fail(err, DUCKDB_V2_ERROR_INPUT_INVALID, "out of memory");
         return;
     }
     b->set.record_type = EXAMPLE;
@@ -292,7 +279,7 @@ static void copy_to_bind(duckdb_v2_copy_to_bind_info_handle info, v2_ctx context
     b->target.compress_named = 1;
     if (read_options(info, b, msg) || plan_columns(info, b, msg)) {
         copybind_free(b);
-        v2_set_error_code(err, DUCKDB_V2_ERROR_QUERY_BINDER, msg); /* a BinderException, as v1's */
+        v2_fail(err, DUCKDB_V2_ERROR_QUERY_BINDER, msg); /* a BinderException, as v1's */
         return;
     }
     duckdb_v2_opaque o = {b, copybind_free, NULL};
@@ -330,7 +317,7 @@ static void copy_to_init(duckdb_v2_copy_to_init_info_handle info, v2_ctx context
     if (name == NULL || f == NULL) {
         free(name);
         free(f);
-        v2_set_error(err, "out of memory");
+        v2_fail(err, DUCKDB_V2_ERROR_INPUT_INVALID, "out of memory");
         return;
     }
     int io_error = 0;
@@ -338,7 +325,7 @@ static void copy_to_init(duckdb_v2_copy_to_init_info_handle info, v2_ctx context
     free(name);
     if (f->file == NULL) {
         free(f);
-        v2_set_error_code(err, io_error ? DUCKDB_V2_ERROR_IO_GENERAL : DUCKDB_V2_ERROR_INPUT_INVALID, msg);
+        v2_fail(err, io_error ? DUCKDB_V2_ERROR_IO_GENERAL : DUCKDB_V2_ERROR_INPUT_INVALID, msg);
         return;
     }
     duckdb_v2_opaque o = {f, v2file_free, NULL};
@@ -481,7 +468,7 @@ static void copy_to_batch(duckdb_v2_copy_to_batch_info_handle info, v2_ctx conte
     duckdb_v2_column_data_collection_destroy(&rows);
     if (rc) {
         v2batch_free(r);
-        v2_set_error(err, msg[0] ? msg : "out of memory");
+        v2_fail(err, DUCKDB_V2_ERROR_INPUT_INVALID, msg[0] ? msg : "out of memory");
         return;
     }
     duckdb_v2_opaque o = {r, v2batch_free, NULL};
@@ -502,7 +489,7 @@ static void copy_to_flush(duckdb_v2_copy_to_flush_info_handle info, v2_ctx conte
     f->rows += r->n;
     pthread_mutex_unlock(&f->file->lock);
     if (rc) {
-        v2_set_error_code(err, DUCKDB_V2_ERROR_IO_GENERAL, msg);
+        v2_fail(err, DUCKDB_V2_ERROR_IO_GENERAL, msg);
     }
 }
 
@@ -519,7 +506,7 @@ static void copy_to_finalize(duckdb_v2_copy_to_finalize_info_handle info, v2_ctx
     int rc = copyfile_commit(&b->target, f->file, msg);
     pthread_mutex_unlock(&f->file->lock);
     if (rc) {
-        v2_set_error(err, msg);
+        v2_fail(err, DUCKDB_V2_ERROR_INPUT_INVALID, msg);
     }
 }
 

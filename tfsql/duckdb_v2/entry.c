@@ -9,8 +9,18 @@ duckdb_v2_str v2_str(const char *s) {
     return r;
 }
 
+void v2_fail(v2_err *err, DUCKDB_V2_ERROR code, const char *text) {
+    if (err == NULL || *err == NULL) {
+        return;
+    }
+    duckdb_v2_str t = v2_str(text);
+    duckdb_v2_error_info_set_code(*err, code);
+    duckdb_v2_error_info_set_text(*err, &t);
+}
+
 /* The function groups; each file that registers functions adds its registrar here. */
-static const v2_registrar registrars[] = {register_copy, NULL};
+static const v2_registrar registrars[] = {register_scans, register_dataset_functions,
+                                          register_report_functions, register_copy, NULL};
 
 DUCKDB_EXTENSION_ENTRYPOINT(duckdb_v2_extension_handle extension, duckdb_v2_context_handle context,
                             duckdb_v2_error_info_handle *err) {

@@ -1,23 +1,104 @@
 /*
- * tfsql/duckdb_v2/reports.c -- what the engine-neutral files report through their
- * binding (ext_common.h: reports_*). SKELETON: nothing is kept yet; the V2 scan's
- * reports (DuckDB's log, tfrecord_rejects(), tfrecord_last_error()) replace these.
+ * tfsql/duckdb_v2/reports.c -- the V2 binding of the reports (report_book.c): the
+ * connection a scan runs for, DuckDB's log, and the table functions tfrecord_last_error()
+ * and tfrecord_rejects().
+ *
+ * The V2 API (2.0.1) gives a callback no connection identity: its client context handle
+ * is a wrapper made for the call, and its internal pointer is the same for every
+ * connection of the process (measured), and Python's duckdb binds statements on a
+ * connection of its own. So the V2 extension keeps one report for the process: every
+ * connection sees the last scan's error and rejects (each tfrecord_scan bind starts them
+ * over), where the v1 extension keeps them per connection. A SequenceExample file read as
+ * Examples (sequences.c) and a stretch skipped under on_corrupt := 'skip' is also written to DuckDB's log
+ * (duckdb_logs: type 'tfsql', level WARNING, when logging is enabled) through the context
+ * of the scan that met it.
  */
 #include "v2_ext.h"
 
+static __thread v2_ctx scan_context;
+
 void reports_new_database(void) {}
 
-void reports_begin_scan(connref c, int skipping) {
-    (void)c;
-    (void)skipping;
+connref v2_connection(v2_ctx context) {
+    (void)context;
+    connref c = {1, 0, 0}; /* one report for the process: see above */
+    return c;
 }
 
-void reports_scan_failed(connref c, const char *message) {
-    (void)c;
-    (void)message;
+void v2_reports_enter(v2_ctx context) { scan_context = context; }
+
+void v2_reports_leave(void) { scan_context = NULL; }
+
+void reports_log_skip(const char *text) { reports_warning(text); }
+
+void reports_warning(const char *text) {
+    if (scan_context == NULL) {
+        return;
+    }
+    duckdb_v2_str type = v2_str("tfsql"), message = v2_str(text);
+    duckdb_v2_context_log(scan_context, DUCKDB_V2_LOG_LEVEL_WARNING, &type, &message, NULL);
 }
 
-void reports_skipped(connref c, const tferror *e) {
-    (void)c;
-    (void)e;
+/* -- tfrecord_last_error() and tfrecord_rejects() ------------------------------------------ */
+
+typedef struct {
+    snapshot *s;
+    int rejects;
+} report_bind_data;
+
+static void report_bind_free(void *p) {
+    report_bind_data *d = (report_bind_data *)p;
+    if (d != NULL) {
+        snapshot_free(d->s);
+        free(d);
+    }
+}
+
+static void report_bind(duckdb_v2_function_bind_info_handle info,
+                        duckdb_v2_table_function_bind_info_handle result, v2_ctx context, v2_err *err) {
+    fninfo *fi = NULL;
+    duckdb_v2_factory_handle f = NULL;
+    if (v2_bind_start(info, context, &fi, &f, err) != 0) {
+        return;
+    }
+    report_bind_data *d = (report_bind_data *)calloc(1, sizeof(report_bind_data));
+    if (d != NULL) {
+        d->rejects = strcmp(fi->name, "tfrecord_rejects") == 0;
+        d->s = reports_snapshot(v2_connection(context), d->rejects);
+    }
+    if (d == NULL || d->s == NULL) {
+        free(d);
+        v2_fail(err, DUCKDB_V2_ERROR_RESOURCE_OUT_OF_MEMORY, "out of memory");
+        return;
+    }
+    duckdb_v2_opaque data = {d, report_bind_free, NULL};
+    if (duckdb_v2_function_bind_set_bind_data(info, &data, err) != V2_OK) {
+        report_bind_free(d);
+        return;
+    }
+    if (v2_add_columns(result, f, d->rejects ? rejects_columns : last_error_columns, err) == 0) {
+        duckdb_v2_table_function_bind_set_cardinality(result, (idx_t)d->s->n, true, NULL);
+    }
+}
+
+static void report_exec(duckdb_v2_table_function_exec_info_handle info, v2_ctx context, v2_err *err) {
+    (void)context;
+    report_bind_data *d = NULL;
+    size_t *next = NULL, cap = 0, rows = 0;
+    void *vecs[18];
+    if (v2_exec_start(info, (void **)&d, (void **)&next, NULL, 0, &cap, err) != 0 ||
+        v2_exec_start(info, NULL, NULL, vecs, d->rejects ? 8 : 18, &cap, err) != 0) {
+        return;
+    }
+    if (report_rows(d->s, d->rejects, next, &v2_vecops, vecs, cap, &rows)) {
+        v2_fail(err, DUCKDB_V2_ERROR_RESOURCE_OUT_OF_MEMORY, "out of memory");
+    }
+}
+
+DUCKDB_V2_ERROR register_report_functions(duckdb_v2_extension_handle ext,
+                                          duckdb_v2_factory_handle f, v2_err *err) {
+    v2_table last = {"tfrecord_last_error", 0, 0, 0, report_bind, v2_cursor_init, NULL, report_exec};
+    v2_table rejects = {"tfrecord_rejects", 0, 0, 0, report_bind, v2_cursor_init, NULL, report_exec};
+    DUCKDB_V2_ERROR rc = v2_register_table(ext, f, &last, err);
+    return rc == V2_OK ? v2_register_table(ext, f, &rejects, err) : rc;
 }

@@ -8,10 +8,19 @@
  * `tfsql build-extension` build it: tfsql/extension_build.py). Its entry symbol is
  * tfsql_init_c_api_v2, from the file name tfsql.duckdb_extension. Files:
  *
- *   entry.c     the entry point: registers every function of the files below
+ *   entry.c     the entry point: registers every function of the files below;
+ *               v2_str, v2_fail
  *   copy_to.c   COPY ... TO (FORMAT tfrecord): columns -> features (copy_encode.c), the
- *               files (copy_files.c); v2_set_error
+ *               files (copy_files.c)
  *   copy_from.c COPY t FROM (FORMAT tfrecord): not yet (needs the V2 scan)
+ *   scan.c      tfrecord_scan, read_tfrecord, the replacement scan (resolve.c and
+ *               scanning.c do the work; this file reads values and fills vectors)
+ *   tables.c    what the table functions share: registration, bind and exec plumbing
+ *   dataset.c   tfrecord_schema, tfrecord_metadata (rows: dataset_rows.c)
+ *   filters.c   filter pushdown: predicates on partition, split and filename columns
+ *               prune files before they are opened
+ *   reports.c   the reports (report_book.c) per connection, skipped damage to DuckDB's
+ *               log, tfrecord_last_error(), tfrecord_rejects()
  *
  * Traps of the V2 headers (measured; ../shared/design/duckdb-v2-probe): a file includes
  * either this header or duckdb_ext.h, never both; DUCKDB_EXTENSION_EXTERN comes before
@@ -35,6 +44,9 @@ typedef duckdb_v2_context_handle v2_ctx;
 
 /* A duckdb_v2_str over a C string (borrowed). */
 duckdb_v2_str v2_str(const char *s);
+/* Fail the callback: `text` (copied) with `code` in the error slot (entry.c); e.g.
+ * DUCKDB_V2_ERROR_IO_GENERAL for DuckDB's IOException, ..._QUERY_BINDER for a Binder Error. */
+void v2_fail(v2_err *err, DUCKDB_V2_ERROR code, const char *text);
 
 /* -- entry.c ------------------------------------------------------------------------- */
 
@@ -44,10 +56,6 @@ typedef DUCKDB_V2_ERROR (*v2_registrar)(duckdb_v2_extension_handle ext, duckdb_v
 
 /* -- copy_to.c ----------------------------------------------------------------------- */
 
-/* Fail a callback: its live error slot `err` gets `text`. */
-void v2_set_error(v2_err *err, const char *text);
-/* The same with an error code (DUCKDB_V2_ERROR_IO_GENERAL: DuckDB's IOException). */
-void v2_set_error_code(v2_err *err, DUCKDB_V2_ERROR code, const char *text);
 /* COPY (FORMAT tfrecord), both directions. */
 DUCKDB_V2_ERROR register_copy(duckdb_v2_extension_handle ext, duckdb_v2_factory_handle f, v2_err *err);
 
@@ -55,5 +63,74 @@ DUCKDB_V2_ERROR register_copy(duckdb_v2_extension_handle ext, duckdb_v2_factory_
 
 /* Add the COPY ... FROM side to the copy function `f` (before it is registered). */
 DUCKDB_V2_ERROR register_copy_from(duckdb_v2_copy_function_handle f, v2_err *err);
+/* -- scan.c ------------------------------------------------------------------------- */
+/* A V2 value as a tfval; -1 when out of memory. */
+int v2_tfval(duckdb_v2_value_handle v, tfval *out);
+/* The call's arguments (the source first; named ones left at their NULL default are not
+ * given); -1 when out of memory. */
+int v2_bind_args(duckdb_v2_function_bind_info_handle info, tfargs *a);
+/* The V2 type of a neutral type (owned), NULL on failure. */
+duckdb_v2_logical_type_handle v2_type(duckdb_v2_factory_handle f, tftype t);
+/* Declare the scan's output columns of b; -1 with err set. */
+int v2_declare_columns(const tfbind *b, duckdb_v2_table_function_bind_info_handle result,
+                       duckdb_v2_factory_handle f, v2_err *err);
+/* The neutral files' operations on V2 vectors. */
+extern const vecops v2_vecops;
+DUCKDB_V2_ERROR register_scans(duckdb_v2_extension_handle ext, duckdb_v2_factory_handle f,
+                               v2_err *err);
+
+/* -- tables.c -------------------------------------------------------------------------- */
+/* A table function of the extension. */
+typedef struct {
+    const char *name;    /* a static string */
+    int scan_parameters; /* tfrecord_scan's source and named parameters */
+    int count_parameter; /* count := (tfrecord_metadata) */
+    int pushdown;        /* projection and filter pushdown */
+    duckdb_v2_table_function_bind_callback_fn bind;
+    duckdb_v2_table_function_init_global_callback_fn init_global;
+    duckdb_v2_table_function_init_local_callback_fn init_local; /* or NULL */
+    duckdb_v2_table_function_exec_callback_fn exec;
+} v2_table;
+DUCKDB_V2_ERROR v2_register_table(duckdb_v2_extension_handle ext, duckdb_v2_factory_handle f,
+                                  const v2_table *t, v2_err *err);
+/* tfrecord_scan's parameters on `sig`. */
+DUCKDB_V2_ERROR v2_add_scan_parameters(duckdb_v2_function_signature_handle sig,
+                                       duckdb_v2_factory_handle f, v2_err *err);
+/* A table function `name` (a static string) with its fninfo; NULL with err set. */
+duckdb_v2_table_function_handle v2_new_table_function(duckdb_v2_factory_handle f, const char *name,
+                                                      v2_err *err);
+/* A bind's function (its fninfo) and factory; -1 with err set. */
+int v2_bind_start(duckdb_v2_function_bind_info_handle info, v2_ctx context, fninfo **fi,
+                  duckdb_v2_factory_handle *f, v2_err *err);
+/* Declare result columns `columns` (ending with a NULL name); -1 with err set. */
+int v2_add_columns(duckdb_v2_table_function_bind_info_handle result, duckdb_v2_factory_handle f,
+                   const tfcolumn *columns, v2_err *err);
+/* An exec's bind data and global state (each unless NULL), its output's first nvecs
+ * vectors and capacity; -1 with err set. */
+int v2_exec_start(duckdb_v2_table_function_exec_info_handle info, void **bind, void **global,
+                  void **vecs, size_t nvecs, size_t *cap, v2_err *err);
+/* A global state that is a row cursor (size_t), one thread. */
+void v2_cursor_init(duckdb_v2_table_function_init_global_info_handle info, v2_ctx context,
+                    v2_err *err);
+
+/* -- dataset.c ------------------------------------------------------------------------- */
+DUCKDB_V2_ERROR register_dataset_functions(duckdb_v2_extension_handle ext,
+                                           duckdb_v2_factory_handle f, v2_err *err);
+
+/* -- filters.c ------------------------------------------------------------------------- */
+/* Offer tf's predicates to the file pruning. */
+DUCKDB_V2_ERROR v2_set_filter_pushdown(duckdb_v2_table_function_handle tf, v2_err *err);
+/* Mark the files the accepted predicates rule out (g->skip). */
+void v2_prune_files(const tfbind *b, tfglobal *g);
+
+/* -- reports.c ------------------------------------------------------------------------- */
+/* The connection a callback runs for (its reports). */
+connref v2_connection(v2_ctx context);
+/* The scan on this thread runs for `context` (skips are logged through it) until leave. */
+void v2_reports_enter(v2_ctx context);
+void v2_reports_leave(void);
+/* tfrecord_last_error() and tfrecord_rejects(). */
+DUCKDB_V2_ERROR register_report_functions(duckdb_v2_extension_handle ext,
+                                          duckdb_v2_factory_handle f, v2_err *err);
 
 #endif /* TFSQL_DUCKDB_V2_EXT_H */

@@ -1,0 +1,199 @@
+/*
+ * tfsql/duckdb_ext/dataset_rows.c -- the rows of tfrecord_schema(...) and
+ * tfrecord_metadata(...), for both bindings: their columns, and each chunk of rows
+ * written through the binding's vecops.
+ */
+
+#include "ext_common.h"
+
+void metabind_free(void *p) {
+    metabind *m = (metabind *)p;
+    if (m != NULL) {
+        tfbind_free(m->b);
+        free(m);
+    }
+}
+
+const tfcolumn schema_columns[] = {
+    {"column_name", {TT_VARCHAR, 0}}, {"column_type", {TT_VARCHAR, 0}},
+    {"nullable", {TT_BOOLEAN, 0}},    {"feature_kind", {TT_VARCHAR, 0}},
+    {"location", {TT_VARCHAR, 0}},    {"origin", {TT_VARCHAR, 0}},
+    {NULL, {0, 0}},
+};
+
+const tfcolumn metadata_columns[] = {
+    {"file", {TT_VARCHAR, 0}},        {"size", {TT_BIGINT, 0}},
+    {"compression", {TT_VARCHAR, 0}}, {"partitions", {TT_TEXT_MAP, 0}},
+    {"split", {TT_VARCHAR, 0}},       {"records", {TT_BIGINT, 0}},
+    {"records_source", {TT_VARCHAR, 0}}, {NULL, {0, 0}},
+};
+
+/* The SQL spelling of a scan column's type. */
+static const char *type_text(const tfbind *b, int c) {
+    static const char *const names[3][4] = {
+        {"BLOB", "BLOB[]", "BLOB[][]", ""},
+        {"FLOAT", "FLOAT[]", "FLOAT[][]", ""},
+        {"BIGINT", "BIGINT[]", "BIGINT[][]", ""},
+    };
+    if (c < b->ndata) {
+        const colspec *cs = &b->sc.cols[c];
+        if (cs->kind == KIND_BYTES && b->utf8[c]) {
+            return cs->shape == SCALAR ? "VARCHAR" : cs->shape == LIST ? "VARCHAR[]" : "VARCHAR[][]";
+        }
+        int row = cs->kind == KIND_FLOAT ? 1 : cs->kind == KIND_INT64 ? 2 : 0;
+        return names[row][cs->shape];
+    }
+    c -= b->ndata;
+    return c < b->npart && b->part_is_int[c] ? "BIGINT" : "VARCHAR";
+}
+
+static int set_text_len(const vecops *o, void *v, size_t row, const char *text, size_t len) {
+    if (text == NULL) {
+        set_row_invalid(o->validity(v), row);
+        return 0;
+    }
+    return o->set_text(v, row, text, len);
+}
+
+static int set_text(const vecops *o, void *v, size_t row, const char *text) {
+    return set_text_len(o, v, row, text, text != NULL ? strlen(text) : 0);
+}
+
+/* Announce n rows to each of the ncols vectors. */
+static int set_rows(const vecops *o, void *const *vecs, int ncols, size_t n) {
+    for (int i = 0; o->set_rows != NULL && i < ncols; i++) {
+        if (o->set_rows(vecs[i], n)) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int schema_rows(const tfbind *b, size_t *next, const vecops *o, void *const *vecs, size_t cap,
+                size_t *rows, char *err) {
+    size_t total = (size_t)scan_output_count(b), n = 0;
+    size_t want = total - *next < cap ? total - *next : cap;
+    if (set_rows(o, vecs, 6, want)) {
+        snprintf(err, ERRLEN, "out of memory");
+        return -1;
+    }
+    for (; *next < total && n < cap; (*next)++, n++) {
+        int c = (int)*next;
+        char *name = NULL;
+        (void)scan_output_tftype(b, c, &name);
+        const char *kind = NULL, *location = NULL, *origin;
+        if (c < b->ndata) {
+            const colspec *cs = &b->sc.cols[c];
+            kind = kind_names[cs->kind];
+            origin = b->record_type == RAW ? "record" : "feature";
+            location = b->record_type == RAW             ? NULL
+                       : b->record_type == EXAMPLE        ? "features"
+                       : cs->location == FEATURE_LISTS    ? "feature_lists"
+                                                          : "context";
+        } else if (c < b->ndata + b->npart) {
+            origin = b->layout != LAYOUT_NONE && c == b->ndata + b->npart - 1 &&
+                             name != NULL && strcmp(name, SPLIT_COLUMN) == 0
+                         ? "split"
+                         : "partition";
+        } else {
+            origin = "filename";
+        }
+        int rc = set_text(o, vecs[0], n, name) | set_text(o, vecs[1], n, type_text(b, c));
+        ((uint8_t *)o->data(vecs[2]))[n] =
+            strcmp(origin, "filename") != 0 && strcmp(origin, "record") != 0;
+        rc |= set_text(o, vecs[3], n, kind) | set_text(o, vecs[4], n, location) |
+              set_text(o, vecs[5], n, origin);
+        free(name);
+        if (rc) {
+            snprintf(err, ERRLEN, "out of memory");
+            return -1;
+        }
+    }
+    *rows = n;
+    return 0;
+}
+
+/* The compression of a file: the option when given, else its first bytes'. */
+static int file_compression(const tfbind *b, const char *path) {
+    if (b->compression != COMP_INFER) {
+        return b->compression;
+    }
+    uint8_t head[12];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? pread(fd, head, sizeof(head), 0) : 0;
+    if (fd >= 0) {
+        close(fd);
+    }
+    return tfsql_detect_compression(head, n > 0 ? (size_t)n : 0);
+}
+
+/* Row `row` of the MAP vector: the file's hive keys and values (not the split). */
+static int set_partitions(const vecops *o, void *v, size_t row, const tfbind *b, const tfile *f,
+                          int nhive) {
+    size_t start = 0;
+    (void)o->list_child(v, &start);
+    void *entries = o->list_resize(v, start + (size_t)nhive);
+    if (entries == NULL) {
+        return -1;
+    }
+    void *keys = o->struct_child(entries, 0);
+    void *values = o->struct_child(entries, 1);
+    if (o->set_rows != NULL &&
+        (o->set_rows(keys, start + (size_t)nhive) || o->set_rows(values, start + (size_t)nhive))) {
+        return -1;
+    }
+    for (int k = 0; k < nhive; k++) {
+        if (set_text(o, keys, start + (size_t)k, b->part_names[k]) ||
+            set_text_len(o, values, start + (size_t)k, f->parts != NULL ? f->parts[k] : NULL,
+                         f->parts != NULL ? f->part_lens[k] : 0)) {
+            return -1;
+        }
+    }
+    list_entry *e = &((list_entry *)o->data(v))[row];
+    e->offset = start;
+    e->length = (uint64_t)nhive;
+    return 0;
+}
+
+int metadata_rows(const tfbind *b, int count, size_t *next, const vecops *o, void *const *vecs,
+                  size_t cap, size_t *rows, char *err) {
+    int has_split = b->layout != LAYOUT_NONE && b->npart > 0 &&
+                    strcmp(b->part_names[b->npart - 1], SPLIT_COLUMN) == 0;
+    int nhive = b->npart - (has_split ? 1 : 0);
+    size_t n = 0, want = b->files.n - *next < cap ? b->files.n - *next : cap;
+    static const char *const comp_names[] = {"none", "gzip", "zlib"};
+    if (set_rows(o, vecs, 7, want)) {
+        snprintf(err, ERRLEN, "out of memory");
+        return -1;
+    }
+    for (; *next < b->files.n && n < cap; (*next)++, n++) {
+        const tfile *f = &b->files.items[*next];
+        int comp = file_compression(b, f->path);
+        long long records = comp == COMP_NONE ? indexed_count(f->path, f->size) : -1;
+        const char *source = records >= 0 ? "index" : NULL;
+        if (records < 0 && count) {
+            records = walked_count(b, f, comp, -1, err);
+            if (records < 0) {
+                return -1;
+            }
+            source = "count";
+        }
+        int rc = set_text(o, vecs[0], n, TFILE_SHOWN(f));
+        ((int64_t *)o->data(vecs[1]))[n] = f->size;
+        rc |= set_text(o, vecs[2], n, comp_names[comp]);
+        rc |= set_partitions(o, vecs[3], n, b, f, nhive);
+        rc |= set_text(o, vecs[4], n, has_split && f->parts != NULL ? f->parts[b->npart - 1] : NULL);
+        if (records >= 0) {
+            ((int64_t *)o->data(vecs[5]))[n] = records;
+        } else {
+            set_row_invalid(o->validity(vecs[5]), n);
+        }
+        rc |= set_text(o, vecs[6], n, source);
+        if (rc) {
+            snprintf(err, ERRLEN, "out of memory");
+            return -1;
+        }
+    }
+    *rows = n;
+    return 0;
+}

@@ -1,0 +1,419 @@
+/*
+ * tfsql/duckdb_ext/scanning.c -- the scan step of tfrecord_scan, for both bindings:
+ * per-thread file claims, framing in windows, decoding with the core, decoded buffers
+ * -> DuckDB vectors (through the binding's vecops), projection.
+ */
+
+#include "ext_common.h"
+
+void scan_global_free(void *p) {
+    tfglobal *g = (tfglobal *)p;
+    if (g == NULL) {
+        return;
+    }
+    free(g->proj);
+    free(g->dcol);
+    free(g->skip);
+    /* sc.cols names are borrowed from the bind data */
+    free(g->sc.cols);
+    free(g->sc.tables[0].slots);
+    free(g->sc.tables[1].slots);
+    free(g);
+}
+
+static void tflocal_close_file(tflocal *l) {
+    window_close(&l->fr);
+    l->have_file = 0;
+}
+
+void scan_local_free(void *p) {
+    tflocal *l = (tflocal *)p;
+    if (l == NULL) {
+        return;
+    }
+    window_close(&l->fr);
+    free(l->slots);
+    free(l->cb);
+    free(l);
+}
+
+tfglobal *scan_global_new(const tfbind *b, const size_t *columns, size_t n, char *err) {
+    tfglobal *g = (tfglobal *)calloc(1, sizeof(tfglobal));
+    if (g == NULL) {
+        snprintf(err, ERRLEN, "out of memory");
+        return NULL;
+    }
+    g->nproj = (int)n;
+    g->proj = (int *)calloc(n ? n : 1, sizeof(int));
+    g->dcol = (int *)calloc(n ? n : 1, sizeof(int));
+    g->sc.cols = (colspec *)calloc(n ? n : 1, sizeof(colspec));
+    if (g->proj == NULL || g->dcol == NULL || g->sc.cols == NULL) {
+        scan_global_free(g);
+        snprintf(err, ERRLEN, "out of memory");
+        return NULL;
+    }
+    g->sc.record_type = b->record_type;
+    int ndec = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t c = columns[i];
+        g->proj[i] = (int)c;
+        g->dcol[i] = -1;
+        if (c < (size_t)b->ndata) {
+            g->sc.cols[ndec] = b->sc.cols[c];
+            g->dcol[i] = ndec++;
+        }
+    }
+    g->sc.ncols = ndec;
+    if (b->record_type != RAW && schema_index(&g->sc, &(int){-1}) != 0) {
+        scan_global_free(g);
+        snprintf(err, ERRLEN, "out of memory");
+        return NULL;
+    }
+    return g;
+}
+
+tflocal *scan_local_new(void) { return (tflocal *)calloc(1, sizeof(tflocal)); }
+
+/* -- decoded buffers -> DuckDB vectors -------------------------------------- */
+
+static inline int bit_get(const uint8_t *bits, size_t i) { return (bits[i >> 3] >> (i & 7)) & 1; }
+
+/* Fill `vec` from values [from, to) of `cb`; -1 with *bad the index of the first value
+ * that is not UTF-8 when the column is a string (`utf8`). */
+static int fill_leaf(const vecops *o, void *vec, const colbuild *cb, int64_t from, int64_t to,
+                     int utf8, size_t at, int64_t *bad) {
+    int64_t n = to - from;
+    if (cb->kind == KIND_INT64) {
+        int64_t *dst = (int64_t *)o->data(vec);
+        memcpy(dst + at, cb->values.data + 8 * from, (size_t)n * 8);
+    } else if (cb->kind == KIND_FLOAT) {
+        float *dst = (float *)o->data(vec);
+        memcpy(dst + at, cb->values.data + 4 * from, (size_t)n * 4);
+    } else {
+        const int32_t *vo = (const int32_t *)cb->voffs.data;
+        for (int64_t i = 0; i < n; i++) {
+            const char *p = (const char *)cb->values.data + vo[from + i];
+            size_t len = (size_t)(vo[from + i + 1] - vo[from + i]);
+            if (utf8 && !utf8_valid((const uint8_t *)p, len)) {
+                *bad = from + i;
+                return -1;
+            }
+            if (o->set_text(vec, at + (size_t)i, p, len)) {
+                *bad = -2;
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* The index k with offs[k] <= v < offs[k + 1] (offsets of n lists). */
+static int64_t holding(const int32_t *offs, int64_t n, int64_t v) {
+    int64_t k = 0;
+    while (k + 1 < n && offs[k + 1] <= v) {
+        k++;
+    }
+    return k;
+}
+
+void set_row_invalid(uint64_t *validity, size_t row) {
+    validity[row >> 6] &= ~((uint64_t)1 << (row & 63));
+}
+
+static void set_validity(const vecops *o, void *vec, const uint8_t *bits, int64_t nulls,
+                         size_t n) {
+    if (nulls == 0) {
+        return;
+    }
+    uint64_t *validity = o->validity(vec);
+    for (size_t r = 0; r < n; r++) {
+        if (!bit_get(bits, r)) {
+            set_row_invalid(validity, r);
+        }
+    }
+}
+
+/* Fill `vec` with column `cb` of n rows; -1 with *bad_row the first row holding a value
+ * that is not UTF-8 when the column is a string (`utf8`). */
+static int fill_column(const vecops *o, void *vec, const colbuild *cb, size_t n, int utf8,
+                       int64_t *bad_row) {
+    int64_t bad = -1;
+    if (cb->shape == SCALAR) {
+        if (cb->kind == KIND_BYTES) {
+            /* assign valid rows only */
+            const int32_t *vo = (const int32_t *)cb->voffs.data;
+            for (size_t r = 0; r < n; r++) {
+                if (cb->null_count && !bit_get(cb->validity.data, r)) {
+                    continue;
+                }
+                const char *p = (const char *)cb->values.data + vo[r];
+                size_t len = (size_t)(vo[r + 1] - vo[r]);
+                if (utf8 && !utf8_valid((const uint8_t *)p, len)) {
+                    *bad_row = (int64_t)r;
+                    return -1;
+                }
+                if (o->set_text(vec, r, p, len)) {
+                    *bad_row = -2;
+                    return -1;
+                }
+            }
+        } else if (fill_leaf(o, vec, cb, 0, (int64_t)n, utf8, 0, &bad)) {
+            *bad_row = bad;
+            return -1;
+        }
+        set_validity(o, vec, cb->validity.data, cb->null_count, n);
+        return 0;
+    }
+    const int32_t *outer = (const int32_t *)cb->outer.data;
+    list_entry *entries = (list_entry *)o->data(vec);
+    for (size_t r = 0; r < n; r++) {
+        entries[r].offset = (uint64_t)outer[r];
+        entries[r].length = (uint64_t)(outer[r + 1] - outer[r]);
+    }
+    set_validity(o, vec, cb->validity.data, cb->null_count, n);
+    if (cb->shape == LIST) {
+        size_t nv = (size_t)cb->nvalues;
+        void *child = o->list_resize(vec, nv);
+        if (child == NULL) {
+            *bad_row = -2;
+            return -1;
+        }
+        if (fill_leaf(o, child, cb, 0, cb->nvalues, utf8, 0, &bad)) {
+            *bad_row = bad == -2 ? -2 : holding(outer, (int64_t)n, bad);
+            return -1;
+        }
+        return 0;
+    }
+    /* LIST_OF_LIST: the outer list's child holds the inner lists */
+    size_t ninner = (size_t)cb->ninner;
+    void *child = o->list_resize(vec, ninner);
+    if (child == NULL) {
+        *bad_row = -2;
+        return -1;
+    }
+    const int32_t *inner = (const int32_t *)cb->inner.data;
+    list_entry *ie = (list_entry *)o->data(child);
+    for (size_t k = 0; k < ninner; k++) {
+        ie[k].offset = (uint64_t)inner[k];
+        ie[k].length = (uint64_t)(inner[k + 1] - inner[k]);
+    }
+    set_validity(o, child, cb->inner_validity.data, cb->inner_null_count, ninner);
+    size_t nv = (size_t)cb->nvalues;
+    void *leaf = o->list_resize(child, nv);
+    if (leaf == NULL) {
+        *bad_row = -2;
+        return -1;
+    }
+    if (fill_leaf(o, leaf, cb, 0, cb->nvalues, utf8, 0, &bad)) {
+        *bad_row = bad == -2 ? -2 : holding(outer, (int64_t)n, holding(inner, (int64_t)ninner, bad));
+        return -1;
+    }
+    return 0;
+}
+
+static void decode_error(char *err, const tfbind *b, const dctx *x, int rc, const char *path,
+                         size_t record, size_t at) {
+    char col[256] = "";
+    int named = x->err_column >= 0 && x->err_column < x->sc->ncols;
+    if (named) {
+        snprintf(col, sizeof(col), "%.*s", (int)x->sc->cols[x->err_column].name_len,
+                 (const char *)x->sc->cols[x->err_column].name);
+    }
+    if (rc == E_MALFORMED) {
+        malformed_error(err, b->record_type, path, record, at, named ? col : NULL);
+    } else if ((rc == E_KIND_MISMATCH || rc == E_NOT_SCALAR) && named) {
+        tferror e;
+        tferror_init(&e, TFERR_SCHEMA, rc == E_KIND_MISMATCH ? "kind_mismatch" : "not_scalar",
+                     path);
+        e.feature = col;
+        e.record_index = (long long)record;
+        e.offset = (long long)at;
+        e.found = kind_names[x->err_found_kind & 3];
+        e.expected = kind_names[x->sc->cols[x->err_column].kind & 3];
+        tferror_raise(err, &e);
+    } else if (rc == E_NOMEM) {
+        snprintf(err, ERRLEN, "out of memory decoding %s", path);
+    } else {
+        snprintf(err, ERRLEN, "cannot decode %s, record %zu at byte %zu (error %d)", path, record,
+                 at, rc);
+    }
+}
+
+/* err = the scan's failure as DuckDB shows it (after the function's name, as the bind's
+ * errors and tfsql.connect()'s Arrow path word it), its fields (a data error) kept for
+ * tfrecord_last_error(). */
+void scan_failed_message(const tfbind *b, const char *fname, char *err) {
+    char shown[ERRLEN];
+    reports_scan_failed(b->conn, err);
+    snprintf(shown, sizeof shown, "%s: %s", fname != NULL ? fname : "tfrecord_scan", err);
+    memcpy(err, shown, ERRLEN);
+}
+
+/* Claim and open the next file; 0 when none is left, -1 on error. */
+static int open_next_file(const tfbind *b, tfglobal *g, tflocal *l, char *err) {
+    for (;;) {
+        size_t i = __atomic_fetch_add(&g->next_file, 1, __ATOMIC_RELAXED);
+        if (i >= b->files.n) {
+            return 0;
+        }
+        const tfile *f = &b->files.items[i];
+        if (f->size == 0 || (g->skip != NULL && g->skip[i])) {
+            continue;
+        }
+        l->pos = 0;
+        if (window_open(&l->fr, f->path, f->size, b->compression, err)) {
+            return -1;
+        }
+        l->file = i;
+        l->have_file = 1;
+        return 1;
+    }
+}
+
+/* Decode n records of l's chunk into the projected data columns of `vecs`; -1 with err. */
+static int fill_data_columns(const tfbind *b, const tfglobal *g, tflocal *l, const vecops *o,
+                             void *const *vecs, size_t n, char *err) {
+    const uint8_t *offs = l->fr.r.offs.data + 8 * l->pos, *lens = l->fr.r.lens.data + 8 * l->pos;
+    const uint8_t *data = l->fr.r.buf.data;
+    size_t size = l->fr.r.buf.len;
+    if (l->cb == NULL) {
+        l->slots = (slotstate *)calloc((size_t)g->sc.ncols, sizeof(slotstate));
+        l->cb = (colbuild *)calloc((size_t)g->sc.ncols, sizeof(colbuild));
+        if (l->slots == NULL || l->cb == NULL) {
+            snprintf(err, ERRLEN, "out of memory");
+            return -1;
+        }
+    }
+    dctx x;
+    memset(&x, 0, sizeof(x));
+    x.sc = &g->sc;
+    x.slots = l->slots;
+    x.cb = l->cb;
+    memset(l->slots, 0, (size_t)g->sc.ncols * sizeof(slotstate));
+    int rc = 0;
+    size_t payload = records_payload((const uint8_t *)lens, n, size);
+    size_t lists = list_reserve(&g->sc, payload);
+    for (int c = 0; c < g->sc.ncols && rc == 0; c++) {
+        if (colbuild_init(&l->cb[c], g->sc.cols[c].kind, g->sc.cols[c].shape, n, payload, lists)) {
+            rc = E_NOMEM;
+        }
+    }
+    if (rc == 0) {
+        rc = decode_core(&x, data, size, offs, lens, n);
+    }
+    if (rc) {
+        size_t rec = l->fr.r.first + l->pos + x.err_record;
+        size_t at = (size_t)l->fr.r.base + (size_t)load_u64(offs + 8 * x.err_record) - 12;
+        decode_error(err, b, &x, rc, b->files.items[l->file].path, rec, at);
+    }
+    for (int i = 0; i < g->nproj && rc == 0; i++) {
+        int d = g->dcol[i];
+        if (d < 0) {
+            continue;
+        }
+        int out = g->proj[i];
+        int64_t row = -1;
+        if (fill_column(o, vecs[i], &l->cb[d], n, b->utf8[out], &row)) {
+            rc = -1;
+            if (row == -2) {
+                snprintf(err, ERRLEN, "out of memory");
+                break;
+            }
+            char col[256];
+            snprintf(col, sizeof(col), "%.*s", (int)g->sc.cols[d].name_len,
+                     (const char *)g->sc.cols[d].name);
+            tferror e;
+            tferror_init(&e, TFERR_SCHEMA, "not_utf8", b->files.items[l->file].path);
+            e.feature = col;
+            e.record_index = (long long)(l->fr.r.first + l->pos + (size_t)row);
+            e.offset = (long long)l->fr.r.base + (long long)load_u64(offs + 8 * (size_t)row) - 12;
+            tferror_raise(err, &e);
+        }
+    }
+    for (int c = 0; c < g->sc.ncols; c++) {
+        colbuild_free(&l->cb[c]);
+    }
+    return rc ? -1 : 0;
+}
+
+/* The partition, split and filename columns of n rows of file f: constant within it. */
+static int fill_file_columns(const tfbind *b, const tfglobal *g, const tfile *f,
+                             const vecops *o, void *const *vecs, size_t n) {
+    for (int i = 0; i < g->nproj; i++) {
+        int out = g->proj[i];
+        if (out < b->ndata) {
+            continue;
+        }
+        void *vec = vecs[i];
+        int k = out - b->ndata;
+        const char *text = k < b->npart ? f->parts[k] : TFILE_SHOWN(f);
+        if (text == NULL) {
+            uint64_t *validity = o->validity(vec);
+            for (size_t r = 0; r < n; r++) {
+                set_row_invalid(validity, r);
+            }
+        } else if (k < b->npart && b->part_is_int[k]) {
+            int64_t v = strtoll(text, NULL, 10); /* the plan typed it int64 */
+            int64_t *dst = (int64_t *)o->data(vec);
+            for (size_t r = 0; r < n; r++) {
+                dst[r] = v;
+            }
+        } else {
+            size_t len = k < b->npart ? f->part_lens[k] : strlen(text);
+            for (size_t r = 0; r < n; r++) {
+                if (o->set_text(vec, r, text, len)) {
+                    return -1;
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+int scan_next(const tfbind *b, tfglobal *g, tflocal *l, const vecops *o, void *const *vecs,
+              size_t cap, size_t *rows, char *err) {
+    *rows = 0;
+    tferror_rec_free(tferror_take()); /* a data error of an earlier call on this thread */
+    for (;;) {
+        if (!l->have_file) {
+            int rc = open_next_file(b, g, l, err);
+            if (rc <= 0) {
+                return rc;
+            }
+        }
+        if (l->pos >= l->fr.r.n) {
+            framing fo = {(long long)cap, b->batch_bytes, (uint64_t)b->max_record_bytes,
+                          b->verify, b->skip_corrupt, b->conn};
+            l->pos = 0;
+            int rc = window_next(&l->fr, &fo, err);
+            if (rc < 0) {
+                tflocal_close_file(l);
+                return -1;
+            }
+            if (rc == 0) {
+                tflocal_close_file(l);
+                continue;
+            }
+        }
+        size_t n = l->fr.r.n - l->pos;
+        if (n > cap) {
+            n = cap;
+        }
+        for (int i = 0; i < g->nproj; i++) {
+            if (o->set_rows != NULL && o->set_rows(vecs[i], n)) {
+                snprintf(err, ERRLEN, "out of memory");
+                return -1;
+            }
+        }
+        if (g->sc.ncols > 0 && fill_data_columns(b, g, l, o, vecs, n, err)) {
+            return -1;
+        }
+        if (fill_file_columns(b, g, &b->files.items[l->file], o, vecs, n)) {
+            snprintf(err, ERRLEN, "out of memory");
+            return -1;
+        }
+        l->pos += n;
+        *rows = n;
+        return 1;
+    }
+}
