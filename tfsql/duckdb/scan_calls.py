@@ -320,14 +320,15 @@ def source_shape(source: Any) -> SourceShape:
     """The files of ``source`` (a path, glob or list of them): how many, the keys of the
     ``key=value`` directories they sit in, and their TFDS or TFX layout (`tfsql.layouts`)."""
     from tfsql.discovery import discover
-    from tfsql.layouts import detect_layout
+    from tfsql.layouts import layout_of
     from tfsql.partitioning import parse_partition_segments
 
     items = list(source) if isinstance(source, (list, tuple)) else [source]
     if not all(isinstance(item, str) for item in items):
         return SourceShape(frozenset(), None, 0)
     try:
-        found, layout = detect_layout(discover(items))
+        found = discover(items)
+        layout = layout_of(found)
     except (OSError, ValueError, TypeError):
         return SourceShape(frozenset(), None, 0)
     keys = {key.lower() for f in found.files for key, _ in parse_partition_segments(f.relative_dir() or "")}

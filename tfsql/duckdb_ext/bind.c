@@ -223,61 +223,39 @@ tfbind *scan_resolve(duckdb_bind_info info, const char *fname, idx_t *cardinalit
     }
     duckdb_value src = duckdb_bind_get_parameter(info, 0);
     duckdb_type tid = value_type_id(src);
-    int nfound = 0;
+    strlist items = {0};
+    int bad = 0;
     if (tid == DUCKDB_TYPE_VARCHAR) {
         char *s = source_text(src, fname, err);
-        int rc = s == NULL ? -1 : list_item(s, b->glob, &b->files, err);
-        free(s);
-        if (rc) {
-            duckdb_destroy_value(&src);
-            goto fail;
-        }
-        nfound = 1;
+        bad = s == NULL || strlist_add(&items, s);
     } else if (tid == DUCKDB_TYPE_LIST && !duckdb_is_null_value(src)) {
         idx_t n = duckdb_get_list_size(src);
-        for (idx_t i = 0; i < n; i++) {
+        for (idx_t i = 0; i < n && !bad; i++) {
             duckdb_value item = duckdb_get_list_child(src, i);
             if (value_type_id(item) != DUCKDB_TYPE_VARCHAR || duckdb_is_null_value(item)) {
-                duckdb_destroy_value(&item);
-                duckdb_destroy_value(&src);
                 snprintf(err, ERRLEN, "%s: the source must be a VARCHAR path or glob, or a "
                                       "VARCHAR[] of them", fname);
-                goto fail;
+                bad = 1;
+            } else {
+                char *s = source_text(item, fname, err);
+                bad = s == NULL || strlist_add(&items, s);
             }
-            char *s = source_text(item, fname, err);
             duckdb_destroy_value(&item);
-            size_t before = b->files.n;
-            int rc = s == NULL ? -1 : list_item(s, b->glob, &b->files, err);
-            free(s);
-            if (rc) {
-                duckdb_destroy_value(&src);
-                goto fail;
-            }
-            /* a file named by two items is kept once, at its first place */
-            for (size_t k = before; k < b->files.n; k++) {
-                for (size_t j = 0; j < before; j++) {
-                    if (strcmp(b->files.items[j].path, b->files.items[k].path) == 0) {
-                        free(b->files.items[k].path);
-                        free(b->files.items[k].root);
-                        memmove(&b->files.items[k], &b->files.items[k + 1],
-                                (b->files.n - k - 1) * sizeof(tfile));
-                        b->files.n--;
-                        k--;
-                        break;
-                    }
-                }
-            }
-            nfound++;
         }
     }
     duckdb_destroy_value(&src);
-    if (nfound == 0) {
+    if (!bad && items.n == 0) {
         snprintf(err, ERRLEN, "%s: the source must be a VARCHAR path or glob, or a non-empty "
                               "VARCHAR[] of them, e.g. %s('data/*.tfrecord')", fname, fname);
-        goto fail;
+        bad = 1;
     }
-    if (drop_tfds_metadata(b) || detect_layout(b)) {
-        snprintf(err, ERRLEN, "out of memory");
+    /* listed here, planned by the core: the files in order, their layout and splits */
+    bad = bad || list_sources((const char *const *)items.items, items.n, b->glob, b->infer_files, b, err);
+    strlist_free(&items);
+    if (bad) {
+        if (err[0] == 0) {
+            snprintf(err, ERRLEN, "out of memory");
+        }
         goto fail;
     }
     for (size_t i = 0; i < b->files.n; i++) {
