@@ -89,6 +89,9 @@ class FileInfo:
         remote filesystems); None means `path`. Not part of equality.
     mtime_ns : int
         Its modification time as listed (0 when the filesystem gives none).
+    has_index : bool or None
+        Whether its index sidecar (`tfsql.record_index.index_path`) was in the listing of
+        its directory; None when its directory was not listed (named files, glob matches).
 
     Examples
     --------
@@ -102,12 +105,14 @@ class FileInfo:
     root: str | None
     display_name: str | None = field(default=None, compare=False)
     mtime_ns: int = field(default=0, compare=False, repr=False)
+    has_index: bool | None = field(default=None, compare=False, repr=False)
 
     def display(self) -> str:
         """Return the name to use for this file in messages and file-path columns (a URL
         for remote files; bytes that are not UTF-8 shown as ``\\xNN``, the core's
         ``tfsql_path_display``)."""
-        return codec.path_display(self.display_name if self.display_name is not None else self.path)
+        shown = self.display_name if self.display_name is not None else self.path
+        return shown if shown.isascii() else codec.path_display(shown)
 
     def relative_dir(self) -> str | None:
         """Return the file's directory relative to `root` with ``/`` separators.
@@ -215,6 +220,7 @@ def discover(
     fs_option = _coerce_filesystem(filesystem)
     chosen_fs: fsspec.AbstractFileSystem | None = None
     entries: list[Entry] = []
+    walked: set[str] = set()  # every path listed walking a directory (hidden ones included)
     resolved = []
     for index, item in enumerate(items):
         fs, path = _resolve(item, fs_option)
@@ -225,7 +231,7 @@ def discover(
                 f"source items live on different filesystems: {items[0]!r} and {item!r}; read them as separate datasets"
             )
         resolved.append(path)
-        entries += _list_item(fs, path, item, index, glob=glob)
+        entries += _list_item(fs, path, item, index, walked, glob=glob)
     assert chosen_fs is not None
     prefixes = (hidden_file_prefix,) if isinstance(hidden_file_prefix, str) else tuple(hidden_file_prefix or ())
     order, empty, layout, splits, tfds_dir, picks = codec.plan(entries, len(items), prefixes, infer_files)
@@ -237,11 +243,16 @@ def discover(
             f"no files found in the directory {item!r}: it is empty or holds only hidden files "
             "(names starting with . or _); check the path"
         )
-    files = [FileInfo(e[0], e[4], e[1], _display_name(chosen_fs, e[0]), e[5]) for e in (entries[i] for i in order)]
+    local = isinstance(chosen_fs, LocalFileSystem)
+    files = []
+    for e in (entries[i] for i in order):
+        path = e[0]
+        has_index = (_sidecar_name(path) in walked) if path in walked else None
+        files.append(FileInfo(path, e[4], e[1], None if local else _display_name(chosen_fs, path), e[5], has_index))
     return Discovered(
         filesystem=chosen_fs,
         files=files,
-        is_local=isinstance(chosen_fs, LocalFileSystem),
+        is_local=local,
         layout=layout,
         splits=splits,
         tfds_dir=tfds_dir,
@@ -395,21 +406,24 @@ def _display_name(fs: fsspec.AbstractFileSystem, path: str) -> str | None:
 Entry = tuple
 
 
-def _list_item(fs: fsspec.AbstractFileSystem, path: str, item: str, index: int, *, glob: bool) -> list[Entry]:
-    """The raw listing of one source item (hidden files and intent records included)."""
+def _list_item(
+    fs: fsspec.AbstractFileSystem, path: str, item: str, index: int, walked: set[str], *, glob: bool
+) -> list[Entry]:
+    """The raw listing of one source item (hidden files and intent records included);
+    the paths met walking directories are added to `walked`."""
     if glob and has_glob_magic(path):
-        entries = _list_glob(fs, path, item, index)
+        entries = _list_glob(fs, path, item, index, walked)
         # a file literally named with glob characters is read when the glob keeps nothing
         literal = _info(fs, path)
         if literal is not None:
-            entries += [e[:7] + (True,) for e in _list_named(fs, path, literal, index)]
+            entries += [e[:7] + (True,) for e in _list_named(fs, path, literal, index, walked)]
         elif not entries:
             raise NoDataError.no_match(item)
         return entries
     info = _info(fs, path)
     if info is None:
         raise FileNotFoundError(f"no such file or directory: {item!r}; check the path")
-    return _list_named(fs, path, info, index)
+    return _list_named(fs, path, info, index, walked)
 
 
 def _info(fs: fsspec.AbstractFileSystem, path: str) -> dict[str, Any] | None:
@@ -419,13 +433,15 @@ def _info(fs: fsspec.AbstractFileSystem, path: str) -> dict[str, Any] | None:
         return None
 
 
-def _list_named(fs: fsspec.AbstractFileSystem, path: str, info: dict[str, Any], index: int) -> list[Entry]:
+def _list_named(
+    fs: fsspec.AbstractFileSystem, path: str, info: dict[str, Any], index: int, walked: set[str]
+) -> list[Entry]:
     if _walk_action(fs, path, info, codec.NAMED) == codec.WALK_DESCEND:
-        return _list_directory(fs, path, path, None, index)
+        return _list_directory(fs, path, path, None, index, walked)
     return [(path, None, None, None, int(info.get("size") or 0), _mtime_ns(info), index, False)]
 
 
-def _list_glob(fs: fsspec.AbstractFileSystem, pattern: str, item: str, index: int) -> list[Entry]:
+def _list_glob(fs: fsspec.AbstractFileSystem, pattern: str, item: str, index: int, walked: set[str]) -> list[Entry]:
     """The glob's matches: files as they are, directories walked (the core says which:
     one below another walked match is listed with it)."""
     try:
@@ -441,14 +457,14 @@ def _list_glob(fs: fsspec.AbstractFileSystem, pattern: str, item: str, index: in
         if action == codec.WALK_REFUSE:
             _refuse(fs, match_path)
         elif action == codec.WALK_DESCEND:
-            entries += _list_directory(fs, match_path, root, pattern, index)
+            entries += _list_directory(fs, match_path, root, pattern, index, walked)
         elif action == codec.WALK_READ:
             entries.append((match_path, root, pattern, None, int(info.get("size") or 0), _mtime_ns(info), index, False))
     return entries
 
 
 def _list_directory(
-    fs: fsspec.AbstractFileSystem, directory: str, root: str, pattern: str | None, index: int
+    fs: fsspec.AbstractFileSystem, directory: str, root: str, pattern: str | None, index: int, walked: set[str]
 ) -> list[Entry]:
     """Every regular file below `directory`, taken while no commit is under way in it
     (tfsql.commit), an intent record with its content."""
@@ -457,6 +473,7 @@ def _list_directory(
     else:
         found = consistent_listing(fs, directory, lambda: _walk_fsspec(fs, directory))
     entries = []
+    walked.update(path for path, _, _ in found)
     for path, size, mtime_ns in found:
         intent = _read_intent(fs, path) if path.endswith(_INTENT_SUFFIX) else None
         entries.append((path, root, pattern, intent, size, mtime_ns, index, False))
@@ -464,6 +481,12 @@ def _list_directory(
 
 
 _INTENT_SUFFIX = "/" + INTENT_NAME
+
+
+def _sidecar_name(path: str) -> str:
+    """`tfsql.record_index.index_path` of a path in the filesystem's ``/`` form."""
+    directory, _, name = path.rpartition("/")
+    return f"{directory}/.{name}.idx"
 
 
 def _read_intent(fs: fsspec.AbstractFileSystem, path: str) -> bytes | None:
@@ -477,6 +500,8 @@ def _walk_local(directory: str) -> list[tuple[str, int, int]]:
     """(path, size, mtime_ns) of every file below a local directory, by the core's walk
     rule, one stat per entry (os.scandir's)."""
     out: list[tuple[str, int, int]] = []
+    kinds = (codec.ENTRY_FILE, codec.ENTRY_DIR, codec.ENTRY_DIR_LINK, codec.ENTRY_OTHER, codec.ENTRY_MISSING)
+    action_of = {kind: codec.walk_action(kind, codec.IN_WALK) for kind in kinds}
     pending = [directory]
     while pending:
         current = pending.pop()
@@ -490,6 +515,8 @@ def _walk_local(directory: str) -> list[tuple[str, int, int]]:
                 try:
                     if entry.is_dir(follow_symlinks=False):
                         kind, st = codec.ENTRY_DIR, None
+                    elif entry.is_file(follow_symlinks=False):
+                        kind, st = codec.ENTRY_FILE, entry.stat(follow_symlinks=False)
                     else:
                         st = entry.stat(follow_symlinks=False)
                         kind = _local_kind(path, st)
@@ -497,7 +524,7 @@ def _walk_local(directory: str) -> list[tuple[str, int, int]]:
                             st = os.stat(path)
                 except FileNotFoundError:
                     continue
-                action = codec.walk_action(kind, codec.IN_WALK)
+                action = action_of[kind]
                 if action == codec.WALK_DESCEND:
                     pending.append(path)
                 elif action == codec.WALK_READ and st is not None:
