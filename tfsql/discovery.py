@@ -414,7 +414,10 @@ def _list_item(
     if glob and has_glob_magic(path):
         entries = _list_glob(fs, path, item, index, walked)
         # a file literally named with glob characters is read when the glob keeps nothing
-        literal = _info(fs, path)
+        try:
+            literal = _info(fs, path)
+        except (OSError, ValueError):
+            literal = None  # a store that refuses such a name has no such file
         if literal is not None:
             entries += [e[:7] + (True,) for e in _list_named(fs, path, literal, index, walked)]
         elif not entries:

@@ -155,6 +155,13 @@ static int apply_intents(planned *fs, size_t n) {
     return rc;
 }
 
+static void free_list(char **list, size_t n) {
+    for (size_t i = 0; list != NULL && i < n; i++) {
+        free(list[i]);
+    }
+    free(list);
+}
+
 /* The glob components of `pattern` below its root that opt hidden names back in
  * (tfsql_glob_exempts), as NUL-terminated copies in *out. */
 static int exempt_components(const char *pattern, size_t n, char ***out, size_t *count) {
@@ -175,7 +182,8 @@ static int exempt_components(const char *pattern, size_t n, char ***out, size_t 
         if (j > i && tfsql_glob_exempts(pattern + i, j - i)) {
             list[k] = (char *)malloc(j - i + 1);
             if (list[k] == NULL) {
-                break;
+                free_list(list, k);
+                return -1;
             }
             memcpy(list[k], pattern + i, j - i);
             list[k++][j - i] = '\0';
@@ -185,13 +193,6 @@ static int exempt_components(const char *pattern, size_t n, char ***out, size_t 
     *out = list;
     *count = k;
     return 0;
-}
-
-static void free_list(char **list, size_t n) {
-    for (size_t i = 0; list != NULL && i < n; i++) {
-        free(list[i]);
-    }
-    free(list);
 }
 
 /* The path of p below root (root "" or "/" is the whole path without leading '/'). */
@@ -209,9 +210,18 @@ static const char *below_root(const char *p, size_t n, const char *root, size_t 
     return p;
 }
 
+/* The exemptions of the last pattern seen (entries of one item share their pattern). */
+typedef struct {
+    const char *pattern;
+    size_t pattern_len;
+    char **exempt;
+    size_t nexempt;
+} exemptions;
+
 /* 1 when the listed (not named) file f is data: the hidden rule below its root, with
  * the exemptions of its item's glob, and the hidden prefixes on its name. */
-static int keep_file(const planned *f, const char *const *prefixes, size_t nprefixes, int *nomem) {
+static int keep_file(const planned *f, const char *const *prefixes, size_t nprefixes, exemptions *ex,
+                     int *nomem) {
     const tfsql_listed *e = f->e;
     if (e->root == NULL) {
         return 1; /* a file the user names is read whatever its name */
@@ -226,19 +236,26 @@ static int keep_file(const planned *f, const char *const *prefixes, size_t npref
             return 0;
         }
     }
-    char **exempt = NULL;
-    size_t nexempt = 0;
-    if (e->pattern != NULL && exempt_components(e->pattern, e->pattern_len, &exempt, &nexempt)) {
-        *nomem = 1;
-        return 0;
+    int same = e->pattern == ex->pattern ||
+               (e->pattern != NULL && ex->pattern != NULL && e->pattern_len == ex->pattern_len &&
+                memcmp(e->pattern, ex->pattern, e->pattern_len) == 0);
+    if (!same) {
+        free_list(ex->exempt, ex->nexempt);
+        ex->exempt = NULL;
+        ex->nexempt = 0;
+        ex->pattern = e->pattern;
+        ex->pattern_len = e->pattern_len;
+        if (e->pattern != NULL && exempt_components(e->pattern, e->pattern_len, &ex->exempt, &ex->nexempt)) {
+            ex->pattern = NULL;
+            *nomem = 1;
+            return 0;
+        }
     }
     size_t vn, rn;
     const char *v = view_of(f, &vn);
     const char *rel = below_root(v, vn, e->root, e->root_len, &rn);
-    /* tfsql_keep_listed reads `rel` up to its length; the view is a whole path */
-    int keep = tfsql_keep_listed(rel, rn, (const char *const *)exempt, nexempt);
-    free_list(exempt, nexempt);
-    return keep;
+    return tfsql_keep_listed(rel, rn, (const char *const *)(ex->pattern ? ex->exempt : NULL),
+                             ex->pattern ? ex->nexempt : 0);
 }
 
 static int planned_order(const void *x, const void *y) {
@@ -416,12 +433,14 @@ int tfsql_plan(const tfsql_listed *entries, size_t n, size_t nitems, const char 
     }
     nomem = nomem || apply_intents(fs, n) != 0;
     size_t m = 0;
+    exemptions ex = {NULL, 0, NULL, 0};
     for (size_t i = 0; !nomem && i < n; i++) {
-        if (!fs[i].dropped && entries[i].item < nitems && keep_file(&fs[i], prefixes, nprefixes, &nomem)) {
+        if (!fs[i].dropped && entries[i].item < nitems && keep_file(&fs[i], prefixes, nprefixes, &ex, &nomem)) {
             order[m++] = &fs[i];
             kept[entries[i].item] += !entries[i].fallback;
         }
     }
+    free_list(ex.exempt, ex.nexempt);
     /* a glob's literal path is read only when the glob keeps nothing */
     size_t k = 0;
     for (size_t i = 0; !nomem && i < m; i++) {
