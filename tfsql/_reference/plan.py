@@ -240,9 +240,10 @@ def plan(entries: Sequence[tuple], nitems: int, prefixes: Sequence[str], infer_f
     paths = [entries[i][0] for i in files]
     rel_dirs = [None if entries[i][1] is None else hive_directory(entries[i][0], entries[i][1], False) for i in files]
     layout = detect_layout(paths, rel_dirs)
-    splits = tfds_dir = None
-    if layout != LAYOUT_NONE:
-        splits = [tfds_split(p) if layout == LAYOUT_TFDS else tfx_split(d) for p, d in zip(paths, rel_dirs)]
+    splits: Optional[list] = None
+    tfds_dir: Optional[str] = None
+    if layout != LAYOUT_NONE:  # every file has a root then
+        splits = [tfds_split(p) if layout == LAYOUT_TFDS else tfx_split(d or "") for p, d in zip(paths, rel_dirs)]
     if layout == LAYOUT_TFDS and len({_dirname(p) for p in paths}) == 1:
         tfds_dir = _dirname(paths[0])
     return files, empty, layout, splits, tfds_dir, picks
