@@ -25,8 +25,14 @@ records hold a feature named ``split``. These rules are the C core's
 
 Examples
 --------
->>> tfds_split("mnist-train.tfrecord-00000-of-00016"), tfds_split("part-0.tfrecord")
-('train', None)
+>>> import fsspec
+>>> from tfsql.discovery import discover
+>>> mem = fsspec.filesystem("memory")
+>>> for split in ("train", "eval"):
+...     mem.pipe(f"/tfx/Split-{split}/data_tfrecord-00000-of-00001.gz", b"")
+>>> layout_of(discover("memory://tfx"))
+Layout(kind='tfx', splits=['eval', 'train'], directory=None)
+>>> mem.rm("/tfx", recursive=True)
 """
 
 from __future__ import annotations
@@ -38,34 +44,13 @@ from typing import Any
 import pyarrow as pa
 
 from tfsql._codec import codec
-from tfsql.discovery import Discovered, FileInfo
+from tfsql.discovery import Discovered
 from tfsql.partitioning import Partitioning
 
-__all__ = ["SPLIT_COLUMN", "Layout", "layout_of", "tfds_split", "tfx_split"]
+__all__ = ["SPLIT_COLUMN", "Layout", "layout_of"]
 
 SPLIT_COLUMN = "split"
 TFDS_METADATA = "dataset_info.json"
-
-
-def tfds_split(name: str) -> str | None:
-    """The split of a TFDS shard file name (``mnist-test.tfrecord-00000-of-00001`` →
-    ``"test"``), None for other names."""
-    return codec.tfds_split(name)
-
-
-def tfx_split(file: FileInfo) -> str | None:
-    """The split of a file below a TFX ``Split-{name}`` directory below its root, None
-    otherwise (also for a file named directly).
-
-    Examples
-    --------
-    >>> tfx_split(FileInfo("/d/Split-eval/data_tfrecord-00000-of-00001.gz", 1, "/d"))
-    'eval'
-    >>> tfx_split(FileInfo("/d/Split-eval/data_tfrecord-00000-of-00001.gz", 1, None)) is None
-    True
-    """
-    relative_dir = file.relative_dir()
-    return None if relative_dir is None else codec.tfx_split(relative_dir)
 
 
 @dataclass(frozen=True)
