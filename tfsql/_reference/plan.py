@@ -191,11 +191,13 @@ def plan(entries: Sequence[tuple], nitems: int, prefixes: Sequence[str], infer_f
             continue
         prefix = _dirname(path) + "/"
         below = [i for i, e in enumerate(entries) if e[1] is not None and e[6] == item and e[0].startswith(prefix)]
+        rels = sorted({entries[i][0][len(prefix) :] for i in below}, key=_bytes)  # a path listed twice: judged once
         try:
-            view = intent_view(intent, [entries[i][0][len(prefix) :] for i in below])
+            judged = dict(zip(rels, intent_view(intent, rels)))
         except (ValueError, KeyError, TypeError):
             continue
-        for i, old in zip(below, view):
+        for i in below:
+            old = judged[entries[i][0][len(prefix) :]]
             if old is False:
                 dropped.add(i)
             elif isinstance(old, str):

@@ -103,6 +103,13 @@ static int is_below(const char *p, size_t n, const char *dir, size_t dn) {
 
 /* The intent view (tfsql.commit.pending_view): a prepared record's directory is read as
  * its rollback leaves it. Only listed files (root set) are judged. */
+static int compare_rels(const void *x, const void *y) {
+    const char *a = **(const char *const *const *)x, *b = **(const char *const *const *)y;
+    int c = strcmp(a, b);
+    return c != 0 ? c : (*(const char *const *const *)x > *(const char *const *const *)y) -
+                            (*(const char *const *const *)x < *(const char *const *const *)y);
+}
+
 static int apply_intents(planned *fs, size_t n) {
     int rc = 0;
     for (size_t r = 0; r < n && rc == 0; r++) {
@@ -116,38 +123,54 @@ static int apply_intents(planned *fs, size_t n) {
             continue; /* unreadable, not tfsql's, or committed: read the files as they are */
         }
         size_t dn = dir_len(rec->path, rec->path_len);
-        size_t *index = (size_t *)malloc((n + 1) * sizeof(size_t));
+        /* the files below the record's directory, by relative path; a path listed twice
+         * (a ** match inside a walked directory) is judged once and both follow */
         const char **rels = (const char **)malloc((n + 1) * sizeof(char *));
+        const char ***by_rel = (const char ***)malloc((n + 1) * sizeof(char **));
+        const char **unique = (const char **)malloc((n + 1) * sizeof(char *));
         int *actions = (int *)malloc((n + 1) * sizeof(int));
         size_t *old = (size_t *)malloc((n + 1) * sizeof(size_t));
-        size_t m = 0;
-        rc = index && rels && actions && old ? 0 : -1;
+        size_t m = 0, u = 0;
+        rc = rels && by_rel && unique && actions && old ? 0 : -1;
         for (size_t i = 0; rc == 0 && i < n; i++) {
             const tfsql_listed *e = fs[i].e;
+            rels[i] = NULL;
             if (e->root != NULL && e->item == rec->item && is_below(e->path, e->path_len, rec->path, dn)) {
-                index[m] = i;
-                rels[m++] = e->path + dn + 1;
+                rels[i] = e->path + dn + 1;
+                by_rel[m++] = &rels[i];
             }
         }
-        rc = rc ? rc : tfsql_intent_view(intent, rels, m, actions, old);
+        if (rc == 0) {
+            qsort(by_rel, m, sizeof(char **), compare_rels);
+        }
         for (size_t k = 0; rc == 0 && k < m; k++) {
-            planned *f = &fs[index[k]];
-            if (actions[k] == TFSQL_VIEW_LEAVE_OUT) {
+            if (u == 0 || strcmp(unique[u - 1], *by_rel[k]) != 0) {
+                unique[u++] = *by_rel[k];
+            }
+        }
+        rc = rc ? rc : tfsql_intent_view(intent, unique, u, actions, old);
+        for (size_t k = 0, j = 0; rc == 0 && k < m; k++) {
+            while (strcmp(unique[j], *by_rel[k]) != 0) {
+                j++;
+            }
+            planned *f = &fs[by_rel[k] - rels];
+            if (actions[j] == TFSQL_VIEW_LEAVE_OUT) {
                 f->dropped = 1;
-            } else if (actions[k] == TFSQL_VIEW_MOVED) {
-                size_t tail = strlen(rels[k] + old[k]);
+            } else if (actions[j] == TFSQL_VIEW_MOVED) {
+                size_t tail = strlen(unique[j] + old[j]);
                 free(f->view);
                 f->view = (char *)malloc(dn + 2 + tail);
                 rc = f->view == NULL ? -1 : 0;
                 if (rc == 0) {
                     memcpy(f->view, rec->path, dn + 1);
-                    memcpy(f->view + dn + 1, rels[k] + old[k], tail + 1);
+                    memcpy(f->view + dn + 1, unique[j] + old[j], tail + 1);
                     f->view_len = dn + 1 + tail;
                 }
             }
         }
-        free(index);
         free(rels);
+        free(by_rel);
+        free(unique);
         free(actions);
         free(old);
         tfsql_intent_free(intent);

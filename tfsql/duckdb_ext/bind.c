@@ -18,6 +18,7 @@ void tfbind_free(void *p) {
         free(b->splits);
     }
     free(b->tfds_dir);
+    free(b->picks);
     filelist_free(&b->files, b->npart);
     for (int k = 0; k < b->npart; k++) {
         free(b->part_names[k]);

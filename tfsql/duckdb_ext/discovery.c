@@ -452,6 +452,14 @@ int list_sources(const char *const *items, size_t nitems, int glob, long long in
             rc = b->splits[i] == NULL ? -1 : 0;
         }
     }
+    if (rc == 0) {
+        b->picks = (size_t *)malloc((r.npicks + 1) * sizeof(size_t));
+        rc = b->picks == NULL ? -1 : 0;
+        for (size_t i = 0; rc == 0 && i < r.npicks; i++) {
+            b->picks[i] = r.picks[i];
+        }
+        b->npicks = rc == 0 ? r.npicks : 0;
+    }
     if (rc == 0 && r.has_tfds_dir) {
         b->tfds_dir = xstrndup(l.items[r.files[0]].path, r.tfds_dir_len);
         rc = b->tfds_dir == NULL ? -1 : 0;

@@ -127,6 +127,9 @@ typedef struct {
     int layout;
     char **splits;
     char *tfds_dir;
+    /* the positions in files that schema inference samples (the core's plan) */
+    size_t *picks;
+    size_t npicks;
     /* data columns (the decoder's schema) and their output types */
     schema sc;
     int *utf8;
@@ -283,7 +286,8 @@ void filelist_free(filelist *l, int nparts);
 
 int has_glob_magic(const char *s);
 
-/* The source items -> b->files in the plan's order, b->layout, b->splits, b->tfds_dir:
+/* The source items -> b->files in the plan's order, b->layout, b->splits, b->tfds_dir,
+ * b->picks (the files inference samples):
  * listed here, planned by the core (tfsql_plan). 1 when an item names no data file
  * (err set), -1 on another error (err set). */
 int list_sources(const char *const *items, size_t nitems, int glob, long long infer_files, tfbind *b,
