@@ -363,6 +363,25 @@ def glob_exempts(component: str) -> bool:
     """A glob component (below the pattern's root) that opts the hidden names it matches
     back in: it starts with ``.`` or ``_`` and is not ``**``."""
 
+def plan_matches(paths: Sequence[str], kinds: Sequence[int], globstar: bool) -> list[int]:
+    """The action for each match of one glob (`walk_action`, met walking when the
+    pattern holds ``**``), a directory below or equal to another walked match
+    ``WALK_SKIP``: its files are listed with that one's (``tfsql_plan_matches``)."""
+
+def plan(
+    entries: Sequence[Tuple[str, Optional[str], Optional[str], Optional[bytes], int, int, int, bool]],
+    nitems: int,
+    prefixes: Sequence[str],
+    infer_files: Optional[int],
+) -> Tuple[list[int], Optional[int], int, Optional[list[str]], Optional[str], list[int]]:
+    """The plan of a whole listing (``tfsql_plan``). Each entry is a regular file listed
+    for source item ``item``: ``(path, root or None (named), the item's glob pattern or
+    None, an intent record's bytes or None, size, mtime_ns, item, fallback)``. Returns
+    ``(files, empty_item, layout, splits, tfds_dir, picks)``: the entries to read, in
+    order; the first item naming no data file (None: none); ``LAYOUT_*``; each file's
+    split (None without a layout); the TFDS shards' directory; the positions in
+    ``files`` inference samples."""
+
 def path_order(paths: Sequence[str]) -> list[int]:
     """The indices of `paths` sorted by their bytes (UTF-8, surrogateescape), a repeated
     path kept once (its first listing): the order of every listing."""

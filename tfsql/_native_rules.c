@@ -763,6 +763,210 @@ static PyObject *rules_index_check(PyObject *self, PyObject *args) {
                          spans ? sizes : Py_NewRef(Py_None));
 }
 
+/* plan_matches(paths, kinds, globstar) -> the action for each glob match
+ * (tfsql_plan_matches: a directory below another walked match is WALK_SKIP) */
+static PyObject *rules_plan_matches(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *paths_arg, *kinds_arg;
+    int globstar;
+    if (!PyArg_ParseTuple(args, "OOp:plan_matches", &paths_arg, &kinds_arg, &globstar)) {
+        return NULL;
+    }
+    PyObject *seq = PySequence_Fast(paths_arg, "plan_matches expects a sequence of paths");
+    PyObject *kseq = seq ? PySequence_Fast(kinds_arg, "plan_matches expects a sequence of kinds") : NULL;
+    if (kseq == NULL) {
+        Py_XDECREF(seq);
+        return NULL;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject *keep = PyList_New(0), *out = NULL;
+    const char **paths = (const char **)malloc(((size_t)n + 1) * sizeof(char *));
+    size_t *lens = (size_t *)malloc(((size_t)n + 1) * sizeof(size_t));
+    int *kinds = (int *)malloc(((size_t)n + 1) * sizeof(int));
+    int *actions = (int *)malloc(((size_t)n + 1) * sizeof(int));
+    if (keep == NULL || paths == NULL || lens == NULL || kinds == NULL || actions == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (PySequence_Fast_GET_SIZE(kseq) != n) {
+        PyErr_SetString(PyExc_ValueError, "plan_matches needs one kind per path");
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if ((paths[i] = encode_kept(keep, PySequence_Fast_GET_ITEM(seq, i))) == NULL) {
+            goto done;
+        }
+        lens[i] = (size_t)PyBytes_GET_SIZE(PyList_GET_ITEM(keep, i));
+        kinds[i] = (int)PyLong_AsLong(PySequence_Fast_GET_ITEM(kseq, i));
+        if (kinds[i] == -1 && PyErr_Occurred()) {
+            goto done;
+        }
+    }
+    if (tfsql_plan_matches(paths, lens, kinds, (size_t)n, globstar, actions)) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    out = PyList_New(n);
+    for (Py_ssize_t i = 0; out != NULL && i < n; i++) {
+        PyList_SET_ITEM(out, i, PyLong_FromLong(actions[i]));
+    }
+done:
+    free(paths);
+    free(lens);
+    free(kinds);
+    free(actions);
+    Py_XDECREF(keep);
+    Py_DECREF(seq);
+    Py_DECREF(kseq);
+    return out;
+}
+
+/* An optional str of a listed entry, encoded into `keep` (the previous entry's when it
+ * is the same object: roots and patterns repeat). */
+static int entry_text(PyObject *keep, PyObject *obj, PyObject **last, const char **s, size_t *n) {
+    if (obj == Py_None || obj == *last) { /* None: the caller sets NULL, keeping *s for later */
+        return 0;
+    }
+    if ((*s = encode_kept(keep, obj)) == NULL) {
+        return -1;
+    }
+    *n = (size_t)PyBytes_GET_SIZE(PyList_GET_ITEM(keep, PyList_GET_SIZE(keep) - 1));
+    *last = obj;
+    return 0;
+}
+
+/* plan(entries, nitems, prefixes, infer_files): entries a sequence of (path, root,
+ * pattern, intent, size, mtime_ns, item, fallback). Returns (files, empty_item, layout,
+ * splits, tfds_dir, picks): see tfsql/_native.pyi. */
+static PyObject *rules_plan(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *entries_arg, *prefixes_arg, *infer_arg;
+    Py_ssize_t nitems;
+    if (!PyArg_ParseTuple(args, "OnOO:plan", &entries_arg, &nitems, &prefixes_arg, &infer_arg)) {
+        return NULL;
+    }
+    long long infer_files = infer_arg == Py_None ? -1 : PyLong_AsLongLong(infer_arg);
+    if (infer_files == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    PyObject *seq = PySequence_Fast(entries_arg, "plan expects a sequence of entries");
+    PyObject *pseq = seq ? PySequence_Fast(prefixes_arg, "plan expects a sequence of prefixes") : NULL;
+    if (pseq == NULL) {
+        Py_XDECREF(seq);
+        return NULL;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq), np = PySequence_Fast_GET_SIZE(pseq);
+    PyObject *keep = PyList_New(0), *out = NULL;
+    tfsql_listed *entries = (tfsql_listed *)calloc((size_t)n + 1, sizeof(tfsql_listed));
+    const char **prefixes = (const char **)malloc(((size_t)np + 1) * sizeof(char *));
+    tfsql_plan_result r;
+    memset(&r, 0, sizeof(r));
+    int planned = 0;
+    if (keep == NULL || entries == NULL || prefixes == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < np; i++) {
+        if ((prefixes[i] = encode_kept(keep, PySequence_Fast_GET_ITEM(pseq, i))) == NULL) {
+            goto done;
+        }
+    }
+    PyObject *last_root = NULL, *last_pattern = NULL;
+    const char *root = NULL, *pattern = NULL;
+    size_t root_len = 0, pattern_len = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *t = PySequence_Fast_GET_ITEM(seq, i), *path, *root_obj, *pattern_obj, *intent;
+        unsigned long long size, mtime;
+        Py_ssize_t item;
+        int fallback;
+        tfsql_listed *e = &entries[i];
+        if (!PyTuple_Check(t) || !PyArg_ParseTuple(t, "UOOOKKnp:plan entry", &path, &root_obj, &pattern_obj,
+                                                   &intent, &size, &mtime, &item, &fallback)) {
+            if (!PyErr_Occurred()) {
+                PyErr_SetString(PyExc_TypeError, "plan: each entry is (path, root, pattern, intent, size, "
+                                                 "mtime_ns, item, fallback)");
+            }
+            goto done;
+        }
+        if ((e->path = encode_kept(keep, path)) == NULL) {
+            goto done;
+        }
+        e->path_len = (size_t)PyBytes_GET_SIZE(PyList_GET_ITEM(keep, PyList_GET_SIZE(keep) - 1));
+        if (entry_text(keep, root_obj, &last_root, &root, &root_len) ||
+            entry_text(keep, pattern_obj, &last_pattern, &pattern, &pattern_len)) {
+            goto done;
+        }
+        e->root = root_obj == Py_None ? NULL : root;
+        e->root_len = root_obj == Py_None ? 0 : root_len;
+        e->pattern = pattern_obj == Py_None ? NULL : pattern;
+        e->pattern_len = pattern_obj == Py_None ? 0 : pattern_len;
+        if (intent != Py_None) {
+            if (!PyBytes_Check(intent)) {
+                PyErr_SetString(PyExc_TypeError, "plan: an entry's intent is bytes or None");
+                goto done;
+            }
+            e->intent = PyBytes_AS_STRING(intent);
+            e->intent_len = (size_t)PyBytes_GET_SIZE(intent);
+        }
+        e->size = size;
+        e->mtime_ns = mtime;
+        e->item = (size_t)item;
+        e->fallback = fallback;
+    }
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = tfsql_plan(entries, (size_t)n, (size_t)nitems, prefixes, (size_t)np, infer_files, &r);
+    Py_END_ALLOW_THREADS
+    if (rc != TFSQL_PLAN_OK) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    planned = 1;
+    PyObject *files = PyList_New((Py_ssize_t)r.n), *picks = PyList_New((Py_ssize_t)r.npicks);
+    PyObject *splits = r.layout != TFSQL_LAYOUT_NONE ? PyList_New((Py_ssize_t)r.n) : Py_NewRef(Py_None);
+    PyObject *tfds_dir = Py_None;
+    Py_INCREF(tfds_dir);
+    int bad = files == NULL || picks == NULL || splits == NULL;
+    for (size_t i = 0; !bad && i < r.n; i++) {
+        const tfsql_listed *e = &entries[r.files[i]];
+        PyList_SET_ITEM(files, (Py_ssize_t)i, PyLong_FromSize_t(r.files[i]));
+        if (r.layout != TFSQL_LAYOUT_NONE) {
+            PyObject *split = decode_path(e->path + r.split_start[i], r.split_len[i]);
+            bad = split == NULL;
+            if (!bad) {
+                PyList_SET_ITEM(splits, (Py_ssize_t)i, split);
+            }
+        }
+    }
+    for (size_t i = 0; !bad && i < r.npicks; i++) {
+        PyList_SET_ITEM(picks, (Py_ssize_t)i, PyLong_FromSize_t(r.picks[i]));
+    }
+    if (!bad && r.has_tfds_dir) {
+        Py_DECREF(tfds_dir);
+        tfds_dir = decode_path(entries[r.files[0]].path, r.tfds_dir_len);
+        bad = tfds_dir == NULL;
+    }
+    if (bad) {
+        Py_XDECREF(files);
+        Py_XDECREF(picks);
+        Py_XDECREF(splits);
+        Py_XDECREF(tfds_dir);
+        goto done;
+    }
+    out = Py_BuildValue("(NNiNNN)", files, r.empty_item < 0 ? Py_NewRef(Py_None) : PyLong_FromLong(r.empty_item),
+                        r.layout, splits, tfds_dir, picks);
+done:
+    if (planned) {
+        tfsql_plan_result_free(&r);
+    }
+    free(entries);
+    free(prefixes);
+    Py_XDECREF(keep);
+    Py_DECREF(seq);
+    Py_DECREF(pseq);
+    return out;
+}
+
 PyMethodDef tfsql_rules_methods[] = {
     {"glob_root", rules_glob_root, METH_O,
      "glob_root(pattern) -> str: its longest directory prefix without glob characters"},
@@ -770,6 +974,10 @@ PyMethodDef tfsql_rules_methods[] = {
      "glob_exempts(component) -> bool: a pattern component that opts hidden names in"},
     {"listing_key", rules_listing_key, METH_VARARGS,
      "listing_key(seed, [(path, size, mtime_ns)]) -> int: re-infer only when it changes"},
+    {"plan", rules_plan, METH_VARARGS,
+     "plan(entries, nitems, prefixes, infer_files) -> (files, empty_item, layout, splits, tfds_dir, picks)"},
+    {"plan_matches", rules_plan_matches, METH_VARARGS,
+     "plan_matches(paths, kinds, globstar) -> the action for each glob match"},
     {"path_order", rules_path_order, METH_O,
      "path_order(paths) -> the indices of the paths sorted by bytes, repeats dropped"},
     {"path_display", rules_path_display, METH_O,

@@ -27,7 +27,7 @@ tfsql's readers list a directory while no commit is under way in it
 else a check that no commit started or ended during the listing, retried until one
 did not), so a listing never holds half of a commit's moves. A ``prepared`` record they
 then meet (a writer died in its commit) is read as the rollback would leave it
-(:func:`pending_view`); a ``committed`` record needs nothing, as the new files are in
+(the core's ``tfsql_plan``); a ``committed`` record needs nothing, as the new files are in
 place.
 
 Examples
@@ -68,7 +68,6 @@ __all__ = [
     "consistent_listing",
     "data_entries",
     "is_bookkeeping",
-    "pending_view",
     "recover",
     "recover_locked",
     "remove_dead_file_staging",
@@ -637,35 +636,6 @@ def consistent_listing(fs: Any, root: str, find: Any) -> Any:
             after = _commit_stamp(root)
         if before == after and before[0] is None:
             return listing
-
-
-def pending_view(fs: Any, listing: dict[str, Any]) -> tuple[set[str], dict[str, str]]:
-    """How to read a directory listing that holds ``prepared`` intent records.
-
-    ``listing`` maps the paths of every file below a directory (hidden ones included,
-    as ``fs.find`` gives them) to their info. Returns the paths to leave out (new files
-    already moved into place) and, for old files sitting in a trash directory, the path
-    each has in the old content: reading the result gives exactly the content a
-    rollback restores. Committed records need nothing (the new files are in place).
-    """
-    hidden: set[str] = set()
-    moved: dict[str, str] = {}
-    suffix = "/" + INTENT_NAME
-    for record in [p for p in listing if p.endswith(suffix)]:
-        root = record[: -len(suffix)]
-        prefix = root + "/"
-        below = [p for p in listing if p.startswith(prefix)]
-        try:
-            # the C core reads the record and decides, as the DuckDB extension does
-            view = codec.intent_view(fs.cat_file(record), [p[len(prefix) :] for p in below])
-        except (ValueError, OSError):
-            continue  # unreadable, gone or not one tfsql wrote: read the files as they are
-        for path, old in zip(below, view):
-            if old is False:
-                hidden.add(path)
-            elif isinstance(old, str):
-                moved[path] = prefix + old
-    return hidden, moved
 
 
 def remove_quietly(fs: Any, path: str) -> None:

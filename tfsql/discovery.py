@@ -33,7 +33,7 @@ Rules
   ``.tmp`` or ``.inprogress`` are *not* skipped (writers that stage files give them a
   ``.`` or ``_`` prefix, which is skipped). A glob component that itself starts with
   ``.`` or ``_`` (``data/_staging*/x``) opts its matches back in. A file the user names
-  explicitly is never skipped, nor filtered by ``extensions``.
+  explicitly is never skipped.
 - A directory holding the intent record of a commit a crashed writer left
   (``_tfsql-intent.json``, see `tfsql.commit`) is listed as that commit's recovery
   will leave it: the old files before the commit point, the new ones after.
@@ -49,7 +49,7 @@ from __future__ import annotations
 import os
 import posixpath
 import stat
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Union
 
@@ -57,7 +57,7 @@ import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
 from tfsql._codec import codec
-from tfsql.commit import consistent_listing, pending_view
+from tfsql.commit import INTENT_NAME, consistent_listing
 from tfsql.errors import NoDataError
 
 __all__ = ["FileInfo", "Discovered", "discover", "resolve_path", "is_hidden_name", "has_glob_magic"]
@@ -87,6 +87,11 @@ class FileInfo:
     display_name : str or None
         How messages name the file (a URL such as ``"memory://x/part-0.tfrecord"`` for
         remote filesystems); None means `path`. Not part of equality.
+    mtime_ns : int
+        Its modification time as listed (0 when the filesystem gives none).
+    has_index : bool or None
+        Whether its index sidecar (`tfsql.record_index.index_path`) was in the listing of
+        its directory; None when its directory was not listed (named files, glob matches).
 
     Examples
     --------
@@ -99,12 +104,15 @@ class FileInfo:
     size: int
     root: str | None
     display_name: str | None = field(default=None, compare=False)
+    mtime_ns: int = field(default=0, compare=False, repr=False)
+    has_index: bool | None = field(default=None, compare=False, repr=False)
 
     def display(self) -> str:
         """Return the name to use for this file in messages and file-path columns (a URL
         for remote files; bytes that are not UTF-8 shown as ``\\xNN``, the core's
         ``tfsql_path_display``)."""
-        return codec.path_display(self.display_name if self.display_name is not None else self.path)
+        shown = self.display_name if self.display_name is not None else self.path
+        return shown if shown.isascii() else codec.path_display(shown)
 
     def relative_dir(self) -> str | None:
         """Return the file's directory relative to `root` with ``/`` separators.
@@ -130,6 +138,14 @@ class Discovered:
         The files, in the deterministic order described in the module docstring.
     is_local : bool
         True when `filesystem` is the local filesystem (files can be memory-mapped).
+    layout : int
+        The layout the core's plan found (``codec.LAYOUT_NONE``, ``_TFDS``, ``_TFX``).
+    splits : list of str or None
+        With a layout, each file's split.
+    tfds_dir : str or None
+        For TFDS, the shards' directory when they share one (where ``features.json`` is).
+    picks : list of int
+        The positions in `files` that schema inference samples.
     stamps : dict
         The identity of each local file when it was first opened, so that every later
         open and read checks it did not change (:mod:`tfsql.file_guard`).
@@ -138,6 +154,10 @@ class Discovered:
     filesystem: fsspec.AbstractFileSystem
     files: list[FileInfo]
     is_local: bool
+    layout: int = 0
+    splits: list[str] | None = field(default=None, compare=False, repr=False)
+    tfds_dir: str | None = None
+    picks: list[int] = field(default_factory=list, compare=False, repr=False)
     stamps: dict = field(default_factory=dict, compare=False, repr=False)
 
 
@@ -146,11 +166,12 @@ def discover(
     *,
     filesystem: Any = None,
     glob: bool = True,
-    exclude_hidden: bool = True,
-    extensions: str | Iterable[str] | None = None,
     hidden_file_prefix: str | Sequence[str] | None = None,
+    infer_files: int | None = None,
 ) -> Discovered:
-    """List the files named by `source`.
+    """List the files named by `source`: each item is listed here (os.scandir for local
+    directories, fsspec otherwise) and the core's plan (``tfsql_plan``) decides which of
+    the listed files are data, their order, their layout and the inference sample.
 
     Parameters
     ----------
@@ -163,15 +184,11 @@ def discover(
         fsspec's ``ArrowFSWrapper`` (its local filesystem becomes fsspec's).
     glob : bool, default True
         Expand ``*``, ``?``, ``[...]`` and ``**``; False takes paths literally.
-    exclude_hidden : bool, default True
-        Skip hidden and bookkeeping files below a directory or glob root (see the
-        module docstring).
-    extensions : str or iterable of str, optional
-        Keep only listed files whose name ends with one of these suffixes
-        (``".tfrecord"``, ``[".tfrecord", ".gz"]``); explicitly named files are kept.
     hidden_file_prefix : str or list of str, optional
         Also skip listed files whose name starts with one of these prefixes (as
         Polars' ``scan_parquet``); explicitly named files are kept.
+    infer_files : int, optional
+        How many files the inference samples (`Discovered.picks`; None: all).
 
     Returns
     -------
@@ -200,13 +217,12 @@ def discover(
     >>> mem.rm("/doc", recursive=True)
     """
     items = _source_items(source)
-    suffixes = _normalize_extensions(extensions)
     fs_option = _coerce_filesystem(filesystem)
-
     chosen_fs: fsspec.AbstractFileSystem | None = None
-    files: list[FileInfo] = []
-    seen: set[str] = set()
-    for item in items:
+    entries: list[Entry] = []
+    walked: set[str] = set()  # every path listed walking a directory (hidden ones included)
+    resolved = []
+    for index, item in enumerate(items):
         fs, path = _resolve(item, fs_option)
         if chosen_fs is None:
             chosen_fs = fs
@@ -214,18 +230,33 @@ def discover(
             raise ValueError(
                 f"source items live on different filesystems: {items[0]!r} and {item!r}; read them as separate datasets"
             )
-        for info in _list_item(fs, path, item, glob=glob, exclude_hidden=exclude_hidden, suffixes=suffixes):
-            if info.path not in seen:
-                seen.add(info.path)
-                files.append(info)
+        resolved.append(path)
+        entries += _list_item(fs, path, item, index, walked, glob=glob)
     assert chosen_fs is not None
-    if hidden_file_prefix:
-        prefixes = (hidden_file_prefix,) if isinstance(hidden_file_prefix, str) else tuple(hidden_file_prefix)
-        files = [f for f in files if f.root is None or not posixpath.basename(f.path).startswith(prefixes)]
+    prefixes = (hidden_file_prefix,) if isinstance(hidden_file_prefix, str) else tuple(hidden_file_prefix or ())
+    order, empty, layout, splits, tfds_dir, picks = codec.plan(entries, len(items), prefixes, infer_files)
+    if empty is not None:
+        item = items[empty]
+        if glob and has_glob_magic(resolved[empty]):
+            raise NoDataError.no_match(item)
+        raise NoDataError(
+            f"no files found in the directory {item!r}: it is empty or holds only hidden files "
+            "(names starting with . or _); check the path"
+        )
+    local = isinstance(chosen_fs, LocalFileSystem)
+    files = []
+    for e in (entries[i] for i in order):
+        path = e[0]
+        has_index = (_sidecar_name(path) in walked) if path in walked else None
+        files.append(FileInfo(path, e[4], e[1], None if local else _display_name(chosen_fs, path), e[5], has_index))
     return Discovered(
         filesystem=chosen_fs,
         files=files,
-        is_local=isinstance(chosen_fs, LocalFileSystem),
+        is_local=local,
+        layout=layout,
+        splits=splits,
+        tfds_dir=tfds_dir,
+        picks=picks,
     )
 
 
@@ -277,17 +308,6 @@ def _source_items(source: Source) -> list[str]:
             raise ValueError(f"the path {item!r} holds a NUL byte, which no file name can hold; remove it")
         items.append(item)
     return items
-
-
-def _normalize_extensions(extensions: str | Iterable[str] | None) -> tuple[str, ...] | None:
-    if extensions is None:
-        return None
-    if isinstance(extensions, str):
-        return (extensions,)
-    suffixes = tuple(extensions)
-    if not suffixes or not all(isinstance(s, str) and s for s in suffixes):
-        raise ValueError(f"extensions must be non-empty strings such as '.tfrecord', not {extensions!r}")
-    return suffixes
 
 
 def resolve_path(path: str, filesystem: Any = None) -> tuple[fsspec.AbstractFileSystem, str]:
@@ -378,133 +398,170 @@ def _display_name(fs: fsspec.AbstractFileSystem, path: str) -> str | None:
 
 
 # ---------------------------------------------------------------------------------------
-# listing
+# listing: each item's entries, raw; the core's plan (tfsql_plan) decides what they mean
 # ---------------------------------------------------------------------------------------
+
+#: One regular file of a listing, as the core's plan takes it (tfsql/_native.pyi ``plan``):
+#: (path, root, pattern, intent record bytes, size, mtime_ns, item, fallback).
+Entry = tuple
 
 
 def _list_item(
-    fs: fsspec.AbstractFileSystem,
-    path: str,
-    item: str,
-    *,
-    glob: bool,
-    exclude_hidden: bool,
-    suffixes: tuple[str, ...] | None,
-) -> list[FileInfo]:
-    """Return the files one source item names, in the plan's order (by bytes)."""
+    fs: fsspec.AbstractFileSystem, path: str, item: str, index: int, walked: set[str], *, glob: bool
+) -> list[Entry]:
+    """The raw listing of one source item (hidden files and intent records included);
+    the paths met walking directories are added to `walked`."""
     if glob and has_glob_magic(path):
-        found = _list_glob(fs, path, item, exclude_hidden=exclude_hidden, suffixes=suffixes)
-        if found:
-            return found
-        # nothing matched, but a file literally named with glob characters may exist
-    try:
-        info = fs.info(path)
-    except FileNotFoundError:
-        info = None
-    if info is None:
-        if glob and has_glob_magic(path):
+        entries = _list_glob(fs, path, item, index, walked)
+        # a file literally named with glob characters is read when the glob keeps nothing
+        try:
+            literal = _info(fs, path)
+        except (OSError, ValueError):
+            literal = None  # a store that refuses such a name has no such file
+        if literal is not None:
+            entries += [e[:7] + (True,) for e in _list_named(fs, path, literal, index, walked)]
+        elif not entries:
             raise NoDataError.no_match(item)
+        return entries
+    info = _info(fs, path)
+    if info is None:
         raise FileNotFoundError(f"no such file or directory: {item!r}; check the path")
-    action = _walk_action(fs, path, info, codec.NAMED)
-    if action == codec.WALK_DESCEND:
-        files = _list_directory(fs, path, root=path, exempt=(), exclude_hidden=exclude_hidden, suffixes=suffixes)
-        if not files:
-            raise NoDataError(
-                f"no files found in the directory {item!r}: it is empty or holds only hidden files "
-                "(names starting with . or _); check the path"
-            )
-        return files
-    return [FileInfo(path, int(info.get("size") or 0), None, _display_name(fs, path))]
+    return _list_named(fs, path, info, index, walked)
 
 
-def _list_glob(
-    fs: fsspec.AbstractFileSystem,
-    pattern: str,
-    item: str,
-    *,
-    exclude_hidden: bool,
-    suffixes: tuple[str, ...] | None,
-) -> list[FileInfo] | None:
-    """Expand a glob; empty when it matches no data file."""
+def _info(fs: fsspec.AbstractFileSystem, path: str) -> dict[str, Any] | None:
+    try:
+        return fs.info(path)
+    except FileNotFoundError:
+        return None
+
+
+def _list_named(
+    fs: fsspec.AbstractFileSystem, path: str, info: dict[str, Any], index: int, walked: set[str]
+) -> list[Entry]:
+    if _walk_action(fs, path, info, codec.NAMED) == codec.WALK_DESCEND:
+        return _list_directory(fs, path, path, None, index, walked)
+    return [(path, None, None, None, int(info.get("size") or 0), _mtime_ns(info), index, False)]
+
+
+def _list_glob(fs: fsspec.AbstractFileSystem, pattern: str, item: str, index: int, walked: set[str]) -> list[Entry]:
+    """The glob's matches: files as they are, directories walked (the core says which:
+    one below another walked match is listed with it)."""
     try:
         matches = fs.glob(pattern, detail=True)
     except ValueError as exc:
         raise ValueError(f"invalid glob pattern {item!r}: {exc}") from exc
-    if not matches:
-        return []
     root = codec.glob_root(pattern)
-    # pattern components that explicitly ask for hidden names opt their matches back in
-    exempt = tuple(part for part in _relative_parts(pattern, root) if codec.glob_exempts(part))
-    by_path: dict[str, FileInfo] = {}
-    listed_dirs: set[str] = set()
-    for match_path, info in sorted(matches.items(), key=lambda item: len(item[0])):
-        match_path = _strip_trailing_sep(match_path)
-        # a match of ** is met while walking; other components match it themselves
-        action = _walk_action(fs, match_path, info, codec.IN_WALK if "**" in pattern else codec.MATCHED)
-        if action == codec.WALK_SKIP:
-            continue
-        if action == codec.WALK_DESCEND:
-            if _has_listed_ancestor(match_path, listed_dirs):
-                continue  # its files are already listed (``data/**`` matches every level)
-            listed_dirs.add(match_path)
-            for found in _list_directory(
-                fs, match_path, root=root, exempt=exempt, exclude_hidden=exclude_hidden, suffixes=suffixes
-            ):
-                by_path.setdefault(found.path, found)
-        elif _keep(match_path, root, exempt, exclude_hidden, suffixes):
-            by_path.setdefault(
-                match_path,
-                FileInfo(match_path, int(info.get("size") or 0), root, _display_name(fs, match_path)),
-            )
-    paths = list(by_path)
-    return [by_path[paths[i]] for i in codec.path_order(paths)]
-
-
-def _has_listed_ancestor(path: str, listed_dirs: set[str]) -> bool:
-    parent = posixpath.dirname(path)
-    while parent and parent != path:
-        if parent in listed_dirs:
-            return True
-        path, parent = parent, posixpath.dirname(parent)
-    return False
+    paths = [_strip_trailing_sep(p) for p in matches]
+    infos = list(matches.values())
+    kinds = [_entry_kind(fs, p, info) for p, info in zip(paths, infos)]
+    entries: list[Entry] = []
+    for match_path, info, action in zip(paths, infos, codec.plan_matches(paths, kinds, "**" in pattern)):
+        if action == codec.WALK_REFUSE:
+            _refuse(fs, match_path)
+        elif action == codec.WALK_DESCEND:
+            entries += _list_directory(fs, match_path, root, pattern, index, walked)
+        elif action == codec.WALK_READ:
+            entries.append((match_path, root, pattern, None, int(info.get("size") or 0), _mtime_ns(info), index, False))
+    return entries
 
 
 def _list_directory(
-    fs: fsspec.AbstractFileSystem,
-    directory: str,
-    *,
-    root: str,
-    exempt: tuple[str, ...],
-    exclude_hidden: bool,
-    suffixes: tuple[str, ...] | None,
-) -> list[FileInfo]:
-    # taken while no commit is under way in it (tfsql.commit)
-    listing = consistent_listing(fs, directory, lambda: fs.find(directory, withdirs=False, detail=True))
-    # an interrupted commit's record: read the content its rollback restores (tfsql.commit)
-    left_out, in_trash = pending_view(fs, listing) if exclude_hidden else (set(), {})
-    files = []
-    listed = [p for p in listing if p not in left_out]
-    for k in codec.path_order([in_trash.get(p, p) for p in listed]):  # by bytes (tfsql_plan_order)
-        file_path = listed[k]
-        info = listing[file_path]
-        if _walk_action(fs, file_path, info, codec.IN_WALK) != codec.WALK_READ:
+    fs: fsspec.AbstractFileSystem, directory: str, root: str, pattern: str | None, index: int, walked: set[str]
+) -> list[Entry]:
+    """Every regular file below `directory`, taken while no commit is under way in it
+    (tfsql.commit), an intent record with its content."""
+    if isinstance(fs, LocalFileSystem):
+        found = consistent_listing(fs, directory, lambda: _walk_local(directory))
+    else:
+        found = consistent_listing(fs, directory, lambda: _walk_fsspec(fs, directory))
+    entries = []
+    walked.update(path for path, _, _ in found)
+    for path, size, mtime_ns in found:
+        intent = _read_intent(fs, path) if path.endswith(_INTENT_SUFFIX) else None
+        entries.append((path, root, pattern, intent, size, mtime_ns, index, False))
+    return entries
+
+
+_INTENT_SUFFIX = "/" + INTENT_NAME
+
+
+def _sidecar_name(path: str) -> str:
+    """`tfsql.record_index.index_path` of a path in the filesystem's ``/`` form."""
+    directory, _, name = path.rpartition("/")
+    return f"{directory}/.{name}.idx"
+
+
+def _read_intent(fs: fsspec.AbstractFileSystem, path: str) -> bytes | None:
+    try:
+        return fs.cat_file(path)
+    except OSError:
+        return None  # gone or unreadable: the files are read as they are
+
+
+def _walk_local(directory: str) -> list[tuple[str, int, int]]:
+    """(path, size, mtime_ns) of every file below a local directory, by the core's walk
+    rule, one stat per entry (os.scandir's)."""
+    out: list[tuple[str, int, int]] = []
+    kinds = (codec.ENTRY_FILE, codec.ENTRY_DIR, codec.ENTRY_DIR_LINK, codec.ENTRY_OTHER, codec.ENTRY_MISSING)
+    action_of = {kind: codec.walk_action(kind, codec.IN_WALK) for kind in kinds}
+    pending = [directory]
+    while pending:
+        current = pending.pop()
+        try:
+            it = os.scandir(current)
+        except (FileNotFoundError, NotADirectoryError):
             continue
-        if _keep(in_trash.get(file_path, file_path), root, exempt, exclude_hidden, suffixes):
-            files.append(FileInfo(file_path, int(info.get("size") or 0), root, _display_name(fs, file_path)))
-    return files
+        with it:
+            for entry in it:
+                path = entry.path if current != "/" else "/" + entry.name
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        kind, st = codec.ENTRY_DIR, None
+                    elif entry.is_file(follow_symlinks=False):
+                        kind, st = codec.ENTRY_FILE, entry.stat(follow_symlinks=False)
+                    else:
+                        st = entry.stat(follow_symlinks=False)
+                        kind = _local_kind(path, st)
+                        if kind == codec.ENTRY_FILE and stat.S_ISLNK(st.st_mode):
+                            st = os.stat(path)
+                except FileNotFoundError:
+                    continue
+                action = action_of[kind]
+                if action == codec.WALK_DESCEND:
+                    pending.append(path)
+                elif action == codec.WALK_READ and st is not None:
+                    out.append((path, st.st_size, st.st_mtime_ns))
+                elif action == codec.WALK_REFUSE:
+                    _refuse(None, path)
+    return out
 
 
-def _keep(
-    path: str,
-    root: str,
-    exempt: tuple[str, ...],
-    exclude_hidden: bool,
-    suffixes: tuple[str, ...] | None,
-) -> bool:
-    parts = _relative_parts(path, root)
-    if suffixes is not None and not parts[-1].endswith(suffixes):
-        return False
-    return not exclude_hidden or codec.keep_listed("/".join(parts), exempt)
+def _local_kind(path: str, st: os.stat_result) -> int:
+    mode = st.st_mode
+    if stat.S_ISLNK(mode):
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            return codec.ENTRY_MISSING
+        if stat.S_ISDIR(mode):
+            return codec.ENTRY_DIR_LINK
+    if stat.S_ISDIR(mode):
+        return codec.ENTRY_DIR
+    return codec.ENTRY_FILE if stat.S_ISREG(mode) else codec.ENTRY_OTHER
+
+
+def _walk_fsspec(fs: fsspec.AbstractFileSystem, directory: str) -> list[tuple[str, int, int]]:
+    out = []
+    for path, info in fs.find(directory, withdirs=False, detail=True).items():
+        if _walk_action(fs, path, info, codec.IN_WALK) == codec.WALK_READ:
+            out.append((path, int(info.get("size") or 0), _mtime_ns(info)))
+    return out
+
+
+def _mtime_ns(info: dict[str, Any]) -> int:
+    mtime = info.get("mtime")
+    return int(mtime * 1e9) if isinstance(mtime, (int, float)) else 0
 
 
 def _walk_action(fs: fsspec.AbstractFileSystem, path: str, info: dict[str, Any], context: int) -> int:
@@ -512,11 +569,16 @@ def _walk_action(fs: fsspec.AbstractFileSystem, path: str, info: dict[str, Any],
     (a FIFO, socket or device, which raises `OSError` naming it)."""
     action = codec.walk_action(_entry_kind(fs, path, info), context)
     if action == codec.WALK_REFUSE:
-        raise OSError(
-            f"{_display_name(fs, path) or path} is not a regular file (a FIFO, socket or device); "
-            "tfsql reads regular files only: copy its content to a file and read that"
-        )
+        _refuse(fs, path)
     return action
+
+
+def _refuse(fs: fsspec.AbstractFileSystem | None, path: str) -> None:
+    shown = (_display_name(fs, path) if fs is not None else None) or path
+    raise OSError(
+        f"{shown} is not a regular file (a FIFO, socket or device); "
+        "tfsql reads regular files only: copy its content to a file and read that"
+    )
 
 
 def _entry_kind(fs: fsspec.AbstractFileSystem, path: str, info: dict[str, Any]) -> int:
@@ -527,12 +589,9 @@ def _entry_kind(fs: fsspec.AbstractFileSystem, path: str, info: dict[str, Any]) 
         return codec.ENTRY_DIR_LINK if info.get("islink") else codec.ENTRY_DIR
     if info.get("islink") and isinstance(fs, LocalFileSystem):  # fsspec lists links unresolved
         try:
-            mode = os.stat(path).st_mode
+            return _local_kind(path, os.lstat(path))
         except OSError:
             return codec.ENTRY_MISSING
-        if stat.S_ISDIR(mode):
-            return codec.ENTRY_DIR_LINK
-        return codec.ENTRY_FILE if stat.S_ISREG(mode) else codec.ENTRY_OTHER
     return codec.ENTRY_OTHER
 
 

@@ -21,57 +21,41 @@ and a file named directly reads as its own records (it round-trips without a new
 feature), as a hive file named directly does. No ``split`` column is added when the
 files mix layouts, when hive directories already give a ``split`` column, or when the
 records hold a feature named ``split``. These rules are the C core's
-(``tfsql_detect_layout``), shared with the DuckDB extension.
+(``tfsql_plan``), shared with the DuckDB extension.
 
 Examples
 --------
->>> tfds_split("mnist-train.tfrecord-00000-of-00016"), tfds_split("part-0.tfrecord")
-('train', None)
+>>> import fsspec
+>>> from tfsql.discovery import discover
+>>> mem = fsspec.filesystem("memory")
+>>> for split in ("train", "eval"):
+...     mem.pipe(f"/tfx/Split-{split}/data_tfrecord-00000-of-00001.gz", b"")
+>>> layout_of(discover("memory://tfx"))
+Layout(kind='tfx', splits=['eval', 'train'], directory=None)
+>>> mem.rm("/tfx", recursive=True)
 """
 
 from __future__ import annotations
 
-import posixpath
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
 
 from tfsql._codec import codec
-from tfsql.discovery import Discovered, FileInfo
+from tfsql.discovery import Discovered
 from tfsql.partitioning import Partitioning
 
-__all__ = ["SPLIT_COLUMN", "Layout", "detect_layout", "tfds_split", "tfx_split"]
+__all__ = ["SPLIT_COLUMN", "Layout", "layout_of"]
 
 SPLIT_COLUMN = "split"
 TFDS_METADATA = "dataset_info.json"
 
 
-def tfds_split(name: str) -> str | None:
-    """The split of a TFDS shard file name (``mnist-test.tfrecord-00000-of-00001`` →
-    ``"test"``), None for other names."""
-    return codec.tfds_split(name)
-
-
-def tfx_split(file: FileInfo) -> str | None:
-    """The split of a file below a TFX ``Split-{name}`` directory below its root, None
-    otherwise (also for a file named directly).
-
-    Examples
-    --------
-    >>> tfx_split(FileInfo("/d/Split-eval/data_tfrecord-00000-of-00001.gz", 1, "/d"))
-    'eval'
-    >>> tfx_split(FileInfo("/d/Split-eval/data_tfrecord-00000-of-00001.gz", 1, None)) is None
-    True
-    """
-    relative_dir = file.relative_dir()
-    return None if relative_dir is None else codec.tfx_split(relative_dir)
-
-
 @dataclass(frozen=True)
 class Layout:
-    """The layout `detect_layout` found.
+    """The layout of a dataset's files (`layout_of`).
 
     Attributes
     ----------
@@ -118,38 +102,22 @@ class Layout:
         )
 
 
-def detect_layout(found: Discovered) -> tuple[Discovered, Layout | None]:
-    """Drop TFDS metadata files from `found` and recognise a TFDS or TFX layout."""
-    found = _without_tfds_metadata(found)
-    files = found.files
-    if not files:
-        return found, None
-    kind = codec.detect_layout([f.path for f in files], [f.relative_dir() for f in files])
-    if kind == codec.LAYOUT_TFDS:
-        splits = [tfds_split(f.path) for f in files]
-        directories = {posixpath.dirname(f.path) for f in files}
-        directory = directories.pop() if len(directories) == 1 else None
-        return found, Layout("tfds", [s for s in splits if s is not None], directory)
-    if kind == codec.LAYOUT_TFX:
-        return found, Layout("tfx", [s for s in (tfx_split(f) for f in files) if s is not None])
-    return found, None
+def layout_of(found: Discovered) -> Layout | None:
+    """The layout the core's plan found among `found`'s files (its metadata files are
+    already left out), or None.
 
-
-def _without_tfds_metadata(found: Discovered) -> Discovered:
-    tfds_dirs = {
-        posixpath.dirname(f.path)
-        for f in found.files
-        if f.root is not None and codec.is_tfds_info_name(posixpath.basename(f.path))
-    }
-    if not tfds_dirs:
-        return found
-    kept = [f for f in found.files if not _is_tfds_metadata(f, tfds_dirs)]
-    return replace(found, files=kept)
-
-
-def _is_tfds_metadata(file: FileInfo, tfds_dirs: Sequence[str] | set[str]) -> bool:
-    return (
-        file.root is not None
-        and posixpath.dirname(file.path) in tfds_dirs
-        and codec.is_tfds_metadata_name(posixpath.basename(file.path))
-    )
+    Examples
+    --------
+    >>> import fsspec
+    >>> mem = fsspec.filesystem("memory")
+    >>> for name in ("mnist-train.tfrecord-00000-of-00001", "mnist-test.tfrecord-00000-of-00001", "dataset_info.json"):
+    ...     mem.pipe(f"/tfds/3.0.1/{name}", b"")
+    >>> from tfsql.discovery import discover
+    >>> layout_of(discover("memory://tfds/3.0.1"))
+    Layout(kind='tfds', splits=['test', 'train'], directory='/tfds/3.0.1')
+    >>> mem.rm("/tfds", recursive=True)
+    """
+    if found.layout == codec.LAYOUT_NONE or found.splits is None:
+        return None
+    kind = "tfds" if found.layout == codec.LAYOUT_TFDS else "tfx"
+    return Layout(kind, list(found.splits), found.tfds_dir)

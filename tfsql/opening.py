@@ -35,8 +35,8 @@ from tfsql.arrow_dataset import Dataset
 from tfsql.discovery import Discovered, discover
 from tfsql.errors import SchemaError
 from tfsql.framing import FrameReader
-from tfsql.inference import SampledColumn, infer_data_schema, missing_columns, sample_indices
-from tfsql.layouts import Layout, detect_layout
+from tfsql.inference import SampledColumn, infer_data_schema, missing_columns
+from tfsql.layouts import Layout, layout_of
 from tfsql.options import ReadOptions
 from tfsql.partitioning import Partitioning
 from tfsql.schema import RAW_COLUMN, column_specs, normalize_schema
@@ -195,11 +195,14 @@ def open_dataset(source: Any, options: ReadOptions, *, hive_rule: str = "root") 
     columns: ``"root"`` (below the named root, as Polars' ``scan_parquet``, the rule of
     `dataset`) or ``"path"`` (every directory of each file's path, as DuckDB's
     ``read_parquet``: the rule of the DuckDB front ends). See `tfsql.partitioning`."""
-    found, layout = detect_layout(
-        discover(
-            source, filesystem=options.filesystem, glob=options.glob, hidden_file_prefix=options.hidden_file_prefix
-        )
+    found = discover(
+        source,
+        filesystem=options.filesystem,
+        glob=options.glob,
+        hidden_file_prefix=options.hidden_file_prefix,
+        infer_files=options.infer_files,
     )
+    layout = layout_of(found)
     hive_schema = options.hive_schema if layout is None else layout.without_split(options.hive_schema)
     partitioning = Partitioning.discover(
         found.files, hive_partitioning=options.hive_partitioning, hive_schema=hive_schema, hive_rule=hive_rule
@@ -242,7 +245,7 @@ def open_dataset(source: Any, options: ReadOptions, *, hive_rule: str = "root") 
 
 def _sample_plan(found: Discovered, options: ReadOptions) -> tuple[list[str], Callable[[int], FrameReader]]:
     """The files inference samples (the core's plan) and how to open the i-th."""
-    chosen = sample_indices(len(found.files), options.infer_files, [f.size for f in found.files])
+    chosen = found.picks
     # through the module, so that a test spying on the files a scan opens sees these
     return [found.files[i].display() for i in chosen], lambda j: scanning.open_frame_reader(
         found, found.files[chosen[j]], options
@@ -272,6 +275,6 @@ def _quiet(error: Exception) -> None:
 
 def _tfds_features(found: Discovered, layout: Layout | None) -> tuple[pa.Schema, bool] | None:
     """The columns a TFDS directory's ``features.json`` describes (see `tfsql.tfds`)."""
-    if layout is None or layout.kind != "tfds" or layout.directory is None:
+    if layout is None or layout.kind != "tfds" or found.tfds_dir is None:
         return None
-    return features_schema(found.filesystem, layout.directory)
+    return features_schema(found.filesystem, found.tfds_dir)

@@ -150,14 +150,15 @@ def count_file_records(found: Discovered, file: FileInfo, options: ReadOptions) 
         with guarded as raw:
             stream = open_decompressed(raw, options.compression, path=file.display())
             if stream is raw:
-                indexed = indexed_count(file.path, raw.fileno())  # a consistent `tfsql index` sidecar
+                # a consistent `tfsql index` sidecar (not looked for when the listing had none)
+                indexed = None if file.has_index is False else indexed_count(file.path, raw.fileno())
                 if indexed is not None:
                     return indexed
                 try:
                     return count_plain_records(
                         raw.fileno(),
                         path=file.display(),
-                        size=os.fstat(raw.fileno()).st_size,
+                        size=file.size,  # the guard checked it when it opened the file
                         max_record_bytes=options.max_record_bytes,
                     )
                 finally:

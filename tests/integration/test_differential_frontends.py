@@ -603,3 +603,42 @@ def test_tfrecord_metadata_shows_a_name_that_is_not_utf8_escaped(byte_names):
 def test_a_hive_value_keeps_its_nul(front_end, tmp_path):
     write_examples(tmp_path / "p=a%00b" / "part-0.tfrecord", [{"x": 1}])
     assert _ordered_rows(front_end, str(tmp_path)) == [(1, "a\x00b")]
+
+
+# --------------------------------------------------------------------------------------
+# The core's plan of a listing (tfsql_plan): globs, covered directories, hidden names,
+# layouts -- the same files in the same order in every front end
+# --------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def planned_tree(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("planned")
+    for rel, x in [
+        ("d/a/x.tfrecord", 1),
+        ("d/a/b/y.tfrecord", 2),
+        ("d/a-b/z.tfrecord", 3),
+        ("d/_staging/s.tfrecord", 4),
+        ("d/.hidden/h.tfrecord", 5),
+        ("d/_SUCCESS", 6),
+        ("tfx/Split-train/data_tfrecord-00000-of-00001.gz", 7),
+        ("tfx/Split-eval/data_tfrecord-00000-of-00001.gz", 8),
+    ]:
+        write_examples(root / rel, [{"x": x}])
+    return root
+
+
+@pytest.mark.parametrize("front_end", FRONT_ENDS)
+@pytest.mark.parametrize(
+    ("pattern", "expected"),
+    [
+        # by bytes: d/a-b/z < d/a/b/y < d/a/x ('-' < '/'); d/a/b is covered by d/a
+        ("d/**", [(3,), (2,), (1,)]),
+        ("d/*/*.tfrecord", [(3,), (1,)]),
+        ("d/_*/*.tfrecord", [(4,)]),  # a component starting with _ opts its matches in
+        ("d/**/*.tfrecord", [(3,), (2,), (1,)]),
+        ("tfx", [(8, "eval"), (7, "train")]),  # a TFX layout: the split column
+    ],
+)
+def test_the_plan_of_a_listing_is_the_same_in_every_front_end(front_end, planned_tree, pattern, expected):
+    assert _ordered_rows(front_end, f"{planned_tree}/{pattern}") == expected

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import math
+import os
 
 import duckdb
 import pyarrow as pa
@@ -440,3 +441,18 @@ def test_tfrecord_scan_of_a_directory_holding_only_success_marker(tmp_path):
         tfsql.duckdb.NoFilesError, match=r"IO Error: tfrecord_scan: no files found in the directory .*: it is empty "
     ):
         tfsql.duckdb.connect(extension=False).sql(f"SELECT * FROM tfrecord_scan('{tmp_path}')")
+
+
+def test_a_file_changed_in_place_is_inferred_again_from_its_listed_mtime(tmp_path):
+    """connect()'s Arrow path infers a call's schema again only when its files changed:
+    the key is taken from the listing (path, size, mtime), not from a second stat."""
+    path = tmp_path / "part-0.tfrecord"
+    write_examples(path, [{"a": 1}])
+    con = tfsql.connect(extension=False)
+    assert con.sql(f"SELECT * FROM tfrecord_scan('{tmp_path}')").fetchall() == [(1,)]
+    before = os.stat(path)
+    write_examples(path, [{"b": 2}])  # the same size: only the modification time tells
+    assert os.path.getsize(path) == before.st_size
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))
+    result = con.sql(f"SELECT * FROM tfrecord_scan('{tmp_path}')")
+    assert (result.columns, result.fetchall()) == (["b"], [(2,)])

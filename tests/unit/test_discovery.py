@@ -128,16 +128,6 @@ def test_underscore_hive_directory_and_default_partition_are_kept(tmp_path: Path
     ]
 
 
-def test_exclude_hidden_false_keeps_everything(tmp_path: Path) -> None:
-    write_tree(tmp_path, {"_SUCCESS": b"", ".a.crc": b"", "d/part-0": b""})
-    found = discover(tmp_path, exclude_hidden=False)
-    assert [f.path for f in found.files] == [
-        f"{tmp_path}/.a.crc",
-        f"{tmp_path}/_SUCCESS",
-        f"{tmp_path}/d/part-0",
-    ]
-
-
 def test_hidden_components_above_the_root_do_not_matter(tmp_path: Path) -> None:
     write_tree(tmp_path, {"_work/.cache/data/part-0.tfrecord": b"1"})
     found = discover(tmp_path / "_work" / ".cache" / "data")
@@ -155,21 +145,6 @@ def test_empty_directory_is_an_error_naming_it(tmp_path: Path) -> None:
         discover(tmp_path / "bare")
     with pytest.raises(FileNotFoundError, match="no files match the pattern '.*/out/\\*'"):
         discover(str(tmp_path / "out" / "*"))
-
-
-def test_extensions_filter_listed_files_only(tmp_path: Path) -> None:
-    write_tree(tmp_path, {"a.tfrecord": b"", "b.tfrecord.gz": b"", "notes.txt": b""})
-    found = discover(tmp_path, extensions=[".tfrecord", ".gz"])
-    assert [f.path for f in found.files] == [f"{tmp_path}/a.tfrecord", f"{tmp_path}/b.tfrecord.gz"]
-    assert [f.path for f in discover(tmp_path, extensions=".txt").files] == [f"{tmp_path}/notes.txt"]
-    # a file named explicitly is kept whatever its extension
-    explicit = discover(tmp_path / "notes.txt", extensions=".tfrecord")
-    assert [f.path for f in explicit.files] == [f"{tmp_path}/notes.txt"]
-
-
-def test_extensions_must_be_non_empty_strings(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match=r"extensions must be non-empty strings such as '\.tfrecord', not \[\]"):
-        discover(tmp_path, extensions=[])
 
 
 # --------------------------------------------------------------------------- explicit files and lists
@@ -452,9 +427,9 @@ def test_double_star_lists_each_subtree_once(mem: MemoryFileSystem, monkeypatch:
     listed: list[str] = []
     original = discovery_module._list_directory
 
-    def spy(fs, directory, **options):  # type: ignore[no-untyped-def]
+    def spy(fs, directory, *args):  # type: ignore[no-untyped-def]
         listed.append(directory)
-        return original(fs, directory, **options)
+        return original(fs, directory, *args)
 
     monkeypatch.setattr(discovery_module, "_list_directory", spy)
     found = discover("memory://deep/**")

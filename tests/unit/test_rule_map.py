@@ -15,7 +15,7 @@ PACKAGE = ROOT / "tfsql"
 # The rows of the map: rule, core function (core file), Python call site (codec name),
 # extension call site.
 _ROW = re.compile(
-    r"^\| (?P<rule>[^|]+?) \| `(?P<function>\w+)` \(`(?P<core>[\w.]+)`\) \| "
+    r"^\| (?P<rule>[^|]+?) \| `(?P<function>\w+)` \(`(?P<core>[\w.]+)`\)(?: through `(?P<via>\w+)`)? \| "
     r"`(?P<python>[\w/.]+)` \(`(?P<codec>codec\.\w+)`\) \| `(?P<extension>[\w/.]+)` \|$",
     re.M,
 )
@@ -40,6 +40,16 @@ LOGIC = {
     ],
     "tfsql_keep_listed": [r"""["']\._COPYING_["']""", r"""["']\.crc["']"""],  # the hidden endings
     "tfsql_listing_key": [r"(?i)0x9e3779b97f4a7c15"],  # the key's mixing step
+    "tfsql_plan_matches": [r"\bcovered = ", r"\bany\(_below\("],  # the covered-directory rule
+    "tfsql_plan": [  # the plan's steps, applied by the bindings again
+        r"\bis_tfds_info_name\(",
+        r"\btfsql_is_tfds_info_name\(",
+        r"\bintent_view\(",
+        r"\btfsql_intent_view\(",
+        r"\bdetect_layout\(",
+        r"\bkeep_listed\(",
+        r"\btfsql_keep_listed\(",
+    ],
     "TFSQL_FEATURE_LIST_SUFFIX": [r'"__feature_list"', r"#define FEATURE_LIST_SUFFIX"],
 }
 # Files that may hold a listed rule's pattern: the core, the reference, the wording, the
@@ -66,6 +76,10 @@ def test_each_rule_is_defined_in_its_core_file_and_called_from_both_bindings(row
         assert re.search(rf"^[a-z_][\w\s*]*\b{function}\([^;]*\{{", core, re.M), (
             f"{function} is not defined in {row['core']}"
         )
+    if row["via"] is not None:  # applied by the plan, which the bindings call
+        plan = (PACKAGE / "core" / "listing.c").read_text()
+        assert re.search(rf"\b{function}\(", plan), f"listing.c ({row['via']}) does not call {function}"
+        function = row["via"]
     assert row["codec"] in (ROOT / row["python"]).read_text(), f"{row['python']} does not call {row['codec']}"
     assert re.search(rf"\b{function}\b", (ROOT / row["extension"]).read_text()), (
         f"{row['extension']} does not call {function}"

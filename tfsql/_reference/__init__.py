@@ -105,6 +105,8 @@ from tfsql._reference.plan import (
     listing_key,
     path_display,
     path_order,
+    plan,
+    plan_matches,
 )
 from tfsql._reference.rules import (
     ENTRY_FILE,
@@ -210,6 +212,8 @@ __all__ = [
     "hive_segments",
     "path_display",
     "path_order",
+    "plan",
+    "plan_matches",
     "hive_unescape",
     "hive_int64",
     "hive_directory",

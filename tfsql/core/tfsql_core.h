@@ -37,6 +37,8 @@
  *   tfds_features.c  a TFDS directory's features.json: each feature's column type
  *   plan.c           the dataset plan over a listing: the files' order (by bytes), how a
  *                    path is shown, the hive columns, values, types and refusals
+ *   listing.c        tfsql_plan: a binding's whole listing -> the data files, in order,
+ *                    with their layout, splits and inference sample
  *
  * Error convention: functions returning int return 0 on success and a nonzero code
  * otherwise (E_* for decoding, FRAME_* statuses for framing, -1 for out of memory or
@@ -928,6 +930,65 @@ int tfsql_plan_hive(const tfsql_plan_file *files, size_t n, int rule, int requir
                     const char *const *typed, const size_t *typed_lens, size_t ntyped,
                     const tfsql_field *phrases,
                     tfsql_hive_plan *plan, tfsql_plan_error *err);
+
+/* -- the plan of a whole listing (tfsql/core/listing.c) ------------------------------ */
+
+/* Which matches of one glob a listing walks: for each of the n matches (paths[i],
+ * lens[i] bytes, kinds[i] a TFSQL_ENTRY_*), the action (tfsql_walk_action, met walking
+ * when the pattern holds a ** component (`globstar`), else matched), except that a
+ * directory below (or equal to) another match that is walked is TFSQL_WALK_SKIP: its
+ * files are listed with that one's (a ** component matches every level). Returns 0, or -1 out
+ * of memory. */
+int tfsql_plan_matches(const char *const *paths, const size_t *lens, const int *kinds, size_t n,
+                       int globstar, int *actions);
+
+/* One regular file of a binding's listing (a glob match, a file met walking a directory,
+ * or a file the user named). Every file below a walked directory is listed, hidden ones
+ * and intent records included: the plan decides. */
+typedef struct {
+    const char *path; /* where the file is (its bytes, NUL-terminated, path_len long) */
+    size_t path_len;
+    const char *root; /* the directory or glob root it was listed below; NULL: named */
+    size_t root_len;
+    const char *pattern; /* the glob of its source item (its components below the root */
+    size_t pattern_len;  /* that start with '.' or '_' exempt hidden names), or NULL */
+    const char *intent;  /* a file named TFSQL_INTENT_NAME: its content (at most */
+    size_t intent_len;   /* TFSQL_INTENT_MAX_BYTES), NULL when unread */
+    uint64_t size, mtime_ns;
+    size_t item;  /* the source item it came from (0-based) */
+    int fallback; /* the literal path of a glob item: read only when the glob keeps none */
+} tfsql_listed;
+
+/* The plan: files[0..n) index the listing in the order to read them; empty_item is the
+ * first source item that names no data file (-1: none; the binding words the error);
+ * layout (TFSQL_LAYOUT_*) with each file's split (a slice of its path:
+ * split_start[i], split_len[i]) and, for TFDS, the shards' directory when they share one
+ * (has_tfds_dir: the first tfds_dir_len bytes of any file's path); picks[0..npicks): the
+ * positions in files[] inference samples (infer_pick_files). */
+typedef struct {
+    size_t n;
+    size_t *files;
+    long empty_item;
+    int layout;
+    size_t *split_start, *split_len;
+    int has_tfds_dir;
+    size_t tfds_dir_len;
+    size_t npicks;
+    size_t *picks;
+} tfsql_plan_result;
+void tfsql_plan_result_free(tfsql_plan_result *r);
+
+/* The plan of a listing of `nitems` source items: a prepared intent record's directory
+ * read as its rollback leaves it; files listed below a root kept by the hidden rule
+ * (tfsql_keep_listed on the path below the root, exemptions from the item's pattern) and
+ * without one of the `nprefixes` hidden prefixes on their name (named files always
+ * kept); a glob item's fallback entries only when the glob keeps nothing; each item's
+ * files by bytes (of the path the rules see), items in order, a path kept once (its
+ * first); TFDS metadata of a listed directory holding dataset_info.json dropped; the
+ * layout; the inference sample (`infer_files`, -1: all). Returns TFSQL_PLAN_OK or
+ * TFSQL_PLAN_NOMEM. */
+int tfsql_plan(const tfsql_listed *entries, size_t n, size_t nitems, const char *const *prefixes,
+               size_t nprefixes, long long infer_files, tfsql_plan_result *out);
 
 /* -- TFDS and TFX layouts (tfsql/core/layout.c) ------------------------------------ */
 

@@ -25,7 +25,6 @@ for such a call.
 from __future__ import annotations
 
 import itertools
-import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -320,14 +319,15 @@ def source_shape(source: Any) -> SourceShape:
     """The files of ``source`` (a path, glob or list of them): how many, the keys of the
     ``key=value`` directories they sit in, and their TFDS or TFX layout (`tfsql.layouts`)."""
     from tfsql.discovery import discover
-    from tfsql.layouts import detect_layout
+    from tfsql.layouts import layout_of
     from tfsql.partitioning import parse_partition_segments
 
     items = list(source) if isinstance(source, (list, tuple)) else [source]
     if not all(isinstance(item, str) for item in items):
         return SourceShape(frozenset(), None, 0)
     try:
-        found, layout = detect_layout(discover(items))
+        found = discover(items)
+        layout = layout_of(found)
     except (OSError, ValueError, TypeError):
         return SourceShape(frozenset(), None, 0)
     keys = {key.lower() for f in found.files for key, _ in parse_partition_segments(f.relative_dir() or "")}
@@ -393,7 +393,7 @@ def open_dataset(
         if previous is not None and previous[1] is not None and "schema" not in options:
             # the schema inferred before: nothing in it can be missing from the sample
             quick = _duckdb_dataset(source, {**options, "schema": previous[0].data_schema, "missing_columns": "insert"})
-            if _fingerprint(quick.files) == previous[1]:
+            if _fingerprint(quick) == previous[1]:
                 return _with_a_column(source, options, quick), previous[1]
         data = _duckdb_dataset(source, options)
     except FileNotFoundError as err:
@@ -406,7 +406,7 @@ def open_dataset(
         raise sql_error(InvalidInputError, str(err), function=function) from err
     data = _with_a_column(source, options, data)
     check_has_columns(function, source, data)
-    return data, _fingerprint(data.files)
+    return data, _fingerprint(data)
 
 
 def _with_a_column(source: Any, options: dict[str, Any], data: tfsql.Dataset) -> tfsql.Dataset:
@@ -438,16 +438,12 @@ def check_has_columns(function: str, source: Any, data: tfsql.Dataset) -> None:
     )
 
 
-def _fingerprint(files: Sequence[str]) -> int | None:
+def _fingerprint(data: tfsql.Dataset) -> int | None:
     """The key of local files' (path, size, mtime) (the core's ``tfsql_listing_key``, the
-    extension's too); None when a file is remote or gone."""
-    entries = []
-    for path in files:
-        if "://" in path and not path.startswith("file://"):
-            return None
-        try:
-            stat = os.stat(path.removeprefix("file://"))
-        except OSError:
-            return None
-        entries.append((path, stat.st_size, stat.st_mtime_ns))
-    return codec.listing_key(0, entries)
+    extension's too), from the listing itself (no stat again); None for remote files."""
+    found = data.discovered
+    if not found.is_local:
+        return None
+    return codec.listing_key(
+        0, [(found.files[i].path, found.files[i].size, found.files[i].mtime_ns) for i in data.file_indices]
+    )

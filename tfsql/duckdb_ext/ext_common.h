@@ -110,6 +110,9 @@ typedef struct {
     int layout;
     char **splits;
     char *tfds_dir;
+    /* the positions in files that schema inference samples (the core's plan) */
+    size_t *picks;
+    size_t npicks;
     /* data columns (the decoder's schema) and their output types */
     schema sc;
     int *utf8;
@@ -288,11 +291,12 @@ void filelist_free(filelist *l, int nparts);
 
 int has_glob_magic(const char *s);
 
-/* Components of `path` below `root` (root "" or "/" means the whole path). */
-const char *relative_to(const char *path, const char *root);
-
-/* One source item -> files (sorted). 1 when nothing matched (err set), -1 on error. */
-int list_item(const char *item, int glob, filelist *files, char *err);
+/* The source items -> b->files in the plan's order, b->layout, b->splits, b->tfds_dir,
+ * b->picks (the files inference samples):
+ * listed here, planned by the core (tfsql_plan). 1 when an item names no data file
+ * (err set), -1 on another error (err set). */
+int list_sources(const char *const *items, size_t nitems, int glob, long long infer_files, tfbind *b,
+                 char *err);
 
 /* -- inference.c ------------------------------------------------------------- */
 
@@ -317,11 +321,6 @@ int infer_cache_get(tfbind *b, uint64_t key, uint64_t *cardinality);
 void infer_cache_put(const tfbind *b, uint64_t key, uint64_t cardinality);
 
 /* -- layouts.c --------------------------------------------------------------- */
-/* Leave out the .json / .txt files of listed directories that hold dataset_info.json. */
-int drop_tfds_metadata(tfbind *b);
-
-/* tfsql.layouts.detect_layout over the listed files: b->layout, b->splits, b->tfds_dir. */
-int detect_layout(tfbind *b);
 /* TFDS features.json (layouts.c): read it (0, or 1 when there is none) and its types
  * over the inferred columns (whether it describes every feature is the core's
  * tfsql_tfds_features_complete). */

@@ -105,38 +105,27 @@ done:
     return rc;
 }
 
-/* The core's inference over the sample of the listed files (its plan: which files);
+/* The core's inference over the sample of the listed files (b->picks: the plan's);
  * `tolerant`: a record that does not decode ends its file's sample, unreported. */
 static infer_state *sample_files(const tfbind *b, int tolerant, char *err) {
     infer_state *st = infer_new(b->record_type, b->infer_sample, b->infer_bytes);
-    int64_t *sizes = (int64_t *)malloc((b->files.n + 1) * sizeof(int64_t));
-    size_t *pick = (size_t *)malloc((b->files.n + 1) * sizeof(size_t));
-    if (st == NULL || sizes == NULL || pick == NULL) {
+    if (st == NULL) {
         snprintf(err, ERRLEN, "out of memory");
-        goto fail;
+        return NULL;
     }
-    for (size_t i = 0; i < b->files.n; i++) {
-        sizes[i] = b->files.items[i].size;
-    }
-    size_t npick = infer_pick_files(sizes, b->files.n, b->infer_files, pick);
-    for (size_t j = 0; j < npick; j++) {
-        const tfile *f = &b->files.items[pick[j]];
+    for (size_t j = 0; j < b->npicks; j++) {
+        const tfile *f = &b->files.items[b->picks[j]];
         if (infer_begin_file(st, f->path) != INFER_OK) {
             snprintf(err, ERRLEN, "out of memory");
-            goto fail;
+            infer_free(st);
+            return NULL;
         }
         if (sample_file(b, st, f, tolerant, err)) {
-            goto fail;
+            infer_free(st);
+            return NULL;
         }
     }
-    free(sizes);
-    free(pick);
     return st;
-fail:
-    infer_free(st);
-    free(sizes);
-    free(pick);
-    return NULL;
 }
 
 /* Infer the data columns (tfsql/core/infer.c resolves the sample's summaries). */

@@ -18,6 +18,7 @@ void tfbind_free(void *p) {
         free(b->splits);
     }
     free(b->tfds_dir);
+    free(b->picks);
     filelist_free(&b->files, b->npart);
     for (int k = 0; k < b->npart; k++) {
         free(b->part_names[k]);
@@ -159,54 +160,36 @@ tfbind *scan_resolve(const tfargs *a, const char *fname, connref conn, uint64_t 
         goto fail;
     }
     const tfval *src = &a->source;
-    int nfound = 0;
+    strlist items = {0};
+    int bad = 0;
     if (src->kind == TFV_TEXT) {
         char *s = source_text(src, fname, err);
-        int rc = s == NULL ? -1 : list_item(s, b->glob, &b->files, err);
-        free(s);
-        if (rc) {
-            goto fail;
-        }
-        nfound = 1;
+        bad = s == NULL || strlist_add(&items, s);
     } else if (src->kind == TFV_LIST) {
-        for (size_t i = 0; i < src->n; i++) {
+        for (size_t i = 0; i < src->n && !bad; i++) {
             const tfval *item = &src->items[i];
             if (item->kind != TFV_TEXT) {
                 snprintf(err, ERRLEN, "%s: the source must be a VARCHAR path or glob, or a "
                                       "VARCHAR[] of them", fname);
-                goto fail;
+                bad = 1;
+            } else {
+                char *s = source_text(item, fname, err);
+                bad = s == NULL || strlist_add(&items, s);
             }
-            char *s = source_text(item, fname, err);
-            size_t before = b->files.n;
-            int rc = s == NULL ? -1 : list_item(s, b->glob, &b->files, err);
-            free(s);
-            if (rc) {
-                goto fail;
-            }
-            /* a file named by two items is kept once, at its first place */
-            for (size_t k = before; k < b->files.n; k++) {
-                for (size_t j = 0; j < before; j++) {
-                    if (strcmp(b->files.items[j].path, b->files.items[k].path) == 0) {
-                        free(b->files.items[k].path);
-                        free(b->files.items[k].root);
-                        memmove(&b->files.items[k], &b->files.items[k + 1],
-                                (b->files.n - k - 1) * sizeof(tfile));
-                        b->files.n--;
-                        k--;
-                        break;
-                    }
-                }
-            }
-            nfound++;
         }
     }
-    if (nfound == 0) {
+    if (!bad && items.n == 0) {
         snprintf(err, ERRLEN, "%s: the source must be a VARCHAR path or glob, or a non-empty "
                               "VARCHAR[] of them, e.g. %s('data/*.tfrecord')", fname, fname);
-        goto fail;
+        bad = 1;
     }
-    if (drop_tfds_metadata(b) || detect_layout(b)) {
-        snprintf(err, ERRLEN, "out of memory");
+    /* listed here, planned by the core: the files in order, their layout and splits */
+    bad = bad || list_sources((const char *const *)items.items, items.n, b->glob, b->infer_files, b, err);
+    strlist_free(&items);
+    if (bad) {
+        if (err[0] == 0) {
+            snprintf(err, ERRLEN, "out of memory");
+        }
         goto fail;
     }
     for (size_t i = 0; i < b->files.n; i++) {

@@ -152,7 +152,7 @@ def _plain_file_records(dataset: "Dataset", file_index: int, cache_dir: str | No
     if not found.is_local:
         starts, sizes = record_spans(file.path, fs=found.filesystem, max_record_bytes=max_bytes)
         return FileRecords(display, len(starts), starts, sizes, "headers")
-    spans = indexed_spans(file.path)
+    spans = None if file.has_index is False else indexed_spans(file.path)  # none in the listing: none
     if spans is not None:
         return FileRecords(display, len(spans[0]), spans[0], spans[1], "sidecar")
     cached = _cache_file(cache_dir, file.path) if cache_dir is not None else None
