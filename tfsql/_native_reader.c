@@ -33,6 +33,7 @@ typedef struct {
     int fd;
     PyObject *read;   /* callable(view, offset) -> int, or NULL (fd) */
     PyObject *window; /* callable(n) -> writable buffer, or NULL (a Buffer) */
+    PyObject *check;  /* callable() before each read (an interrupt check), or NULL */
     PyObject *cur, *prev; /* the windows the reader reads from (prev: while copying) */
     Py_buffer cur_view, prev_view;
     int py_error;
@@ -115,6 +116,18 @@ done:
 
 static int reader_read(void *ctx, uint64_t offset, uint8_t *buf, size_t n, char *err) {
     ReaderObject *self = (ReaderObject *)ctx;
+    if (self->check != NULL) {
+        PyGILState_STATE g = PyGILState_Ensure();
+        PyObject *ok = PyObject_CallNoArgs(self->check);
+        if (ok == NULL) {
+            self->py_error = 1;
+        }
+        Py_XDECREF(ok);
+        PyGILState_Release(g);
+        if (ok == NULL) {
+            return -1;
+        }
+    }
     return self->read != NULL ? py_read(self, offset, buf, n, err)
                               : fd_read(self, offset, buf, n, err);
 }
@@ -175,26 +188,29 @@ static void Reader_dealloc(ReaderObject *self) {
     }
     Py_XDECREF(self->read);
     Py_XDECREF(self->window);
+    Py_XDECREF(self->check);
     PyMem_Free(self->path);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
 static int Reader_init(ReaderObject *self, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"size", "compression", "path", "read", "fd", "window", "start",
-                             "first_index", "stop", "read_size", "read_max", "budget", NULL};
+                             "first_index", "stop", "read_size", "read_max", "budget", "check",
+                             NULL};
     unsigned long long size, start = 0;
     Py_ssize_t first_index = 0, read_size = (Py_ssize_t)READER_WINDOW_READ, read_max = -1;
     long long stop = -1, budget = -1;
     int compression, fd = -1;
     const char *path;
-    PyObject *read = Py_None, *window = Py_None;
+    PyObject *read = Py_None, *window = Py_None, *check = Py_None;
     if (self->started) {
         PyErr_SetString(PyExc_RuntimeError, "RecordReader.__init__ called twice");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "Kis|$OiOKnLnnL:RecordReader", kwlist, &size,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "Kis|$OiOKnLnnLO:RecordReader", kwlist, &size,
                                      &compression, &path, &read, &fd, &window, &start,
-                                     &first_index, &stop, &read_size, &read_max, &budget)) {
+                                     &first_index, &stop, &read_size, &read_max, &budget,
+                                     &check)) {
         return -1;
     }
     if (compression != READER_PLAIN && compression != READER_GZIP && compression != READER_ZLIB) {
@@ -209,8 +225,9 @@ static int Reader_init(ReaderObject *self, PyObject *args, PyObject *kwds) {
         PyErr_SetString(PyExc_TypeError, "read must be callable");
         return -1;
     }
-    if (window != Py_None && !PyCallable_Check(window)) {
-        PyErr_SetString(PyExc_TypeError, "window must be callable");
+    if ((window != Py_None && !PyCallable_Check(window)) ||
+        (check != Py_None && !PyCallable_Check(check))) {
+        PyErr_SetString(PyExc_TypeError, "window and check must be callable");
         return -1;
     }
     if (start > size || read_size <= 0 || first_index < 0 ||
@@ -240,6 +257,10 @@ static int Reader_init(ReaderObject *self, PyObject *args, PyObject *kwds) {
     if (window != Py_None) {
         Py_INCREF(window);
         self->window = window;
+    }
+    if (check != Py_None) {
+        Py_INCREF(check);
+        self->check = check;
     }
     reader_init(&self->r, reader_read, self, size, compression, zlib, self->path);
     reader_start(&self->r, start, (size_t)first_index);
@@ -383,7 +404,7 @@ static PyTypeObject Reader_Type = {
     .tp_dealloc = (destructor)Reader_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "RecordReader(size, compression, path, *, read=None, fd=-1, window=None, "
-              "start=0,\n    first_index=0, stop=-1, read_size=262144, read_max=-1, budget=-1)\n"
+              "start=0,\n    first_index=0, stop=-1, read_size=262144, read_max=-1, budget=-1, check=None)\n"
               "--\n\nOne file's records through the core's record reader "
               "(tfsql/core/reader.c); see ``_native.pyi``.",
     .tp_methods = Reader_methods,

@@ -222,7 +222,8 @@ def _size_of(raw: BinaryIO) -> int:
 def _local_file(raw: Any) -> tuple[Any, Any] | None:
     """``(guarded file, interrupt check)`` when ``raw`` is a local file opened by
     :mod:`tfsql.file_guard` (perhaps stopped by an interrupt): it is then read with
-    ``pread`` on its descriptor, the GIL released, and checked after each chunk."""
+    ``pread`` on its descriptor, the GIL released, checked after each chunk, and the
+    interrupt checked before each read."""
     from tfsql.file_guard import GuardedFile
     from tfsql.interrupts import InterruptibleFile
 
@@ -330,9 +331,9 @@ class FrameReader:
         # is still read whole.
         self.read_budget: int | None = None
 
-    def _open(self) -> tuple[Any, Any, Any]:
-        """The core's reader over the file, and the guarded file and interrupt check to
-        consult after each chunk of a local file."""
+    def _open(self) -> tuple[Any, Any]:
+        """The core's reader over the file, and the guarded file to check after each
+        chunk of a local file (None: another file object)."""
         raw = self._raw
         if self._base_offset == 0:
             self._compression = resolve_compression(raw, self._compression)
@@ -341,7 +342,10 @@ class FrameReader:
         # Reads start small and double up to chunk_bytes, so that sampling or a LIMIT
         # touches only the start of a file; a byte range is read whole (no LIMIT to serve).
         first = self._chunk_bytes if self._stop is not None else min(self._chunk_bytes, _FIRST_READ_BYTES)
-        kwargs: dict[str, Any] = {"fd": local[0].fileno()} if local is not None else {"read": _python_read(raw)}
+        kwargs: dict[str, Any] = {"read": _python_read(raw)}
+        if local is not None:
+            check = local[1]
+            kwargs = {"fd": local[0].fileno(), "check": None if check is None else check.raise_if_interrupted}
         reader = codec.RecordReader(
             size,
             getattr(codec, _COMPRESSION_CODES[self._compression]),
@@ -355,7 +359,7 @@ class FrameReader:
             budget=-1 if self.read_budget is None else self.read_budget,
             **kwargs,
         )
-        return reader, *(local or (None, None))
+        return reader, None if local is None else local[0]
 
     def blocks(
         self, max_records: int = DEFAULT_BATCH_SIZE, max_bytes: int = DEFAULT_BATCH_BYTES, *, limit: int | None = None
@@ -370,7 +374,7 @@ class FrameReader:
         """
         if limit is not None and limit <= 0:
             return
-        reader, guarded, interrupt = self._open()
+        reader, guarded = self._open()
         deferred = self._verify and self.defer_data_crc
         yielded = 0
         while True:
@@ -379,8 +383,6 @@ class FrameReader:
                 if yielded >= limit:
                     return
                 cap = limit - yielded if max_records < 0 else min(max_records, limit - yielded)
-            if interrupt is not None:
-                interrupt.raise_if_interrupted()
             try:
                 got = reader.next(cap, max_bytes, self._max_record_bytes, self._verify and not deferred)
             except OSError:

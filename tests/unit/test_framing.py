@@ -1,4 +1,5 @@
-"""Framing reader: blocks, compression, and precise errors for damaged files."""
+"""Framing reader: blocks, compression, and precise errors for damaged files, through
+the core's record reader and through its pure-Python twin (the same expectations)."""
 
 from __future__ import annotations
 
@@ -9,12 +10,23 @@ import zlib
 
 import pytest
 
+import tfsql.framing
+
 from tfrecord_files import example, frame
 from tfrecord_files import header as _lying_header
 from tfsql._reference import FRAME_BAD_LENGTH_CRC, FRAME_OK, FRAME_TOO_LONG, FRAME_TRUNCATED
 from tfsql.errors import CorruptRecordError
 from tfsql.framing import FrameReader, count_plain_records, detect_compression
 from tfsql.options import read_compression
+
+
+@pytest.fixture(autouse=True, params=["core", "reference"])
+def reader_codec(request, monkeypatch):
+    """Each test runs on the C core's reader and on the reference twin."""
+    from tfsql import _native, _reference
+
+    monkeypatch.setattr(tfsql.framing, "codec", _native if request.param == "core" else _reference)
+
 
 PAYLOADS = [example({"i": i, "s": "x" * i}) for i in range(20)]
 FRAMED = [frame(p) for p in PAYLOADS]

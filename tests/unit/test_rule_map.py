@@ -41,6 +41,8 @@ LOGIC = {
     "tfsql_keep_listed": [r"""["']\._COPYING_["']""", r"""["']\.crc["']"""],  # the hidden endings
     "tfsql_listing_key": [r"(?i)0x9e3779b97f4a7c15"],  # the key's mixing step
     "TFSQL_FEATURE_LIST_SUFFIX": [r'"__feature_list"', r"#define FEATURE_LIST_SUFFIX"],
+    "reader_next": [r"\.unused_data\b", r"\.unconsumed_tail\b"],  # inflating gzip members, zlib streams
+    "reader_skip": [r"next \+= 16 \+ (?:d->)?length\b"],  # stepping over a record whose data CRC failed
 }
 # Files that may hold a listed rule's pattern: the core, the reference, the wording, the
 # Python binding's exposure of single core functions.

@@ -84,6 +84,7 @@ class RecordReader:
         read_size: int = READER_WINDOW_READ,
         read_max: int = -1,
         budget: int = -1,
+        check: Optional[Callable[[], object]] = None,
     ) -> None:
         if compression not in (READER_PLAIN, READER_GZIP, READER_ZLIB):
             raise ValueError(f"unknown compression {compression}")
@@ -92,6 +93,7 @@ class RecordReader:
         if start > size or read_size <= 0 or first_index < 0 or (start and compression != READER_PLAIN):
             raise ValueError("RecordReader: start, first_index or read_size out of range (start: plain files only)")
         self._read = read
+        self._check = check
         self._fd = fd
         self._window = window
         self._size = size
@@ -119,6 +121,8 @@ class RecordReader:
     def _pread(self, offset: int, n: int) -> bytes:
         view = memoryview(bytearray(n))
         have = 0
+        if self._check is not None:
+            self._check()
         while have < n:
             if self._read is not None:
                 got = self._read(view[have:], offset + have)
