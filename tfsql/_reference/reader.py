@@ -222,7 +222,7 @@ class RecordReader:
             if self._comp != READER_PLAIN:
                 step = min(step, have)
             goal = have + max(step, want)
-        fresh = memoryview(self._window(goal) if self._window is not None else np.empty(goal, np.uint8)).cast("B")
+        fresh = memoryview(self._window(goal) if self._window is not None else bytearray(goal)).cast("B")
         fresh[:have] = self._buf[at:]
         length = have
         while length < goal and not self._eof:
