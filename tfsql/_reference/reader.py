@@ -9,6 +9,7 @@ the records handed out stay where they are. ``next`` frames a chunk (``scan_fram
 Examples
 --------
 >>> import numpy as np
+>>> from tfsql._reference.framing import encode_frames
 >>> framed, _ = encode_frames(b"abc", np.array([0, 1, 3], dtype=np.int64))
 >>> data = bytes(framed)
 >>> def read(view, offset):
@@ -17,7 +18,7 @@ Examples
 >>> reader = RecordReader(len(data), READER_PLAIN, "mem", read=read)
 >>> window, offsets, lengths, first, base = reader.next()
 >>> np.frombuffer(lengths, np.uint64).tolist(), first, base, reader.next(), reader.chain_end
-([1, 2], 0, 0, None, 38)
+([1, 2], 0, 0, None, 35)
 """
 
 from __future__ import annotations
@@ -40,20 +41,7 @@ from tfsql._reference.common import (
     FRAME_TRUNCATED,
     RESYNC_LOOKAHEAD,
 )
-from tfsql._reference.framing import encode_frames, find_boundary, masked_crc32c, scan_frames
-
-__all__ = [
-    "RecordReader",
-    "READER_PLAIN",
-    "READER_GZIP",
-    "READER_ZLIB",
-    "READER_DAMAGE",
-    "FRAME_PAST_END",
-    "READER_STREAM_CORRUPT",
-    "READER_STREAM_TRUNCATED",
-    "READER_WINDOW_READ",
-    "encode_frames",
-]
+from tfsql._reference.framing import find_boundary, masked_crc32c, scan_frames
 
 READER_PLAIN, READER_GZIP, READER_ZLIB = 0, 1, 2
 READER_DAMAGE = 2
