@@ -346,10 +346,7 @@ class FrameReader:
         if local is not None:
             check = local[1]
             kwargs = {"fd": local[0].fileno(), "check": None if check is None else check.raise_if_interrupted}
-        reader = codec.RecordReader(
-            size,
-            getattr(codec, _COMPRESSION_CODES[self._compression]),
-            self.path,
+        kwargs.update(
             window=None if self.buffers is None else self.buffers.take,
             start=self._base_offset,
             first_index=self._first_index,
@@ -357,8 +354,17 @@ class FrameReader:
             read_size=first,
             read_max=self._chunk_bytes,
             budget=-1 if self.read_budget is None else self.read_budget,
-            **kwargs,
         )
+        code = getattr(codec, _COMPRESSION_CODES[self._compression])
+        try:
+            reader = codec.RecordReader(size, code, self.path, **kwargs)
+        except OSError:
+            if self._compression is None:
+                raise
+            # no zlib library to load (Windows): the reference reader inflates with Python's zlib
+            from tfsql._reference.reader import RecordReader
+
+            reader = RecordReader(size, code, self.path, **kwargs)
         return reader, None if local is None else local[0]
 
     def blocks(

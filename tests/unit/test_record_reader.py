@@ -198,3 +198,18 @@ def test_a_local_file_is_read_by_descriptor_and_checked(codec, monkeypatch, tmp_
         os.truncate(path, HEADS[20])
         with pytest.raises(FileChangedError, match="size"):
             list(FrameReader(raw, path="f").blocks())
+
+
+def test_without_a_zlib_library_compressed_files_read_through_the_reference(monkeypatch):
+    """Where the core finds no libz to load (Windows), Python's zlib inflates them."""
+    original = _native.RecordReader
+
+    def no_zlib(size, compression, path, **kwargs):
+        if compression != _native.READER_PLAIN:
+            raise OSError(f"{path}: reading compressed files needs the zlib library (libz.so.1), which was not found")
+        return original(size, compression, path, **kwargs)
+
+    monkeypatch.setattr(tfsql.framing, "codec", _native)
+    monkeypatch.setattr(_native, "RecordReader", no_zlib)
+    reader = FrameReader(io.BytesIO(padded_members()), path="f.gz", compression="gzip")
+    assert [len(b) for b in reader.blocks(max_records=-1)] == [len(PAYLOADS)]
