@@ -132,10 +132,20 @@ static int reader_read(void *ctx, uint64_t offset, uint8_t *buf, size_t n, char 
                               : fd_read(self, offset, buf, n, err);
 }
 
+/* Drop the window before the current one (the reader copied what it needed from it),
+ * so that a pool can hand its buffer out again once no block holds it. */
+static void drop_previous(ReaderObject *self) {
+    if (self->prev != NULL) {
+        PyBuffer_Release(&self->prev_view);
+        Py_CLEAR(self->prev);
+    }
+}
+
 static uint8_t *reader_window(void *ctx, size_t n, char *err) {
     ReaderObject *self = (ReaderObject *)ctx;
     PyGILState_STATE g = PyGILState_Ensure();
     uint8_t *data = NULL;
+    drop_previous(self);
     PyObject *obj = self->window != NULL ? PyObject_CallFunction(self->window, "n", (Py_ssize_t)n)
                                          : tfsql_new_buffer(n);
     Py_buffer view;
@@ -154,10 +164,6 @@ static uint8_t *reader_window(void *ctx, size_t n, char *err) {
         Py_DECREF(obj);
         goto done;
     }
-    if (self->prev != NULL) { /* the window before the current one: no longer read */
-        PyBuffer_Release(&self->prev_view);
-        Py_CLEAR(self->prev);
-    }
     self->prev = self->cur; /* the reader copies its unread bytes from it */
     self->prev_view = self->cur_view;
     self->cur = obj;
@@ -172,10 +178,7 @@ done:
 
 static void Reader_release(ReaderObject *self) {
     reader_free(&self->r);
-    if (self->prev != NULL) {
-        PyBuffer_Release(&self->prev_view);
-        Py_CLEAR(self->prev);
-    }
+    drop_previous(self);
     if (self->cur != NULL) {
         PyBuffer_Release(&self->cur_view);
         Py_CLEAR(self->cur);
@@ -302,6 +305,7 @@ static PyObject *Reader_next(ReaderObject *self, PyObject *args, PyObject *kwds)
         return NULL;
     }
     o.max_record_bytes = max_record_bytes;
+    drop_previous(self);
     char err[READER_ERRLEN];
     err[0] = 0;
     int rc;
@@ -342,6 +346,7 @@ static PyObject *Reader_skip(ReaderObject *self, PyObject *args, PyObject *kwds)
         PyErr_SetString(PyExc_RuntimeError, "RecordReader is not initialised");
         return NULL;
     }
+    drop_previous(self);
     char err[READER_ERRLEN];
     err[0] = 0;
     int rc;
