@@ -174,9 +174,41 @@ done:
     return data;
 }
 
+/* -- the reader's own buffers, kept for the next file ---------------------- */
+
+/* A scan opens a reader per file (or piece): the buffers of readers that are done (the
+ * chunk's offsets and lengths, compressed input) are kept for the next reader, so that
+ * their pages are not faulted in afresh per file. Touched only with the GIL held. */
+#define SPARE_READERS 4
+static tbuf spare[SPARE_READERS][3];
+static int spares;
+
+static void keep_buffers(record_reader *r) {
+    if (spares < SPARE_READERS) {
+        tbuf *kept = spare[spares++];
+        kept[0] = r->offs;
+        kept[1] = r->lens;
+        kept[2] = r->in;
+        memset(&r->offs, 0, sizeof(tbuf));
+        memset(&r->lens, 0, sizeof(tbuf));
+        memset(&r->in, 0, sizeof(tbuf));
+    }
+}
+
+static void reuse_buffers(record_reader *r) {
+    if (spares > 0) {
+        tbuf *kept = spare[--spares];
+        r->offs = kept[0];
+        r->lens = kept[1];
+        r->in = kept[2];
+        r->offs.len = r->lens.len = r->in.len = 0;
+    }
+}
+
 /* -- the type ------------------------------------------------------------- */
 
 static void Reader_release(ReaderObject *self) {
+    keep_buffers(&self->r);
     reader_free(&self->r);
     drop_previous(self);
     if (self->cur != NULL) {
@@ -267,6 +299,7 @@ static int Reader_init(ReaderObject *self, PyObject *args, PyObject *kwds) {
     }
     reader_init(&self->r, reader_read, self, size, compression, zlib, self->path);
     reader_start(&self->r, start, (size_t)first_index);
+    reuse_buffers(&self->r);
     self->r.window = reader_window;
     self->r.read_size = (size_t)read_size;
     self->r.read_max = read_max < read_size ? (size_t)read_size : (size_t)read_max;
