@@ -183,9 +183,11 @@ if __name__ == "__main__":  # pip runs this file as __main__; tests import its c
         ext_modules=[
             Extension(
                 "tfsql._native",
-                sources=CORE_SOURCES + ["tfsql/_native_module.c", "tfsql/_native_rules.c"],
-                depends=CORE_HEADERS + ["tfsql/_native_rules.h"],
+                sources=CORE_SOURCES + ["tfsql/_native_module.c", "tfsql/_native_rules.c", "tfsql/_native_reader.c"],
+                depends=CORE_HEADERS + ["tfsql/_native_rules.h", "tfsql/_native_reader.h"],
                 extra_compile_args=extra_compile_args,
+                # tfsql/core/zlib_load.c loads libz at run time (dlopen: libdl before glibc 2.34)
+                libraries=["dl"] if sys.platform.startswith("linux") else [],
             )
         ],
         cmdclass={"build_ext": BuildWithDuckDBExtension},

@@ -54,6 +54,72 @@ BOUNDARY_FOUND: int
 BOUNDARY_NONE: int
 BOUNDARY_MORE: int
 RESYNC_LOOKAHEAD: int
+READER_PLAIN: int
+READER_GZIP: int
+READER_ZLIB: int
+READER_DAMAGE: int
+FRAME_PAST_END: int
+READER_STREAM_CORRUPT: int
+READER_STREAM_TRUNCATED: int
+READER_WINDOW_READ: int
+
+class RecordReader:
+    """One file's records through the core's record reader (``tfsql/core/reader.c``).
+
+    ``size`` is the file's stored size and ``compression`` a ``READER_*`` code; the bytes
+    come from ``fd`` (``pread``, the GIL released) or from ``read(view, offset)``, which
+    fills the writable ``view`` with the file's bytes from ``offset`` and returns how many
+    it wrote (0: the file ended early, an ``OSError``). ``check()``, when given, is called
+    before each read (an interrupt check). Every window is fresh: ``window(n)`` (or a
+    ``Buffer``) gives a writable buffer of at least ``n`` bytes, the unread bytes of the
+    last window are copied there, and chunks handed out of a window stay valid while held.
+
+    ``start`` (plain files): a record boundary to read from, record ``first_index``.
+    ``stop``: a byte range; only records whose header starts before it, and the reading
+    ends (``chain_end``) at the first header at or past it. Reads are ``read_size`` new
+    bytes, doubling up to ``read_max``, no more than 64 KiB each once ``budget`` bytes are
+    read; in a byte range no more than the range needs (but the rest of a record).
+    """
+
+    chain_end: Optional[int]  # where the next range's first record starts (None: damage ended it)
+    consumed: int  # (decompressed) stream bytes read
+    damage: Tuple[int, int, int, int, int, int, int, str]
+    """``(status, index, offset, length, limit, rest_of_file, skipped_to, detail)``: a
+    ``FRAME_*`` status (``FRAME_PAST_END``: a plain file holds fewer bytes than the
+    header claims) or ``READER_STREAM_CORRUPT`` / ``READER_STREAM_TRUNCATED`` (the
+    compressed stream; ``detail``: zlib's message); the record's index and the offset of
+    its header; the header's length and the limit (too long: the limit; past the end,
+    truncated: the bytes held). After ``skip``: ``rest_of_file``, or where reading
+    resumed (``skipped_to``)."""
+
+    def __init__(
+        self,
+        size: int,
+        compression: int,
+        path: str,
+        *,
+        read: Optional[Any] = None,
+        fd: int = -1,
+        window: Optional[Any] = None,
+        start: int = 0,
+        first_index: int = 0,
+        stop: int = -1,
+        read_size: int = 262144,
+        read_max: int = -1,
+        budget: int = -1,
+        check: Optional[Any] = None,
+    ) -> None: ...
+    def next(
+        self, max_records: int = -1, max_bytes: int = -1, max_record_bytes: int = 2**64 - 1, verify: bool = True
+    ) -> Union[None, int, Tuple[Any, bytes, bytes, int, int]]:
+        """The next chunk ``(window, offsets, lengths, first_index, base)`` (uint64 payload
+        offsets into ``window``, whose byte 0 is stream offset ``base``, and lengths), at
+        most ``max_records`` records and ``max_bytes`` of payload (one larger record: a
+        chunk of one); None at the end; ``READER_DAMAGE`` (see ``damage``)."""
+    def skip(self, max_record_bytes: int = 2**64 - 1) -> int:
+        """Go past ``damage``: step over a record whose data CRC failed, resynchronise
+        where framing is lost. 0, or ``READER_DAMAGE`` when the compressed stream itself
+        is damaged on the way (``damage`` replaced)."""
 
 class Buffer:
     """Memory owned by the C core, exported through the buffer protocol."""

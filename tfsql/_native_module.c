@@ -18,6 +18,7 @@
 #include <unistd.h>
 #endif
 
+#include "_native_reader.h"
 #include "_native_rules.h"
 #include "core/tfsql_core.h"
 
@@ -91,6 +92,20 @@ static PyObject *buffer_from_tbuf(tbuf *b) {
     self->len = (Py_ssize_t)b->len;
     b->data = NULL;
     b->len = b->cap = 0;
+    return (PyObject *)self;
+}
+
+PyObject *tfsql_new_buffer(size_t n) {
+    BufferObject *self = PyObject_New(BufferObject, &Buffer_Type);
+    if (self == NULL) {
+        return NULL;
+    }
+    self->data = (uint8_t *)malloc(n ? n : 1);
+    self->len = (Py_ssize_t)n;
+    if (self->data == NULL) {
+        Py_DECREF(self);
+        return PyErr_NoMemory();
+    }
     return (PyObject *)self;
 }
 
@@ -1674,7 +1689,8 @@ PyMODINIT_FUNC PyInit__native(void) {
     if (m == NULL) {
         return NULL;
     }
-    if (PyModule_AddFunctions(m, tfsql_rules_methods) < 0 || tfsql_rules_add_constants(m) < 0) {
+    if (PyModule_AddFunctions(m, tfsql_rules_methods) < 0 || tfsql_rules_add_constants(m) < 0 ||
+        tfsql_reader_add_types(m) < 0) {
         goto fail;
     }
     PyObject *attrs = Py_BuildValue("{s:s,s:i,s:i,s:i}", "reason", "malformed", "record", -1,

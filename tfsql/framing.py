@@ -24,11 +24,10 @@ Examples
 
 from __future__ import annotations
 
-import struct
+import os
 import warnings
-import zlib
 from dataclasses import dataclass
-from typing import BinaryIO, Callable, Iterator
+from typing import Any, BinaryIO, Callable, Iterator
 
 import numpy as np
 
@@ -43,14 +42,12 @@ __all__ = [
     "report_corrupt",
     "count_plain_records",
     "detect_compression",
-    "open_decompressed",
+    "resolve_compression",
 ]
 
 DEFAULT_CHUNK_BYTES = 16 << 20
 _FIRST_READ_BYTES = 256 << 10
-_MIN_READ = 64 << 10  # the smallest read once a read budget is spent
 _HEADER = 12
-_FOOTER = 4
 
 
 def detect_compression(head: bytes) -> str | None:
@@ -65,72 +62,21 @@ def detect_compression(head: bytes) -> str | None:
     return codec.detect_compression(head)
 
 
-class _InflateReader:
-    """A read-only stream that inflates a gzip (members concatenated) or zlib stream
-    from ``raw`` chunk by chunk; ``read(n)`` returns at most ``n`` bytes."""
+def resolve_compression(raw: BinaryIO, compression: str | None) -> str | None:
+    """The compression of the file ``raw`` (at its start; left there): ``compression``,
+    or for ``"infer"`` what its first bytes say (:func:`detect_compression`).
 
-    def __init__(self, raw: BinaryIO, compression: str, *, path: str, chunk: int = 1 << 20):
-        self._raw = raw
-        self._compression = compression
-        self._wbits = 31 if compression == "gzip" else 15
-        self._path = path
-        self._chunk = chunk
-        self._inflater = zlib.decompressobj(self._wbits)
-        self._fed = False  # the current member has been given input
-        self._pending = b""
-        self._raw_eof = False
-
-    def read(self, n: int) -> bytes:
-        out = []
-        have = 0
-        while have < n:
-            if not self._pending:
-                if self._raw_eof:
-                    break
-                self._pending = self._raw.read(self._chunk)
-                if not self._pending:
-                    self._raw_eof = True
-                    if self._fed and not self._inflater.eof:
-                        raise CorruptRecordError("stream_truncated", path=self._path, compression=self._compression)
-                    break
-            if self._inflater.eof:
-                if self._compression == "zlib" or not self._pending.strip(b"\x00"):
-                    # zlib holds one stream; gzip may end with zero padding. Ignore the rest.
-                    self._pending = b""
-                    self._raw_eof = True
-                    break
-                self._inflater = zlib.decompressobj(self._wbits)  # the next gzip member
-                self._fed = False
-            try:
-                piece = self._inflater.decompress(self._pending, n - have)
-            except zlib.error as exc:
-                raise CorruptRecordError(
-                    "stream_corrupt", path=self._path, compression=self._compression, detail=str(exc)
-                ) from None
-            self._fed = True
-            self._pending = self._inflater.unused_data if self._inflater.eof else self._inflater.unconsumed_tail
-            if piece:
-                out.append(piece)
-                have += len(piece)
-        return b"".join(out)
-
-    def close(self) -> None:
-        self._raw.close()
-
-
-def open_decompressed(raw: BinaryIO, compression: str | None, *, path: str) -> BinaryIO:
-    """Wrap ``raw`` so that ``read(n)`` returns decompressed bytes.
-
-    ``compression`` is a canonical value (:func:`tfsql.options.read_compression`); ``"infer"`` peeks at the first bytes
-    (``raw`` must support ``seek(0)``, or be re-opened by the caller).
+    Examples
+    --------
+    >>> import gzip, io
+    >>> resolve_compression(io.BytesIO(gzip.compress(b"x")), "infer"), resolve_compression(io.BytesIO(), "zlib")
+    ('gzip', 'zlib')
     """
-    if compression == "infer":
-        head = raw.read(_HEADER)
-        raw.seek(0)
-        compression = detect_compression(head)
-    if compression is None:
-        return raw
-    return _InflateReader(raw, compression, path=path)  # type: ignore[return-value]
+    if compression != "infer":
+        return compression
+    head = raw.read(_HEADER)
+    raw.seek(0)
+    return detect_compression(head)
 
 
 @dataclass
@@ -209,17 +155,6 @@ def _readinto(stream: BinaryIO, view: memoryview) -> int:
     return len(data)
 
 
-def _header_length(buf: memoryview, pos: int) -> int | None:
-    """The payload length in the header at ``buf[pos:]`` when its 12 bytes are there and
-    their length CRC is valid, else None."""
-    if len(buf) - pos < _HEADER:
-        return None
-    head = bytes(buf[pos : pos + _HEADER])
-    if codec.masked_crc32c(head[:8]) != struct.unpack_from("<I", head, 8)[0]:
-        return None
-    return int(struct.unpack_from("<Q", head)[0])
-
-
 def count_plain_records(fd: int, *, path: str, size: int, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES) -> int:
     """Count the records of an uncompressed file of ``size`` bytes by reading only each
     record's 12-byte header (positioned reads on ``fd``, the GIL released; payloads are
@@ -260,25 +195,74 @@ def count_plain_records(fd: int, *, path: str, size: int, max_record_bytes: int 
     )
 
 
-@dataclass
-class _LostFraming:
-    """A record header that cannot be trusted (bad length CRC, a length over the limit
-    or past the end): the records after it are found by a search for the next boundary."""
+_COMPRESSION_CODES = {None: "READER_PLAIN", "gzip": "READER_GZIP", "zlib": "READER_ZLIB"}
+# The reader's damage statuses, as CorruptRecordError reasons.
+_REASONS = {
+    "FRAME_TRUNCATED": "truncated",
+    "FRAME_PAST_END": "past_end",
+    "FRAME_TOO_LONG": "too_long",
+    "FRAME_BAD_LENGTH_CRC": "length_crc",
+    "FRAME_BAD_DATA_CRC": "data_crc",
+    "READER_STREAM_CORRUPT": "stream_corrupt",
+    "READER_STREAM_TRUNCATED": "stream_truncated",
+}
 
-    reason: str
-    length: int | None = None
-    limit: int | None = None
+
+def _size_of(raw: BinaryIO) -> int:
+    """The size of the open file ``raw`` now (its position is left at 0)."""
+    try:
+        return os.fstat(raw.fileno()).st_size
+    except (AttributeError, OSError, ValueError, NotImplementedError):
+        pass
+    size = raw.seek(0, os.SEEK_END)
+    raw.seek(0)
+    return size
+
+
+def _local_file(raw: Any) -> tuple[Any, Any] | None:
+    """``(guarded file, interrupt check)`` when ``raw`` is a local file opened by
+    :mod:`tfsql.file_guard` (perhaps stopped by an interrupt): it is then read with
+    ``pread`` on its descriptor, the GIL released, checked after each chunk, and the
+    interrupt checked before each read."""
+    from tfsql.file_guard import GuardedFile
+    from tfsql.interrupts import InterruptibleFile
+
+    check = None
+    if isinstance(raw, InterruptibleFile):
+        raw, check = raw.raw, raw.check
+    if type(raw) is GuardedFile and hasattr(codec, "count_headers"):  # positioned reads (not Windows)
+        return raw, check
+    return None
+
+
+def _python_read(raw: Any) -> Callable[[memoryview, int], int]:
+    """``read(view, offset)`` over a file object (seeking only when not already there)."""
+    position = [-1]
+
+    def read(view: memoryview, offset: int) -> int:
+        if position[0] != offset:
+            raw.seek(offset)
+        got = _readinto(raw, view)
+        position[0] = offset + got
+        return got
+
+    return read
 
 
 class FrameReader:
-    """Read one (decompressed) stream as blocks of verified records.
+    """Read one file as blocks of verified records, through the core's record reader.
 
     Parameters
     ----------
-    stream : binary file object
-        Already decompressed (see :func:`open_decompressed`).
+    raw : binary file object
+        The file as stored (seekable): a local file of :mod:`tfsql.file_guard` is read
+        with ``pread``, any other through ``seek`` and ``readinto``.
     path : str
         The file's name for messages.
+    compression : {None, "gzip", "zlib", "infer"}
+        The file's compression (canonical, :func:`tfsql.options.read_compression`).
+    size : int, optional
+        The file's size (default: asked of the open file).
     verify : bool
         Check each record's data CRC (the length CRC is always checked).
     on_corrupt : {"raise", "skip"} or callable
@@ -294,60 +278,49 @@ class FrameReader:
     max_record_bytes : int
         A record whose header claims more is corrupt: it is reported (as a bad length
         is) before any memory is allocated for it.
-    stream_size : int, optional
-        The stream's size when known (uncompressed files): a record running past it is
-        reported as truncated at once, without reading or buffering it. Otherwise a
-        large record is buffered as its bytes arrive, never more than its length.
     buffers : BufferPool, optional
-        Where read buffers come from: a scan's pool reuses the buffers of blocks it has
+        Where windows come from: a scan's pool reuses the buffers of blocks it has
         finished with (:mod:`tfsql.buffers`); None allocates each one.
     base_offset, stop : int
-        The stream starts at this offset of the file, at a record boundary; with
-        ``stop``, only the records whose header starts before it are read (a byte range,
-        see :mod:`tfsql.splits`).
+        An uncompressed file is read from this offset, a record boundary; with ``stop``,
+        only the records whose header starts before it are read (a byte range, see
+        :mod:`tfsql.splits`).
     first_index : int
-        The file-wide index of the stream's first record (blocks and errors count from it).
+        The file-wide index of the first record read (blocks and errors count from it).
     """
 
     def __init__(
         self,
-        stream: BinaryIO,
+        raw: BinaryIO,
         *,
         path: str,
+        compression: str | None = None,
+        size: int | None = None,
         verify: bool = True,
         on_corrupt: str | Callable[[CorruptRecordError], object] = "raise",
         chunk_bytes: int = DEFAULT_CHUNK_BYTES,
         max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
-        stream_size: int | None = None,
         base_offset: int = 0,
         stop: int | None = None,
         buffers: BufferPool | None = None,
         first_index: int = 0,
     ) -> None:
-        on_corrupt = READ_OPTIONS["on_corrupt"].validate(on_corrupt)
-        self._first_index = first_index
-        self._stream = stream
+        self._on_corrupt = READ_OPTIONS["on_corrupt"].validate(on_corrupt)
+        self._raw = raw
         self.path = path
+        self._compression = compression
+        self._size = size
         self._verify = verify
-        self._on_corrupt = on_corrupt
         self._chunk_bytes = chunk_bytes
         self._max_record_bytes = max_record_bytes
-        self._stream_size = stream_size
-        # Reads start small and double up to chunk_bytes, so that sampling or a LIMIT
-        # touches only the start of a file.
-        self._next_read = min(chunk_bytes, _FIRST_READ_BYTES)
-        if stop is not None:
-            self._next_read = chunk_bytes  # a byte range is read whole: no LIMIT to serve
-        self.skipped_records = 0
-        self.records_read = 0
-        # A byte range of a file (see tfsql.splits): the stream starts at a record
-        # boundary `base_offset` and the reader keeps the records whose header starts
-        # before `stop`; `chain_end` is then where the next range's first record starts
-        # (None when a corrupt region ended the range).
         self._base_offset = base_offset
         self._stop = stop
+        self._first_index = first_index
+        self.skipped_records = 0
+        self.records_read = 0
+        # Where the next range's first record starts, once the stream or the byte range
+        # ended cleanly (None when a corrupt region ended it).
         self.chain_end: int | None = None
-        self._consumed = 0  # bytes read from the stream
         self.buffers = buffers  # settable until reading starts
         # Settable until reading starts: frame on the headers alone and leave the data
         # CRCs to whoever decodes the blocks (RecordBlock.crc_pending), so that the
@@ -358,38 +331,41 @@ class FrameReader:
         # is still read whole.
         self.read_budget: int | None = None
 
-    def _read_more(
-        self, tail: memoryview, need: int | None = None, *, searching: bool = False
-    ) -> tuple[memoryview, bool]:
-        """A fresh buffer holding ``tail`` (the start of an incomplete record of ``need``
-        framed bytes; None when its header is incomplete) then new bytes: at least a
-        chunk and, for a record larger than a chunk, what it still lacks when the
-        stream's size vouches for it, else at most ``len(tail)`` more — the buffer doubles
-        as bytes arrive, so a record is assembled in linear time and a header that lies
-        about its length costs no more memory than the bytes really there.
-        Returns the buffer and an eof flag."""
-        want = self._next_read
-        self._next_read = min(self._chunk_bytes, 2 * self._next_read)
-        if self.read_budget is not None:
-            want = max(min(want, self.read_budget - self._consumed), _MIN_READ)
-        if need is not None:
-            missing = need - len(tail)
-            want = max(want, missing if self._stream_size is not None else min(missing, len(tail)))
-        if self._stop is not None and not searching:
-            want = self._want_in_range(want, tail)
-        # numpy allocates without zeroing (and asks for huge pages on large buffers),
-        # so the read is the first and only pass over the new memory. `tail` keeps its
-        # own buffer referenced, so a pool never hands that one out here.
-        if self.buffers is not None:
-            buf = self.buffers.take(len(tail) + want)
-        else:
-            buf = memoryview(np.empty(len(tail) + want, dtype=np.uint8))  # type: ignore[arg-type, unused-ignore]  # numpy arrays are buffers
-        buf[: len(tail)] = tail
-        got = _readinto(self._stream, buf[len(tail) :])
-        self._consumed += got
-        if not got:
-            return tail, True
-        return buf[: len(tail) + got], False
+    def _open(self) -> tuple[Any, Any]:
+        """The core's reader over the file, and the guarded file to check after each
+        chunk of a local file (None: another file object)."""
+        raw = self._raw
+        if self._base_offset == 0:
+            self._compression = resolve_compression(raw, self._compression)
+        size = _size_of(raw) if self._size is None else self._size
+        local = _local_file(raw)
+        # Reads start small and double up to chunk_bytes, so that sampling or a LIMIT
+        # touches only the start of a file; a byte range is read whole (no LIMIT to serve).
+        first = self._chunk_bytes if self._stop is not None else min(self._chunk_bytes, _FIRST_READ_BYTES)
+        kwargs: dict[str, Any] = {"read": _python_read(raw)}
+        if local is not None:
+            check = local[1]
+            kwargs = {"fd": local[0].fileno(), "check": None if check is None else check.raise_if_interrupted}
+        kwargs.update(
+            window=None if self.buffers is None else self.buffers.take,
+            start=self._base_offset,
+            first_index=self._first_index,
+            stop=-1 if self._stop is None else self._stop,
+            read_size=first,
+            read_max=self._chunk_bytes,
+            budget=-1 if self.read_budget is None else self.read_budget,
+        )
+        code = getattr(codec, _COMPRESSION_CODES[self._compression])
+        try:
+            reader = codec.RecordReader(size, code, self.path, **kwargs)
+        except OSError:
+            if self._compression is None:
+                raise
+            # no zlib library to load (Windows): the reference reader inflates with Python's zlib
+            from tfsql._reference.reader import RecordReader
+
+            reader = RecordReader(size, code, self.path, **kwargs)
+        return reader, None if local is None else local[0]
 
     def blocks(
         self, max_records: int = DEFAULT_BATCH_SIZE, max_bytes: int = DEFAULT_BATCH_BYTES, *, limit: int | None = None
@@ -398,168 +374,84 @@ class FrameReader:
         (a single larger record still makes a block of one); with ``limit``, stop after
         that many records in all (the last block is cut to fit, nothing more is read).
 
-        A block ends early where a read chunk ends, so every byte is framed (and its
-        CRC checked) exactly once and only the start of a record that straddles two
-        chunks is copied.
+        A block ends early where a window ends, so every byte is framed (and its CRC
+        checked) exactly once and only the start of a record that straddles two
+        windows is copied.
         """
-        buf = memoryview(b"")
-        base = self._base_offset  # file offset of buf[0]
-        pos = 0  # scan position in buf
-        index = self._first_index  # file-wide index of the record at pos
+        if limit is not None and limit <= 0:
+            return
+        reader, guarded = self._open()
+        deferred = self._verify and self.defer_data_crc
         yielded = 0
-        eof = False
         while True:
             cap = max_records
             if limit is not None:
                 if yielded >= limit:
                     return
                 cap = limit - yielded if max_records < 0 else min(max_records, limit - yielded)
-            deferred = self._verify and self.defer_data_crc
-            offsets, lengths, end, status = codec.scan_frames(buf, pos, cap, max_bytes, self._verify and not deferred)
+            try:
+                got = reader.next(cap, max_bytes, self._max_record_bytes, self._verify and not deferred)
+            except OSError:
+                if guarded is not None:
+                    guarded.check()  # a short read: the file changed (FileChangedError)
+                raise
+            if guarded is not None:
+                guarded.check()  # the bytes just read are those of the file listed
+            if got is None:
+                self.chain_end = reader.chain_end
+                return
+            if isinstance(got, int):
+                self._damaged(reader)
+                continue
+            window, offsets, lengths, first, base = got
             offsets = np.frombuffer(offsets, dtype=np.uint64)
             lengths = np.frombuffer(lengths, dtype=np.uint64)
-            too_long = self._first_too_long(lengths) if len(buf) - pos > self._max_record_bytes else None
-            if too_long is not None:
-                end = int(offsets[too_long]) - _HEADER
-                offsets, lengths = offsets[:too_long], lengths[:too_long]
-            if self._stop is not None:
-                keep, end, status = self._cut_at_stop(offsets, end, status, base)
-                offsets, lengths = offsets[:keep], lengths[:keep]
-                if too_long is not None and base + end >= self._stop:
-                    too_long = None  # the long record belongs to the next range
-            n = len(offsets)
-            if n:
-                yielded += n
-                self.records_read += n
-                yield RecordBlock(buf, offsets, lengths, index, base, self.path, deferred)
-                index += n
-            pos = end
-            if self._stop is not None and base + end >= self._stop and status == codec.FRAME_OK:
-                self.chain_end = base + end  # the next record belongs to the next range
-                return
-            lost: _LostFraming | None = None
-            if too_long is not None:
-                lost = self._pending_record_size(buf, pos, base)  # type: ignore[assignment]  # too long: lost
-            elif status == codec.FRAME_OK and end < len(buf):
-                continue  # a block limit was reached; more records are buffered
-            elif status in (codec.FRAME_OK, codec.FRAME_TRUNCATED) and not eof:
-                truncated = status == codec.FRAME_TRUNCATED
-                need = self._pending_record_size(buf, pos, base) if truncated else None
-                if not isinstance(need, _LostFraming):
-                    buf, eof = self._read_more(buf[pos:], need)
-                    base += pos
-                    pos = 0
-                    continue
-                lost = need
-            elif status == codec.FRAME_OK:
-                self.chain_end = base + end
-                return
-            elif status == codec.FRAME_TRUNCATED:
-                lost = _LostFraming("truncated", limit=len(buf) - end)
-            elif status == codec.FRAME_BAD_LENGTH_CRC:
-                lost = _LostFraming("length_crc")
-            if lost is not None:
-                resumed = self._resume_after(lost, index, buf, pos, base, eof)
-                if resumed is None:
-                    return
-                buf, pos, base, eof = resumed
-                index += 1
-                continue
-            # FRAME_BAD_DATA_CRC: the length is valid, so the record can be stepped over.
-            (length,) = struct.unpack_from("<Q", buf, end)
-            self._corrupt("data_crc", index, base + end, rest_of_file=False)
-            pos = end + _HEADER + length + _FOOTER
-            index += 1
+            yielded += len(offsets)
+            self.records_read += len(offsets)
+            buf = window if isinstance(window, memoryview) else memoryview(window)
+            yield RecordBlock(buf, offsets, lengths, first, base, self.path, deferred)
 
-    def _resume_after(
-        self, lost: _LostFraming, index: int, buf: memoryview, pos: int, base: int, eof: bool
-    ) -> tuple[memoryview, int, int, bool] | None:
-        """Report the untrustworthy header at ``buf[pos:]`` (file offset ``base + pos``)
-        and, unless that raises, find where reading resumes: the next boundary
-        (``codec.find_boundary``: both CRCs and the framing after it checked), reading
-        the stream as far as needed. Returns the new ``(buf, pos, base, eof)``, or None
-        when no record follows (in a byte range: none before its ``stop``; a boundary
-        found past it is then ``chain_end``)."""
-        offset = base + pos
+    def _damaged(self, reader: Any) -> None:
+        """Act on the reader's damage as ``on_corrupt`` says: raise it, or report it and
+        go past it (the report then says where reading resumed)."""
+        status, index, offset, length, limit, _, _, detail = reader.damage
+        reason = self._reason(status)
+        if reason.startswith("stream_"):
+            raise CorruptRecordError(
+                reason,
+                path=self.path,
+                compression=self._compression,
+                detail=detail if reason == "stream_corrupt" else None,
+            )
+        lengths = {"too_long": (length, limit), "past_end": (length, limit), "truncated": (None, limit)}
+        length_field, limit_field = lengths.get(reason, (None, None))
         if self._on_corrupt == "raise":
-            self._corrupt(lost.reason, index, offset, rest_of_file=True, length=lost.length, limit=lost.limit)
-        at = pos + 1
-        while True:
-            stop = -1 if self._stop is None else max(at, self._stop - base)
-            status, found = codec.find_boundary(buf, at, stop, eof, codec.RESYNC_LOOKAHEAD, self._max_record_bytes)
-            if status == codec.BOUNDARY_FOUND:
-                break
-            if status == codec.BOUNDARY_NONE and (eof or (self._stop is not None and base + found >= self._stop)):
-                self._corrupt(lost.reason, index, offset, rest_of_file=True, length=lost.length, limit=lost.limit)
-                return None
-            if status == codec.BOUNDARY_NONE:
-                found = len(buf)
-            buf, eof = self._read_more(buf[found:], searching=True)  # no boundary before `found`
-            base += found
-            at = 0
+            self._corrupt(
+                reason, index, offset, rest_of_file=reason != "data_crc", length=length_field, limit=limit_field
+            )
+        if reader.skip(self._max_record_bytes):
+            self._damaged(reader)  # the compressed stream itself: raises
+        rest_of_file, skipped_to = reader.damage[5], reader.damage[6]
         self._corrupt(
-            lost.reason,
+            reason,
             index,
             offset,
-            rest_of_file=False,
-            length=lost.length,
-            limit=lost.limit,
-            skipped_to=base + found,
+            rest_of_file=bool(rest_of_file),
+            length=length_field,
+            limit=limit_field,
+            skipped_to=None if rest_of_file or reason == "data_crc" else skipped_to,
         )
-        if self._stop is not None and base + found >= self._stop:
-            self.chain_end = base + found
-            return None
-        return buf, found, base, eof
 
-    def _first_too_long(self, lengths: np.ndarray) -> int | None:
-        """Index of the first length above ``max_record_bytes`` (only possible when a
-        buffer is larger than the limit), or None."""
-        over = np.flatnonzero(lengths > self._max_record_bytes)
-        return int(over[0]) if len(over) else None
-
-    def _pending_record_size(self, buf: memoryview, pos: int, base: int) -> int | _LostFraming | None:
-        """Framed size of the record at ``buf[pos:]`` after checking its length against
-        ``max_record_bytes`` and the stream's size (None when its header is incomplete or
-        its length CRC bad: the scan reports those); a failed check is returned as a
-        :class:`_LostFraming`."""
-        length = _header_length(buf, pos)
-        if length is None:
-            return None
-        offset = base + pos
-        if length > self._max_record_bytes:
-            return _LostFraming("too_long", length, self._max_record_bytes)
-        if self._stream_size is not None and length + _HEADER + _FOOTER > self._stream_size - offset:
-            return _LostFraming("past_end", length, self._stream_size - offset)
-        return length + _HEADER + _FOOTER
+    @staticmethod
+    def _reason(status: int) -> str:
+        for name, reason in _REASONS.items():
+            if getattr(codec, name) == status:
+                return reason
+        raise AssertionError(f"unknown reader status {status}")
 
     def close(self) -> None:
-        """Close the underlying stream."""
-        self._stream.close()
-
-    def _cut_at_stop(self, offsets: np.ndarray, end: int, status: int, base: int) -> tuple[int, int, int]:
-        """Keep the records whose header starts before ``stop``; the first one that does
-        not is where scanning ended (status OK). Returns (records kept, end, status)."""
-        assert self._stop is not None
-        n = len(offsets)
-        if n == 0 or base + end <= self._stop:
-            return n, end, status
-        heads = offsets.astype(np.int64) + (base - _HEADER)
-        keep = int(np.searchsorted(heads, self._stop))
-        if keep == n:
-            return n, end, status
-        return keep, int(heads[keep]) - base, codec.FRAME_OK
-
-    def _want_in_range(self, want: int, tail: memoryview) -> int:
-        """Bytes to read next when the reader stops at ``stop``: no more than the range
-        needs, except the rest of a record that starts inside it."""
-        assert self._stop is not None
-        read_pos = self._base_offset + self._consumed
-        left = self._stop - read_pos
-        need = _HEADER - len(tail)
-        if len(tail) >= _HEADER:
-            (length,) = struct.unpack_from("<Q", tail, 0)
-            need = _HEADER + length + _FOOTER - len(tail)
-        return max(min(want, left), need, 1)
+        """Close the underlying file."""
+        self._raw.close()
 
     def _corrupt(
         self,

@@ -85,6 +85,16 @@ class InterruptibleFile:
         self._raw = raw
         self._check = check
 
+    @property
+    def raw(self) -> Any:
+        """The file read."""
+        return self._raw
+
+    @property
+    def check(self) -> InterruptCheck:
+        """The check each read makes first."""
+        return self._check
+
     def read(self, size: int = -1) -> bytes:
         self._check.raise_if_interrupted()
         return self._raw.read(size)

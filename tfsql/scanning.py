@@ -47,7 +47,7 @@ from tfsql.decoding import BlockDecoder, decode_around_corrupt, empty_batch, fix
 from tfsql.discovery import Discovered, FileInfo
 from tfsql.errors import CorruptRecordError, TFSQLError
 from tfsql.file_guard import GuardedFile
-from tfsql.framing import DEFAULT_CHUNK_BYTES, FrameReader, count_plain_records, open_decompressed, report_corrupt
+from tfsql.framing import DEFAULT_CHUNK_BYTES, FrameReader, count_plain_records, report_corrupt, resolve_compression
 from tfsql.interrupts import InterruptCheck, ScanInterrupted
 from tfsql.options import ReadOptions
 from tfsql.buffers import BufferPool
@@ -110,22 +110,14 @@ def open_frame_reader(
     ``start``, an uncompressed file from that record boundary, its record ``first_index``;
     with ``interrupt``, its reads raise once the scan is interrupted."""
     raw = _opened(found, file, options, interrupt)
-    try:
-        if start:
-            raw.seek(start)
-            stream = raw
-        else:
-            stream = open_decompressed(raw, options.compression, path=file.display())
-    except BaseException:
-        raw.close()
-        raise
     return FrameReader(
-        stream,
+        raw,
         path=file.display(),
+        compression=None if start else options.compression,
+        size=_raw_size(raw, file),
         verify=options.verify_checksums,
         on_corrupt=options.on_corrupt,
         max_record_bytes=options.max_record_bytes,
-        stream_size=_raw_size(raw, file) if stream is raw else None,
         base_offset=start,
         first_index=first_index,
     )
@@ -148,8 +140,7 @@ def count_file_records(found: Discovered, file: FileInfo, options: ReadOptions) 
     if options.on_corrupt == "raise" and found.is_local and hasattr(codec, "count_headers"):
         guarded: Any = GuardedFile.open(file.path, display=file.display(), size=file.size, stamps=found.stamps)
         with guarded as raw:
-            stream = open_decompressed(raw, options.compression, path=file.display())
-            if stream is raw:
+            if resolve_compression(raw, options.compression) is None:
                 # a consistent `tfsql index` sidecar (not looked for when the listing had none)
                 indexed = None if file.has_index is False else indexed_count(file.path, raw.fileno())
                 if indexed is not None:

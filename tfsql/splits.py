@@ -224,16 +224,15 @@ class RangeReader:
         pos: int | None = self.first
         stop, index = self._stop, 0
         while pos is not None:
-            self._raw.seek(pos)
             reader = FrameReader(
                 self._raw,
                 path=self._path,
+                size=self._size,
                 verify=self._verify,
                 on_corrupt=self._on_corrupt,
                 base_offset=pos,
                 stop=stop,
                 max_record_bytes=self._max_record_bytes,
-                stream_size=self._size,
                 buffers=self._buffers,
                 chunk_bytes=self._chunk_bytes,
             )

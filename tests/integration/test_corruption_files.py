@@ -21,7 +21,7 @@ import tfsql
 from tfrecord_files import NO_KIND, example, frame, sequence_example, write_records
 from tfsql.decoding import BlockDecoder
 from tfsql.errors import CorruptRecordError, TFSQLError
-from tfsql.framing import FrameReader, open_decompressed
+from tfsql.framing import FrameReader
 from tfsql.options import record_code
 from tfsql.schema import column_specs
 
@@ -68,8 +68,9 @@ def _mutate(rng: random.Random, data: bytes, other: bytes) -> bytes:
 def _read(data: bytes, schema: pa.Schema, record_type: str, compression, verify: bool = True) -> int:
     rtype = record_code(record_type)
     decoder = BlockDecoder(column_specs(schema, rtype), rtype)
-    stream = open_decompressed(io.BytesIO(data), compression, path="mutant.tfrecord")
-    reader = FrameReader(stream, path="mutant.tfrecord", chunk_bytes=257, verify=verify)
+    reader = FrameReader(
+        io.BytesIO(data), path="mutant.tfrecord", compression=compression, chunk_bytes=257, verify=verify
+    )
     rows = 0
     for block in reader.blocks(max_records=7):
         rows += decoder.decode(block).num_rows

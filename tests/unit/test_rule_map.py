@@ -51,6 +51,8 @@ LOGIC = {
         r"\btfsql_keep_listed\(",
     ],
     "TFSQL_FEATURE_LIST_SUFFIX": [r'"__feature_list"', r"#define FEATURE_LIST_SUFFIX"],
+    "reader_next": [r"\.unused_data\b", r"\.unconsumed_tail\b"],  # inflating gzip members, zlib streams
+    "reader_skip": [r"next \+= 16 \+ (?:d->)?length\b"],  # stepping over a record whose data CRC failed
 }
 # Files that may hold a listed rule's pattern: the core, the reference, the wording, the
 # Python binding's exposure of single core functions.

@@ -84,6 +84,17 @@ from tfsql._reference.framing import (
     find_boundary,
     encode_frames,
 )
+from tfsql._reference.reader import (
+    RecordReader,
+    READER_PLAIN,
+    READER_GZIP,
+    READER_ZLIB,
+    READER_DAMAGE,
+    FRAME_PAST_END,
+    READER_STREAM_CORRUPT,
+    READER_STREAM_TRUNCATED,
+    READER_WINDOW_READ,
+)
 from tfsql._reference.decoding import (
     Builder,
     Decoder,
@@ -178,6 +189,15 @@ __all__ = [
     "header_offsets",
     "find_boundary",
     "encode_frames",
+    "RecordReader",
+    "READER_PLAIN",
+    "READER_GZIP",
+    "READER_ZLIB",
+    "READER_DAMAGE",
+    "FRAME_PAST_END",
+    "READER_STREAM_CORRUPT",
+    "READER_STREAM_TRUNCATED",
+    "READER_WINDOW_READ",
     "Builder",
     "Decoder",
     "Encoder",

@@ -47,6 +47,13 @@ void reader_init(record_reader *r, reader_read_fn read, void *ctx, uint64_t file
     r->comp = comp;
     r->zlib = zlib;
     r->path = path;
+    r->read_size = r->read_max = READER_WINDOW_READ;
+    r->budget = r->stop = UINT64_MAX;
+}
+
+void reader_start(record_reader *r, uint64_t offset, size_t first_index) {
+    r->file_pos = r->base = r->next = offset;
+    r->index = r->first = first_index;
 }
 
 void reader_free(record_reader *r) {
@@ -55,7 +62,11 @@ void reader_free(record_reader *r) {
         r->z_active = 0;
     }
     tbuf_free(&r->in);
-    tbuf_free(&r->buf);
+    if (r->window == NULL) {
+        tbuf_free(&r->buf);
+    }
+    r->buf.data = NULL;
+    r->buf.len = r->buf.cap = 0;
     tbuf_free(&r->offs);
     tbuf_free(&r->lens);
     r->base = r->next = 0;
@@ -198,6 +209,36 @@ static int inflate_read(record_reader *r, tbuf *out, size_t want, char *err) {
 
 /* -- the window -------------------------------------------------------------- */
 
+/* The new bytes the next refill reads: the read size (doubling up to read_max, held to
+ * READER_MIN_READ once `budget` bytes are read); in a byte range, no more than the range
+ * holds but the rest of the record at the window's start (have bytes of it there). */
+static size_t refill_bytes(record_reader *r, const uint8_t *head, size_t have, size_t need) {
+    size_t want = r->read_size;
+    if (r->read_size < r->read_max) {
+        r->read_size = r->read_size > r->read_max / 2 ? r->read_max : 2 * r->read_size;
+    }
+    if (r->budget != UINT64_MAX) {
+        uint64_t left = r->budget > r->consumed ? r->budget - r->consumed : 0;
+        want = left < (uint64_t)want ? (size_t)left : want;
+        want = want < READER_MIN_READ ? READER_MIN_READ : want;
+    }
+    if (r->stop != UINT64_MAX && !r->searching && r->comp == READER_PLAIN) {
+        uint64_t left = r->stop > r->file_pos ? r->stop - r->file_pos : 0;
+        size_t rest = 12 - (have < 12 ? have : 12);
+        if (have >= 12) {
+            uint64_t framed = load_le64(head) + 16;
+            rest = framed > have ? (framed - have < (uint64_t)SIZE_MAX ? (size_t)(framed - have) : SIZE_MAX) : 0;
+        }
+        if (need > have && rest > need - have) {
+            rest = need - have;
+        }
+        want = left < (uint64_t)want ? (size_t)left : want;
+        want = want < rest ? rest : want;
+        want = want < 1 ? 1 : want;
+    }
+    return want;
+}
+
 int reader_fill(record_reader *r, uint64_t from, size_t need, char *err) {
     if (from < r->base || from > r->base + r->buf.len) {
         snprintf(err, READER_ERRLEN,
@@ -211,16 +252,43 @@ int reader_fill(record_reader *r, uint64_t from, size_t need, char *err) {
     if (have >= need || r->eof) {
         return 0;
     }
-    if (at > 0) { /* drop the bytes before `from` */
-        memmove(r->buf.data, r->buf.data + at, have);
+    size_t want = refill_bytes(r, r->buf.data + at, have, need);
+    size_t goal;
+    if (r->window == NULL) { /* one window: drop the bytes before `from` */
+        if (at > 0) {
+            memmove(r->buf.data, r->buf.data + at, have);
+            r->buf.len = have;
+            r->base = from;
+        }
+        goal = need > want ? need : want;
+    } else { /* a fresh window holding the unread bytes, then the new ones */
+        goal = have + want;
+        if (need > goal) { /* a compressed stream grows by doubling: a lying header costs
+                            * no more memory than the bytes really there */
+            size_t step = need - have;
+            if (r->comp != READER_PLAIN && step > have) {
+                step = have;
+            }
+            goal = have + (step > want ? step : want);
+        }
+        uint8_t *fresh = r->window(r->ctx, goal, err);
+        if (fresh == NULL) {
+            return -1;
+        }
+        if (have > 0) {
+            memcpy(fresh, r->buf.data + at, have);
+        }
+        r->buf.data = fresh;
         r->buf.len = have;
+        r->buf.cap = goal;
         r->base = from;
     }
-    size_t goal = need > READER_WINDOW_READ ? need : READER_WINDOW_READ;
     while (r->buf.len < goal && !r->eof) {
+        size_t before = r->buf.len;
         int rc = r->comp == READER_PLAIN
                      ? plain_read(r, &r->buf, goal - r->buf.len, err)
                      : inflate_read(r, &r->buf, goal - r->buf.len, err);
+        r->consumed += r->buf.len - before;
         if (rc) {
             return rc;
         }
@@ -275,19 +343,32 @@ static int pending_record(const record_reader *r, uint64_t at, uint64_t max_reco
     return FRAME_OK;
 }
 
+/* The stream or the range ends cleanly at r->next: the next range's first record. */
+static int range_end(record_reader *r) {
+    r->chain_end = r->next;
+    r->chained = 1;
+    r->done = 1;
+    return 0;
+}
+
 int reader_next(record_reader *r, const reader_limits *o, char *err) {
     for (;;) {
         r->index += r->n;
         r->first = r->index;
         r->n = 0;
         r->offs.len = r->lens.len = 0;
-        int rc = reader_fill(r, r->next, WINDOW_LOW, err);
+        if (r->done) {
+            return 0;
+        }
+        /* fresh windows refill only once framing reaches their end: the unread bytes
+         * they copy are then at most one record's */
+        int rc = reader_fill(r, r->next, r->window != NULL ? 1 : WINDOW_LOW, err);
         if (rc) {
             return rc;
         }
         size_t at = (size_t)(r->next - r->base);
         if (at == r->buf.len && r->eof) {
-            return 0;
+            return range_end(r);
         }
         size_t end;
         int status;
@@ -297,11 +378,30 @@ int reader_next(record_reader *r, const reader_limits *o, char *err) {
             return -1;
         }
         size_t n = r->offs.len / 8;
+        int cut = 0;
         for (size_t i = 0; i < n; i++) { /* possible only when the window is larger */
             if (load_u64(r->lens.data + 8 * i) > o->max_record_bytes) {
                 end = (size_t)load_u64(r->offs.data + 8 * i) - 12;
                 n = i;
+                cut = 1;
                 break;
+            }
+        }
+        if (r->stop != UINT64_MAX && r->base + end > r->stop) {
+            size_t lo = 0, hi = n; /* the first record whose header is at or past stop */
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (r->base + load_u64(r->offs.data + 8 * mid) - 12 >= r->stop) {
+                    hi = mid;
+                } else {
+                    lo = mid + 1;
+                }
+            }
+            if (lo < n) {
+                end = (size_t)load_u64(r->offs.data + 8 * lo) - 12;
+                n = lo;
+                cut = 1;
+                status = FRAME_OK;
             }
         }
         r->offs.len = r->lens.len = 8 * n;
@@ -309,6 +409,9 @@ int reader_next(record_reader *r, const reader_limits *o, char *err) {
         r->next = r->base + end;
         if (n > 0) {
             return 1; /* whatever stopped framing is looked at by the next call */
+        }
+        if (r->stop != UINT64_MAX && r->next >= r->stop && (cut || status == FRAME_OK)) {
+            return range_end(r); /* the next record belongs to the next range */
         }
         if (status == FRAME_BAD_DATA_CRC) {
             return frame_damage(r, FRAME_BAD_DATA_CRC, load_le64(r->buf.data + end), 0);
@@ -337,16 +440,25 @@ static int resync(record_reader *r, uint64_t max_record_bytes, char *err) {
         if (rc) {
             return rc == READER_DAMAGE ? -2 : -1;
         }
-        size_t at = (size_t)(from - r->base), found;
-        int brc = find_boundary_core(r->buf.data, r->buf.len, at, r->buf.len, r->eof,
+        size_t at = (size_t)(from - r->base), found, stop = r->buf.len;
+        if (r->stop != UINT64_MAX) { /* a byte range: candidates before its stop */
+            uint64_t s = r->stop > r->base ? r->stop - r->base : 0;
+            stop = s < (uint64_t)SIZE_MAX / 2 ? (size_t)s : SIZE_MAX / 2;
+            stop = stop < at ? at : stop;
+        }
+        int brc = find_boundary_core(r->buf.data, r->buf.len, at, stop, r->eof,
                                      READER_RESYNC_LOOKAHEAD, max_record_bytes, &found);
         if (brc == BOUNDARY_FOUND) {
             r->next = r->base + found;
             return 1;
         }
-        if (brc == BOUNDARY_NONE) {
-            r->next = r->base + r->buf.len; /* at the end of the stream */
+        if (brc == BOUNDARY_NONE && (r->eof || r->base + found >= r->stop)) {
+            r->next = r->base + r->buf.len; /* the rest of the stream (or range) is lost */
+            r->done = 1;
             return 0;
+        }
+        if (brc == BOUNDARY_NONE) { /* none in the window: search on past it */
+            found = r->buf.len;
         }
         /* BOUNDARY_MORE: the candidate at `found` needs bytes past the window */
         from = r->base + found;
@@ -367,10 +479,13 @@ int reader_skip(record_reader *r, uint64_t max_record_bytes, char *err) {
     if (d->status == FRAME_TRUNCATED) { /* the stream ends inside this record */
         r->next = r->base + r->buf.len;
         r->eof = 1;
+        r->done = 1;
         return 0;
     }
     reader_damage lost = *d;
+    r->searching = 1;
     int found = resync(r, max_record_bytes, err);
+    r->searching = 0;
     if (found == -2) {
         return READER_DAMAGE; /* the stream's own damage, met while searching */
     }
@@ -381,6 +496,9 @@ int reader_skip(record_reader *r, uint64_t max_record_bytes, char *err) {
     if (found) {
         d->rest_of_file = 0;
         d->skipped_to = r->next;
+        if (r->next >= r->stop) { /* resumes in the next range */
+            range_end(r);
+        }
     }
     r->index++;
     return 0;

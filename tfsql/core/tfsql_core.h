@@ -19,6 +19,7 @@
  *   crc32c.c         CRC-32C: slicing-by-8, SSE4.2 (3-way interleaved) / ARMv8 paths
  *   framing.c        scan_core, count_core, find_boundary_core (resync)
  *   reader.c         record_reader: one file's records over a read callback
+ *   zlib_load.c      zlib's functions for the bindings, loaded at run time (libz.so.1)
  *   wire.c           skipping unknown fields, UTF-8 checks, counting a feature's values
  *   decoder.c        column table, per-record map scan, column builders, decode steps
  *   encoder.c        two-pass (size, then write) Example / SequenceExample / RAW
@@ -437,6 +438,8 @@ int find_boundary_core(const uint8_t *buf, size_t size, size_t pos, size_t stop,
 #define READER_COMPRESSED_CHUNK ((size_t)1 << 20)
 #define READER_INFLATE_STEP ((size_t)1 << 20)
 /* The size of an error buffer the reader writes (the bindings' are at least this). */
+/* The smallest refill once a read budget is spent. */
+#define READER_MIN_READ ((size_t)64 << 10)
 #define READER_ERRLEN 1024
 #define READER_DETAIL 300
 
@@ -476,6 +479,12 @@ typedef struct {
  * never asks past the file's size), 0; or -1 with a message in err (a read error, a
  * file that changed: the binding's own error). */
 typedef int (*reader_read_fn)(void *ctx, uint64_t offset, uint8_t *buf, size_t n, char *err);
+
+/* The binding's fresh window (field `window`): a buffer of at least n bytes that stays
+ * valid while the binding holds it; NULL with err set. The reader copies its unread
+ * bytes there, so the records it handed out of the previous window stay where they
+ * are and the binding may keep them (the Python module's blocks do). */
+typedef uint8_t *(*reader_window_fn)(void *ctx, size_t n, char *err);
 
 /* What is wrong where (reader_next's READER_DAMAGE): a FRAME_* or READER_STREAM_*
  * status; the record's file-wide index and the stream offset of its header; the
@@ -517,6 +526,15 @@ typedef struct {
     size_t index, first, n;
     tbuf offs, lens;
     reader_damage damage;
+    /* Settable after reader_init, before the first reader_next: */
+    reader_window_fn window; /* fresh windows from the binding (NULL: one, moved in place) */
+    size_t read_size, read_max; /* a refill's new bytes, doubling up to read_max */
+    uint64_t budget;   /* read this many bytes, refills stop growing (UINT64_MAX: none) */
+    uint64_t stop;     /* a byte range: the records whose header starts before it */
+    /* After the stream or the range ended: where the next range's first record starts
+     * (chained; 0 when damage ended it). */
+    uint64_t chain_end, consumed;
+    int chained, done, searching;
 } record_reader;
 
 /* Start reading a file of `file_size` bytes with compression `comp` (READER_*; zlib
@@ -524,6 +542,12 @@ typedef struct {
 void reader_init(record_reader *r, reader_read_fn read, void *ctx, uint64_t file_size,
                  int comp, const reader_zlib *zlib, const char *path);
 void reader_free(record_reader *r);
+/* zlib loaded at run time (zlib_load.c): its library handle (NULL: not found, or on
+ * Windows), and the inflate functions the reader takes (NULL: not found). */
+void *tfsql_zlib_library(void);
+const reader_zlib *tfsql_inflate_zlib(void);
+/* Start a plain file at the record boundary `offset`, its record `first_index`. */
+void reader_start(record_reader *r, uint64_t offset, size_t first_index);
 /* Make stream bytes [from, from + need) available in the window (fewer only at the
  * stream's end), dropping those before `from`. 0; -1 with err; READER_DAMAGE. */
 int reader_fill(record_reader *r, uint64_t from, size_t need, char *err);

@@ -31,7 +31,7 @@ static struct {
 static pthread_once_t zd_once = PTHREAD_ONCE_INIT;
 
 static void deflate_resolve(void) {
-    void *handle = zlib_library();
+    void *handle = tfsql_zlib_library();
     if (handle != NULL) {
         zd.init2 = (deflate_init2_fn)dlsym(handle, "deflateInit2_");
         zd.deflate = (deflate_fn)dlsym(handle, "deflate");

@@ -172,8 +172,6 @@ typedef struct {
     record_reader r;
 } window;
 
-/* The system's zlib (libz.so.1), opened once at run time; NULL when there is none. */
-void *zlib_library(void);
 /* Open `path` (compression `comp`, or COMP_INFER to detect it); `listed_size` (or -1)
  * is the size the bind saw: another size now means the file changed. */
 int window_open(window *w, const char *path, int64_t listed_size, int comp, char *err);

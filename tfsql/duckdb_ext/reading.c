@@ -15,48 +15,11 @@
  * truncated, extended or rewritten in place). A file deleted or renamed over after the
  * open still reads completely: the open descriptor holds its old content.
  *
- * zlib is loaded at run time (libz.so.1): the extension links nothing beyond libc.
+ * zlib is loaded at run time by the core's tfsql/core/zlib_load.c (libz.so.1): the
+ * extension links nothing beyond libc.
  */
 
 #include "ext_common.h"
-
-/* -- zlib, loaded at run time ----------------------------------------------- */
-
-static pthread_mutex_t zl_lock = PTHREAD_MUTEX_INITIALIZER;
-
-void *zlib_library(void) {
-    static int tried;
-    static void *handle;
-    pthread_mutex_lock(&zl_lock);
-    if (!tried) {
-        tried = 1;
-        const char *names[] = {"libz.so.1", "libz.so", "libz.1.dylib", "libz.dylib", NULL};
-        for (int i = 0; names[i] != NULL && handle == NULL; i++) {
-            handle = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-        }
-    }
-    pthread_mutex_unlock(&zl_lock);
-    return handle;
-}
-
-static reader_zlib zl;
-static pthread_once_t zl_once = PTHREAD_ONCE_INIT;
-
-static void zlib_resolve(void) {
-    void *handle = zlib_library();
-    if (handle != NULL) {
-        zl.init2 = (int (*)(reader_zstream *, int, const char *, int))dlsym(handle, "inflateInit2_");
-        zl.inflate = (int (*)(reader_zstream *, int))dlsym(handle, "inflate");
-        zl.end = (int (*)(reader_zstream *))dlsym(handle, "inflateEnd");
-        zl.version = (const char *(*)(void))dlsym(handle, "zlibVersion");
-    }
-}
-
-static int zlib_load(void) {
-    pthread_once(&zl_once, zlib_resolve);
-    return zl.init2 != NULL && zl.inflate != NULL && zl.end != NULL && zl.version != NULL ? 0
-                                                                                         : -1;
-}
 
 /* -- the open file and its checks ------------------------------------------ */
 
@@ -174,7 +137,7 @@ static int source_open(source *s, const char *path, int64_t listed_size, int *co
         }
         *comp = tfsql_detect_compression(head, n); /* COMP_* = TFSQL_DETECT_* */
     }
-    if (*comp != COMP_NONE && zlib_load()) {
+    if (*comp != COMP_NONE && tfsql_inflate_zlib() == NULL) {
         snprintf(err, ERRLEN, "%s: reading compressed files needs the zlib library (libz.so.1), "
                               "which was not found", path);
         return -1;
@@ -189,7 +152,7 @@ int window_open(window *w, const char *path, int64_t listed_size, int comp, char
         source_close(&w->src);
         return -1;
     }
-    reader_init(&w->r, read_at, &w->src, w->src.file_size, comp, &zl, path);
+    reader_init(&w->r, read_at, &w->src, w->src.file_size, comp, tfsql_inflate_zlib(), path);
     return 0;
 }
 

@@ -139,28 +139,16 @@ def concatenate_records(
     """Write ``out``: the records of every file of ``sources`` in order (each
     decompressed as its magic bytes say), compressed with ``compression`` at ``level``
     (0-9; None: the default). No sources write an empty (compressed) file."""
-    from tfsql.framing import open_decompressed
+    from tfsql.framing import FrameReader
 
     stream_compressor = compressor(compression, level)
     with fs.open(out, "wb") as sink:
-
-        def put(chunk: bytes) -> None:
-            sink.write(stream_compressor.compress(chunk) if stream_compressor is not None else chunk)
-
         for source in sources:
             with fs.open(source, "rb") as raw:
-                stream = open_decompressed(raw, "infer", path=source)
-                try:
-                    _copy(stream, put)
-                finally:
-                    stream.close()
+                for block in FrameReader(raw, path=source, compression="infer", verify=False).blocks(max_records=-1):
+                    # a block's frames are consecutive: copied as they are
+                    start = int(block.offsets[0]) - 12
+                    chunk = block.buf[start : int(block.offsets[-1]) + int(block.lengths[-1]) + 4]
+                    sink.write(stream_compressor.compress(chunk) if stream_compressor is not None else chunk)
         if stream_compressor is not None:
             sink.write(stream_compressor.flush())
-
-
-def _copy(stream: Any, put: Any) -> None:
-    while True:
-        chunk = stream.read(1 << 20)
-        if not chunk:
-            return
-        put(chunk)
