@@ -106,6 +106,12 @@ from tfsql._reference.plan import (
     path_display,
     path_order,
 )
+from tfsql._reference.description import (
+    is_description_name,
+    render_description,
+    parse_description,
+    type_parts,
+)
 from tfsql._reference.rules import (
     ENTRY_FILE,
     ENTRY_DIR,
