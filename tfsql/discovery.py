@@ -33,7 +33,9 @@ Rules
   ``.tmp`` or ``.inprogress`` are *not* skipped (writers that stage files give them a
   ``.`` or ``_`` prefix, which is skipped). A glob component that itself starts with
   ``.`` or ``_`` (``data/_staging*/x``) opts its matches back in. A file the user names
-  explicitly is never skipped, nor filtered by ``extensions``.
+  explicitly is never skipped, nor filtered by ``extensions``. ``features.json``, the
+  column description tfsql writers keep beside their files (`tfsql.description`), is
+  metadata, never data, below a root.
 - A directory holding the intent record of a commit a crashed writer left
   (``_tfsql-intent.json``, see `tfsql.commit`) is listed as that commit's recovery
   will leave it: the old files before the commit point, the new ones after.
@@ -503,6 +505,8 @@ def _keep(
 ) -> bool:
     parts = _relative_parts(path, root)
     if suffixes is not None and not parts[-1].endswith(suffixes):
+        return False
+    if codec.is_description_name(parts[-1]):  # a writer's column description (tfsql.description)
         return False
     return not exclude_hidden or codec.keep_listed("/".join(parts), exempt)
 

@@ -32,6 +32,8 @@ from tfsql.option_values import Lists, MissingColumns, OnCorrupt, ReadCompressio
 
 # end generated: dataset imports
 from tfsql.arrow_dataset import Dataset
+from tfsql.description import Description
+from tfsql.description import read as read_description
 from tfsql.discovery import Discovered, discover
 from tfsql.errors import SchemaError
 from tfsql.framing import FrameReader
@@ -201,6 +203,9 @@ def open_dataset(source: Any, options: ReadOptions, *, hive_rule: str = "root") 
         )
     )
     hive_schema = options.hive_schema if layout is None else layout.without_split(options.hive_schema)
+    written = _written_description(found) if layout is None else None
+    if written is not None and hive_schema is None and len(written.partition_schema):
+        hive_schema = written.partition_schema  # hive columns typed as written
     partitioning = Partitioning.discover(
         found.files, hive_partitioning=options.hive_partitioning, hive_schema=hive_schema, hive_rule=hive_rule
     )
@@ -214,7 +219,11 @@ def open_dataset(source: Any, options: ReadOptions, *, hive_rule: str = "root") 
     elif user_schema is not None:
         data_schema = user_schema
         if options.missing_columns == "raise":
-            _check_missing(found, user_schema, options)
+            # a column the description names is there even when no record holds it
+            named = set(written.data_schema.names) if written is not None else set()
+            _check_missing(found, pa.schema([f for f in user_schema if f.name not in named]), options)
+    elif written is not None:
+        data_schema = written.data_schema
     elif (described := _tfds_features(found, layout)) is not None and described[1]:
         data_schema = described[0]
     else:
@@ -268,6 +277,18 @@ def _check_missing(found: Discovered, user_schema: pa.Schema, options: ReadOptio
 
 def _quiet(error: Exception) -> None:
     """An ``on_corrupt`` that skips silently."""
+
+
+def _written_description(found: Discovered) -> Description | None:
+    """The column description (``features.json``) a tfsql writer left in the one root
+    directory every file was listed below; None for files named directly, several
+    roots, or a root without one (`tfsql.description`)."""
+    roots = {f.root for f in found.files}
+    if len(roots) != 1 or None in roots:
+        return None
+    root = roots.pop()
+    assert root is not None
+    return read_description(found.filesystem, root)
 
 
 def _tfds_features(found: Discovered, layout: Layout | None) -> tuple[pa.Schema, bool] | None:

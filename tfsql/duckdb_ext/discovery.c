@@ -165,6 +165,14 @@ const char *relative_to(const char *path, const char *root) {
     return path;
 }
 
+/* A writer's column description (features.json, the core's name rule): metadata, never
+ * data, below a root, whether hidden files are skipped or not (tfsql.discovery._keep). */
+static int is_description_path(const char *path) {
+    const char *base = strrchr(path, '/');
+    base = base != NULL ? base + 1 : path;
+    return tfsql_is_description_name(base, strlen(base));
+}
+
 /* The core's rule (tfsql.discovery._keep): no hidden component below the root, unless a
  * glob component that itself starts with "." or "_" (in `exempt`) matches it. */
 static int keep_path(const char *path, const char *root, const strlist *exempt) {
@@ -376,7 +384,8 @@ static int list_directory(const char *dir, const char *root, const strlist *exem
     }
     for (size_t i = 0; i < n; i++) {
         const char *seen_as = order[i].view ? order[i].view : order[i].path;
-        if (rc == 0 && (!exclude_hidden || keep_path(seen_as, root, exempt))) {
+        if (rc == 0 && !is_description_path(seen_as) &&
+            (!exclude_hidden || keep_path(seen_as, root, exempt))) {
             rc = strlist_add(out, order[i].path);
             order[i].path = NULL;
         }
@@ -500,7 +509,8 @@ int list_item(const char *item, int glob, filelist *files, char *err) {
                     }
                     strlist_add(&listed_dirs, xstrdup(m));
                     rc = list_directory(m, root, &exempt, 1, &kept, err);
-                } else if (action == TFSQL_WALK_READ && keep_path(m, root, &exempt)) {
+                } else if (action == TFSQL_WALK_READ && !is_description_path(m) &&
+                           keep_path(m, root, &exempt)) {
                     rc = strlist_add(&kept, xstrdup(m));
                 }
             }
