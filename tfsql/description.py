@@ -37,7 +37,7 @@ import pyarrow as pa
 from tfsql._codec import codec
 from tfsql.errors import SchemaError
 
-__all__ = ["NAME", "Description", "type_text", "arrow_type", "render", "read", "check_append"]
+__all__ = ["NAME", "Description", "type_text", "arrow_type", "render", "read", "written_description", "check_append"]
 
 NAME = "features.json"
 
@@ -170,11 +170,20 @@ def read(fs: Any, directory: str) -> Description | None:
         return None
 
 
-def check_append(existing: Description, schema: pa.Schema, partition_by: Sequence[str], display: str) -> None:
-    """Refuse an append whose columns differ from the target's description, naming the
-    first column that differs and what the target holds."""
-    new = Description.parse(render(schema, partition_by))
-    assert new is not None
+def written_description(found: Any) -> Description | None:
+    """The description a tfsql writer left in the one root directory every listed file
+    (of a `tfsql.discovery.Discovered`) was found below; None for files named directly,
+    several roots, or a root without one. The extension's twin of this rule is
+    ``read_written_description`` (``tfsql/duckdb_ext/layouts.c``)."""
+    roots = {f.root for f in found.files}
+    if len(roots) != 1 or None in roots:
+        return None
+    return read(found.filesystem, roots.pop())
+
+
+def check_append(existing: Description, new: Description, display: str) -> None:
+    """Refuse an append whose columns (`new`) differ from the target's description,
+    naming the first column that differs and what the target holds."""
     for kind, old_schema, new_schema in (
         ("column", existing.data_schema, new.data_schema),
         ("partition column", existing.partition_schema, new.partition_schema),

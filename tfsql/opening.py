@@ -32,8 +32,7 @@ from tfsql.option_values import Lists, MissingColumns, OnCorrupt, ReadCompressio
 
 # end generated: dataset imports
 from tfsql.arrow_dataset import Dataset
-from tfsql.description import Description
-from tfsql.description import read as read_description
+from tfsql.description import written_description
 from tfsql.discovery import Discovered, discover
 from tfsql.errors import SchemaError
 from tfsql.framing import FrameReader
@@ -203,7 +202,7 @@ def open_dataset(source: Any, options: ReadOptions, *, hive_rule: str = "root") 
         )
     )
     hive_schema = options.hive_schema if layout is None else layout.without_split(options.hive_schema)
-    written = _written_description(found) if layout is None else None
+    written = written_description(found) if layout is None else None
     if written is not None and hive_schema is None and len(written.partition_schema):
         hive_schema = written.partition_schema  # hive columns typed as written
     partitioning = Partitioning.discover(
@@ -277,18 +276,6 @@ def _check_missing(found: Discovered, user_schema: pa.Schema, options: ReadOptio
 
 def _quiet(error: Exception) -> None:
     """An ``on_corrupt`` that skips silently."""
-
-
-def _written_description(found: Discovered) -> Description | None:
-    """The column description (``features.json``) a tfsql writer left in the one root
-    directory every file was listed below; None for files named directly, several
-    roots, or a root without one (`tfsql.description`)."""
-    roots = {f.root for f in found.files}
-    if len(roots) != 1 or None in roots:
-        return None
-    root = roots.pop()
-    assert root is not None
-    return read_description(found.filesystem, root)
 
 
 def _tfds_features(found: Discovered, layout: Layout | None) -> tuple[pa.Schema, bool] | None:

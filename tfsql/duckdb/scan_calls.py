@@ -309,6 +309,7 @@ class SourceShape:
     hive_columns: frozenset[str]  # the keys of the key=value directories the files sit in (lower case)
     layout: Any  # the TFDS / TFX layout (tfsql.layouts), or None
     files: int  # how many files the source holds
+    described: Any = None  # a tfsql writer's column description (tfsql.description), or None
 
     @property
     def layout_columns(self) -> frozenset[str]:
@@ -321,6 +322,7 @@ def source_shape(source: Any) -> SourceShape:
     ``key=value`` directories they sit in, and their TFDS or TFX layout (`tfsql.layouts`)."""
     from tfsql.discovery import discover
     from tfsql.layouts import detect_layout
+    from tfsql.description import written_description
     from tfsql.partitioning import parse_partition_segments
 
     items = list(source) if isinstance(source, (list, tuple)) else [source]
@@ -331,7 +333,8 @@ def source_shape(source: Any) -> SourceShape:
     except (OSError, ValueError, TypeError):
         return SourceShape(frozenset(), None, 0)
     keys = {key.lower() for f in found.files for key, _ in parse_partition_segments(f.relative_dir() or "")}
-    return SourceShape(frozenset(keys), layout, len(found.files))
+    described = written_description(found) if layout is None else None
+    return SourceShape(frozenset(keys), layout, len(found.files), described)
 
 
 def native_reads(values: dict[str | None, Any], shape: SourceShape) -> bool:
@@ -349,6 +352,14 @@ def native_reads(values: dict[str | None, Any], shape: SourceShape) -> bool:
         described = features_schema(fsspec.filesystem("file"), layout.directory)
         if described is not None and not all(_decoded_as_is(f.type) for f in described[0]):
             return False
+    written = shape.described
+    if given is None and written is not None:
+        if not all(_stored_as_written(f.type) for f in written.data_schema):
+            return False  # the Arrow path casts to the written types
+        if values.get("hive_partitioning") is not False and not all(
+            f.type in (pa.int64(), pa.string(), pa.large_string()) for f in written.partition_schema
+        ):
+            return False
     hive_types = values.get("hive_types")
     if isinstance(hive_types, Mapping):
         try:
@@ -364,6 +375,19 @@ def native_reads(values: dict[str | None, Any], shape: SourceShape) -> bool:
             return True
         return all(f.nullable and _decoded_as_is(f.type) for f in schema)
     return True
+
+
+def _stored_as_written(t: pa.DataType) -> bool:
+    """A described type the extension gives as written (``read_written_description`` in
+    ``tfsql/duckdb_ext/layouts.c``): what the decoder produces, their large variants,
+    timestamps (a time zone only in microseconds) and ``time64[us]``, and lists of them."""
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        t = t.value_type
+    if pa.types.is_timestamp(t):
+        return t.tz is None or t.unit == "us"
+    return t in (pa.int64(), pa.float32(), pa.string(), pa.binary(), pa.large_string(), pa.large_binary()) or (
+        t == pa.time64("us")
+    )
 
 
 def _decoded_as_is(t: pa.DataType) -> bool:

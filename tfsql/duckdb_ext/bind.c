@@ -26,6 +26,7 @@ void tfbind_free(void *p) {
     free(b->part_is_int);
     schema_free(&b->sc);
     free(b->utf8);
+    free(b->leaf);
     free(b->filename_col);
     castplan_free(b->cast);
     free(b);
@@ -41,6 +42,20 @@ static duckdb_logical_type leaf_type(int kind, int utf8) {
 duckdb_logical_type column_type(int kind, int shape, int utf8) {
     duckdb_logical_type t = leaf_type(kind, utf8);
     for (int s = 0; s < shape; s++) {
+        duckdb_logical_type l = duckdb_create_list_type(t);
+        duckdb_destroy_logical_type(&t);
+        t = l;
+    }
+    return t;
+}
+
+duckdb_logical_type data_column_type(const tfbind *b, int c) {
+    const colspec *cs = &b->sc.cols[c];
+    if (b->leaf == NULL || b->leaf[c] == DUCKDB_TYPE_INVALID) {
+        return column_type(cs->kind, cs->shape, b->utf8[c]);
+    }
+    duckdb_logical_type t = duckdb_create_logical_type(b->leaf[c]);
+    for (int s = 0; s < cs->shape; s++) {
         duckdb_logical_type l = duckdb_create_list_type(t);
         duckdb_destroy_logical_type(&t);
         t = l;
@@ -218,6 +233,8 @@ tfbind *scan_resolve(duckdb_bind_info info, const char *fname, idx_t *cardinalit
     }
     set_default_options(b);
     b->conn = connection_of(info);
+    tfsql_column *written = NULL; /* a tfsql writer's description of the columns */
+    size_t nwritten = 0;
     if (parse_options(info, b, fname, err)) {
         goto fail;
     }
@@ -301,6 +318,11 @@ tfbind *scan_resolve(duckdb_bind_info info, const char *fname, idx_t *cardinalit
         if (rc || check_missing_columns(b, err)) {
             goto fail;
         }
+    } else if (read_written_description(b, &written, &nwritten) == 0) {
+        /* a tfsql writer's features.json: its columns, in order (tfsql.description) */
+        if (apply_written_description(b, written, nwritten, err)) {
+            goto fail;
+        }
     } else {
         /* a TFDS directory's features.json types the columns it describes; when it
          * describes all of them nothing is inferred (tfsql.opening) */
@@ -331,6 +353,9 @@ tfbind *scan_resolve(duckdb_bind_info info, const char *fname, idx_t *cardinalit
     }
     int typed = find_partitions(b, hive_types, err) == 0 &&
                 (hive_types == NULL || apply_hive_types(b, hive_types, fname, err) == 0);
+    if (typed && hive_types == NULL && written != NULL) {
+        apply_written_partitions(b, written, nwritten);
+    }
     if (hive_types != NULL) {
         duckdb_destroy_value(&hive_types);
     }
@@ -388,8 +413,10 @@ tfbind *scan_resolve(duckdb_bind_info info, const char *fname, idx_t *cardinalit
         }
     }
     *cardinality_out = cardinality;
+    tfsql_description_free(written, nwritten);
     return b;
 fail:
+    tfsql_description_free(written, nwritten);
     tfbind_free(b);
     return NULL;
 }

@@ -130,6 +130,8 @@ typedef struct {
     /* data columns (the decoder's schema) and their output types */
     schema sc;
     int *utf8;
+    duckdb_type *leaf; /* per data column, the DuckDB leaf type a description gives where it
+                        * is not the kind's own (0: the kind's); NULL without one */
     int ndata;
     int64_t total_bytes;
     /* COPY ... FROM: the casts to the table's columns (copy_from.c), else NULL */
@@ -330,6 +332,11 @@ int detect_layout(tfbind *b);
  * over the inferred columns (whether it describes every feature is the core's
  * tfsql_tfds_features_complete). */
 int read_tfds_features(const tfbind *b, tfsql_tfds_feature **out, size_t *count);
+int read_written_description(const tfbind *b, tfsql_column **out, size_t *count);
+int apply_written_description(tfbind *b, const tfsql_column *cols, size_t n, char *err);
+void apply_written_partitions(tfbind *b, const tfsql_column *cols, size_t n);
+/* The DuckDB type of data column c: its kind's, or the description's leaf (b->leaf). */
+duckdb_logical_type data_column_type(const tfbind *b, int c);
 int apply_tfds_features(tfbind *b, const tfsql_tfds_feature *features, size_t n,
                         const char *fname, char *err);
 

@@ -125,6 +125,29 @@ int detect_layout(tfbind *b) {
  * same rule tfsql.tfds applies): 0 with *out (free with tfsql_tfds_features_free) and
  * *count, or 1 when there is none (no TFDS directory, no such file, not a features
  * document). */
+/* A regular file of at most `max` bytes, read whole: 0 with *data (malloc'ed, free it)
+ * and *n, else 1. */
+static int read_small_file(const char *path, size_t max, char **data, size_t *n) {
+    FILE *fp = path != NULL ? fopen(path, "rb") : NULL;
+    *data = NULL;
+    *n = 0;
+    if (fp == NULL) {
+        return 1;
+    }
+    struct stat st;
+    if (fstat(fileno(fp), &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size <= max) {
+        *data = (char *)malloc((size_t)st.st_size + 1);
+        *n = *data != NULL ? fread(*data, 1, (size_t)st.st_size, fp) : 0;
+    }
+    fclose(fp);
+    if (*data == NULL || *n != (size_t)st.st_size) {
+        free(*data);
+        *data = NULL;
+        return 1;
+    }
+    return 0;
+}
+
 int read_tfds_features(const tfbind *b, tfsql_tfds_feature **out, size_t *count) {
     *out = NULL;
     *count = 0;
@@ -132,24 +155,136 @@ int read_tfds_features(const tfbind *b, tfsql_tfds_feature **out, size_t *count)
         return 1;
     }
     char *path = xprintf("%s/%s", b->tfds_dir, TFSQL_TFDS_FEATURES_NAME);
-    FILE *fp = path != NULL ? fopen(path, "rb") : NULL;
-    free(path);
-    if (fp == NULL) {
-        return 1;
-    }
-    struct stat st;
     char *data = NULL;
     size_t n = 0;
-    if (fstat(fileno(fp), &st) == 0 && S_ISREG(st.st_mode) &&
-        (uint64_t)st.st_size <= TFSQL_TFDS_FEATURES_MAX_BYTES) {
-        data = (char *)malloc((size_t)st.st_size + 1);
-        n = data != NULL ? fread(data, 1, (size_t)st.st_size, fp) : 0;
-    }
-    fclose(fp);
-    int rc = data != NULL && n == (size_t)st.st_size ? tfsql_tfds_features(data, n, out, count)
-                                                     : -1;
+    int missing = read_small_file(path, TFSQL_TFDS_FEATURES_MAX_BYTES, &data, &n);
+    free(path);
+    int rc = missing ? -1 : tfsql_tfds_features(data, n, out, count);
     free(data);
     return rc == 0 ? 0 : 1;
+}
+
+/* The column description (features.json) a tfsql writer left in the one root directory
+ * every file was listed below (tfsql.opening._written_description; tfsql_description_
+ * parse reads it): 0 with *out (free with tfsql_description_free) and *count, 1 when
+ * there is none (a file named directly, several roots, a TFDS or TFX layout, no such
+ * file, TFDS's own features.json). */
+int read_written_description(const tfbind *b, tfsql_column **out, size_t *count) {
+    *out = NULL;
+    *count = 0;
+    const char *root = b->files.n > 0 ? b->files.items[0].root : NULL;
+    if (root == NULL || b->layout != LAYOUT_NONE || b->record_type == RAW) {
+        return 1;
+    }
+    for (size_t i = 1; i < b->files.n; i++) {
+        if (b->files.items[i].root == NULL || strcmp(b->files.items[i].root, root) != 0) {
+            return 1;
+        }
+    }
+    char *path = xprintf("%s/%s", root, TFSQL_DESCRIPTION_NAME);
+    char *data = NULL;
+    size_t n = 0;
+    int missing = read_small_file(path, TFSQL_TFDS_FEATURES_MAX_BYTES, &data, &n);
+    free(path);
+    int rc = missing ? 1 : tfsql_description_parse(data, n, out, count);
+    free(data);
+    return rc == 0 ? 0 : 1;
+}
+
+/* The decoder's kind, the column's shape and whether it is text, for a described type;
+ * and the DuckDB leaf type when the column's values are stored as DuckDB stores that
+ * type (timestamps, TIME), else DUCKDB_TYPE_INVALID (the kind's own type). */
+static void described_column(const tfsql_type *t, int record_type, int *kind, int *shape,
+                             int *utf8, duckdb_type *leaf) {
+    switch (t->leaf) {
+    case TFSQL_TYPE_FLOAT16:
+    case TFSQL_TYPE_FLOAT32:
+    case TFSQL_TYPE_FLOAT64:
+    case TFSQL_TYPE_DECIMAL128:
+    case TFSQL_TYPE_DECIMAL256:
+        *kind = KIND_FLOAT;
+        break;
+    case TFSQL_TYPE_STRING:
+    case TFSQL_TYPE_LARGE_STRING:
+    case TFSQL_TYPE_BINARY:
+    case TFSQL_TYPE_LARGE_BINARY:
+    case TFSQL_TYPE_FIXED_BINARY:
+        *kind = KIND_BYTES;
+        break;
+    default:
+        *kind = KIND_INT64;
+    }
+    *utf8 = t->leaf == TFSQL_TYPE_STRING || t->leaf == TFSQL_TYPE_LARGE_STRING;
+    int variable = 1; /* every wrapper a list or large list */
+    for (int i = 0; i < t->nwrap; i++) {
+        variable &= t->wrap[i] == TFSQL_WRAP_LIST || t->wrap[i] == TFSQL_WRAP_LARGE_LIST;
+    }
+    *shape = t->nwrap == 0 ? SCALAR
+             : t->nwrap == 2 && variable && record_type == SEQUENCE_EXAMPLE ? LIST_OF_LIST
+                                                                             : LIST;
+    *leaf = DUCKDB_TYPE_INVALID;
+    if (variable && t->nwrap <= 1 && t->leaf == TFSQL_TYPE_TIMESTAMP) {
+        static const duckdb_type units[] = {DUCKDB_TYPE_TIMESTAMP_S, DUCKDB_TYPE_TIMESTAMP_MS,
+                                            DUCKDB_TYPE_TIMESTAMP, DUCKDB_TYPE_TIMESTAMP_NS};
+        *leaf = t->tz[0] == 0 ? units[t->unit]
+                : t->unit == TFSQL_UNIT_US ? DUCKDB_TYPE_TIMESTAMP_TZ
+                                           : DUCKDB_TYPE_INVALID;
+    } else if (variable && t->nwrap <= 1 && t->leaf == TFSQL_TYPE_TIME64 &&
+               t->unit == TFSQL_UNIT_US) {
+        *leaf = DUCKDB_TYPE_TIME;
+    }
+}
+
+/* The described data columns, in order, are the columns (nothing is inferred): the
+ * decoder's kind of each, and the DuckDB type where it stores the values as written
+ * (timestamps, TIME; tfsql.connect() reads the other types through its Arrow path).
+ * 0, or -1 with err. */
+int apply_written_description(tfbind *b, const tfsql_column *cols, size_t n, char *err) {
+    size_t ndata = 0;
+    for (size_t i = 0; i < n; i++) {
+        ndata += !cols[i].partition;
+    }
+    b->sc.cols = (colspec *)calloc(ndata + 1, sizeof(colspec));
+    b->utf8 = (int *)calloc(ndata + 1, sizeof(int));
+    b->leaf = (duckdb_type *)calloc(ndata + 1, sizeof(duckdb_type));
+    if (b->sc.cols == NULL || b->utf8 == NULL || b->leaf == NULL) {
+        snprintf(err, ERRLEN, "out of memory");
+        return -1;
+    }
+    b->sc.record_type = b->record_type;
+    int c = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (cols[i].partition) {
+            continue;
+        }
+        colspec *cs = &b->sc.cols[c];
+        cs->name = (uint8_t *)xstrndup(cols[i].name, cols[i].name_len);
+        if (cs->name == NULL) {
+            snprintf(err, ERRLEN, "out of memory");
+            return -1;
+        }
+        cs->name_len = cols[i].name_len;
+        described_column(&cols[i].type, b->record_type, &cs->kind, &cs->shape, &b->utf8[c],
+                         &b->leaf[c]);
+        cs->location = cs->shape == LIST_OF_LIST ? FEATURE_LISTS : FEATURES;
+        b->sc.ncols = b->ndata = ++c;
+    }
+    return 0;
+}
+
+/* A hive column the description types as a string stays one where its values all look
+ * like integers (the inferred type); user hive_types win (the caller skips this). */
+void apply_written_partitions(tfbind *b, const tfsql_column *cols, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        int text = cols[i].type.nwrap == 0 && (cols[i].type.leaf == TFSQL_TYPE_STRING ||
+                                               cols[i].type.leaf == TFSQL_TYPE_LARGE_STRING);
+        for (int k = 0; cols[i].partition && text && k < b->npart; k++) {
+            if (strlen(b->part_names[k]) == cols[i].name_len &&
+                memcmp(b->part_names[k], cols[i].name, cols[i].name_len) == 0) {
+                b->part_is_int[k] = 0;
+            }
+        }
+    }
 }
 
 /* The described features' columns in place of the inferred ones, the others after them

@@ -35,9 +35,8 @@ int scan_output_count(const tfbind *b) {
 /* The type of output column c (a new type) and its name (a new string in *name). */
 duckdb_logical_type scan_output_type(const tfbind *b, int c, char **name) {
     if (c < b->ndata) {
-        const colspec *cs = &b->sc.cols[c];
         *name = column_name(b, c);
-        return column_type(cs->kind, cs->shape, b->utf8[c]);
+        return data_column_type(b, c);
     }
     c -= b->ndata;
     if (c < b->npart) {
@@ -56,6 +55,20 @@ static const char *type_text(const tfbind *b, int c) {
         {"FLOAT", "FLOAT[]", "FLOAT[][]", ""},
         {"BIGINT", "BIGINT[]", "BIGINT[][]", ""},
     };
+    if (c < b->ndata && b->leaf != NULL && b->leaf[c] != DUCKDB_TYPE_INVALID) {
+        static const duckdb_type ids[] = {DUCKDB_TYPE_TIMESTAMP_S, DUCKDB_TYPE_TIMESTAMP_MS,
+                                          DUCKDB_TYPE_TIMESTAMP, DUCKDB_TYPE_TIMESTAMP_NS,
+                                          DUCKDB_TYPE_TIMESTAMP_TZ, DUCKDB_TYPE_TIME};
+        static const char *const spelled[][2] = {
+            {"TIMESTAMP_S", "TIMESTAMP_S[]"}, {"TIMESTAMP_MS", "TIMESTAMP_MS[]"},
+            {"TIMESTAMP", "TIMESTAMP[]"},     {"TIMESTAMP_NS", "TIMESTAMP_NS[]"},
+            {"TIMESTAMP WITH TIME ZONE", "TIMESTAMP WITH TIME ZONE[]"}, {"TIME", "TIME[]"}};
+        for (int i = 0; i < 6; i++) {
+            if (ids[i] == b->leaf[c]) {
+                return spelled[i][b->sc.cols[c].shape == SCALAR ? 0 : 1];
+            }
+        }
+    }
     if (c < b->ndata) {
         const colspec *cs = &b->sc.cols[c];
         if (cs->kind == KIND_BYTES && b->utf8[c]) {

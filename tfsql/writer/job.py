@@ -121,8 +121,9 @@ def _description(target: Target, schema: pa.Schema | None, options: WriteOptions
         return None
     if options.mode in ("append", "overwrite_partitions") and target.has_data():
         existing = description.read(target.fs, target.root)
-        if existing is not None:
-            description.check_append(existing, schema, options.partition_by, target.display)
+        new = description.Description.parse(rendered)
+        if existing is not None and new is not None:
+            description.check_append(existing, new, target.display)
         return None  # kept as it is, or absent
     return rendered
 
