@@ -175,6 +175,9 @@ typedef struct {
     int *enc;      /* input column -> encoder column, -1 when skipped */
     int row_struct; /* the input columns are the fields of one STRUCT column */
     schema sc;     /* the encoder's columns */
+    tfsql_column *described; /* the row's fields as a description (NULL: none, RAW) */
+    size_t ndescribed;
+    int description_done; /* a partitioned target's features.json is written or checked */
 } copybind;
 
 /* The index of a file DuckDB moved from 'tmp_<name>' to '<name>' after it was committed
@@ -214,6 +217,7 @@ static void copybind_free(void *p) {
     free(b->in);
     free(b->enc);
     schema_free(&b->sc);
+    tfsql_description_free(b->described, b->ndescribed);
     free(b);
 }
 
@@ -299,6 +303,82 @@ static int plan_feature(copybind *b, idx_t i, const char *name, duckdb_logical_t
     return 0;
 }
 
+/* The description type of a DuckDB type the encoder writes (tfsql/description.py's
+ * type_text for the Arrow type DuckDB gives it): 0, or -1 for one it cannot say. */
+static int describe_type(duckdb_logical_type t, tfsql_type *out, int depth) {
+    duckdb_type id = duckdb_get_type_id(t);
+    if (id == DUCKDB_TYPE_LIST || id == DUCKDB_TYPE_ARRAY) {
+        if (out->nwrap == TFSQL_TYPE_MAX_WRAP || depth > 2) {
+            return -1;
+        }
+        int at = out->nwrap++;
+        idx_t size = 0;
+        duckdb_logical_type child = list_child(t, &size);
+        out->wrap[at] = id == DUCKDB_TYPE_ARRAY ? TFSQL_WRAP_FIXED_LIST : TFSQL_WRAP_LIST;
+        out->wrap_size[at] = (int64_t)size;
+        int rc = describe_type(child, out, depth + 1);
+        duckdb_destroy_logical_type(&child);
+        return rc;
+    }
+    static const struct {
+        duckdb_type id;
+        int leaf, unit, utc;
+    } leaves[] = {
+        {DUCKDB_TYPE_SQLNULL, TFSQL_TYPE_NULL, 0, 0},
+        {DUCKDB_TYPE_BOOLEAN, TFSQL_TYPE_BOOL, 0, 0},
+        {DUCKDB_TYPE_TINYINT, TFSQL_TYPE_INT8, 0, 0},
+        {DUCKDB_TYPE_SMALLINT, TFSQL_TYPE_INT16, 0, 0},
+        {DUCKDB_TYPE_INTEGER, TFSQL_TYPE_INT32, 0, 0},
+        {DUCKDB_TYPE_BIGINT, TFSQL_TYPE_INT64, 0, 0},
+        {DUCKDB_TYPE_UTINYINT, TFSQL_TYPE_UINT8, 0, 0},
+        {DUCKDB_TYPE_USMALLINT, TFSQL_TYPE_UINT16, 0, 0},
+        {DUCKDB_TYPE_UINTEGER, TFSQL_TYPE_UINT32, 0, 0},
+        {DUCKDB_TYPE_UBIGINT, TFSQL_TYPE_UINT64, 0, 0},
+        {DUCKDB_TYPE_FLOAT, TFSQL_TYPE_FLOAT32, 0, 0},
+        {DUCKDB_TYPE_DOUBLE, TFSQL_TYPE_FLOAT64, 0, 0},
+        {DUCKDB_TYPE_VARCHAR, TFSQL_TYPE_STRING, 0, 0},
+        {DUCKDB_TYPE_BLOB, TFSQL_TYPE_BINARY, 0, 0},
+        {DUCKDB_TYPE_DATE, TFSQL_TYPE_DATE32, 0, 0},
+        {DUCKDB_TYPE_TIME, TFSQL_TYPE_TIME64, TFSQL_UNIT_US, 0},
+        {DUCKDB_TYPE_TIMESTAMP, TFSQL_TYPE_TIMESTAMP, TFSQL_UNIT_US, 0},
+        {DUCKDB_TYPE_TIMESTAMP_S, TFSQL_TYPE_TIMESTAMP, TFSQL_UNIT_S, 0},
+        {DUCKDB_TYPE_TIMESTAMP_MS, TFSQL_TYPE_TIMESTAMP, TFSQL_UNIT_MS, 0},
+        {DUCKDB_TYPE_TIMESTAMP_NS, TFSQL_TYPE_TIMESTAMP, TFSQL_UNIT_NS, 0},
+        {DUCKDB_TYPE_TIMESTAMP_TZ, TFSQL_TYPE_TIMESTAMP, TFSQL_UNIT_US, 1},
+    };
+    for (size_t i = 0; i < sizeof(leaves) / sizeof(leaves[0]); i++) {
+        if (leaves[i].id == id) {
+            out->leaf = leaves[i].leaf;
+            out->unit = leaves[i].unit;
+            if (leaves[i].utc) {
+                memcpy(out->tz, "UTC", 4);
+            }
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* Add field `name` of type `t` to the row's description; a type it cannot say drops the
+ * description (none is written). */
+static void describe_field(copybind *b, const char *name, duckdb_logical_type t) {
+    if (b->described == NULL) {
+        return;
+    }
+    tfsql_column *c = &b->described[b->ndescribed];
+    memset(c, 0, sizeof(*c));
+    c->name = xstrdup(name);
+    c->name_len = c->name != NULL ? strlen(name) : 0;
+    if (c->name == NULL || describe_type(t, &c->type, 0) != 0) {
+        free(c->name);
+        tfsql_description_free(b->described, b->ndescribed);
+        b->described = NULL;
+        b->ndescribed = 0;
+        return;
+    }
+    b->ndescribed++;
+}
+
 /* DuckDB's C API gives a COPY function its columns' types but not their names, so the
  * features come from one STRUCT column, whose field names are known: COPY (SELECT t FROM
  * t) TO ..., or COPY (SELECT {'label': label, 'text': text} AS row, split FROM t) with
@@ -341,10 +421,14 @@ static int plan_columns(duckdb_copy_function_bind_info info, copybind *b, char *
         if (b->in == NULL || b->enc == NULL || b->sc.cols == NULL) {
             rc = -2;
         }
+        if (b->set.record_type != RAW) {
+            b->described = (tfsql_column *)calloc(fields + 1, sizeof(tfsql_column));
+        }
         for (idx_t i = 0; i < fields && rc == 0; i++) {
             char *name = duckdb_struct_type_child_name(row, i);
             duckdb_logical_type t = duckdb_struct_type_child_type(row, i);
             rc = plan_feature(b, i, name, t, err);
+            describe_field(b, name, t);
             duckdb_destroy_logical_type(&t);
             duckdb_free(name);
         }
@@ -530,6 +614,118 @@ static int take_target_lock(copybind *b, const char *final_path, char *err) {
     return rc;
 }
 
+static int write_all(int fd, const uint8_t *p, size_t n, const char *path, char *err);
+
+/* The data columns of two descriptions agree (names, order, types); else -1 with the
+ * first column that differs in *at (its index in `have`, or `want`'s count). */
+static int same_data_columns(const tfsql_column *have, size_t nhave, const tfsql_column *want,
+                             size_t nwant, size_t *at) {
+    size_t i = 0, j = 0;
+    for (;;) {
+        while (i < nhave && have[i].partition) {
+            i++;
+        }
+        while (j < nwant && want[j].partition) {
+            j++;
+        }
+        if (i == nhave || j == nwant) {
+            *at = j;
+            return i == nhave && j == nwant ? 0 : -1;
+        }
+        char a[TFSQL_TYPE_TEXT_MAX], c[TFSQL_TYPE_TEXT_MAX];
+        if (have[i].name_len != want[j].name_len ||
+            memcmp(have[i].name, want[j].name, want[j].name_len) != 0 ||
+            tfsql_type_render(&have[i].type, a, sizeof(a)) < 0 ||
+            tfsql_type_render(&want[j].type, c, sizeof(c)) < 0 || strcmp(a, c) != 0) {
+            *at = j;
+            return -1;
+        }
+        i++;
+        j++;
+    }
+}
+
+/* A PARTITION_BY COPY's target directory gets the row's description (features.json,
+ * tfsql.description) once per statement; one already there must describe the same
+ * columns (an append), else the COPY fails naming the column. Called with b->mu held. */
+static int write_description(copybind *b, const char *final_path, char *err) {
+    if (b->described == NULL || b->description_done) {
+        return 0;
+    }
+    char *target = copy_target_of(final_path);
+    const char *slash = strrchr(final_path, '/');
+    size_t dir_len = slash != NULL ? (size_t)(slash - final_path) : 0;
+    if (target == NULL) {
+        snprintf(err, ERRLEN, "out of memory");
+        return -1;
+    }
+    int partitioned = !(strlen(target) == dir_len && strncmp(target, final_path, dir_len) == 0) &&
+                      !(dir_len == 0 && strcmp(target, ".") == 0);
+    if (!partitioned) { /* one file named itself: read as its own records, no description */
+        free(target);
+        b->description_done = 1;
+        return 0;
+    }
+    char *path = xprintf("%s/%s", target, TFSQL_DESCRIPTION_NAME);
+    char *temp = path != NULL ? temp_name(path) : NULL;
+    char *rendered = NULL;
+    size_t n = 0;
+    int rc = -1;
+    if (temp == NULL || tfsql_description_render(b->described, b->ndescribed, &rendered, &n)) {
+        snprintf(err, ERRLEN, "out of memory");
+        goto done;
+    }
+    FILE *fp = fopen(path, "rb");
+    if (fp != NULL) { /* an append: the target's description must agree */
+        char *data = (char *)malloc(TFSQL_TFDS_FEATURES_MAX_BYTES + 1);
+        size_t got = data != NULL ? fread(data, 1, TFSQL_TFDS_FEATURES_MAX_BYTES + 1, fp) : 0;
+        fclose(fp);
+        tfsql_column *have = NULL;
+        size_t nhave = 0, at = 0;
+        int parsed = data != NULL && tfsql_description_parse(data, got, &have, &nhave) == 0;
+        free(data);
+        int same = parsed && same_data_columns(have, nhave, b->described, b->ndescribed, &at) == 0;
+        tfsql_description_free(have, nhave);
+        if (parsed && !same) {
+            char text[TFSQL_TYPE_TEXT_MAX] = "";
+            if (at < b->ndescribed) {
+                tfsql_type_render(&b->described[at].type, text, sizeof(text));
+            }
+            snprintf(err, ERRLEN,
+                     "COPY ... TO: %s describes other columns than this COPY writes (%s%s%s%s); "
+                     "cast or reorder the query's columns to match the target, or write with "
+                     "OVERWRITE",
+                     path, at < b->ndescribed ? "column \"" : "fewer columns",
+                     at < b->ndescribed ? b->described[at].name : "",
+                     at < b->ndescribed ? "\" as " : "", text);
+            goto done;
+        }
+        rc = 0; /* the same columns, or a file that is not a description: left as it is */
+        b->description_done = 1;
+        goto done;
+    }
+    int fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0 || write_all(fd, (const uint8_t *)rendered, n, temp, err) || fsync(fd) != 0 ||
+        close(fd) != 0 || rename(temp, path) != 0) {
+        if (err[0] == 0) {
+            snprintf(err, ERRLEN, "cannot write %s: %s", path, strerror(errno));
+        }
+        if (fd >= 0) {
+            close(fd);
+        }
+        unlink(temp);
+        goto done;
+    }
+    b->description_done = 1;
+    rc = 0;
+done:
+    free(rendered);
+    free(temp);
+    free(path);
+    free(target);
+    return rc;
+}
+
 static void copy_global_init(duckdb_copy_function_global_init_info info) {
     const copybind *b = (const copybind *)duckdb_copy_function_global_init_get_bind_data(info);
     const char *path = duckdb_copy_function_global_init_get_file_path(info);
@@ -556,6 +752,12 @@ static void copy_global_init(duckdb_copy_function_global_init_info info) {
         goto fail;
     }
     if (take_target_lock((copybind *)b, f->final_path, err)) {
+        goto fail;
+    }
+    pthread_mutex_lock(&((copybind *)b)->mu);
+    int described = write_description((copybind *)b, f->final_path, err);
+    pthread_mutex_unlock(&((copybind *)b)->mu);
+    if (described) {
         goto fail;
     }
     if (b->set.index && f->compression == COMP_NONE) {
