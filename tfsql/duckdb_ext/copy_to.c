@@ -362,8 +362,8 @@ static int describe_type(duckdb_logical_type t, tfsql_type *out, int depth) {
 /* Add field `name` of type `t` to the row's description; a type it cannot say drops the
  * description (none is written). */
 static void describe_field(copybind *b, const char *name, duckdb_logical_type t) {
-    if (b->described == NULL) {
-        return;
+    if (b->described == NULL || duckdb_get_type_id(t) == DUCKDB_TYPE_SQLNULL) {
+        return; /* a NULL column is in no record: not described (tfsql.description.render) */
     }
     tfsql_column *c = &b->described[b->ndescribed];
     memset(c, 0, sizeof(*c));
