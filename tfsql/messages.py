@@ -140,6 +140,10 @@ SCHEMA: dict[str, str] = {
         "feature '{feature}' holds bytes that are not valid UTF-8 in {where}, but column '{feature}' is a "
         "string; read it as binary ({binary_option})"
     ),
+    "out_of_range": (
+        "feature '{feature}' holds {found} in {where}, which column '{feature}' ({expected}, as the "
+        "dataset's features.json describes it) cannot hold; pass {schema_option} with a wider type"
+    ),
 }
 
 #: What the schema inference refuses (``InferenceError.reason``), worded by the C core

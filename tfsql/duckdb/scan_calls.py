@@ -378,15 +378,19 @@ def native_reads(values: dict[str | None, Any], shape: SourceShape) -> bool:
 
 
 def _stored_as_written(t: pa.DataType) -> bool:
-    """A described type the extension gives as written (``read_written_description`` in
-    ``tfsql/duckdb_ext/layouts.c``): what the decoder produces, their large variants,
-    timestamps (a time zone only in microseconds) and ``time64[us]``, and lists of them."""
+    """A described type the extension gives as written (``described_column`` in
+    ``tfsql/duckdb_ext/layouts.c``): what the decoder produces and their large variants,
+    bool, the integer types, date32, float16 and float64, timestamps (a time zone only in
+    microseconds), ``time64[us]``, and lists of them."""
     if pa.types.is_list(t) or pa.types.is_large_list(t):
         t = t.value_type
     if pa.types.is_timestamp(t):
         return t.tz is None or t.unit == "us"
-    return t in (pa.int64(), pa.float32(), pa.string(), pa.binary(), pa.large_string(), pa.large_binary()) or (
-        t == pa.time64("us")
+    return (
+        pa.types.is_integer(t)
+        or pa.types.is_boolean(t)
+        or pa.types.is_floating(t)
+        or t in (pa.string(), pa.binary(), pa.large_string(), pa.large_binary(), pa.date32(), pa.time64("us"))
     )
 
 

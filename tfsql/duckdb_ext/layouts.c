@@ -192,8 +192,10 @@ int read_written_description(const tfbind *b, tfsql_column **out, size_t *count)
 }
 
 /* The decoder's kind, the column's shape and whether it is text, for a described type;
- * and the DuckDB leaf type when the column's values are stored as DuckDB stores that
- * type (timestamps, TIME), else DUCKDB_TYPE_INVALID (the kind's own type). */
+ * and the DuckDB leaf type the scan gives it: the integer types, BOOLEAN and DATE
+ * narrowed from int64 with a range check, DOUBLE widened from float, timestamps and TIME
+ * as stored; else DUCKDB_TYPE_INVALID (the kind's own type; tfsql.connect() reads those
+ * through its Arrow path, which casts). */
 static void described_column(const tfsql_type *t, int record_type, int *kind, int *shape,
                              int *utf8, duckdb_type *leaf) {
     switch (t->leaf) {
@@ -223,6 +225,21 @@ static void described_column(const tfsql_type *t, int record_type, int *kind, in
              : t->nwrap == 2 && variable && record_type == SEQUENCE_EXAMPLE ? LIST_OF_LIST
                                                                              : LIST;
     *leaf = DUCKDB_TYPE_INVALID;
+    static const struct {
+        int leaf;
+        duckdb_type id;
+    } narrowed[] = {
+        {TFSQL_TYPE_BOOL, DUCKDB_TYPE_BOOLEAN},       {TFSQL_TYPE_INT8, DUCKDB_TYPE_TINYINT},
+        {TFSQL_TYPE_INT16, DUCKDB_TYPE_SMALLINT},     {TFSQL_TYPE_INT32, DUCKDB_TYPE_INTEGER},
+        {TFSQL_TYPE_UINT8, DUCKDB_TYPE_UTINYINT},     {TFSQL_TYPE_UINT16, DUCKDB_TYPE_USMALLINT},
+        {TFSQL_TYPE_UINT32, DUCKDB_TYPE_UINTEGER},    {TFSQL_TYPE_UINT64, DUCKDB_TYPE_UBIGINT},
+        {TFSQL_TYPE_DATE32, DUCKDB_TYPE_DATE},        {TFSQL_TYPE_FLOAT64, DUCKDB_TYPE_DOUBLE},
+    };
+    for (size_t i = 0; variable && i < sizeof(narrowed) / sizeof(narrowed[0]); i++) {
+        if (narrowed[i].leaf == t->leaf) {
+            *leaf = narrowed[i].id; /* scan.c's fill_leaf narrows (range-checked) or widens */
+        }
+    }
     if (variable && t->nwrap <= 1 && t->leaf == TFSQL_TYPE_TIMESTAMP) {
         static const duckdb_type units[] = {DUCKDB_TYPE_TIMESTAMP_S, DUCKDB_TYPE_TIMESTAMP_MS,
                                             DUCKDB_TYPE_TIMESTAMP, DUCKDB_TYPE_TIMESTAMP_NS};

@@ -56,16 +56,31 @@ static const char *type_text(const tfbind *b, int c) {
         {"BIGINT", "BIGINT[]", "BIGINT[][]", ""},
     };
     if (c < b->ndata && b->leaf != NULL && b->leaf[c] != DUCKDB_TYPE_INVALID) {
-        static const duckdb_type ids[] = {DUCKDB_TYPE_TIMESTAMP_S, DUCKDB_TYPE_TIMESTAMP_MS,
-                                          DUCKDB_TYPE_TIMESTAMP, DUCKDB_TYPE_TIMESTAMP_NS,
-                                          DUCKDB_TYPE_TIMESTAMP_TZ, DUCKDB_TYPE_TIME};
-        static const char *const spelled[][2] = {
-            {"TIMESTAMP_S", "TIMESTAMP_S[]"}, {"TIMESTAMP_MS", "TIMESTAMP_MS[]"},
-            {"TIMESTAMP", "TIMESTAMP[]"},     {"TIMESTAMP_NS", "TIMESTAMP_NS[]"},
-            {"TIMESTAMP WITH TIME ZONE", "TIMESTAMP WITH TIME ZONE[]"}, {"TIME", "TIME[]"}};
-        for (int i = 0; i < 6; i++) {
-            if (ids[i] == b->leaf[c]) {
-                return spelled[i][b->sc.cols[c].shape == SCALAR ? 0 : 1];
+        static const struct {
+            duckdb_type id;
+            const char *spelled[3];
+        } leaves[] = {
+            {DUCKDB_TYPE_TIMESTAMP_S, {"TIMESTAMP_S", "TIMESTAMP_S[]", "TIMESTAMP_S[][]"}},
+            {DUCKDB_TYPE_TIMESTAMP_MS, {"TIMESTAMP_MS", "TIMESTAMP_MS[]", "TIMESTAMP_MS[][]"}},
+            {DUCKDB_TYPE_TIMESTAMP, {"TIMESTAMP", "TIMESTAMP[]", "TIMESTAMP[][]"}},
+            {DUCKDB_TYPE_TIMESTAMP_NS, {"TIMESTAMP_NS", "TIMESTAMP_NS[]", "TIMESTAMP_NS[][]"}},
+            {DUCKDB_TYPE_TIMESTAMP_TZ,
+             {"TIMESTAMP WITH TIME ZONE", "TIMESTAMP WITH TIME ZONE[]", "TIMESTAMP WITH TIME ZONE[][]"}},
+            {DUCKDB_TYPE_TIME, {"TIME", "TIME[]", "TIME[][]"}},
+            {DUCKDB_TYPE_BOOLEAN, {"BOOLEAN", "BOOLEAN[]", "BOOLEAN[][]"}},
+            {DUCKDB_TYPE_TINYINT, {"TINYINT", "TINYINT[]", "TINYINT[][]"}},
+            {DUCKDB_TYPE_SMALLINT, {"SMALLINT", "SMALLINT[]", "SMALLINT[][]"}},
+            {DUCKDB_TYPE_INTEGER, {"INTEGER", "INTEGER[]", "INTEGER[][]"}},
+            {DUCKDB_TYPE_UTINYINT, {"UTINYINT", "UTINYINT[]", "UTINYINT[][]"}},
+            {DUCKDB_TYPE_USMALLINT, {"USMALLINT", "USMALLINT[]", "USMALLINT[][]"}},
+            {DUCKDB_TYPE_UINTEGER, {"UINTEGER", "UINTEGER[]", "UINTEGER[][]"}},
+            {DUCKDB_TYPE_UBIGINT, {"UBIGINT", "UBIGINT[]", "UBIGINT[][]"}},
+            {DUCKDB_TYPE_DATE, {"DATE", "DATE[]", "DATE[][]"}},
+            {DUCKDB_TYPE_DOUBLE, {"DOUBLE", "DOUBLE[]", "DOUBLE[][]"}},
+        };
+        for (size_t i = 0; i < sizeof(leaves) / sizeof(leaves[0]); i++) {
+            if (leaves[i].id == b->leaf[c]) {
+                return leaves[i].spelled[b->sc.cols[c].shape];
             }
         }
     }

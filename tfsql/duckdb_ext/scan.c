@@ -110,14 +110,90 @@ void tf_local_init(duckdb_init_info info) {
 
 static inline int bit_get(const uint8_t *bits, size_t i) { return (bits[i >> 3] >> (i & 7)) & 1; }
 
-/* Fill `vec` from values [from, to) of `cb`; -1 with *bad the index of the first value
- * that is not UTF-8 when the column is a string (`utf8`). */
+/* The SQL name of a leaf type a description gives (for messages). */
+static const char *leaf_type_name(duckdb_type t) {
+    switch (t) {
+    case DUCKDB_TYPE_BOOLEAN: return "BOOLEAN";
+    case DUCKDB_TYPE_TINYINT: return "TINYINT";
+    case DUCKDB_TYPE_SMALLINT: return "SMALLINT";
+    case DUCKDB_TYPE_INTEGER: return "INTEGER";
+    case DUCKDB_TYPE_DATE: return "DATE";
+    case DUCKDB_TYPE_UTINYINT: return "UTINYINT";
+    case DUCKDB_TYPE_USMALLINT: return "USMALLINT";
+    case DUCKDB_TYPE_UINTEGER: return "UINTEGER";
+    case DUCKDB_TYPE_UBIGINT: return "UBIGINT";
+    default: return "BIGINT";
+    }
+}
+
+/* Whether int64 v fits DuckDB leaf type t (a type a column description gives an
+ * int64_list feature: tfsql.description), and store it there. */
+static int narrow_int(duckdb_type t, void *data, idx_t i, int64_t v) {
+    switch (t) {
+    case DUCKDB_TYPE_BOOLEAN:
+        if (v != 0 && v != 1) return 0;
+        ((bool *)data)[i] = v != 0;
+        return 1;
+    case DUCKDB_TYPE_TINYINT:
+        if (v < INT8_MIN || v > INT8_MAX) return 0;
+        ((int8_t *)data)[i] = (int8_t)v;
+        return 1;
+    case DUCKDB_TYPE_SMALLINT:
+        if (v < INT16_MIN || v > INT16_MAX) return 0;
+        ((int16_t *)data)[i] = (int16_t)v;
+        return 1;
+    case DUCKDB_TYPE_INTEGER:
+    case DUCKDB_TYPE_DATE:
+        if (v < INT32_MIN || v > INT32_MAX) return 0;
+        ((int32_t *)data)[i] = (int32_t)v;
+        return 1;
+    case DUCKDB_TYPE_UTINYINT:
+        if (v < 0 || v > UINT8_MAX) return 0;
+        ((uint8_t *)data)[i] = (uint8_t)v;
+        return 1;
+    case DUCKDB_TYPE_USMALLINT:
+        if (v < 0 || v > UINT16_MAX) return 0;
+        ((uint16_t *)data)[i] = (uint16_t)v;
+        return 1;
+    case DUCKDB_TYPE_UINTEGER:
+        if (v < 0 || v > (int64_t)UINT32_MAX) return 0;
+        ((uint32_t *)data)[i] = (uint32_t)v;
+        return 1;
+    case DUCKDB_TYPE_UBIGINT:
+        if (v < 0) return 0;
+        ((uint64_t *)data)[i] = (uint64_t)v;
+        return 1;
+    default: /* BIGINT, timestamps, TIME: the integer as stored */
+        ((int64_t *)data)[i] = v;
+        return 1;
+    }
+}
+
+/* Fill `vec` from values [from, to) of `cb` as DuckDB leaf type `leaf`
+ * (DUCKDB_TYPE_INVALID: the kind's own); -1 with *bad the index of the first value that
+ * is not UTF-8 when the column is a string (`utf8`), -2 with *bad the index of the
+ * first value `leaf` cannot hold. */
 static int fill_leaf(duckdb_vector vec, const colbuild *cb, int64_t from, int64_t to, int utf8,
-                     idx_t at, int64_t *bad) {
+                     duckdb_type leaf, idx_t at, int64_t *bad) {
     int64_t n = to - from;
-    if (cb->kind == KIND_INT64) {
+    if (cb->kind == KIND_INT64 && leaf != DUCKDB_TYPE_INVALID && leaf != DUCKDB_TYPE_BIGINT) {
+        void *dst = duckdb_vector_get_data(vec);
+        const int64_t *src = (const int64_t *)cb->values.data + from;
+        for (int64_t i = 0; i < n; i++) {
+            if (!narrow_int(leaf, dst, at + (idx_t)i, src[i])) {
+                *bad = from + i;
+                return -2;
+            }
+        }
+    } else if (cb->kind == KIND_INT64) {
         int64_t *dst = (int64_t *)duckdb_vector_get_data(vec);
         memcpy(dst + at, cb->values.data + 8 * from, (size_t)n * 8);
+    } else if (cb->kind == KIND_FLOAT && leaf == DUCKDB_TYPE_DOUBLE) {
+        double *dst = (double *)duckdb_vector_get_data(vec);
+        const float *src = (const float *)cb->values.data + from;
+        for (int64_t i = 0; i < n; i++) {
+            dst[at + (idx_t)i] = (double)src[i]; /* exact */
+        }
     } else if (cb->kind == KIND_FLOAT) {
         float *dst = (float *)duckdb_vector_get_data(vec);
         memcpy(dst + at, cb->values.data + 4 * from, (size_t)n * 4);
@@ -158,11 +234,14 @@ static void set_validity(duckdb_vector vec, const uint8_t *bits, int64_t nulls, 
     }
 }
 
-/* Fill `vec` with column `cb` of n rows; -1 with *bad_row the first row holding a value
- * that is not UTF-8 when the column is a string (`utf8`). */
+/* Fill `vec` with column `cb` of n rows as leaf type `leaf` (fill_leaf); -1 with
+ * *bad_row the first row holding a value that is not UTF-8 when the column is a string
+ * (`utf8`), -2 with *bad_row the first row holding a value `leaf` cannot hold and
+ * *bad_value that value. */
 static int fill_column(duckdb_vector vec, const colbuild *cb, size_t n, int utf8,
-                       int64_t *bad_row) {
+                       duckdb_type leaf, int64_t *bad_row, int64_t *bad_value) {
     int64_t bad = -1;
+    int rc;
     if (cb->shape == SCALAR) {
         if (cb->kind == KIND_BYTES) {
             /* assign valid rows only */
@@ -179,9 +258,10 @@ static int fill_column(duckdb_vector vec, const colbuild *cb, size_t n, int utf8
                 }
                 duckdb_vector_assign_string_element_len(vec, r, p, len);
             }
-        } else if (fill_leaf(vec, cb, 0, (int64_t)n, utf8, 0, &bad)) {
+        } else if ((rc = fill_leaf(vec, cb, 0, (int64_t)n, utf8, leaf, 0, &bad)) != 0) {
             *bad_row = bad;
-            return -1;
+            *bad_value = rc == -2 ? ((const int64_t *)cb->values.data)[bad] : 0;
+            return rc;
         }
         set_validity(vec, cb->validity.data, cb->null_count, n);
         return 0;
@@ -199,9 +279,10 @@ static int fill_column(duckdb_vector vec, const colbuild *cb, size_t n, int utf8
         duckdb_list_vector_reserve(vec, nv);
         duckdb_list_vector_set_size(vec, nv);
         child = duckdb_list_vector_get_child(vec);
-        if (fill_leaf(child, cb, 0, cb->nvalues, utf8, 0, &bad)) {
+        if ((rc = fill_leaf(child, cb, 0, cb->nvalues, utf8, leaf, 0, &bad)) != 0) {
             *bad_row = holding(outer, (int64_t)n, bad);
-            return -1;
+            *bad_value = rc == -2 ? ((const int64_t *)cb->values.data)[bad] : 0;
+            return rc;
         }
         return 0;
     }
@@ -220,10 +301,11 @@ static int fill_column(duckdb_vector vec, const colbuild *cb, size_t n, int utf8
     idx_t nv = (idx_t)cb->nvalues;
     duckdb_list_vector_reserve(child, nv);
     duckdb_list_vector_set_size(child, nv);
-    duckdb_vector leaf = duckdb_list_vector_get_child(child);
-    if (fill_leaf(leaf, cb, 0, cb->nvalues, utf8, 0, &bad)) {
+    duckdb_vector values = duckdb_list_vector_get_child(child);
+    if ((rc = fill_leaf(values, cb, 0, cb->nvalues, utf8, leaf, 0, &bad)) != 0) {
         *bad_row = holding(outer, (int64_t)n, holding(inner, (int64_t)ninner, bad));
-        return -1;
+        *bad_value = rc == -2 ? ((const int64_t *)cb->values.data)[bad] : 0;
+        return rc;
     }
     return 0;
 }
@@ -367,14 +449,23 @@ void tf_scan(duckdb_function_info info, duckdb_data_chunk output) {
                     continue;
                 }
                 int out = g->proj[i];
-                int64_t row = -1;
-                if (fill_column(duckdb_data_chunk_get_vector(output, (idx_t)i), &l->cb[d], n,
-                                b->utf8[out], &row)) {
-                    char col[256];
+                int64_t row = -1, value = 0;
+                duckdb_type leaf = b->leaf != NULL ? b->leaf[out] : DUCKDB_TYPE_INVALID;
+                int filled = fill_column(duckdb_data_chunk_get_vector(output, (idx_t)i), &l->cb[d],
+                                         n, b->utf8[out], leaf, &row, &value);
+                if (filled) {
+                    char col[256], found[32], expected[64];
                     snprintf(col, sizeof(col), "%.*s", (int)g->sc.cols[d].name_len,
                              (const char *)g->sc.cols[d].name);
                     tferror e;
-                    tferror_init(&e, TFERR_SCHEMA, "not_utf8", b->files.items[l->file].path);
+                    tferror_init(&e, TFERR_SCHEMA, filled == -2 ? "out_of_range" : "not_utf8",
+                                 b->files.items[l->file].path);
+                    if (filled == -2) { /* a value the described type cannot hold */
+                        snprintf(found, sizeof(found), "%lld", (long long)value);
+                        snprintf(expected, sizeof(expected), "%s", leaf_type_name(leaf));
+                        e.found = found;
+                        e.expected = expected;
+                    }
                     e.feature = col;
                     e.record_index = (long long)(l->fr.r.first + l->pos + (size_t)row);
                     e.offset = (long long)l->fr.r.base +
