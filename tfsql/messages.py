@@ -144,6 +144,10 @@ SCHEMA: dict[str, str] = {
         "feature '{feature}' holds {found} in {where}, which column '{feature}' ({expected}, as the "
         "dataset's features.json describes it) cannot hold; pass {schema_option} with a wider type"
     ),
+    "wrong_count": (
+        "feature '{feature}' holds {found} in {where}, but column '{feature}' holds exactly {expected} (as the "
+        "dataset's features.json describes it); pass {schema_option} with a list type"
+    ),
 }
 
 #: What the schema inference refuses (``InferenceError.reason``), worded by the C core

@@ -32,7 +32,7 @@ from tfsql.option_values import Lists, MissingColumns, OnCorrupt, ReadCompressio
 
 # end generated: dataset imports
 from tfsql.arrow_dataset import Dataset
-from tfsql.description import written_description
+from tfsql.description import Description, written_description
 from tfsql.discovery import Discovered, discover
 from tfsql.errors import SchemaError
 from tfsql.framing import FrameReader
@@ -203,11 +203,11 @@ def open_dataset(source: Any, options: ReadOptions, *, hive_rule: str = "root") 
     )
     hive_schema = options.hive_schema if layout is None else layout.without_split(options.hive_schema)
     written = written_description(found) if layout is None else None
-    if written is not None and hive_schema is None and len(written.partition_schema):
-        hive_schema = written.partition_schema  # hive columns typed as written
     partitioning = Partitioning.discover(
         found.files, hive_partitioning=options.hive_partitioning, hive_schema=hive_schema, hive_rule=hive_rule
     )
+    if written is not None and hive_schema is None and options.hive_partitioning is not False:
+        partitioning = _written_partitions(found, written, partitioning, hive_rule)
     user_schema = normalize_schema(options.schema)
     code = options.record_code
     sampled: list[SampledColumn] = []
@@ -276,6 +276,25 @@ def _check_missing(found: Discovered, user_schema: pa.Schema, options: ReadOptio
 
 def _quiet(error: Exception) -> None:
     """An ``on_corrupt`` that skips silently."""
+
+
+def _written_partitions(
+    found: Discovered, written: Description, partitioning: Partitioning | None, hive_rule: str
+) -> Partitioning | None:
+    """The hive columns typed as the description types them (a write's ``partition_by``
+    columns: ``"007"`` stays a string); when no file sits in a ``key=value`` directory
+    (a write of no rows, whose one empty file is in the root), null columns."""
+    schema = written.partition_schema
+    if not len(schema):
+        return partitioning
+    if partitioning is None:
+        rows = len(found.files)
+        arrays = [pa.nulls(rows, f.type) for f in schema]
+        return Partitioning(schema=schema, values=pa.Table.from_arrays(arrays, schema=schema))
+    typed = pa.schema([schema.field(n) for n in partitioning.names if n in schema.names])
+    if all(partitioning.schema.field(f.name).type == f.type for f in typed):
+        return partitioning
+    return Partitioning.discover(found.files, hive_schema=typed, hive_rule=hive_rule)
 
 
 def _tfds_features(found: Discovered, layout: Layout | None) -> tuple[pa.Schema, bool] | None:

@@ -381,8 +381,11 @@ def _stored_as_written(t: pa.DataType) -> bool:
     """A described type the extension gives as written (``described_column`` in
     ``tfsql/duckdb_ext/layouts.c``): what the decoder produces and their large variants,
     bool, the integer types, date32, float16 and float64, timestamps (a time zone only in
-    microseconds), ``time64[us]``, and lists of them."""
-    if pa.types.is_list(t) or pa.types.is_large_list(t):
+    microseconds), ``time64[us]``, fixed-size binary, and lists, one level of fixed-size
+    list and fixed-shape tensors (ARRAY columns) of them."""
+    if isinstance(t, pa.FixedShapeTensorType):
+        t = t.value_type
+    elif pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
         t = t.value_type
     if pa.types.is_timestamp(t):
         return t.tz is None or t.unit == "us"
@@ -390,6 +393,7 @@ def _stored_as_written(t: pa.DataType) -> bool:
         pa.types.is_integer(t)
         or pa.types.is_boolean(t)
         or pa.types.is_floating(t)
+        or pa.types.is_fixed_size_binary(t)
         or t in (pa.string(), pa.binary(), pa.large_string(), pa.large_binary(), pa.date32(), pa.time64("us"))
     )
 

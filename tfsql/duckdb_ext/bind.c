@@ -27,6 +27,7 @@ void tfbind_free(void *p) {
     schema_free(&b->sc);
     free(b->utf8);
     free(b->leaf);
+    free(b->array_size);
     free(b->filename_col);
     castplan_free(b->cast);
     free(b);
@@ -51,10 +52,18 @@ duckdb_logical_type column_type(int kind, int shape, int utf8) {
 
 duckdb_logical_type data_column_type(const tfbind *b, int c) {
     const colspec *cs = &b->sc.cols[c];
-    if (b->leaf == NULL || b->leaf[c] == DUCKDB_TYPE_INVALID) {
+    idx_t array_size = b->array_size != NULL ? b->array_size[c] : 0;
+    if ((b->leaf == NULL || b->leaf[c] == DUCKDB_TYPE_INVALID) && array_size == 0) {
         return column_type(cs->kind, cs->shape, b->utf8[c]);
     }
-    duckdb_logical_type t = duckdb_create_logical_type(b->leaf[c]);
+    duckdb_logical_type t = b->leaf != NULL && b->leaf[c] != DUCKDB_TYPE_INVALID
+                                ? duckdb_create_logical_type(b->leaf[c])
+                                : column_type(cs->kind, SCALAR, b->utf8[c]);
+    if (array_size > 0) { /* one level: a described fixed-size list or tensor */
+        duckdb_logical_type a = duckdb_create_array_type(t, array_size);
+        duckdb_destroy_logical_type(&t);
+        return a;
+    }
     for (int s = 0; s < cs->shape; s++) {
         duckdb_logical_type l = duckdb_create_list_type(t);
         duckdb_destroy_logical_type(&t);
@@ -353,8 +362,10 @@ tfbind *scan_resolve(duckdb_bind_info info, const char *fname, idx_t *cardinalit
     }
     int typed = find_partitions(b, hive_types, err) == 0 &&
                 (hive_types == NULL || apply_hive_types(b, hive_types, fname, err) == 0);
-    if (typed && hive_types == NULL && written != NULL) {
-        apply_written_partitions(b, written, nwritten);
+    if (typed && hive_types == NULL && written != NULL &&
+        apply_written_partitions(b, written, nwritten)) {
+        snprintf(err, ERRLEN, "out of memory");
+        typed = 0;
     }
     if (hive_types != NULL) {
         duckdb_destroy_value(&hive_types);

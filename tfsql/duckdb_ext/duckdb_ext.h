@@ -132,6 +132,8 @@ typedef struct {
     int *utf8;
     duckdb_type *leaf; /* per data column, the DuckDB leaf type a description gives where it
                         * is not the kind's own (0: the kind's); NULL without one */
+    idx_t *array_size; /* per data column, a described fixed size (an ARRAY column, its
+                        * values a list of exactly that many); 0 or NULL: a LIST */
     int ndata;
     int64_t total_bytes;
     /* COPY ... FROM: the casts to the table's columns (copy_from.c), else NULL */
@@ -334,7 +336,7 @@ int detect_layout(tfbind *b);
 int read_tfds_features(const tfbind *b, tfsql_tfds_feature **out, size_t *count);
 int read_written_description(const tfbind *b, tfsql_column **out, size_t *count);
 int apply_written_description(tfbind *b, const tfsql_column *cols, size_t n, char *err);
-void apply_written_partitions(tfbind *b, const tfsql_column *cols, size_t n);
+int apply_written_partitions(tfbind *b, const tfsql_column *cols, size_t n);
 /* The DuckDB type of data column c: its kind's, or the description's leaf (b->leaf). */
 duckdb_logical_type data_column_type(const tfbind *b, int c);
 int apply_tfds_features(tfbind *b, const tfsql_tfds_feature *features, size_t n,

@@ -197,7 +197,7 @@ int read_written_description(const tfbind *b, tfsql_column **out, size_t *count)
  * as stored; else DUCKDB_TYPE_INVALID (the kind's own type; tfsql.connect() reads those
  * through its Arrow path, which casts). */
 static void described_column(const tfsql_type *t, int record_type, int *kind, int *shape,
-                             int *utf8, duckdb_type *leaf) {
+                             int *utf8, duckdb_type *leaf, idx_t *array_size) {
     switch (t->leaf) {
     case TFSQL_TYPE_FLOAT16:
     case TFSQL_TYPE_FLOAT32:
@@ -225,6 +225,17 @@ static void described_column(const tfsql_type *t, int record_type, int *kind, in
              : t->nwrap == 2 && variable && record_type == SEQUENCE_EXAMPLE ? LIST_OF_LIST
                                                                              : LIST;
     *leaf = DUCKDB_TYPE_INVALID;
+    *array_size = 0;
+    if (t->nwrap == 1 && t->wrap[0] == TFSQL_WRAP_FIXED_LIST) {
+        *array_size = (idx_t)t->wrap_size[0]; /* an ARRAY, as DuckDB reads Arrow's */
+    } else if (t->nwrap == 1 && t->wrap[0] == TFSQL_WRAP_TENSOR) {
+        idx_t size = 1; /* DuckDB reads a fixed-shape tensor as its flat storage */
+        for (int d = 0; d < t->ndim; d++) {
+            size *= (idx_t)t->shape[d];
+        }
+        *array_size = size;
+    }
+    variable |= *array_size > 0;
     static const struct {
         int leaf;
         duckdb_type id;
@@ -264,7 +275,8 @@ int apply_written_description(tfbind *b, const tfsql_column *cols, size_t n, cha
     b->sc.cols = (colspec *)calloc(ndata + 1, sizeof(colspec));
     b->utf8 = (int *)calloc(ndata + 1, sizeof(int));
     b->leaf = (duckdb_type *)calloc(ndata + 1, sizeof(duckdb_type));
-    if (b->sc.cols == NULL || b->utf8 == NULL || b->leaf == NULL) {
+    b->array_size = (idx_t *)calloc(ndata + 1, sizeof(idx_t));
+    if (b->sc.cols == NULL || b->utf8 == NULL || b->leaf == NULL || b->array_size == NULL) {
         snprintf(err, ERRLEN, "out of memory");
         return -1;
     }
@@ -282,16 +294,63 @@ int apply_written_description(tfbind *b, const tfsql_column *cols, size_t n, cha
         }
         cs->name_len = cols[i].name_len;
         described_column(&cols[i].type, b->record_type, &cs->kind, &cs->shape, &b->utf8[c],
-                         &b->leaf[c]);
+                         &b->leaf[c], &b->array_size[c]);
         cs->location = cs->shape == LIST_OF_LIST ? FEATURE_LISTS : FEATURES;
         b->sc.ncols = b->ndata = ++c;
     }
     return 0;
 }
 
+/* Partition column `name` (BIGINT when is_int, else VARCHAR) null in every file. */
+static int add_null_partition(tfbind *b, const char *name, size_t len, int is_int) {
+    int k = b->npart;
+    char **names = (char **)realloc(b->part_names, (size_t)(k + 1) * sizeof(char *));
+    if (names == NULL) {
+        return -1;
+    }
+    b->part_names = names;
+    int *ints = (int *)realloc(b->part_is_int, (size_t)(k + 1) * sizeof(int));
+    if (ints == NULL) {
+        return -1;
+    }
+    b->part_is_int = ints;
+    for (size_t i = 0; i < b->files.n; i++) {
+        tfile *f = &b->files.items[i];
+        char **parts = (char **)realloc(f->parts, (size_t)(k + 1) * sizeof(char *));
+        if (parts == NULL) {
+            return -1;
+        }
+        f->parts = parts;
+        size_t *lens = (size_t *)realloc(f->part_lens, (size_t)(k + 1) * sizeof(size_t));
+        if (lens == NULL) {
+            return -1;
+        }
+        f->part_lens = lens;
+        f->parts[k] = NULL;
+        f->part_lens[k] = 0;
+    }
+    b->part_names[k] = xstrndup(name, len);
+    b->part_is_int[k] = is_int;
+    b->npart = k + 1;
+    return b->part_names[k] == NULL ? -1 : 0;
+}
+
 /* A hive column the description types as a string stays one where its values all look
- * like integers (the inferred type); user hive_types win (the caller skips this). */
-void apply_written_partitions(tfbind *b, const tfsql_column *cols, size_t n) {
+ * like integers (the inferred type); with no key=value directory at all (a write of no
+ * rows: its one empty file in the root) the described partition columns are null
+ * columns (tfsql.opening._written_partitions). User hive_types win (the caller skips
+ * this). 0, or -1 when out of memory. */
+int apply_written_partitions(tfbind *b, const tfsql_column *cols, size_t n) {
+    if (b->npart == 0 && b->hive != HIVE_OFF) {
+        for (size_t i = 0; i < n; i++) {
+            if (cols[i].partition &&
+                add_null_partition(b, cols[i].name, cols[i].name_len,
+                                   cols[i].type.nwrap == 0 && cols[i].type.leaf == TFSQL_TYPE_INT64)) {
+                return -1;
+            }
+        }
+        return 0;
+    }
     for (size_t i = 0; i < n; i++) {
         int text = cols[i].type.nwrap == 0 && (cols[i].type.leaf == TFSQL_TYPE_STRING ||
                                                cols[i].type.leaf == TFSQL_TYPE_LARGE_STRING);
@@ -302,6 +361,7 @@ void apply_written_partitions(tfbind *b, const tfsql_column *cols, size_t n) {
             }
         }
     }
+    return 0;
 }
 
 /* The described features' columns in place of the inferred ones, the others after them

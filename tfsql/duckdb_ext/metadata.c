@@ -48,8 +48,32 @@ duckdb_logical_type scan_output_type(const tfbind *b, int c, char **name) {
     return duckdb_create_logical_type(DUCKDB_TYPE_VARCHAR);
 }
 
-/* The SQL spelling of a scan column's type. */
-static const char *type_text(const tfbind *b, int c) {
+/* The SQL spelling of a scan column's type (`buf` holds an ARRAY's). */
+static const char *type_text(const tfbind *b, int c, char *buf, size_t cap) {
+    if (c < b->ndata && b->array_size != NULL && b->array_size[c] > 0) {
+        duckdb_logical_type t = data_column_type(b, c);
+        duckdb_logical_type child = duckdb_array_type_child_type(t);
+        static const struct {
+            duckdb_type id;
+            const char *name;
+        } names[] = {{DUCKDB_TYPE_BIGINT, "BIGINT"},       {DUCKDB_TYPE_FLOAT, "FLOAT"},
+                     {DUCKDB_TYPE_DOUBLE, "DOUBLE"},       {DUCKDB_TYPE_VARCHAR, "VARCHAR"},
+                     {DUCKDB_TYPE_BLOB, "BLOB"},           {DUCKDB_TYPE_BOOLEAN, "BOOLEAN"},
+                     {DUCKDB_TYPE_TINYINT, "TINYINT"},     {DUCKDB_TYPE_SMALLINT, "SMALLINT"},
+                     {DUCKDB_TYPE_INTEGER, "INTEGER"},     {DUCKDB_TYPE_UTINYINT, "UTINYINT"},
+                     {DUCKDB_TYPE_USMALLINT, "USMALLINT"}, {DUCKDB_TYPE_UINTEGER, "UINTEGER"},
+                     {DUCKDB_TYPE_UBIGINT, "UBIGINT"},     {DUCKDB_TYPE_DATE, "DATE"}};
+        const char *name = "BIGINT";
+        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+            if (names[i].id == duckdb_get_type_id(child)) {
+                name = names[i].name;
+            }
+        }
+        snprintf(buf, cap, "%s[%llu]", name, (unsigned long long)b->array_size[c]);
+        duckdb_destroy_logical_type(&child);
+        duckdb_destroy_logical_type(&t);
+        return buf;
+    }
     static const char *const names[3][4] = {
         {"BLOB", "BLOB[]", "BLOB[][]", ""},
         {"FLOAT", "FLOAT[]", "FLOAT[][]", ""},
@@ -207,7 +231,8 @@ static void schema_scan(duckdb_function_info info, duckdb_data_chunk out) {
             origin = "filename";
         }
         set_text(duckdb_data_chunk_get_vector(out, 0), n, name);
-        set_text(duckdb_data_chunk_get_vector(out, 1), n, type_text(b, c));
+        char spelled[96];
+        set_text(duckdb_data_chunk_get_vector(out, 1), n, type_text(b, c, spelled, sizeof(spelled)));
         ((bool *)duckdb_vector_get_data(duckdb_data_chunk_get_vector(out, 2)))[n] =
             strcmp(origin, "filename") != 0 && strcmp(origin, "record") != 0;
         set_text(duckdb_data_chunk_get_vector(out, 3), n, kind);

@@ -234,14 +234,43 @@ static void set_validity(duckdb_vector vec, const uint8_t *bits, int64_t nulls, 
     }
 }
 
-/* Fill `vec` with column `cb` of n rows as leaf type `leaf` (fill_leaf); -1 with
- * *bad_row the first row holding a value that is not UTF-8 when the column is a string
- * (`utf8`), -2 with *bad_row the first row holding a value `leaf` cannot hold and
- * *bad_value that value. */
+/* Fill `vec` with column `cb` of n rows as leaf type `leaf` (fill_leaf), an ARRAY of
+ * array_size values when that is not 0; -1 with *bad_row the first row holding a value
+ * that is not UTF-8 when the column is a string (`utf8`), -2 with *bad_row the first row
+ * holding a value `leaf` cannot hold and *bad_value that value, -3 with *bad_row the
+ * first row of an ARRAY whose list holds another count (*bad_value). */
 static int fill_column(duckdb_vector vec, const colbuild *cb, size_t n, int utf8,
-                       duckdb_type leaf, int64_t *bad_row, int64_t *bad_value) {
+                       duckdb_type leaf, idx_t array_size, int64_t *bad_row,
+                       int64_t *bad_value) {
     int64_t bad = -1;
     int rc;
+    if (array_size > 0) { /* an ARRAY: every row's list holds exactly array_size values */
+        const int32_t *outer = (const int32_t *)cb->outer.data;
+        duckdb_vector child = duckdb_array_vector_get_child(vec);
+        set_validity(vec, cb->validity.data, cb->null_count, n);
+        for (size_t r = 0; r < n; r++) {
+            if (cb->null_count && !bit_get(cb->validity.data, r)) {
+                duckdb_vector_ensure_validity_writable(child);
+                uint64_t *cv = duckdb_vector_get_validity(child);
+                for (idx_t k = 0; k < array_size; k++) {
+                    duckdb_validity_set_row_invalid(cv, r * array_size + k);
+                }
+                continue;
+            }
+            if ((idx_t)(outer[r + 1] - outer[r]) != array_size) {
+                *bad_row = (int64_t)r;
+                *bad_value = outer[r + 1] - outer[r];
+                return -3;
+            }
+            if ((rc = fill_leaf(child, cb, outer[r], outer[r + 1], utf8, leaf, r * array_size,
+                                &bad)) != 0) {
+                *bad_row = (int64_t)r;
+                *bad_value = rc == -2 ? ((const int64_t *)cb->values.data)[bad] : 0;
+                return rc;
+            }
+        }
+        return 0;
+    }
     if (cb->shape == SCALAR) {
         if (cb->kind == KIND_BYTES) {
             /* assign valid rows only */
@@ -451,18 +480,27 @@ void tf_scan(duckdb_function_info info, duckdb_data_chunk output) {
                 int out = g->proj[i];
                 int64_t row = -1, value = 0;
                 duckdb_type leaf = b->leaf != NULL ? b->leaf[out] : DUCKDB_TYPE_INVALID;
+                idx_t array_size = b->array_size != NULL ? b->array_size[out] : 0;
                 int filled = fill_column(duckdb_data_chunk_get_vector(output, (idx_t)i), &l->cb[d],
-                                         n, b->utf8[out], leaf, &row, &value);
+                                         n, b->utf8[out], leaf, array_size, &row, &value);
                 if (filled) {
-                    char col[256], found[32], expected[64];
+                    char col[256], found[64], expected[64];
                     snprintf(col, sizeof(col), "%.*s", (int)g->sc.cols[d].name_len,
                              (const char *)g->sc.cols[d].name);
                     tferror e;
-                    tferror_init(&e, TFERR_SCHEMA, filled == -2 ? "out_of_range" : "not_utf8",
+                    tferror_init(&e, TFERR_SCHEMA,
+                                 filled == -2 ? "out_of_range"
+                                 : filled == -3 ? "wrong_count"
+                                                : "not_utf8",
                                  b->files.items[l->file].path);
                     if (filled == -2) { /* a value the described type cannot hold */
                         snprintf(found, sizeof(found), "%lld", (long long)value);
                         snprintf(expected, sizeof(expected), "%s", leaf_type_name(leaf));
+                        e.found = found;
+                        e.expected = expected;
+                    } else if (filled == -3) { /* a list of another length than the ARRAY's */
+                        snprintf(found, sizeof(found), "%lld values", (long long)value);
+                        snprintf(expected, sizeof(expected), "%llu", (unsigned long long)array_size);
                         e.found = found;
                         e.expected = expected;
                     }
