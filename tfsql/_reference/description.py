@@ -198,6 +198,8 @@ def parse_description(document: Any) -> Optional[list]:
     if tfds_features(bytes(document)) is None:
         return None
     features = json.loads(bytes(document))["featuresDict"]["features"]
+    if not features:
+        return None  # no column: nothing a tfsql writer writes
     columns = []
     for name, feature in features.items():
         description = feature.get("description") if isinstance(feature, dict) else None

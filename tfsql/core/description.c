@@ -445,6 +445,10 @@ int tfsql_description_parse(const char *data, size_t n, tfsql_column **out, size
     if (tfsql_tfds_features(data, n, &features, &nf)) {
         return -1;
     }
+    if (nf == 0) { /* no column: nothing a tfsql writer writes (a TFDS stub, say) */
+        tfsql_tfds_features_free(features, nf);
+        return 1;
+    }
     tfsql_column *cols = (tfsql_column *)calloc(nf ? nf : 1, sizeof(tfsql_column));
     int rc = cols == NULL ? -1 : 0;
     for (size_t i = 0; rc == 0 && i < nf; i++) {

@@ -1055,9 +1055,10 @@ int tfsql_type_render(const tfsql_type *t, char *out, size_t cap);
  * of memory. The same bytes as tfsql._reference's twin. */
 int tfsql_description_render(const tfsql_column *columns, size_t n, char **out, size_t *len);
 /* The columns a features.json describes: 0 with *out (free with tfsql_description_free)
- * and *count when every feature carries a tfsql type (a tfsql writer's description;
- * zero columns included), 1 when it is a features.json that does not (TFDS's own: see
- * tfsql_tfds_features), -1 when it is not a features.json document. */
+ * and *count when it has features and every one carries a tfsql type (a tfsql writer's
+ * description), 1 when it is a features.json that does not (TFDS's own: see
+ * tfsql_tfds_features; or no feature at all), -1 when it is not a features.json
+ * document. */
 int tfsql_description_parse(const char *data, size_t n, tfsql_column **out, size_t *count);
 void tfsql_description_free(tfsql_column *columns, size_t n);
 /* 1 for a file name that is a description rather than data ("features.json"): every

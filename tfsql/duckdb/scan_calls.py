@@ -380,21 +380,21 @@ def native_reads(values: dict[str | None, Any], shape: SourceShape) -> bool:
 def _stored_as_written(t: pa.DataType) -> bool:
     """A described type the extension gives as written (``described_column`` in
     ``tfsql/duckdb_ext/layouts.c``): what the decoder produces and their large variants,
-    bool, the integer types, date32, float16 and float64, timestamps (a time zone only in
-    microseconds), ``time64[us]``, fixed-size binary, and lists, one level of fixed-size
+    bool, the integer types, dates, float16 and float64, timestamps, times and durations
+    (in nanoseconds only a timestamp without a time zone), fixed-size binary, and lists, one level of fixed-size
     list and fixed-shape tensors (ARRAY columns) of them."""
     if isinstance(t, pa.FixedShapeTensorType):
         t = t.value_type
     elif pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
         t = t.value_type
-    if pa.types.is_timestamp(t):
-        return t.tz is None or t.unit == "us"
+    if pa.types.is_timestamp(t) or pa.types.is_time(t) or pa.types.is_duration(t):
+        return t.unit != "ns" or (pa.types.is_timestamp(t) and t.tz is None)
     return (
         pa.types.is_integer(t)
         or pa.types.is_boolean(t)
         or pa.types.is_floating(t)
         or pa.types.is_fixed_size_binary(t)
-        or t in (pa.string(), pa.binary(), pa.large_string(), pa.large_binary(), pa.date32(), pa.time64("us"))
+        or t in (pa.string(), pa.binary(), pa.large_string(), pa.large_binary(), pa.date32(), pa.date64())
     )
 
 
@@ -457,7 +457,31 @@ def _duckdb_dataset(source: Any, options: dict[str, Any]) -> tfsql.Dataset:
     from tfsql.opening import open_dataset as open_with_rule
     from tfsql.options import ReadOptions
 
-    return open_with_rule(source, ReadOptions(**options), hive_rule="path")
+    data = open_with_rule(source, ReadOptions(**options), hive_rule="path")
+    taken = _duckdb_types(data.data_schema) if "schema" not in options else None
+    if taken is None:
+        return data
+    return open_with_rule(
+        source, ReadOptions(**{**options, "schema": taken, "missing_columns": "insert"}), hive_rule="path"
+    )
+
+
+def _duckdb_types(schema: pa.Schema) -> pa.Schema | None:
+    """`schema` with the types DuckDB takes from no Arrow stream (float16, decimals wider
+    than 38 digits: a column description can give them) as float32, the FLOAT the
+    extension reads them as; None when it has none."""
+
+    def taken(t: pa.DataType) -> pa.DataType:
+        if pa.types.is_large_list(t):
+            return pa.large_list(taken(t.value_type))
+        if pa.types.is_list(t):
+            return pa.list_(taken(t.value_type))
+        if pa.types.is_float16(t) or (pa.types.is_decimal(t) and t.precision > 38):
+            return pa.float32()
+        return t
+
+    fields = [f.with_type(taken(f.type)) for f in schema]
+    return pa.schema(fields) if any(f.type != g.type for f, g in zip(fields, schema)) else None
 
 
 def check_has_columns(function: str, source: Any, data: tfsql.Dataset) -> None:

@@ -28,6 +28,7 @@ void tfbind_free(void *p) {
     free(b->utf8);
     free(b->leaf);
     free(b->array_size);
+    free(b->scale);
     free(b->filename_col);
     castplan_free(b->cast);
     free(b);

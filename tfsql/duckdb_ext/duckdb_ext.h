@@ -134,6 +134,8 @@ typedef struct {
                         * is not the kind's own (0: the kind's); NULL without one */
     idx_t *array_size; /* per data column, a described fixed size (an ARRAY column, its
                         * values a list of exactly that many); 0 or NULL: a LIST */
+    int64_t *scale;    /* per data column, what a stored integer is multiplied by (> 1) or
+                        * floor-divided by (< -1) for its leaf (a unit); NULL: as stored */
     int ndata;
     int64_t total_bytes;
     /* COPY ... FROM: the casts to the table's columns (copy_from.c), else NULL */

@@ -193,11 +193,12 @@ int read_written_description(const tfbind *b, tfsql_column **out, size_t *count)
 
 /* The decoder's kind, the column's shape and whether it is text, for a described type;
  * and the DuckDB leaf type the scan gives it: the integer types, BOOLEAN and DATE
- * narrowed from int64 with a range check, DOUBLE widened from float, timestamps and TIME
- * as stored; else DUCKDB_TYPE_INVALID (the kind's own type; tfsql.connect() reads those
+ * narrowed from int64 with a range check, DOUBLE widened from float, timestamps as
+ * stored, a time zone's timestamps, times and durations (INTERVAL) in microseconds and
+ * date64 in days (*scale: the factor or divisor); else DUCKDB_TYPE_INVALID (the kind's own type; tfsql.connect() reads those
  * through its Arrow path, which casts). */
 static void described_column(const tfsql_type *t, int record_type, int *kind, int *shape,
-                             int *utf8, duckdb_type *leaf, idx_t *array_size) {
+                             int *utf8, duckdb_type *leaf, idx_t *array_size, int64_t *scale) {
     switch (t->leaf) {
     case TFSQL_TYPE_FLOAT16:
     case TFSQL_TYPE_FLOAT32:
@@ -226,6 +227,7 @@ static void described_column(const tfsql_type *t, int record_type, int *kind, in
                                                                              : LIST;
     *leaf = DUCKDB_TYPE_INVALID;
     *array_size = 0;
+    *scale = 1;
     if (t->nwrap == 1 && t->wrap[0] == TFSQL_WRAP_FIXED_LIST) {
         *array_size = (idx_t)t->wrap_size[0]; /* an ARRAY, as DuckDB reads Arrow's */
     } else if (t->nwrap == 1 && t->wrap[0] == TFSQL_WRAP_TENSOR) {
@@ -251,15 +253,25 @@ static void described_column(const tfsql_type *t, int record_type, int *kind, in
             *leaf = narrowed[i].id; /* scan.c's fill_leaf narrows (range-checked) or widens */
         }
     }
-    if (variable && t->nwrap <= 1 && t->leaf == TFSQL_TYPE_TIMESTAMP) {
+    /* microseconds per unit, as DuckDB reads Arrow's units (ns: no exact micros) */
+    static const int64_t micros[] = {1000000, 1000, 1, 0};
+    if (!variable || t->nwrap > 1) {
+        return;
+    }
+    if (t->leaf == TFSQL_TYPE_TIMESTAMP && t->tz[0] == 0) {
         static const duckdb_type units[] = {DUCKDB_TYPE_TIMESTAMP_S, DUCKDB_TYPE_TIMESTAMP_MS,
                                             DUCKDB_TYPE_TIMESTAMP, DUCKDB_TYPE_TIMESTAMP_NS};
-        *leaf = t->tz[0] == 0 ? units[t->unit]
-                : t->unit == TFSQL_UNIT_US ? DUCKDB_TYPE_TIMESTAMP_TZ
-                                           : DUCKDB_TYPE_INVALID;
-    } else if (variable && t->nwrap <= 1 && t->leaf == TFSQL_TYPE_TIME64 &&
-               t->unit == TFSQL_UNIT_US) {
-        *leaf = DUCKDB_TYPE_TIME;
+        *leaf = units[t->unit];
+    } else if ((t->leaf == TFSQL_TYPE_TIMESTAMP || t->leaf == TFSQL_TYPE_TIME32 ||
+                t->leaf == TFSQL_TYPE_TIME64 || t->leaf == TFSQL_TYPE_DURATION) &&
+               micros[t->unit] != 0) {
+        *leaf = t->leaf == TFSQL_TYPE_TIMESTAMP  ? DUCKDB_TYPE_TIMESTAMP_TZ
+                : t->leaf == TFSQL_TYPE_DURATION ? DUCKDB_TYPE_INTERVAL
+                                                 : DUCKDB_TYPE_TIME;
+        *scale = micros[t->unit];
+    } else if (t->leaf == TFSQL_TYPE_DATE64) {
+        *leaf = DUCKDB_TYPE_DATE;
+        *scale = -86400000; /* milliseconds to days */
     }
 }
 
@@ -276,7 +288,9 @@ int apply_written_description(tfbind *b, const tfsql_column *cols, size_t n, cha
     b->utf8 = (int *)calloc(ndata + 1, sizeof(int));
     b->leaf = (duckdb_type *)calloc(ndata + 1, sizeof(duckdb_type));
     b->array_size = (idx_t *)calloc(ndata + 1, sizeof(idx_t));
-    if (b->sc.cols == NULL || b->utf8 == NULL || b->leaf == NULL || b->array_size == NULL) {
+    b->scale = (int64_t *)calloc(ndata + 1, sizeof(int64_t));
+    if (b->sc.cols == NULL || b->utf8 == NULL || b->leaf == NULL || b->array_size == NULL ||
+        b->scale == NULL) {
         snprintf(err, ERRLEN, "out of memory");
         return -1;
     }
@@ -294,7 +308,7 @@ int apply_written_description(tfbind *b, const tfsql_column *cols, size_t n, cha
         }
         cs->name_len = cols[i].name_len;
         described_column(&cols[i].type, b->record_type, &cs->kind, &cs->shape, &b->utf8[c],
-                         &b->leaf[c], &b->array_size[c]);
+                         &b->leaf[c], &b->array_size[c], &b->scale[c]);
         cs->location = cs->shape == LIST_OF_LIST ? FEATURE_LISTS : FEATURES;
         b->sc.ncols = b->ndata = ++c;
     }

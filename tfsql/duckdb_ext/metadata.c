@@ -101,6 +101,7 @@ static const char *type_text(const tfbind *b, int c, char *buf, size_t cap) {
             {DUCKDB_TYPE_UBIGINT, {"UBIGINT", "UBIGINT[]", "UBIGINT[][]"}},
             {DUCKDB_TYPE_DATE, {"DATE", "DATE[]", "DATE[][]"}},
             {DUCKDB_TYPE_DOUBLE, {"DOUBLE", "DOUBLE[]", "DOUBLE[][]"}},
+            {DUCKDB_TYPE_INTERVAL, {"INTERVAL", "INTERVAL[]", "INTERVAL[][]"}},
         };
         for (size_t i = 0; i < sizeof(leaves) / sizeof(leaves[0]); i++) {
             if (leaves[i].id == b->leaf[c]) {

@@ -122,6 +122,9 @@ static const char *leaf_type_name(duckdb_type t) {
     case DUCKDB_TYPE_USMALLINT: return "USMALLINT";
     case DUCKDB_TYPE_UINTEGER: return "UINTEGER";
     case DUCKDB_TYPE_UBIGINT: return "UBIGINT";
+    case DUCKDB_TYPE_TIME: return "TIME";
+    case DUCKDB_TYPE_TIMESTAMP_TZ: return "TIMESTAMP WITH TIME ZONE";
+    case DUCKDB_TYPE_INTERVAL: return "INTERVAL";
     default: return "BIGINT";
     }
 }
@@ -163,6 +166,11 @@ static int narrow_int(duckdb_type t, void *data, idx_t i, int64_t v) {
         if (v < 0) return 0;
         ((uint64_t *)data)[i] = (uint64_t)v;
         return 1;
+    case DUCKDB_TYPE_INTERVAL: {
+        duckdb_interval iv = {0, 0, v};
+        ((duckdb_interval *)data)[i] = iv;
+        return 1;
+    }
     default: /* BIGINT, timestamps, TIME: the integer as stored */
         ((int64_t *)data)[i] = v;
         return 1;
@@ -174,13 +182,19 @@ static int narrow_int(duckdb_type t, void *data, idx_t i, int64_t v) {
  * is not UTF-8 when the column is a string (`utf8`), -2 with *bad the index of the
  * first value `leaf` cannot hold. */
 static int fill_leaf(duckdb_vector vec, const colbuild *cb, int64_t from, int64_t to, int utf8,
-                     duckdb_type leaf, idx_t at, int64_t *bad) {
+                     duckdb_type leaf, int64_t scale, idx_t at, int64_t *bad) {
     int64_t n = to - from;
     if (cb->kind == KIND_INT64 && leaf != DUCKDB_TYPE_INVALID && leaf != DUCKDB_TYPE_BIGINT) {
         void *dst = duckdb_vector_get_data(vec);
         const int64_t *src = (const int64_t *)cb->values.data + from;
         for (int64_t i = 0; i < n; i++) {
-            if (!narrow_int(leaf, dst, at + (idx_t)i, src[i])) {
+            int64_t v = src[i];
+            if (scale > 1 && (v > INT64_MAX / scale || v < INT64_MIN / scale)) {
+                *bad = from + i;
+                return -2;
+            }
+            v = scale > 1 ? v * scale : scale < -1 ? (v - ((v % -scale) + -scale) % -scale) / -scale : v;
+            if (!narrow_int(leaf, dst, at + (idx_t)i, v)) {
                 *bad = from + i;
                 return -2;
             }
@@ -240,7 +254,7 @@ static void set_validity(duckdb_vector vec, const uint8_t *bits, int64_t nulls, 
  * holding a value `leaf` cannot hold and *bad_value that value, -3 with *bad_row the
  * first row of an ARRAY whose list holds another count (*bad_value). */
 static int fill_column(duckdb_vector vec, const colbuild *cb, size_t n, int utf8,
-                       duckdb_type leaf, idx_t array_size, int64_t *bad_row,
+                       duckdb_type leaf, int64_t scale, idx_t array_size, int64_t *bad_row,
                        int64_t *bad_value) {
     int64_t bad = -1;
     int rc;
@@ -262,7 +276,7 @@ static int fill_column(duckdb_vector vec, const colbuild *cb, size_t n, int utf8
                 *bad_value = outer[r + 1] - outer[r];
                 return -3;
             }
-            if ((rc = fill_leaf(child, cb, outer[r], outer[r + 1], utf8, leaf, r * array_size,
+            if ((rc = fill_leaf(child, cb, outer[r], outer[r + 1], utf8, leaf, scale, r * array_size,
                                 &bad)) != 0) {
                 *bad_row = (int64_t)r;
                 *bad_value = rc == -2 ? ((const int64_t *)cb->values.data)[bad] : 0;
@@ -287,7 +301,7 @@ static int fill_column(duckdb_vector vec, const colbuild *cb, size_t n, int utf8
                 }
                 duckdb_vector_assign_string_element_len(vec, r, p, len);
             }
-        } else if ((rc = fill_leaf(vec, cb, 0, (int64_t)n, utf8, leaf, 0, &bad)) != 0) {
+        } else if ((rc = fill_leaf(vec, cb, 0, (int64_t)n, utf8, leaf, scale, 0, &bad)) != 0) {
             *bad_row = bad;
             *bad_value = rc == -2 ? ((const int64_t *)cb->values.data)[bad] : 0;
             return rc;
@@ -308,7 +322,7 @@ static int fill_column(duckdb_vector vec, const colbuild *cb, size_t n, int utf8
         duckdb_list_vector_reserve(vec, nv);
         duckdb_list_vector_set_size(vec, nv);
         child = duckdb_list_vector_get_child(vec);
-        if ((rc = fill_leaf(child, cb, 0, cb->nvalues, utf8, leaf, 0, &bad)) != 0) {
+        if ((rc = fill_leaf(child, cb, 0, cb->nvalues, utf8, leaf, scale, 0, &bad)) != 0) {
             *bad_row = holding(outer, (int64_t)n, bad);
             *bad_value = rc == -2 ? ((const int64_t *)cb->values.data)[bad] : 0;
             return rc;
@@ -331,7 +345,7 @@ static int fill_column(duckdb_vector vec, const colbuild *cb, size_t n, int utf8
     duckdb_list_vector_reserve(child, nv);
     duckdb_list_vector_set_size(child, nv);
     duckdb_vector values = duckdb_list_vector_get_child(child);
-    if ((rc = fill_leaf(values, cb, 0, cb->nvalues, utf8, leaf, 0, &bad)) != 0) {
+    if ((rc = fill_leaf(values, cb, 0, cb->nvalues, utf8, leaf, scale, 0, &bad)) != 0) {
         *bad_row = holding(outer, (int64_t)n, holding(inner, (int64_t)ninner, bad));
         *bad_value = rc == -2 ? ((const int64_t *)cb->values.data)[bad] : 0;
         return rc;
@@ -481,8 +495,9 @@ void tf_scan(duckdb_function_info info, duckdb_data_chunk output) {
                 int64_t row = -1, value = 0;
                 duckdb_type leaf = b->leaf != NULL ? b->leaf[out] : DUCKDB_TYPE_INVALID;
                 idx_t array_size = b->array_size != NULL ? b->array_size[out] : 0;
+                int64_t scale = b->scale != NULL ? b->scale[out] : 1;
                 int filled = fill_column(duckdb_data_chunk_get_vector(output, (idx_t)i), &l->cb[d],
-                                         n, b->utf8[out], leaf, array_size, &row, &value);
+                                         n, b->utf8[out], leaf, scale, array_size, &row, &value);
                 if (filled) {
                     char col[256], found[64], expected[64];
                     snprintf(col, sizeof(col), "%.*s", (int)g->sc.cols[d].name_len,
