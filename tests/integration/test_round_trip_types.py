@@ -355,26 +355,60 @@ def spark():
     session.stop()
 
 
-#: The full table's columns Spark holds (its types: no unsigned, float16, time, tensor).
-SPARK_COLUMNS = ["b", "i8", "i16", "i32", "i64", "f32", "f64", "dec", "s", "bin", "d32", "ts_utc", "l64", "lstr"]
+#: The full table's columns of types Spark has (no unsigned, float16, time or tensor).
+SPARK_COLUMNS = [
+    "b",
+    "i8",
+    "i16",
+    "i32",
+    "i64",
+    "f32",
+    "f64",
+    "dec",
+    "s",
+    "bin",
+    "d32",
+    "ts_utc",
+    "ts_us",
+    "l64",
+    "lstr",
+]
 
 
 @pytest.mark.spark
 def test_spark_writes_and_reads_its_types(tmp_path, spark, rows):
     table = full_table(rows).select(SPARK_COLUMNS)
-    df = (
-        spark.createDataFrame(table.to_pandas(), schema=_spark_schema(table))
-        if rows
-        else spark.createDataFrame([], schema=_spark_schema(table))
-    )
+    df = spark.createDataFrame(table.to_pylist(), schema=_spark_schema(table))
     target = tmp_path / "spark"
-    df.write.format("tfrecord").save(str(target))
+    df.write.format("tfrecord").mode("overwrite").save(str(target))
     back = spark.read.format("tfrecord").load(str(target))
     assert back.schema == df.schema
     assert sorted(back.collect(), key=repr) == sorted(df.collect(), key=repr)
     # and the Python readers read what Spark wrote with Spark's Arrow types
     assert tfsql.read_tfrecord(target).num_rows == rows
     assert tfsql.read_tfrecord(target).schema.names == SPARK_COLUMNS
+    assert tfsql.read_tfrecord(target).schema.field("d32").type == pa.date32()
+
+
+@pytest.mark.spark
+def test_spark_reads_a_python_write_in_its_types(tmp_path, spark):
+    """Columns of types Spark lacks read as the nearest it has: unsigned as the next wider
+    signed type, a millisecond timestamp as microseconds, a tensor as its flat values."""
+    table = full_table().select(["u8", "u64", "ts_ms", "tensor", "d32"])
+    tfsql.write_tfrecord(table, tmp_path / "out")
+    back = spark.read.format("tfrecord").load(str(tmp_path / "out"))
+    assert [f.dataType.simpleString() for f in back.schema.fields] == [
+        "smallint",
+        "bigint",
+        "timestamp_ntz",
+        "array<float>",
+        "date",
+    ]
+    rows = back.collect()
+    assert [r.u8 for r in rows] == [0, 255, None]
+    assert rows[0].ts_ms == datetime.datetime(2023, 11, 14, 22, 13, 20, 123000)
+    assert rows[2].tensor == [8.0, 9.0, 10.0, 11.0]
+    assert rows[0].d32 == datetime.date(2024, 2, 29)
 
 
 def _spark_schema(table: pa.Table):

@@ -177,8 +177,8 @@ def _arrow_schema(schema: StructType) -> pa.Schema | None:
     import pyspark.sql.pandas.types as pandas_types
 
     try:
-        return pa.schema([pa.field(f.name, pandas_types.to_arrow_type(f.dataType)) for f in schema.fields])
-    except (TypeError, ValueError, NotImplementedError):
+        return pandas_types.to_arrow_schema(schema, timezone="UTC")  # the batches' time zone
+    except (TypeError, ValueError, NotImplementedError, AssertionError):
         return None
 
 
