@@ -318,11 +318,17 @@ def test_sql_readers_give_a_python_write_its_types(tmp_path, rows):
             reference.schema.get_field_index("f16"), "f16", reference.column("f16").cast(pa.float32())
         )
         plain.register("src", reference)
-        rel = plain.sql("SELECT * FROM src")
-        want = ([str(t) for t in rel.types], rel.fetchall())
+        want = _sql_result(plain.sql("SELECT * FROM src"))
         quoted = ", ".join(f'"{c}"' for c in columns)
-        rel = con.sql(f"SELECT {quoted} FROM tfrecord_scan('{target}')")
-        assert ([str(t) for t in rel.types], rel.fetchall()) == want, reader
+        assert _sql_result(con.sql(f"SELECT {quoted} FROM tfrecord_scan('{target}')")) == want, reader
+
+
+def _sql_result(rel: duckdb.DuckDBPyRelation) -> tuple[list[str], pa.Table]:
+    """A query's DuckDB types and its rows as DuckDB exports them to Arrow (fetching
+    TIMESTAMPTZ values as Python objects needs pytz in duckdb 1.4)."""
+    types = [str(t) for t in rel.types]
+    result = rel.arrow()
+    return types, result.read_all() if isinstance(result, pa.RecordBatchReader) else result
 
 
 # -- Spark ---------------------------------------------------------------------------
