@@ -119,7 +119,8 @@ def _description(target: Target, schema: pa.Schema | None, options: WriteOptions
         rendered = description.render(schema, options.partition_by)
     except ValueError:  # a type the description cannot say (a permuted tensor): none
         return None
-    if options.mode in ("append", "overwrite_partitions") and target.has_data():
+    keeps_data = options.mode == "append" or (options.mode == "overwrite_partitions" and options.partition_by)
+    if keeps_data and target.has_data():
         existing = description.read(target.fs, target.root)
         new = description.Description.parse(rendered)
         if existing is not None and new is not None:
