@@ -196,9 +196,10 @@ def test_duckdb_applies_its_own_write_modes(con, tmp_path):
         "COPY (SELECT {'id': id} AS f, part FROM t) TO 'named' "
         "(FORMAT tfrecord, PARTITION_BY (part), FILENAME_PATTERN 'shard_{i}')"
     )
-    assert sorted(p.name for p in (tmp_path / "named").rglob("*") if p.is_file()) == ["features.json"] + [
-        "shard_0.tfrecord"
-    ] * 3
+    assert (
+        sorted(p.name for p in (tmp_path / "named").rglob("*") if p.is_file())
+        == ["features.json"] + ["shard_0.tfrecord"] * 3
+    )
     con.sql("COPY (SELECT t FROM t) TO 'threads' (FORMAT tfrecord, PER_THREAD_OUTPUT, COMPRESSION zlib)")
     assert {p.suffix for p in (tmp_path / "threads").iterdir()} == {".zz"}
     assert tfsql.read_tfrecord(str(tmp_path / "threads")).num_rows == 300
@@ -503,10 +504,9 @@ def test_readme_round_trip_runs_in_the_duckdb_command(tmp_path):
         if label in (0, 4) and score > 0.2
     )
     assert out.stdout.split()[-1] == f"{expected},3"
-    assert (
-        sorted(p.name for p in (tmp_path / "demo-data" / "prepped").rglob("*") if p.is_file())
-        == ["data_0.tfrecord.gz"] * 3 + ["features.json"]
-    )
+    assert sorted(p.name for p in (tmp_path / "demo-data" / "prepped").rglob("*") if p.is_file()) == [
+        "data_0.tfrecord.gz"
+    ] * 3 + ["features.json"]
 
 
 def test_tfsql_files_command_lists_files_and_counts(tmp_path):

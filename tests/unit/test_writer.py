@@ -423,7 +423,12 @@ def test_overwrite_partitions_without_partition_by_replaces_same_named_shards(tm
         "part-00000-of-00002.tfrecord",
         "part-00001-of-00002.tfrecord",
     ]
-    assert sorted(os.listdir(target)) == ["_SUCCESS", "part-00000-of-00002.tfrecord", "part-00001-of-00002.tfrecord"]
+    assert sorted(os.listdir(target)) == [
+        "_SUCCESS",
+        "features.json",
+        "part-00000-of-00002.tfrecord",
+        "part-00001-of-00002.tfrecord",
+    ]
     assert written_values(result) == [{"a": [4]}]
 
 
