@@ -273,9 +273,9 @@ class Writer(DataSourceArrowWriter):
                 if described and not plan.overwrite and data_entries(fs, root):
                     existing = description.read(fs, root)
                     with fs.open(described[0][0], "rb") as handle:
-                        new = description.Description.parse(handle.read())
-                    if existing is not None and new is not None:
-                        description.check_append(existing, new, plan.target)
+                        given = description.Description.parse(handle.read())
+                    if existing is not None and given is not None:
+                        description.check_append(existing, given, plan.target)
                     described = []  # the target's own stays (or it has none)
                 new = self._staged(messages) + described
                 for _, relative in new:
