@@ -157,8 +157,8 @@ def dataset(
     >>> import tempfile, pyarrow as pa, tfsql
     >>> path = tempfile.mkdtemp()
     >>> _ = tfsql.write_tfrecord(pa.table({"id": [1, 2], "emb": [[0.5, 1.0], [2.0]]}), path)
-    >>> tfsql.dataset(path).schema.types
-    [DataType(int64), ListType(list<item: float>)]
+    >>> tfsql.dataset(path).schema.types  # as written (the column description)
+    [DataType(int64), ListType(list<item: double>)]
     >>> tfsql.dataset(path, schema={"id": pa.int8()}).to_table().to_pylist()
     [{'id': 1}, {'id': 2}]
     """
