@@ -334,6 +334,9 @@ static int add_null_partition(tfbind *b, const char *name, size_t len, int is_in
         if (parts == NULL) {
             return -1;
         }
+        if (f->parts == NULL) {
+            memset(parts, 0, (size_t)(k + 1) * sizeof(char *));
+        }
         f->parts = parts;
         size_t *lens = (size_t *)realloc(f->part_lens, (size_t)(k + 1) * sizeof(size_t));
         if (lens == NULL) {
@@ -448,37 +451,14 @@ int add_split_column(tfbind *b) {
         }
     }
     int k = b->npart;
-    char **names = (char **)realloc(b->part_names, (size_t)(k + 1) * sizeof(char *));
-    if (names == NULL) {
+    if (add_null_partition(b, SPLIT_COLUMN, strlen(SPLIT_COLUMN), 0)) {
         return -1;
     }
-    b->part_names = names;
-    int *is_int = (int *)realloc(b->part_is_int, (size_t)(k + 1) * sizeof(int));
-    if (is_int == NULL) {
-        return -1;
-    }
-    b->part_is_int = is_int;
-    for (size_t i = 0; i < b->files.n; i++) {
+    for (size_t i = 0; i < b->files.n; i++) { /* the splits move into the files' parts */
         tfile *f = &b->files.items[i];
-        char **parts = (char **)realloc(f->parts, (size_t)(k + 1) * sizeof(char *));
-        if (parts == NULL) {
-            return -1;
-        }
-        if (f->parts == NULL) {
-            memset(parts, 0, (size_t)(k + 1) * sizeof(char *));
-        }
-        f->parts = parts;
-        size_t *lens = (size_t *)realloc(f->part_lens, (size_t)(k + 1) * sizeof(size_t));
-        if (lens == NULL) {
-            return -1;
-        }
-        f->part_lens = lens;
         f->part_lens[k] = b->splits[i] != NULL ? strlen(b->splits[i]) : 0;
         f->parts[k] = b->splits[i];
         b->splits[i] = NULL;
     }
-    b->part_names[k] = xstrdup(SPLIT_COLUMN);
-    b->part_is_int[k] = 0;
-    b->npart = k + 1;
-    return b->part_names[k] == NULL ? -1 : 0;
+    return 0;
 }
