@@ -506,6 +506,23 @@ def tfds_features(document: _BufferLike) -> Optional[Tuple[list[Tuple[str, Optio
     feature is described (then nothing is inferred); None when the bytes are not such a
     document."""
 
+def is_description_name(name: str) -> bool:
+    """``features.json``: a tfsql writer's column description, never data below a root."""
+
+def render_description(columns: list[Tuple[str, str, bool]]) -> bytes:
+    """The ``features.json`` of ``(name, type text, partition)`` columns (the type text
+    grammar is in ``tfsql_core.h``); ValueError naming a column with other text."""
+
+def parse_description(document: _BufferLike) -> Optional[list[Tuple[str, str, bool]]]:
+    """The ``(name, type text, partition)`` columns of a tfsql writer's ``features.json``;
+    None for TFDS's own or for bytes that are not such a document."""
+
+def type_parts(
+    text: str,
+) -> Optional[Tuple[str, str, str, int, int, int, Tuple[Tuple[str, int], ...], Tuple[int, ...]]]:
+    """``(leaf, unit, tz, precision, scale, width, ((wrap, size), ...), shape)`` of type
+    text, None for other text."""
+
 def detect_compression(head: _BufferLike) -> Optional[str]:
     """``"gzip"``, ``"zlib"`` or None (a TFRecord header, or anything else) from a
     file's first bytes."""

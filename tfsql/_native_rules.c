@@ -305,6 +305,132 @@ static PyObject *rules_tfds_features(PyObject *self, PyObject *arg) {
     return result == NULL ? NULL : Py_BuildValue("(NN)", result, PyBool_FromLong(complete));
 }
 
+static PyObject *rules_is_description_name(PyObject *self, PyObject *arg) {
+    (void)self;
+    return name_rule(arg, tfsql_is_description_name);
+}
+
+/* render_description([(name, type text, partition)]) -> bytes (tfsql_description_render);
+ * ValueError naming a column whose type text is not the core's grammar */
+static PyObject *rules_render_description(PyObject *self, PyObject *arg) {
+    (void)self;
+    PyObject *seq = PySequence_Fast(arg, "render_description expects a list of (name, type, partition)");
+    if (seq == NULL) {
+        return NULL;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    tfsql_column *cols = (tfsql_column *)calloc(n ? (size_t)n : 1, sizeof(tfsql_column));
+    PyObject *result = NULL;
+    if (cols == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const char *name, *text;
+        Py_ssize_t name_len, text_len;
+        int partition;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "s#s#p", &name, &name_len, &text,
+                              &text_len, &partition)) {
+            goto done;
+        }
+        if (tfsql_type_parse(text, (size_t)text_len, &cols[i].type)) {
+            PyErr_Format(PyExc_ValueError, "column %R: %R is not a tfsql type", PyTuple_GET_ITEM(PySequence_Fast_GET_ITEM(seq, i), 0), PyTuple_GET_ITEM(PySequence_Fast_GET_ITEM(seq, i), 1));
+            goto done;
+        }
+        cols[i].name = (char *)name; /* borrowed for the call */
+        cols[i].name_len = (size_t)name_len;
+        cols[i].partition = partition;
+    }
+    char *out = NULL;
+    size_t len = 0;
+    if (tfsql_description_render(cols, (size_t)n, &out, &len)) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    result = PyBytes_FromStringAndSize(out, (Py_ssize_t)len);
+    free(out);
+done:
+    free(cols);
+    Py_DECREF(seq);
+    return result;
+}
+
+/* parse_description(document) -> [(name, type text, partition)], or None when it is not
+ * a tfsql description (tfsql_description_parse) */
+static PyObject *rules_parse_description(PyObject *self, PyObject *arg) {
+    (void)self;
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) {
+        return NULL;
+    }
+    tfsql_column *cols = NULL;
+    size_t n = 0;
+    int rc = tfsql_description_parse((const char *)view.buf, (size_t)view.len, &cols, &n);
+    PyBuffer_Release(&view);
+    if (rc) {
+        Py_RETURN_NONE;
+    }
+    PyObject *result = PyList_New((Py_ssize_t)n);
+    for (size_t i = 0; result != NULL && i < n; i++) {
+        char text[TFSQL_TYPE_TEXT_MAX];
+        int k = tfsql_type_render(&cols[i].type, text, sizeof(text));
+        PyObject *item = k < 0 ? NULL
+                               : Py_BuildValue("(s#s#N)", cols[i].name, (Py_ssize_t)cols[i].name_len,
+                                               text, (Py_ssize_t)k, PyBool_FromLong(cols[i].partition));
+        if (item == NULL) {
+            if (!PyErr_Occurred()) {
+                PyErr_SetString(PyExc_ValueError, "a column type too long to render");
+            }
+            Py_CLEAR(result);
+            break;
+        }
+        PyList_SET_ITEM(result, (Py_ssize_t)i, item);
+    }
+    tfsql_description_free(cols, n);
+    return result;
+}
+
+/* type_parts(text) -> (leaf, unit, tz, precision, scale, width, ((wrap, size), ...), shape)
+ * or None when it is not type text (tfsql_type_parse) */
+static PyObject *rules_type_parts(PyObject *self, PyObject *arg) {
+    (void)self;
+    static const char *const units[] = {"s", "ms", "us", "ns"};
+    static const char *const wraps[] = {"", "list", "large_list", "fixed_size_list",
+                                        "fixed_shape_tensor"};
+    Py_ssize_t n;
+    const char *text = PyUnicode_AsUTF8AndSize(arg, &n);
+    if (text == NULL) {
+        return NULL;
+    }
+    tfsql_type t;
+    char leaf[TFSQL_TYPE_TEXT_MAX];
+    if (tfsql_type_parse(text, (size_t)n, &t)) {
+        Py_RETURN_NONE;
+    }
+    tfsql_type bare = t; /* the leaf's own text up to its parameters */
+    bare.nwrap = 0;
+    bare.ndim = 0;
+    int k = tfsql_type_render(&bare, leaf, sizeof(leaf));
+    size_t cut = 0;
+    while ((int)cut < k && leaf[cut] != '[' && leaf[cut] != '(') {
+        cut++;
+    }
+    PyObject *w = PyTuple_New(t.nwrap), *shape = PyTuple_New(t.ndim);
+    for (int i = 0; w != NULL && i < t.nwrap; i++) {
+        PyTuple_SET_ITEM(w, i, Py_BuildValue("(sL)", wraps[t.wrap[i]], (long long)t.wrap_size[i]));
+    }
+    for (int d = 0; shape != NULL && d < t.ndim; d++) {
+        PyTuple_SET_ITEM(shape, d, PyLong_FromLongLong((long long)t.shape[d]));
+    }
+    if (w == NULL || shape == NULL) {
+        Py_XDECREF(w);
+        Py_XDECREF(shape);
+        return NULL;
+    }
+    return Py_BuildValue("(s#ssiiLNN)", leaf, (Py_ssize_t)cut, units[t.unit], t.tz, t.precision,
+                         t.scale, (long long)t.width, w, shape);
+}
+
 /* detect_compression(head: bytes-like) -> "gzip", "zlib" or None */
 static PyObject *rules_detect_compression(PyObject *self, PyObject *arg) {
     (void)self;
@@ -1011,6 +1137,14 @@ PyMethodDef tfsql_rules_methods[] = {
      "is_tfds_info_name(name) -> bool: dataset_info.json"},
     {"tfds_features", rules_tfds_features, METH_O,
      "tfds_features(document) -> ([(name, type or None, is_list, class_label)], complete) or None"},
+    {"is_description_name", rules_is_description_name, METH_O,
+     "is_description_name(name) -> bool: features.json, metadata below a root"},
+    {"render_description", rules_render_description, METH_O,
+     "render_description([(name, type text, partition)]) -> bytes: features.json"},
+    {"parse_description", rules_parse_description, METH_O,
+     "parse_description(document) -> [(name, type text, partition)] or None"},
+    {"type_parts", rules_type_parts, METH_O,
+     "type_parts(text) -> (leaf, unit, tz, precision, scale, width, wraps, shape) or None"},
     {"detect_compression", rules_detect_compression, METH_O,
      "detect_compression(head) -> 'gzip', 'zlib' or None"},
     {"sniff_format", rules_sniff_format, METH_O,

@@ -33,7 +33,8 @@ Rules
   ``.tmp`` or ``.inprogress`` are *not* skipped (writers that stage files give them a
   ``.`` or ``_`` prefix, which is skipped). A glob component that itself starts with
   ``.`` or ``_`` (``data/_staging*/x``) opts its matches back in. A file the user names
-  explicitly is never skipped.
+  explicitly is never skipped. ``features.json``, the column description tfsql writers
+  keep beside their files (`tfsql.description`), is metadata, never data, below a root.
 - A directory holding the intent record of a commit a crashed writer left
   (``_tfsql-intent.json``, see `tfsql.commit`) is listed as that commit's recovery
   will leave it: the old files before the commit point, the new ones after.

@@ -140,6 +140,14 @@ SCHEMA: dict[str, str] = {
         "feature '{feature}' holds bytes that are not valid UTF-8 in {where}, but column '{feature}' is a "
         "string; read it as binary ({binary_option})"
     ),
+    "out_of_range": (
+        "feature '{feature}' holds {found} in {where}, which column '{feature}' ({expected}, as the "
+        "dataset's features.json describes it) cannot hold; pass {schema_option} with a wider type"
+    ),
+    "wrong_count": (
+        "feature '{feature}' holds {found} in {where}, but column '{feature}' holds exactly {expected} (as the "
+        "dataset's features.json describes it); pass {schema_option} with a list type"
+    ),
 }
 
 #: What the schema inference refuses (``InferenceError.reason``), worded by the C core

@@ -32,6 +32,7 @@ from tfsql.option_values import Lists, MissingColumns, OnCorrupt, ReadCompressio
 
 # end generated: dataset imports
 from tfsql.arrow_dataset import Dataset
+from tfsql.description import Description, written_description
 from tfsql.discovery import Discovered, discover
 from tfsql.errors import SchemaError
 from tfsql.framing import FrameReader
@@ -156,8 +157,8 @@ def dataset(
     >>> import tempfile, pyarrow as pa, tfsql
     >>> path = tempfile.mkdtemp()
     >>> _ = tfsql.write_tfrecord(pa.table({"id": [1, 2], "emb": [[0.5, 1.0], [2.0]]}), path)
-    >>> tfsql.dataset(path).schema.types
-    [DataType(int64), ListType(list<item: float>)]
+    >>> tfsql.dataset(path).schema.types  # as written (the column description)
+    [DataType(int64), ListType(list<item: double>)]
     >>> tfsql.dataset(path, schema={"id": pa.int8()}).to_table().to_pylist()
     [{'id': 1}, {'id': 2}]
     """
@@ -204,9 +205,12 @@ def open_dataset(source: Any, options: ReadOptions, *, hive_rule: str = "root") 
     )
     layout = layout_of(found)
     hive_schema = options.hive_schema if layout is None else layout.without_split(options.hive_schema)
+    written = written_description(found) if layout is None else None
     partitioning = Partitioning.discover(
         found.files, hive_partitioning=options.hive_partitioning, hive_schema=hive_schema, hive_rule=hive_rule
     )
+    if written is not None and hive_schema is None and options.hive_partitioning is not False:
+        partitioning = _written_partitions(found, written, partitioning, hive_rule)
     user_schema = normalize_schema(options.schema)
     code = options.record_code
     sampled: list[SampledColumn] = []
@@ -217,7 +221,11 @@ def open_dataset(source: Any, options: ReadOptions, *, hive_rule: str = "root") 
     elif user_schema is not None:
         data_schema = user_schema
         if options.missing_columns == "raise":
-            _check_missing(found, user_schema, options)
+            # a column the description names is there even when no record holds it
+            named = set(written.data_schema.names) if written is not None else set()
+            _check_missing(found, pa.schema([f for f in user_schema if f.name not in named]), options)
+    elif written is not None:
+        data_schema = written.data_schema
     elif (described := _tfds_features(found, layout)) is not None and described[1]:
         data_schema = described[0]
     else:
@@ -271,6 +279,25 @@ def _check_missing(found: Discovered, user_schema: pa.Schema, options: ReadOptio
 
 def _quiet(error: Exception) -> None:
     """An ``on_corrupt`` that skips silently."""
+
+
+def _written_partitions(
+    found: Discovered, written: Description, partitioning: Partitioning | None, hive_rule: str
+) -> Partitioning | None:
+    """The hive columns typed as the description types them (a write's ``partition_by``
+    columns: ``"007"`` stays a string); when no file sits in a ``key=value`` directory
+    (a write of no rows, whose one empty file is in the root), null columns."""
+    schema = written.partition_schema
+    if not len(schema):
+        return partitioning
+    if partitioning is None:
+        rows = len(found.files)
+        arrays = [pa.nulls(rows, f.type) for f in schema]
+        return Partitioning(schema=schema, values=pa.Table.from_arrays(arrays, schema=schema))
+    typed = pa.schema([schema.field(n) for n in partitioning.names if n in schema.names])
+    if all(partitioning.schema.field(f.name).type == f.type for f in typed):
+        return partitioning
+    return Partitioning.discover(found.files, hive_schema=typed, hive_rule=hive_rule)
 
 
 def _tfds_features(found: Discovered, layout: Layout | None) -> tuple[pa.Schema, bool] | None:

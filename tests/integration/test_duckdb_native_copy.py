@@ -157,7 +157,7 @@ def test_partitioned_copy_names_files_tfrecord_and_return_files_says_what_duckdb
     assert rows[0][0] == 300
     assert sorted(rows[0][1]) == [f"out/part={k}/data_0." for k in range(3)]
     written = sorted(str(p.relative_to(tmp_path)) for p in (tmp_path / "out").rglob("*") if p.is_file())
-    assert written == [f"out/part={k}/data_0.tfrecord.gz" for k in range(3)]
+    assert written == ["out/features.json"] + [f"out/part={k}/data_0.tfrecord.gz" for k in range(3)]
     back = tfsql.read_tfrecord(str(tmp_path / "out"))
     assert sorted(back.column("id").to_pylist()) == list(range(300))
     assert sorted(set(back.column("part").to_pylist())) == [0, 1, 2]
@@ -184,7 +184,10 @@ def test_duckdb_applies_its_own_write_modes(con, tmp_path):
         "COPY (SELECT {'id': id} AS f, part FROM t) TO 'named' "
         "(FORMAT tfrecord, PARTITION_BY (part), FILENAME_PATTERN 'shard_{i}')"
     )
-    assert sorted(p.name for p in (tmp_path / "named").rglob("*") if p.is_file()) == ["shard_0.tfrecord"] * 3
+    assert (
+        sorted(p.name for p in (tmp_path / "named").rglob("*") if p.is_file())
+        == ["features.json"] + ["shard_0.tfrecord"] * 3
+    )
     con.sql("COPY (SELECT t FROM t) TO 'threads' (FORMAT tfrecord, PER_THREAD_OUTPUT, COMPRESSION zlib)")
     assert {p.suffix for p in (tmp_path / "threads").iterdir()} == {".zz"}
     assert tfsql.read_tfrecord(str(tmp_path / "threads")).num_rows == 300
@@ -338,7 +341,7 @@ def test_tfrecord_schema_lists_the_scan_columns(tmp_path):
     assert sorted(rows) == sorted(
         [
             ("id", "BIGINT", True, "int64_list", "context", "feature"),
-            ("steps", "FLOAT[][]", True, "float_list", "feature_lists", "feature"),
+            ("steps", "DOUBLE[][]", True, "float_list", "feature_lists", "feature"),  # as written
             ("label", "VARCHAR", True, "bytes_list", "context", "feature"),
             ("split", "VARCHAR", True, None, None, "partition"),
         ]
@@ -410,7 +413,9 @@ SELECT sum(id) FROM back;
     assert "half,count_star()" in lines and "0,4" in lines and "1,4" in lines
     assert lines[-4:] == ["count_star()", "10", "sum(id)", str(sum(range(2, 10)))]
     assert len(reference_payloads(tmp_path / "one.tfrecord.gz")) == 10  # a gzip stream of whole records
-    assert sorted(p.name for p in (tmp_path / "prep").rglob("*") if p.is_file()) == ["data_0.tfrecord.gz"] * 2
+    assert sorted(p.name for p in (tmp_path / "prep").rglob("*") if p.is_file()) == ["data_0.tfrecord.gz"] * 2 + [
+        "features.json"
+    ]
 
 
 # --------------------------------------------------------------------------------------
@@ -487,10 +492,9 @@ def test_readme_round_trip_runs_in_the_duckdb_command(tmp_path):
         if label in (0, 4) and score > 0.2
     )
     assert out.stdout.split()[-1] == f"{expected},3"
-    assert (
-        sorted(p.name for p in (tmp_path / "demo-data" / "prepped").rglob("*") if p.is_file())
-        == ["data_0.tfrecord.gz"] * 3
-    )
+    assert sorted(p.name for p in (tmp_path / "demo-data" / "prepped").rglob("*") if p.is_file()) == [
+        "data_0.tfrecord.gz"
+    ] * 3 + ["features.json"]
 
 
 def test_tfsql_files_command_lists_files_and_counts(tmp_path):

@@ -65,7 +65,7 @@ def test_coco_images(tmp_path, capsys):
     assert sum(result["objects"].values()) == result["expected_objects"] > 60
     assert set(result["objects"]) == {"cat", "dog", "bird"}
     names = sorted(p.name for p in (tmp_path / "coco").iterdir() if not p.name.startswith("_"))
-    assert names == [f"train-0000{k}-of-00004.tfrecord" for k in range(4)]
+    assert names == ["features.json"] + [f"train-0000{k}-of-00004.tfrecord" for k in range(4)]
     assert "round trip ok: 60 images, PNG bytes identical, boxes equal" in capsys.readouterr().out
 
 

@@ -40,12 +40,21 @@ def test_write_then_scan_with_the_frame_schema_gives_the_frame(tmp_path):
     assert_frame_equal(got, df)
 
 
-def test_write_then_scan_without_schema_widens_types(tmp_path):
+def test_write_then_scan_without_schema_gives_the_frame(tmp_path):
     df = sample_frame()
     df.tfrecord.write(str(tmp_path / "out"))
+    # the written dtypes and column order, from the column description (tfsql.description)
     got = pl.scan_tfrecord(str(tmp_path / "out")).collect()
-    # documented widening: integers and booleans -> Int64, floats -> Float32,
-    # Array -> List, bytes that are not UTF-8 -> Binary
+    assert_frame_equal(got, df)
+
+
+def test_a_file_named_directly_widens_types(tmp_path):
+    df = sample_frame()
+    df.tfrecord.write(str(tmp_path / "out"))
+    (part,) = (tmp_path / "out").glob("*.tfrecord")
+    got = pl.scan_tfrecord(str(part)).collect()
+    # a file named directly is typed by inference: integers and booleans -> Int64,
+    # floats -> Float32, Array -> List, bytes that are not UTF-8 -> Binary
     assert dict(got.schema) == {
         "id": pl.Int64,
         "flag": pl.Int64,
@@ -67,7 +76,7 @@ def test_write_partitioned_through_the_namespace(tmp_path):
     result = df.tfrecord.write(str(tmp_path / "out"), partition_by="split", compression="gzip")
     assert sorted(f.partition["split"] for f in result.files) == ["test", "train"]
     assert all(f.path.endswith(".tfrecord.gz") for f in result.files)
-    assert sorted(os.listdir(tmp_path / "out")) == ["_SUCCESS", "split=test", "split=train"]
+    assert sorted(os.listdir(tmp_path / "out")) == ["_SUCCESS", "features.json", "split=test", "split=train"]
     lf = pl.scan_tfrecord(str(tmp_path / "out"), schema=df.drop("split").schema)
     assert lf.collect_schema().names()[-1] == "split"  # partition columns come last
     got = lf.filter(pl.col("split") == "test").sort("id").collect()

@@ -229,7 +229,9 @@ def test_fixed_shape_tensor_writes_flat_row_major_and_reads_back(tmp_path):
     )
     table = pa.table({"t": tensor, "n": nested})
     tfsql.write_tfrecord(table, tmp_path / "out")
-    flat = tfsql.read_tfrecord(tmp_path / "out")
+    assert tfsql.read_tfrecord(tmp_path / "out").equals(table)  # the column description's types
+    (part,) = (tmp_path / "out").glob("*.tfrecord")
+    flat = tfsql.read_tfrecord(part)  # a file named directly: its records, flat
     assert flat.to_pydict() == {
         "t": [list(range(-5, 3)), list(range(3, 11)), list(range(11, 19))],
         "n": [[1.5, 2.5, 3.5, 4.5], None, [5.5, 6.5, 7.5, 8.5]],

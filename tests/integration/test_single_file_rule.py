@@ -178,7 +178,7 @@ PARTITIONED = pa.table({"id": [1, 2, 1], "x": [10, 20, 30]})
 
 
 def _partitions(directory) -> list[str]:
-    return sorted(p.name for p in directory.iterdir() if not p.name.startswith(("_", ".")))
+    return sorted(p.name for p in directory.iterdir() if p.is_dir() and not p.name.startswith(("_", ".")))
 
 
 def _hive_rows(directory) -> list[tuple]:

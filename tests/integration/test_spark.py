@@ -9,6 +9,7 @@ One local[2] SparkSession for the whole module, tiny data. Needs pyspark 4 and J
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import re
@@ -26,6 +27,7 @@ import pyarrow as pa  # noqa: E402
 
 import tfsql  # noqa: E402
 import tfsql.spark  # noqa: E402
+from typed_tables import full_table  # noqa: E402
 
 _JAVA = tfsql.spark.java_version()
 if _JAVA is None or _JAVA < 17:
@@ -71,8 +73,9 @@ def spark():
 
 
 def files_under(root: Path) -> list[str]:
-    """Every file below ``root`` as a relative posix path, sorted."""
-    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+    """Every file below ``root`` as a relative posix path, sorted (not the column
+    description, features.json)."""
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file() and p.name != "features.json")
 
 
 def float_bits(value):
@@ -185,22 +188,9 @@ def test_example_inferred_schema(spark, example_df, tmp_path):
     example_df.write.format("tfrecord").mode("overwrite").save(path)
 
     back = spark.read.format("tfsql").load(path)  # the alias
+    # the written types, from the column description the write kept (tfsql.description)
     types = {f.name: f.dataType for f in back.schema.fields}
-    assert types == {
-        "id": LongType(),
-        "IntegerLabel": LongType(),
-        "LongLabel": LongType(),
-        "FloatLabel": FloatType(),
-        "DoubleLabel": FloatType(),
-        "StrLabel": StringType(),
-        "BinaryLabel": BinaryType(),
-        "IntegerArrayLabel": ArrayType(LongType()),
-        "LongArrayLabel": ArrayType(LongType()),
-        "FloatArrayLabel": ArrayType(FloatType()),
-        "DoubleArrayLabel": ArrayType(FloatType()),
-        "StrArrayLabel": ArrayType(StringType()),
-        "BinaryArrayLabel": ArrayType(BinaryType()),
-    }
+    assert types == {f.name: f.dataType for f in EXAMPLE_SCHEMA.fields}
     assert all(f.nullable for f in back.schema.fields)
     row = back.where("id = 21").collect()
     assert row == [
@@ -269,10 +259,11 @@ def test_sequence_example_round_trip(spark, tmp_path):
     back = spark.read.format("tfrecord").option("recordType", "SequenceExample").schema(SEQUENCE_SCHEMA).load(path)
     assert back.orderBy("id").collect() == df.orderBy("id").collect()
 
+    # without .schema(...), the written types (the column description, tfsql.description)
     inferred = spark.read.format("tfrecord").option("recordType", "SequenceExample").load(path)
     assert {f.name: f.dataType for f in inferred.schema.fields} == {
         "id": LongType(),
-        "IntegerArrayOfArrayLabel": ArrayType(ArrayType(LongType())),
+        "IntegerArrayOfArrayLabel": ArrayType(ArrayType(IntegerType())),
         "FloatArrayOfArrayLabel": ArrayType(ArrayType(FloatType())),
         "StrArrayOfArrayLabel": ArrayType(ArrayType(StringType())),
     }
@@ -640,7 +631,7 @@ def test_save_always_writes_a_directory(spark, example_df, tmp_path):
     target = tmp_path / "one.tfrecord.gz"
     example_df.repartition(2).write.format("tfrecord").mode("overwrite").option("codec", "gzip").save(str(target))
     assert target.is_dir()
-    parts = sorted(p.name for p in target.iterdir() if not p.name.startswith(("_", ".")))
+    parts = sorted(p.name for p in target.iterdir() if not p.name.startswith(("_", ".")) and p.name != "features.json")
     assert len(parts) == 2 and all(name.endswith(".tfrecord.gz") for name in parts), parts
     assert sorted(tfsql.read_tfrecord(str(target)).column("id").to_pylist()) == sorted(
         r.id for r in example_df.collect()
@@ -686,3 +677,66 @@ def test_tfds_and_tfx_layouts_read_with_a_split_column(spark, tmp_path):
         os.rename(target.with_name("x.tfrecord.gz"), target)
     tfx = spark.read.format("tfrecord").load(str(tmp_path / "tfx"))
     assert sorted(tfx.collect()) == [Row(id=1, split="train"), Row(id=2, split="train"), Row(id=10, split="eval")]
+
+
+# -- the column description (tfsql.description): types and emptiness round trip ----------
+
+#: The full table's columns of types Spark has (no unsigned, float16, time or tensor).
+SPARK_COLUMNS = [
+    "b",
+    "i8",
+    "i16",
+    "i32",
+    "i64",
+    "f32",
+    "f64",
+    "dec",
+    "s",
+    "bin",
+    "d32",
+    "ts_utc",
+    "ts_us",
+    "l64",
+    "lstr",
+]
+
+
+@pytest.mark.parametrize("rows", [3, 0], ids=["rows", "empty"])
+def test_spark_writes_and_reads_its_types(tmp_path, spark, rows):
+    table = full_table(rows).select(SPARK_COLUMNS)
+    df = spark.createDataFrame(table.to_pylist(), schema=_spark_schema(table))
+    target = tmp_path / "spark"
+    df.write.format("tfrecord").mode("overwrite").save(str(target))
+    back = spark.read.format("tfrecord").load(str(target))
+    assert back.schema == df.schema
+    assert sorted(back.collect(), key=repr) == sorted(df.collect(), key=repr)
+    # and the Python readers read what Spark wrote with Spark's Arrow types
+    assert tfsql.read_tfrecord(target).num_rows == rows
+    assert tfsql.read_tfrecord(target).schema.names == SPARK_COLUMNS
+    assert tfsql.read_tfrecord(target).schema.field("d32").type == pa.date32()
+
+
+def test_spark_reads_a_python_write_in_its_types(tmp_path, spark):
+    """Columns of types Spark lacks read as the nearest it has: unsigned as the next wider
+    signed type, a millisecond timestamp as microseconds, a tensor as its flat values."""
+    table = full_table().select(["u8", "u64", "ts_ms", "tensor", "d32"])
+    tfsql.write_tfrecord(table, tmp_path / "out")
+    back = spark.read.format("tfrecord").load(str(tmp_path / "out"))
+    assert [f.dataType.simpleString() for f in back.schema.fields] == [
+        "smallint",
+        "bigint",
+        "timestamp_ntz",
+        "array<float>",
+        "date",
+    ]
+    rows = back.collect()
+    assert [r.u8 for r in rows] == [0, 255, None]
+    assert rows[0].ts_ms == datetime.datetime(2023, 11, 14, 22, 13, 20, 123000)
+    assert rows[2].tensor == [8.0, 9.0, 10.0, 11.0]
+    assert rows[0].d32 == datetime.date(2024, 2, 29)
+
+
+def _spark_schema(table: pa.Table):
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    return from_arrow_schema(table.schema)

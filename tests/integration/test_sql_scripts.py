@@ -145,7 +145,7 @@ def test_join_parquet_features(demo, expected, tmp_path, capsys):
         assert row["n_tags"] == len(by_id[row["id"]]["tags"])
         norm = sum(v * v for v in by_id[row["id"]]["emb"]) ** 0.5
         assert row["emb_norm"] == pytest.approx(norm, rel=1e-5)
-    assert "│ emb_norm    │ FLOAT       │" in out
+    assert "│ emb_norm    │ DOUBLE      │" in out  # as written (the column description)
 
 
 def test_convert_to_tfrecord(demo, tmp_path, capsys):

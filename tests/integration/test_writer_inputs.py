@@ -91,6 +91,7 @@ def test_partition_by_a_dictionary_of_string_view(tmp_path):
     )
     assert got == [("", 3), ("a", 2), ("b", 1), ("b", 4)]
     assert sorted(d for d in os.listdir(tmp_path / "o") if not d.startswith("_")) == [
+        "features.json",
         "k=__HIVE_DEFAULT_PARTITION__",
         "k=a",
         "k=b",

@@ -195,6 +195,7 @@ def test_an_empty_partition_value_reads_back_as_empty_everywhere(tmp_path, write
     target = tmp_path / "out"
     _written_by(writer, target)
     assert sorted(d for d in os.listdir(target) if not d.startswith("_")) == [
+        "features.json",
         "p=",
         "p=__HIVE_DEFAULT_PARTITION__",
         "p=a",
@@ -288,7 +289,10 @@ def test_native_copy_fails_clearly_while_write_tfrecord_holds_the_target(tmp_pat
     con = native()  # and once released, a COPY writes, then leaves no lock file
     con.sql(f"COPY (SELECT {{'v': 1}} AS f, 1 AS p) TO '{target}' (FORMAT tfrecord, PARTITION_BY (p), OVERWRITE)")
     con.sql(f"COPY (SELECT {{'v': 2}} AS f, 1 AS p) TO '{target}' (FORMAT tfrecord, PARTITION_BY (p), OVERWRITE)")
-    assert sorted(str(p.relative_to(target)) for p in target.rglob("*") if p.is_file()) == ["p=1/data_0.tfrecord"]
+    assert sorted(str(p.relative_to(target)) for p in target.rglob("*") if p.is_file()) == [
+        "features.json",
+        "p=1/data_0.tfrecord",
+    ]
     assert tfsql.read_tfrecord(str(target)).column("v").to_pylist() == [2]
 
 

@@ -348,7 +348,7 @@ def test_index_cache_keeps_header_walks_outside_the_data(data_dir, tmp_path):
 def test_a_corrupt_record_in_a_batch_names_its_file_record_and_offset(tmp_path):
     out = tmp_path / "d"
     tfsql.write_tfrecord(pa.table({"x": list(range(10))}), str(out), max_rows_per_file=5)
-    second = sorted(p for p in out.iterdir() if not p.name.startswith((".", "_")))[1]
+    second = sorted(p for p in out.iterdir() if p.name.endswith(".tfrecord"))[1]
     data = bytearray(second.read_bytes())
     data[30 * 2 + 14] ^= 0xFF  # record 2's payload
     second.write_bytes(bytes(data))

@@ -139,7 +139,9 @@ def test_a_caller_fixes_its_own_parts_of_the_name_and_reads_files_from_the_resul
     got = [("k=" + f.partition["k"], f.relative.split("/")[1], f.index, f.rows) for f in result.files]
     assert got == expected  # in the order the files were started; {i} of the name is the index
     assert [f.path for f in result.files] == [os.path.join(str(tmp_path / "out"), f.relative) for f in result.files]
-    assert files_under(tmp_path / "out") == sorted(["_SUCCESS"] + [f"{d}/{n}" for d, n, _, _ in expected])
+    assert files_under(tmp_path / "out") == sorted(
+        ["_SUCCESS", "features.json"] + [f"{d}/{n}" for d, n, _, _ in expected]
+    )
 
 
 def test_shards_report_their_index(tmp_path):

@@ -36,11 +36,16 @@ UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 
 
 def data_files(root) -> list[str]:
-    """Relative paths of the visible files under root, sorted."""
+    """Relative paths of the visible data files under root, sorted (not the column
+    description, features.json: tfsql.description)."""
     found = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = [d for d in dirnames if not d.startswith(("_", "."))]
-        found += [os.path.relpath(os.path.join(dirpath, f), root) for f in filenames if not f.startswith(("_", "."))]
+        found += [
+            os.path.relpath(os.path.join(dirpath, f), root)
+            for f in filenames
+            if not f.startswith(("_", ".")) and f != "features.json"
+        ]
     return sorted(found)
 
 
@@ -162,7 +167,7 @@ def test_result_names_files_rows_and_bytes(tmp_path):
     assert (f.rows, f.bytes, f.partition) == (3, os.path.getsize(f.path), {})
     assert (result.rows, result.bytes, result.paths) == (3, f.bytes, [f.path])
     assert repr(result) == f"WriteResult(1 file, 3 rows, {f.bytes:,} bytes in {target!r})"
-    assert sorted(os.listdir(target)) == ["_SUCCESS", os.path.basename(f.path)]
+    assert sorted(os.listdir(target)) == ["_SUCCESS", "features.json", os.path.basename(f.path)]
     assert os.path.getsize(os.path.join(target, "_SUCCESS")) == 0
 
 
@@ -418,7 +423,12 @@ def test_overwrite_partitions_without_partition_by_replaces_same_named_shards(tm
         "part-00000-of-00002.tfrecord",
         "part-00001-of-00002.tfrecord",
     ]
-    assert sorted(os.listdir(target)) == ["_SUCCESS", "part-00000-of-00002.tfrecord", "part-00001-of-00002.tfrecord"]
+    assert sorted(os.listdir(target)) == [
+        "_SUCCESS",
+        "features.json",
+        "part-00000-of-00002.tfrecord",
+        "part-00001-of-00002.tfrecord",
+    ]
     assert written_values(result) == [{"a": [4]}]
 
 
@@ -443,7 +453,10 @@ def test_a_failing_input_leaves_the_target_unchanged(tmp_path, mode, partition_b
     else:
         existing_tree(target)
     before = tree_snapshot(tmp_path)
-    with pytest.raises(RuntimeError, match="input broke"):
+    # an append whose columns differ from the target's description is refused before
+    # the input is read (tfsql.description): the target is unchanged either way
+    refused = mode == "append" and partition_by is None
+    with pytest.raises(SchemaError if refused else RuntimeError, match="no column 'k'" if refused else "input broke"):
         write_tfrecord(
             batches(5, fail_after=3),
             target,
@@ -459,6 +472,7 @@ def test_a_failing_input_leaves_the_target_unchanged(tmp_path, mode, partition_b
 def test_a_schema_error_halfway_leaves_the_target_unchanged(tmp_path, mode):
     target = tmp_path / "out"
     existing_tree(target)
+    (target / "features.json").unlink()  # data without a description: no type to match
     before = tree_snapshot(tmp_path)
     schema = pa.schema({"k": pa.string(), "x": pa.list_(pa.int64())})
     items = [
@@ -530,7 +544,7 @@ def test_failed_write_keeps_files_another_writer_committed_to_the_new_target(tmp
 
     with pytest.raises(RuntimeError, match="input broke"):
         write_tfrecord(batches(), target, mode="append")
-    names = sorted(os.listdir(target))
+    names = sorted(n for n in os.listdir(target) if n != "features.json")
     assert len(names) == 2 and names[0] == "_SUCCESS" and names[1].startswith("part-00000-")
     assert [example_values(p) for p in payloads_of(str(target / names[1]))] == [{"v": [2]}]
 
@@ -561,12 +575,12 @@ def test_memory_filesystem_write_and_modes():
             assert len(unframe(gzip.decompress(f.read()))) == 1
         write_tfrecord(pa.table({"k": ["a"], "x": [3]}), root, partition_by="k", mode="overwrite_partitions")
         names = sorted(p[len("/tfsql-writer-test/out/") :].split("/")[0] for p in fs.find("/tfsql-writer-test/out"))
-        assert names == ["_SUCCESS", "k=a", "k=b"]
+        assert names == ["_SUCCESS", "features.json", "k=a", "k=b"]
         with pytest.raises(FileExistsError, match="already holds data"):
             write_tfrecord(TABLE, root)
         with pytest.raises(RuntimeError, match="input broke"):
             write_tfrecord(batches(3, fail_after=1), root, mode="overwrite")
-        assert len(fs.find("/tfsql-writer-test/out")) == 3
+        assert len(fs.find("/tfsql-writer-test/out")) == 4  # _SUCCESS, features.json, two files
     finally:
         fs.rm("/tfsql-writer-test", recursive=True)
 

@@ -119,6 +119,12 @@ from tfsql._reference.plan import (
     plan,
     plan_matches,
 )
+from tfsql._reference.description import (
+    is_description_name,
+    render_description,
+    parse_description,
+    type_parts,
+)
 from tfsql._reference.rules import (
     ENTRY_FILE,
     ENTRY_DIR,
@@ -238,6 +244,10 @@ __all__ = [
     "hive_int64",
     "hive_directory",
     "tfds_features",
+    "is_description_name",
+    "render_description",
+    "parse_description",
+    "type_parts",
     "tfds_split",
     "tfx_split",
     "detect_layout",

@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence
 
 from tfsql import messages
+from tfsql._reference.description import is_description_name
 from tfsql._reference.inference import pick_files
 from tfsql._reference.rules import (
     IN_WALK,
@@ -207,6 +208,8 @@ def plan(entries: Sequence[tuple], nitems: int, prefixes: Sequence[str], infer_f
         path, root, pattern = entries[i][:3]
         if root is None:
             return True
+        if is_description_name(path.rsplit("/", 1)[-1]):
+            return False
         if path.rsplit("/", 1)[-1].startswith(tuple(prefixes)) and prefixes:
             return False
         return keep_listed(_rel(views[i], root), _exempt(pattern))

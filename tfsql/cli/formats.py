@@ -1,7 +1,8 @@
 """The format of ``tfsql convert``'s source: ``--from``, else the files' contents.
 
-Each visible file (hidden and bookkeeping files are skipped as readers skip them; empty
-files say nothing) is recognised by its first bytes — Parquet's ``PAR1``, a TFRecord
+Each visible file (hidden and bookkeeping files, and the column description
+``features.json`` tfsql writers keep, are skipped as readers skip them; empty files say
+nothing) is recognised by its first bytes — Parquet's ``PAR1``, a TFRecord
 header whose length CRC holds (plain, or inside gzip or zlib), JSON's opening ``{`` or
 ``[`` — and, when those do not decide, by its extension. A directory whose files are of
 one format is that format; one holding several (say TFRecord part files beside a
@@ -30,6 +31,7 @@ import os
 import struct
 import zlib
 
+from tfsql._codec import codec
 from tfsql.cli.errors import UsageError
 from tfsql.cli.outputs import _format_from_extension
 from tfsql.discovery import is_hidden_name
@@ -83,7 +85,9 @@ def _directory_formats(path: str, listing: list[tuple[str, str]]) -> dict[str, l
     found: dict[str, list[str]] = {}
     for root, name in listing:
         full = os.path.join(root, name)
-        if is_hidden_name(name) or not os.path.isfile(full) or os.path.getsize(full) == 0:
+        if is_hidden_name(name) or codec.is_description_name(name):  # metadata, as readers skip it
+            continue
+        if not os.path.isfile(full) or os.path.getsize(full) == 0:
             continue
         fmt = file_format(full) or _UNRECOGNISED
         found.setdefault(fmt, []).append(os.path.relpath(full, path))

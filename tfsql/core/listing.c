@@ -241,8 +241,9 @@ typedef struct {
     size_t nexempt;
 } exemptions;
 
-/* 1 when the listed (not named) file f is data: the hidden rule below its root, with
- * the exemptions of its item's glob, and the hidden prefixes on its name. */
+/* 1 when the listed (not named) file f is data: not a writer's column description
+ * (tfsql_is_description_name), the hidden rule below its root, with the exemptions of
+ * its item's glob, and the hidden prefixes on its name. */
 static int keep_file(const planned *f, const char *const *prefixes, size_t nprefixes, exemptions *ex,
                      int *nomem) {
     const tfsql_listed *e = f->e;
@@ -252,6 +253,9 @@ static int keep_file(const planned *f, const char *const *prefixes, size_t npref
     size_t name_start = e->path_len;
     while (name_start > 0 && e->path[name_start - 1] != '/') {
         name_start--;
+    }
+    if (tfsql_is_description_name(e->path + name_start, e->path_len - name_start)) {
+        return 0;
     }
     for (size_t k = 0; k < nprefixes; k++) {
         size_t pn = strlen(prefixes[k]);

@@ -104,7 +104,7 @@ static int read_text(json_reader *r, int depth, json_str *out) {
 
 typedef struct {
     int image, image_ok, text, class_label, tensor, shaped;
-    json_str encoding_format, encoding, dtype;
+    json_str encoding_format, encoding, dtype, description;
     int has_encoding;
 } feature_desc;
 
@@ -169,6 +169,9 @@ static int feature_member(json_reader *r, const json_str *key, int depth, void *
         d->class_label = 1;
         return json_skip_value(r, depth);
     }
+    if (str_is(key, "description")) {
+        return read_text(r, depth, &d->description);
+    }
     if (str_is(key, "tensor")) {
         if (read_object(r, depth, &object, tensor_member, d)) {
             return -1;
@@ -190,7 +193,7 @@ static int features_member(json_reader *r, const json_str *key, int depth, void 
     memset(&d, 0, sizeof(d));
     int object;
     int rc = read_object(r, depth, &object, feature_member, &d);
-    tfsql_tfds_feature f = {NULL, key->n, TFSQL_TFDS_UNDESCRIBED, 0, 0};
+    tfsql_tfds_feature f = {NULL, key->n, TFSQL_TFDS_UNDESCRIBED, 0, 0, NULL, 0};
     if (rc == 0 && object) {
         if (d.image_ok) {
             f.type = TFSQL_TFDS_BINARY;
@@ -209,10 +212,14 @@ static int features_member(json_reader *r, const json_str *key, int depth, void 
     free(d.encoding.s);
     free(d.dtype.s);
     if (rc) {
+        free(d.description.s);
         return -1;
     }
+    f.description = d.description.s; /* the feature's "description" text, or NULL */
+    f.description_len = d.description.n;
     f.name = (char *)malloc(key->n + 1);
     if (f.name == NULL) {
+        free(f.description);
         return json_fail(r, "out of memory");
     }
     memcpy(f.name, key->s, key->n + 1);
@@ -222,6 +229,7 @@ static int features_member(json_reader *r, const json_str *key, int depth, void 
             (tfsql_tfds_feature *)realloc(l->items, cap * sizeof(tfsql_tfds_feature));
         if (items == NULL) {
             free(f.name);
+            free(f.description);
             return json_fail(r, "out of memory");
         }
         l->items = items;
@@ -261,6 +269,7 @@ static int top_member(json_reader *r, const json_str *key, int depth, void *ctx)
 void tfsql_tfds_features_free(tfsql_tfds_feature *features, size_t n) {
     for (size_t i = 0; features != NULL && i < n; i++) {
         free(features[i].name);
+        free(features[i].description);
     }
     free(features);
 }

@@ -36,6 +36,7 @@
  *   json.c           the bounded JSON reader intent.c and tfds_features.c share
  *   sidecar.c        index sidecars: validate one whole before it is trusted
  *   tfds_features.c  a TFDS directory's features.json: each feature's column type
+ *   description.c    the column description (features.json) tfsql writers keep
  *   plan.c           the dataset plan over a listing: the files' order (by bytes), how a
  *                    path is shown, the hive columns, values, types and refusals
  *   listing.c        tfsql_plan: a binding's whole listing -> the data files, in order,
@@ -1058,6 +1059,8 @@ typedef struct {
     int type;        /* TFSQL_TFDS_* */
     int is_list;     /* a tensor with a non-empty shape: a list of `type` */
     int class_label; /* a ClassLabel (type int64) */
+    char *description; /* the feature's "description" text (NUL-terminated), or NULL */
+    size_t description_len;
 } tfsql_tfds_feature;
 
 /* The top-level features of a features.json document, in document order (undescribed
@@ -1070,6 +1073,82 @@ void tfsql_tfds_features_free(tfsql_tfds_feature *features, size_t n);
  * otherwise the records type the others and the described types replace theirs. */
 int tfsql_tfds_features_complete(const tfsql_tfds_feature *features, size_t n);
 const char *tfsql_tfds_type_name(int type);
+
+/* -- the column description every tfsql writer keeps beside its data
+ *    (tfsql/core/description.c) --------------------------------------------------------
+ *
+ * A directory a tfsql writer fills holds features.json (TFSQL_DESCRIPTION_NAME): TFDS's
+ * FeaturesDict JSON, one Tensor feature per column in column order (dtype and shape as
+ * TFDS parses the records), whose "description" carries the Arrow type TFDS cannot say:
+ * "tfsql type: <type text>" for a data column, "tfsql partition type: <type text>" for
+ * a hive partition column (docs/format.md, section 10). Engine-neutral: a binding
+ * turns its engine's types into tfsql_type (or type text) and back; the JSON is written
+ * and read only here.
+ *
+ * Type text grammar (what tfsql_type_render writes and tfsql_type_parse reads):
+ *   leaf  null bool int8 int16 int32 int64 uint8 uint16 uint32 uint64 float16 float32
+ *         float64 string large_string binary large_binary date32 date64
+ *         fixed_size_binary[N]  decimal128(P, S)  decimal256(P, S)
+ *         timestamp[U]  timestamp[U, tz=ZONE]  time32[U]  time64[U]  duration[U]
+ *         (U one of s ms us ns)
+ *   wraps list<T>  large_list<T>  fixed_size_list<T>[N]
+ *         fixed_shape_tensor<LEAF>[D0,D1,...]   (a tensor wraps a leaf directly) */
+enum {
+    TFSQL_TYPE_NONE = 0, TFSQL_TYPE_NULL, TFSQL_TYPE_BOOL, TFSQL_TYPE_INT8, TFSQL_TYPE_INT16,
+    TFSQL_TYPE_INT32, TFSQL_TYPE_INT64, TFSQL_TYPE_UINT8, TFSQL_TYPE_UINT16, TFSQL_TYPE_UINT32,
+    TFSQL_TYPE_UINT64, TFSQL_TYPE_FLOAT16, TFSQL_TYPE_FLOAT32, TFSQL_TYPE_FLOAT64,
+    TFSQL_TYPE_STRING, TFSQL_TYPE_LARGE_STRING, TFSQL_TYPE_BINARY, TFSQL_TYPE_LARGE_BINARY,
+    TFSQL_TYPE_DATE32, TFSQL_TYPE_DATE64, TFSQL_TYPE_FIXED_BINARY, TFSQL_TYPE_DECIMAL128,
+    TFSQL_TYPE_DECIMAL256, TFSQL_TYPE_TIMESTAMP, TFSQL_TYPE_TIME32, TFSQL_TYPE_TIME64,
+    TFSQL_TYPE_DURATION
+};
+enum { TFSQL_UNIT_S = 0, TFSQL_UNIT_MS, TFSQL_UNIT_US, TFSQL_UNIT_NS };
+enum { TFSQL_WRAP_LIST = 1, TFSQL_WRAP_LARGE_LIST, TFSQL_WRAP_FIXED_LIST, TFSQL_WRAP_TENSOR };
+#define TFSQL_TYPE_MAX_WRAP 4
+#define TFSQL_TYPE_MAX_DIMS 8
+#define TFSQL_TYPE_TZ_MAX 64
+#define TFSQL_TYPE_TEXT_MAX 256
+#define TFSQL_DESCRIPTION_NAME "features.json"
+
+typedef struct {
+    int leaf;                 /* TFSQL_TYPE_* */
+    int unit;                 /* TFSQL_UNIT_*: timestamp, time32, time64, duration */
+    char tz[TFSQL_TYPE_TZ_MAX]; /* a timestamp's time zone, "" for none */
+    int precision, scale;     /* decimal128 / decimal256 */
+    int64_t width;            /* fixed_size_binary */
+    int nwrap;                /* wrappers, outermost first */
+    int wrap[TFSQL_TYPE_MAX_WRAP];          /* TFSQL_WRAP_* (a TENSOR only innermost) */
+    int64_t wrap_size[TFSQL_TYPE_MAX_WRAP]; /* FIXED_LIST's size */
+    int ndim;                 /* the TENSOR wrapper's shape */
+    int64_t shape[TFSQL_TYPE_MAX_DIMS];
+} tfsql_type;
+
+typedef struct {
+    char *name;        /* NUL-terminated, name_len bytes (UTF-8) */
+    size_t name_len;
+    tfsql_type type;
+    int partition;     /* 1: a hive partition column (not in the records) */
+} tfsql_column;
+
+/* Parse type text (grammar above) into *out: 0, or -1 when it is not such text. */
+int tfsql_type_parse(const char *text, size_t n, tfsql_type *out);
+/* Write t's type text into out (NUL-terminated, at most cap bytes): its length, or -1
+ * when t is not a valid type or cap is too small (TFSQL_TYPE_TEXT_MAX always suffices). */
+int tfsql_type_render(const tfsql_type *t, char *out, size_t cap);
+/* The features.json document describing `columns` in order: 0 with *out (malloc'ed,
+ * free it; *len bytes, UTF-8, ends with a newline), -1 for an invalid column type or out
+ * of memory. The same bytes as tfsql._reference's twin. */
+int tfsql_description_render(const tfsql_column *columns, size_t n, char **out, size_t *len);
+/* The columns a features.json describes: 0 with *out (free with tfsql_description_free)
+ * and *count when it has features and every one carries a tfsql type (a tfsql writer's
+ * description), 1 when it is a features.json that does not (TFDS's own: see
+ * tfsql_tfds_features; or no feature at all), -1 when it is not a features.json
+ * document. */
+int tfsql_description_parse(const char *data, size_t n, tfsql_column **out, size_t *count);
+void tfsql_description_free(tfsql_column *columns, size_t n);
+/* 1 for a file name that is a description rather than data ("features.json"): every
+ * binding's listing leaves it out below a directory or glob root. */
+int tfsql_is_description_name(const char *name, size_t n);
 
 /* -- compression (tfsql/core/detect.c) --------------------------------------------- */
 

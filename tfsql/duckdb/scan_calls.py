@@ -308,6 +308,7 @@ class SourceShape:
     hive_columns: frozenset[str]  # the keys of the key=value directories the files sit in (lower case)
     layout: Any  # the TFDS / TFX layout (tfsql.layouts), or None
     files: int  # how many files the source holds
+    described: Any = None  # a tfsql writer's column description (tfsql.description), or None
 
     @property
     def layout_columns(self) -> frozenset[str]:
@@ -319,6 +320,7 @@ def source_shape(source: Any) -> SourceShape:
     """The files of ``source`` (a path, glob or list of them): how many, the keys of the
     ``key=value`` directories they sit in, and their TFDS or TFX layout (`tfsql.layouts`)."""
     from tfsql.discovery import discover
+    from tfsql.description import written_description
     from tfsql.layouts import layout_of
     from tfsql.partitioning import parse_partition_segments
 
@@ -331,7 +333,8 @@ def source_shape(source: Any) -> SourceShape:
     except (OSError, ValueError, TypeError):
         return SourceShape(frozenset(), None, 0)
     keys = {key.lower() for f in found.files for key, _ in parse_partition_segments(f.relative_dir() or "")}
-    return SourceShape(frozenset(keys), layout, len(found.files))
+    described = written_description(found) if layout is None else None
+    return SourceShape(frozenset(keys), layout, len(found.files), described)
 
 
 def native_reads(values: dict[str | None, Any], shape: SourceShape) -> bool:
@@ -348,6 +351,14 @@ def native_reads(values: dict[str | None, Any], shape: SourceShape) -> bool:
     if given is None and layout is not None and layout.kind == "tfds" and layout.directory is not None:
         described = features_schema(fsspec.filesystem("file"), layout.directory)
         if described is not None and not all(_decoded_as_is(f.type) for f in described[0]):
+            return False
+    written = shape.described
+    if given is None and written is not None:
+        if not all(_decoded_as_is(f.type) for f in written.data_schema):
+            return False  # the Arrow path casts to the written types (the extension gives the kinds)
+        if values.get("hive_partitioning") is not False and not all(
+            f.type in (pa.int64(), pa.string(), pa.large_string()) for f in written.partition_schema
+        ):
             return False
     hive_types = values.get("hive_types")
     if isinstance(hive_types, Mapping):
@@ -425,7 +436,31 @@ def _duckdb_dataset(source: Any, options: dict[str, Any]) -> tfsql.Dataset:
     from tfsql.opening import open_dataset as open_with_rule
     from tfsql.options import ReadOptions
 
-    return open_with_rule(source, ReadOptions(**options), hive_rule="path")
+    data = open_with_rule(source, ReadOptions(**options), hive_rule="path")
+    taken = _duckdb_types(data.data_schema) if "schema" not in options else None
+    if taken is None:
+        return data
+    return open_with_rule(
+        source, ReadOptions(**{**options, "schema": taken, "missing_columns": "insert"}), hive_rule="path"
+    )
+
+
+def _duckdb_types(schema: pa.Schema) -> pa.Schema | None:
+    """`schema` with the types DuckDB takes from no Arrow stream (float16, decimals wider
+    than 38 digits: a column description can give them) as float32, the FLOAT the
+    extension reads them as; None when it has none."""
+
+    def taken(t: pa.DataType) -> pa.DataType:
+        if pa.types.is_large_list(t):
+            return pa.large_list(taken(t.value_type))
+        if pa.types.is_list(t):
+            return pa.list_(taken(t.value_type))
+        if pa.types.is_float16(t) or (pa.types.is_decimal(t) and t.precision > 38):
+            return pa.float32()
+        return t
+
+    fields = [f.with_type(taken(f.type)) for f in schema]
+    return pa.schema(fields) if any(f.type != g.type for f, g in zip(fields, schema)) else None
 
 
 def check_has_columns(function: str, source: Any, data: tfsql.Dataset) -> None:

@@ -31,6 +31,8 @@ static const tfsql_field TFSQL_MSG_SCHEMA[] = {
     {"kind_mismatch", "feature '{feature}' holds {found} in {where}, but column '{feature}' is read from {expected}; pass {schema_option} with the right type, or infer the schema from more records ({infer_option})"},
     {"not_scalar", "feature '{feature}' holds several values in {where}, but column '{feature}' is a scalar because no sampled record had more than one; pass {lists_option}, a list type in {schema_option}, or a larger infer_sample"},
     {"not_utf8", "feature '{feature}' holds bytes that are not valid UTF-8 in {where}, but column '{feature}' is a string; read it as binary ({binary_option})"},
+    {"out_of_range", "feature '{feature}' holds {found} in {where}, which column '{feature}' ({expected}, as the dataset's features.json describes it) cannot hold; pass {schema_option} with a wider type"},
+    {"wrong_count", "feature '{feature}' holds {found} in {where}, but column '{feature}' holds exactly {expected} (as the dataset's features.json describes it); pass {schema_option} with a list type"},
     {NULL, NULL},
 };
 

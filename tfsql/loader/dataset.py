@@ -20,7 +20,7 @@ Examples
 >>> len(ds), ds.record_ids.tolist()
 (2, [1, 2])
 >>> ds[0]
-{'label': np.int64(1), 'x': array([1., 2.], dtype=float32)}
+{'label': np.int64(1), 'x': array([1., 2.])}
 >>> ds.__getitems__([1, 0])["label"]
 array([1, 1])
 """

@@ -162,8 +162,8 @@ def parse_hive_dates(ds: Any, hive_partitioning: bool | None, hive_schema: Any) 
     table = ds.partition_values
     types: dict[str, pa.DataType] = {}
     for field in ds.partition_schema:
-        if field.name in given or not pa.types.is_string(field.type):
-            continue
+        if field.name in given or not (pa.types.is_string(field.type) or pa.types.is_large_string(field.type)):
+            continue  # (a column description types a Polars write's strings large_string)
         values = pl.Series(table.column(field.name)).drop_nulls()
         if values.is_empty():
             continue

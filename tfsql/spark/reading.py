@@ -32,7 +32,7 @@ from tfsql.options import READ_OPTIONS
 from tfsql.spark.pushdown import HAS_FILTER_PUSHDOWN, filter_columns, filters_to_expression
 from tfsql.spark.spark_options import read_options, read_paths
 from tfsql.spark.types import spark_schema as spark_schema_of
-from tfsql.spark.types import spark_to_arrow
+from tfsql.spark.types import arrow_to_spark, spark_to_arrow
 
 __all__ = ["BYTE_ARRAY_COLUMN", "ReadPlan", "plan_read", "FilePartition", "Reader", "PruningReader"]
 
@@ -62,6 +62,27 @@ def _partition_schema(paths: list[str], options: dict[str, Any], hive: bool | No
         **{**options, "record_type": "example", "missing_columns": "insert"},
     )
     return probe.partition_schema
+
+
+def _written_types(paths: list[str], opts: Mapping[str, Any]) -> dict[str, pa.DataType]:
+    """The data columns' types a tfsql writer's column description gives (none without
+    one: `tfsql.description`)."""
+    from tfsql.description import written_description
+    from tfsql.discovery import discover
+
+    try:
+        found = discover(paths, filesystem=opts.get("filesystem"), glob=opts.get("glob", True))
+    except (OSError, ValueError):
+        return {}
+    written = written_description(found)
+    return {} if written is None else {f.name: f.type for f in written.data_schema}
+
+
+def _spark_type_of(t: pa.DataType) -> Any:
+    try:
+        return arrow_to_spark(t)
+    except ValueError:
+        return None
 
 
 def plan_read(
@@ -96,10 +117,15 @@ def plan_read(
     else:
         names = [f.name for f in spark_schema.fields]
         partition_names = set(_partition_schema(paths, opts, hive).names)
+        written = _written_types(paths, opts)
         data_fields, hive_types = [], {}
         for f in spark_schema.fields:
             if f.name in partition_names:
                 hive_types[f.name] = to_arrow_type(f.dataType, timezone="UTC")
+            elif f.name in written and _spark_type_of(written[f.name]) == f.dataType:
+                # the type the writer wrote (a column description): its stored integers mean
+                # that unit; the read casts each batch to the Spark type
+                data_fields.append(pa.field(f.name, written[f.name], f.nullable))
             elif f.name != file_column:
                 data_fields.append(pa.field(f.name, spark_to_arrow(f.dataType, column=f.name), f.nullable))
         if file_column is not None and file_column not in names:

@@ -24,6 +24,7 @@ from pyspark.sql.types import (
     BooleanType,
     ByteType,
     DataType,
+    DateType,
     DecimalType,
     DoubleType,
     FloatType,
@@ -33,6 +34,8 @@ from pyspark.sql.types import (
     StringType,
     StructField,
     StructType,
+    TimestampNTZType,
+    TimestampType,
 )
 
 __all__ = ["spark_to_arrow", "arrow_to_spark", "spark_schema"]
@@ -47,9 +50,15 @@ _SPARK_TO_ARROW = {
     DoubleType: pa.float64(),
     StringType: pa.string(),
     BinaryType: pa.binary(),
+    DateType: pa.date32(),  # the stored integer, as tfsql writes them (docs/format.md)
+    TimestampType: pa.timestamp("us", tz="UTC"),
+    TimestampNTZType: pa.timestamp("us"),
 }
 
-_READABLE = "long, int, short, byte, boolean, float, double, decimal, string, binary, or arrays of them"
+_READABLE = (
+    "long, int, short, byte, boolean, float, double, decimal, string, binary, date, timestamp, "
+    "timestamp_ntz, or arrays of them"
+)
 
 
 def spark_to_arrow(data_type: DataType, *, column: str = "?") -> pa.DataType:
@@ -87,9 +96,16 @@ def arrow_to_spark(arrow_type: pa.DataType, *, column: str = "?") -> DataType:
     ArrayType(ArrayType(FloatType(), True), True)
     """
     t = arrow_type
+    if isinstance(t, pa.FixedShapeTensorType):  # a described tensor: its values, flat
+        return ArrayType(arrow_to_spark(t.value_type, column=column), containsNull=True)
     if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
         return ArrayType(arrow_to_spark(t.value_type, column=column), containsNull=True)
     simple = {
+        pa.uint8(): ShortType(),  # a described unsigned column: the next wider signed type
+        pa.uint16(): IntegerType(),
+        pa.uint32(): LongType(),
+        pa.uint64(): LongType(),  # tfsql writes uint64 values up to 2^63-1
+        pa.float16(): FloatType(),
         pa.int64(): LongType(),
         pa.int32(): IntegerType(),
         pa.int16(): ShortType(),

@@ -50,7 +50,7 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import ArrayType, BinaryType, StringType, StructType
 
 import tfsql
-from tfsql import locking
+from tfsql import description, locking
 from tfsql.commit import apply_commit, data_entries, recover_locked, remove_quietly
 from tfsql.errors import WriteConflictError
 from tfsql.naming import (
@@ -84,6 +84,7 @@ class WritePlan:
     options: dict[str, Any]  # write_tfrecord keyword arguments of each task (no filename_pattern)
     filename_pattern: str | None  # names the committed files (None: Spark's part-... names)
     target_existed: bool
+    empty_schema: pa.Schema | None = None  # what a write of no rows describes (None: nothing)
 
     @property
     def staging(self) -> str:
@@ -166,7 +167,19 @@ def plan_write(options: Mapping[str, str], schema: StructType, overwrite: bool) 
         options=opts,
         filename_pattern=pattern,
         target_existed=fs.exists(root),
+        empty_schema=_arrow_schema(schema) if opts["record_type"] != "bytes" else None,
     )
+
+
+def _arrow_schema(schema: StructType) -> pa.Schema | None:
+    """The Arrow schema of a Spark write (what a write of no rows describes), None when a
+    column has no Arrow type tfsql writes."""
+    import pyspark.sql.pandas.types as pandas_types
+
+    try:
+        return pandas_types.to_arrow_schema(schema, timezone="UTC")  # the batches' time zone
+    except (TypeError, ValueError, NotImplementedError, AssertionError):
+        return None
 
 
 class Writer(DataSourceArrowWriter):
@@ -224,15 +237,47 @@ class Writer(DataSourceArrowWriter):
             renamed.append((source, posixpath.join(directory, name) if directory else name))
         return renamed
 
+    def _description(self, messages: list[TaskFiles | None], fs: Any, staging: str) -> list[tuple[str, str]]:
+        """The column description to commit (`tfsql.description`): the one the first task
+        that wrote staged; with no rows, one empty file and its description written here
+        from the Spark schema. [] when there is none (raw records)."""
+        wrote = sorted((m for m in messages if m is not None and m.files), key=lambda m: m.task)
+        if not wrote and self.plan.empty_schema is not None:
+            task_dir = posixpath.join(self.plan.staging, "task-empty")
+            result = tfsql.write_tfrecord(
+                self.plan.empty_schema.empty_table(),
+                task_dir,
+                mode="overwrite",
+                filename_pattern=task_pattern(self.plan, 0),
+                **self.plan.options,
+            )
+            wrote = [TaskFiles(0, task_dir, [w.relative for w in result.files])]
+            messages[:] = wrote
+        for message in wrote:
+            _, task_root = fsspec.core.url_to_fs(message.task_dir)
+            source = posixpath.join(task_root, description.NAME)
+            if fs.exists(source):
+                return [(source, description.NAME)]
+        return []
+
     def commit(self, messages: list[TaskFiles | None]) -> None:  # type: ignore[override]  # our tasks' messages
         plan = self.plan
         fs, root = fsspec.core.url_to_fs(plan.target)
         staging = posixpath.join(root, posixpath.basename(plan.staging))
         try:
+            messages = list(messages)
+            described = self._description(messages, fs, staging)
             with locking.target_lock(fs, root):
                 recover_locked(fs, root, keep=[posixpath.basename(staging)], display=plan.target)
                 replaced = data_entries(fs, root) if plan.overwrite else []
-                new = self._staged(messages)
+                if described and not plan.overwrite and data_entries(fs, root):
+                    existing = description.read(fs, root)
+                    with fs.open(described[0][0], "rb") as handle:
+                        given = description.Description.parse(handle.read())
+                    if existing is not None and given is not None:
+                        description.check_append(existing, given, plan.target)
+                    described = []  # the target's own stays (or it has none)
+                new = self._staged(messages) + described
                 for _, relative in new:
                     if not plan.overwrite and fs.exists(posixpath.join(root, relative)):
                         raise WriteConflictError(

@@ -37,7 +37,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from tfsql import commit as _commit
-from tfsql import locking, partitioning
+from tfsql import description, locking, partitioning
 from tfsql.commit import remove_quietly
 from tfsql.compressing import CompressionPool, compression_threads
 from tfsql.discovery import _coerce_filesystem, _resolve
@@ -84,6 +84,7 @@ def write_directory(data: Any, path: str | os.PathLike, options: WriteOptions) -
             progress = locked_update(bar)  # rows counted once their bytes are in their file
         encoder, data_columns = _prepare(schema, options)
         job = WriteJob(target, options, tfds_version=tfds_version, progress=progress)
+        job.description = _description(target, schema, options)
         return job.run(schema, batches, encoder, data_columns)
     finally:
         close = getattr(source, "close", None)
@@ -104,6 +105,28 @@ _PARTITION_TYPES = (
     "floating",
     "decimal",
 )
+
+
+def _description(target: Target, schema: pa.Schema | None, options: WriteOptions) -> bytes | None:
+    """The ``features.json`` this write commits beside its files (`tfsql.description`),
+    None when it commits none: raw records, a TFDS write (its own features.json), input
+    without a schema, or an append to data that has no description (it would describe
+    only the new files). An append to a described target must match it, else a
+    `tfsql.SchemaError` naming the column."""
+    if schema is None or options.tfds is not None or options.record_type == "bytes":
+        return None
+    try:
+        rendered = description.render(schema, options.partition_by)
+    except ValueError:  # a type the description cannot say (a permuted tensor): none
+        return None
+    keeps_data = options.mode == "append" or (options.mode == "overwrite_partitions" and options.partition_by)
+    if keeps_data and target.has_data():
+        existing = description.read(target.fs, target.root)
+        new = description.Description.parse(rendered)
+        if existing is not None and new is not None:
+            description.check_append(existing, new, target.display)
+        return None  # kept as it is, or absent
+    return rendered
 
 
 def _open_file_limit() -> int | None:
@@ -253,6 +276,7 @@ class WriteJob:
         self.tfds_version = tfds_version
         self.job_id = str(uuid.uuid4())
         self.staging = target.join(f"_temporary-{self.job_id}")
+        self.description: bytes | None = None  # the features.json committed with the files
 
     def run(
         self,
@@ -270,8 +294,14 @@ class WriteJob:
             with locking.target_lock(fs, self.target.root):  # no cleaner sees it half made
                 owner = locking.owner_lock(fs, self.staging)
             self._stage(batches, encoder, data_columns, files)
+            if self.description is not None and not files.records:
+                files.open("", "", files.next_name(), {})  # 0 rows: one valid empty file
             files.close_all()
             extra: list[str] = self._stage_indexes(files) if self.options.index else []
+            if self.description is not None:
+                with fs.open(posixpath.join(self.staging, description.NAME), "wb") as handle:
+                    handle.write(self.description)
+                extra.append(description.NAME)
             if self.options.tfds is not None:
                 from tfsql.tfds import stage_tfds_metadata
 
