@@ -475,7 +475,8 @@ def test_readme_round_trip_runs_in_the_duckdb_command(tmp_path):
     section = readme[readme.index("#### A whole prep round trip") :]
     block = section[section.index("```sh\n") + 6 : section.index("```", section.index("```sh\n") + 6)]
     body = block.split("\n", 1)[1].rsplit("EOF", 1)[0]  # the SQL of the heredoc
-    script = body.replace("$(tfsql extension-path)", tfsql.duckdb_extension_path())
+    loaded = tfsql.duckdb_extension_path(".".join(map(str, cli_version(cli))))
+    script = body.replace('$(tfsql extension-path --duckdb-version "$(duckdb --version)")', loaded)
     assert script != body
     write_demo_dataset(tmp_path / "demo-data", rows=2000)
     out = subprocess.run(
