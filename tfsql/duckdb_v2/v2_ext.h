@@ -12,7 +12,8 @@
  *               v2_str, v2_fail
  *   copy_to.c   COPY ... TO (FORMAT tfrecord): columns -> features (copy_encode.c), the
  *               files (copy_files.c)
- *   copy_from.c COPY t FROM (FORMAT tfrecord): not yet (needs the V2 scan)
+ *   copy_from.c COPY t FROM (FORMAT tfrecord): the V2 scan (scanning.c) into the table's
+ *               columns, cast by copy_cast.c
  *   scan.c      tfrecord_scan, read_tfrecord, the replacement scan (resolve.c and
  *               scanning.c do the work; this file reads values and fills vectors)
  *   tables.c    what the table functions share: registration, bind and exec plumbing
@@ -58,6 +59,8 @@ typedef DUCKDB_V2_ERROR (*v2_registrar)(duckdb_v2_extension_handle ext, duckdb_v
 
 /* COPY (FORMAT tfrecord), both directions. */
 DUCKDB_V2_ERROR register_copy(duckdb_v2_extension_handle ext, duckdb_v2_factory_handle f, v2_err *err);
+/* `t` as copy_encode.c's copy_type: its leaf below at most two LIST / ARRAY levels. */
+void v2_describe_type(duckdb_v2_logical_type_handle t, copy_type *out);
 
 /* -- copy_from.c --------------------------------------------------------------------- */
 
