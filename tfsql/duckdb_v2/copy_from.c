@@ -318,14 +318,12 @@ static void copy_from_init_global(duckdb_v2_copy_from_init_global_info_handle in
     }
     int n = scan_output_count(b);
     size_t *columns = (size_t *)calloc(n ? (size_t)n : 1, sizeof(size_t));
-    char message[ERRLEN] = "out of memory";
     for (int i = 0; columns != NULL && i < n; i++) {
-        columns[i] = (size_t)i;
+        columns[i] = (size_t)i; /* every column, in the table's order */
     }
-    tfglobal *g = columns != NULL ? scan_global_new(b, columns, (size_t)n, message) : NULL;
+    tfglobal *g = v2_scan_global(b, columns, (size_t)n, err);
     free(columns);
     if (g == NULL) {
-        v2_fail(err, DUCKDB_V2_ERROR_RESOURCE_OUT_OF_MEMORY, message);
         return;
     }
     duckdb_v2_opaque state = {g, scan_global_free, NULL};
@@ -339,9 +337,8 @@ static void copy_from_init_global(duckdb_v2_copy_from_init_global_info_handle in
 static void copy_from_init_local(duckdb_v2_copy_from_init_local_info_handle info, v2_ctx context,
                                  v2_err *err) {
     (void)context;
-    tflocal *l = scan_local_new();
+    tflocal *l = v2_scan_local(err);
     if (l == NULL) {
-        v2_fail(err, DUCKDB_V2_ERROR_RESOURCE_OUT_OF_MEMORY, "out of memory");
         return;
     }
     duckdb_v2_opaque state = {l, scan_local_free, NULL};
@@ -482,23 +479,17 @@ static void copy_from_exec(duckdb_v2_copy_from_exec_info_handle info, v2_ctx con
         v[c] = vec;
     }
     size_t rows = 0;
-    if (rc == 0) {
-        v2_reports_enter(context);
-        rc = scan_next(b, g, l, &v2_vecops, v, (size_t)(cap < dcap ? cap : dcap), &rows, message);
-        v2_reports_leave();
-        if (rc < 0) {
-            scan_failed_message(b, WHAT, message);
-        } else if (rows > 0) {
-            rc = cast_chunk(b, decoded, out, rows, message);
-        }
+    if (rc != 0) {
+        v2_fail(err, DUCKDB_V2_ERROR_RESOURCE_OUT_OF_MEMORY, message);
+    } else if (v2_scan_rows(b, g, l, v, (size_t)(cap < dcap ? cap : dcap), context, WHAT, &rows,
+                            err) > 0 &&
+               rows > 0 && cast_chunk(b, decoded, out, rows, message) != 0) {
+        v2_fail(err, DUCKDB_V2_ERROR_INPUT_INVALID, message);
     }
     if (v != vecs) {
         free(v);
     }
     duckdb_v2_data_chunk_destroy(&decoded);
-    if (rc < 0) {
-        v2_fail(err, DUCKDB_V2_ERROR_INPUT_INVALID, message);
-    }
 }
 
 /* -- registration -------------------------------------------------------------------- */
