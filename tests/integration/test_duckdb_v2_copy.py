@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 import pytest
 
 import tfsql
@@ -342,3 +343,48 @@ def test_two_concurrent_copies_never_mix_or_lose(con, tmp_path, mode):
         counts = dict(Counter(tfsql.read_tfrecord(str(target)).column("w").to_pylist()))
         check_race(mode, results, counts, rows=60000, old_rows=30)
         assert not (target / "_tfsql.lock").exists()
+
+
+# --------------------------------------------------------------------------------------
+# COPY ... FROM
+# --------------------------------------------------------------------------------------
+
+
+def test_copy_from_reads_through_the_scan_and_casts_as_v1(con, tmp_path):
+    rows = 3000  # more than one chunk
+    tfsql.write_tfrecord(
+        pa.table(
+            {
+                "id": pa.array(range(rows), pa.int64()),
+                "s": [f"value-{i:05d}-and-more" for i in range(rows)],
+                "f": pa.array([[0.5, float(i)] if i % 7 else None for i in range(rows)], pa.list_(pa.float32())),
+            }
+        ),
+        "a.tfrecord",
+    )
+    con.sql("CREATE TABLE same (id BIGINT, s VARCHAR, f FLOAT[])")
+    con.sql("CREATE TABLE casted (id INTEGER, s BLOB, f DOUBLE[])")
+    assert con.sql("COPY same FROM 'a.tfrecord' (FORMAT tfrecord)").fetchall() == [(rows,)]
+    assert con.sql("COPY casted FROM 'a.tfrecord' (FORMAT tfrecord, MAX_RECORD_BYTES '100000')").fetchall() == [(rows,)]
+    expected = [(i, f"value-{i:05d}-and-more", [0.5, float(i)] if i % 7 else None) for i in range(rows)]
+    assert con.sql("SELECT * FROM same ORDER BY id").fetchall() == expected
+    assert con.sql("SELECT id, s::VARCHAR, f FROM casted ORDER BY id").fetchall() == expected
+    assert con.sql("SELECT typeof(id), typeof(s), typeof(f) FROM casted LIMIT 1").fetchall() == [
+        ("INTEGER", "BLOB", "DOUBLE[]")
+    ]
+
+
+def test_copy_from_refuses_as_v1(con, tmp_path):
+    tfsql.write_tfrecord(pa.table({"id": pa.array([1, 300], pa.int64())}), "a.tfrecord")
+    con.sql("CREATE TABLE small (id TINYINT)")
+    with pytest.raises(duckdb.InvalidInputException, match='the value 300 does not fit the table\'s column "id"'):
+        con.sql("COPY small FROM 'a.tfrecord' (FORMAT tfrecord)")
+    con.sql("CREATE TABLE two (id BIGINT, x BIGINT)")
+    with pytest.raises(duckdb.BinderException, match="column count mismatch: the table takes 2 columns but"):
+        con.sql("COPY two FROM 'a.tfrecord' (FORMAT tfrecord)")
+    con.sql("CREATE TABLE wide (id BIGINT)")
+    with pytest.raises(duckdb.BinderException, match="'bogus' is not a supported option for copy function 'tfrecord'"):
+        con.sql("COPY wide FROM 'a.tfrecord' (FORMAT tfrecord, BOGUS 1)")
+    with pytest.raises(duckdb.BinderException, match="on_corrupt must be 'raise' or 'skip'"):
+        con.sql("COPY wide FROM 'a.tfrecord' (FORMAT tfrecord, ON_CORRUPT 'maybe')")
+    assert con.sql("SELECT count(*) FROM small").fetchall() == [(0,)]

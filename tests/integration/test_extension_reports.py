@@ -247,8 +247,6 @@ def test_every_error_class_is_built_from_its_fields():
 
 @needs_reports
 def test_copy_from_reports_what_it_skipped(tmp_path, duckdb_api):
-    if duckdb_api == "v2":
-        pytest.skip("COPY ... FROM on the V2 build comes with its COPY functions")
     path, earlier = tmp_path / "damaged.tfrecord", tmp_path / "earlier.tfrecord"
     offsets = _damaged(path, data_crc=(3,))
     _damaged(earlier, data_crc=(1,))

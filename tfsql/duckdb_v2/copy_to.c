@@ -100,8 +100,7 @@ static duckdb_v2_logical_type_handle list_child(duckdb_v2_logical_type_handle t,
     return child;
 }
 
-/* `t` as copy_encode.c's copy_type. */
-static void describe_type(duckdb_v2_logical_type_handle t, copy_type *out) {
+void v2_describe_type(duckdb_v2_logical_type_handle t, copy_type *out) {
     memset(out, 0, sizeof(*out));
     duckdb_v2_logical_type_handle owned[2] = {NULL, NULL};
     duckdb_v2_logical_type_handle leaf = t;
@@ -215,7 +214,7 @@ static int plan_struct_fields(copybind *b, char *err) {
         char *feature = xstrndup(name.ptr, name.len);
         duckdb_v2_value_destroy(&v);
         copy_type ct;
-        describe_type(t, &ct);
+        v2_describe_type(t, &ct);
         duckdb_v2_logical_type_destroy(&t);
         int rc = feature == NULL ? -1 : copy_plan_column(&b->plan, (int)i, feature, &ct, err);
         free(feature);
@@ -245,7 +244,7 @@ static int plan_columns(duckdb_v2_copy_to_bind_info_handle info, copybind *b, ch
         b->ntypes = (int)i + 1;
         char *feature = xstrndup(name.ptr, name.len);
         copy_type t;
-        describe_type(b->types[i], &t);
+        v2_describe_type(b->types[i], &t);
         int one_struct = n == 1 && type_id(b->types[0]) == DUCKDB_V2_LOGICAL_TYPE_ID_STRUCT;
         int rc = feature == NULL ? -1 : one_struct ? 0 : copy_plan_column(&b->plan, (int)i, feature, &t, err);
         free(feature);

@@ -198,6 +198,38 @@ static void scan_bind(duckdb_v2_function_bind_info_handle info,
 
 /* -- scan ---------------------------------------------------------------------------- */
 
+tfglobal *v2_scan_global(const tfbind *b, const size_t *columns, size_t n, v2_err *err) {
+    char message[ERRLEN] = "out of memory";
+    tfglobal *g = columns != NULL ? scan_global_new(b, columns, n, message) : NULL;
+    if (g == NULL) {
+        v2_fail(err, DUCKDB_V2_ERROR_RESOURCE_OUT_OF_MEMORY, message);
+        return NULL;
+    }
+    v2_prune_files(b, g);
+    return g;
+}
+
+tflocal *v2_scan_local(v2_err *err) {
+    tflocal *l = scan_local_new();
+    if (l == NULL) {
+        v2_fail(err, DUCKDB_V2_ERROR_RESOURCE_OUT_OF_MEMORY, "out of memory");
+    }
+    return l;
+}
+
+int v2_scan_rows(const tfbind *b, tfglobal *g, tflocal *l, void *const *vecs, size_t cap,
+                 v2_ctx context, const char *fname, size_t *rows, v2_err *err) {
+    char message[ERRLEN] = "";
+    v2_reports_enter(context);
+    int rc = scan_next(b, g, l, &v2_vecops, vecs, cap, rows, message);
+    v2_reports_leave();
+    if (rc < 0) {
+        scan_failed_message(b, fname, message);
+        v2_fail(err, DUCKDB_V2_ERROR_INPUT_INVALID, message);
+    }
+    return rc;
+}
+
 static void scan_init_global(duckdb_v2_table_function_init_global_info_handle info, v2_ctx context,
                              v2_err *err) {
     (void)context;
@@ -208,19 +240,16 @@ static void scan_init_global(duckdb_v2_table_function_init_global_info_handle in
         return;
     }
     size_t *columns = (size_t *)calloc(n ? n : 1, sizeof(size_t));
-    char message[ERRLEN] = "out of memory";
     for (idx_t i = 0; columns != NULL && i < n; i++) {
         idx_t c = 0;
         duckdb_v2_table_function_init_global_get_column_index(info, i, &c, NULL);
         columns[i] = (size_t)c;
     }
-    tfglobal *g = columns != NULL ? scan_global_new(b, columns, (size_t)n, message) : NULL;
+    tfglobal *g = v2_scan_global(b, columns, (size_t)n, err);
     free(columns);
     if (g == NULL) {
-        v2_fail(err, DUCKDB_V2_ERROR_RESOURCE_OUT_OF_MEMORY, message);
         return;
     }
-    v2_prune_files(b, g);
     duckdb_v2_opaque state = {g, scan_global_free, NULL};
     if (duckdb_v2_table_function_init_global_set_global_state(info, &state, err) != V2_OK) {
         scan_global_free(g);
@@ -232,9 +261,8 @@ static void scan_init_global(duckdb_v2_table_function_init_global_info_handle in
 static void scan_init_local(duckdb_v2_table_function_init_local_info_handle info, v2_ctx context,
                             v2_err *err) {
     (void)context;
-    tflocal *l = scan_local_new();
+    tflocal *l = v2_scan_local(err);
     if (l == NULL) {
-        v2_fail(err, DUCKDB_V2_ERROR_RESOURCE_OUT_OF_MEMORY, "out of memory");
         return;
     }
     duckdb_v2_opaque state = {l, scan_local_free, NULL};
@@ -344,17 +372,10 @@ static void scan_exec(duckdb_v2_table_function_exec_info_handle info, v2_ctx con
         return;
     }
     duckdb_v2_table_function_exec_get_user_data(info, (void **)&fi, NULL);
-    char message[ERRLEN] = "";
     size_t rows = 0;
-    v2_reports_enter(context);
-    int rc = scan_next(b, g, l, &v2_vecops, v, cap, &rows, message);
-    v2_reports_leave();
+    v2_scan_rows(b, g, l, v, cap, context, function_name(fi), &rows, err);
     if (v != vecs) {
         free(v);
-    }
-    if (rc < 0) {
-        scan_failed_message(b, function_name(fi), message);
-        v2_fail(err, DUCKDB_V2_ERROR_INPUT_INVALID, message);
     }
 }
 

@@ -12,7 +12,8 @@
  *               v2_str, v2_fail
  *   copy_to.c   COPY ... TO (FORMAT tfrecord): columns -> features (copy_encode.c), the
  *               files (copy_files.c)
- *   copy_from.c COPY t FROM (FORMAT tfrecord): not yet (needs the V2 scan)
+ *   copy_from.c COPY t FROM (FORMAT tfrecord): the V2 scan (scanning.c) into the table's
+ *               columns, cast by copy_cast.c
  *   scan.c      tfrecord_scan, read_tfrecord, the replacement scan (resolve.c and
  *               scanning.c do the work; this file reads values and fills vectors)
  *   tables.c    what the table functions share: registration, bind and exec plumbing
@@ -58,6 +59,8 @@ typedef DUCKDB_V2_ERROR (*v2_registrar)(duckdb_v2_extension_handle ext, duckdb_v
 
 /* COPY (FORMAT tfrecord), both directions. */
 DUCKDB_V2_ERROR register_copy(duckdb_v2_extension_handle ext, duckdb_v2_factory_handle f, v2_err *err);
+/* `t` as copy_encode.c's copy_type: its leaf below at most two LIST / ARRAY levels. */
+void v2_describe_type(duckdb_v2_logical_type_handle t, copy_type *out);
 
 /* -- copy_from.c --------------------------------------------------------------------- */
 
@@ -76,6 +79,15 @@ int v2_declare_columns(const tfbind *b, duckdb_v2_table_function_bind_info_handl
                        duckdb_v2_factory_handle f, v2_err *err);
 /* The neutral files' operations on V2 vectors. */
 extern const vecops v2_vecops;
+/* The scan's global state over output columns `columns` (files pruned by b's
+ * predicates), a thread's state; NULL with err set. */
+tfglobal *v2_scan_global(const tfbind *b, const size_t *columns, size_t n, v2_err *err);
+tflocal *v2_scan_local(v2_err *err);
+/* The next rows (at most cap) into vecs (scan_next over V2 vectors, skips logged for
+ * `context`); 1 with *rows set, 0 at the end, -1 with err set (the scan's message, as
+ * function `fname`'s). */
+int v2_scan_rows(const tfbind *b, tfglobal *g, tflocal *l, void *const *vecs, size_t cap,
+                 v2_ctx context, const char *fname, size_t *rows, v2_err *err);
 DUCKDB_V2_ERROR register_scans(duckdb_v2_extension_handle ext, duckdb_v2_factory_handle f,
                                v2_err *err);
 
