@@ -475,7 +475,10 @@ def test_readme_round_trip_runs_in_the_duckdb_command(tmp_path):
     section = readme[readme.index("#### A whole prep round trip") :]
     block = section[section.index("```sh\n") + 6 : section.index("```", section.index("```sh\n") + 6)]
     body = block.split("\n", 1)[1].rsplit("EOF", 1)[0]  # the SQL of the heredoc
-    script = body.replace("$(tfsql extension-path)", tfsql.duckdb_extension_path())
+    # the README's LOAD line asks for the build of the duckdb command's own version
+    spelled = '$(tfsql extension-path --duckdb-version "$(duckdb --version)")'
+    version = ".".join(str(part) for part in cli_version(cli))
+    script = body.replace(spelled, tfsql.duckdb_extension_path(version))
     assert script != body
     write_demo_dataset(tmp_path / "demo-data", rows=2000)
     out = subprocess.run(
