@@ -15,7 +15,8 @@
  *                  FIFOs and crashed commits' intent records are the core's rules
  *   inference.c    the inference sample read from the files, handed to the core's
  *                  inference (tfsql/core/infer.c); column names; the inferred-schema cache
- *   layouts.c      the split column of TFDS / TFX layouts (detected by the core)
+ *   layouts.c      the split column of TFDS / TFX layouts (detected by the core); the
+ *                  column types a TFDS or a tfsql writer's features.json gives
  *   option_rules.c the options' defaults and values, COPY TO's option table, names'
  *                  suffixes (generated from the option spec: options_gen.h)
  *   messages.c     data errors as fields (tferror), worded from the templates generated
@@ -23,7 +24,8 @@
  *   deflate.c      gzip / zlib streams for writing, through the run-time libz
  *   copy_lock.c    COPY TO's target lock: tfsql/locking.py's protocol
  *   copy_encode.c  COPY TO's column types -> features, a chunk's vectors -> records
- *   copy_files.c   COPY TO's files: names, temporary files, INDEX sidecars, commit
+ *   copy_files.c   COPY TO's files: names, temporary files, INDEX sidecars, commit, the
+ *                  partitioned target's column description (features.json)
  *   copy_cast.c    COPY FROM's casts of the scan's columns to the table's
  */
 #ifndef TFSQL_EXT_COMMON_H
