@@ -66,7 +66,8 @@ def test_partitioned_gzip_copy_writes_write_tfrecords_bytes_per_partition(con, t
     # the function declares '.tfrecord'; a compressed file gets '.gz' after the name DuckDB
     # chose, which RETURN_FILES lists (the V2 API takes one extension per function)
     assert sorted(rows[0][1]) == [f"d/part={k}/data_0.tfrecord" for k in range(3)]
-    assert files_under(tmp_path / "d") == [f"part={k}/data_0.tfrecord.gz" for k in range(3)]
+    # the target holds the columns' description beside the partitions (tfsql.description)
+    assert files_under(tmp_path / "d") == ["features.json"] + [f"part={k}/data_0.tfrecord.gz" for k in range(3)]
     tfsql.write_tfrecord(
         arrow_of(con.sql("SELECT * FROM t")), str(tmp_path / "py"), partition_by=["part"], compression="gzip"
     )
@@ -158,7 +159,7 @@ def test_duckdbs_write_modes(con, tmp_path):
     con.sql(copy.replace("MODE", ", OVERWRITE"))
     assert tfsql.read_tfrecord(str(tmp_path / "modes")).num_rows == 300
     con.sql("COPY t TO 'named' (FORMAT tfrecord, PARTITION_BY (part), FILENAME_PATTERN 'shard_{i}')")
-    assert files_under(tmp_path / "named") == [f"part={k}/shard_0.tfrecord" for k in range(3)]
+    assert files_under(tmp_path / "named") == ["features.json"] + [f"part={k}/shard_0.tfrecord" for k in range(3)]
     con.sql("COPY t TO 'threads' (FORMAT tfrecord, PER_THREAD_OUTPUT, COMPRESSION zlib)")
     assert {p.name[-12:] for p in (tmp_path / "threads").iterdir()} == {".tfrecord.zz"}
     assert tfsql.read_tfrecord(str(tmp_path / "threads")).num_rows == 300
@@ -230,7 +231,11 @@ def _outcome(con, root: Path, fmt: str, setup, target: str, options: str):
 def test_targets_are_files_or_directories_as_parquets_are(con, tmp_path, case, setup, target, options):
     parquet = _outcome(con, tmp_path / "parquet", "parquet", setup, target, options)
     tfrecord = _outcome(con, tmp_path / "tfrecord", "tfrecord", setup, target, options)
-    assert tfrecord == parquet
+    # a partitioned target also holds the columns' description (tfsql.description)
+    described = [name for name in tfrecord[1] if name.endswith("features.json")]
+    expected_description = [f"{target.rstrip('/')}/features.json"]
+    assert described == (expected_description if "PARTITION_BY" in options and tfrecord[0] == "ok" else [])
+    assert (tfrecord[0], [name for name in tfrecord[1] if name not in described]) == parquet
     assert "_tfsql.lock" not in str(tfrecord)
 
 
@@ -279,7 +284,7 @@ def test_copy_fails_clearly_while_write_tfrecord_holds_the_target(con, tmp_path)
             con.sql(f"COPY t TO '{target}' (FORMAT tfrecord, PARTITION_BY (part), APPEND)")
         assert files_under(target) == ["_tfsql.lock"]
     con.sql(f"COPY t TO '{target}' (FORMAT tfrecord, PARTITION_BY (part), OVERWRITE)")
-    assert files_under(target) == [f"part={k}/data_0.tfrecord" for k in range(3)]
+    assert files_under(target) == ["features.json"] + [f"part={k}/data_0.tfrecord" for k in range(3)]
 
 
 def test_v1_and_v2_write_the_same_bytes(tmp_path):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -417,3 +418,32 @@ def test_tensorflow_parses_the_files_with_the_description_shapes(tmp_path):
     assert [r["tensor"] for r in rows] == [[[0.0, 1.0], [2.0, 3.0]], [[8.0, 9.0], [10.0, 11.0]]]
     assert [r["fsl"] for r in rows] == [[1, 2], [3, 4]]
     assert [r["d32"] for r in rows] == [19782, -1]
+
+
+@pytest.mark.skipif(not extension_available(), reason="the DuckDB extension is not built")
+def test_the_extension_refuses_values_the_described_type_cannot_hold(tmp_path):
+    """A record whose value does not fit the described column (a file added to the
+    directory by another writer) is an error naming the feature, the record and its byte
+    offset: out_of_range for an integer type, wrong_count for a fixed-size list."""
+    tfsql.write_tfrecord(
+        pa.table({"small": pa.array([1], pa.int8()), "pair": pa.array([[1, 2]], pa.list_(pa.int64(), 2))}),
+        tmp_path / "out",
+    )
+    con = native_connection()
+    assert con.sql(f"SELECT * FROM tfrecord_scan('{tmp_path / 'out'}')").fetchall() == [(1, (1, 2))]
+    other = tmp_path / "other.tfrecord"
+    cases = [
+        ({"small": [1, 300], "pair": [[1, 2], [1, 2]]}, "small", r"holds 300 .*, which column 'small' \(TINYINT, as"),
+        (
+            {"small": [1, 1], "pair": [[1, 2], [1, 2, 3]]},
+            "pair",
+            r"holds 3 values .*, but column 'pair' holds exactly 2",
+        ),
+    ]
+    for columns, feature, why in cases:
+        tfsql.write_tfrecord(pa.table(columns), other)
+        other.rename(tmp_path / "out" / "added.tfrecord")
+        with pytest.raises(duckdb.Error, match=rf"feature '{feature}' {why}") as caught:
+            con.sql(f"SELECT {feature} FROM tfrecord_scan('{tmp_path / 'out'}')").fetchall()
+        assert re.search(r"added\.tfrecord, record 1 at byte \d+", str(caught.value))
+        (tmp_path / "out" / "added.tfrecord").unlink()

@@ -354,8 +354,8 @@ def native_reads(values: dict[str | None, Any], shape: SourceShape) -> bool:
             return False
     written = shape.described
     if given is None and written is not None:
-        if not all(_decoded_as_is(f.type) for f in written.data_schema):
-            return False  # the Arrow path casts to the written types (the extension gives the kinds)
+        if not all(_stored_as_written(f.type) for f in written.data_schema):
+            return False  # the Arrow path casts to the written types
         if values.get("hive_partitioning") is not False and not all(
             f.type in (pa.int64(), pa.string(), pa.large_string()) for f in written.partition_schema
         ):
@@ -375,6 +375,27 @@ def native_reads(values: dict[str | None, Any], shape: SourceShape) -> bool:
             return True
         return all(f.nullable and _decoded_as_is(f.type) for f in schema)
     return True
+
+
+def _stored_as_written(t: pa.DataType) -> bool:
+    """A described type the extension gives as written (``described_column`` in
+    ``tfsql/duckdb_ext/layouts.c``): what the decoder produces and their large variants,
+    bool, the integer types, dates, float16 and float64, timestamps, times and durations
+    (in nanoseconds only a timestamp without a time zone), fixed-size binary, and lists, one level of fixed-size
+    list and fixed-shape tensors (ARRAY columns) of them."""
+    if isinstance(t, pa.FixedShapeTensorType):
+        t = t.value_type
+    elif pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        t = t.value_type
+    if pa.types.is_timestamp(t) or pa.types.is_time(t) or pa.types.is_duration(t):
+        return t.unit != "ns" or (pa.types.is_timestamp(t) and t.tz is None)
+    return (
+        pa.types.is_integer(t)
+        or pa.types.is_boolean(t)
+        or pa.types.is_floating(t)
+        or pa.types.is_fixed_size_binary(t)
+        or t in (pa.string(), pa.binary(), pa.large_string(), pa.large_binary(), pa.date32(), pa.date64())
+    )
 
 
 def _decoded_as_is(t: pa.DataType) -> bool:

@@ -40,6 +40,7 @@ void copy_plan_free(copy_plan *p) {
     free(p->in);
     free(p->enc);
     schema_free(&p->sc);
+    tfsql_description_free(p->described, p->ndescribed);
     memset(p, 0, sizeof(*p));
 }
 
@@ -69,6 +70,71 @@ int copy_settings_check(const copy_settings *s, char *err) {
         return -1;
     }
     return 0;
+}
+
+/* The description type (tfsql/description.py's type_text for the Arrow type DuckDB gives
+ * it) of a column of type `t`: 0, or -1 for one it cannot say. */
+static int description_type(const copy_type *t, tfsql_type *out) {
+    static const int leaves[] = {
+        [COPY_LEAF_BOOL] = TFSQL_TYPE_BOOL,       [COPY_LEAF_I8] = TFSQL_TYPE_INT8,
+        [COPY_LEAF_I16] = TFSQL_TYPE_INT16,       [COPY_LEAF_I32] = TFSQL_TYPE_INT32,
+        [COPY_LEAF_I64] = TFSQL_TYPE_INT64,       [COPY_LEAF_U8] = TFSQL_TYPE_UINT8,
+        [COPY_LEAF_U16] = TFSQL_TYPE_UINT16,      [COPY_LEAF_U32] = TFSQL_TYPE_UINT32,
+        [COPY_LEAF_U64] = TFSQL_TYPE_UINT64,      [COPY_LEAF_F32] = TFSQL_TYPE_FLOAT32,
+        [COPY_LEAF_F64] = TFSQL_TYPE_FLOAT64,     [COPY_LEAF_VARCHAR] = TFSQL_TYPE_STRING,
+        [COPY_LEAF_BLOB] = TFSQL_TYPE_BINARY,     [COPY_LEAF_DATE] = TFSQL_TYPE_DATE32,
+        [COPY_LEAF_TIMESTAMP] = TFSQL_TYPE_TIMESTAMP,
+    };
+    static const int units[] = {
+        [COPY_TIME_OF_DAY] = TFSQL_UNIT_US, [COPY_TIME_S] = TFSQL_UNIT_S,
+        [COPY_TIME_MS] = TFSQL_UNIT_MS,     [COPY_TIME_US] = TFSQL_UNIT_US,
+        [COPY_TIME_NS] = TFSQL_UNIT_NS,     [COPY_TIME_US_TZ] = TFSQL_UNIT_US,
+    };
+    memset(out, 0, sizeof(*out));
+    if (t->leaf <= COPY_LEAF_SQLNULL || t->leaf > COPY_LEAF_TIMESTAMP || t->levels > TFSQL_TYPE_MAX_WRAP) {
+        return -1;
+    }
+    for (int i = 0; i < t->levels; i++) {
+        out->wrap[i] = t->array[i] > 0 ? TFSQL_WRAP_FIXED_LIST : TFSQL_WRAP_LIST;
+        out->wrap_size[i] = (int64_t)t->array[i];
+    }
+    out->nwrap = t->levels;
+    out->leaf = leaves[t->leaf];
+    if (t->leaf == COPY_LEAF_TIMESTAMP) {
+        out->leaf = t->time == COPY_TIME_OF_DAY ? TFSQL_TYPE_TIME64 : TFSQL_TYPE_TIMESTAMP;
+        out->unit = units[t->time];
+        if (t->time == COPY_TIME_US_TZ) {
+            memcpy(out->tz, "UTC", 4);
+        }
+    }
+    return 0;
+}
+
+/* Add column `name` of type `t` to p's description; a type it cannot say drops it. */
+static void describe_column(copy_plan *p, const char *name, const copy_type *t) {
+    if (p->undescribable || p->set.record_type == RAW) {
+        return;
+    }
+    if (p->described == NULL) {
+        p->described = (tfsql_column *)calloc((size_t)p->ncols + 1, sizeof(tfsql_column));
+    }
+    tfsql_column *c = p->described != NULL ? &p->described[p->ndescribed] : NULL;
+    if (c != NULL) {
+        memset(c, 0, sizeof(*c));
+        c->name = xstrdup(name);
+        c->name_len = c->name != NULL ? strlen(name) : 0;
+    }
+    if (c == NULL || c->name == NULL || description_type(t, &c->type) != 0) {
+        if (c != NULL) {
+            free(c->name);
+        }
+        tfsql_description_free(p->described, p->ndescribed);
+        p->described = NULL;
+        p->ndescribed = 0;
+        p->undescribable = 1;
+        return;
+    }
+    p->ndescribed++;
 }
 
 int copy_plan_column(copy_plan *p, int i, const char *name, const copy_type *t, char *err) {
@@ -118,6 +184,7 @@ int copy_plan_column(copy_plan *p, int i, const char *name, const copy_type *t, 
     cs->shape = ic->shape;
     cs->location = ic->shape == LIST_OF_LIST ? FEATURE_LISTS : FEATURES;
     p->enc[i] = p->sc.ncols++;
+    describe_column(p, name, t);
     return 0;
 }
 

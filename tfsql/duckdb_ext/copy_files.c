@@ -331,6 +331,119 @@ static int is_directory(const char *path, char *err) {
     return 0;
 }
 
+static int write_all(int fd, const uint8_t *p, size_t n, const char *path, char *err);
+
+/* The data columns of two descriptions agree (names, order, types); else -1 with the
+ * first column that differs in *at (its index in `have`, or `want`'s count). */
+static int same_data_columns(const tfsql_column *have, size_t nhave, const tfsql_column *want,
+                             size_t nwant, size_t *at) {
+    size_t i = 0, j = 0;
+    for (;;) {
+        while (i < nhave && have[i].partition) {
+            i++;
+        }
+        while (j < nwant && want[j].partition) {
+            j++;
+        }
+        if (i == nhave || j == nwant) {
+            *at = j;
+            return i == nhave && j == nwant ? 0 : -1;
+        }
+        char a[TFSQL_TYPE_TEXT_MAX], c[TFSQL_TYPE_TEXT_MAX];
+        if (have[i].name_len != want[j].name_len ||
+            memcmp(have[i].name, want[j].name, want[j].name_len) != 0 ||
+            tfsql_type_render(&have[i].type, a, sizeof(a)) < 0 ||
+            tfsql_type_render(&want[j].type, c, sizeof(c)) < 0 || strcmp(a, c) != 0) {
+            *at = j;
+            return -1;
+        }
+        i++;
+        j++;
+    }
+}
+
+/* A PARTITION_BY COPY's target directory gets the row's description (features.json,
+ * tfsql.description) once per statement; one already there must describe the same
+ * columns (an append), else the COPY fails naming the column. Called with t->mu held. */
+static int write_description(copy_target *t, const char *final_path, char *err) {
+    const copy_plan *p = t->plan;
+    if (p == NULL || p->described == NULL || t->description_done) {
+        return 0;
+    }
+    char *target = copy_target_of(final_path);
+    const char *slash = strrchr(final_path, '/');
+    size_t dir_len = slash != NULL ? (size_t)(slash - final_path) : 0;
+    if (target == NULL) {
+        snprintf(err, ERRLEN, "out of memory");
+        return -1;
+    }
+    int partitioned = !(strlen(target) == dir_len && strncmp(target, final_path, dir_len) == 0) &&
+                      !(dir_len == 0 && strcmp(target, ".") == 0);
+    if (!partitioned) { /* one file named itself: read as its own records, no description */
+        free(target);
+        t->description_done = 1;
+        return 0;
+    }
+    char *path = xprintf("%s/%s", target, TFSQL_DESCRIPTION_NAME);
+    char *temp = path != NULL ? temp_name(path) : NULL;
+    char *rendered = NULL;
+    size_t n = 0;
+    int rc = -1;
+    if (temp == NULL || tfsql_description_render(p->described, p->ndescribed, &rendered, &n)) {
+        snprintf(err, ERRLEN, "out of memory");
+        goto done;
+    }
+    FILE *fp = fopen(path, "rb");
+    if (fp != NULL) { /* an append: the target's description must agree */
+        char *data = (char *)malloc(TFSQL_TFDS_FEATURES_MAX_BYTES + 1);
+        size_t got = data != NULL ? fread(data, 1, TFSQL_TFDS_FEATURES_MAX_BYTES + 1, fp) : 0;
+        fclose(fp);
+        tfsql_column *have = NULL;
+        size_t nhave = 0, at = 0;
+        int parsed = data != NULL && tfsql_description_parse(data, got, &have, &nhave) == 0;
+        free(data);
+        int same = parsed && same_data_columns(have, nhave, p->described, p->ndescribed, &at) == 0;
+        tfsql_description_free(have, nhave);
+        if (parsed && !same) {
+            char text[TFSQL_TYPE_TEXT_MAX] = "";
+            if (at < p->ndescribed) {
+                tfsql_type_render(&p->described[at].type, text, sizeof(text));
+            }
+            snprintf(err, ERRLEN,
+                     "COPY ... TO: %s describes other columns than this COPY writes (%s%s%s%s); "
+                     "cast or reorder the query's columns to match the target, or write with "
+                     "OVERWRITE",
+                     path, at < p->ndescribed ? "column \"" : "fewer columns",
+                     at < p->ndescribed ? p->described[at].name : "",
+                     at < p->ndescribed ? "\" as " : "", text);
+            goto done;
+        }
+        rc = 0; /* the same columns, or a file that is not a description: left as it is */
+        t->description_done = 1;
+        goto done;
+    }
+    int fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0 || write_all(fd, (const uint8_t *)rendered, n, temp, err) || fsync(fd) != 0 ||
+        close(fd) != 0 || rename(temp, path) != 0) {
+        if (err[0] == 0) {
+            snprintf(err, ERRLEN, "cannot write %s: %s", path, strerror(errno));
+        }
+        if (fd >= 0) {
+            close(fd);
+        }
+        unlink(temp);
+        goto done;
+    }
+    t->description_done = 1;
+    rc = 0;
+done:
+    free(rendered);
+    free(temp);
+    free(path);
+    free(target);
+    return rc;
+}
+
 copyfile *copyfile_open(copy_target *t, const copy_settings *s, const char *path, char *err,
                         int *io_error) {
     *io_error = 0;
@@ -357,6 +470,12 @@ copyfile *copyfile_open(copy_target *t, const copy_settings *s, const char *path
     }
     if (check_file_name(f->final_path, f->compression, err) || claim_name(t, f->final_path, err) ||
         take_target_lock(t, f->final_path, err)) {
+        goto fail;
+    }
+    pthread_mutex_lock(&t->mu);
+    int described = write_description(t, f->final_path, err);
+    pthread_mutex_unlock(&t->mu);
+    if (described) {
         goto fail;
     }
     if (s->index && f->compression == COMP_NONE) {

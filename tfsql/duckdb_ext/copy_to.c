@@ -92,6 +92,12 @@ static void describe_type(duckdb_logical_type t, copy_type *out) {
     }
     duckdb_type id = duckdb_get_type_id(leaf);
     out->leaf = copy_leaf_of(id);
+    out->time = id == DUCKDB_TYPE_TIMESTAMP_S    ? COPY_TIME_S
+                : id == DUCKDB_TYPE_TIMESTAMP_MS ? COPY_TIME_MS
+                : id == DUCKDB_TYPE_TIMESTAMP    ? COPY_TIME_US
+                : id == DUCKDB_TYPE_TIMESTAMP_NS ? COPY_TIME_NS
+                : id == DUCKDB_TYPE_TIMESTAMP_TZ ? COPY_TIME_US_TZ
+                                                 : COPY_TIME_OF_DAY;
     snprintf(out->type_name, sizeof(out->type_name), "type id %d", (int)id);
     for (int i = 0; i < 2; i++) {
         if (owned[i] != NULL) {
@@ -220,6 +226,7 @@ static void copy_bind(duckdb_copy_function_bind_info info) {
     /* the v1 API gives no target path: a FILENAME_PATTERN's files cannot be checked
      * against it (docs/duckdb-extension.md) */
     copy_target_init(&b->target, NULL);
+    b->target.plan = &b->plan; /* its description: features.json (copy_files.c) */
     if (parse_copy_options(info, b, err) || plan_columns(info, b, err)) {
         copybind_free(b);
         duckdb_copy_function_bind_set_error(info, err);

@@ -15,37 +15,18 @@ void metabind_free(void *p) {
 }
 
 const tfcolumn schema_columns[] = {
-    {"column_name", {TT_VARCHAR, 0}}, {"column_type", {TT_VARCHAR, 0}},
-    {"nullable", {TT_BOOLEAN, 0}},    {"feature_kind", {TT_VARCHAR, 0}},
-    {"location", {TT_VARCHAR, 0}},    {"origin", {TT_VARCHAR, 0}},
-    {NULL, {0, 0}},
+    {"column_name", {TT_VARCHAR, 0, 0}}, {"column_type", {TT_VARCHAR, 0, 0}},
+    {"nullable", {TT_BOOLEAN, 0, 0}},    {"feature_kind", {TT_VARCHAR, 0, 0}},
+    {"location", {TT_VARCHAR, 0, 0}},    {"origin", {TT_VARCHAR, 0, 0}},
+    {NULL, {0, 0, 0}},
 };
 
 const tfcolumn metadata_columns[] = {
-    {"file", {TT_VARCHAR, 0}},        {"size", {TT_BIGINT, 0}},
-    {"compression", {TT_VARCHAR, 0}}, {"partitions", {TT_TEXT_MAP, 0}},
-    {"split", {TT_VARCHAR, 0}},       {"records", {TT_BIGINT, 0}},
-    {"records_source", {TT_VARCHAR, 0}}, {NULL, {0, 0}},
+    {"file", {TT_VARCHAR, 0, 0}},        {"size", {TT_BIGINT, 0, 0}},
+    {"compression", {TT_VARCHAR, 0, 0}}, {"partitions", {TT_TEXT_MAP, 0, 0}},
+    {"split", {TT_VARCHAR, 0, 0}},       {"records", {TT_BIGINT, 0, 0}},
+    {"records_source", {TT_VARCHAR, 0, 0}}, {NULL, {0, 0, 0}},
 };
-
-/* The SQL spelling of a scan column's type. */
-static const char *type_text(const tfbind *b, int c) {
-    static const char *const names[3][4] = {
-        {"BLOB", "BLOB[]", "BLOB[][]", ""},
-        {"FLOAT", "FLOAT[]", "FLOAT[][]", ""},
-        {"BIGINT", "BIGINT[]", "BIGINT[][]", ""},
-    };
-    if (c < b->ndata) {
-        const colspec *cs = &b->sc.cols[c];
-        if (cs->kind == KIND_BYTES && b->utf8[c]) {
-            return cs->shape == SCALAR ? "VARCHAR" : cs->shape == LIST ? "VARCHAR[]" : "VARCHAR[][]";
-        }
-        int row = cs->kind == KIND_FLOAT ? 1 : cs->kind == KIND_INT64 ? 2 : 0;
-        return names[row][cs->shape];
-    }
-    c -= b->ndata;
-    return c < b->npart && b->part_is_int[c] ? "BIGINT" : "VARCHAR";
-}
 
 static int set_text_len(const vecops *o, void *v, size_t row, const char *text, size_t len) {
     if (text == NULL) {
@@ -80,7 +61,8 @@ int schema_rows(const tfbind *b, size_t *next, const vecops *o, void *const *vec
     for (; *next < total && n < cap; (*next)++, n++) {
         int c = (int)*next;
         char *name = NULL;
-        (void)scan_output_tftype(b, c, &name);
+        char spelled[96];
+        const char *type = tftype_text(scan_output_tftype(b, c, &name), spelled, sizeof(spelled));
         const char *kind = NULL, *location = NULL, *origin;
         if (c < b->ndata) {
             const colspec *cs = &b->sc.cols[c];
@@ -98,7 +80,7 @@ int schema_rows(const tfbind *b, size_t *next, const vecops *o, void *const *vec
         } else {
             origin = "filename";
         }
-        int rc = set_text(o, vecs[0], n, name) | set_text(o, vecs[1], n, type_text(b, c));
+        int rc = set_text(o, vecs[0], n, name) | set_text(o, vecs[1], n, type);
         ((uint8_t *)o->data(vecs[2]))[n] =
             strcmp(origin, "filename") != 0 && strcmp(origin, "record") != 0;
         rc |= set_text(o, vecs[3], n, kind) | set_text(o, vecs[4], n, location) |

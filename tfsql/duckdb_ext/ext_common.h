@@ -15,7 +15,8 @@
  *                  FIFOs and crashed commits' intent records are the core's rules
  *   inference.c    the inference sample read from the files, handed to the core's
  *                  inference (tfsql/core/infer.c); column names; the inferred-schema cache
- *   layouts.c      the split column of TFDS / TFX layouts (detected by the core)
+ *   layouts.c      the split column of TFDS / TFX layouts (detected by the core); the
+ *                  column types a TFDS or a tfsql writer's features.json gives
  *   option_rules.c the options' defaults and values, COPY TO's option table, names'
  *                  suffixes (generated from the option spec: options_gen.h)
  *   messages.c     data errors as fields (tferror), worded from the templates generated
@@ -23,7 +24,8 @@
  *   deflate.c      gzip / zlib streams for writing, through the run-time libz
  *   copy_lock.c    COPY TO's target lock: tfsql/locking.py's protocol
  *   copy_encode.c  COPY TO's column types -> features, a chunk's vectors -> records
- *   copy_files.c   COPY TO's files: names, temporary files, INDEX sidecars, commit
+ *   copy_files.c   COPY TO's files: names, temporary files, INDEX sidecars, commit, the
+ *                  partitioned target's column description (features.json)
  *   copy_cast.c    COPY FROM's casts of the scan's columns to the table's
  */
 #ifndef TFSQL_EXT_COMMON_H
@@ -116,6 +118,13 @@ typedef struct {
     /* data columns (the decoder's schema) and their output types */
     schema sc;
     int *utf8;
+    int *leaf;            /* per data column, the TT_* leaf a tfsql writer's description
+                           * gives where it is not the kind's own (0: the kind's); NULL
+                           * without one (layouts.c's described_column) */
+    uint64_t *array_size; /* per data column, a described fixed size (an ARRAY column, its
+                           * values a list of exactly that many); 0 or NULL: a LIST */
+    int64_t *scale;       /* per data column, what a stored integer is multiplied by (> 1)
+                           * or floor-divided by (< -1) for its leaf (a unit); NULL: 1 */
     int ndata;
     int64_t total_bytes;
     /* COPY ... FROM: the casts to the table's columns (copy_from.c), else NULL */
@@ -325,6 +334,14 @@ void infer_cache_put(const tfbind *b, uint64_t key, uint64_t cardinality);
 int read_tfds_features(const tfbind *b, tfsql_tfds_feature **out, size_t *count);
 int apply_tfds_features(tfbind *b, const tfsql_tfds_feature *features, size_t n,
                         const char *fname, char *err);
+/* A tfsql writer's column description (features.json in the one root every file was
+ * listed below): 0 with *out (free with tfsql_description_free) and *count, else 1. */
+int read_written_description(const tfbind *b, tfsql_column **out, size_t *count);
+/* The described data columns, in order, are the columns (nothing is inferred). */
+int apply_written_description(tfbind *b, const tfsql_column *cols, size_t n, char *err);
+/* The described partition columns' types over the hive ones; null columns for a write
+ * of no rows. 0, or -1 when out of memory. */
+int apply_written_partitions(tfbind *b, const tfsql_column *cols, size_t n);
 
 /* Append the split column after the hive partition columns (tfsql.layouts.Layout
  * .add_split_column): its values move from b->splits to each file's parts. */
@@ -422,7 +439,11 @@ typedef struct {
     int leaf, levels;
     uint64_t array[2];
     char type_name[64];
+    int time; /* COPY_LEAF_TIMESTAMP's type: COPY_TIME_* (for the column description) */
 } copy_type;
+
+/* Which type a COPY_LEAF_TIMESTAMP is: TIME, or a TIMESTAMP's unit (US_TZ: WITH TIME ZONE). */
+enum { COPY_TIME_OF_DAY = 0, COPY_TIME_S, COPY_TIME_MS, COPY_TIME_US, COPY_TIME_NS, COPY_TIME_US_TZ };
 
 /* How one input column is read: its leaf, its feature's kind and shape. */
 typedef struct {
@@ -438,6 +459,10 @@ typedef struct {
     copy_incol *in;  /* one per input column */
     int *enc;        /* input column -> encoder column, -1 when skipped */
     schema sc;       /* the encoder's columns */
+    tfsql_column *described; /* the columns as a description (tfsql.description); NULL
+                              * when RAW or a type it cannot say */
+    size_t ndescribed;
+    int undescribable;       /* a column's type has no description: none is written */
 } copy_plan;
 
 /* -1 with err set for options that contradict (COMPRESSION_LEVEL without COMPRESSION,
@@ -526,6 +551,9 @@ typedef struct {
                          * every file must then be inside it (copy_path_inside) */
     int compress_named; /* a compressed file DuckDB named '*.tfrecord' gets '.gz' / '.zz' */
     strlist names;      /* the final names of the statement's files so far (each once) */
+    const copy_plan *plan; /* its description goes beside a partitioned target's files
+                            * (set by the binding after copy_plan_finish; may be NULL) */
+    int description_done;  /* features.json is written or checked */
 } copy_target;
 
 /* One file being written. */
@@ -588,10 +616,23 @@ const tfval *tfargs_get(const tfargs *a, const char *name);
 
 /* The DuckDB type of a column, named neutrally: a leaf type in `lists` LISTs, or a MAP of
  * VARCHAR to VARCHAR. */
-enum { TT_ANY = -1, TT_BIGINT = 0, TT_FLOAT, TT_VARCHAR, TT_BLOB, TT_BOOLEAN, TT_TEXT_MAP, TT_UBIGINT };
+enum {
+    TT_ANY = -1, TT_BIGINT = 0, TT_FLOAT, TT_VARCHAR, TT_BLOB, TT_BOOLEAN, TT_TEXT_MAP, TT_UBIGINT,
+    /* the leaves a tfsql writer's description gives (layouts.c's described_column) */
+    TT_TINYINT, TT_SMALLINT, TT_INTEGER, TT_UTINYINT, TT_USMALLINT, TT_UINTEGER, TT_DATE,
+    TT_DOUBLE, TT_TIME, TT_TIMESTAMP_S, TT_TIMESTAMP_MS, TT_TIMESTAMP, TT_TIMESTAMP_NS,
+    TT_TIMESTAMP_TZ, TT_INTERVAL,
+    TT_COUNT
+};
+/* `leaf` in `lists` LISTs, or (array > 0) in one ARRAY of `array` values. */
 typedef struct {
     int leaf, lists;
+    uint64_t array;
 } tftype;
+/* The SQL spelling of a TT_* leaf (tables.c), e.g. "TIMESTAMP WITH TIME ZONE". */
+const char *tt_name(int leaf);
+/* The SQL spelling of type t (tables.c): "BIGINT[][]", "DOUBLE[3]"; into buf (cap bytes). */
+const char *tftype_text(tftype t, char *buf, size_t cap);
 
 /* A named parameter of tfrecord_scan and the type it is registered with (TT_*). */
 typedef struct {
@@ -623,6 +664,8 @@ typedef struct {
     void *(*list_child)(void *vec, size_t *count);
     /* a STRUCT's field i */
     void *(*struct_child)(void *vec, size_t i);
+    /* an ARRAY's elements (n of them: rows times its size) */
+    void *(*array_child)(void *vec, size_t n);
 } vecops;
 
 void set_row_invalid(uint64_t *validity, size_t row);

@@ -6,6 +6,29 @@
 
 #include "ext_common.h"
 
+/* A regular file of at most `max` bytes, read whole: 0 with *data (malloc'ed, free it)
+ * and *n, else 1. */
+static int read_small_file(const char *path, size_t max, char **data, size_t *n) {
+    FILE *fp = path != NULL ? fopen(path, "rb") : NULL;
+    *data = NULL;
+    *n = 0;
+    if (fp == NULL) {
+        return 1;
+    }
+    struct stat st;
+    if (fstat(fileno(fp), &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size <= max) {
+        *data = (char *)malloc((size_t)st.st_size + 1);
+        *n = *data != NULL ? fread(*data, 1, (size_t)st.st_size, fp) : 0;
+    }
+    fclose(fp);
+    if (*data == NULL || *n != (size_t)st.st_size) {
+        free(*data);
+        *data = NULL;
+        return 1;
+    }
+    return 0;
+}
+
 /* The features a TFDS directory's features.json describes (tfsql_tfds_features; the
  * same rule tfsql.tfds applies): 0 with *out (free with tfsql_tfds_features_free) and
  * *count, or 1 when there is none (no TFDS directory, no such file, not a features
@@ -17,24 +40,230 @@ int read_tfds_features(const tfbind *b, tfsql_tfds_feature **out, size_t *count)
         return 1;
     }
     char *path = xprintf("%s/%s", b->tfds_dir, TFSQL_TFDS_FEATURES_NAME);
-    FILE *fp = path != NULL ? fopen(path, "rb") : NULL;
-    free(path);
-    if (fp == NULL) {
-        return 1;
-    }
-    struct stat st;
     char *data = NULL;
     size_t n = 0;
-    if (fstat(fileno(fp), &st) == 0 && S_ISREG(st.st_mode) &&
-        (uint64_t)st.st_size <= TFSQL_TFDS_FEATURES_MAX_BYTES) {
-        data = (char *)malloc((size_t)st.st_size + 1);
-        n = data != NULL ? fread(data, 1, (size_t)st.st_size, fp) : 0;
-    }
-    fclose(fp);
-    int rc = data != NULL && n == (size_t)st.st_size ? tfsql_tfds_features(data, n, out, count)
-                                                     : -1;
+    int missing = read_small_file(path, TFSQL_TFDS_FEATURES_MAX_BYTES, &data, &n);
+    free(path);
+    int rc = missing ? -1 : tfsql_tfds_features(data, n, out, count);
     free(data);
     return rc == 0 ? 0 : 1;
+}
+
+/* The column description (features.json) a tfsql writer left in the one root directory
+ * every file was listed below (tfsql.opening._written_description; tfsql_description_
+ * parse reads it): 0 with *out (free with tfsql_description_free) and *count, 1 when
+ * there is none (a file named directly, several roots, a TFDS or TFX layout, no such
+ * file, TFDS's own features.json). */
+int read_written_description(const tfbind *b, tfsql_column **out, size_t *count) {
+    *out = NULL;
+    *count = 0;
+    const char *root = b->files.n > 0 ? b->files.items[0].root : NULL;
+    if (root == NULL || b->layout != LAYOUT_NONE || b->record_type == RAW) {
+        return 1;
+    }
+    for (size_t i = 1; i < b->files.n; i++) {
+        if (b->files.items[i].root == NULL || strcmp(b->files.items[i].root, root) != 0) {
+            return 1;
+        }
+    }
+    char *path = xprintf("%s/%s", root, TFSQL_DESCRIPTION_NAME);
+    char *data = NULL;
+    size_t n = 0;
+    int missing = read_small_file(path, TFSQL_TFDS_FEATURES_MAX_BYTES, &data, &n);
+    free(path);
+    int rc = missing ? 1 : tfsql_description_parse(data, n, out, count);
+    free(data);
+    return rc == 0 ? 0 : 1;
+}
+
+/* The decoder's kind, the column's shape and whether it is text, for a described type;
+ * and the DuckDB leaf type the scan gives it: the integer types, BOOLEAN and DATE
+ * narrowed from int64 with a range check, DOUBLE widened from float, timestamps as
+ * stored, a time zone's timestamps, times and durations (INTERVAL) in microseconds and
+ * date64 in days (*scale: the factor or divisor); else 0 (the kind's own type; tfsql.connect() reads those
+ * through its Arrow path, which casts). */
+static void described_column(const tfsql_type *t, int record_type, int *kind, int *shape,
+                             int *utf8, int *leaf, uint64_t *array_size, int64_t *scale) {
+    switch (t->leaf) {
+    case TFSQL_TYPE_FLOAT16:
+    case TFSQL_TYPE_FLOAT32:
+    case TFSQL_TYPE_FLOAT64:
+    case TFSQL_TYPE_DECIMAL128:
+    case TFSQL_TYPE_DECIMAL256:
+        *kind = KIND_FLOAT;
+        break;
+    case TFSQL_TYPE_STRING:
+    case TFSQL_TYPE_LARGE_STRING:
+    case TFSQL_TYPE_BINARY:
+    case TFSQL_TYPE_LARGE_BINARY:
+    case TFSQL_TYPE_FIXED_BINARY:
+        *kind = KIND_BYTES;
+        break;
+    default:
+        *kind = KIND_INT64;
+    }
+    *utf8 = t->leaf == TFSQL_TYPE_STRING || t->leaf == TFSQL_TYPE_LARGE_STRING;
+    int variable = 1; /* every wrapper a list or large list */
+    for (int i = 0; i < t->nwrap; i++) {
+        variable &= t->wrap[i] == TFSQL_WRAP_LIST || t->wrap[i] == TFSQL_WRAP_LARGE_LIST;
+    }
+    *shape = t->nwrap == 0 ? SCALAR
+             : t->nwrap == 2 && variable && record_type == SEQUENCE_EXAMPLE ? LIST_OF_LIST
+                                                                             : LIST;
+    *leaf = 0;
+    *array_size = 0;
+    *scale = 1;
+    if (t->nwrap == 1 && t->wrap[0] == TFSQL_WRAP_FIXED_LIST) {
+        *array_size = (uint64_t)t->wrap_size[0]; /* an ARRAY, as DuckDB reads Arrow's */
+    } else if (t->nwrap == 1 && t->wrap[0] == TFSQL_WRAP_TENSOR) {
+        uint64_t size = 1; /* DuckDB reads a fixed-shape tensor as its flat storage */
+        for (int d = 0; d < t->ndim; d++) {
+            size *= (uint64_t)t->shape[d];
+        }
+        *array_size = size;
+    }
+    variable |= *array_size > 0;
+    static const struct {
+        int leaf;
+        int id;
+    } narrowed[] = {
+        {TFSQL_TYPE_BOOL, TT_BOOLEAN},     {TFSQL_TYPE_INT8, TT_TINYINT},
+        {TFSQL_TYPE_INT16, TT_SMALLINT},   {TFSQL_TYPE_INT32, TT_INTEGER},
+        {TFSQL_TYPE_UINT8, TT_UTINYINT},   {TFSQL_TYPE_UINT16, TT_USMALLINT},
+        {TFSQL_TYPE_UINT32, TT_UINTEGER},  {TFSQL_TYPE_UINT64, TT_UBIGINT},
+        {TFSQL_TYPE_DATE32, TT_DATE},      {TFSQL_TYPE_FLOAT64, TT_DOUBLE},
+    };
+    for (size_t i = 0; variable && i < sizeof(narrowed) / sizeof(narrowed[0]); i++) {
+        if (narrowed[i].leaf == t->leaf) {
+            *leaf = narrowed[i].id; /* scanning.c's fill_leaf narrows (range-checked) or widens */
+        }
+    }
+    /* microseconds per unit, as DuckDB reads Arrow's units (ns: no exact micros) */
+    static const int64_t micros[] = {1000000, 1000, 1, 0};
+    if (!variable || t->nwrap > 1) {
+        return;
+    }
+    if (t->leaf == TFSQL_TYPE_TIMESTAMP && t->tz[0] == 0) {
+        static const int units[] = {TT_TIMESTAMP_S, TT_TIMESTAMP_MS, TT_TIMESTAMP,
+                                    TT_TIMESTAMP_NS};
+        *leaf = units[t->unit];
+    } else if ((t->leaf == TFSQL_TYPE_TIMESTAMP || t->leaf == TFSQL_TYPE_TIME32 ||
+                t->leaf == TFSQL_TYPE_TIME64 || t->leaf == TFSQL_TYPE_DURATION) &&
+               micros[t->unit] != 0) {
+        *leaf = t->leaf == TFSQL_TYPE_TIMESTAMP  ? TT_TIMESTAMP_TZ
+                : t->leaf == TFSQL_TYPE_DURATION ? TT_INTERVAL
+                                                 : TT_TIME;
+        *scale = micros[t->unit];
+    } else if (t->leaf == TFSQL_TYPE_DATE64) {
+        *leaf = TT_DATE;
+        *scale = -86400000; /* milliseconds to days */
+    }
+}
+
+/* The described data columns, in order, are the columns (nothing is inferred): the
+ * decoder's kind of each, and the DuckDB type where it stores the values as written
+ * (timestamps, TIME; tfsql.connect() reads the other types through its Arrow path).
+ * 0, or -1 with err. */
+int apply_written_description(tfbind *b, const tfsql_column *cols, size_t n, char *err) {
+    size_t ndata = 0;
+    for (size_t i = 0; i < n; i++) {
+        ndata += !cols[i].partition;
+    }
+    b->sc.cols = (colspec *)calloc(ndata + 1, sizeof(colspec));
+    b->utf8 = (int *)calloc(ndata + 1, sizeof(int));
+    b->leaf = (int *)calloc(ndata + 1, sizeof(int));
+    b->array_size = (uint64_t *)calloc(ndata + 1, sizeof(uint64_t));
+    b->scale = (int64_t *)calloc(ndata + 1, sizeof(int64_t));
+    if (b->sc.cols == NULL || b->utf8 == NULL || b->leaf == NULL || b->array_size == NULL ||
+        b->scale == NULL) {
+        snprintf(err, ERRLEN, "out of memory");
+        return -1;
+    }
+    b->sc.record_type = b->record_type;
+    int c = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (cols[i].partition) {
+            continue;
+        }
+        colspec *cs = &b->sc.cols[c];
+        cs->name = (uint8_t *)xstrndup(cols[i].name, cols[i].name_len);
+        if (cs->name == NULL) {
+            snprintf(err, ERRLEN, "out of memory");
+            return -1;
+        }
+        cs->name_len = cols[i].name_len;
+        described_column(&cols[i].type, b->record_type, &cs->kind, &cs->shape, &b->utf8[c],
+                         &b->leaf[c], &b->array_size[c], &b->scale[c]);
+        cs->location = cs->shape == LIST_OF_LIST ? FEATURE_LISTS : FEATURES;
+        b->sc.ncols = b->ndata = ++c;
+    }
+    return 0;
+}
+
+/* Partition column `name` (BIGINT when is_int, else VARCHAR) null in every file. */
+static int add_null_partition(tfbind *b, const char *name, size_t len, int is_int) {
+    int k = b->npart;
+    char **names = (char **)realloc(b->part_names, (size_t)(k + 1) * sizeof(char *));
+    if (names == NULL) {
+        return -1;
+    }
+    b->part_names = names;
+    int *ints = (int *)realloc(b->part_is_int, (size_t)(k + 1) * sizeof(int));
+    if (ints == NULL) {
+        return -1;
+    }
+    b->part_is_int = ints;
+    for (size_t i = 0; i < b->files.n; i++) {
+        tfile *f = &b->files.items[i];
+        char **parts = (char **)realloc(f->parts, (size_t)(k + 1) * sizeof(char *));
+        if (parts == NULL) {
+            return -1;
+        }
+        if (f->parts == NULL) {
+            memset(parts, 0, (size_t)(k + 1) * sizeof(char *));
+        }
+        f->parts = parts;
+        size_t *lens = (size_t *)realloc(f->part_lens, (size_t)(k + 1) * sizeof(size_t));
+        if (lens == NULL) {
+            return -1;
+        }
+        f->part_lens = lens;
+        f->parts[k] = NULL;
+        f->part_lens[k] = 0;
+    }
+    b->part_names[k] = xstrndup(name, len);
+    b->part_is_int[k] = is_int;
+    b->npart = k + 1;
+    return b->part_names[k] == NULL ? -1 : 0;
+}
+
+/* A hive column the description types as a string stays one where its values all look
+ * like integers (the inferred type); with no key=value directory at all (a write of no
+ * rows: its one empty file in the root) the described partition columns are null
+ * columns (tfsql.opening._written_partitions). User hive_types win (the caller skips
+ * this). 0, or -1 when out of memory. */
+int apply_written_partitions(tfbind *b, const tfsql_column *cols, size_t n) {
+    if (b->npart == 0 && b->hive != HIVE_OFF) {
+        for (size_t i = 0; i < n; i++) {
+            if (cols[i].partition &&
+                add_null_partition(b, cols[i].name, cols[i].name_len,
+                                   cols[i].type.nwrap == 0 && cols[i].type.leaf == TFSQL_TYPE_INT64)) {
+                return -1;
+            }
+        }
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        int text = cols[i].type.nwrap == 0 && (cols[i].type.leaf == TFSQL_TYPE_STRING ||
+                                               cols[i].type.leaf == TFSQL_TYPE_LARGE_STRING);
+        for (int k = 0; cols[i].partition && text && k < b->npart; k++) {
+            if (strlen(b->part_names[k]) == cols[i].name_len &&
+                memcmp(b->part_names[k], cols[i].name, cols[i].name_len) == 0) {
+                b->part_is_int[k] = 0;
+            }
+        }
+    }
+    return 0;
 }
 
 /* The described features' columns in place of the inferred ones, the others after them
@@ -107,37 +336,14 @@ int add_split_column(tfbind *b) {
         }
     }
     int k = b->npart;
-    char **names = (char **)realloc(b->part_names, (size_t)(k + 1) * sizeof(char *));
-    if (names == NULL) {
+    if (add_null_partition(b, SPLIT_COLUMN, strlen(SPLIT_COLUMN), 0)) {
         return -1;
     }
-    b->part_names = names;
-    int *is_int = (int *)realloc(b->part_is_int, (size_t)(k + 1) * sizeof(int));
-    if (is_int == NULL) {
-        return -1;
-    }
-    b->part_is_int = is_int;
-    for (size_t i = 0; i < b->files.n; i++) {
+    for (size_t i = 0; i < b->files.n; i++) { /* the splits move into the files' parts */
         tfile *f = &b->files.items[i];
-        char **parts = (char **)realloc(f->parts, (size_t)(k + 1) * sizeof(char *));
-        if (parts == NULL) {
-            return -1;
-        }
-        if (f->parts == NULL) {
-            memset(parts, 0, (size_t)(k + 1) * sizeof(char *));
-        }
-        f->parts = parts;
-        size_t *lens = (size_t *)realloc(f->part_lens, (size_t)(k + 1) * sizeof(size_t));
-        if (lens == NULL) {
-            return -1;
-        }
-        f->part_lens = lens;
         f->part_lens[k] = b->splits[i] != NULL ? strlen(b->splits[i]) : 0;
         f->parts[k] = b->splits[i];
         b->splits[i] = NULL;
     }
-    b->part_names[k] = xstrdup(SPLIT_COLUMN);
-    b->part_is_int[k] = 0;
-    b->npart = k + 1;
-    return b->part_names[k] == NULL ? -1 : 0;
+    return 0;
 }

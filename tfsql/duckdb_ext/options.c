@@ -28,14 +28,23 @@ duckdb_logical_type logical_type(tftype t) {
         duckdb_destroy_logical_type(&text);
         return map;
     }
-    duckdb_type id = t.leaf == TT_BIGINT    ? DUCKDB_TYPE_BIGINT
-                     : t.leaf == TT_FLOAT   ? DUCKDB_TYPE_FLOAT
-                     : t.leaf == TT_VARCHAR ? DUCKDB_TYPE_VARCHAR
-                     : t.leaf == TT_BLOB    ? DUCKDB_TYPE_BLOB
-                     : t.leaf == TT_BOOLEAN ? DUCKDB_TYPE_BOOLEAN
-                     : t.leaf == TT_UBIGINT ? DUCKDB_TYPE_UBIGINT
-                                            : DUCKDB_TYPE_ANY;
+    static const duckdb_type ids[TT_COUNT] = {
+        DUCKDB_TYPE_BIGINT,       DUCKDB_TYPE_FLOAT,        DUCKDB_TYPE_VARCHAR,
+        DUCKDB_TYPE_BLOB,         DUCKDB_TYPE_BOOLEAN,      DUCKDB_TYPE_INVALID, /* a MAP */
+        DUCKDB_TYPE_UBIGINT,      DUCKDB_TYPE_TINYINT,      DUCKDB_TYPE_SMALLINT,
+        DUCKDB_TYPE_INTEGER,      DUCKDB_TYPE_UTINYINT,     DUCKDB_TYPE_USMALLINT,
+        DUCKDB_TYPE_UINTEGER,     DUCKDB_TYPE_DATE,         DUCKDB_TYPE_DOUBLE,
+        DUCKDB_TYPE_TIME,         DUCKDB_TYPE_TIMESTAMP_S,  DUCKDB_TYPE_TIMESTAMP_MS,
+        DUCKDB_TYPE_TIMESTAMP,    DUCKDB_TYPE_TIMESTAMP_NS, DUCKDB_TYPE_TIMESTAMP_TZ,
+        DUCKDB_TYPE_INTERVAL,
+    };
+    duckdb_type id = t.leaf >= 0 && t.leaf < TT_COUNT ? ids[t.leaf] : DUCKDB_TYPE_ANY;
     duckdb_logical_type r = duckdb_create_logical_type(id);
+    if (t.array > 0) { /* a described fixed-size list or tensor */
+        duckdb_logical_type a = duckdb_create_array_type(r, (idx_t)t.array);
+        duckdb_destroy_logical_type(&r);
+        return a;
+    }
     for (int s = 0; s < t.lists; s++) {
         duckdb_logical_type l = duckdb_create_list_type(r);
         duckdb_destroy_logical_type(&r);
@@ -46,7 +55,7 @@ duckdb_logical_type logical_type(tftype t) {
 
 void add_named_parameters(duckdb_table_function f) {
     for (const scan_param *p = scan_parameters(); p->name != NULL; p++) {
-        tftype t = {p->type, 0};
+        tftype t = {p->type, 0, 0};
         duckdb_logical_type lt = logical_type(t);
         duckdb_table_function_add_named_parameter(f, p->name, lt);
         duckdb_destroy_logical_type(&lt);

@@ -210,24 +210,24 @@ static const char *const class_names[] = {NULL, "CorruptRecordError", "SchemaErr
                                           "FileChangedError"};
 
 const tfcolumn last_error_columns[] = {
-    {"error_class", {TT_VARCHAR, 0}},  {"reason", {TT_VARCHAR, 0}},
-    {"file", {TT_VARCHAR, 0}},         {"record_index", {TT_BIGINT, 0}},
-    {"byte_offset", {TT_BIGINT, 0}},   {"length", {TT_BIGINT, 0}},
-    {"limit_bytes", {TT_BIGINT, 0}},   {"rest_of_file", {TT_BOOLEAN, 0}},
-    {"suggest_skip", {TT_BOOLEAN, 0}}, {"compression", {TT_VARCHAR, 0}},
-    {"record_type", {TT_VARCHAR, 0}},  {"detail", {TT_VARCHAR, 0}},
-    {"feature", {TT_VARCHAR, 0}},      {"found_kind", {TT_VARCHAR, 0}},
-    {"expected_kind", {TT_VARCHAR, 0}}, {"size_before", {TT_BIGINT, 0}},
-    {"size_after", {TT_BIGINT, 0}},    {"message", {TT_VARCHAR, 0}},
-    {NULL, {0, 0}},
+    {"error_class", {TT_VARCHAR, 0, 0}},  {"reason", {TT_VARCHAR, 0, 0}},
+    {"file", {TT_VARCHAR, 0, 0}},         {"record_index", {TT_BIGINT, 0, 0}},
+    {"byte_offset", {TT_BIGINT, 0, 0}},   {"length", {TT_BIGINT, 0, 0}},
+    {"limit_bytes", {TT_BIGINT, 0, 0}},   {"rest_of_file", {TT_BOOLEAN, 0, 0}},
+    {"suggest_skip", {TT_BOOLEAN, 0, 0}}, {"compression", {TT_VARCHAR, 0, 0}},
+    {"record_type", {TT_VARCHAR, 0, 0}},  {"detail", {TT_VARCHAR, 0, 0}},
+    {"feature", {TT_VARCHAR, 0, 0}},      {"found_kind", {TT_VARCHAR, 0, 0}},
+    {"expected_kind", {TT_VARCHAR, 0, 0}}, {"size_before", {TT_BIGINT, 0, 0}},
+    {"size_after", {TT_BIGINT, 0, 0}},    {"message", {TT_VARCHAR, 0, 0}},
+    {NULL, {0, 0, 0}},
 };
 
 const tfcolumn rejects_columns[] = {
-    {"file", {TT_VARCHAR, 0}},         {"record_index", {TT_BIGINT, 0}},
-    {"start_offset", {TT_BIGINT, 0}},  {"end_offset", {TT_BIGINT, 0}},
-    {"rest_of_file", {TT_BOOLEAN, 0}}, {"reason", {TT_VARCHAR, 0}},
-    {"message", {TT_VARCHAR, 0}},      {"more_rejects", {TT_UBIGINT, 0}},
-    {NULL, {0, 0}},
+    {"file", {TT_VARCHAR, 0, 0}},         {"record_index", {TT_BIGINT, 0, 0}},
+    {"start_offset", {TT_BIGINT, 0, 0}},  {"end_offset", {TT_BIGINT, 0, 0}},
+    {"rest_of_file", {TT_BOOLEAN, 0, 0}}, {"reason", {TT_VARCHAR, 0, 0}},
+    {"message", {TT_VARCHAR, 0, 0}},      {"more_rejects", {TT_UBIGINT, 0, 0}},
+    {NULL, {0, 0, 0}},
 };
 
 /* Row `n` of a tfrecord_last_error() chunk. */

@@ -27,6 +27,9 @@ void tfbind_free(void *p) {
     free(b->part_is_int);
     schema_free(&b->sc);
     free(b->utf8);
+    free(b->leaf);
+    free(b->array_size);
+    free(b->scale);
     free(b->filename_col);
     for (size_t i = 0; i < b->npreds; i++) {
         tfpred_free(&b->preds[i]);
@@ -156,6 +159,8 @@ tfbind *scan_resolve(const tfargs *a, const char *fname, connref conn, uint64_t 
     }
     set_default_options(b);
     b->conn = conn;
+    tfsql_column *written = NULL; /* a tfsql writer's description of the columns */
+    size_t nwritten = 0;
     if (parse_options(a, b, fname, err)) {
         goto fail;
     }
@@ -210,6 +215,11 @@ tfbind *scan_resolve(const tfargs *a, const char *fname, connref conn, uint64_t 
         if (rc || check_missing_columns(b, err)) {
             goto fail;
         }
+    } else if (read_written_description(b, &written, &nwritten) == 0) {
+        /* a tfsql writer's features.json: its columns, in order (tfsql.description) */
+        if (apply_written_description(b, written, nwritten, err)) {
+            goto fail;
+        }
     } else {
         /* a TFDS directory's features.json types the columns it describes; when it
          * describes all of them nothing is inferred (tfsql.opening) */
@@ -240,6 +250,11 @@ tfbind *scan_resolve(const tfargs *a, const char *fname, connref conn, uint64_t 
     }
     int typed = find_partitions(b, hive_types, err) == 0 &&
                 (hive_types == NULL || apply_hive_types(b, hive_types, fname, err) == 0);
+    if (typed && hive_types == NULL && written != NULL &&
+        apply_written_partitions(b, written, nwritten)) {
+        snprintf(err, ERRLEN, "out of memory");
+        typed = 0;
+    }
     if (!typed) {
         goto fail;
     }
@@ -294,8 +309,10 @@ tfbind *scan_resolve(const tfargs *a, const char *fname, connref conn, uint64_t 
         }
     }
     *cardinality_out = cardinality;
+    tfsql_description_free(written, nwritten);
     return b;
 fail:
+    tfsql_description_free(written, nwritten);
     tfbind_free(b);
     return NULL;
 }

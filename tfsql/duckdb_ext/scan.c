@@ -63,8 +63,13 @@ static void *v1_struct_child(void *vec, size_t i) {
     return duckdb_struct_vector_get_child((duckdb_vector)vec, (idx_t)i);
 }
 
-const vecops v1_vecops = {NULL,           v1_data,         v1_validity,    v1_set_text,
-                          v1_list_resize, v1_list_child, v1_struct_child};
+static void *v1_array_child(void *vec, size_t n) {
+    (void)n; /* an ARRAY's child holds rows times its size already */
+    return duckdb_array_vector_get_child((duckdb_vector)vec);
+}
+
+const vecops v1_vecops = {NULL,           v1_data,       v1_validity,     v1_set_text,
+                          v1_list_resize, v1_list_child, v1_struct_child, v1_array_child};
 
 void tf_scan(duckdb_function_info info, duckdb_data_chunk output) {
     tfbind *b = (tfbind *)duckdb_function_get_bind_data(info);

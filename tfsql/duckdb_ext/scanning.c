@@ -78,14 +78,90 @@ tflocal *scan_local_new(void) { return (tflocal *)calloc(1, sizeof(tflocal)); }
 
 static inline int bit_get(const uint8_t *bits, size_t i) { return (bits[i >> 3] >> (i & 7)) & 1; }
 
-/* Fill `vec` from values [from, to) of `cb`; -1 with *bad the index of the first value
- * that is not UTF-8 when the column is a string (`utf8`). */
+/* Whether int64 v fits TT_* leaf t (a type a column description gives an int64_list
+ * feature: tfsql.description), and store it there as DuckDB lays that type out. */
+static int narrow_int(int t, void *data, size_t i, int64_t v) {
+    switch (t) {
+    case TT_BOOLEAN:
+        if (v != 0 && v != 1) return 0;
+        ((uint8_t *)data)[i] = v != 0;
+        return 1;
+    case TT_TINYINT:
+        if (v < INT8_MIN || v > INT8_MAX) return 0;
+        ((int8_t *)data)[i] = (int8_t)v;
+        return 1;
+    case TT_SMALLINT:
+        if (v < INT16_MIN || v > INT16_MAX) return 0;
+        ((int16_t *)data)[i] = (int16_t)v;
+        return 1;
+    case TT_INTEGER:
+    case TT_DATE:
+        if (v < INT32_MIN || v > INT32_MAX) return 0;
+        ((int32_t *)data)[i] = (int32_t)v;
+        return 1;
+    case TT_UTINYINT:
+        if (v < 0 || v > UINT8_MAX) return 0;
+        ((uint8_t *)data)[i] = (uint8_t)v;
+        return 1;
+    case TT_USMALLINT:
+        if (v < 0 || v > UINT16_MAX) return 0;
+        ((uint16_t *)data)[i] = (uint16_t)v;
+        return 1;
+    case TT_UINTEGER:
+        if (v < 0 || v > (int64_t)UINT32_MAX) return 0;
+        ((uint32_t *)data)[i] = (uint32_t)v;
+        return 1;
+    case TT_UBIGINT:
+        if (v < 0) return 0;
+        ((uint64_t *)data)[i] = (uint64_t)v;
+        return 1;
+    case TT_INTERVAL: { /* months, days, micros */
+        struct {
+            int32_t months, days;
+            int64_t micros;
+        } iv = {0, 0, v};
+        memcpy((uint8_t *)data + 16 * i, &iv, 16);
+        return 1;
+    }
+    default: /* BIGINT, timestamps, TIME: the integer as stored */
+        ((int64_t *)data)[i] = v;
+        return 1;
+    }
+}
+
+/* Fill `vec` from values [from, to) of `cb` as TT_* leaf `leaf` (0: the kind's own),
+ * an integer first scaled by `scale` (tfbind.scale); -1 with *bad the index of the first
+ * value that is not UTF-8 when the column is a string (`utf8`), -3 with *bad the index
+ * of the first value `leaf` cannot hold. */
 static int fill_leaf(const vecops *o, void *vec, const colbuild *cb, int64_t from, int64_t to,
-                     int utf8, size_t at, int64_t *bad) {
+                     int utf8, int leaf, int64_t scale, size_t at, int64_t *bad) {
     int64_t n = to - from;
-    if (cb->kind == KIND_INT64) {
+    if (cb->kind == KIND_INT64 && leaf != 0) {
+        void *dst = o->data(vec);
+        const int64_t *src = (const int64_t *)cb->values.data + from;
+        for (int64_t i = 0; i < n; i++) {
+            int64_t v = src[i];
+            if (scale > 1 && (v > INT64_MAX / scale || v < INT64_MIN / scale)) {
+                *bad = from + i;
+                return -3;
+            }
+            v = scale > 1    ? v * scale
+                : scale < -1 ? (v - ((v % -scale) + -scale) % -scale) / -scale /* floor */
+                             : v;
+            if (!narrow_int(leaf, dst, at + (size_t)i, v)) {
+                *bad = from + i;
+                return -3;
+            }
+        }
+    } else if (cb->kind == KIND_INT64) {
         int64_t *dst = (int64_t *)o->data(vec);
         memcpy(dst + at, cb->values.data + 8 * from, (size_t)n * 8);
+    } else if (cb->kind == KIND_FLOAT && leaf == TT_DOUBLE) {
+        double *dst = (double *)o->data(vec);
+        const float *src = (const float *)cb->values.data + from;
+        for (int64_t i = 0; i < n; i++) {
+            dst[at + (size_t)i] = (double)src[i]; /* exact */
+        }
     } else if (cb->kind == KIND_FLOAT) {
         float *dst = (float *)o->data(vec);
         memcpy(dst + at, cb->values.data + 4 * from, (size_t)n * 4);
@@ -133,11 +209,69 @@ static void set_validity(const vecops *o, void *vec, const uint8_t *bits, int64_
     }
 }
 
-/* Fill `vec` with column `cb` of n rows; -1 with *bad_row the first row holding a value
- * that is not UTF-8 when the column is a string (`utf8`). */
-static int fill_column(const vecops *o, void *vec, const colbuild *cb, size_t n, int utf8,
-                       int64_t *bad_row) {
+/* How a data column's values are written: tfbind's leaf, scale and array_size of it. */
+typedef struct {
+    int utf8, leaf;
+    int64_t scale;
+    uint64_t array_size;
+} colout;
+
+/* A failed fill_leaf's row (the list holding value `bad` of `outer`) and value. */
+static int leaf_failed(int rc, const colbuild *cb, int64_t bad, int64_t row, int64_t *bad_row,
+                       int64_t *bad_value) {
+    *bad_row = bad == -2 ? -2 : row;
+    *bad_value = rc == -3 ? ((const int64_t *)cb->values.data)[bad] : 0;
+    return rc;
+}
+
+/* An ARRAY column (a described fixed size): every row's list holds exactly
+ * c->array_size values; -4 with *bad_row the first row whose list holds another count
+ * (*bad_value). */
+static int fill_array(const vecops *o, void *vec, const colbuild *cb, size_t n, const colout *c,
+                      int64_t *bad_row, int64_t *bad_value) {
+    const int32_t *outer = (const int32_t *)cb->outer.data;
+    size_t size = (size_t)c->array_size;
+    void *child = o->array_child(vec, n * size);
+    if (child == NULL) {
+        *bad_row = -2;
+        return -1;
+    }
+    set_validity(o, vec, cb->validity.data, cb->null_count, n);
+    for (size_t r = 0; r < n; r++) {
+        if (cb->null_count && !bit_get(cb->validity.data, r)) {
+            uint64_t *cv = o->validity(child);
+            for (size_t k = 0; k < size; k++) {
+                set_row_invalid(cv, r * size + k);
+            }
+            continue;
+        }
+        if ((size_t)(outer[r + 1] - outer[r]) != size) {
+            *bad_row = (int64_t)r;
+            *bad_value = outer[r + 1] - outer[r];
+            return -4;
+        }
+        int64_t bad = -1;
+        int rc = fill_leaf(o, child, cb, outer[r], outer[r + 1], c->utf8, c->leaf, c->scale,
+                           r * size, &bad);
+        if (rc) {
+            return leaf_failed(rc, cb, bad, (int64_t)r, bad_row, bad_value);
+        }
+    }
+    return 0;
+}
+
+/* Fill `vec` with column `cb` of n rows as `c` says; -1 with *bad_row the first row
+ * holding a value that is not UTF-8 when the column is a string (-2: out of memory), -3
+ * with *bad_row the first row holding a value the leaf cannot hold and *bad_value that
+ * value, -4 for an ARRAY's list of another count (fill_array). */
+static int fill_column(const vecops *o, void *vec, const colbuild *cb, size_t n, const colout *c,
+                       int64_t *bad_row, int64_t *bad_value) {
     int64_t bad = -1;
+    int rc;
+    int utf8 = c->utf8;
+    if (c->array_size > 0) {
+        return fill_array(o, vec, cb, n, c, bad_row, bad_value);
+    }
     if (cb->shape == SCALAR) {
         if (cb->kind == KIND_BYTES) {
             /* assign valid rows only */
@@ -157,9 +291,8 @@ static int fill_column(const vecops *o, void *vec, const colbuild *cb, size_t n,
                     return -1;
                 }
             }
-        } else if (fill_leaf(o, vec, cb, 0, (int64_t)n, utf8, 0, &bad)) {
-            *bad_row = bad;
-            return -1;
+        } else if ((rc = fill_leaf(o, vec, cb, 0, (int64_t)n, utf8, c->leaf, c->scale, 0, &bad))) {
+            return leaf_failed(rc, cb, bad, bad, bad_row, bad_value);
         }
         set_validity(o, vec, cb->validity.data, cb->null_count, n);
         return 0;
@@ -178,9 +311,9 @@ static int fill_column(const vecops *o, void *vec, const colbuild *cb, size_t n,
             *bad_row = -2;
             return -1;
         }
-        if (fill_leaf(o, child, cb, 0, cb->nvalues, utf8, 0, &bad)) {
-            *bad_row = bad == -2 ? -2 : holding(outer, (int64_t)n, bad);
-            return -1;
+        if ((rc = fill_leaf(o, child, cb, 0, cb->nvalues, utf8, c->leaf, c->scale, 0, &bad))) {
+            return leaf_failed(rc, cb, bad, bad < 0 ? bad : holding(outer, (int64_t)n, bad),
+                               bad_row, bad_value);
         }
         return 0;
     }
@@ -204,9 +337,9 @@ static int fill_column(const vecops *o, void *vec, const colbuild *cb, size_t n,
         *bad_row = -2;
         return -1;
     }
-    if (fill_leaf(o, leaf, cb, 0, cb->nvalues, utf8, 0, &bad)) {
-        *bad_row = bad == -2 ? -2 : holding(outer, (int64_t)n, holding(inner, (int64_t)ninner, bad));
-        return -1;
+    if ((rc = fill_leaf(o, leaf, cb, 0, cb->nvalues, utf8, c->leaf, c->scale, 0, &bad))) {
+        int64_t row = bad < 0 ? bad : holding(outer, (int64_t)n, holding(inner, (int64_t)ninner, bad));
+        return leaf_failed(rc, cb, bad, row, bad_row, bad_value);
     }
     return 0;
 }
@@ -312,18 +445,37 @@ static int fill_data_columns(const tfbind *b, const tfglobal *g, tflocal *l, con
             continue;
         }
         int out = g->proj[i];
-        int64_t row = -1;
-        if (fill_column(o, vecs[i], &l->cb[d], n, b->utf8[out], &row)) {
+        int64_t row = -1, value = 0;
+        colout c = {b->utf8[out], b->leaf != NULL ? b->leaf[out] : 0,
+                    b->scale != NULL && b->scale[out] != 0 ? b->scale[out] : 1,
+                    b->array_size != NULL ? b->array_size[out] : 0};
+        int filled = fill_column(o, vecs[i], &l->cb[d], n, &c, &row, &value);
+        if (filled) {
             rc = -1;
             if (row == -2) {
                 snprintf(err, ERRLEN, "out of memory");
                 break;
             }
-            char col[256];
+            char col[256], found[64] = "", expected[96] = "";
             snprintf(col, sizeof(col), "%.*s", (int)g->sc.cols[d].name_len,
                      (const char *)g->sc.cols[d].name);
             tferror e;
-            tferror_init(&e, TFERR_SCHEMA, "not_utf8", b->files.items[l->file].path);
+            tferror_init(&e, TFERR_SCHEMA,
+                         filled == -3   ? "out_of_range"
+                         : filled == -4 ? "wrong_count"
+                                        : "not_utf8",
+                         b->files.items[l->file].path);
+            if (filled == -3) { /* a value the described type cannot hold */
+                snprintf(found, sizeof(found), "%lld", (long long)value);
+                snprintf(expected, sizeof(expected), "%s", tt_name(c.leaf));
+            } else if (filled == -4) { /* a list of another length than the ARRAY's */
+                snprintf(found, sizeof(found), "%lld values", (long long)value);
+                snprintf(expected, sizeof(expected), "%llu", (unsigned long long)c.array_size);
+            }
+            if (filled <= -3) {
+                e.found = found;
+                e.expected = expected;
+            }
             e.feature = col;
             e.record_index = (long long)(l->fr.r.first + l->pos + (size_t)row);
             e.offset = (long long)l->fr.r.base + (long long)load_u64(offs + 8 * (size_t)row) - 12;

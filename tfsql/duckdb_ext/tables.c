@@ -10,7 +10,7 @@ int scan_output_count(const tfbind *b) {
 }
 
 tftype scan_output_tftype(const tfbind *b, int c, char **name) {
-    tftype t = {TT_VARCHAR, 0};
+    tftype t = {TT_VARCHAR, 0, 0};
     if (c < b->ndata) {
         const colspec *cs = &b->sc.cols[c];
         *name = column_name(b, c);
@@ -19,6 +19,13 @@ tftype scan_output_tftype(const tfbind *b, int c, char **name) {
                  : b->utf8[c]             ? TT_VARCHAR
                                           : TT_BLOB;
         t.lists = cs->shape;
+        if (b->leaf != NULL && b->leaf[c] != 0) { /* a described type (layouts.c) */
+            t.leaf = b->leaf[c];
+        }
+        if (b->array_size != NULL && b->array_size[c] > 0) {
+            t.lists = 0;
+            t.array = b->array_size[c];
+        }
         return t;
     }
     c -= b->ndata;
@@ -29,6 +36,25 @@ tftype scan_output_tftype(const tfbind *b, int c, char **name) {
     }
     *name = xstrdup(b->filename_col);
     return t;
+}
+
+const char *tt_name(int leaf) {
+    static const char *const names[TT_COUNT] = {
+        "BIGINT",   "FLOAT",     "VARCHAR",  "BLOB",         "BOOLEAN",      "MAP(VARCHAR, VARCHAR)",
+        "UBIGINT",  "TINYINT",   "SMALLINT", "INTEGER",      "UTINYINT",     "USMALLINT",
+        "UINTEGER", "DATE",      "DOUBLE",   "TIME",         "TIMESTAMP_S",  "TIMESTAMP_MS",
+        "TIMESTAMP", "TIMESTAMP_NS", "TIMESTAMP WITH TIME ZONE", "INTERVAL",
+    };
+    return leaf >= 0 && leaf < TT_COUNT ? names[leaf] : "ANY";
+}
+
+const char *tftype_text(tftype t, char *buf, size_t cap) {
+    if (t.array > 0) {
+        snprintf(buf, cap, "%s[%llu]", tt_name(t.leaf), (unsigned long long)t.array);
+    } else {
+        snprintf(buf, cap, "%s%s", tt_name(t.leaf), t.lists == 2 ? "[][]" : t.lists == 1 ? "[]" : "");
+    }
+    return buf;
 }
 
 static int64_t fd_read_at(void *ctx, uint64_t offset, uint8_t *buf, size_t n) {

@@ -108,7 +108,14 @@ void v2_describe_type(duckdb_v2_logical_type_handle t, copy_type *out) {
         owned[out->levels] = list_child(leaf, &out->array[out->levels]);
         leaf = owned[out->levels++];
     }
-    out->leaf = leaf != NULL ? leaf_of(type_id(leaf)) : COPY_LEAF_NONE;
+    DUCKDB_V2_LOGICAL_TYPE_ID id = leaf != NULL ? type_id(leaf) : DUCKDB_V2_LOGICAL_TYPE_ID_INVALID;
+    out->leaf = leaf != NULL ? leaf_of(id) : COPY_LEAF_NONE;
+    out->time = id == DUCKDB_V2_LOGICAL_TYPE_ID_TIMESTAMP_SEC  ? COPY_TIME_S
+                : id == DUCKDB_V2_LOGICAL_TYPE_ID_TIMESTAMP_MS ? COPY_TIME_MS
+                : id == DUCKDB_V2_LOGICAL_TYPE_ID_TIMESTAMP    ? COPY_TIME_US
+                : id == DUCKDB_V2_LOGICAL_TYPE_ID_TIMESTAMP_NS ? COPY_TIME_NS
+                : id == DUCKDB_V2_LOGICAL_TYPE_ID_TIMESTAMP_TZ ? COPY_TIME_US_TZ
+                                                               : COPY_TIME_OF_DAY;
     duckdb_v2_identifier_t name = {NULL, 0};
     if (leaf != NULL && duckdb_v2_logical_type_get_name(leaf, &name, NULL) == V2_OK && name.ptr != NULL) {
         snprintf(out->type_name, sizeof(out->type_name), "%.*s", (int)name.len, name.ptr);
@@ -274,6 +281,7 @@ static void copy_to_bind(duckdb_v2_copy_to_bind_info_handle info, v2_ctx context
     b->set.level = -1;
     char *root = xstrndup(path.ptr, path.len);
     copy_target_init(&b->target, root);
+    b->target.plan = &b->plan; /* its description: features.json (copy_files.c) */
     free(root);
     b->target.compress_named = 1;
     if (read_options(info, b, msg) || plan_columns(info, b, msg)) {

@@ -114,11 +114,8 @@ int v2_bind_args(duckdb_v2_function_bind_info_handle info, tfargs *a) {
 }
 
 duckdb_v2_logical_type_handle v2_type(duckdb_v2_factory_handle f, tftype t) {
-    static const char *const leaves[] = {"BIGINT", "FLOAT", "VARCHAR", "BLOB", "BOOLEAN",
-                                         "MAP(VARCHAR, VARCHAR)", "UBIGINT"};
-    char text[64];
-    const char *leaf = t.leaf == TT_ANY ? "ANY" : leaves[t.leaf];
-    snprintf(text, sizeof text, "%s%s", leaf, t.lists == 2 ? "[][]" : t.lists == 1 ? "[]" : "");
+    char text[96];
+    tftype_text(t, text, sizeof text);
     duckdb_v2_logical_type_handle r = NULL;
     if (t.leaf == TT_ANY) {
         duckdb_v2_factory_create_type_from_id(f, DUCKDB_V2_LOGICAL_TYPE_ID_ANY, NULL, NULL, 0, &r,
@@ -348,7 +345,7 @@ static void *v2_list_child(void *vec, size_t *count) {
 }
 
 const vecops v2_vecops = {v2_set_rows,    v2_data,       v2_validity, v2_set_text,
-                          v2_list_resize, v2_list_child, v2_child};
+                          v2_list_resize, v2_list_child, v2_child,    v2_list_resize};
 
 static void scan_exec(duckdb_v2_table_function_exec_info_handle info, v2_ctx context, v2_err *err) {
     tfbind *b = NULL;
