@@ -136,7 +136,8 @@ static int add_option(duckdb_v2_copy_from_bind_info_handle info, duckdb_v2_facto
                  name);
         rc = -1;
     } else if (type != TT_ANY) {
-        tftype t = {type, 0};
+        tftype t = {0};
+        t.leaf = type;
         duckdb_v2_logical_type_handle lt = v2_type(f, t);
         if (lt == NULL || duckdb_v2_value_cast(f, v, lt, &cast, NULL) != V2_OK) {
             char text[128] = "";
