@@ -34,6 +34,7 @@ typedef struct {
     PyObject *read;   /* callable(view, offset) -> int, or NULL (fd) */
     PyObject *window; /* callable(n) -> writable buffer, or NULL (a Buffer) */
     PyObject *check;  /* callable() before each read (an interrupt check), or NULL */
+    unsigned long main_ident; /* the main thread, whose reads also run Python's signal handlers */
     PyObject *cur, *prev; /* the windows the reader reads from (prev: while copying) */
     Py_buffer cur_view, prev_view;
     int py_error;
@@ -114,19 +115,32 @@ done:
     return rc;
 }
 
+/* Before each read: the interrupt check, and on the main thread Python's signal
+ * handlers (Ctrl-C), which otherwise would wait for the core to return -- after a
+ * resync through all of a file's damage, however large. */
+static int interrupted(ReaderObject *self) {
+    int on_main = PyThread_get_thread_ident() == self->main_ident;
+    if (self->check == NULL && !on_main) {
+        return 0;
+    }
+    PyGILState_STATE g = PyGILState_Ensure();
+    int failed = on_main && PyErr_CheckSignals() < 0;
+    if (!failed && self->check != NULL) {
+        PyObject *ok = PyObject_CallNoArgs(self->check);
+        failed = ok == NULL;
+        Py_XDECREF(ok);
+    }
+    PyGILState_Release(g);
+    if (failed) {
+        self->py_error = 1;
+    }
+    return failed;
+}
+
 static int reader_read(void *ctx, uint64_t offset, uint8_t *buf, size_t n, char *err) {
     ReaderObject *self = (ReaderObject *)ctx;
-    if (self->check != NULL) {
-        PyGILState_STATE g = PyGILState_Ensure();
-        PyObject *ok = PyObject_CallNoArgs(self->check);
-        if (ok == NULL) {
-            self->py_error = 1;
-        }
-        Py_XDECREF(ok);
-        PyGILState_Release(g);
-        if (ok == NULL) {
-            return -1;
-        }
+    if (interrupted(self)) {
+        return -1;
     }
     return self->read != NULL ? py_read(self, offset, buf, n, err)
                               : fd_read(self, offset, buf, n, err);
@@ -228,6 +242,24 @@ static void Reader_dealloc(ReaderObject *self) {
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
+/* threading.main_thread().ident (0 with an exception set), asked once. */
+static unsigned long main_thread_ident(void) {
+    static unsigned long ident = 0;
+    if (ident == 0) {
+        PyObject *threading = PyImport_ImportModule("threading");
+        PyObject *main = threading ? PyObject_CallMethod(threading, "main_thread", NULL) : NULL;
+        PyObject *id = main ? PyObject_GetAttrString(main, "ident") : NULL;
+        ident = id ? PyLong_AsUnsignedLong(id) : 0;
+        if (ident == (unsigned long)-1 && PyErr_Occurred()) {
+            ident = 0;
+        }
+        Py_XDECREF(id);
+        Py_XDECREF(main);
+        Py_XDECREF(threading);
+    }
+    return ident;
+}
+
 static int Reader_init(ReaderObject *self, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"size", "compression", "path", "read", "fd", "window", "start",
                              "first_index", "stop", "read_size", "read_max", "budget", "check",
@@ -296,6 +328,9 @@ static int Reader_init(ReaderObject *self, PyObject *args, PyObject *kwds) {
     if (check != Py_None) {
         Py_INCREF(check);
         self->check = check;
+    }
+    if ((self->main_ident = main_thread_ident()) == 0) {
+        return -1;
     }
     reader_init(&self->r, reader_read, self, size, compression, zlib, self->path);
     reader_start(&self->r, start, (size_t)first_index);

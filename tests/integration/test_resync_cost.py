@@ -181,6 +181,35 @@ def test_an_interrupt_stops_a_python_skip_scan_through_any_damage(tib_of_zeros, 
     assert interrupted_scan(front, tib_of_zeros)[0] == "interrupted"
 
 
+IN_RESYNC = r"""
+import signal, sys, threading
+import tfsql
+from tfsql import framing
+damaged = framing.FrameReader._damaged
+def ctrl_c_once_resyncing(self, reader):  # Ctrl-C 0.3 s after this thread began a resync
+    threading.Timer(0.3, lambda: signal.raise_signal(signal.SIGINT)).start()
+    framing.FrameReader._damaged = damaged
+    return damaged(self, reader)
+framing.FrameReader._damaged = ctrl_c_once_resyncing
+try:
+    print("rows", tfsql.read_tfrecord(sys.argv[1], record_type="bytes", on_corrupt="skip").num_rows)
+except KeyboardInterrupt as error:
+    print("interrupted", type(error).__name__, threading.current_thread() is threading.main_thread())
+"""
+
+
+def test_ctrl_c_stops_a_resync_the_main_thread_is_running(tib_of_zeros):
+    # A file whose damage the parallel read meets is read again from there on the main
+    # thread, which then resynchronises through 1 TiB of zeros inside the core with the
+    # GIL released. Ctrl-C during that search used to wait for it to end (a test run
+    # hung when the interrupt came late enough); the core's reads on the main thread
+    # now run Python's signal handlers first.
+    done = subprocess.run(
+        [sys.executable, "-c", IN_RESYNC, str(tib_of_zeros)], capture_output=True, text=True, timeout=30
+    )
+    assert done.stdout.split() == ["interrupted", "KeyboardInterrupt", "True"], (done.stdout, done.stderr[-2000:])
+
+
 @pytest.mark.parametrize(
     "front",
     [
