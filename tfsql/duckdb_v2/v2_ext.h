@@ -69,9 +69,9 @@ DUCKDB_V2_ERROR register_copy_from(duckdb_v2_copy_function_handle f, v2_err *err
 /* -- scan.c ------------------------------------------------------------------------- */
 /* A V2 value as a tfval; -1 when out of memory. */
 int v2_tfval(duckdb_v2_value_handle v, tfval *out);
-/* The call's arguments (the source first; named ones left at their NULL default are not
- * given); -1 when out of memory. */
-int v2_bind_args(duckdb_v2_function_bind_info_handle info, tfargs *a);
+/* The call's arguments: the source first, then the named ones the call gives (an
+ * explicit NULL kept, to be refused); -1 with err set. */
+int v2_bind_args(duckdb_v2_function_bind_info_handle info, tfargs *a, v2_err *err);
 /* The V2 type of a neutral type (owned), NULL on failure. */
 duckdb_v2_logical_type_handle v2_type(duckdb_v2_factory_handle f, tftype t);
 /* Declare the scan's output columns of b; -1 with err set. */
@@ -102,6 +102,7 @@ typedef struct {
     duckdb_v2_table_function_init_global_callback_fn init_global;
     duckdb_v2_table_function_init_local_callback_fn init_local; /* or NULL */
     duckdb_v2_table_function_exec_callback_fn exec;
+    duckdb_v2_table_function_progress_callback_fn progress; /* or NULL */
 } v2_table;
 DUCKDB_V2_ERROR v2_register_table(duckdb_v2_extension_handle ext, duckdb_v2_factory_handle f,
                                   const v2_table *t, v2_err *err);
@@ -111,6 +112,9 @@ DUCKDB_V2_ERROR v2_add_scan_parameters(duckdb_v2_function_signature_handle sig,
 /* A table function `name` (a static string) with its fninfo; NULL with err set. */
 duckdb_v2_table_function_handle v2_new_table_function(duckdb_v2_factory_handle f, const char *name,
                                                       v2_err *err);
+/* Named argument `name`'s value v as a tfval: 0, 1 when the call left the parameter
+ * out (its registered default), -1 with err set (a value that is not a BOOLEAN). */
+int v2_named_arg(duckdb_v2_value_handle v, const char *name, tfval *tv, v2_err *err);
 /* A bind's function (its fninfo) and factory; -1 with err set. */
 int v2_bind_start(duckdb_v2_function_bind_info_handle info, v2_ctx context, fninfo **fi,
                   duckdb_v2_factory_handle *f, v2_err *err);
