@@ -570,6 +570,18 @@ typedef struct {
 void copy_target_init(copy_target *t, const char *root);
 /* The statement is over: indexes follow DuckDB's 'tmp_' moves; the lock is released. */
 void copy_target_end(copy_target *t);
+/* What a COPY ... TO statement holds in either binding: its options, columns and target. */
+typedef struct {
+    copy_settings set;  /* the format's own options */
+    copy_plan plan;     /* the columns */
+    copy_target target; /* the target's path, lock and 'tmp_' files, to the statement's end */
+    int row_struct;     /* one STRUCT column: its fields are the features (v1's form) */
+} copy_common;
+/* Start c for a COPY to `root` (NULL when the API does not say it): the options'
+ * defaults, the target, the columns as its description (features.json). */
+void copy_common_start(copy_common *c, const char *root);
+/* The statement's end: its target (the tmp_ files' indexes, the lock) and columns. */
+void copy_common_end(copy_common *c);
 /* -1 with err set (naming the rule) when `path` is not `target`, inside it, or DuckDB's
  * 'tmp_<name>' beside a single-file target (checked lexically, '..' resolved). */
 int copy_path_inside(const char *target, const char *path, char *err);

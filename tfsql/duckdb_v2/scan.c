@@ -201,23 +201,31 @@ static void scan_bind(duckdb_v2_function_bind_info_handle info,
 
 /* -- scan ---------------------------------------------------------------------------- */
 
-tfglobal *v2_scan_global(const tfbind *b, const size_t *columns, size_t n, v2_err *err) {
+void v2_scan_init_global(const tfbind *b, const size_t *columns, size_t n, const v2_scan_states *s,
+                         void *info, v2_err *err) {
     char message[ERRLEN] = "out of memory";
     tfglobal *g = columns != NULL ? scan_global_new(b, columns, n, message) : NULL;
     if (g == NULL) {
         v2_fail(err, DUCKDB_V2_ERROR_RESOURCE_OUT_OF_MEMORY, message);
-        return NULL;
+        return;
     }
     v2_prune_files(b, g);
-    return g;
+    duckdb_v2_opaque state = {g, scan_global_free, NULL};
+    if (s->set_global(info, &state, err) != V2_OK) {
+        scan_global_free(g);
+        return;
+    }
+    s->set_threads(info, b->files.n ? b->files.n : 1, NULL);
 }
 
-tflocal *v2_scan_local(v2_err *err) {
+void v2_scan_init_local(const v2_scan_states *s, void *info, v2_err *err) {
     tflocal *l = scan_local_new();
+    duckdb_v2_opaque state = {l, scan_local_free, NULL};
     if (l == NULL) {
         v2_fail(err, DUCKDB_V2_ERROR_RESOURCE_OUT_OF_MEMORY, "out of memory");
+    } else if (s->set_local(info, &state, err) != V2_OK) {
+        scan_local_free(l);
     }
-    return l;
 }
 
 int v2_scan_rows(const tfbind *b, tfglobal *g, tflocal *l, void *const *vecs, size_t cap,
@@ -232,6 +240,24 @@ int v2_scan_rows(const tfbind *b, tfglobal *g, tflocal *l, void *const *vecs, si
     }
     return rc;
 }
+
+/* The table function's state setters (v2_scan_states). */
+static DUCKDB_V2_ERROR table_set_global(void *info, duckdb_v2_opaque *state, v2_err *err) {
+    return duckdb_v2_table_function_init_global_set_global_state(
+        (duckdb_v2_table_function_init_global_info_handle)info, state, err);
+}
+
+static DUCKDB_V2_ERROR table_set_threads(void *info, idx_t n, v2_err *err) {
+    return duckdb_v2_table_function_init_global_set_max_threads(
+        (duckdb_v2_table_function_init_global_info_handle)info, n, err);
+}
+
+static DUCKDB_V2_ERROR table_set_local(void *info, duckdb_v2_opaque *state, v2_err *err) {
+    return duckdb_v2_table_function_init_local_set_local_state(
+        (duckdb_v2_table_function_init_local_info_handle)info, state, err);
+}
+
+static const v2_scan_states table_states = {table_set_global, table_set_threads, table_set_local};
 
 static void scan_init_global(duckdb_v2_table_function_init_global_info_handle info, v2_ctx context,
                              v2_err *err) {
@@ -248,30 +274,14 @@ static void scan_init_global(duckdb_v2_table_function_init_global_info_handle in
         duckdb_v2_table_function_init_global_get_column_index(info, i, &c, NULL);
         columns[i] = (size_t)c;
     }
-    tfglobal *g = v2_scan_global(b, columns, (size_t)n, err);
+    v2_scan_init_global(b, columns, (size_t)n, &table_states, info, err);
     free(columns);
-    if (g == NULL) {
-        return;
-    }
-    duckdb_v2_opaque state = {g, scan_global_free, NULL};
-    if (duckdb_v2_table_function_init_global_set_global_state(info, &state, err) != V2_OK) {
-        scan_global_free(g);
-        return;
-    }
-    duckdb_v2_table_function_init_global_set_max_threads(info, b->files.n ? b->files.n : 1, NULL);
 }
 
 static void scan_init_local(duckdb_v2_table_function_init_local_info_handle info, v2_ctx context,
                             v2_err *err) {
     (void)context;
-    tflocal *l = v2_scan_local(err);
-    if (l == NULL) {
-        return;
-    }
-    duckdb_v2_opaque state = {l, scan_local_free, NULL};
-    if (duckdb_v2_table_function_init_local_set_local_state(info, &state, err) != V2_OK) {
-        scan_local_free(l);
-    }
+    v2_scan_init_local(&table_states, info, err);
 }
 
 /* The query's progress (DuckDB's progress bar): the bytes of the files read so far. */

@@ -79,10 +79,19 @@ int v2_declare_columns(const tfbind *b, duckdb_v2_table_function_bind_info_handl
                        duckdb_v2_factory_handle f, v2_err *err);
 /* The neutral files' operations on V2 vectors. */
 extern const vecops v2_vecops;
-/* The scan's global state over output columns `columns` (files pruned by b's
- * predicates), a thread's state; NULL with err set. */
-tfglobal *v2_scan_global(const tfbind *b, const size_t *columns, size_t n, v2_err *err);
-tflocal *v2_scan_local(v2_err *err);
+/* How a table function's and COPY ... FROM's init callbacks hand DuckDB the scan's
+ * states: each API family's setter on its info handle (passed as void *). */
+typedef struct {
+    DUCKDB_V2_ERROR (*set_global)(void *info, duckdb_v2_opaque *state, v2_err *err);
+    DUCKDB_V2_ERROR (*set_threads)(void *info, idx_t n, v2_err *err);
+    DUCKDB_V2_ERROR (*set_local)(void *info, duckdb_v2_opaque *state, v2_err *err);
+} v2_scan_states;
+/* Set the scan's global state over output columns `columns` (NULL: out of memory; files
+ * pruned by b's predicates) and its threads (one per file) on `info`; err set on failure. */
+void v2_scan_init_global(const tfbind *b, const size_t *columns, size_t n, const v2_scan_states *s,
+                         void *info, v2_err *err);
+/* Set a thread's scan state on `info`; err set on failure. */
+void v2_scan_init_local(const v2_scan_states *s, void *info, v2_err *err);
 /* The next rows (at most cap) into vecs (scan_next over V2 vectors, skips logged for
  * `context`); 1 with *rows set, 0 at the end, -1 with err set (the scan's message, as
  * function `fname`'s). */
