@@ -83,6 +83,28 @@ def test_partitioned_gzip_copy_writes_write_tfrecords_bytes_per_partition(con, t
     assert (tmp_path / "one.tfrecord").read_bytes() == (tmp_path / "py1.tfrecord").read_bytes()
 
 
+@pytest.mark.parametrize(("compression", "suffix"), [("gzip", "gz"), ("zlib", "zz")])
+def test_return_files_names_compressed_files_as_written_given_their_file_extension(con, tmp_path, compression, suffix):
+    # The V2 API takes the extension DuckDB names files with once per copy function
+    # (duckdb_v2_copy_function_set_file_extension, at registration), not per statement,
+    # and no callback can rename a file DuckDB named: so a compressed file gets its '.gz'
+    # / '.zz' after DuckDB's name and RETURN_FILES lists DuckDB's name, unless the
+    # statement's FILE_EXTENSION already ends in it -- then both agree exactly.
+    sql = "COPY t TO 'd' (FORMAT tfrecord, PARTITION_BY (part), COMPRESSION {c}{ext}, RETURN_FILES)"
+    (said,) = con.sql(sql.format(c=compression, ext="")).fetchall()
+    assert sorted(said[1]) == [f"d/part={k}/data_0.tfrecord" for k in range(3)]
+    assert files_under(tmp_path / "d") == ["features.json"] + [f"part={k}/data_0.tfrecord.{suffix}" for k in range(3)]
+    (said,) = con.sql(sql.format(c=compression, ext=f", FILE_EXTENSION 'tfrecord.{suffix}', OVERWRITE")).fetchall()
+    assert sorted(said[1]) == [f"d/part={k}/data_0.tfrecord.{suffix}" for k in range(3)]
+    assert files_under(tmp_path / "d") == ["features.json"] + [f"part={k}/data_0.tfrecord.{suffix}" for k in range(3)]
+    back = tfsql.read_tfrecord(str(tmp_path / "d"))
+    assert sorted(back.column("id").to_pylist()) == list(range(300))
+    # a single file is written under the name given, which RETURN_FILES says
+    assert con.sql(
+        f"COPY t TO 'one.tfrecord' (FORMAT tfrecord, COMPRESSION {compression}, RETURN_FILES)"
+    ).fetchall() == [(300, ["one.tfrecord"])]
+
+
 def test_copy_of_a_query_and_of_chosen_columns_names_features_after_the_columns(con, tmp_path):
     con.sql(
         "COPY (SELECT id * 2 AS doubled, text AS \"Mixed Name\" FROM t WHERE id < 3) TO 'q.tfrecord' (FORMAT tfrecord)"

@@ -3,6 +3,7 @@ DuckDB 2, the v1 build on DuckDB 1.x (tfsql.duckdb.extension.duckdb_extension_pa
 ``tfsql build-extension`` / ``tfsql extension-path --duckdb-version``."""
 
 import os
+import shutil
 import subprocess
 import sys
 
@@ -97,3 +98,44 @@ def test_build_extension_refuses_duckdb_1():
     )
     assert out.returncode == 2
     assert "DuckDB 1.5.6 has no V2 C API" in out.stderr
+
+
+def missing_v2_build(duckdb_version: str, v1_build: str, compiler: str | None) -> str | None:
+    """Why this installation should hold a V2 build and does not, or None.
+
+    setup.py builds the V2 extension leniently (no -Werror; a failed compile is a note and
+    leaves no ``tfsql/duckdb-v*/``), so the V2 tests would skip silently. Where DuckDB 2 is
+    installed, the v1 build exists (DuckDB's headers were reachable) and a C compiler is
+    there, a missing V2 build is a failed build."""
+    if not extension_build.is_v2_version(duckdb_version) or not os.path.isfile(v1_build) or compiler is None:
+        return None
+    if v2_extension_path(duckdb_version) is not None:
+        return None
+    return (
+        f"DuckDB {duckdb_version} is installed, the v1 build {v1_build} exists and the C compiler "
+        f"{compiler} is there, but there is no V2 build: setup.py's V2 compile failed (its note in "
+        "the build output says why; `tfsql build-extension` shows the compiler's error)"
+    )
+
+
+def test_duckdb_2_with_a_compiler_and_the_v1_build_has_its_v2_build():
+    compiler = shutil.which(os.environ.get("CC") or "cc")
+    problem = missing_v2_build(duckdb.__version__, V1, compiler)
+    assert problem is None, problem
+
+
+def test_a_missing_v2_build_is_named(monkeypatch, tmp_path):
+    v1 = tmp_path / "tfsql.duckdb_extension"
+    v1.write_bytes(b"")
+    monkeypatch.setattr(extension_build, "PACKAGE", str(tmp_path))
+    monkeypatch.setattr(extension_build, "cache_root", lambda: str(tmp_path / "cache"))
+    problem = missing_v2_build("2.0.1", str(v1), "/usr/bin/cc")
+    assert problem is not None and "there is no V2 build: setup.py's V2 compile failed" in problem
+    # DuckDB 1.x, no v1 build, or no compiler: nothing is missing
+    assert missing_v2_build("1.4.5", str(v1), "/usr/bin/cc") is None
+    assert missing_v2_build("2.0.1", str(tmp_path / "none"), "/usr/bin/cc") is None
+    assert missing_v2_build("2.0.1", str(v1), None) is None
+    # with the build there, nothing is missing
+    (tmp_path / "duckdb-v2.0.1").mkdir()
+    (tmp_path / "duckdb-v2.0.1" / "tfsql.duckdb_extension").write_bytes(b"")
+    assert missing_v2_build("2.0.1", str(v1), "/usr/bin/cc") is None

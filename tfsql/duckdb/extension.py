@@ -45,7 +45,7 @@ __all__ = [
 
 EXTENSION_FILE = extension_build.EXTENSION_FILE
 #: Whether DuckDB 2 loads the V2 build when it has one (``TFSQL_DUCKDB_API=auto``).
-V2_BY_DEFAULT = False
+V2_BY_DEFAULT = True
 _warned: set = set()
 
 

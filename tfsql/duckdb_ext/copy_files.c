@@ -219,6 +219,20 @@ void copy_target_end(copy_target *t) {
     t->root = NULL;
 }
 
+void copy_common_start(copy_common *c, const char *root) {
+    memset(c, 0, sizeof(*c));
+    c->set.record_type = EXAMPLE;
+    c->set.compression = COMP_INFER;
+    c->set.level = -1;
+    copy_target_init(&c->target, root);
+    c->target.plan = &c->plan; /* its description: features.json */
+}
+
+void copy_common_end(copy_common *c) {
+    copy_target_end(&c->target);
+    copy_plan_free(&c->plan);
+}
+
 /* Note `final_path` as one of this statement's files; -1 with err set when another file
  * of it has that name already (a FILENAME_PATTERN with '../' leaves PARTITION_BY's
  * directories, and every partition would write the one file: all but one lost). */

@@ -110,21 +110,15 @@ static void describe_type(duckdb_logical_type t, copy_type *out) {
 /* Bind: options and columns                                                            */
 /* ------------------------------------------------------------------------------------ */
 
-typedef struct {
-    copy_settings set;  /* the format's own options */
-    copy_plan plan;     /* the columns */
-    copy_target target; /* the lock and the 'tmp_' files, to the statement's end */
-    int row_struct;     /* the input columns are the fields of one STRUCT column */
-} copybind;
+/* The statement's bind data: its options, columns and target (row_struct: the input
+ * columns are the fields of one STRUCT column). */
+typedef copy_common copybind;
 
 static void copybind_free(void *p) {
-    copybind *b = (copybind *)p;
-    if (b == NULL) {
-        return;
+    if (p != NULL) {
+        copy_common_end((copybind *)p);
+        free(p);
     }
-    copy_target_end(&b->target);
-    copy_plan_free(&b->plan);
-    free(b);
 }
 
 /* The text of an option's value (a new string), or NULL for a flag given alone. */
@@ -220,13 +214,9 @@ static void copy_bind(duckdb_copy_function_bind_info info) {
         duckdb_copy_function_bind_set_error(info, "out of memory");
         return;
     }
-    b->set.record_type = EXAMPLE;
-    b->set.compression = COMP_INFER;
-    b->set.level = -1;
     /* the v1 API gives no target path: a FILENAME_PATTERN's files cannot be checked
      * against it (docs/duckdb-extension.md) */
-    copy_target_init(&b->target, NULL);
-    b->target.plan = &b->plan; /* its description: features.json (copy_files.c) */
+    copy_common_start(b, NULL);
     if (parse_copy_options(info, b, err) || plan_columns(info, b, err)) {
         copybind_free(b);
         duckdb_copy_function_bind_set_error(info, err);

@@ -570,6 +570,18 @@ typedef struct {
 void copy_target_init(copy_target *t, const char *root);
 /* The statement is over: indexes follow DuckDB's 'tmp_' moves; the lock is released. */
 void copy_target_end(copy_target *t);
+/* What a COPY ... TO statement holds in either binding: its options, columns and target. */
+typedef struct {
+    copy_settings set;  /* the format's own options */
+    copy_plan plan;     /* the columns */
+    copy_target target; /* the target's path, lock and 'tmp_' files, to the statement's end */
+    int row_struct;     /* one STRUCT column: its fields are the features (v1's form) */
+} copy_common;
+/* Start c for a COPY to `root` (NULL when the API does not say it): the options'
+ * defaults, the target, the columns as its description (features.json). */
+void copy_common_start(copy_common *c, const char *root);
+/* The statement's end: its target (the tmp_ files' indexes, the lock) and columns. */
+void copy_common_end(copy_common *c);
 /* -1 with err set (naming the rule) when `path` is not `target`, inside it, or DuckDB's
  * 'tmp_<name>' beside a single-file target (checked lexically, '..' resolved). */
 int copy_path_inside(const char *target, const char *path, char *err);
@@ -735,6 +747,7 @@ typedef struct {
     schema sc;        /* the projected data columns */
     int *dcol;        /* projected position -> index into sc.cols (or -1) */
     uint8_t *skip;    /* files a pushed-down filter rules out (NULL: none) */
+    uint64_t total_bytes, read_bytes; /* progress: the files to scan, bytes read (atomic) */
 } tfglobal;
 
 /* A thread's scan state. The open file is read through a bounded window (reading.c)
@@ -747,12 +760,17 @@ typedef struct {
     size_t pos;        /* records of the chunk already emitted */
     slotstate *slots;
     colbuild *cb;
+    uint64_t counted;  /* bytes of the open file added to the global read_bytes */
 } tflocal;
 
 /* The scan of the n output columns `columns` (projection pushdown) of b. */
 tfglobal *scan_global_new(const tfbind *b, const size_t *columns, size_t n, char *err);
 void scan_global_free(void *g);
 tflocal *scan_local_new(void);
+/* Count the bytes of the files g scans (those g->skip does not rule out) as its total. */
+void scan_count_total(const tfbind *b, tfglobal *g);
+/* How far the scan is, 0.0 to 1.0: the bytes of its files read so far (any thread may ask). */
+double scan_progress(const tfglobal *g);
 void scan_local_free(void *l);
 /* Fill the next rows (at most cap) into vecs[i], the vector of projected column i; 1
  * with *rows set, 0 when the scan is done, -1 with err. */

@@ -308,7 +308,17 @@ tfbind *scan_resolve(const tfargs *a, const char *fname, connref conn, uint64_t 
             goto fail;
         }
     }
-    *cardinality_out = cardinality;
+    /* Index sidecars beside every file: the record count itself, not an estimate (a
+     * file without one ends the look, so unindexed data costs one stat). */
+    uint64_t counted = 0;
+    size_t with_index = 0;
+    for (long long n; with_index < b->files.n; with_index++, counted += (uint64_t)n) {
+        const tfile *f = &b->files.items[with_index];
+        if ((n = indexed_count(f->path, f->size)) < 0) {
+            break;
+        }
+    }
+    *cardinality_out = b->files.n > 0 && with_index == b->files.n ? counted : cardinality;
     tfsql_description_free(written, nwritten);
     return b;
 fail:

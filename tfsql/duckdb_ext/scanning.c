@@ -69,7 +69,32 @@ tfglobal *scan_global_new(const tfbind *b, const size_t *columns, size_t n, char
         snprintf(err, ERRLEN, "out of memory");
         return NULL;
     }
+    scan_count_total(b, g);
     return g;
+}
+
+void scan_count_total(const tfbind *b, tfglobal *g) {
+    g->total_bytes = 0;
+    for (size_t i = 0; i < b->files.n; i++) {
+        if (g->skip == NULL || !g->skip[i]) {
+            g->total_bytes += (uint64_t)b->files.items[i].size;
+        }
+    }
+}
+
+double scan_progress(const tfglobal *g) {
+    uint64_t read = __atomic_load_n(&g->read_bytes, __ATOMIC_RELAXED);
+    return g->total_bytes == 0 ? 1.0 : read >= g->total_bytes ? 1.0 : (double)read / (double)g->total_bytes;
+}
+
+/* Add the bytes of l's open file read up to `upto` (at most its size) to g's progress. */
+static void count_read(const tfbind *b, tfglobal *g, tflocal *l, uint64_t upto) {
+    uint64_t size = (uint64_t)b->files.items[l->file].size;
+    upto = upto < size ? upto : size;
+    if (upto > l->counted) {
+        __atomic_fetch_add(&g->read_bytes, upto - l->counted, __ATOMIC_RELAXED);
+        l->counted = upto;
+    }
 }
 
 tflocal *scan_local_new(void) { return (tflocal *)calloc(1, sizeof(tflocal)); }
@@ -399,6 +424,7 @@ static int open_next_file(const tfbind *b, tfglobal *g, tflocal *l, char *err) {
         }
         l->file = i;
         l->have_file = 1;
+        l->counted = 0;
         return 1;
     }
 }
@@ -543,9 +569,11 @@ int scan_next(const tfbind *b, tfglobal *g, tflocal *l, const vecops *o, void *c
                 return -1;
             }
             if (rc == 0) {
+                count_read(b, g, l, UINT64_MAX);
                 tflocal_close_file(l);
                 continue;
             }
+            count_read(b, g, l, l->fr.r.file_pos);
         }
         size_t n = l->fr.r.n - l->pos;
         if (n > cap) {

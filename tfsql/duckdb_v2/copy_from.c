@@ -310,6 +310,24 @@ static void copy_from_bind(duckdb_v2_copy_from_bind_info_handle info, v2_ctx con
 
 /* -- init ---------------------------------------------------------------------------- */
 
+/* COPY ... FROM's state setters (v2_scan_states). */
+static DUCKDB_V2_ERROR copy_set_global(void *info, duckdb_v2_opaque *state, v2_err *err) {
+    return duckdb_v2_copy_from_init_global_set_global_state(
+        (duckdb_v2_copy_from_init_global_info_handle)info, state, err);
+}
+
+static DUCKDB_V2_ERROR copy_set_threads(void *info, idx_t n, v2_err *err) {
+    return duckdb_v2_copy_from_init_global_set_max_threads(
+        (duckdb_v2_copy_from_init_global_info_handle)info, n, err);
+}
+
+static DUCKDB_V2_ERROR copy_set_local(void *info, duckdb_v2_opaque *state, v2_err *err) {
+    return duckdb_v2_copy_from_init_local_set_local_state(
+        (duckdb_v2_copy_from_init_local_info_handle)info, state, err);
+}
+
+static const v2_scan_states copy_states = {copy_set_global, copy_set_threads, copy_set_local};
+
 static void copy_from_init_global(duckdb_v2_copy_from_init_global_info_handle info, v2_ctx context,
                                   v2_err *err) {
     (void)context;
@@ -322,29 +340,23 @@ static void copy_from_init_global(duckdb_v2_copy_from_init_global_info_handle in
     for (int i = 0; columns != NULL && i < n; i++) {
         columns[i] = (size_t)i; /* every column, in the table's order */
     }
-    tfglobal *g = v2_scan_global(b, columns, (size_t)n, err);
+    v2_scan_init_global(b, columns, (size_t)n, &copy_states, info, err);
     free(columns);
-    if (g == NULL) {
-        return;
-    }
-    duckdb_v2_opaque state = {g, scan_global_free, NULL};
-    if (duckdb_v2_copy_from_init_global_set_global_state(info, &state, err) != V2_OK) {
-        scan_global_free(g);
-        return;
-    }
-    duckdb_v2_copy_from_init_global_set_max_threads(info, b->files.n ? b->files.n : 1, NULL);
 }
 
 static void copy_from_init_local(duckdb_v2_copy_from_init_local_info_handle info, v2_ctx context,
                                  v2_err *err) {
     (void)context;
-    tflocal *l = v2_scan_local(err);
-    if (l == NULL) {
-        return;
-    }
-    duckdb_v2_opaque state = {l, scan_local_free, NULL};
-    if (duckdb_v2_copy_from_init_local_set_local_state(info, &state, err) != V2_OK) {
-        scan_local_free(l);
+    v2_scan_init_local(&copy_states, info, err);
+}
+
+/* The statement's progress (DuckDB's progress bar): the bytes of the files read so far. */
+static void copy_from_progress(duckdb_v2_copy_from_progress_info_handle info, v2_ctx context,
+                               v2_err *err) {
+    (void)context;
+    tfglobal *g = NULL;
+    if (duckdb_v2_copy_from_progress_get_global_state(info, (void **)&g, err) == V2_OK && g != NULL) {
+        duckdb_v2_copy_from_progress_set_progress(info, scan_progress(g), err);
     }
 }
 
@@ -505,6 +517,9 @@ DUCKDB_V2_ERROR register_copy_from(duckdb_v2_copy_function_handle f, v2_err *err
     }
     if (rc == V2_OK) {
         rc = duckdb_v2_copy_from_set_exec_callback(f, copy_from_exec, err);
+    }
+    if (rc == V2_OK) {
+        rc = duckdb_v2_copy_from_set_progress_callback(f, copy_from_progress, err);
     }
     return rc;
 }

@@ -132,12 +132,9 @@ void v2_describe_type(duckdb_v2_logical_type_handle t, copy_type *out) {
 /* ------------------------------------------------------------------------------------ */
 
 typedef struct {
-    copy_settings set;  /* the format's own options */
-    copy_plan plan;     /* the columns */
-    copy_target target; /* the target's path, lock and 'tmp_' files, to the statement's end */
+    copy_common c; /* the options, columns and target */
     duckdb_v2_logical_type_handle *types; /* the input columns' types (to scan batches) */
     int ntypes;
-    int row_struct; /* one STRUCT column: its fields are the features (the v1 form) */
 } copybind;
 
 static void copybind_free(void *p) {
@@ -145,8 +142,7 @@ static void copybind_free(void *p) {
     if (b == NULL) {
         return;
     }
-    copy_target_end(&b->target);
-    copy_plan_free(&b->plan);
+    copy_common_end(&b->c);
     for (int i = 0; i < b->ntypes; i++) {
         duckdb_v2_logical_type_destroy(&b->types[i]);
     }
@@ -183,7 +179,7 @@ static int read_options(duckdb_v2_copy_to_bind_info_handle info, copybind *b, ch
         char *key = xstrndup(name.ptr, name.len);
         char *text = option_text(v);
         duckdb_v2_value_destroy(&v);
-        int rc = key == NULL ? -1 : read_copy_option(&b->set, key, text, err);
+        int rc = key == NULL ? -1 : read_copy_option(&b->c.set, key, text, err);
         if (key == NULL) {
             snprintf(err, ERRLEN, "out of memory");
         }
@@ -193,7 +189,7 @@ static int read_options(duckdb_v2_copy_to_bind_info_handle info, copybind *b, ch
             return -1;
         }
     }
-    return copy_settings_check(&b->set, err);
+    return copy_settings_check(&b->c.set, err);
 }
 
 /* The v1 binding's form, one STRUCT column whose fields are the features (COPY (SELECT t
@@ -202,11 +198,11 @@ static int plan_struct_fields(copybind *b, char *err) {
     duckdb_v2_logical_type_handle row = b->types[0];
     idx_t n = 0;
     duckdb_v2_logical_type_get_param_count(row, &n, NULL);
-    copy_plan_free(&b->plan);
-    if (copy_plan_start(&b->plan, &b->set, (int)n, err)) {
+    copy_plan_free(&b->c.plan);
+    if (copy_plan_start(&b->c.plan, &b->c.set, (int)n, err)) {
         return -1;
     }
-    b->row_struct = 1;
+    b->c.row_struct = 1;
     for (idx_t i = 0; i < n; i++) {
         duckdb_v2_identifier_t name = {NULL, 0};
         duckdb_v2_value_handle v = NULL;
@@ -223,7 +219,7 @@ static int plan_struct_fields(copybind *b, char *err) {
         copy_type ct;
         v2_describe_type(t, &ct);
         duckdb_v2_logical_type_destroy(&t);
-        int rc = feature == NULL ? -1 : copy_plan_column(&b->plan, (int)i, feature, &ct, err);
+        int rc = feature == NULL ? -1 : copy_plan_column(&b->c.plan, (int)i, feature, &ct, err);
         free(feature);
         if (rc) {
             return -1;
@@ -236,7 +232,7 @@ static int plan_columns(duckdb_v2_copy_to_bind_info_handle info, copybind *b, ch
     idx_t n = 0;
     duckdb_v2_copy_to_bind_get_column_count(info, &n, NULL);
     b->types = (duckdb_v2_logical_type_handle *)calloc(n + 1, sizeof(duckdb_v2_logical_type_handle));
-    if (b->types == NULL || copy_plan_start(&b->plan, &b->set, (int)n, err)) {
+    if (b->types == NULL || copy_plan_start(&b->c.plan, &b->c.set, (int)n, err)) {
         snprintf(err, ERRLEN, "out of memory");
         return -1;
     }
@@ -253,17 +249,17 @@ static int plan_columns(duckdb_v2_copy_to_bind_info_handle info, copybind *b, ch
         copy_type t;
         v2_describe_type(b->types[i], &t);
         int one_struct = n == 1 && type_id(b->types[0]) == DUCKDB_V2_LOGICAL_TYPE_ID_STRUCT;
-        int rc = feature == NULL ? -1 : one_struct ? 0 : copy_plan_column(&b->plan, (int)i, feature, &t, err);
+        int rc = feature == NULL ? -1 : one_struct ? 0 : copy_plan_column(&b->c.plan, (int)i, feature, &t, err);
         free(feature);
         if (rc) {
             return -1;
         }
     }
-    if (n == 1 && type_id(b->types[0]) == DUCKDB_V2_LOGICAL_TYPE_ID_STRUCT && b->set.record_type != RAW &&
+    if (n == 1 && type_id(b->types[0]) == DUCKDB_V2_LOGICAL_TYPE_ID_STRUCT && b->c.set.record_type != RAW &&
         plan_struct_fields(b, err)) {
         return -1;
     }
-    return copy_plan_finish(&b->plan, err);
+    return copy_plan_finish(&b->c.plan, err);
 }
 
 static void copy_to_bind(duckdb_v2_copy_to_bind_info_handle info, v2_ctx context, v2_err *err) {
@@ -276,14 +272,10 @@ static void copy_to_bind(duckdb_v2_copy_to_bind_info_handle info, v2_ctx context
         v2_fail(err, DUCKDB_V2_ERROR_INPUT_INVALID, "out of memory");
         return;
     }
-    b->set.record_type = EXAMPLE;
-    b->set.compression = COMP_INFER;
-    b->set.level = -1;
     char *root = xstrndup(path.ptr, path.len);
-    copy_target_init(&b->target, root);
-    b->target.plan = &b->plan; /* its description: features.json (copy_files.c) */
+    copy_common_start(&b->c, root);
     free(root);
-    b->target.compress_named = 1;
+    b->c.target.compress_named = 1;
     if (read_options(info, b, msg) || plan_columns(info, b, msg)) {
         copybind_free(b);
         v2_fail(err, DUCKDB_V2_ERROR_QUERY_BINDER, msg); /* a BinderException, as v1's */
@@ -328,7 +320,7 @@ static void copy_to_init(duckdb_v2_copy_to_init_info_handle info, v2_ctx context
         return;
     }
     int io_error = 0;
-    f->file = copyfile_open(&b->target, &b->set, name, msg, &io_error);
+    f->file = copyfile_open(&b->c.target, &b->c.set, name, msg, &io_error);
     free(name);
     if (f->file == NULL) {
         free(f);
@@ -409,8 +401,8 @@ static int encode_batch(const copybind *b, duckdb_v2_column_data_collection_hand
     duckdb_v2_data_chunk_handle chunk = NULL;
     copy_encoder enc;
     void **vectors = (void **)calloc((size_t)b->ntypes + 1, sizeof(void *));
-    void **fields = (void **)calloc((size_t)b->plan.ncols + 1, sizeof(void *));
-    int rc = copy_encoder_init(&enc, &b->plan) || vectors == NULL || fields == NULL ? -1 : 0;
+    void **fields = (void **)calloc((size_t)b->c.plan.ncols + 1, sizeof(void *));
+    int rc = copy_encoder_init(&enc, &b->c.plan) || vectors == NULL || fields == NULL ? -1 : 0;
     if (rc == 0 && (duckdb_v2_context_get_factory(context, &factory, NULL) != V2_OK ||
                     duckdb_v2_column_data_collection_shared_scan_state_create(rows, &shared, NULL) != V2_OK ||
                     duckdb_v2_column_data_collection_worker_scan_state_create(rows, &worker, NULL) != V2_OK ||
@@ -434,18 +426,18 @@ static int encode_batch(const copybind *b, duckdb_v2_column_data_collection_hand
             duckdb_v2_data_chunk_get_vector(chunk, (idx_t)i, &v, NULL);
             vectors[i] = v;
         }
-        if (b->row_struct) {
+        if (b->c.row_struct) {
             copy_view row;
             rc = view_vector(vectors[0], &row, msg);
             row_validity = row.validity;
-            for (int i = 0; i < b->plan.ncols && rc == 0; i++) {
+            for (int i = 0; i < b->c.plan.ncols && rc == 0; i++) {
                 duckdb_v2_vector_handle field = NULL;
                 duckdb_v2_vector_get_child((duckdb_v2_vector_handle)row.vector, (idx_t)i, &field, NULL);
                 fields[i] = field;
             }
         }
         if (rc == 0) {
-            rc = copy_encode_rows(&enc, &b->plan, &V2_VECTORS, b->row_struct ? fields : vectors, row_validity,
+            rc = copy_encode_rows(&enc, &b->c.plan, &V2_VECTORS, b->c.row_struct ? fields : vectors, row_validity,
                                   n, msg);
         }
         if (rc == 0 && append_records(r, &enc, n)) {
@@ -510,7 +502,7 @@ static void copy_to_finalize(duckdb_v2_copy_to_finalize_info_handle info, v2_ctx
     }
     char msg[ERRLEN] = "";
     pthread_mutex_lock(&f->file->lock);
-    int rc = copyfile_commit(&b->target, f->file, msg);
+    int rc = copyfile_commit(&b->c.target, f->file, msg);
     pthread_mutex_unlock(&f->file->lock);
     if (rc) {
         v2_fail(err, DUCKDB_V2_ERROR_INPUT_INVALID, msg);

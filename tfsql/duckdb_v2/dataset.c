@@ -15,7 +15,13 @@ static void meta_bind(duckdb_v2_function_bind_info_handle info,
     char message[ERRLEN] = "out of memory";
     uint64_t cardinality = 0;
     tfargs a;
-    if (m != NULL && v2_bind_args(info, &a) == 0) {
+    memset(&a, 0, sizeof a);
+    if (m != NULL && v2_bind_args(info, &a, err) != 0) {
+        tfargs_free(&a);
+        free(m);
+        return;
+    }
+    if (m != NULL) {
         const tfval *count = tfargs_get(&a, "count");
         m->count = count != NULL && count->kind == TFV_BOOL && count->i != 0;
         m->b = scan_resolve(&a, fi->name, v2_connection(context), &cardinality, message);
@@ -54,8 +60,8 @@ static void meta_exec(duckdb_v2_table_function_exec_info_handle info, v2_ctx con
 
 DUCKDB_V2_ERROR register_dataset_functions(duckdb_v2_extension_handle ext,
                                            duckdb_v2_factory_handle f, v2_err *err) {
-    v2_table schema = {"tfrecord_schema", 1, 0, 0, meta_bind, v2_cursor_init, NULL, meta_exec};
-    v2_table metadata = {"tfrecord_metadata", 1, 1, 0, meta_bind, v2_cursor_init, NULL, meta_exec};
+    v2_table schema = {"tfrecord_schema", 1, 0, 0, meta_bind, v2_cursor_init, NULL, meta_exec, NULL};
+    v2_table metadata = {"tfrecord_metadata", 1, 1, 0, meta_bind, v2_cursor_init, NULL, meta_exec, NULL};
     DUCKDB_V2_ERROR rc = v2_register_table(ext, f, &schema, err);
     return rc == V2_OK ? v2_register_table(ext, f, &metadata, err) : rc;
 }

@@ -187,4 +187,7 @@ DUCKDB_V2_ERROR v2_set_filter_pushdown(duckdb_v2_table_function_handle tf, v2_er
     return duckdb_v2_table_function_set_filter_pushdown_callback(tf, pushdown, err);
 }
 
-void v2_prune_files(const tfbind *b, tfglobal *g) { g->skip = prune_files(b); }
+void v2_prune_files(const tfbind *b, tfglobal *g) {
+    g->skip = prune_files(b);
+    scan_count_total(b, g); /* the progress counts the files left */
+}

@@ -97,8 +97,8 @@ static void report_exec(duckdb_v2_table_function_exec_info_handle info, v2_ctx c
 
 DUCKDB_V2_ERROR register_report_functions(duckdb_v2_extension_handle ext,
                                           duckdb_v2_factory_handle f, v2_err *err) {
-    v2_table last = {"tfrecord_last_error", 0, 0, 0, report_bind, v2_cursor_init, NULL, report_exec};
-    v2_table rejects = {"tfrecord_rejects", 0, 0, 0, report_bind, v2_cursor_init, NULL, report_exec};
+    v2_table last = {"tfrecord_last_error", 0, 0, 0, report_bind, v2_cursor_init, NULL, report_exec, NULL};
+    v2_table rejects = {"tfrecord_rejects", 0, 0, 0, report_bind, v2_cursor_init, NULL, report_exec, NULL};
     DUCKDB_V2_ERROR rc = v2_register_table(ext, f, &last, err);
     return rc == V2_OK ? v2_register_table(ext, f, &rejects, err) : rc;
 }

@@ -83,10 +83,10 @@ int v2_tfval(duckdb_v2_value_handle v, tfval *out) {
     return rc;
 }
 
-int v2_bind_args(duckdb_v2_function_bind_info_handle info, tfargs *a) {
+int v2_bind_args(duckdb_v2_function_bind_info_handle info, tfargs *a, v2_err *err) {
     memset(a, 0, sizeof(*a));
     idx_t pf = 0, pv = 0, nf = 0, nv = 0;
-    if (duckdb_v2_function_bind_get_arg_count(info, &pf, &pv, &nf, &nv, NULL) != V2_OK) {
+    if (duckdb_v2_function_bind_get_arg_count(info, &pf, &pv, &nf, &nv, err) != V2_OK) {
         return -1;
     }
     int rc = 0;
@@ -96,19 +96,26 @@ int v2_bind_args(duckdb_v2_function_bind_info_handle info, tfargs *a) {
         if (duckdb_v2_function_bind_get_arg_value(info, i, &v, NULL) != V2_OK) {
             continue;
         }
+        duckdb_v2_function_bind_get_arg_name(info, i, &name, NULL);
+        char *n = str_dup(name);
         tfval tv;
-        rc = v2_tfval(v, &tv);
-        duckdb_v2_value_destroy(&v);
-        if (rc == 0 && i == 0) {
-            a->source = tv;
-        } else if (rc == 0 && tv.kind == TFV_NULL) {
-            tfval_free(&tv); /* a parameter left at its default */
-        } else if (rc == 0) {
-            duckdb_v2_function_bind_get_arg_name(info, i, &name, NULL);
-            char *n = str_dup(name);
-            rc = n == NULL ? -1 : tfargs_add(a, n, &tv);
-            free(n);
+        if (n == NULL) {
+            v2_fail(err, DUCKDB_V2_ERROR_RESOURCE_OUT_OF_MEMORY, "out of memory");
+            rc = -1;
+        } else if (i == 0) {
+            rc = v2_tfval(v, &a->source);
+            if (rc != 0) {
+                v2_fail(err, DUCKDB_V2_ERROR_RESOURCE_OUT_OF_MEMORY, "out of memory");
+            }
+        } else {
+            rc = v2_named_arg(v, n, &tv, err); /* 1: left out */
+            rc = rc == 0 ? tfargs_add(a, n, &tv) : rc > 0 ? 0 : rc;
+            if (rc < 0 && (err == NULL || *err == NULL)) {
+                v2_fail(err, DUCKDB_V2_ERROR_RESOURCE_OUT_OF_MEMORY, "out of memory");
+            }
         }
+        free(n);
+        duckdb_v2_value_destroy(&v);
     }
     return rc;
 }
@@ -167,14 +174,13 @@ static void scan_bind(duckdb_v2_function_bind_info_handle info,
     uint64_t cardinality = 0;
     tfargs a;
     tfbind *b = NULL;
-    if (v2_bind_args(info, &a) != 0) {
-        snprintf(message, ERRLEN, "out of memory");
-    } else {
-        v2_reports_enter(context); /* the inference's warnings go to DuckDB's log */
-        b = scan_bind_resolve_args(&a, function_name(fi), v2_connection(context), &cardinality,
-                                   message);
-        v2_reports_leave();
+    if (v2_bind_args(info, &a, err) != 0) {
+        tfargs_free(&a);
+        return;
     }
+    v2_reports_enter(context); /* the inference's warnings go to DuckDB's log */
+    b = scan_bind_resolve_args(&a, function_name(fi), v2_connection(context), &cardinality, message);
+    v2_reports_leave();
     tfargs_free(&a);
     if (b == NULL) {
         v2_fail(err, DUCKDB_V2_ERROR_QUERY_BINDER, message);
@@ -195,23 +201,31 @@ static void scan_bind(duckdb_v2_function_bind_info_handle info,
 
 /* -- scan ---------------------------------------------------------------------------- */
 
-tfglobal *v2_scan_global(const tfbind *b, const size_t *columns, size_t n, v2_err *err) {
+void v2_scan_init_global(const tfbind *b, const size_t *columns, size_t n, const v2_scan_states *s,
+                         void *info, v2_err *err) {
     char message[ERRLEN] = "out of memory";
     tfglobal *g = columns != NULL ? scan_global_new(b, columns, n, message) : NULL;
     if (g == NULL) {
         v2_fail(err, DUCKDB_V2_ERROR_RESOURCE_OUT_OF_MEMORY, message);
-        return NULL;
+        return;
     }
     v2_prune_files(b, g);
-    return g;
+    duckdb_v2_opaque state = {g, scan_global_free, NULL};
+    if (s->set_global(info, &state, err) != V2_OK) {
+        scan_global_free(g);
+        return;
+    }
+    s->set_threads(info, b->files.n ? b->files.n : 1, NULL);
 }
 
-tflocal *v2_scan_local(v2_err *err) {
+void v2_scan_init_local(const v2_scan_states *s, void *info, v2_err *err) {
     tflocal *l = scan_local_new();
+    duckdb_v2_opaque state = {l, scan_local_free, NULL};
     if (l == NULL) {
         v2_fail(err, DUCKDB_V2_ERROR_RESOURCE_OUT_OF_MEMORY, "out of memory");
+    } else if (s->set_local(info, &state, err) != V2_OK) {
+        scan_local_free(l);
     }
-    return l;
 }
 
 int v2_scan_rows(const tfbind *b, tfglobal *g, tflocal *l, void *const *vecs, size_t cap,
@@ -226,6 +240,24 @@ int v2_scan_rows(const tfbind *b, tfglobal *g, tflocal *l, void *const *vecs, si
     }
     return rc;
 }
+
+/* The table function's state setters (v2_scan_states). */
+static DUCKDB_V2_ERROR table_set_global(void *info, duckdb_v2_opaque *state, v2_err *err) {
+    return duckdb_v2_table_function_init_global_set_global_state(
+        (duckdb_v2_table_function_init_global_info_handle)info, state, err);
+}
+
+static DUCKDB_V2_ERROR table_set_threads(void *info, idx_t n, v2_err *err) {
+    return duckdb_v2_table_function_init_global_set_max_threads(
+        (duckdb_v2_table_function_init_global_info_handle)info, n, err);
+}
+
+static DUCKDB_V2_ERROR table_set_local(void *info, duckdb_v2_opaque *state, v2_err *err) {
+    return duckdb_v2_table_function_init_local_set_local_state(
+        (duckdb_v2_table_function_init_local_info_handle)info, state, err);
+}
+
+static const v2_scan_states table_states = {table_set_global, table_set_threads, table_set_local};
 
 static void scan_init_global(duckdb_v2_table_function_init_global_info_handle info, v2_ctx context,
                              v2_err *err) {
@@ -242,29 +274,23 @@ static void scan_init_global(duckdb_v2_table_function_init_global_info_handle in
         duckdb_v2_table_function_init_global_get_column_index(info, i, &c, NULL);
         columns[i] = (size_t)c;
     }
-    tfglobal *g = v2_scan_global(b, columns, (size_t)n, err);
+    v2_scan_init_global(b, columns, (size_t)n, &table_states, info, err);
     free(columns);
-    if (g == NULL) {
-        return;
-    }
-    duckdb_v2_opaque state = {g, scan_global_free, NULL};
-    if (duckdb_v2_table_function_init_global_set_global_state(info, &state, err) != V2_OK) {
-        scan_global_free(g);
-        return;
-    }
-    duckdb_v2_table_function_init_global_set_max_threads(info, b->files.n ? b->files.n : 1, NULL);
 }
 
 static void scan_init_local(duckdb_v2_table_function_init_local_info_handle info, v2_ctx context,
                             v2_err *err) {
     (void)context;
-    tflocal *l = v2_scan_local(err);
-    if (l == NULL) {
-        return;
-    }
-    duckdb_v2_opaque state = {l, scan_local_free, NULL};
-    if (duckdb_v2_table_function_init_local_set_local_state(info, &state, err) != V2_OK) {
-        scan_local_free(l);
+    v2_scan_init_local(&table_states, info, err);
+}
+
+/* The query's progress (DuckDB's progress bar): the bytes of the files read so far. */
+static void scan_report_progress(duckdb_v2_table_function_progress_info_handle info, v2_ctx context,
+                                 v2_err *err) {
+    (void)context;
+    tfglobal *g = NULL;
+    if (duckdb_v2_table_function_progress_get_global_state(info, (void **)&g, err) == V2_OK && g != NULL) {
+        duckdb_v2_table_function_progress_set_progress(info, scan_progress(g), err);
     }
 }
 
@@ -378,7 +404,9 @@ static void scan_exec(duckdb_v2_table_function_exec_info_handle info, v2_ctx con
 
 /* -- registration -------------------------------------------------------------------- */
 
-static const v2_table scan_table = {NULL, 1, 0, 1, scan_bind, scan_init_global, scan_init_local, scan_exec};
+static const v2_table scan_table = {NULL,           1,         0,
+                                    1,              scan_bind, scan_init_global,
+                                    scan_init_local, scan_exec, scan_report_progress};
 
 /* FROM 'x.tfrecord' (or a glob over such files): tfrecord_scan('x.tfrecord'). */
 static void replacement(duckdb_v2_replacement_scan_info_handle info, v2_ctx context, v2_err *err) {

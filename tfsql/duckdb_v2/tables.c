@@ -5,6 +5,29 @@
  */
 #include "v2_ext.h"
 
+/* A named parameter the call leaves out arrives as its registered default: the V2 API
+ * does not say whether the call gave it (duckdb_v2.h, duckdb_v2_function_bind_info: "A
+ * parameter the call omitted is present with its default value"). So the default is a
+ * value no one types -- this text for VARCHAR and untyped parameters, INT64_MIN for
+ * BIGINT ones -- and an explicit NULL stays NULL, to be refused naming its parameter as
+ * the v1 build refuses it (parse_options). BOOLEAN has no spare value: a BOOLEAN
+ * parameter is registered untyped (ANY) and v2_named_arg casts its value as DuckDB casts
+ * to BOOLEAN. */
+#define OMITTED_TEXT "\x1f" "(default)" "\x1f" /* shown in DuckDB's candidate lists */
+#define OMITTED_COUNT INT64_MIN
+
+/* The default that marks parameter type `type` left out (owned), NULL on failure. */
+static duckdb_v2_value_handle omitted_value(duckdb_v2_factory_handle f, int type, v2_err *err) {
+    duckdb_v2_value_handle v = NULL;
+    duckdb_v2_str text = v2_str(OMITTED_TEXT);
+    if (type == TT_BIGINT) {
+        duckdb_v2_value_create_bigint(f, OMITTED_COUNT, &v, err);
+    } else {
+        duckdb_v2_value_create_varchar(f, &text, &v, err);
+    }
+    return v;
+}
+
 /* tfrecord_scan's parameters (the source and the named options) on signature `sig`;
  * tfrecord_schema, tfrecord_metadata take the same. */
 DUCKDB_V2_ERROR v2_add_scan_parameters(duckdb_v2_function_signature_handle sig,
@@ -16,21 +39,96 @@ DUCKDB_V2_ERROR v2_add_scan_parameters(duckdb_v2_function_signature_handle sig,
         sig, &source, t, NULL, DUCKDB_V2_FUNCTION_PARAMETER_KIND_POSITIONAL_ONLY, err);
     duckdb_v2_logical_type_destroy(&t);
     for (const scan_param *p = scan_parameters(); rc == V2_OK && p->name != NULL; p++) {
-        tftype pt = {p->type, 0, 0};
-        duckdb_v2_value_handle none = NULL;
+        tftype pt = {p->type == TT_BOOLEAN ? TT_ANY : p->type, 0, 0};
         duckdb_v2_str name = v2_str(p->name);
-        tftype nt = {p->type == TT_ANY ? TT_VARCHAR : p->type, 0, 0}; /* no ANY value */
-        duckdb_v2_logical_type_handle null_type = v2_type(f, nt);
+        duckdb_v2_value_handle omitted = omitted_value(f, p->type, err);
         t = v2_type(f, pt);
-        rc = duckdb_v2_value_create_null(f, null_type, &none, err);
-        duckdb_v2_logical_type_destroy(&null_type);
+        rc = omitted != NULL && t != NULL ? V2_OK : DUCKDB_V2_ERROR_API;
         if (rc == V2_OK) {
             rc = duckdb_v2_function_signature_add_parameter(
-                sig, &name, t, none, DUCKDB_V2_FUNCTION_PARAMETER_KIND_NAMED_ONLY, err);
+                sig, &name, t, omitted, DUCKDB_V2_FUNCTION_PARAMETER_KIND_NAMED_ONLY, err);
         }
-        duckdb_v2_value_destroy(&none);
+        duckdb_v2_value_destroy(&omitted);
         duckdb_v2_logical_type_destroy(&t);
     }
+    return rc;
+}
+
+/* The registered type of scan parameter `name`; TT_ANY for any other name. */
+static int scan_param_type(const char *name) {
+    for (const scan_param *p = scan_parameters(); p->name != NULL; p++) {
+        if (strcmp(p->name, name) == 0) {
+            return p->type;
+        }
+    }
+    return TT_ANY;
+}
+
+/* DuckDB's VARCHAR -> BOOLEAN words (any case): 1 true, 0 false, -1 none. */
+static int boolean_word(const char *s) {
+    static const char *const words[] = {"true", "t", "yes", "y", "1", "false", "f", "no", "n", "0"};
+    for (int i = 0; i < 10; i++) {
+        if (strcasecmp(s, words[i]) == 0) {
+            return i < 5;
+        }
+    }
+    return -1;
+}
+
+/* `tv` (value `v` of type id `id`) cast to BOOLEAN as DuckDB casts a named parameter's
+ * value: numbers are true when not zero, text by DuckDB's words; -1 with err set. */
+static int cast_boolean(tfval *tv, duckdb_v2_value_handle v, DUCKDB_V2_LOGICAL_TYPE_ID id,
+                        duckdb_v2_logical_type_handle type, const char *name, v2_err *err) {
+    int numeric = (id >= DUCKDB_V2_LOGICAL_TYPE_ID_TINYINT && id <= DUCKDB_V2_LOGICAL_TYPE_ID_BIGINT) ||
+                  (id >= DUCKDB_V2_LOGICAL_TYPE_ID_DECIMAL && id <= DUCKDB_V2_LOGICAL_TYPE_ID_DOUBLE) ||
+                  (id >= DUCKDB_V2_LOGICAL_TYPE_ID_UTINYINT && id <= DUCKDB_V2_LOGICAL_TYPE_ID_UBIGINT) ||
+                  id == DUCKDB_V2_LOGICAL_TYPE_ID_HUGEINT || id == DUCKDB_V2_LOGICAL_TYPE_ID_UHUGEINT;
+    int x = tv->kind == TFV_BOOL ? (int)tv->i
+            : numeric && tv->text != NULL ? strtod(tv->text, NULL) != 0.0
+            : id == DUCKDB_V2_LOGICAL_TYPE_ID_VARCHAR && tv->text != NULL ? boolean_word(tv->text)
+                                                                           : -2;
+    if (tv->kind == TFV_NULL || x >= 0) {
+        if (tv->kind != TFV_NULL) {
+            tfval_free(tv);
+            tv->kind = TFV_BOOL;
+            tv->i = x;
+        }
+        return 0;
+    }
+    char message[ERRLEN], why[160], text[96] = "?", value[200] = "";
+    idx_t len = 0;
+    if (x == -1) {
+        snprintf(value, sizeof value, "'%.150s'", tv->text);
+        snprintf(why, sizeof why, "Could not convert string %s to BOOL", value);
+    } else {
+        duckdb_v2_value_to_string(v, value, sizeof value, &len, NULL);
+        duckdb_v2_logical_type_to_text(type, text, sizeof text, &len, NULL);
+        snprintf(why, sizeof why, "Unimplemented type for cast (%s -> BOOLEAN)", text);
+    }
+    snprintf(message, ERRLEN, "Could not cast value %s to named parameter \"%s\" of type BOOLEAN: %s",
+             value, name, why);
+    v2_fail(err, DUCKDB_V2_ERROR_INPUT_INVALID, message);
+    return -1;
+}
+
+int v2_named_arg(duckdb_v2_value_handle v, const char *name, tfval *tv, v2_err *err) {
+    duckdb_v2_logical_type_handle type = NULL;
+    DUCKDB_V2_LOGICAL_TYPE_ID id = DUCKDB_V2_LOGICAL_TYPE_ID_INVALID;
+    if (duckdb_v2_value_get_logical_type(v, &type, NULL) == V2_OK) {
+        duckdb_v2_logical_type_get_id(type, &id, NULL);
+    }
+    int ptype = scan_param_type(name);
+    int rc = v2_tfval(v, tv);
+    if (rc != 0) {
+        v2_fail(err, DUCKDB_V2_ERROR_RESOURCE_OUT_OF_MEMORY, "out of memory");
+    } else if ((tv->kind == TFV_TEXT && strcmp(tv->text, OMITTED_TEXT) == 0) ||
+               (ptype == TT_BIGINT && tv->kind == TFV_INT && tv->i == OMITTED_COUNT)) {
+        tfval_free(tv);
+        rc = 1;
+    } else if (ptype == TT_BOOLEAN) {
+        rc = cast_boolean(tv, v, id, type, name, err);
+    }
+    duckdb_v2_logical_type_destroy(&type);
     return rc;
 }
 
@@ -99,6 +197,9 @@ DUCKDB_V2_ERROR v2_register_table(duckdb_v2_extension_handle ext, duckdb_v2_fact
     }
     if (rc == V2_OK) {
         rc = duckdb_v2_table_function_set_exec_callback(tf, t->exec, err);
+    }
+    if (rc == V2_OK && t->progress != NULL) {
+        rc = duckdb_v2_table_function_set_progress_callback(tf, t->progress, err);
     }
     if (rc == V2_OK) {
         rc = duckdb_v2_extension_register_table_function(ext, tf, err);

@@ -69,9 +69,9 @@ DUCKDB_V2_ERROR register_copy_from(duckdb_v2_copy_function_handle f, v2_err *err
 /* -- scan.c ------------------------------------------------------------------------- */
 /* A V2 value as a tfval; -1 when out of memory. */
 int v2_tfval(duckdb_v2_value_handle v, tfval *out);
-/* The call's arguments (the source first; named ones left at their NULL default are not
- * given); -1 when out of memory. */
-int v2_bind_args(duckdb_v2_function_bind_info_handle info, tfargs *a);
+/* The call's arguments: the source first, then the named ones the call gives (an
+ * explicit NULL kept, to be refused); -1 with err set. */
+int v2_bind_args(duckdb_v2_function_bind_info_handle info, tfargs *a, v2_err *err);
 /* The V2 type of a neutral type (owned), NULL on failure. */
 duckdb_v2_logical_type_handle v2_type(duckdb_v2_factory_handle f, tftype t);
 /* Declare the scan's output columns of b; -1 with err set. */
@@ -79,10 +79,19 @@ int v2_declare_columns(const tfbind *b, duckdb_v2_table_function_bind_info_handl
                        duckdb_v2_factory_handle f, v2_err *err);
 /* The neutral files' operations on V2 vectors. */
 extern const vecops v2_vecops;
-/* The scan's global state over output columns `columns` (files pruned by b's
- * predicates), a thread's state; NULL with err set. */
-tfglobal *v2_scan_global(const tfbind *b, const size_t *columns, size_t n, v2_err *err);
-tflocal *v2_scan_local(v2_err *err);
+/* How a table function's and COPY ... FROM's init callbacks hand DuckDB the scan's
+ * states: each API family's setter on its info handle (passed as void *). */
+typedef struct {
+    DUCKDB_V2_ERROR (*set_global)(void *info, duckdb_v2_opaque *state, v2_err *err);
+    DUCKDB_V2_ERROR (*set_threads)(void *info, idx_t n, v2_err *err);
+    DUCKDB_V2_ERROR (*set_local)(void *info, duckdb_v2_opaque *state, v2_err *err);
+} v2_scan_states;
+/* Set the scan's global state over output columns `columns` (NULL: out of memory; files
+ * pruned by b's predicates) and its threads (one per file) on `info`; err set on failure. */
+void v2_scan_init_global(const tfbind *b, const size_t *columns, size_t n, const v2_scan_states *s,
+                         void *info, v2_err *err);
+/* Set a thread's scan state on `info`; err set on failure. */
+void v2_scan_init_local(const v2_scan_states *s, void *info, v2_err *err);
 /* The next rows (at most cap) into vecs (scan_next over V2 vectors, skips logged for
  * `context`); 1 with *rows set, 0 at the end, -1 with err set (the scan's message, as
  * function `fname`'s). */
@@ -102,6 +111,7 @@ typedef struct {
     duckdb_v2_table_function_init_global_callback_fn init_global;
     duckdb_v2_table_function_init_local_callback_fn init_local; /* or NULL */
     duckdb_v2_table_function_exec_callback_fn exec;
+    duckdb_v2_table_function_progress_callback_fn progress; /* or NULL */
 } v2_table;
 DUCKDB_V2_ERROR v2_register_table(duckdb_v2_extension_handle ext, duckdb_v2_factory_handle f,
                                   const v2_table *t, v2_err *err);
@@ -111,6 +121,9 @@ DUCKDB_V2_ERROR v2_add_scan_parameters(duckdb_v2_function_signature_handle sig,
 /* A table function `name` (a static string) with its fninfo; NULL with err set. */
 duckdb_v2_table_function_handle v2_new_table_function(duckdb_v2_factory_handle f, const char *name,
                                                       v2_err *err);
+/* Named argument `name`'s value v as a tfval: 0, 1 when the call left the parameter
+ * out (its registered default), -1 with err set (a value that is not a BOOLEAN). */
+int v2_named_arg(duckdb_v2_value_handle v, const char *name, tfval *tv, v2_err *err);
 /* A bind's function (its fninfo) and factory; -1 with err set. */
 int v2_bind_start(duckdb_v2_function_bind_info_handle info, v2_ctx context, fninfo **fi,
                   duckdb_v2_factory_handle *f, v2_err *err);
