@@ -41,6 +41,7 @@ import tfsql
 if front == "duckdb":
     import duckdb
     con = tfsql.load_extension(duckdb.connect(config={"allow_unsigned_extensions": "true"}))
+    con.execute("SET enable_progress_bar = false")  # a scan over 2 s would print it into stdout
 elif front != "python":
     import numpy as np
     from tfsql import _codec
