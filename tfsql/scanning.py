@@ -54,6 +54,7 @@ from tfsql.buffers import BufferPool
 from tfsql.parallel import ordered_map
 from tfsql.record_index import indexed_count
 from tfsql.schema import ColumnSpec, column_specs
+from tfsql.small_files import SMALL_FILE_BYTES, SmallFiles, read_small_files
 from tfsql.splits import RangeReader, piece_bytes, plan_pieces, plan_ranges
 
 if TYPE_CHECKING:
@@ -71,6 +72,8 @@ _PIECE_READ_BYTES = 1 << 20
 _PIECE_OUTPUT_BATCHES = 2
 # Files from this size on are read in pieces even when not split (Scanner._reads_in_pieces).
 _PIECE_MIN_FILE_BYTES = 4 << 20
+# Small files read together (tfsql.small_files): at most this many in one read.
+_RUN_FILES = 16384
 
 
 def open_raw(found: Discovered, file: FileInfo) -> Any:
@@ -228,6 +231,9 @@ class Scanner:
             raise ValueError(f"limit must be a non-negative integer or None, not {limit!r}")
         self._limit = limit
         self._buffers = BufferPool()  # read buffers reused within this scan
+        self._together: bool | None = None  # small files read together (_reads_together)
+        self._together_misses = 0
+        self._row_bits_fixed: int | None = None
         # Interrupts from now on stop this scan (a front end's con.interrupt()).
         self._interrupt = None if dataset.interrupts is None else dataset.interrupts.check()
         schema = dataset.schema
@@ -259,6 +265,7 @@ class Scanner:
         self._specs: list[ColumnSpec] = [
             spec for spec in column_specs(dataset.data_schema, dataset.options.record_code) if spec.name in needed
         ]
+        self._decoded_names = [spec.name for spec in self._specs]
         self._partition_names = [n for n in dataset.partition_schema.names if n in needed]
         file_col = dataset.options.include_file_paths
         self._with_file_column = file_col is not None and file_col in needed
@@ -298,17 +305,30 @@ class Scanner:
     # ------------------------------------------------------------------ reading
     def _blocks(self) -> Iterator[tuple[int, Any]]:
         """Frame the files in order; without a filter, stop once ``limit`` records
-        are read (decode-ahead then never opens files a LIMIT does not need)."""
+        are read (decode-ahead then never opens files a LIMIT does not need). Runs of
+        small local files are read together (:meth:`_small_run`)."""
         dataset = self._dataset
         found = dataset.discovered
         options = dataset.options
         remaining = self._limit if self._filter is None else None
+        run: list[int] = []  # small files to read together
+        run_bytes = 0
         for i in self._file_indices:
             file = found.files[i]
             if file.size == 0:
                 continue
             if remaining is not None and remaining <= 0:
                 return
+            if remaining is None and self._reads_together(i):
+                if run and (run_bytes + file.size > options.batch_bytes or len(run) >= _RUN_FILES):
+                    yield from self._small_run(run)
+                    run, run_bytes = [], 0
+                run.append(i)
+                run_bytes += file.size
+                continue
+            if run:
+                yield from self._small_run(run)
+                run, run_bytes = [], 0
             spans = self._ranges_of(i) if remaining is None or dataset.byte_range is not None else None
             if spans is not None:
                 yield from self._range_tasks(i, spans)
@@ -316,22 +336,93 @@ class Scanner:
             if remaining is None and self._reads_in_pieces(i):
                 yield from self._range_tasks(i, [(0, file.size)], whole_file=True)
                 continue
-            rows = rows_within(options.batch_bytes, self._row_bits(i), self._batch_size)
-            with contextlib.closing(open_frame_reader(found, file, options, interrupt=self._interrupt)) as reader:
-                reader.buffers = self._buffers
-                # Data CRCs are checked by the decode threads as they decode, except
-                # under a LIMIT, whose count must not include records found corrupt.
-                reader.defer_data_crc = remaining is None
-                for block in reader.blocks(rows, options.batch_bytes, limit=remaining):
-                    yield i, block
-                if remaining is not None:
-                    remaining -= reader.records_read
+            read = yield from self._file_blocks(i, remaining)
+            if remaining is not None:
+                remaining -= read
+        if run:
+            yield from self._small_run(run)
+
+    def _file_blocks(self, i: int, limit: int | None) -> Generator[tuple[int, Any], None, int]:
+        """Frame file ``i`` alone into blocks (at most ``limit`` records); returns how
+        many records it read."""
+        found = self._dataset.discovered
+        options = self._dataset.options
+        rows = rows_within(options.batch_bytes, self._row_bits(i), self._batch_size)
+        with contextlib.closing(open_frame_reader(found, found.files[i], options, interrupt=self._interrupt)) as reader:
+            reader.buffers = self._buffers
+            # Data CRCs are checked by the decode threads as they decode, except
+            # under a LIMIT, whose count must not include records found corrupt.
+            reader.defer_data_crc = limit is None
+            for block in reader.blocks(rows, options.batch_bytes, limit=limit):
+                yield i, block
+            return reader.records_read
+
+    def _reads_together(self, index: int) -> bool:
+        """Whether file ``index`` is read with its small neighbours in one buffer
+        (:mod:`tfsql.small_files`): local, not compressed by option, at most
+        ``SMALL_FILE_BYTES``, not split, no progress bar to count its reads."""
+        dataset = self._dataset
+        if self._together is None:
+            options = dataset.options
+            self._together = (
+                dataset.discovered.is_local
+                and dataset.byte_range is None
+                and options.progress is None
+                and options.compression in (None, "infer")
+                and hasattr(os, "preadv")
+            )
+        return (
+            self._together
+            and dataset.discovered.files[index].size <= SMALL_FILE_BYTES
+            and self._ranges_of(index) is None
+        )
+
+    def _small_run(self, run: list[int]) -> Iterator[tuple[int, Any]]:
+        """The records of the small files ``run`` read into one buffer, in parts of
+        at most a batch; when that read is in any doubt (a change, compression,
+        damage), each file is read alone instead, which reports what is wrong exactly
+        as it always does. Two such runs in a row turn reading together off for the
+        rest of the scan (a dataset of compressed files)."""
+        found = self._dataset.discovered
+        options = self._dataset.options
+        if self._interrupt is not None:
+            self._interrupt.raise_if_interrupted()
+        files = [found.files[i] for i in run]
+        got = read_small_files(
+            [f.path for f in files],
+            [f.size for f in files],
+            found.stamps,
+            verify=options.verify_checksums,
+            max_record_bytes=options.max_record_bytes,
+            detect=options.compression == "infer",
+        )
+        if got is None:
+            self._together_misses += 1
+            if self._together_misses >= 2:
+                self._together = False
+            for i in run:
+                yield from self._file_blocks(i, None)
+            return
+        self._together_misses = 0
+        bits = self._fixed_bits()
+        if self._partition_names or self._with_file_column:
+            bits = max(self._row_bits(i) for i in run)
+        rows = rows_within(options.batch_bytes, bits, self._batch_size)
+        n = int(got.firsts[-1])
+        for start in range(0, n, rows):
+            yield run[0], _SmallPart(got, run, start, min(n, start + rows))
+
+    def _fixed_bits(self) -> int:
+        """:func:`~tfsql.decoding.fixed_row_bits` of the decoded columns (computed once)."""
+        if self._row_bits_fixed is None:
+            self._row_bits_fixed = fixed_row_bits(self._specs)
+        return self._row_bits_fixed
 
     def _row_bits(self, file_index: int) -> int:
         """Output bits each row of this file costs before its values (decoded columns,
         partition and file path constants): blocks are cut so that a batch's columns stay
         within ``batch_bytes`` even when its records are empty."""
-        bits = fixed_row_bits(self._specs)
+        bits = self._fixed_bits()
         if self._partition_names:
             values = self._dataset.partitioning.values  # type: ignore[union-attr]  # set when partitioned
             for name in self._partition_names:
@@ -458,6 +549,8 @@ class Scanner:
 
     def _decode_item(self, decoder: BlockDecoder, item: tuple[int, Any], hints: dict) -> Any:
         file_index, block = item
+        if isinstance(block, _SmallPart):
+            return file_index, self._decode_small(decoder, block)
         if isinstance(block, _RangeTask):
             hint = hints.pop((file_index, block.start), None)
             return file_index, self._read_range(decoder, file_index, block, hint, hints)
@@ -468,6 +561,27 @@ class Scanner:
             )
             return file_index, _CheckedBlock(entries)
         return file_index, self._decode_block(decoder, item)
+
+    def _decode_small(self, decoder: BlockDecoder, part: "_SmallPart") -> Any:
+        """A part of a run of small files decoded as one batch, each row's partition
+        values and file path taken by its file; when that fails, or finds features the
+        schema lacks, its files are decoded one by one, which raises, warns and names
+        files, records and offsets exactly as a scan of each file alone does."""
+        found = self._dataset.discovered
+        run = part.run
+        unknown: set | None = set() if self._track_unknown else None
+        try:
+            batch = decoder.decode(
+                run.block(part.start, part.stop, found.files[part.files[0]].display()), unknown=unknown
+            )
+        except Exception:
+            batch = None
+        if batch is not None and not unknown:
+            row_files = np.asarray(part.files, dtype=np.int64)[run.record_files(part.start, part.stop)]
+            return self._finish_batch(part.files[0], batch, row_files=row_files)
+        paths = [found.files[i].display() for i in part.files]
+        blocks = run.per_file(part.start, part.stop, paths)
+        return _CheckedBlock([self._decode_block(decoder, (part.files[k], block)) for k, block in blocks])
 
     def _decode_block(self, decoder: BlockDecoder, item: tuple[int, Any]) -> pa.RecordBatch:
         file_index, block = item
@@ -480,25 +594,34 @@ class Scanner:
             batch = decoder.decode(block)
         return self._finish_batch(file_index, batch)
 
-    def _finish_batch(self, file_index: int, batch: pa.RecordBatch) -> pa.RecordBatch:
-        """A decoded batch of file ``file_index`` with its partition and file path
-        columns, filtered and projected as the scan asks."""
+    def _finish_batch(
+        self, file_index: int, batch: pa.RecordBatch, *, row_files: np.ndarray | None = None
+    ) -> pa.RecordBatch:
+        """A decoded batch of file ``file_index`` (with ``row_files``: of the file of each
+        row) with its partition and file path columns, filtered and projected as the
+        scan asks."""
         n = batch.num_rows
-        arrays = list(batch.columns)
-        fields = list(batch.schema)
-        if self._partition_names:
-            values = self._dataset.partitioning.values  # type: ignore[union-attr]  # set when partitioned
-            for name in self._partition_names:
-                scalar = values.column(name)[file_index]
-                arrays.append(_constant_column(scalar, n))
-                fields.append(values.schema.field(name))
-        if self._with_file_column:
-            name = self._dataset.options.include_file_paths
-            arrays.append(_constant_column(pa.scalar(self._dataset.discovered.files[file_index].display()), n))
-            fields.append(pa.field(name, pa.string()))
-        if not fields:
-            batch = empty_batch(n)
-        else:
+        if self._partition_names or self._with_file_column:
+            arrays = list(batch.columns)
+            fields = list(batch.schema)
+            if self._partition_names:
+                values = self._dataset.partitioning.values  # type: ignore[union-attr]  # set when partitioned
+                for name in self._partition_names:
+                    if row_files is None:
+                        arrays.append(_constant_column(values.column(name)[file_index], n))
+                    else:
+                        arrays.append(values.column(name).take(row_files).combine_chunks())
+                    fields.append(values.schema.field(name))
+            if self._with_file_column:
+                name = self._dataset.options.include_file_paths
+                files = self._dataset.discovered.files
+                if row_files is None:
+                    arrays.append(_constant_column(pa.scalar(files[file_index].display()), n))
+                else:
+                    distinct, local = np.unique(row_files, return_inverse=True)
+                    shown = pa.array([files[i].display() for i in distinct.tolist()], pa.string())
+                    arrays.append(shown.take(local))
+                fields.append(pa.field(name, pa.string()))
             batch = pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
         if self._filter is not None:
             batch = batch.filter(self._filter)
@@ -506,6 +629,8 @@ class Scanner:
             return _project_expressions(batch, self._expressions, self._projected)
         if not self._columns:
             return empty_batch(batch.num_rows)
+        if self._columns == self._decoded_names:
+            return batch  # already the columns asked for, in order
         return batch.select(self._columns)
 
     def _report_unknown(self, unknown: set, path: str) -> None:
@@ -664,6 +789,17 @@ class _CheckedBlock:
     the consumer (:func:`tfsql.decoding.decode_around_corrupt`)."""
 
     entries: list
+
+
+@dataclass(frozen=True)
+class _SmallPart:
+    """Records ``start`` to ``stop`` of a run of small files read together; ``files``
+    are the run's files (positions in the dataset's listing)."""
+
+    run: SmallFiles
+    files: list
+    start: int
+    stop: int
 
 
 @dataclass(frozen=True)
