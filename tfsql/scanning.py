@@ -53,14 +53,14 @@ from tfsql.options import ReadOptions
 from tfsql.buffers import BufferPool
 from tfsql.parallel import ordered_map
 from tfsql.record_index import indexed_count
-from tfsql.schema import ColumnSpec, column_specs
+from tfsql.schema import ColumnSpec
 from tfsql.small_files import SMALL_FILE_BYTES, SmallFiles, read_small_files
 from tfsql.splits import RangeReader, piece_bytes, plan_pieces, plan_ranges
 
 if TYPE_CHECKING:
     from tfsql.arrow_dataset import Dataset
 
-__all__ = ["Scanner", "open_raw", "open_frame_reader", "count_file_records"]
+__all__ = ["Scanner", "open_raw", "open_frame_reader", "read_small_run", "count_file_records"]
 
 # Reads of a byte range of a local file (made by the decode threads): small enough that
 # a chunk is still in cache when it is framed, CRC-checked and decoded, and its buffer
@@ -123,6 +123,19 @@ def open_frame_reader(
         max_record_bytes=options.max_record_bytes,
         base_offset=start,
         first_index=first_index,
+    )
+
+
+def read_small_run(found: Discovered, files: list[FileInfo], options: ReadOptions) -> SmallFiles | None:
+    """Read the small local files ``files`` of a dataset together
+    (:func:`tfsql.small_files.read_small_files`; None: read each alone instead)."""
+    return read_small_files(
+        [f.path for f in files],
+        [f.size for f in files],
+        found.stamps,
+        verify=options.verify_checksums,
+        max_record_bytes=options.max_record_bytes,
+        detect=options.compression == "infer",
     )
 
 
@@ -233,6 +246,7 @@ class Scanner:
         self._buffers = BufferPool()  # read buffers reused within this scan
         self._together: bool | None = None  # small files read together (_reads_together)
         self._together_misses = 0
+        self._seen_records = self._seen_bytes = 0  # in the runs read so far
         self._row_bits_fixed: int | None = None
         # Interrupts from now on stop this scan (a front end's con.interrupt()).
         self._interrupt = None if dataset.interrupts is None else dataset.interrupts.check()
@@ -262,13 +276,16 @@ class Scanner:
         data_names = [n for n in dataset.data_schema.names if n in needed]
         # Specs come from the whole data schema: a feature-list column's feature name
         # can depend on another column (tfsql.schema.feature_list_name).
-        self._specs: list[ColumnSpec] = [
-            spec for spec in column_specs(dataset.data_schema, dataset.options.record_code) if spec.name in needed
-        ]
-        self._decoded_names = [spec.name for spec in self._specs]
+        self._specs: list[ColumnSpec] = [spec for spec in dataset.column_specs if spec.name in needed]
         self._partition_names = [n for n in dataset.partition_schema.names if n in needed]
         file_col = dataset.options.include_file_paths
         self._with_file_column = file_col is not None and file_col in needed
+        # the decoded batch is the output as it is (no column to add, drop or reorder)
+        self._decoded_only = (
+            not self._partition_names
+            and not self._with_file_column
+            and self._columns == [spec.name for spec in self._specs]
+        )
         self._track_unknown = dataset.schema_inferred and len(data_names) == len(dataset.data_schema)
         self._file_indices = dataset.pruned_indices(filter)
         self._data_filter_free = not (filter_columns - set(dataset.partition_schema.names))
@@ -320,7 +337,7 @@ class Scanner:
             if remaining is not None and remaining <= 0:
                 return
             if remaining is None and self._reads_together(i):
-                if run and (run_bytes + file.size > options.batch_bytes or len(run) >= _RUN_FILES):
+                if run and (run_bytes + file.size > self._run_bytes() or len(run) >= self._run_files()):
                     yield from self._small_run(run)
                     run, run_bytes = [], 0
                 run.append(i)
@@ -377,6 +394,19 @@ class Scanner:
             and self._ranges_of(index) is None
         )
 
+    def _run_files(self) -> int:
+        """The most files one run reads: one until a run has shown how many records its
+        files hold (a consumer that stops after a batch then stops reading too)."""
+        return _RUN_FILES if self._seen_records else 1
+
+    def _run_bytes(self) -> int:
+        """The most bytes one run reads: a batch's records, as the runs so far measured
+        their size, and at most ``batch_bytes``."""
+        budget = self._dataset.options.batch_bytes
+        if not self._seen_records:
+            return budget
+        return max(1, min(budget, self._batch_size * self._seen_bytes // self._seen_records))
+
     def _small_run(self, run: list[int]) -> Iterator[tuple[int, Any]]:
         """The records of the small files ``run`` read into one buffer, in parts of
         at most a batch; when that read is in any doubt (a change, compression,
@@ -387,15 +417,7 @@ class Scanner:
         options = self._dataset.options
         if self._interrupt is not None:
             self._interrupt.raise_if_interrupted()
-        files = [found.files[i] for i in run]
-        got = read_small_files(
-            [f.path for f in files],
-            [f.size for f in files],
-            found.stamps,
-            verify=options.verify_checksums,
-            max_record_bytes=options.max_record_bytes,
-            detect=options.compression == "infer",
-        )
+        got = read_small_run(found, [found.files[i] for i in run], options)
         if got is None:
             self._together_misses += 1
             if self._together_misses >= 2:
@@ -404,6 +426,8 @@ class Scanner:
                 yield from self._file_blocks(i, None)
             return
         self._together_misses = 0
+        self._seen_records += int(got.firsts[-1])
+        self._seen_bytes += len(got.buf)
         bits = self._fixed_bits()
         if self._partition_names or self._with_file_column:
             bits = max(self._row_bits(i) for i in run)
@@ -629,7 +653,7 @@ class Scanner:
             return _project_expressions(batch, self._expressions, self._projected)
         if not self._columns:
             return empty_batch(batch.num_rows)
-        if self._columns == self._decoded_names:
+        if self._decoded_only:
             return batch  # already the columns asked for, in order
         return batch.select(self._columns)
 

@@ -301,7 +301,8 @@ def feature_list_name(column: str, context_columns: Iterable[str]) -> str:
     """
     if column.endswith(FEATURE_LIST_SUFFIX):
         base = column[: -len(FEATURE_LIST_SUFFIX)]
-        if base in set(context_columns):
+        names = context_columns if isinstance(context_columns, (set, frozenset)) else set(context_columns)
+        if base in names:
             return base
     return column
 
@@ -347,13 +348,22 @@ def column_specs(schema: pa.Schema, record_type: int) -> list[ColumnSpec]:
     >>> [s.shape for s in column_specs(pa.schema({"x": pa.int32()}), codec.EXAMPLE)] == [codec.SCALAR]
     True
     """
-    specs = []
-    context = [f.name for f in schema if not _is_list_of_lists(f.type)]
-    for f in schema:
+    fields = list(schema)
+    layouts: list[tuple[int, int] | None] = []
+    for f in fields:  # each type's layout once (a wide schema has a million columns)
         try:
-            kind, shape = feature_layout(f.type)
-        except SchemaError as exc:
-            raise SchemaError(f"column {f.name!r}: {exc}", feature=f.name) from None
+            layouts.append(feature_layout(f.type))
+        except SchemaError:
+            layouts.append(None)
+    context = {f.name for f, layout in zip(fields, layouts) if layout is None or layout[1] != codec.LIST_OF_LIST}
+    specs = []
+    for f, layout in zip(fields, layouts):
+        if layout is None:
+            try:
+                feature_layout(f.type)
+            except SchemaError as exc:
+                raise SchemaError(f"column {f.name!r}: {exc}", feature=f.name) from None
+        kind, shape = layout  # type: ignore[misc]  # None raised above
         if record_type == codec.RAW:
             if shape != codec.SCALAR or kind != codec.BYTES:
                 raise SchemaError(
@@ -372,13 +382,6 @@ def column_specs(schema: pa.Schema, record_type: int) -> list[ColumnSpec]:
             ColumnSpec(f.name, location, kind, shape, f.type, f.nullable, None if feature == f.name else feature)
         )
     return specs
-
-
-def _is_list_of_lists(t: pa.DataType) -> bool:
-    try:
-        return feature_layout(t)[1] == codec.LIST_OF_LIST
-    except SchemaError:
-        return False
 
 
 def decimal_to_float(values: pa.Array, float_type: pa.DataType | None = None) -> pa.Array:
