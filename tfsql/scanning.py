@@ -293,9 +293,13 @@ class Scanner:
             probe = pads.dataset(schema.empty_table()).to_table(columns=self._expressions, filter=filter)
             self._projected = probe.schema
         else:
-            # by position: schema.field(name) searches every field (quadratic in columns)
-            position = {name: i for i, name in enumerate(schema.names)}
-            self._projected = pa.schema([schema.field(position[c]) for c in self._columns])
+            names = schema.names
+            if self._columns == names:
+                self._projected = schema  # every column, in order (no per-column copy)
+            else:
+                # by position: schema.field(name) searches every field (quadratic in columns)
+                position = {name: i for i, name in enumerate(names)}
+                self._projected = pa.schema([schema.field(position[c]) for c in self._columns])
 
     # ------------------------------------------------------------------ metadata
     @property

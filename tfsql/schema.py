@@ -233,6 +233,11 @@ def canonical_type(kind: int, shape: int, *, utf8: bool = False) -> pa.DataType:
     >>> canonical_type(codec.FLOAT, codec.LIST)
     ListType(list<item: float>)
     """
+    return _canonical_type(kind, shape, utf8)
+
+
+@functools.lru_cache(maxsize=64)  # a wide schema asks for a few types a million times
+def _canonical_type(kind: int, shape: int, utf8: bool) -> pa.DataType:
     if kind == codec.INT64:
         value = pa.int64()
     elif kind == codec.FLOAT:
@@ -425,6 +430,8 @@ def offset_based_type(t: pa.DataType) -> pa.DataType:
 
 def schema_with_partitions(data: pa.Schema, partition: pa.Schema | None, file_column: str | None) -> pa.Schema:
     """The full dataset schema: data columns, then partition columns, then the file path column."""
+    if (partition is None or not len(partition)) and file_column is None:
+        return data  # nothing to add (and no per-column copy of a wide schema)
     fields = list(data)
     names = set(data.names)
     if partition is not None:
