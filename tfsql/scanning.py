@@ -330,7 +330,6 @@ class Scanner:
         small local files are read together (:meth:`_small_run`)."""
         dataset = self._dataset
         found = dataset.discovered
-        options = dataset.options
         remaining = self._limit if self._filter is None else None
         run: list[int] = []  # small files to read together
         run_bytes = 0
@@ -797,14 +796,42 @@ class Scanner:
         ``"raise"`` the data CRCs are still checked, so that records the scan would
         skip are not counted."""
         if self._data_filter_free and self._limit is None and self._dataset.byte_range is None:
-            found = self._dataset.discovered
-            options = self._dataset.options
-            return sum(
-                count_file_records(found, found.files[i], options)
-                for i in self._file_indices
-                if found.files[i].size > 0
-            )
+            return self._count_records()
         return sum(b.num_rows for b in self.to_batches())
+
+    def _count_records(self) -> int:
+        """The records of the scan's files: runs of small local files are read together
+        and framed (their headers checked as :func:`count_file_records` checks them),
+        any other file, or a run in any doubt, counted by :func:`count_file_records`."""
+        found = self._dataset.discovered
+        options = self._dataset.options
+        # "raise" counts from the headers alone (data CRCs unchecked), as count_file_records does
+        framing = options.changed(verify_checksums=False) if options.on_corrupt == "raise" else options
+        total = 0
+        run: list[int] = []
+        run_bytes = 0
+
+        def count_run() -> int:
+            got = read_small_run(found, [found.files[i] for i in run], framing) if len(run) > 1 else None
+            if got is not None:
+                return int(got.firsts[-1])
+            return sum(count_file_records(found, found.files[i], options) for i in run)
+
+        for i in self._file_indices:
+            size = found.files[i].size
+            if size == 0:
+                continue
+            if found.files[i].has_index or not self._reads_together(i):  # a sidecar: checked and used
+                total += count_file_records(found, found.files[i], options)
+                continue
+            if run and (run_bytes + size > options.batch_bytes or len(run) >= _RUN_FILES):
+                total += count_run()
+                run, run_bytes = [], 0
+            run.append(i)
+            run_bytes += size
+        if run:
+            total += count_run()
+        return total
 
     def __repr__(self) -> str:
         return f"<tfsql.Scanner {len(self._file_indices)} files>\n{self._projected}"

@@ -212,3 +212,21 @@ def test_a_wide_record_of_every_kind_reads_exactly(tmp_path):
     assert second == {name: (7 if name == "k0" else None) for name in row}
     frame = tfsql.scan_tfrecord(path).collect()
     assert frame.row(0, named=True) == row
+
+
+def test_count_rows_counts_small_files_together_and_names_a_bad_header(tree, monkeypatch):
+    root, made = tree
+    runs = spy_runs(monkeypatch)
+    assert tfsql.dataset(root).count_rows() == len(expected(made)["id"])
+    assert runs and max(runs) > 1
+    bad = made[11][0]
+    data = bytearray(bad.read_bytes())
+    data[9] ^= 0xFF  # the first record's length CRC
+    bad.write_bytes(bytes(data))
+    with pytest.raises(tfsql.CorruptRecordError) as raised:
+        tfsql.dataset(root).count_rows()
+    assert (raised.value.path, raised.value.record_index, raised.value.offset) == (str(bad), 0, 0)
+    monkeypatch.setattr(tfsql.scanning, "read_small_run", lambda *args: None)  # each file alone
+    with pytest.raises(tfsql.CorruptRecordError) as alone:
+        tfsql.dataset(root).count_rows()
+    assert str(raised.value) == str(alone.value)
