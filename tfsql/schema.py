@@ -431,7 +431,8 @@ def offset_based_type(t: pa.DataType) -> pa.DataType:
 def schema_with_partitions(data: pa.Schema, partition: pa.Schema | None, file_column: str | None) -> pa.Schema:
     """The full dataset schema: data columns, then partition columns, then the file path column."""
     if (partition is None or not len(partition)) and file_column is None:
-        return data  # nothing to add (and no per-column copy of a wide schema)
+        # nothing to add (and no per-column copy of a wide schema); no schema metadata, as built
+        return data if data.metadata is None else data.remove_metadata()
     fields = list(data)
     names = set(data.names)
     if partition is not None:
