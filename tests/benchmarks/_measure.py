@@ -107,7 +107,7 @@ def run_worker(
             timeout=timeout,
         )
     except subprocess.TimeoutExpired:
-        raise RuntimeError(f"benchmark worker {config} timed out after {timeout:.0f} s") from None
+        raise RuntimeError(f"timed out after {timeout:.0f} s: benchmark worker {config}") from None
     for line in reversed(proc.stdout.splitlines()):
         if line.startswith(_RESULT_PREFIX):
             return json.loads(line[len(_RESULT_PREFIX) :])
