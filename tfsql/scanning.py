@@ -380,7 +380,8 @@ class Scanner:
     def _reads_together(self, index: int) -> bool:
         """Whether file ``index`` is read with its small neighbours in one buffer
         (:mod:`tfsql.small_files`): local, not compressed by option, at most
-        ``SMALL_FILE_BYTES``, not split, no progress bar to count its reads."""
+        ``SMALL_FILE_BYTES``, not split nor read in pieces, no progress bar to count its
+        reads."""
         dataset = self._dataset
         if self._together is None:
             options = dataset.options
@@ -395,6 +396,7 @@ class Scanner:
             self._together
             and dataset.discovered.files[index].size <= SMALL_FILE_BYTES
             and self._ranges_of(index) is None
+            and not self._reads_in_pieces(index)
         )
 
     def _run_files(self) -> int:
