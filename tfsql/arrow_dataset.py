@@ -62,6 +62,7 @@ class Dataset(pads.Dataset):
         byte_range: tuple[int, int] | None = None,
         error_sink: Any = None,
         interrupts: Any = None,
+        specs: list | None = None,
     ) -> None:
         # pyarrow's Dataset.__init__ forbids instantiation; it is deliberately not called.
         self._found = found
@@ -76,6 +77,7 @@ class Dataset(pads.Dataset):
         self._byte_range = byte_range  # one file's byte range (tfsql.splits)
         self._error_sink = error_sink
         self._interrupts = interrupts
+        self._specs = specs  # column_specs(data_schema), computed once (see column_specs)
         self._schema = schema_with_partitions(
             data_schema,
             partitioning.schema if partitioning is not None else None,
@@ -92,6 +94,14 @@ class Dataset(pads.Dataset):
     def data_schema(self) -> pa.Schema:
         """The columns decoded from the records."""
         return self._data_schema
+
+    @property
+    def column_specs(self) -> list:
+        """How each data column is read (:func:`tfsql.schema.column_specs`), computed once
+        per data schema (a wide schema has a million columns)."""
+        if self._specs is None:
+            self._specs = column_specs(self._data_schema, self._options.record_code)
+        return self._specs
 
     @property
     def partition_schema(self) -> pa.Schema:
@@ -238,7 +248,10 @@ class Dataset(pads.Dataset):
             byte_range=self._byte_range,
             error_sink=self._error_sink,
             interrupts=self._interrupts,
+            specs=self._specs,
         )
+        if "data_schema" in changes or "options" in changes:
+            args["specs"] = None
         args.update(changes)
         return Dataset(
             args.pop("found"),

@@ -242,12 +242,18 @@ def open_dataset(source: Any, options: ReadOptions, *, hive_rule: str = "root") 
             data_schema = apply_features(data_schema, described[0])
     if layout is not None:
         partitioning = layout.add_split_column(partitioning, data_schema)
-    column_specs(data_schema, code)  # validate early: unsupported types, lists of lists
+    specs = column_specs(data_schema, code)  # validate early: unsupported types, lists of lists
     # Features inference saw without a kind were reported then (they carry no values);
     # the scan does not report them again as missing from the sample.
     kindless = {(c.location, c.name) for c in sampled if c.kind == codec.KIND_NONE}
     return Dataset(
-        found, partitioning, data_schema, options, schema_inferred=user_schema is None, reported_unknown=kindless
+        found,
+        partitioning,
+        data_schema,
+        options,
+        schema_inferred=user_schema is None,
+        reported_unknown=kindless,
+        specs=specs,
     )
 
 

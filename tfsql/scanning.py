@@ -53,13 +53,14 @@ from tfsql.options import ReadOptions
 from tfsql.buffers import BufferPool
 from tfsql.parallel import ordered_map
 from tfsql.record_index import indexed_count
-from tfsql.schema import ColumnSpec, column_specs
+from tfsql.schema import ColumnSpec
+from tfsql.small_files import SMALL_FILE_BYTES, SmallFiles, read_small_files
 from tfsql.splits import RangeReader, piece_bytes, plan_pieces, plan_ranges
 
 if TYPE_CHECKING:
     from tfsql.arrow_dataset import Dataset
 
-__all__ = ["Scanner", "open_raw", "open_frame_reader", "count_file_records"]
+__all__ = ["Scanner", "open_raw", "open_frame_reader", "read_small_run", "count_file_records"]
 
 # Reads of a byte range of a local file (made by the decode threads): small enough that
 # a chunk is still in cache when it is framed, CRC-checked and decoded, and its buffer
@@ -71,6 +72,8 @@ _PIECE_READ_BYTES = 1 << 20
 _PIECE_OUTPUT_BATCHES = 2
 # Files from this size on are read in pieces even when not split (Scanner._reads_in_pieces).
 _PIECE_MIN_FILE_BYTES = 4 << 20
+# Small files read together (tfsql.small_files): at most this many in one read.
+_RUN_FILES = 16384
 
 
 def open_raw(found: Discovered, file: FileInfo) -> Any:
@@ -120,6 +123,19 @@ def open_frame_reader(
         max_record_bytes=options.max_record_bytes,
         base_offset=start,
         first_index=first_index,
+    )
+
+
+def read_small_run(found: Discovered, files: list[FileInfo], options: ReadOptions) -> SmallFiles | None:
+    """Read the small local files ``files`` of a dataset together
+    (:func:`tfsql.small_files.read_small_files`; None: read each alone instead)."""
+    return read_small_files(
+        [f.path for f in files],
+        [f.size for f in files],
+        found.stamps,
+        verify=options.verify_checksums,
+        max_record_bytes=options.max_record_bytes,
+        detect=options.compression == "infer",
     )
 
 
@@ -228,6 +244,10 @@ class Scanner:
             raise ValueError(f"limit must be a non-negative integer or None, not {limit!r}")
         self._limit = limit
         self._buffers = BufferPool()  # read buffers reused within this scan
+        self._together: bool | None = None  # small files read together (_reads_together)
+        self._together_misses = 0
+        self._seen_records = self._seen_bytes = 0  # in the runs read so far
+        self._row_bits_fixed: int | None = None
         # Interrupts from now on stop this scan (a front end's con.interrupt()).
         self._interrupt = None if dataset.interrupts is None else dataset.interrupts.check()
         schema = dataset.schema
@@ -256,12 +276,16 @@ class Scanner:
         data_names = [n for n in dataset.data_schema.names if n in needed]
         # Specs come from the whole data schema: a feature-list column's feature name
         # can depend on another column (tfsql.schema.feature_list_name).
-        self._specs: list[ColumnSpec] = [
-            spec for spec in column_specs(dataset.data_schema, dataset.options.record_code) if spec.name in needed
-        ]
+        self._specs: list[ColumnSpec] = [spec for spec in dataset.column_specs if spec.name in needed]
         self._partition_names = [n for n in dataset.partition_schema.names if n in needed]
         file_col = dataset.options.include_file_paths
         self._with_file_column = file_col is not None and file_col in needed
+        # the decoded batch is the output as it is (no column to add, drop or reorder)
+        self._decoded_only = (
+            not self._partition_names
+            and not self._with_file_column
+            and self._columns == [spec.name for spec in self._specs]
+        )
         self._track_unknown = dataset.schema_inferred and len(data_names) == len(dataset.data_schema)
         self._file_indices = dataset.pruned_indices(filter)
         self._data_filter_free = not (filter_columns - set(dataset.partition_schema.names))
@@ -269,9 +293,13 @@ class Scanner:
             probe = pads.dataset(schema.empty_table()).to_table(columns=self._expressions, filter=filter)
             self._projected = probe.schema
         else:
-            # by position: schema.field(name) searches every field (quadratic in columns)
-            position = {name: i for i, name in enumerate(schema.names)}
-            self._projected = pa.schema([schema.field(position[c]) for c in self._columns])
+            names = schema.names
+            if self._columns == names:
+                self._projected = schema  # every column, in order (no per-column copy)
+            else:
+                # by position: schema.field(name) searches every field (quadratic in columns)
+                position = {name: i for i, name in enumerate(names)}
+                self._projected = pa.schema([schema.field(position[c]) for c in self._columns])
 
     # ------------------------------------------------------------------ metadata
     @property
@@ -298,17 +326,29 @@ class Scanner:
     # ------------------------------------------------------------------ reading
     def _blocks(self) -> Iterator[tuple[int, Any]]:
         """Frame the files in order; without a filter, stop once ``limit`` records
-        are read (decode-ahead then never opens files a LIMIT does not need)."""
+        are read (decode-ahead then never opens files a LIMIT does not need). Runs of
+        small local files are read together (:meth:`_small_run`)."""
         dataset = self._dataset
         found = dataset.discovered
-        options = dataset.options
         remaining = self._limit if self._filter is None else None
+        run: list[int] = []  # small files to read together
+        run_bytes = 0
         for i in self._file_indices:
             file = found.files[i]
             if file.size == 0:
                 continue
             if remaining is not None and remaining <= 0:
                 return
+            if remaining is None and self._reads_together(i):
+                if run and (run_bytes + file.size > self._run_bytes() or len(run) >= self._run_files()):
+                    yield from self._small_run(run)
+                    run, run_bytes = [], 0
+                run.append(i)
+                run_bytes += file.size
+                continue
+            if run:
+                yield from self._small_run(run)
+                run, run_bytes = [], 0
             spans = self._ranges_of(i) if remaining is None or dataset.byte_range is not None else None
             if spans is not None:
                 yield from self._range_tasks(i, spans)
@@ -316,22 +356,102 @@ class Scanner:
             if remaining is None and self._reads_in_pieces(i):
                 yield from self._range_tasks(i, [(0, file.size)], whole_file=True)
                 continue
-            rows = rows_within(options.batch_bytes, self._row_bits(i), self._batch_size)
-            with contextlib.closing(open_frame_reader(found, file, options, interrupt=self._interrupt)) as reader:
-                reader.buffers = self._buffers
-                # Data CRCs are checked by the decode threads as they decode, except
-                # under a LIMIT, whose count must not include records found corrupt.
-                reader.defer_data_crc = remaining is None
-                for block in reader.blocks(rows, options.batch_bytes, limit=remaining):
-                    yield i, block
-                if remaining is not None:
-                    remaining -= reader.records_read
+            read = yield from self._file_blocks(i, remaining)
+            if remaining is not None:
+                remaining -= read
+        if run:
+            yield from self._small_run(run)
+
+    def _file_blocks(self, i: int, limit: int | None) -> Generator[tuple[int, Any], None, int]:
+        """Frame file ``i`` alone into blocks (at most ``limit`` records); returns how
+        many records it read."""
+        found = self._dataset.discovered
+        options = self._dataset.options
+        rows = rows_within(options.batch_bytes, self._row_bits(i), self._batch_size)
+        with contextlib.closing(open_frame_reader(found, found.files[i], options, interrupt=self._interrupt)) as reader:
+            reader.buffers = self._buffers
+            # Data CRCs are checked by the decode threads as they decode, except
+            # under a LIMIT, whose count must not include records found corrupt.
+            reader.defer_data_crc = limit is None
+            for block in reader.blocks(rows, options.batch_bytes, limit=limit):
+                yield i, block
+            return reader.records_read
+
+    def _reads_together(self, index: int) -> bool:
+        """Whether file ``index`` is read with its small neighbours in one buffer
+        (:mod:`tfsql.small_files`): local, not compressed by option, at most
+        ``SMALL_FILE_BYTES``, not split nor read in pieces, no progress bar to count its
+        reads."""
+        dataset = self._dataset
+        if self._together is None:
+            options = dataset.options
+            self._together = (
+                dataset.discovered.is_local
+                and dataset.byte_range is None
+                and options.progress is None
+                and options.compression in (None, "infer")
+                and hasattr(os, "preadv")
+            )
+        return (
+            self._together
+            and dataset.discovered.files[index].size <= SMALL_FILE_BYTES
+            and self._ranges_of(index) is None
+            and not self._reads_in_pieces(index)
+        )
+
+    def _run_files(self) -> int:
+        """The most files one run reads: one until a run has shown how many records its
+        files hold (a consumer that stops after a batch then stops reading too)."""
+        return _RUN_FILES if self._seen_records else 1
+
+    def _run_bytes(self) -> int:
+        """The most bytes one run reads: a batch's records, as the runs so far measured
+        their size, and at most ``batch_bytes``."""
+        budget = self._dataset.options.batch_bytes
+        if not self._seen_records:
+            return budget
+        return max(1, min(budget, self._batch_size * self._seen_bytes // self._seen_records))
+
+    def _small_run(self, run: list[int]) -> Iterator[tuple[int, Any]]:
+        """The records of the small files ``run`` read into one buffer, in parts of
+        at most a batch; when that read is in any doubt (a change, compression,
+        damage), each file is read alone instead, which reports what is wrong exactly
+        as it always does. Two such runs in a row turn reading together off for the
+        rest of the scan (a dataset of compressed files)."""
+        found = self._dataset.discovered
+        options = self._dataset.options
+        if self._interrupt is not None:
+            self._interrupt.raise_if_interrupted()
+        got = read_small_run(found, [found.files[i] for i in run], options)
+        if got is None:
+            self._together_misses += 1
+            if self._together_misses >= 2:
+                self._together = False
+            for i in run:
+                yield from self._file_blocks(i, None)
+            return
+        self._together_misses = 0
+        self._seen_records += int(got.firsts[-1])
+        self._seen_bytes += len(got.buf)
+        bits = self._fixed_bits()
+        if self._partition_names or self._with_file_column:
+            bits = max(self._row_bits(i) for i in run)
+        rows = rows_within(options.batch_bytes, bits, self._batch_size)
+        n = int(got.firsts[-1])
+        for start in range(0, n, rows):
+            yield run[0], _SmallPart(got, run, start, min(n, start + rows))
+
+    def _fixed_bits(self) -> int:
+        """:func:`~tfsql.decoding.fixed_row_bits` of the decoded columns (computed once)."""
+        if self._row_bits_fixed is None:
+            self._row_bits_fixed = fixed_row_bits(self._specs)
+        return self._row_bits_fixed
 
     def _row_bits(self, file_index: int) -> int:
         """Output bits each row of this file costs before its values (decoded columns,
         partition and file path constants): blocks are cut so that a batch's columns stay
         within ``batch_bytes`` even when its records are empty."""
-        bits = fixed_row_bits(self._specs)
+        bits = self._fixed_bits()
         if self._partition_names:
             values = self._dataset.partitioning.values  # type: ignore[union-attr]  # set when partitioned
             for name in self._partition_names:
@@ -458,6 +578,8 @@ class Scanner:
 
     def _decode_item(self, decoder: BlockDecoder, item: tuple[int, Any], hints: dict) -> Any:
         file_index, block = item
+        if isinstance(block, _SmallPart):
+            return file_index, self._decode_small(decoder, block)
         if isinstance(block, _RangeTask):
             hint = hints.pop((file_index, block.start), None)
             return file_index, self._read_range(decoder, file_index, block, hint, hints)
@@ -468,6 +590,27 @@ class Scanner:
             )
             return file_index, _CheckedBlock(entries)
         return file_index, self._decode_block(decoder, item)
+
+    def _decode_small(self, decoder: BlockDecoder, part: "_SmallPart") -> Any:
+        """A part of a run of small files decoded as one batch, each row's partition
+        values and file path taken by its file; when that fails, or finds features the
+        schema lacks, its files are decoded one by one, which raises, warns and names
+        files, records and offsets exactly as a scan of each file alone does."""
+        found = self._dataset.discovered
+        run = part.run
+        unknown: set | None = set() if self._track_unknown else None
+        try:
+            batch = decoder.decode(
+                run.block(part.start, part.stop, found.files[part.files[0]].display()), unknown=unknown
+            )
+        except Exception:
+            batch = None
+        if batch is not None and not unknown:
+            row_files = np.asarray(part.files, dtype=np.int64)[run.record_files(part.start, part.stop)]
+            return self._finish_batch(part.files[0], batch, row_files=row_files)
+        paths = [found.files[i].display() for i in part.files]
+        blocks = run.per_file(part.start, part.stop, paths)
+        return _CheckedBlock([self._decode_block(decoder, (part.files[k], block)) for k, block in blocks])
 
     def _decode_block(self, decoder: BlockDecoder, item: tuple[int, Any]) -> pa.RecordBatch:
         file_index, block = item
@@ -480,25 +623,34 @@ class Scanner:
             batch = decoder.decode(block)
         return self._finish_batch(file_index, batch)
 
-    def _finish_batch(self, file_index: int, batch: pa.RecordBatch) -> pa.RecordBatch:
-        """A decoded batch of file ``file_index`` with its partition and file path
-        columns, filtered and projected as the scan asks."""
+    def _finish_batch(
+        self, file_index: int, batch: pa.RecordBatch, *, row_files: np.ndarray | None = None
+    ) -> pa.RecordBatch:
+        """A decoded batch of file ``file_index`` (with ``row_files``: of the file of each
+        row) with its partition and file path columns, filtered and projected as the
+        scan asks."""
         n = batch.num_rows
-        arrays = list(batch.columns)
-        fields = list(batch.schema)
-        if self._partition_names:
-            values = self._dataset.partitioning.values  # type: ignore[union-attr]  # set when partitioned
-            for name in self._partition_names:
-                scalar = values.column(name)[file_index]
-                arrays.append(_constant_column(scalar, n))
-                fields.append(values.schema.field(name))
-        if self._with_file_column:
-            name = self._dataset.options.include_file_paths
-            arrays.append(_constant_column(pa.scalar(self._dataset.discovered.files[file_index].display()), n))
-            fields.append(pa.field(name, pa.string()))
-        if not fields:
-            batch = empty_batch(n)
-        else:
+        if self._partition_names or self._with_file_column:
+            arrays = list(batch.columns)
+            fields = list(batch.schema)
+            if self._partition_names:
+                values = self._dataset.partitioning.values  # type: ignore[union-attr]  # set when partitioned
+                for name in self._partition_names:
+                    if row_files is None:
+                        arrays.append(_constant_column(values.column(name)[file_index], n))
+                    else:
+                        arrays.append(values.column(name).take(row_files).combine_chunks())
+                    fields.append(values.schema.field(name))
+            if self._with_file_column:
+                name = self._dataset.options.include_file_paths
+                files = self._dataset.discovered.files
+                if row_files is None:
+                    arrays.append(_constant_column(pa.scalar(files[file_index].display()), n))
+                else:
+                    distinct, local = np.unique(row_files, return_inverse=True)
+                    shown = pa.array([files[i].display() for i in distinct.tolist()], pa.string())
+                    arrays.append(shown.take(local))
+                fields.append(pa.field(name, pa.string()))
             batch = pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
         if self._filter is not None:
             batch = batch.filter(self._filter)
@@ -506,6 +658,8 @@ class Scanner:
             return _project_expressions(batch, self._expressions, self._projected)
         if not self._columns:
             return empty_batch(batch.num_rows)
+        if self._decoded_only:
+            return batch  # already the columns asked for, in order
         return batch.select(self._columns)
 
     def _report_unknown(self, unknown: set, path: str) -> None:
@@ -644,14 +798,42 @@ class Scanner:
         ``"raise"`` the data CRCs are still checked, so that records the scan would
         skip are not counted."""
         if self._data_filter_free and self._limit is None and self._dataset.byte_range is None:
-            found = self._dataset.discovered
-            options = self._dataset.options
-            return sum(
-                count_file_records(found, found.files[i], options)
-                for i in self._file_indices
-                if found.files[i].size > 0
-            )
+            return self._count_records()
         return sum(b.num_rows for b in self.to_batches())
+
+    def _count_records(self) -> int:
+        """The records of the scan's files: runs of small local files are read together
+        and framed (their headers checked as :func:`count_file_records` checks them),
+        any other file, or a run in any doubt, counted by :func:`count_file_records`."""
+        found = self._dataset.discovered
+        options = self._dataset.options
+        # "raise" counts from the headers alone (data CRCs unchecked), as count_file_records does
+        framing = options.changed(verify_checksums=False) if options.on_corrupt == "raise" else options
+        total = 0
+        run: list[int] = []
+        run_bytes = 0
+
+        def count_run() -> int:
+            got = read_small_run(found, [found.files[i] for i in run], framing) if len(run) > 1 else None
+            if got is not None:
+                return int(got.firsts[-1])
+            return sum(count_file_records(found, found.files[i], options) for i in run)
+
+        for i in self._file_indices:
+            size = found.files[i].size
+            if size == 0:
+                continue
+            if found.files[i].has_index or not self._reads_together(i):  # a sidecar: checked and used
+                total += count_file_records(found, found.files[i], options)
+                continue
+            if run and (run_bytes + size > options.batch_bytes or len(run) >= _RUN_FILES):
+                total += count_run()
+                run, run_bytes = [], 0
+            run.append(i)
+            run_bytes += size
+        if run:
+            total += count_run()
+        return total
 
     def __repr__(self) -> str:
         return f"<tfsql.Scanner {len(self._file_indices)} files>\n{self._projected}"
@@ -664,6 +846,17 @@ class _CheckedBlock:
     the consumer (:func:`tfsql.decoding.decode_around_corrupt`)."""
 
     entries: list
+
+
+@dataclass(frozen=True)
+class _SmallPart:
+    """Records ``start`` to ``stop`` of a run of small files read together; ``files``
+    are the run's files (positions in the dataset's listing)."""
+
+    run: SmallFiles
+    files: list
+    start: int
+    stop: int
 
 
 @dataclass(frozen=True)

@@ -233,6 +233,11 @@ def canonical_type(kind: int, shape: int, *, utf8: bool = False) -> pa.DataType:
     >>> canonical_type(codec.FLOAT, codec.LIST)
     ListType(list<item: float>)
     """
+    return _canonical_type(kind, shape, utf8)
+
+
+@functools.lru_cache(maxsize=64)  # a wide schema asks for a few types a million times
+def _canonical_type(kind: int, shape: int, utf8: bool) -> pa.DataType:
     if kind == codec.INT64:
         value = pa.int64()
     elif kind == codec.FLOAT:
@@ -301,7 +306,8 @@ def feature_list_name(column: str, context_columns: Iterable[str]) -> str:
     """
     if column.endswith(FEATURE_LIST_SUFFIX):
         base = column[: -len(FEATURE_LIST_SUFFIX)]
-        if base in set(context_columns):
+        names = context_columns if isinstance(context_columns, (set, frozenset)) else set(context_columns)
+        if base in names:
             return base
     return column
 
@@ -347,13 +353,22 @@ def column_specs(schema: pa.Schema, record_type: int) -> list[ColumnSpec]:
     >>> [s.shape for s in column_specs(pa.schema({"x": pa.int32()}), codec.EXAMPLE)] == [codec.SCALAR]
     True
     """
-    specs = []
-    context = [f.name for f in schema if not _is_list_of_lists(f.type)]
-    for f in schema:
+    fields = list(schema)
+    layouts: list[tuple[int, int] | None] = []
+    for f in fields:  # each type's layout once (a wide schema has a million columns)
         try:
-            kind, shape = feature_layout(f.type)
-        except SchemaError as exc:
-            raise SchemaError(f"column {f.name!r}: {exc}", feature=f.name) from None
+            layouts.append(feature_layout(f.type))
+        except SchemaError:
+            layouts.append(None)
+    context = {f.name for f, layout in zip(fields, layouts) if layout is None or layout[1] != codec.LIST_OF_LIST}
+    specs = []
+    for f, layout in zip(fields, layouts):
+        if layout is None:
+            try:
+                feature_layout(f.type)
+            except SchemaError as exc:
+                raise SchemaError(f"column {f.name!r}: {exc}", feature=f.name) from None
+        kind, shape = layout  # type: ignore[misc]  # None raised above
         if record_type == codec.RAW:
             if shape != codec.SCALAR or kind != codec.BYTES:
                 raise SchemaError(
@@ -372,13 +387,6 @@ def column_specs(schema: pa.Schema, record_type: int) -> list[ColumnSpec]:
             ColumnSpec(f.name, location, kind, shape, f.type, f.nullable, None if feature == f.name else feature)
         )
     return specs
-
-
-def _is_list_of_lists(t: pa.DataType) -> bool:
-    try:
-        return feature_layout(t)[1] == codec.LIST_OF_LIST
-    except SchemaError:
-        return False
 
 
 def decimal_to_float(values: pa.Array, float_type: pa.DataType | None = None) -> pa.Array:
@@ -422,6 +430,9 @@ def offset_based_type(t: pa.DataType) -> pa.DataType:
 
 def schema_with_partitions(data: pa.Schema, partition: pa.Schema | None, file_column: str | None) -> pa.Schema:
     """The full dataset schema: data columns, then partition columns, then the file path column."""
+    if (partition is None or not len(partition)) and file_column is None:
+        # nothing to add (and no per-column copy of a wide schema); no schema metadata, as built
+        return data if data.metadata is None else data.remove_metadata()
     fields = list(data)
     names = set(data.names)
     if partition is not None:

@@ -91,16 +91,23 @@ def measure(fn: Callable[[], Mapping[str, Any]], *, repeat: int) -> dict[str, An
     return {**result, "seconds": best, "peak_mb": max(0.0, peak_rss_mb() - baseline), "runs": repeat}
 
 
-def run_worker(script: str, config: Mapping[str, Any], *, env: Mapping[str, str] | None = None) -> dict[str, Any]:
+def run_worker(
+    script: str, config: Mapping[str, Any], *, env: Mapping[str, str] | None = None, timeout: float | None = None
+) -> dict[str, Any]:
     """Run ``script --worker <config as JSON>`` in a fresh interpreter and return the
-    dict it reported. ``env`` entries are added to this process's environment."""
+    dict it reported. ``env`` entries are added to this process's environment; a worker
+    still running after ``timeout`` seconds is killed (``RuntimeError``)."""
     full_env = {**os.environ, **(env or {})}
-    proc = subprocess.run(
-        [sys.executable, script, WORKER_FLAG, json.dumps(dict(config))],
-        capture_output=True,
-        text=True,
-        env=full_env,
-    )
+    try:
+        proc = subprocess.run(
+            [sys.executable, script, WORKER_FLAG, json.dumps(dict(config))],
+            capture_output=True,
+            text=True,
+            env=full_env,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"timed out after {timeout:.0f} s: benchmark worker {config}") from None
     for line in reversed(proc.stdout.splitlines()):
         if line.startswith(_RESULT_PREFIX):
             return json.loads(line[len(_RESULT_PREFIX) :])

@@ -60,8 +60,15 @@ def test_partition_filter_opens_only_matching_files(tmp_path, monkeypatch):
         opened.append(file.path)
         return real_count(found, file, options)
 
+    real_run = dataset_module.read_small_run
+
+    def run_spy(found, files, options):  # small files read together
+        opened.extend(file.path for file in files)
+        return real_run(found, files, options)
+
     monkeypatch.setattr(dataset_module, "open_frame_reader", spy)
     monkeypatch.setattr(dataset_module, "count_file_records", count_spy)
+    monkeypatch.setattr(dataset_module, "read_small_run", run_spy)
     ds = tfsql.dataset(tmp_path)
     opened.clear()
     table = ds.to_table(columns=["id"], filter=(pc.field("label") == 1) & (pc.field("split") == "train"))
