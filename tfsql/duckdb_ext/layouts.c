@@ -78,12 +78,16 @@ int read_written_description(const tfbind *b, tfsql_column **out, size_t *count)
 
 /* The decoder's kind, the column's shape and whether it is text, for a described type;
  * and the DuckDB leaf type the scan gives it: the integer types, BOOLEAN and DATE
- * narrowed from int64 with a range check, DOUBLE widened from float, timestamps as
- * stored, a time zone's timestamps, times and durations (INTERVAL) in microseconds and
- * date64 in days (*scale: the factor or divisor); else 0 (the kind's own type; tfsql.connect() reads those
- * through its Arrow path, which casts). */
+ * narrowed from int64 with a range check, DOUBLE widened from float, DECIMAL(p, s) (p
+ * up to 38, s >= 0) converted from float exactly (decimals.c), a wider decimal as DOUBLE
+ * (as DuckDB reads Parquet's: it has no wider DECIMAL), timestamps as stored, a time
+ * zone's timestamps, times and durations (INTERVAL) in microseconds and date64 in days
+ * (*scale: the factor or divisor); else 0 (the kind's own type: float16 as FLOAT, an
+ * exact widening). A fixed-size list is an ARRAY, fixed-size lists of them nested ARRAYs
+ * (*d's inner sizes), a tensor its flat storage, as DuckDB reads Arrow's. */
 static void described_column(const tfsql_type *t, int record_type, int *kind, int *shape,
-                             int *utf8, int *leaf, uint64_t *array_size, int64_t *scale) {
+                             int *utf8, int *leaf, uint64_t *array_size, int64_t *scale,
+                             tftype *d) {
     switch (t->leaf) {
     case TFSQL_TYPE_FLOAT16:
     case TFSQL_TYPE_FLOAT32:
@@ -113,12 +117,24 @@ static void described_column(const tfsql_type *t, int record_type, int *kind, in
     *leaf = 0;
     *array_size = 0;
     *scale = 1;
-    if (t->nwrap == 1 && t->wrap[0] == TFSQL_WRAP_FIXED_LIST) {
-        *array_size = (uint64_t)t->wrap_size[0]; /* an ARRAY, as DuckDB reads Arrow's */
+    int fixed = t->nwrap > 0 && t->nwrap <= TT_MAX_INNER + 1; /* every wrapper fixed-size */
+    for (int i = 0; i < t->nwrap; i++) {
+        fixed &= t->wrap[i] == TFSQL_WRAP_FIXED_LIST;
+    }
+    if (fixed) { /* an ARRAY (of ARRAYs), as DuckDB reads Arrow's; values stored flat */
+        uint64_t size = 1;
+        for (int i = 0; i < t->nwrap; i++) {
+            size *= (uint64_t)t->wrap_size[i];
+            if (i > 0) {
+                d->inner[i - 1] = (uint64_t)t->wrap_size[i];
+            }
+        }
+        *array_size = size;
+        d->array = (uint64_t)t->wrap_size[0];
     } else if (t->nwrap == 1 && t->wrap[0] == TFSQL_WRAP_TENSOR) {
         uint64_t size = 1; /* DuckDB reads a fixed-shape tensor as its flat storage */
-        for (int d = 0; d < t->ndim; d++) {
-            size *= (uint64_t)t->shape[d];
+        for (int k = 0; k < t->ndim; k++) {
+            size *= (uint64_t)t->shape[k];
         }
         *array_size = size;
     }
@@ -140,7 +156,15 @@ static void described_column(const tfsql_type *t, int record_type, int *kind, in
     }
     /* microseconds per unit, as DuckDB reads Arrow's units (ns: no exact micros) */
     static const int64_t micros[] = {1000000, 1000, 1, 0};
-    if (!variable || t->nwrap > 1) {
+    int decimal = t->leaf == TFSQL_TYPE_DECIMAL128 || t->leaf == TFSQL_TYPE_DECIMAL256;
+    if (decimal && variable && t->precision <= 38 && t->scale >= 0) {
+        *leaf = TT_DECIMAL;
+        d->width = t->precision;
+        d->scale = t->scale;
+    } else if (decimal && variable) {
+        *leaf = TT_DOUBLE;
+    }
+    if (!variable || (t->nwrap > 1 && !fixed)) {
         return;
     }
     if (t->leaf == TFSQL_TYPE_TIMESTAMP && t->tz[0] == 0) {
@@ -174,8 +198,9 @@ int apply_written_description(tfbind *b, const tfsql_column *cols, size_t n, cha
     b->leaf = (int *)calloc(ndata + 1, sizeof(int));
     b->array_size = (uint64_t *)calloc(ndata + 1, sizeof(uint64_t));
     b->scale = (int64_t *)calloc(ndata + 1, sizeof(int64_t));
+    b->described = (tftype *)calloc(ndata + 1, sizeof(tftype));
     if (b->sc.cols == NULL || b->utf8 == NULL || b->leaf == NULL || b->array_size == NULL ||
-        b->scale == NULL) {
+        b->scale == NULL || b->described == NULL) {
         snprintf(err, ERRLEN, "out of memory");
         return -1;
     }
@@ -193,7 +218,7 @@ int apply_written_description(tfbind *b, const tfsql_column *cols, size_t n, cha
         }
         cs->name_len = cols[i].name_len;
         described_column(&cols[i].type, b->record_type, &cs->kind, &cs->shape, &b->utf8[c],
-                         &b->leaf[c], &b->array_size[c], &b->scale[c]);
+                         &b->leaf[c], &b->array_size[c], &b->scale[c], &b->described[c]);
         cs->location = cs->shape == LIST_OF_LIST ? FEATURE_LISTS : FEATURES;
         b->sc.ncols = b->ndata = ++c;
     }
