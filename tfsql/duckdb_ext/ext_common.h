@@ -625,6 +625,7 @@ enum {
     TT_DOUBLE, TT_TIME, TT_TIMESTAMP_S, TT_TIMESTAMP_MS, TT_TIMESTAMP, TT_TIMESTAMP_NS,
     TT_TIMESTAMP_TZ, TT_INTERVAL,
     TT_DECIMAL, /* DECIMAL(width, scale) */
+    TT_NULL,    /* DuckDB's NULL type: a column no record holds */
     TT_COUNT
 };
 #define TT_MAX_INNER 3

@@ -82,7 +82,7 @@ int read_written_description(const tfbind *b, tfsql_column **out, size_t *count)
  * up to 38, s >= 0) converted from float exactly (decimals.c), a wider decimal as DOUBLE
  * (as DuckDB reads Parquet's: it has no wider DECIMAL), timestamps as stored, a time
  * zone's timestamps, times and durations (INTERVAL) in microseconds and date64 in days
- * (*scale: the factor or divisor); else 0 (the kind's own type: float16 as FLOAT, an
+ * (*scale: the factor or divisor), Arrow's null type as NULL (no record may hold it); else 0 (the kind's own type: float16 as FLOAT, an
  * exact widening). A fixed-size list is an ARRAY, fixed-size lists of them nested ARRAYs
  * (*d's inner sizes), a tensor its flat storage, as DuckDB reads Arrow's. */
 static void described_column(const tfsql_type *t, int record_type, int *kind, int *shape,
@@ -148,6 +148,7 @@ static void described_column(const tfsql_type *t, int record_type, int *kind, in
         {TFSQL_TYPE_UINT8, TT_UTINYINT},   {TFSQL_TYPE_UINT16, TT_USMALLINT},
         {TFSQL_TYPE_UINT32, TT_UINTEGER},  {TFSQL_TYPE_UINT64, TT_UBIGINT},
         {TFSQL_TYPE_DATE32, TT_DATE},      {TFSQL_TYPE_FLOAT64, TT_DOUBLE},
+        {TFSQL_TYPE_NULL, TT_NULL},
     };
     for (size_t i = 0; variable && i < sizeof(narrowed) / sizeof(narrowed[0]); i++) {
         if (narrowed[i].leaf == t->leaf) {

@@ -36,7 +36,7 @@ duckdb_logical_type logical_type(tftype t) {
         DUCKDB_TYPE_UINTEGER,     DUCKDB_TYPE_DATE,         DUCKDB_TYPE_DOUBLE,
         DUCKDB_TYPE_TIME,         DUCKDB_TYPE_TIMESTAMP_S,  DUCKDB_TYPE_TIMESTAMP_MS,
         DUCKDB_TYPE_TIMESTAMP,    DUCKDB_TYPE_TIMESTAMP_NS, DUCKDB_TYPE_TIMESTAMP_TZ,
-        DUCKDB_TYPE_INTERVAL,     DUCKDB_TYPE_DECIMAL,
+        DUCKDB_TYPE_INTERVAL,     DUCKDB_TYPE_DECIMAL,      DUCKDB_TYPE_SQLNULL,
     };
     duckdb_type id = t.leaf >= 0 && t.leaf < TT_COUNT ? ids[t.leaf] : DUCKDB_TYPE_ANY;
     duckdb_logical_type r = t.leaf == TT_DECIMAL

@@ -306,6 +306,19 @@ static int fill_column(const vecops *o, void *vec, const colbuild *cb, size_t n,
     if (c->array_size > 0) {
         return fill_array(o, vec, cb, n, c, bad_row, bad_value);
     }
+    if (c->leaf == TT_NULL) { /* a column no record holds: the first that does is refused */
+        uint64_t *validity = o->validity(vec);
+        for (size_t r = 0; r < n; r++) {
+            if (cb->shape == SCALAR && cb->kind == KIND_INT64 &&
+                (cb->null_count == 0 || bit_get(cb->validity.data, r))) {
+                *bad_row = (int64_t)r;
+                *bad_value = ((const int64_t *)cb->values.data)[r];
+                return -3;
+            }
+            set_row_invalid(validity, r);
+        }
+        return 0;
+    }
     if (cb->shape == SCALAR) {
         if (cb->kind == KIND_BYTES) {
             /* assign valid rows only */
