@@ -137,6 +137,44 @@ static int decimal_units(float f, int width, int scale, big *q) {
     return (hi < 0 || (hi == 0 && even)) && (lo > 0 || (lo == 0 && even)) ? 0 : -1;
 }
 
+/* x / 10^9 in place; the remainder. */
+static uint32_t big_div1e9(big *x) {
+    uint64_t rest = 0;
+    for (int i = LIMBS - 1; i >= 0; i--) {
+        uint64_t v = (rest << 32) | x->d[i];
+        x->d[i] = (uint32_t)(v / 1000000000u);
+        rest = v % 1000000000u;
+    }
+    return (uint32_t)rest;
+}
+
+int decimal_double(float f, int width, int scale, double *out) {
+    big q, zero;
+    if (width < 1 || width > 76 || scale < 0 || scale > width || decimal_units(f, width, scale, &q)) {
+        return -1;
+    }
+    /* the units' digits (at most 77), then strtod's correctly rounded nearest double */
+    char digits[128], text[160];
+    size_t n = 0;
+    memset(&zero, 0, sizeof(zero));
+    do {
+        uint32_t group = big_div1e9(&q);
+        for (int k = 0; k < 9; k++, group /= 10) {
+            digits[n++] = (char)('0' + group % 10);
+        }
+    } while (big_cmp(&q, &zero) != 0);
+    uint32_t bits;
+    memcpy(&bits, &f, 4);
+    size_t o = 0;
+    text[o++] = bits >> 31 ? '-' : '+';
+    while (n > 0) {
+        text[o++] = digits[--n];
+    }
+    snprintf(text + o, sizeof(text) - o, "e-%d", scale);
+    *out = strtod(text, NULL);
+    return 0;
+}
+
 int store_decimal(float f, int width, int scale, void *data, size_t i) {
     big q;
     if (width < 1 || width > 38 || scale < 0 || scale > width || decimal_units(f, width, scale, &q)) {

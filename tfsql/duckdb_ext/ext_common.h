@@ -745,6 +745,10 @@ uint8_t *prune_files(const tfbind *b);
  * of docs/format.md, section 8); 0, or -1 with nothing stored when there is none (a
  * value beyond the width, a fraction the scale cannot hold, inf or NaN). */
 int store_decimal(float f, int width, int scale, void *data, size_t i);
+/* The double nearest the DECIMAL(width, scale) value (width up to 76) the float32 f
+ * stands for, as store_decimal finds it (a decimal wider than DuckDB's, read as DOUBLE
+ * as DuckDB reads Parquet's); 0, or -1 when there is none. */
+int decimal_double(float f, int width, int scale, double *out);
 
 /* -- scanning.c: the parallel per-file scan --------------------------------------------- */
 typedef struct {

@@ -163,7 +163,9 @@ static void described_column(const tfsql_type *t, int record_type, int *kind, in
         d->width = t->precision;
         d->scale = t->scale;
     } else if (decimal && variable) {
-        *leaf = TT_DOUBLE;
+        *leaf = TT_DOUBLE; /* the decimal's nearest double (its width, scale in *d) */
+        d->width = t->precision;
+        d->scale = t->scale;
     }
     if (!variable || (t->nwrap > 1 && !fixed)) {
         return;

@@ -177,6 +177,15 @@ static int fill_leaf(const vecops *o, void *vec, const colbuild *cb, int64_t fro
     } else if (cb->kind == KIND_INT64) {
         int64_t *dst = (int64_t *)o->data(vec);
         memcpy(dst + at, cb->values.data + 8 * from, (size_t)n * 8);
+    } else if (cb->kind == KIND_FLOAT && leaf == TT_DOUBLE && c->type.width > 0) {
+        double *dst = (double *)o->data(vec); /* a decimal wider than DuckDB's */
+        const float *src = (const float *)cb->values.data + from;
+        for (int64_t i = 0; i < n; i++) {
+            if (decimal_double(src[i], c->type.width, c->type.scale, &dst[at + (size_t)i])) {
+                *bad = from + i;
+                return -5;
+            }
+        }
     } else if (cb->kind == KIND_FLOAT && leaf == TT_DOUBLE) {
         double *dst = (double *)o->data(vec);
         const float *src = (const float *)cb->values.data + from;
@@ -525,7 +534,11 @@ static int fill_data_columns(const tfbind *b, const tfglobal *g, tflocal *l, con
                 t.array = 0;
                 memset(t.inner, 0, sizeof(t.inner));
                 snprintf(found, sizeof(found), "the float32 %.9g", (double)f);
-                tftype_text(t, expected, sizeof(expected));
+                if (t.leaf == TT_DOUBLE) { /* a decimal wider than DuckDB's */
+                    snprintf(expected, sizeof(expected), "DOUBLE, of a DECIMAL(%d,%d)", t.width, t.scale);
+                } else {
+                    tftype_text(t, expected, sizeof(expected));
+                }
             } else if (filled == -4) { /* a list of another length than the ARRAY's */
                 snprintf(found, sizeof(found), "%lld values", (long long)value);
                 snprintf(expected, sizeof(expected), "%llu", (unsigned long long)c.array_size);
