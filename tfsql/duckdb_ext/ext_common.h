@@ -626,6 +626,7 @@ enum {
     TT_TIMESTAMP_TZ, TT_INTERVAL,
     TT_DECIMAL, /* DECIMAL(width, scale) */
     TT_NULL,    /* DuckDB's NULL type: a column no record holds */
+    TT_TIME_NS, /* nanoseconds since midnight (DuckDB 1.5 and later; BIGINT before) */
     TT_COUNT
 };
 #define TT_MAX_INNER 3

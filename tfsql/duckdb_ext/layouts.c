@@ -81,7 +81,8 @@ int read_written_description(const tfbind *b, tfsql_column **out, size_t *count)
  * narrowed from int64 with a range check, DOUBLE widened from float, DECIMAL(p, s) (p
  * up to 38, s >= 0) converted from float exactly (decimals.c), a wider decimal as DOUBLE
  * (as DuckDB reads Parquet's: it has no wider DECIMAL), timestamps as stored, a time
- * zone's timestamps, times and durations (INTERVAL) in microseconds and date64 in days
+ * zone's timestamps, times and durations (INTERVAL) in microseconds, nanosecond times
+ * as TIME_NS, and date64 in days
  * (*scale: the factor or divisor), Arrow's null type as NULL (no record may hold it); else 0 (the kind's own type: float16 as FLOAT, an
  * exact widening). A fixed-size list is an ARRAY, fixed-size lists of them nested ARRAYs
  * (*d's inner sizes), a tensor its flat storage, as DuckDB reads Arrow's. */
@@ -181,6 +182,8 @@ static void described_column(const tfsql_type *t, int record_type, int *kind, in
                 : t->leaf == TFSQL_TYPE_DURATION ? TT_INTERVAL
                                                  : TT_TIME;
         *scale = micros[t->unit];
+    } else if (t->leaf == TFSQL_TYPE_TIME64 && t->unit == TFSQL_UNIT_NS) {
+        *leaf = TT_TIME_NS; /* as stored */
     } else if (t->leaf == TFSQL_TYPE_DATE64) {
         *leaf = TT_DATE;
         *scale = -86400000; /* milliseconds to days */

@@ -37,8 +37,12 @@ duckdb_logical_type logical_type(tftype t) {
         DUCKDB_TYPE_TIME,         DUCKDB_TYPE_TIMESTAMP_S,  DUCKDB_TYPE_TIMESTAMP_MS,
         DUCKDB_TYPE_TIMESTAMP,    DUCKDB_TYPE_TIMESTAMP_NS, DUCKDB_TYPE_TIMESTAMP_TZ,
         DUCKDB_TYPE_INTERVAL,     DUCKDB_TYPE_DECIMAL,      DUCKDB_TYPE_SQLNULL,
+        DUCKDB_TYPE_TIME_NS,
     };
     duckdb_type id = t.leaf >= 0 && t.leaf < TT_COUNT ? ids[t.leaf] : DUCKDB_TYPE_ANY;
+    if (t.leaf == TT_TIME_NS && !capi_has_v156()) {
+        id = DUCKDB_TYPE_BIGINT; /* an engine without TIME_NS: the stored nanoseconds */
+    }
     duckdb_logical_type r = t.leaf == TT_DECIMAL
                                 ? duckdb_create_decimal_type((uint8_t)t.width, (uint8_t)t.scale)
                                 : duckdb_create_logical_type(id);

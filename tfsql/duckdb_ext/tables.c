@@ -52,7 +52,7 @@ const char *tt_name(int leaf) {
         "BIGINT",   "FLOAT",     "VARCHAR",  "BLOB",         "BOOLEAN",      "MAP(VARCHAR, VARCHAR)",
         "UBIGINT",  "TINYINT",   "SMALLINT", "INTEGER",      "UTINYINT",     "USMALLINT",
         "UINTEGER", "DATE",      "DOUBLE",   "TIME",         "TIMESTAMP_S",  "TIMESTAMP_MS",
-        "TIMESTAMP", "TIMESTAMP_NS", "TIMESTAMP WITH TIME ZONE", "INTERVAL", "DECIMAL", "NULL",
+        "TIMESTAMP", "TIMESTAMP_NS", "TIMESTAMP WITH TIME ZONE", "INTERVAL", "DECIMAL", "NULL", "TIME_NS",
     };
     return leaf >= 0 && leaf < TT_COUNT ? names[leaf] : "ANY";
 }
