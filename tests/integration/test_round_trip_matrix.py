@@ -17,6 +17,8 @@ its value (as DuckDB reads such a Parquet column).
 from __future__ import annotations
 
 import decimal
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -32,9 +34,9 @@ import pytest
 import tfsql
 from tfsql import description
 from tfsql.duckdb.extension import extension_available
-from tfsql.polars.types import to_frame
 from tfsql.schema import decimal_to_float
-from typed_tables import ROWS, as_read, full_table
+from round_trip_readers import assert_same, check_cli, check_duckdb, check_polars, plain_duckdb, sql_result
+from typed_tables import DUCKDB_COLUMNS, ROWS, as_read, full_table
 
 needs_extension = pytest.mark.skipif(not extension_available(), reason="the DuckDB extension is not built")
 
@@ -46,19 +48,6 @@ def _version(text: str) -> tuple[int, ...]:
 needs_copy = pytest.mark.skipif(
     not extension_available() or _version(duckdb.__version__) < (1, 5, 6), reason="native COPY needs DuckDB >= 1.5.6"
 )
-
-
-def assert_same(got: pa.Table, want: pa.Table) -> None:
-    """Same schema (names, order, types) and the same values, exactly."""
-    assert got.schema.names == want.schema.names
-    for name in want.schema.names:
-        assert got.schema.field(name).type == want.schema.field(name).type, name
-        assert got.column(name).combine_chunks().equals(want.column(name).combine_chunks()), name
-
-
-def plain_duckdb() -> duckdb.DuckDBPyConnection:
-    """Plain DuckDB with the extension loaded (the build TFSQL_DUCKDB_API names)."""
-    return tfsql.load_extension(duckdb.connect(config={"allow_unsigned_extensions": "true"}))
 
 
 # --------------------------------------------------------------------------------------
@@ -99,56 +88,6 @@ def write_cli(rows: int, target: Path) -> pa.Table:
 WRITERS = {"write_tfrecord": write_python, "polars": write_polars, "cli": write_cli}
 
 
-# --------------------------------------------------------------------------------------
-# readers: each compared with what its engine makes of the Python reader's table
-# --------------------------------------------------------------------------------------
-
-
-def check_polars(target: Path, table: pa.Table) -> None:
-    want = to_frame(table)
-    for got in (pl.read_tfrecord(target), pl.scan_tfrecord(target).collect()):
-        assert got.schema == want.schema
-        assert got.equals(want)
-
-
-#: What plain DuckDB gives the Arrow types it takes from no Arrow stream.
-DUCKDB_NEAREST = {"float16": "FLOAT", "decimal > 38 digits": "DOUBLE (the value's nearest)"}
-
-
-def duckdb_reference(table: pa.Table) -> pa.Table:
-    """`table` with the columns DuckDB's Arrow scan does not take as DUCKDB_NEAREST says."""
-    for i, field in enumerate(table.schema):
-        t = field.type
-        if pa.types.is_float16(t):
-            table = table.set_column(i, field.name, table.column(i).cast(pa.float32()))
-        elif pa.types.is_decimal(t) and t.precision > 38:
-            table = table.set_column(i, field.name, decimal_to_float(table.column(i).combine_chunks(), pa.float64()))
-    return table
-
-
-def sql_result(rel: duckdb.DuckDBPyRelation) -> tuple[list[str], list]:
-    return [str(t) for t in rel.types], rel.fetchall()
-
-
-def check_duckdb(target: Path, table: pa.Table) -> None:
-    plain = duckdb.connect()
-    plain.register("src", duckdb_reference(table))
-    want = sql_result(plain.sql("SELECT * FROM src"))
-    got = sql_result(plain_duckdb().sql(f"SELECT * FROM tfrecord_scan('{target}')"))
-    assert got[0] == want[0]
-    assert got[1] == want[1]
-
-
-def check_cli(target: Path, table: pa.Table, tmp_path: Path) -> None:
-    back = tmp_path / "back.parquet"
-    done = subprocess.run(
-        [sys.executable, "-m", "tfsql", "convert", str(target), str(back)], capture_output=True, text=True
-    )
-    assert done.returncode == 0, done.stderr
-    pq.write_table(table, tmp_path / "want.parquet")
-    assert_same(pq.read_table(back), pq.read_table(tmp_path / "want.parquet"))
-
-
 @pytest.mark.parametrize("rows", [ROWS, 0], ids=["rows", "empty"])
 @pytest.mark.parametrize("writer", sorted(WRITERS))
 def test_every_writer_reads_back_through_every_reader(tmp_path, writer, rows, duckdb_api):
@@ -177,24 +116,6 @@ def test_the_full_table_holds_every_listed_type_and_the_null_cases():
 # DuckDB's native COPY, both builds
 # --------------------------------------------------------------------------------------
 
-#: A native COPY's row fields: DuckDB types of every kind the extension writes.
-DUCKDB_COLUMNS = {
-    "b": ("BOOLEAN", "[true, NULL, false]"),
-    "i8": ("TINYINT", "[-128, NULL, 127]"),
-    "u16": ("USMALLINT", "[65535, NULL, 1]"),
-    "u64": ("UBIGINT", "[9223372036854775807, NULL, 5]"),
-    "i64": ("BIGINT", "[-9223372036854775808, 0, 9223372036854775807]"),
-    "f32": ("FLOAT", "[1.5, NULL, -0.25]"),
-    "f64": ("DOUBLE", "[0.125, -3.5, NULL]"),
-    "s": ("VARCHAR", "['a', NULL, 'ünïcode']"),
-    "bin": ("BLOB", "['\\x00\\xFF'::BLOB, NULL, ''::BLOB]"),
-    "d": ("DATE", "[DATE '2024-02-29', NULL, DATE '1969-12-31']"),
-    "ts_ns": ("TIMESTAMP_NS", "[TIMESTAMP_NS '2023-11-14 22:13:20.123456789', NULL, TIMESTAMP_NS '1970-01-01']"),
-    "t": ("TIME", "[TIME '00:00:01', NULL, TIME '23:59:59.999999']"),
-    "l": ("BIGINT[]", "[[1, 2], [], NULL]"),
-    "arr": ("INTEGER[2]", "[[1, 2], NULL, [3, 4]]"),
-    "all_null": ("INTEGER", "[NULL, NULL, NULL]"),
-}
 ROW = "{" + ", ".join(f"'{name}': {name}" for name in DUCKDB_COLUMNS) + "}"
 
 
@@ -314,3 +235,40 @@ def test_duckdb_refuses_a_value_in_a_null_type_column(tmp_path, duckdb_api):
         plain_duckdb().sql(f"SELECT * FROM tfrecord_scan('{target}')").fetchall()
     with pytest.raises(tfsql.SchemaError, match="record 0 holds a value, but column 'n' is of Arrow's null type"):
         tfsql.read_tfrecord(target)
+
+
+# --------------------------------------------------------------------------------------
+# TensorFlow still parses what every writer wrote
+# --------------------------------------------------------------------------------------
+
+TF_PYTHON = Path("/work/wt/loader/.venv-torch/bin/python")
+
+TF_SCRIPT = """
+import glob, json, sys
+import tensorflow as tf
+files = sorted(glob.glob(sys.argv[1] + "/**/*.tfrecord*", recursive=True))
+out = []
+for record in tf.data.TFRecordDataset(files):
+    example = tf.train.Example.FromString(record.numpy())
+    out.append(sorted(example.features.feature.keys()))
+print(json.dumps(sorted(out)))
+"""
+
+
+@pytest.mark.skipif(not TF_PYTHON.exists(), reason="no tensorflow test venv (/work/wt/loader/.venv-torch)")
+@pytest.mark.parametrize("writer", sorted(WRITERS))
+def test_tensorflow_parses_every_writers_records(tmp_path, writer):
+    """Each record of each writer's files is an Example TensorFlow parses, holding the
+    features of the row's non-null values (the description beside them is no record)."""
+    target = tmp_path / "out"
+    WRITERS[writer](ROWS, target)
+    done = subprocess.run(
+        [str(TF_PYTHON), "-c", TF_SCRIPT, str(target)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    parsed = json.loads(done.stdout.strip().splitlines()[-1])
+    rows = tfsql.read_tfrecord(target).to_pylist()
+    assert parsed == sorted(sorted(k for k, v in row.items() if v is not None) for row in rows)
