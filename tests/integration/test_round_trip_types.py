@@ -29,6 +29,7 @@ import pytest
 import tfsql
 from tfsql.duckdb.extension import extension_available
 from tfsql.schema import decimal_to_float
+from round_trip_readers import sql_result
 from typed_tables import DUCKDB_COLUMNS, ROWS, as_read, full_table
 
 
@@ -210,22 +211,14 @@ def test_sql_readers_give_a_python_write_its_types(tmp_path, rows):
     )
     plain = duckdb.connect()
     plain.register("src", reference)
-    want = _sql_result(plain.sql("SELECT * FROM src"))
-    assert _sql_result(native_connection().sql(f"SELECT * FROM tfrecord_scan('{target}')")) == want
+    want = sql_result(plain.sql("SELECT * FROM src"))
+    assert sql_result(native_connection().sql(f"SELECT * FROM tfrecord_scan('{target}')")) == want
     # tfsql.connect() (until it is plain DuckDB with the extension: issue 31) reads the
     # decimal over 38 digits through its Arrow path as FLOAT
     columns = [n for n in table.schema.names if n != "dec256"]
     quoted = ", ".join(f'"{c}"' for c in columns)
-    want = _sql_result(plain.sql(f"SELECT {quoted} FROM src"))
-    assert _sql_result(tfsql.connect().sql(f"SELECT {quoted} FROM tfrecord_scan('{target}')")) == want
-
-
-def _sql_result(rel: duckdb.DuckDBPyRelation) -> tuple[list[str], pa.Table]:
-    """A query's DuckDB types and its rows as DuckDB exports them to Arrow (fetching
-    TIMESTAMPTZ values as Python objects needs pytz in duckdb 1.4)."""
-    types = [str(t) for t in rel.types]
-    result = rel.arrow()
-    return types, result.read_all() if isinstance(result, pa.RecordBatchReader) else result
+    want = sql_result(plain.sql(f"SELECT {quoted} FROM src"))
+    assert sql_result(tfsql.connect().sql(f"SELECT {quoted} FROM tfrecord_scan('{target}')")) == want
 
 
 # -- Spark: tests/integration/test_spark.py (test_spark_*_its_types), with its session --
