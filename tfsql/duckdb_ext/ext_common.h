@@ -27,6 +27,7 @@
  *   copy_files.c   COPY TO's files: names, temporary files, INDEX sidecars, commit, the
  *                  partitioned target's column description (features.json)
  *   copy_cast.c    COPY FROM's casts of the scan's columns to the table's
+ *   decimals.c     a described decimal's float read as DECIMAL(p, s) exactly
  */
 #ifndef TFSQL_EXT_COMMON_H
 #define TFSQL_EXT_COMMON_H
