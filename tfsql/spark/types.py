@@ -145,10 +145,10 @@ def _nearest_spark_type(t: pa.DataType) -> DataType | None:
         return DoubleType()
     if pa.types.is_time(t):
         try:
-            from pyspark.sql.types import TimeType  # type: ignore[attr-defined]  # PySpark 4.1+
+            from pyspark.sql.types import TimeType  # PySpark 4.1+
         except ImportError:
             return None
-        return TimeType(6)  # type: ignore[no-any-return]
+        return TimeType(6)
     return None
 
 
