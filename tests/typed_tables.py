@@ -68,16 +68,47 @@ def full_table(rows: int = ROWS) -> pa.Table:
 
 def as_read(table: pa.Table) -> pa.Table:
     """`table` as it reads back: views as the offset types the writer stores (large),
-    dictionaries as their values, and no
-    column of Arrow's ``null`` type (it is in no record and not described)."""
+    dictionaries as their values (a column of Arrow's ``null`` type is in no record and
+    described as ``null``: it reads back as written)."""
     fields, arrays = [], []
     for field, column in zip(table.schema, table.columns):
         t = field.type
-        if t == pa.null():
-            continue
         if isinstance(t, pa.DictionaryType):
             t = t.value_type
         t = {pa.string_view(): pa.large_string(), pa.binary_view(): pa.large_binary()}.get(t, t)
         fields.append(pa.field(field.name, t))
         arrays.append(column.cast(t) if t != field.type else column)
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+
+#: The DuckDB columns of a native COPY (the row STRUCT's fields): every DuckDB type the
+#: extension writes, with the Arrow type the description gives it.
+DUCKDB_COLUMNS = {
+    "b": ("BOOLEAN", "[true, NULL, false]"),
+    "i8": ("TINYINT", "[-128, NULL, 127]"),
+    "i16": ("SMALLINT", "[-32768, 7, NULL]"),
+    "i32": ("INTEGER", "[NULL, -2147483648, 2147483647]"),
+    "i64": ("BIGINT", "[-9223372036854775808, 0, 9223372036854775807]"),
+    "u8": ("UTINYINT", "[0, 255, NULL]"),
+    "u16": ("USMALLINT", "[65535, NULL, 1]"),
+    "u32": ("UINTEGER", "[4294967295, 0, NULL]"),
+    "u64": ("UBIGINT", "[9223372036854775807, NULL, 5]"),
+    "f32": ("FLOAT", "[1.5, NULL, -0.25]"),
+    "f64": ("DOUBLE", "[0.125, -3.5, NULL]"),
+    "s": ("VARCHAR", "['a', NULL, 'ünïcode']"),
+    "bin": ("BLOB", "['\\x00\\xFF'::BLOB, NULL, ''::BLOB]"),
+    "d": ("DATE", "[DATE '2024-02-29', NULL, DATE '1969-12-31']"),
+    "ts": ("TIMESTAMP", "[TIMESTAMP '2023-11-14 22:13:20.123456', NULL, TIMESTAMP '1970-01-01']"),
+    "ts_s": ("TIMESTAMP_S", "[TIMESTAMP_S '2023-11-14 22:13:20', NULL, TIMESTAMP_S '1970-01-01']"),
+    "ts_ms": ("TIMESTAMP_MS", "[NULL, TIMESTAMP_MS '2023-11-14 22:13:20.123', TIMESTAMP_MS '1970-01-01']"),
+    "ts_ns": ("TIMESTAMP_NS", "[TIMESTAMP_NS '2023-11-14 22:13:20.123456789', NULL, TIMESTAMP_NS '1970-01-01']"),
+    "tstz": (
+        "TIMESTAMPTZ",
+        "[TIMESTAMPTZ '2023-11-14 22:13:20.000001+00', NULL, TIMESTAMPTZ '1970-01-01 00:00:00+00']",
+    ),
+    "t": ("TIME", "[TIME '00:00:01', NULL, TIME '23:59:59.999999']"),
+    "l": ("BIGINT[]", "[[1, 2], [], NULL]"),
+    "ls": ("VARCHAR[]", "[['a', 'b'], NULL, []]"),
+    "arr": ("INTEGER[2]", "[[1, 2], NULL, [3, 4]]"),
+    "all_null": ("INTEGER", "[NULL, NULL, NULL]"),
+}

@@ -213,6 +213,20 @@ def _check_exact(decoded: pa.Array, cast: pa.Array, spec: ColumnSpec, *, where: 
     )
 
 
+def _as_null(decoded: pa.Array, spec: ColumnSpec, *, where: str, first_record: int) -> pa.Array:
+    """A column of Arrow's ``null`` type: no record may hold the feature."""
+    if decoded.null_count == len(decoded):
+        return pa.nulls(len(decoded))
+    row = pc.index(pc.is_valid(decoded), True).as_py()
+    raise SchemaError(
+        f"feature {spec.feature_name!r} in {where}, record {first_record + row} holds a value, but column "
+        f"{spec.name!r} is of Arrow's null type (no record holds it); pass schema= with a type for it",
+        feature=spec.name,
+        path=where,
+        record_index=first_record + row,
+    )
+
+
 def _check_not_null(array: pa.Array, spec: ColumnSpec, *, where: str, first_record: int) -> None:
     if spec.nullable or array.null_count == 0:
         return
@@ -301,6 +315,8 @@ def _cast(
     target = spec.arrow_type
     if decoded.type == target:
         return decoded
+    if pa.types.is_null(target):
+        return _as_null(decoded, spec, where=where, first_record=first_record)
     if pa.types.is_boolean(_leaf_type(target)):
         _check_bool(decoded, spec, where=where, first_record=first_record)
     _check_fixed_size(decoded, spec, where=where, first_record=first_record)

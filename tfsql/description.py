@@ -135,7 +135,7 @@ def render(schema: pa.Schema, partition_by: Sequence[str] = ()) -> bytes:
     then the `partition_by` columns (as hive directories give them, after the data). A
     column of Arrow's ``null`` type is in no record and not described (it has no type
     to read back)."""
-    data = [f for f in schema if f.name not in partition_by and f.type != pa.null()]
+    data = [f for f in schema if f.name not in partition_by]
     columns = [(f.name, type_text(f.type), False) for f in data]
     columns += [(name, type_text(schema.field(name).type), True) for name in partition_by]
     return bytes(codec.render_description(columns))

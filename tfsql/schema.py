@@ -121,12 +121,14 @@ def feature_layout(arrow_type: pa.DataType) -> tuple[int, int]:
 
     Integers, booleans, dates and timestamps go to ``int64_list``; floats and decimals
     to ``float_list``; strings and binaries to ``bytes_list``; a dictionary maps as its
-    values. Lists of those are ``LIST``, lists of lists ``LIST_OF_LIST``.
+    values. Lists of those are ``LIST``, lists of lists ``LIST_OF_LIST``. Arrow's
+    ``null`` type (a column no record holds: writers leave it out) reads as an
+    ``int64_list`` feature that must be absent.
 
     Raises
     ------
     SchemaError
-        For types no feature can hold (struct, map, deeper nesting, null, ...). The
+        For types no feature can hold (struct, map, deeper nesting, ...). The
         caller adds the column name.
 
     Examples
@@ -143,6 +145,8 @@ def feature_layout(arrow_type: pa.DataType) -> tuple[int, int]:
 
 
 def _layout(arrow_type: pa.DataType) -> tuple[int, int]:
+    if pa.types.is_null(arrow_type):  # in no record: read as an int64 feature none holds
+        return codec.INT64, codec.SCALAR
     shape = codec.SCALAR
     inner = arrow_type
     if pa.types.is_dictionary(inner):

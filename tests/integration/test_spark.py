@@ -9,7 +9,6 @@ One local[2] SparkSession for the whole module, tiny data. Needs pyspark 4 and J
 
 from __future__ import annotations
 
-import datetime
 import json
 import os
 import re
@@ -27,6 +26,8 @@ import pyarrow as pa  # noqa: E402
 
 import tfsql  # noqa: E402
 import tfsql.spark  # noqa: E402
+from tfsql.duckdb.extension import extension_available  # noqa: E402
+from round_trip_readers import check_cli, check_duckdb, check_polars  # noqa: E402
 from typed_tables import full_table  # noqa: E402
 
 _JAVA = tfsql.spark.java_version()
@@ -702,7 +703,7 @@ SPARK_COLUMNS = [
 
 
 @pytest.mark.parametrize("rows", [3, 0], ids=["rows", "empty"])
-def test_spark_writes_and_reads_its_types(tmp_path, spark, rows):
+def test_spark_writes_and_reads_its_types(tmp_path, spark, rows, duckdb_api):
     table = full_table(rows).select(SPARK_COLUMNS)
     df = spark.createDataFrame(table.to_pylist(), schema=_spark_schema(table))
     target = tmp_path / "spark"
@@ -714,26 +715,75 @@ def test_spark_writes_and_reads_its_types(tmp_path, spark, rows):
     assert tfsql.read_tfrecord(target).num_rows == rows
     assert tfsql.read_tfrecord(target).schema.names == SPARK_COLUMNS
     assert tfsql.read_tfrecord(target).schema.field("d32").type == pa.date32()
+    # and Polars, plain DuckDB with the extension and the tfsql command read it as its engine
+    # reads the Python reader's table (tests/round_trip_readers.py)
+    table = tfsql.read_tfrecord(target)
+    check_polars(target, table)
+    check_cli(target, table, tmp_path)
+    if extension_available():
+        check_duckdb(target, table)
 
 
-def test_spark_reads_a_python_write_in_its_types(tmp_path, spark):
-    """Columns of types Spark lacks read as the nearest it has: unsigned as the next wider
-    signed type, a millisecond timestamp as microseconds, a tensor as its flat values."""
-    table = full_table().select(["u8", "u64", "ts_ms", "tensor", "d32"])
+#: The Spark type each column of the full table (every type the README lists) reads as:
+#: its own where Spark has it, else the nearest that holds every value exactly.
+SPARK_NEAREST = {
+    **{name: None for name in ["b", "i8", "i16", "i32", "i64", "f32", "f64", "dec", "s", "bin", "d32", "ts_us"]},
+    "u8": "smallint",  # unsigned: the next wider signed type
+    "u16": "int",
+    "u32": "bigint",
+    "u64": "bigint",  # tfsql writes uint64 values up to 2^63-1
+    "f16": "float",
+    "dec256": "double",  # Spark's decimals hold 38 digits: the double nearest the value
+    "ls": "string",
+    "sv": "string",
+    "lbin": "binary",
+    "bv": "binary",
+    "fsb": "binary",
+    "d64": "date",
+    "ts_s": "timestamp_ntz",
+    "ts_ms": "timestamp_ntz",
+    "ts_ns": "bigint",  # Spark's timestamps hold microseconds: the stored nanoseconds
+    "ts_utc": "timestamp",
+    "ts_tz": "timestamp",
+    "t32": "time(6)",
+    "t64": "time(6)",
+    "dur": "interval day to second",
+    "l64": "array<bigint>",
+    "lf32": "array<float>",
+    "lstr": "array<string>",
+    "lu8": "array<smallint>",
+    "fsl": "array<smallint>",
+    "tensor": "array<float>",  # its flat values
+    "fsl2": "array<array<bigint>>",
+    "dict": "string",
+    "all_null": "int",
+    "nothing": "void",
+}
+
+
+@pytest.mark.parametrize("rows", [3, 0], ids=["rows", "empty"])
+def test_spark_reads_a_python_write_in_its_types(tmp_path, spark, rows):
+    """Every column of the full table reads in Spark as SPARK_NEAREST says, with the
+    values the Python reader gives (cast to Spark's Arrow form of that type)."""
+    from tfsql.schema import decimal_to_float
+
+    table = full_table(rows)
     tfsql.write_tfrecord(table, tmp_path / "out")
     back = spark.read.format("tfrecord").load(str(tmp_path / "out"))
-    assert [f.dataType.simpleString() for f in back.schema.fields] == [
-        "smallint",
-        "bigint",
-        "timestamp_ntz",
-        "array<float>",
-        "date",
-    ]
-    rows = back.collect()
-    assert [r.u8 for r in rows] == [0, 255, None]
-    assert rows[0].ts_ms == datetime.datetime(2023, 11, 14, 22, 13, 20, 123000)
-    assert rows[2].tensor == [8.0, 9.0, 10.0, 11.0]
-    assert rows[0].d32 == datetime.date(2024, 2, 29)
+    own = dict(zip(SPARK_COLUMNS, _spark_schema(table.select(SPARK_COLUMNS)).fields))
+    assert {f.name: f.dataType.simpleString() for f in back.schema.fields} == {
+        name: spark_type or own[name].dataType.simpleString() for name, spark_type in SPARK_NEAREST.items()
+    }
+    got = back.toArrow()
+    python = tfsql.read_tfrecord(tmp_path / "out")
+    assert got.schema.names == python.schema.names
+    for field in got.schema:
+        column = python.column(field.name).combine_chunks()
+        if isinstance(column.type, pa.FixedShapeTensorType):
+            column = column.storage
+        elif pa.types.is_decimal(column.type) and column.type.precision > 38:
+            column = decimal_to_float(column, pa.float64())
+        assert got.column(field.name).combine_chunks().equals(column.cast(field.type)), field.name
 
 
 def _spark_schema(table: pa.Table):

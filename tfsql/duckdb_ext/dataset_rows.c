@@ -15,17 +15,17 @@ void metabind_free(void *p) {
 }
 
 const tfcolumn schema_columns[] = {
-    {"column_name", {TT_VARCHAR, 0, 0}}, {"column_type", {TT_VARCHAR, 0, 0}},
-    {"nullable", {TT_BOOLEAN, 0, 0}},    {"feature_kind", {TT_VARCHAR, 0, 0}},
-    {"location", {TT_VARCHAR, 0, 0}},    {"origin", {TT_VARCHAR, 0, 0}},
-    {NULL, {0, 0, 0}},
+    {"column_name", TFTYPE_OF(TT_VARCHAR)}, {"column_type", TFTYPE_OF(TT_VARCHAR)},
+    {"nullable", TFTYPE_OF(TT_BOOLEAN)},    {"feature_kind", TFTYPE_OF(TT_VARCHAR)},
+    {"location", TFTYPE_OF(TT_VARCHAR)},    {"origin", TFTYPE_OF(TT_VARCHAR)},
+    {NULL, TFTYPE_OF(0)},
 };
 
 const tfcolumn metadata_columns[] = {
-    {"file", {TT_VARCHAR, 0, 0}},        {"size", {TT_BIGINT, 0, 0}},
-    {"compression", {TT_VARCHAR, 0, 0}}, {"partitions", {TT_TEXT_MAP, 0, 0}},
-    {"split", {TT_VARCHAR, 0, 0}},       {"records", {TT_BIGINT, 0, 0}},
-    {"records_source", {TT_VARCHAR, 0, 0}}, {NULL, {0, 0, 0}},
+    {"file", TFTYPE_OF(TT_VARCHAR)},        {"size", TFTYPE_OF(TT_BIGINT)},
+    {"compression", TFTYPE_OF(TT_VARCHAR)}, {"partitions", TFTYPE_OF(TT_TEXT_MAP)},
+    {"split", TFTYPE_OF(TT_VARCHAR)},       {"records", TFTYPE_OF(TT_BIGINT)},
+    {"records_source", TFTYPE_OF(TT_VARCHAR)}, {NULL, TFTYPE_OF(0)},
 };
 
 static int set_text_len(const vecops *o, void *v, size_t row, const char *text, size_t len) {

@@ -27,6 +27,7 @@
  *   copy_files.c   COPY TO's files: names, temporary files, INDEX sidecars, commit, the
  *                  partitioned target's column description (features.json)
  *   copy_cast.c    COPY FROM's casts of the scan's columns to the table's
+ *   decimals.c     a described decimal's float read as DECIMAL(p, s) exactly
  */
 #ifndef TFSQL_EXT_COMMON_H
 #define TFSQL_EXT_COMMON_H
@@ -125,6 +126,8 @@ typedef struct {
                            * values a list of exactly that many); 0 or NULL: a LIST */
     int64_t *scale;       /* per data column, what a stored integer is multiplied by (> 1)
                            * or floor-divided by (< -1) for its leaf (a unit); NULL: 1 */
+    struct tftype *described; /* per data column, the described type's DECIMAL width and
+                           * scale and inner ARRAY sizes (layouts.c); NULL without one */
     int ndata;
     int64_t total_bytes;
     /* COPY ... FROM: the casts to the table's columns (copy_from.c), else NULL */
@@ -634,13 +637,23 @@ enum {
     TT_TINYINT, TT_SMALLINT, TT_INTEGER, TT_UTINYINT, TT_USMALLINT, TT_UINTEGER, TT_DATE,
     TT_DOUBLE, TT_TIME, TT_TIMESTAMP_S, TT_TIMESTAMP_MS, TT_TIMESTAMP, TT_TIMESTAMP_NS,
     TT_TIMESTAMP_TZ, TT_INTERVAL,
+    TT_DECIMAL, /* DECIMAL(width, scale) */
+    TT_NULL,    /* DuckDB's NULL type: a column no record holds */
+    TT_TIME_NS, /* nanoseconds since midnight (DuckDB 1.5 and later; BIGINT before) */
     TT_COUNT
 };
-/* `leaf` in `lists` LISTs, or (array > 0) in one ARRAY of `array` values. */
-typedef struct {
+#define TT_MAX_INNER 3
+/* `leaf` in `lists` LISTs, or (array > 0) in an ARRAY of `array` values, whose values
+ * are ARRAYs of inner[0] values (when inner[0] > 0), and so on: DuckDB's BIGINT[3][2]
+ * is array 2, inner {3}. A TT_DECIMAL leaf has its width and scale. */
+typedef struct tftype {
     int leaf, lists;
     uint64_t array;
+    uint64_t inner[TT_MAX_INNER];
+    int width, scale;
 } tftype;
+/* A tftype of leaf `leaf` alone (an initializer). */
+#define TFTYPE_OF(leaf) {(leaf), 0, 0, {0, 0, 0}, 0, 0}
 /* The SQL spelling of a TT_* leaf (tables.c), e.g. "TIMESTAMP WITH TIME ZONE". */
 const char *tt_name(int leaf);
 /* The SQL spelling of type t (tables.c): "BIGINT[][]", "DOUBLE[3]"; into buf (cap bytes). */
@@ -738,6 +751,18 @@ int tfpred_holds(const tfbind *b, const tfpred *p, const tfile *f);
 /* The files b's predicates rule out (1 each; NULL when there are no predicates or no
  * memory: nothing is skipped). */
 uint8_t *prune_files(const tfbind *b);
+
+/* -- decimals.c ------------------------------------------------------------------------ */
+/* Store the float32 f as a DECIMAL(width, scale) value (1 <= width <= 38, 0 <= scale <=
+ * width) at index i of data, as DuckDB lays that width out (int16, int32, int64 or a
+ * hugeint): the decimal nearest f, when it converts back to the same float32 (the rule
+ * of docs/format.md, section 8); 0, or -1 with nothing stored when there is none (a
+ * value beyond the width, a fraction the scale cannot hold, inf or NaN). */
+int store_decimal(float f, int width, int scale, void *data, size_t i);
+/* The double nearest the DECIMAL(width, scale) value (width up to 76) the float32 f
+ * stands for, as store_decimal finds it (a decimal wider than DuckDB's, read as DOUBLE
+ * as DuckDB reads Parquet's); 0, or -1 when there is none. */
+int decimal_double(float f, int width, int scale, double *out);
 
 /* -- scanning.c: the parallel per-file scan --------------------------------------------- */
 typedef struct {

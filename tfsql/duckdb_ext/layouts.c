@@ -78,12 +78,17 @@ int read_written_description(const tfbind *b, tfsql_column **out, size_t *count)
 
 /* The decoder's kind, the column's shape and whether it is text, for a described type;
  * and the DuckDB leaf type the scan gives it: the integer types, BOOLEAN and DATE
- * narrowed from int64 with a range check, DOUBLE widened from float, timestamps as
- * stored, a time zone's timestamps, times and durations (INTERVAL) in microseconds and
- * date64 in days (*scale: the factor or divisor); else 0 (the kind's own type; tfsql.connect() reads those
- * through its Arrow path, which casts). */
+ * narrowed from int64 with a range check, DOUBLE widened from float, DECIMAL(p, s) (p
+ * up to 38, s >= 0) converted from float exactly (decimals.c), a wider decimal as DOUBLE
+ * (as DuckDB reads Parquet's: it has no wider DECIMAL), timestamps as stored, a time
+ * zone's timestamps, times and durations (INTERVAL) in microseconds, nanosecond times
+ * as TIME_NS, and date64 in days
+ * (*scale: the factor or divisor), Arrow's null type as NULL (no record may hold it); else 0 (the kind's own type: float16 as FLOAT, an
+ * exact widening). A fixed-size list is an ARRAY, fixed-size lists of them nested ARRAYs
+ * (*d's inner sizes), a tensor its flat storage, as DuckDB reads Arrow's. */
 static void described_column(const tfsql_type *t, int record_type, int *kind, int *shape,
-                             int *utf8, int *leaf, uint64_t *array_size, int64_t *scale) {
+                             int *utf8, int *leaf, uint64_t *array_size, int64_t *scale,
+                             tftype *d) {
     switch (t->leaf) {
     case TFSQL_TYPE_FLOAT16:
     case TFSQL_TYPE_FLOAT32:
@@ -113,12 +118,24 @@ static void described_column(const tfsql_type *t, int record_type, int *kind, in
     *leaf = 0;
     *array_size = 0;
     *scale = 1;
-    if (t->nwrap == 1 && t->wrap[0] == TFSQL_WRAP_FIXED_LIST) {
-        *array_size = (uint64_t)t->wrap_size[0]; /* an ARRAY, as DuckDB reads Arrow's */
+    int fixed = t->nwrap > 0 && t->nwrap <= TT_MAX_INNER + 1; /* every wrapper fixed-size */
+    for (int i = 0; i < t->nwrap; i++) {
+        fixed &= t->wrap[i] == TFSQL_WRAP_FIXED_LIST;
+    }
+    if (fixed) { /* an ARRAY (of ARRAYs), as DuckDB reads Arrow's; values stored flat */
+        uint64_t size = 1;
+        for (int i = 0; i < t->nwrap; i++) {
+            size *= (uint64_t)t->wrap_size[i];
+            if (i > 0) {
+                d->inner[i - 1] = (uint64_t)t->wrap_size[i];
+            }
+        }
+        *array_size = size;
+        d->array = (uint64_t)t->wrap_size[0];
     } else if (t->nwrap == 1 && t->wrap[0] == TFSQL_WRAP_TENSOR) {
         uint64_t size = 1; /* DuckDB reads a fixed-shape tensor as its flat storage */
-        for (int d = 0; d < t->ndim; d++) {
-            size *= (uint64_t)t->shape[d];
+        for (int k = 0; k < t->ndim; k++) {
+            size *= (uint64_t)t->shape[k];
         }
         *array_size = size;
     }
@@ -132,6 +149,7 @@ static void described_column(const tfsql_type *t, int record_type, int *kind, in
         {TFSQL_TYPE_UINT8, TT_UTINYINT},   {TFSQL_TYPE_UINT16, TT_USMALLINT},
         {TFSQL_TYPE_UINT32, TT_UINTEGER},  {TFSQL_TYPE_UINT64, TT_UBIGINT},
         {TFSQL_TYPE_DATE32, TT_DATE},      {TFSQL_TYPE_FLOAT64, TT_DOUBLE},
+        {TFSQL_TYPE_NULL, TT_NULL},
     };
     for (size_t i = 0; variable && i < sizeof(narrowed) / sizeof(narrowed[0]); i++) {
         if (narrowed[i].leaf == t->leaf) {
@@ -140,7 +158,17 @@ static void described_column(const tfsql_type *t, int record_type, int *kind, in
     }
     /* microseconds per unit, as DuckDB reads Arrow's units (ns: no exact micros) */
     static const int64_t micros[] = {1000000, 1000, 1, 0};
-    if (!variable || t->nwrap > 1) {
+    int decimal = t->leaf == TFSQL_TYPE_DECIMAL128 || t->leaf == TFSQL_TYPE_DECIMAL256;
+    if (decimal && variable && t->precision <= 38 && t->scale >= 0) {
+        *leaf = TT_DECIMAL;
+        d->width = t->precision;
+        d->scale = t->scale;
+    } else if (decimal && variable) {
+        *leaf = TT_DOUBLE; /* the decimal's nearest double (its width, scale in *d) */
+        d->width = t->precision;
+        d->scale = t->scale;
+    }
+    if (!variable || (t->nwrap > 1 && !fixed)) {
         return;
     }
     if (t->leaf == TFSQL_TYPE_TIMESTAMP && t->tz[0] == 0) {
@@ -154,6 +182,8 @@ static void described_column(const tfsql_type *t, int record_type, int *kind, in
                 : t->leaf == TFSQL_TYPE_DURATION ? TT_INTERVAL
                                                  : TT_TIME;
         *scale = micros[t->unit];
+    } else if (t->leaf == TFSQL_TYPE_TIME64 && t->unit == TFSQL_UNIT_NS) {
+        *leaf = TT_TIME_NS; /* as stored */
     } else if (t->leaf == TFSQL_TYPE_DATE64) {
         *leaf = TT_DATE;
         *scale = -86400000; /* milliseconds to days */
@@ -174,8 +204,9 @@ int apply_written_description(tfbind *b, const tfsql_column *cols, size_t n, cha
     b->leaf = (int *)calloc(ndata + 1, sizeof(int));
     b->array_size = (uint64_t *)calloc(ndata + 1, sizeof(uint64_t));
     b->scale = (int64_t *)calloc(ndata + 1, sizeof(int64_t));
+    b->described = (tftype *)calloc(ndata + 1, sizeof(tftype));
     if (b->sc.cols == NULL || b->utf8 == NULL || b->leaf == NULL || b->array_size == NULL ||
-        b->scale == NULL) {
+        b->scale == NULL || b->described == NULL) {
         snprintf(err, ERRLEN, "out of memory");
         return -1;
     }
@@ -193,7 +224,7 @@ int apply_written_description(tfbind *b, const tfsql_column *cols, size_t n, cha
         }
         cs->name_len = cols[i].name_len;
         described_column(&cols[i].type, b->record_type, &cs->kind, &cs->shape, &b->utf8[c],
-                         &b->leaf[c], &b->array_size[c], &b->scale[c]);
+                         &b->leaf[c], &b->array_size[c], &b->scale[c], &b->described[c]);
         cs->location = cs->shape == LIST_OF_LIST ? FEATURE_LISTS : FEATURES;
         b->sc.ncols = b->ndata = ++c;
     }

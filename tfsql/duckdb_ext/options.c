@@ -36,11 +36,24 @@ duckdb_logical_type logical_type(tftype t) {
         DUCKDB_TYPE_UINTEGER,     DUCKDB_TYPE_DATE,         DUCKDB_TYPE_DOUBLE,
         DUCKDB_TYPE_TIME,         DUCKDB_TYPE_TIMESTAMP_S,  DUCKDB_TYPE_TIMESTAMP_MS,
         DUCKDB_TYPE_TIMESTAMP,    DUCKDB_TYPE_TIMESTAMP_NS, DUCKDB_TYPE_TIMESTAMP_TZ,
-        DUCKDB_TYPE_INTERVAL,
+        DUCKDB_TYPE_INTERVAL,     DUCKDB_TYPE_DECIMAL,      DUCKDB_TYPE_SQLNULL,
+        DUCKDB_TYPE_TIME_NS,
     };
     duckdb_type id = t.leaf >= 0 && t.leaf < TT_COUNT ? ids[t.leaf] : DUCKDB_TYPE_ANY;
-    duckdb_logical_type r = duckdb_create_logical_type(id);
-    if (t.array > 0) { /* a described fixed-size list or tensor */
+    if (t.leaf == TT_TIME_NS && !capi_has_v156()) {
+        id = DUCKDB_TYPE_BIGINT; /* an engine without TIME_NS: the stored nanoseconds */
+    }
+    duckdb_logical_type r = t.leaf == TT_DECIMAL
+                                ? duckdb_create_decimal_type((uint8_t)t.width, (uint8_t)t.scale)
+                                : duckdb_create_logical_type(id);
+    if (t.array > 0) { /* a described fixed-size list (or nested ones) or tensor */
+        for (int i = TT_MAX_INNER - 1; i >= 0; i--) {
+            if (t.inner[i] > 0) {
+                duckdb_logical_type a = duckdb_create_array_type(r, (idx_t)t.inner[i]);
+                duckdb_destroy_logical_type(&r);
+                r = a;
+            }
+        }
         duckdb_logical_type a = duckdb_create_array_type(r, (idx_t)t.array);
         duckdb_destroy_logical_type(&r);
         return a;
@@ -55,7 +68,7 @@ duckdb_logical_type logical_type(tftype t) {
 
 void add_named_parameters(duckdb_table_function f) {
     for (const scan_param *p = scan_parameters(); p->name != NULL; p++) {
-        tftype t = {p->type, 0, 0};
+        tftype t = TFTYPE_OF(p->type);
         duckdb_logical_type lt = logical_type(t);
         duckdb_table_function_add_named_parameter(f, p->name, lt);
         duckdb_destroy_logical_type(&lt);

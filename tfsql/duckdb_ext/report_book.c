@@ -210,24 +210,24 @@ static const char *const class_names[] = {NULL, "CorruptRecordError", "SchemaErr
                                           "FileChangedError"};
 
 const tfcolumn last_error_columns[] = {
-    {"error_class", {TT_VARCHAR, 0, 0}},  {"reason", {TT_VARCHAR, 0, 0}},
-    {"file", {TT_VARCHAR, 0, 0}},         {"record_index", {TT_BIGINT, 0, 0}},
-    {"byte_offset", {TT_BIGINT, 0, 0}},   {"length", {TT_BIGINT, 0, 0}},
-    {"limit_bytes", {TT_BIGINT, 0, 0}},   {"rest_of_file", {TT_BOOLEAN, 0, 0}},
-    {"suggest_skip", {TT_BOOLEAN, 0, 0}}, {"compression", {TT_VARCHAR, 0, 0}},
-    {"record_type", {TT_VARCHAR, 0, 0}},  {"detail", {TT_VARCHAR, 0, 0}},
-    {"feature", {TT_VARCHAR, 0, 0}},      {"found_kind", {TT_VARCHAR, 0, 0}},
-    {"expected_kind", {TT_VARCHAR, 0, 0}}, {"size_before", {TT_BIGINT, 0, 0}},
-    {"size_after", {TT_BIGINT, 0, 0}},    {"message", {TT_VARCHAR, 0, 0}},
-    {NULL, {0, 0, 0}},
+    {"error_class", TFTYPE_OF(TT_VARCHAR)},  {"reason", TFTYPE_OF(TT_VARCHAR)},
+    {"file", TFTYPE_OF(TT_VARCHAR)},         {"record_index", TFTYPE_OF(TT_BIGINT)},
+    {"byte_offset", TFTYPE_OF(TT_BIGINT)},   {"length", TFTYPE_OF(TT_BIGINT)},
+    {"limit_bytes", TFTYPE_OF(TT_BIGINT)},   {"rest_of_file", TFTYPE_OF(TT_BOOLEAN)},
+    {"suggest_skip", TFTYPE_OF(TT_BOOLEAN)}, {"compression", TFTYPE_OF(TT_VARCHAR)},
+    {"record_type", TFTYPE_OF(TT_VARCHAR)},  {"detail", TFTYPE_OF(TT_VARCHAR)},
+    {"feature", TFTYPE_OF(TT_VARCHAR)},      {"found_kind", TFTYPE_OF(TT_VARCHAR)},
+    {"expected_kind", TFTYPE_OF(TT_VARCHAR)}, {"size_before", TFTYPE_OF(TT_BIGINT)},
+    {"size_after", TFTYPE_OF(TT_BIGINT)},    {"message", TFTYPE_OF(TT_VARCHAR)},
+    {NULL, TFTYPE_OF(0)},
 };
 
 const tfcolumn rejects_columns[] = {
-    {"file", {TT_VARCHAR, 0, 0}},         {"record_index", {TT_BIGINT, 0, 0}},
-    {"start_offset", {TT_BIGINT, 0, 0}},  {"end_offset", {TT_BIGINT, 0, 0}},
-    {"rest_of_file", {TT_BOOLEAN, 0, 0}}, {"reason", {TT_VARCHAR, 0, 0}},
-    {"message", {TT_VARCHAR, 0, 0}},      {"more_rejects", {TT_UBIGINT, 0, 0}},
-    {NULL, {0, 0, 0}},
+    {"file", TFTYPE_OF(TT_VARCHAR)},         {"record_index", TFTYPE_OF(TT_BIGINT)},
+    {"start_offset", TFTYPE_OF(TT_BIGINT)},  {"end_offset", TFTYPE_OF(TT_BIGINT)},
+    {"rest_of_file", TFTYPE_OF(TT_BOOLEAN)}, {"reason", TFTYPE_OF(TT_VARCHAR)},
+    {"message", TFTYPE_OF(TT_VARCHAR)},      {"more_rejects", TFTYPE_OF(TT_UBIGINT)},
+    {NULL, TFTYPE_OF(0)},
 };
 
 /* Row `n` of a tfrecord_last_error() chunk. */

@@ -30,6 +30,7 @@ void tfbind_free(void *p) {
     free(b->leaf);
     free(b->array_size);
     free(b->scale);
+    free(b->described);
     free(b->filename_col);
     for (size_t i = 0; i < b->npreds; i++) {
         tfpred_free(&b->preds[i]);

@@ -154,14 +154,35 @@ static int narrow_int(int t, void *data, size_t i, int64_t v) {
     }
 }
 
-/* Fill `vec` from values [from, to) of `cb` as TT_* leaf `leaf` (0: the kind's own),
- * an integer first scaled by `scale` (tfbind.scale); -1 with *bad the index of the first
- * value that is not UTF-8 when the column is a string (`utf8`), -3 with *bad the index
- * of the first value `leaf` cannot hold. */
+/* How a data column's values are written: tfbind's leaf, scale, array_size and
+ * described type (a DECIMAL's width and scale, nested ARRAYs' sizes) of it. */
+typedef struct {
+    int utf8, leaf;
+    int64_t scale;
+    uint64_t array_size;
+    tftype type;
+} colout;
+
+/* Fill `vec` from values [from, to) of `cb` as c's TT_* leaf (0: the kind's own), an
+ * integer first scaled by c's scale (tfbind.scale); -1 with *bad the index of the first
+ * value that is not UTF-8 when the column is a string (c->utf8), -3 with *bad the index
+ * of the first value the leaf cannot hold (-5 for a float no DECIMAL value of the
+ * column's holds exactly). */
 static int fill_leaf(const vecops *o, void *vec, const colbuild *cb, int64_t from, int64_t to,
-                     int utf8, int leaf, int64_t scale, size_t at, int64_t *bad) {
+                     const colout *c, size_t at, int64_t *bad) {
     int64_t n = to - from;
-    if (cb->kind == KIND_INT64 && leaf != 0) {
+    int utf8 = c->utf8, leaf = c->leaf;
+    int64_t scale = c->scale;
+    if (cb->kind == KIND_FLOAT && leaf == TT_DECIMAL) {
+        void *dst = o->data(vec);
+        const float *src = (const float *)cb->values.data + from;
+        for (int64_t i = 0; i < n; i++) {
+            if (store_decimal(src[i], c->type.width, c->type.scale, dst, at + (size_t)i)) {
+                *bad = from + i;
+                return -5;
+            }
+        }
+    } else if (cb->kind == KIND_INT64 && leaf != 0) {
         void *dst = o->data(vec);
         const int64_t *src = (const int64_t *)cb->values.data + from;
         for (int64_t i = 0; i < n; i++) {
@@ -181,6 +202,15 @@ static int fill_leaf(const vecops *o, void *vec, const colbuild *cb, int64_t fro
     } else if (cb->kind == KIND_INT64) {
         int64_t *dst = (int64_t *)o->data(vec);
         memcpy(dst + at, cb->values.data + 8 * from, (size_t)n * 8);
+    } else if (cb->kind == KIND_FLOAT && leaf == TT_DOUBLE && c->type.width > 0) {
+        double *dst = (double *)o->data(vec); /* a decimal wider than DuckDB's */
+        const float *src = (const float *)cb->values.data + from;
+        for (int64_t i = 0; i < n; i++) {
+            if (decimal_double(src[i], c->type.width, c->type.scale, &dst[at + (size_t)i])) {
+                *bad = from + i;
+                return -5;
+            }
+        }
     } else if (cb->kind == KIND_FLOAT && leaf == TT_DOUBLE) {
         double *dst = (double *)o->data(vec);
         const float *src = (const float *)cb->values.data + from;
@@ -234,18 +264,16 @@ static void set_validity(const vecops *o, void *vec, const uint8_t *bits, int64_
     }
 }
 
-/* How a data column's values are written: tfbind's leaf, scale and array_size of it. */
-typedef struct {
-    int utf8, leaf;
-    int64_t scale;
-    uint64_t array_size;
-} colout;
-
 /* A failed fill_leaf's row (the list holding value `bad` of `outer`) and value. */
 static int leaf_failed(int rc, const colbuild *cb, int64_t bad, int64_t row, int64_t *bad_row,
                        int64_t *bad_value) {
     *bad_row = bad == -2 ? -2 : row;
     *bad_value = rc == -3 ? ((const int64_t *)cb->values.data)[bad] : 0;
+    if (rc == -5) { /* the float's bits */
+        uint32_t bits;
+        memcpy(&bits, cb->values.data + 4 * bad, 4);
+        *bad_value = bits;
+    }
     return rc;
 }
 
@@ -256,17 +284,33 @@ static int fill_array(const vecops *o, void *vec, const colbuild *cb, size_t n, 
                       int64_t *bad_row, int64_t *bad_value) {
     const int32_t *outer = (const int32_t *)cb->outer.data;
     size_t size = (size_t)c->array_size;
-    void *child = o->array_child(vec, n * size);
-    if (child == NULL) {
-        *bad_row = -2;
-        return -1;
+    /* nested ARRAYs (c->type.inner): each level's child holds rows times its sizes */
+    void *levels[TT_MAX_INNER + 2];
+    size_t per_row[TT_MAX_INNER + 2];
+    int depth = 0;
+    levels[0] = vec;
+    per_row[0] = 1;
+    uint64_t sizes[TT_MAX_INNER + 1] = {c->type.array > 0 ? c->type.array : size};
+    for (int i = 0; i < TT_MAX_INNER && c->type.inner[i] > 0; i++) {
+        sizes[i + 1] = c->type.inner[i];
     }
+    for (int i = 0; i < TT_MAX_INNER + 1 && sizes[i] > 0; i++) {
+        per_row[depth + 1] = per_row[depth] * (size_t)sizes[i];
+        levels[depth + 1] = o->array_child(levels[depth], n * per_row[depth + 1]);
+        if (levels[++depth] == NULL) {
+            *bad_row = -2;
+            return -1;
+        }
+    }
+    void *child = levels[depth]; /* per_row[depth] == size values a row */
     set_validity(o, vec, cb->validity.data, cb->null_count, n);
     for (size_t r = 0; r < n; r++) {
         if (cb->null_count && !bit_get(cb->validity.data, r)) {
-            uint64_t *cv = o->validity(child);
-            for (size_t k = 0; k < size; k++) {
-                set_row_invalid(cv, r * size + k);
+            for (int l = 1; l <= depth; l++) {
+                uint64_t *cv = o->validity(levels[l]);
+                for (size_t k = 0; k < per_row[l]; k++) {
+                    set_row_invalid(cv, r * per_row[l] + k);
+                }
             }
             continue;
         }
@@ -276,8 +320,7 @@ static int fill_array(const vecops *o, void *vec, const colbuild *cb, size_t n, 
             return -4;
         }
         int64_t bad = -1;
-        int rc = fill_leaf(o, child, cb, outer[r], outer[r + 1], c->utf8, c->leaf, c->scale,
-                           r * size, &bad);
+        int rc = fill_leaf(o, child, cb, outer[r], outer[r + 1], c, r * size, &bad);
         if (rc) {
             return leaf_failed(rc, cb, bad, (int64_t)r, bad_row, bad_value);
         }
@@ -296,6 +339,19 @@ static int fill_column(const vecops *o, void *vec, const colbuild *cb, size_t n,
     int utf8 = c->utf8;
     if (c->array_size > 0) {
         return fill_array(o, vec, cb, n, c, bad_row, bad_value);
+    }
+    if (c->leaf == TT_NULL) { /* a column no record holds: the first that does is refused */
+        uint64_t *validity = o->validity(vec);
+        for (size_t r = 0; r < n; r++) {
+            if (cb->shape == SCALAR && cb->kind == KIND_INT64 &&
+                (cb->null_count == 0 || bit_get(cb->validity.data, r))) {
+                *bad_row = (int64_t)r;
+                *bad_value = ((const int64_t *)cb->values.data)[r];
+                return -3;
+            }
+            set_row_invalid(validity, r);
+        }
+        return 0;
     }
     if (cb->shape == SCALAR) {
         if (cb->kind == KIND_BYTES) {
@@ -316,7 +372,7 @@ static int fill_column(const vecops *o, void *vec, const colbuild *cb, size_t n,
                     return -1;
                 }
             }
-        } else if ((rc = fill_leaf(o, vec, cb, 0, (int64_t)n, utf8, c->leaf, c->scale, 0, &bad))) {
+        } else if ((rc = fill_leaf(o, vec, cb, 0, (int64_t)n, c, 0, &bad))) {
             return leaf_failed(rc, cb, bad, bad, bad_row, bad_value);
         }
         set_validity(o, vec, cb->validity.data, cb->null_count, n);
@@ -336,7 +392,7 @@ static int fill_column(const vecops *o, void *vec, const colbuild *cb, size_t n,
             *bad_row = -2;
             return -1;
         }
-        if ((rc = fill_leaf(o, child, cb, 0, cb->nvalues, utf8, c->leaf, c->scale, 0, &bad))) {
+        if ((rc = fill_leaf(o, child, cb, 0, cb->nvalues, c, 0, &bad))) {
             return leaf_failed(rc, cb, bad, bad < 0 ? bad : holding(outer, (int64_t)n, bad),
                                bad_row, bad_value);
         }
@@ -362,7 +418,7 @@ static int fill_column(const vecops *o, void *vec, const colbuild *cb, size_t n,
         *bad_row = -2;
         return -1;
     }
-    if ((rc = fill_leaf(o, leaf, cb, 0, cb->nvalues, utf8, c->leaf, c->scale, 0, &bad))) {
+    if ((rc = fill_leaf(o, leaf, cb, 0, cb->nvalues, c, 0, &bad))) {
         int64_t row = bad < 0 ? bad : holding(outer, (int64_t)n, holding(inner, (int64_t)ninner, bad));
         return leaf_failed(rc, cb, bad, row, bad_row, bad_value);
     }
@@ -474,7 +530,8 @@ static int fill_data_columns(const tfbind *b, const tfglobal *g, tflocal *l, con
         int64_t row = -1, value = 0;
         colout c = {b->utf8[out], b->leaf != NULL ? b->leaf[out] : 0,
                     b->scale != NULL && b->scale[out] != 0 ? b->scale[out] : 1,
-                    b->array_size != NULL ? b->array_size[out] : 0};
+                    b->array_size != NULL ? b->array_size[out] : 0,
+                    b->described != NULL ? b->described[out] : (tftype)TFTYPE_OF(0)};
         int filled = fill_column(o, vecs[i], &l->cb[d], n, &c, &row, &value);
         if (filled) {
             rc = -1;
@@ -487,18 +544,32 @@ static int fill_data_columns(const tfbind *b, const tfglobal *g, tflocal *l, con
                      (const char *)g->sc.cols[d].name);
             tferror e;
             tferror_init(&e, TFERR_SCHEMA,
-                         filled == -3   ? "out_of_range"
-                         : filled == -4 ? "wrong_count"
+                         filled == -3 || filled == -5 ? "out_of_range"
+                         : filled == -4               ? "wrong_count"
                                         : "not_utf8",
                          b->files.items[l->file].path);
             if (filled == -3) { /* a value the described type cannot hold */
                 snprintf(found, sizeof(found), "%lld", (long long)value);
                 snprintf(expected, sizeof(expected), "%s", tt_name(c.leaf));
+            } else if (filled == -5) { /* a float no value of the DECIMAL equals */
+                uint32_t bits = (uint32_t)value;
+                float f;
+                memcpy(&f, &bits, 4);
+                tftype t = c.type;
+                t.leaf = c.leaf;
+                t.array = 0;
+                memset(t.inner, 0, sizeof(t.inner));
+                snprintf(found, sizeof(found), "the float32 %.9g", (double)f);
+                if (t.leaf == TT_DOUBLE) { /* a decimal wider than DuckDB's */
+                    snprintf(expected, sizeof(expected), "DOUBLE, of a DECIMAL(%d,%d)", t.width, t.scale);
+                } else {
+                    tftype_text(t, expected, sizeof(expected));
+                }
             } else if (filled == -4) { /* a list of another length than the ARRAY's */
                 snprintf(found, sizeof(found), "%lld values", (long long)value);
                 snprintf(expected, sizeof(expected), "%llu", (unsigned long long)c.array_size);
             }
-            if (filled <= -3) {
+            if (filled <= -3) { /* -3, -4, -5 */
                 e.found = found;
                 e.expected = expected;
             }

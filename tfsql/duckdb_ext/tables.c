@@ -10,7 +10,7 @@ int scan_output_count(const tfbind *b) {
 }
 
 tftype scan_output_tftype(const tfbind *b, int c, char **name) {
-    tftype t = {TT_VARCHAR, 0, 0};
+    tftype t = TFTYPE_OF(TT_VARCHAR);
     if (c < b->ndata) {
         const colspec *cs = &b->sc.cols[c];
         *name = column_name(b, c);
@@ -25,6 +25,15 @@ tftype scan_output_tftype(const tfbind *b, int c, char **name) {
         if (b->array_size != NULL && b->array_size[c] > 0) {
             t.lists = 0;
             t.array = b->array_size[c];
+        }
+        if (b->described != NULL) { /* a DECIMAL's width and scale, nested ARRAYs' sizes */
+            const tftype *d = &b->described[c];
+            t.width = d->width;
+            t.scale = d->scale;
+            memcpy(t.inner, d->inner, sizeof(t.inner));
+            if (d->array > 0) {
+                t.array = d->array;
+            }
         }
         return t;
     }
@@ -43,16 +52,30 @@ const char *tt_name(int leaf) {
         "BIGINT",   "FLOAT",     "VARCHAR",  "BLOB",         "BOOLEAN",      "MAP(VARCHAR, VARCHAR)",
         "UBIGINT",  "TINYINT",   "SMALLINT", "INTEGER",      "UTINYINT",     "USMALLINT",
         "UINTEGER", "DATE",      "DOUBLE",   "TIME",         "TIMESTAMP_S",  "TIMESTAMP_MS",
-        "TIMESTAMP", "TIMESTAMP_NS", "TIMESTAMP WITH TIME ZONE", "INTERVAL",
+        "TIMESTAMP", "TIMESTAMP_NS", "TIMESTAMP WITH TIME ZONE", "INTERVAL", "DECIMAL", "NULL", "TIME_NS",
     };
     return leaf >= 0 && leaf < TT_COUNT ? names[leaf] : "ANY";
 }
 
 const char *tftype_text(tftype t, char *buf, size_t cap) {
-    if (t.array > 0) {
-        snprintf(buf, cap, "%s[%llu]", tt_name(t.leaf), (unsigned long long)t.array);
+    char leaf[32];
+    if (t.leaf == TT_DECIMAL) {
+        snprintf(leaf, sizeof leaf, "DECIMAL(%d,%d)", t.width, t.scale);
     } else {
-        snprintf(buf, cap, "%s%s", tt_name(t.leaf), t.lists == 2 ? "[][]" : t.lists == 1 ? "[]" : "");
+        snprintf(leaf, sizeof leaf, "%s", tt_name(t.leaf));
+    }
+    if (t.array > 0) { /* innermost size first: BIGINT[3][2] holds 2 ARRAYs of 3 */
+        size_t o = (size_t)snprintf(buf, cap, "%s", leaf);
+        for (int i = TT_MAX_INNER - 1; i >= 0 && o < cap; i--) {
+            if (t.inner[i] > 0) {
+                o += (size_t)snprintf(buf + o, cap - o, "[%llu]", (unsigned long long)t.inner[i]);
+            }
+        }
+        if (o < cap) {
+            snprintf(buf + o, cap - o, "[%llu]", (unsigned long long)t.array);
+        }
+    } else {
+        snprintf(buf, cap, "%s%s", leaf, t.lists == 2 ? "[][]" : t.lists == 1 ? "[]" : "");
     }
     return buf;
 }

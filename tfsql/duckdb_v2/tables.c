@@ -32,14 +32,14 @@ static duckdb_v2_value_handle omitted_value(duckdb_v2_factory_handle f, int type
  * tfrecord_schema, tfrecord_metadata take the same. */
 DUCKDB_V2_ERROR v2_add_scan_parameters(duckdb_v2_function_signature_handle sig,
                                        duckdb_v2_factory_handle f, v2_err *err) {
-    tftype any = {TT_ANY, 0, 0};
+    tftype any = TFTYPE_OF(TT_ANY);
     duckdb_v2_logical_type_handle t = v2_type(f, any);
     duckdb_v2_str source = v2_str("source");
     DUCKDB_V2_ERROR rc = duckdb_v2_function_signature_add_parameter(
         sig, &source, t, NULL, DUCKDB_V2_FUNCTION_PARAMETER_KIND_POSITIONAL_ONLY, err);
     duckdb_v2_logical_type_destroy(&t);
     for (const scan_param *p = scan_parameters(); rc == V2_OK && p->name != NULL; p++) {
-        tftype pt = {p->type == TT_BOOLEAN ? TT_ANY : p->type, 0, 0};
+        tftype pt = TFTYPE_OF(p->type == TT_BOOLEAN ? TT_ANY : p->type);
         duckdb_v2_str name = v2_str(p->name);
         duckdb_v2_value_handle omitted = omitted_value(f, p->type, err);
         t = v2_type(f, pt);
@@ -168,7 +168,7 @@ DUCKDB_V2_ERROR v2_register_table(duckdb_v2_extension_handle ext, duckdb_v2_fact
         rc = v2_add_scan_parameters(sig, f, err);
     }
     if (rc == V2_OK && t->count_parameter) {
-        tftype boolean = {TT_BOOLEAN, 0, 0};
+        tftype boolean = TFTYPE_OF(TT_BOOLEAN);
         duckdb_v2_logical_type_handle type = v2_type(f, boolean);
         duckdb_v2_value_handle none = NULL;
         duckdb_v2_str count = v2_str("count");

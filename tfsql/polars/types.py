@@ -24,6 +24,8 @@ from typing import Any, Mapping, Union
 import polars as pl
 import pyarrow as pa
 
+from tfsql.schema import decimal_to_float
+
 __all__ = ["arrow_type", "arrow_schema", "polars_dtypes", "polars_schema", "to_frame", "SchemaLike"]
 
 #: What ``schema=``, ``schema_overrides=`` and ``hive_schema=`` accept.
@@ -115,7 +117,15 @@ def polars_schema(schema: pa.Schema, overrides: Mapping[str, pl.DataType]) -> pl
 
 
 def to_frame(data: pa.Table | pa.RecordBatch, *, rechunk: bool = True) -> pl.DataFrame:
-    """``pl.from_arrow`` of a table or batch (always a DataFrame; typed as one)."""
+    """``pl.from_arrow`` of a table or batch (always a DataFrame; typed as one); a decimal
+    wider than Polars' 38 digits (a column description can give one) as the nearest
+    Float64, as DuckDB and Spark read it (docs/format.md, section 10)."""
+    wide = [i for i, f in enumerate(data.schema) if pa.types.is_decimal(f.type) and f.type.precision > 38]
+    for i in wide:
+        column = data.column(i)
+        if isinstance(column, pa.ChunkedArray):
+            column = column.combine_chunks()
+        data = data.set_column(i, data.schema.field(i).with_type(pa.float64()), decimal_to_float(column, pa.float64()))
     frame = pl.from_arrow(data, rechunk=rechunk)
     assert isinstance(frame, pl.DataFrame)
     return frame

@@ -100,6 +100,9 @@ def arrow_to_spark(arrow_type: pa.DataType, *, column: str = "?") -> DataType:
         return ArrayType(arrow_to_spark(t.value_type, column=column), containsNull=True)
     if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
         return ArrayType(arrow_to_spark(t.value_type, column=column), containsNull=True)
+    nearest = _nearest_spark_type(t)
+    if nearest is not None:
+        return nearest
     simple = {
         pa.uint8(): ShortType(),  # a described unsigned column: the next wider signed type
         pa.uint16(): IntegerType(),
@@ -126,6 +129,27 @@ def arrow_to_spark(arrow_type: pa.DataType, *, column: str = "?") -> DataType:
         return from_arrow_type(t)
     except Exception as exc:
         raise ValueError(f"column {column!r} has Arrow type {t}, which Spark cannot hold: {exc}") from None
+
+
+def _nearest_spark_type(t: pa.DataType) -> DataType | None:
+    """The Spark type a described type Spark lacks reads as, exactly (docs/format.md,
+    section 10): date64 as a date (whole days), a nanosecond timestamp as its bigint
+    nanoseconds (Spark's timestamps hold microseconds; its Parquet reader's
+    ``nanosAsLong``), a time as Spark's TIME where PySpark has it, a decimal wider than
+    Spark's 38 digits as a double (as DuckDB reads one). None for the other types."""
+    if pa.types.is_date64(t):
+        return DateType()
+    if pa.types.is_timestamp(t) and t.unit == "ns":
+        return LongType()
+    if pa.types.is_decimal(t) and t.precision > 38:
+        return DoubleType()
+    if pa.types.is_time(t):
+        try:
+            from pyspark.sql.types import TimeType  # PySpark 4.1+
+        except ImportError:
+            return None
+        return TimeType(6)
+    return None
 
 
 def spark_schema(schema: pa.Schema) -> StructType:

@@ -1,0 +1,202 @@
+/*
+ * tfsql/duckdb_ext/decimals.c -- a float_list value read as DECIMAL(width, scale),
+ * exactly (docs/format.md, section 8): the decimal nearest the float32, kept only when
+ * it converts back to the same float32 (the rule tfsql.casting applies with Arrow's
+ * casts), stored as DuckDB lays that width out. Integer arithmetic only (a few hundred
+ * bits), so no double rounding.
+ */
+
+#include "ext_common.h"
+
+#define LIMBS 12 /* 384 bits: 24-bit mantissa * 10^38 * 2^104 fits */
+
+typedef struct {
+    uint32_t d[LIMBS]; /* little-endian */
+} big;
+
+static void big_set(big *x, uint64_t v) {
+    memset(x, 0, sizeof(*x));
+    x->d[0] = (uint32_t)v;
+    x->d[1] = (uint32_t)(v >> 32);
+}
+
+static void big_mul(big *x, uint32_t m) {
+    uint64_t carry = 0;
+    for (int i = 0; i < LIMBS; i++) {
+        uint64_t v = (uint64_t)x->d[i] * m + carry;
+        x->d[i] = (uint32_t)v;
+        carry = v >> 32;
+    }
+}
+
+static void big_pow10(big *x, int n) { /* x *= 10^n */
+    for (; n >= 9; n -= 9) {
+        big_mul(x, 1000000000u);
+    }
+    static const uint32_t small[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
+    big_mul(x, small[n]);
+}
+
+static void big_shl(big *x, int bits) {
+    int words = bits / 32, rest = bits % 32;
+    for (int i = LIMBS - 1; i >= 0; i--) {
+        uint64_t hi = i - words >= 0 ? x->d[i - words] : 0;
+        uint64_t lo = i - words - 1 >= 0 ? x->d[i - words - 1] : 0;
+        x->d[i] = rest ? (uint32_t)((hi << rest) | (lo >> (32 - rest))) : (uint32_t)hi;
+    }
+}
+
+static int big_bit(const big *x, int i) { return i >= 0 && i < 32 * LIMBS && (x->d[i / 32] >> (i % 32)) & 1; }
+
+static int big_cmp(const big *a, const big *b) {
+    for (int i = LIMBS - 1; i >= 0; i--) {
+        if (a->d[i] != b->d[i]) {
+            return a->d[i] < b->d[i] ? -1 : 1;
+        }
+    }
+    return 0;
+}
+
+static void big_add1(big *x) {
+    for (int i = 0; i < LIMBS && ++x->d[i] == 0; i++) {
+    }
+}
+
+/* x >> bits, rounded to nearest, ties to even. */
+static void big_shr_round(big *x, int bits) {
+    int round_up = 0;
+    if (bits > 0 && big_bit(x, bits - 1)) { /* at least half */
+        int more = 0;
+        for (int i = 0; i < bits - 1 && !more; i++) {
+            more = big_bit(x, i);
+        }
+        round_up = more || big_bit(x, bits);
+    }
+    big r;
+    memset(&r, 0, sizeof(r));
+    for (int i = 0; i + bits < 32 * LIMBS; i++) {
+        if (big_bit(x, i + bits)) {
+            r.d[i / 32] |= (uint32_t)1 << (i % 32);
+        }
+    }
+    *x = r;
+    if (round_up) {
+        big_add1(x);
+    }
+}
+
+/* Compare q / 10^scale with b * 2^k (all non-negative). */
+static int compare_scaled(const big *q, int scale, uint64_t b, int k) {
+    big left = *q, right;
+    big_set(&right, b);
+    big_pow10(&right, scale);
+    if (k >= 0) {
+        big_shl(&right, k);
+    } else {
+        big_shl(&left, -k);
+    }
+    return big_cmp(&left, &right);
+}
+
+/* The decimal units (|f| * 10^scale, rounded to nearest, ties to even) of the float32 f,
+ * when they convert back to |f|: 0 with *q, else -1. */
+static int decimal_units(float f, int width, int scale, big *q) {
+    uint32_t bits;
+    memcpy(&bits, &f, 4);
+    int biased = (int)((bits >> 23) & 0xff);
+    uint64_t m = bits & 0x7fffff;
+    if (biased == 0xff) {
+        return -1; /* inf or NaN */
+    }
+    int e = biased == 0 ? -149 : biased - 150;
+    if (biased != 0) {
+        m |= 0x800000;
+    }
+    big_set(q, m);
+    if (m == 0) {
+        return 0;
+    }
+    big_pow10(q, scale);
+    if (e >= 0) {
+        big_shl(q, e);
+    } else {
+        big_shr_round(q, -e);
+    }
+    big limit;
+    big_set(&limit, 1);
+    big_pow10(&limit, width);
+    if (big_cmp(q, &limit) >= 0) {
+        return -1; /* beyond the width */
+    }
+    /* the float32 nearest q / 10^scale is f when q / 10^scale lies inside f's rounding
+     * interval, its ends included when f's mantissa is even (ties to even) */
+    int even = (m & 1) == 0;
+    int hi = compare_scaled(q, scale, 2 * m + 1, e - 1);
+    int lo = m == 0x800000 && biased > 1 ? compare_scaled(q, scale, 4 * m - 1, e - 2)
+                                         : compare_scaled(q, scale, 2 * m - 1, e - 1);
+    return (hi < 0 || (hi == 0 && even)) && (lo > 0 || (lo == 0 && even)) ? 0 : -1;
+}
+
+/* x / 10^9 in place; the remainder. */
+static uint32_t big_div1e9(big *x) {
+    uint64_t rest = 0;
+    for (int i = LIMBS - 1; i >= 0; i--) {
+        uint64_t v = (rest << 32) | x->d[i];
+        x->d[i] = (uint32_t)(v / 1000000000u);
+        rest = v % 1000000000u;
+    }
+    return (uint32_t)rest;
+}
+
+int decimal_double(float f, int width, int scale, double *out) {
+    big q, zero;
+    if (width < 1 || width > 76 || scale < 0 || scale > width || decimal_units(f, width, scale, &q)) {
+        return -1;
+    }
+    /* the units' digits (at most 77), then strtod's correctly rounded nearest double */
+    char digits[128], text[160];
+    size_t n = 0;
+    memset(&zero, 0, sizeof(zero));
+    do {
+        uint32_t group = big_div1e9(&q);
+        for (int k = 0; k < 9; k++, group /= 10) {
+            digits[n++] = (char)('0' + group % 10);
+        }
+    } while (big_cmp(&q, &zero) != 0);
+    uint32_t bits;
+    memcpy(&bits, &f, 4);
+    size_t o = 0;
+    text[o++] = bits >> 31 ? '-' : '+';
+    while (n > 0) {
+        text[o++] = digits[--n];
+    }
+    snprintf(text + o, sizeof(text) - o, "e-%d", scale);
+    *out = strtod(text, NULL);
+    return 0;
+}
+
+int store_decimal(float f, int width, int scale, void *data, size_t i) {
+    big q;
+    if (width < 1 || width > 38 || scale < 0 || scale > width || decimal_units(f, width, scale, &q)) {
+        return -1;
+    }
+    uint64_t lower = (uint64_t)q.d[0] | (uint64_t)q.d[1] << 32;
+    uint64_t upper = (uint64_t)q.d[2] | (uint64_t)q.d[3] << 32; /* below 10^38 < 2^127 */
+    uint32_t bits;
+    memcpy(&bits, &f, 4);
+    if (bits >> 31) { /* negative: two's complement of the 128-bit magnitude */
+        lower = ~lower + 1;
+        upper = ~upper + (lower == 0);
+    }
+    if (width <= 4) {
+        ((int16_t *)data)[i] = (int16_t)lower;
+    } else if (width <= 9) {
+        ((int32_t *)data)[i] = (int32_t)lower;
+    } else if (width <= 18) {
+        ((int64_t *)data)[i] = (int64_t)lower;
+    } else { /* a hugeint: lower 64 bits, then the upper as signed */
+        memcpy((uint8_t *)data + 16 * i, &lower, 8);
+        memcpy((uint8_t *)data + 16 * i + 8, &upper, 8);
+    }
+    return 0;
+}
