@@ -267,7 +267,7 @@ def run_demo(
     import tfsql
     import tfsql.duckdb
     import tfsql.polars
-    from tfsql.duckdb.arguments import quote_string
+    from tfsql.duckdb.sqltext import quote_string
 
     started = time.perf_counter()
     directory = Path(directory)
