@@ -433,3 +433,29 @@ def test_a_file_changed_in_place_is_inferred_again_from_its_listed_mtime(tmp_pat
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))
     result = con.sql(f"SELECT * FROM tfrecord_scan('{tmp_path}')")
     assert (result.columns, result.fetchall()) == (["b"], [(2,)])
+
+
+# --------------------------------------------------------------------------------------
+# What plain DuckDB + the extension leaves to Python (docs/duckdb-extension.md)
+# --------------------------------------------------------------------------------------
+
+
+def test_an_fsspec_source_is_read_through_a_registered_dataset(tmp_path):
+    """``memory://`` (any fsspec file system) is the Python reader's: registered, DuckDB
+    scans it as Arrow with filter pushdown; the extension itself reads local paths."""
+    source = f"memory://{tmp_path.name}/d"
+    tfsql.write_tfrecord(pa.table({"x": [1, 2, 3], "p": [0, 1, 1]}), source, partition_by="p")
+    with connect() as con:
+        con.register("m", tfsql.dataset(source, hive_partitioning=True))
+        assert con.sql("SELECT sum(x) FROM m WHERE p = 1").fetchall() == [(5,)]
+        with pytest.raises(duckdb.Error):
+            con.sql(f"SELECT * FROM tfrecord_scan('{source}')").fetchall()
+
+
+def test_a_querys_rows_go_to_the_writer_on_every_duckdb(tmp_path):
+    """``write_tfrecord``'s rule for a query's rows (every DuckDB, also 1.4 without COPY)."""
+    with connect() as con:
+        rows = con.sql("SELECT range AS x, range % 2 AS p FROM range(10)").arrow()
+        result = tfsql.write_tfrecord(rows, str(tmp_path / "out"), partition_by="p", num_shards=1)
+    assert result.rows == 10
+    assert sorted(tfsql.read_tfrecord(str(tmp_path / "out")).column("x").to_pylist()) == list(range(10))
