@@ -53,8 +53,6 @@ def con(data):
     connection.close()
 
 
-
-
 def normalise(value):
     if isinstance(value, float):
         return None if math.isnan(value) else float(f"{value:.7g}")
@@ -372,7 +370,9 @@ def test_changed_files_are_seen_by_the_next_statement(tmp_path):
 def test_python_only_options_are_not_parameters(con, data):
     """``split_bytes``, ``batch_size``, ``threads``, ``hidden_file_prefix`` are the Python
     reader's: register a `tfsql.dataset` to use them (docs/duckdb-extension.md)."""
-    with pytest.raises(duckdb.BinderException, match=r'Invalid named parameter "split_bytes" for function tfrecord_scan'):
+    with pytest.raises(
+        duckdb.BinderException, match=r'Invalid named parameter "split_bytes" for function tfrecord_scan'
+    ):
         con.sql(f"SELECT count(*) FROM tfrecord_scan('{data['dir']}', split_bytes := 1048576)")
     with pytest.raises(duckdb.BinderException, match=r"tfrecord_scan: give either schema or columns, not both"):
         con.sql(
@@ -416,7 +416,9 @@ def test_tfrecord_scan_over_empty_files_counts_zero(tmp_path):
 
 def test_tfrecord_scan_of_a_directory_holding_only_success_marker(tmp_path):
     (tmp_path / "_SUCCESS").write_bytes(b"")
-    with pytest.raises(duckdb.BinderException, match=r"^Binder Error: no files found in the directory .*: it is empty "):
+    with pytest.raises(
+        duckdb.BinderException, match=r"^Binder Error: no files found in the directory .*: it is empty "
+    ):
         tfsql.duckdb.connect().sql(f"SELECT * FROM tfrecord_scan('{tmp_path}')")
 
 

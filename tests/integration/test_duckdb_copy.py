@@ -16,6 +16,7 @@ import pytest
 import tfsql
 from tfsql.duckdb import connect
 from tfsql.duckdb.extension import duckdb_extension_path
+from tfrecord_files import split_table
 
 BinderError = duckdb.BinderException
 
@@ -24,8 +25,6 @@ pytestmark = pytest.mark.skipif(
     reason="COPY t TO from plain columns is the V2 build's (the v1 build takes one STRUCT column)",
 )
 WRITER_ONLY = r"is not available in the extension's native COPY, where DuckDB decides the files; tfsql\.write_tfrecord"
-from tfrecord_files import split_table
-
 N_ROWS = 300
 COLUMNS = "id, label, score, name, emb, split"
 

@@ -89,7 +89,10 @@ def test_copy_of_a_query_with_a_partition_filter_prunes(con, hive, suffix):
 
 UNFILTERED = {
     "filter on a data column": ("SELECT x FROM {t} WHERE x > 1", [(2,), (3,), (4,)]),
-    "where in a string": ("SELECT x, 'WHERE p = 1' AS s FROM {t} WHERE p = 1", [(1, "WHERE p = 1"), (2, "WHERE p = 1")]),
+    "where in a string": (
+        "SELECT x, 'WHERE p = 1' AS s FROM {t} WHERE p = 1",
+        [(1, "WHERE p = 1"), (2, "WHERE p = 1")],
+    ),
     "partition column outside a filter": ("SELECT p, count(*) FROM {t} GROUP BY p ORDER BY p", [(1, 2), (2, 2)]),
 }
 

@@ -74,7 +74,9 @@ def from_fields(row: dict) -> tfsql.TFSQLError | None:
             expected=row.get("expected_kind"),
         )
     if kind == "FileChangedError":
-        return tfsql.FileChangedError(str(reason), path=path, before=row.get("size_before"), after=row.get("size_after"))
+        return tfsql.FileChangedError(
+            str(reason), path=path, before=row.get("size_before"), after=row.get("size_after")
+        )
     return None
 
 

@@ -27,7 +27,6 @@ def listing(directory) -> list[str]:
 
 
 def test_suffixes_are_defined_once():
-    import tfsql.duckdb.copy
     import tfsql.cli.outputs
 
     assert TFRECORD_SUFFIXES == tuple(
@@ -35,7 +34,6 @@ def test_suffixes_are_defined_once():
         for base in (".tfrecord", ".tfrecords", ".tfrec")
         for ending in ("", ".gz", ".gzip", ".zz", ".zlib")
     )
-    assert tfsql.duckdb.copy.TFRECORD_SUFFIXES is TFRECORD_SUFFIXES
     assert tfsql.cli.outputs.TFRECORD_SUFFIXES is TFRECORD_SUFFIXES
     assert [
         is_single_file_target(p)

@@ -38,9 +38,7 @@ def metadata_rows(path: str, count: bool) -> list[dict]:
             "counts records without it"
         ) from None
     try:
-        relation = con.sql(
-            "SELECT * FROM tfrecord_metadata(?, count := ?) ORDER BY file", params=[path, count]
-        )
+        relation = con.sql("SELECT * FROM tfrecord_metadata(?, count := ?) ORDER BY file", params=[path, count])
         names = relation.columns
         return [dict(zip(names, row)) for row in relation.fetchall()]
     finally:

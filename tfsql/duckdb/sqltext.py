@@ -30,14 +30,22 @@ Examples
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-__all__ = ["Token", "tokenize", "statement_spans", "strip_comments", "string_literal", "quote_string", "quote_identifier"]
+__all__ = [
+    "Token",
+    "tokenize",
+    "statement_spans",
+    "strip_comments",
+    "string_literal",
+    "quote_string",
+    "quote_identifier",
+]
 
 _WORD = re.compile(r'"(?:[^"]|"")*"|[^\s()\[\]{},;:=<>!+\-*/%|&^~\'".?$]+')
 _OPENERS = {"(": ")", "[": "]", "{": "}"}
 _CLOSERS = {")", "]", "}"}
+
 
 @dataclass(frozen=True)
 class Token:

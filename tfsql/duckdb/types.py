@@ -43,9 +43,7 @@ def duckdb_type_to_arrow(type_name: str) -> pa.DataType:
     """
     global _types_connection
     if not isinstance(type_name, str):
-        raise ValueError(
-            f"a column type must be a VARCHAR such as 'BIGINT' or 'FLOAT[]', got {type_name!r}"
-        )
+        raise ValueError(f"a column type must be a VARCHAR such as 'BIGINT' or 'FLOAT[]', got {type_name!r}")
     key = type_name.strip()
     with _types_lock:
         if key in _type_cache:
