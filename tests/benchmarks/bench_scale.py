@@ -86,7 +86,7 @@ def _work(config: dict) -> dict:
     import tfsql
     import tfsql.polars  # noqa: F401
 
-    con = _extension() if front in ("extension", "tfrecord_metadata") else tfsql.connect(extension=False)
+    con = _extension() if front in ("extension", "tfrecord_metadata") else tfsql.connect()
 
     def run() -> dict:
         if front == "extension":
