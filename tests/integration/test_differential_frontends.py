@@ -536,9 +536,9 @@ def _ordered_rows(front_end: str, source: str, **python: Any) -> list[tuple]:
     sql_options = "".join(f", {'filename' if k == 'include_file_paths' else k} := '{v}'" for k, v in python.items())
     sql = f"SELECT * FROM tfrecord_scan('{source}'{sql_options})"
     if front_end == "connect":
-        return tfsql.connect().sql(sql).fetchall()
-    con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
-    tfsql.load_extension(con)
+        con = tfsql.connect()  # held: DuckDB 1.4 closes a connection nothing holds
+    else:
+        con = tfsql.load_extension(duckdb.connect(config={"allow_unsigned_extensions": "true"}))
     return con.sql(sql).fetchall()
 
 

@@ -76,6 +76,11 @@ def test_connect_runs_no_smuggled_statement(place, shape):
     con.close()
 
 
+HAS_COPY = tuple(int(p) for p in duckdb.__version__.split(".")[:3] if p.isdigit()) >= (1, 5, 6)
+needs_copy = pytest.mark.skipif(not HAS_COPY, reason="COPY functions need DuckDB >= 1.5.6")
+
+
+@needs_copy
 def test_the_issues_statement_is_refused_as_an_unknown_option(place):
     tmp_path, _, payload = place
     con = connect()
@@ -84,6 +89,7 @@ def test_the_issues_statement_is_refused_as_an_unknown_option(place):
         con.execute(shapes(str(tmp_path / "f.tfrecord"), payload)[0])
 
 
+@pytest.mark.skipif("duckdb-v" not in tfsql.duckdb_extension_path(), reason="COPY t TO is the V2 build's")
 def test_quoted_names_and_values_still_work(place):
     tmp_path, _, _ = place
     data = str(tmp_path / "f.tfrecord")
