@@ -154,7 +154,7 @@ def test_convert_to_tfrecord(demo, tmp_path, capsys):
     ds = tfsql.dataset(str(tmp_path / "out"))
     assert ds.partition_schema.names == ["split", "label"]
     assert all(f.endswith(".tfrecord.gz") for f in ds.files)
-    assert all(re.search(r"/split=(train|validation|test)/label=[0-4]/part-", f) for f in ds.files)
+    assert all(re.search(r"/split=(train|validation|test)/label=[0-4]/[^/]+\.tfrecord\.gz$", f) for f in ds.files)
     assert ds.count_rows() == ROWS
 
 
