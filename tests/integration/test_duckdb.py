@@ -309,7 +309,10 @@ def test_unknown_named_parameter_lists_candidates(con, data):
 def test_missing_source_and_extra_positional(con, data):
     with pytest.raises(BinderError, match=r"No function matches the given name and argument types 'tfrecord_scan\("):
         con.sql("SELECT * FROM tfrecord_scan(hive_partitioning := true)")
-    with pytest.raises(BinderError, match=r"No function matches .*'read_tfrecord\(STRING_LITERAL, STRING_LITERAL\)'"):
+    with pytest.raises(
+        BinderError,
+        match=r"No function matches .*'read_tfrecord\((STRING_LITERAL|VARCHAR), (STRING_LITERAL|VARCHAR)\)'",
+    ):
         con.sql(f"SELECT * FROM read_tfrecord('{data['dir']}', 'x')")
 
 
