@@ -1,5 +1,7 @@
--- Convert a Parquet dataset to hive-partitioned, gzip-compressed TFRecord, with at
--- most 1,000 records per file, and check that nothing was lost.
+-- Convert a Parquet dataset to hive-partitioned, gzip-compressed TFRecord, and check
+-- that nothing was lost. (COPY ... (FORMAT tfrecord) is DuckDB's COPY: DuckDB names the
+-- files; for write_tfrecord's options, such as at most N records per file, use
+-- `tfsql convert data.parquet out/ --max-rows-per-file 1000 --partition-by split,label`.)
 --
 -- Step 1 exports the quickstart TFRecord data to Parquet so that this script runs on
 -- its own; with Parquet (or CSV: read_csv, JSON: read_json) data of your own, delete
@@ -9,7 +11,7 @@
 --   src       TFRecord input of step 1 (e.g. demo-data/reviews)
 --   parquet   the Parquet file to convert (step 1 writes it; its directory must exist)
 --   out       output directory, replaced if it exists:
---             out/split=.../label=.../part-...tfrecord.gz
+--             out/split=.../label=.../data_0.tfrecord.gz
 --
 -- Run on the quickstart data (`tfsql demo`):
 --   tfsql run convert_to_tfrecord --param src=demo-data/reviews \
@@ -25,7 +27,6 @@ COPY (
     FORMAT tfrecord,
     PARTITION_BY (split, label),
     COMPRESSION gzip,
-    ROWS_PER_FILE 1000,
     OVERWRITE
 );
 

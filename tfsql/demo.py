@@ -267,7 +267,7 @@ def run_demo(
     import tfsql
     import tfsql.duckdb
     import tfsql.polars
-    from tfsql.duckdb.arguments import quote_string
+    from tfsql.duckdb.sqltext import quote_string
 
     started = time.perf_counter()
     directory = Path(directory)
@@ -309,8 +309,17 @@ def run_demo(
         f"COPY (SELECT * FROM {scan} WHERE split IN ('train', 'test'))\n"
         f"TO {quote_string(splits)} (FORMAT tfrecord, PARTITION_BY (split), COMPRESSION gzip, OVERWRITE)"
     )
-    echo(f"\n3. Write the train and test splits as their own TFRecord directories:\n{copy};")
-    con.execute(copy)
+    if "duckdb-v" in tfsql.duckdb_extension_path():  # the V2 build's COPY takes plain columns
+        echo(f"\n3. Write the train and test splits as their own TFRecord directories:\n{copy};")
+        con.execute(copy)
+    else:  # DuckDB 1.x: the v1 build's COPY takes one STRUCT column (1.4: no COPY at all)
+        query = f"SELECT * FROM {scan} WHERE split IN ('train', 'test')"
+        echo(
+            "\n3. Write the train and test splits as their own TFRecord directories (the query's rows to "
+            f"write_tfrecord):\n{query};"
+        )
+        rows = con.sql(query).arrow()
+        tfsql.write_tfrecord(rows, splits, partition_by="split", compression="gzip", mode="overwrite")
     split_counts = {
         name: tfsql.dataset(os.path.join(splits, f"split={name}")).count_rows() for name in ("train", "test")
     }

@@ -4,9 +4,9 @@
   the v1 build (DuckDB's stable C API);
 - ``v2``: the same through the V2 build (DuckDB 2's V2 C API: filter pushdown prunes the
   partitions), when there is one for this DuckDB; the last column is its time over v1's;
-- ``arrow``: the Arrow path, a `tfsql.Dataset` registered with ``register_tfrecord``;
-- ``connect``: ``tfsql.connect()``, which picks one of the two per statement (the Arrow
-  path for a WHERE over hive-partitioned files, so that partitions are pruned);
+- ``arrow``: a `tfsql.Dataset` registered on the connection (``con.register(name,
+  tfsql.dataset(path))``: DuckDB scans the Python reader's Arrow stream);
+- ``connect``: ``tfsql.connect()``, DuckDB with the build it loads by default;
 - ``parquet``: ``read_parquet`` of the same rows (snappy, the same number of files).
 
 The tabular set: 4 int64 columns, 4 float32 columns and 2 short strings, plus a
@@ -138,9 +138,9 @@ def main() -> None:
 
     native = load_build("v1")
     v2 = load_build("v2") if v2_extension_path(duckdb.__version__) is not None else None
-    arrow = connect(extension=False)
-    arrow.register_tfrecord("arrow_flat", tfrecord_dir)
-    arrow.register_tfrecord("arrow_part", tfrecord_part)
+    arrow = connect()
+    arrow.register("arrow_flat", tfsql.dataset(tfrecord_dir))
+    arrow.register("arrow_part", tfsql.dataset(tfrecord_part))
     front = connect()
     ways = {
         "native": (native, f"tfrecord_scan('{tfrecord_dir}')", f"tfrecord_scan('{tfrecord_part}')"),

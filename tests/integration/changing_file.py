@@ -120,9 +120,9 @@ def scan(front_end: str, path: str, threads: int, split: int | None) -> list[int
     if front_end == "duckdb":
         from tfsql.duckdb import connect
 
-        con = connect(extension=False)
-        split_arg = "" if split is None else f", split_bytes := {split}"
-        rows = con.sql(f"SELECT id FROM tfrecord_scan('{path}', threads := {threads}{split_arg})").fetchall()
+        con = connect()
+        con.register("t", tfsql.dataset(path, threads=threads, split_bytes=split))  # the Python reader in DuckDB
+        rows = con.sql("SELECT id FROM t").fetchall()
         return [r[0] for r in rows]
     raise ValueError(front_end)
 

@@ -64,10 +64,12 @@ def read(target: str, front_end: str, go: str, done: str) -> None:
 
         ids = tfsql.read_tfrecord(target, columns=["id"]).column("id").to_pylist()
     else:
+        import tfsql
         from tfsql.duckdb import connect
 
-        connection = connect(extension=False)  # held: DuckDB 1.4 closes a connection nothing holds
-        ids = [r[0] for r in connection.sql(f"SELECT id FROM tfrecord_scan('{target}')").fetchall()]
+        connection = connect()  # held: DuckDB 1.4 closes a connection nothing holds
+        connection.register("t", tfsql.dataset(target))  # the Python listing, scanned by DuckDB
+        ids = [r[0] for r in connection.sql("SELECT id FROM t").fetchall()]
     print(",".join(map(str, sorted(ids))))
 
 

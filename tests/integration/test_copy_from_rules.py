@@ -24,10 +24,9 @@ def native():
 
 
 FRONT_ENDS = {
-    "arrow path": lambda: tfsql.connect(extension=False),
-    "extension": pytest.param(
-        lambda: tfsql.connect(extension=True),
-        marks=pytest.mark.skipif(not extension_available(), reason="no DuckDB extension"),
+    "connect": pytest.param(
+        tfsql.connect,
+        marks=pytest.mark.skipif(not (extension_available() and HAS_COPY), reason="native COPY needs DuckDB >= 1.5.6"),
     ),
     "native": pytest.param(
         native,
@@ -81,6 +80,7 @@ def test_utf8_and_null_values_still_copy(tmp_path, make):
     assert con.execute("SELECT s, n FROM t ORDER BY n").fetchall() == [("café", 1), (None, 2)]
 
 
+@pytest.mark.skipif(not (extension_available() and HAS_COPY), reason="COPY FROM needs DuckDB >= 1.5.6")
 def test_tfsql_sql_refuses_the_same(files, capsys):
     junk, text = files
     assert main(["sql", f"CREATE TABLE t (s VARCHAR, l BLOB[]); COPY t FROM '{text}' (FORMAT tfrecord)"]) != 0

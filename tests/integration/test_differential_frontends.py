@@ -2,7 +2,7 @@
 input, in the four front ends that read TFRecord files as tables:
 
 - ``native``: plain ``duckdb`` with tfsql's extension loaded (``tfrecord_scan(...)``),
-- ``connect``: ``tfsql.connect()`` (the extension, or tfsql's Arrow path),
+- ``connect``: ``tfsql.connect()`` (the same DuckDB with the extension, loaded for you),
 - ``python``: ``tfsql.read_tfrecord``,
 - ``polars``: ``pl.scan_tfrecord``.
 
@@ -375,7 +375,6 @@ class Outcome:
     rows: list[tuple] | None = None
     kind: str | None = None  # a refusal: "bind", "data", "files"
     message: str | None = None
-    raised: str | None = None  # tfsql.connect()'s refusal exactly: class, its cause's, message
 
     def __repr__(self) -> str:
         if self.kind is not None:
@@ -476,14 +475,9 @@ def _read(front_end: str, case: Case, sources: dict[str, str]) -> Outcome:
                 frame = pl.scan_tfrecord(sources[case.source], **case.python, **extra).collect()
                 return _rows(frame.to_arrow())
             if front_end == "connect":
-                try:
-                    return _connect_rows(case, sources)
-                except Exception as error:
-                    outcome = _refusal(error, sql=True)
-                    outcome.raised = _raised(error)
-                    return outcome
-            con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
-            tfsql.load_extension(con)
+                con = tfsql.connect()  # held while the result is fetched (duckdb 1.4 closes it with its last reference)
+            else:
+                con = tfsql.load_extension(duckdb.connect(config={"allow_unsigned_extensions": "true"}))
             try:
                 return _relation_rows(con.sql(_sql(case, sources)))
             except duckdb.Error as error:
@@ -493,32 +487,9 @@ def _read(front_end: str, case: Case, sources: dict[str, str]) -> Outcome:
             return _refusal(error, sql=front_end in ("native", "connect"))
 
 
-def _connect_rows(case: Case, sources: dict[str, str], **connect: Any) -> Outcome:
-    con = tfsql.connect(**connect)  # held while the result is fetched (duckdb 1.4 closes it with its last reference)
-    return _relation_rows(con.sql(_sql(case, sources)))
-
-
-def _raised(error: BaseException) -> str:
-    cause = error.__cause__
-    return f"{type(error).__qualname__} from {type(cause).__qualname__ if cause else None}: {error}"
-
-
-def _arrow_path_raised(case: Case, sources: dict[str, str]) -> str | None:
-    """What tfsql.connect() raises for the case on its Arrow path (extension=False)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            _connect_rows(case, sources, extension=False)
-        except Exception as error:
-            return _raised(error)
-    return None
-
-
 def _offered(front_end: str, case: Case) -> bool:
-    if front_end == "native":
+    if front_end in ("native", "connect"):
         return case.native and case.sql_offered
-    if front_end == "connect":
-        return case.sql_offered
     return case.python_offered if front_end == "python" else case.polars_offered
 
 
@@ -530,11 +501,6 @@ def test_front_ends_agree(case, sources):
         assert refused == set(outcomes), outcomes
         assert len({o.kind for o in outcomes.values()}) == 1, outcomes
         assert len({o.message for o in outcomes.values()}) == 1, outcomes
-        if "connect" in outcomes and REPORTS:
-            # connect() raises alike whichever path (the extension, the Arrow one) runs the
-            # call: the same class, cause's class and message (on DuckDB < 1.5.6 the
-            # extension keeps no reports, and its errors stay DuckDB's own)
-            assert outcomes["connect"].raised == _arrow_path_raised(case, sources)
         return
     if not outcomes["python"].columns:
         # DuckDB scans no table without columns: records holding no features (and empty
@@ -570,9 +536,9 @@ def _ordered_rows(front_end: str, source: str, **python: Any) -> list[tuple]:
     sql_options = "".join(f", {'filename' if k == 'include_file_paths' else k} := '{v}'" for k, v in python.items())
     sql = f"SELECT * FROM tfrecord_scan('{source}'{sql_options})"
     if front_end == "connect":
-        return tfsql.connect().sql(sql).fetchall()
-    con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
-    tfsql.load_extension(con)
+        con = tfsql.connect()  # held: DuckDB 1.4 closes a connection nothing holds
+    else:
+        con = tfsql.load_extension(duckdb.connect(config={"allow_unsigned_extensions": "true"}))
     return con.sql(sql).fetchall()
 
 

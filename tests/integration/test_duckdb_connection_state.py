@@ -69,6 +69,14 @@ STATEMENTS = {
 }
 
 
+#: COPY from plain columns is the V2 build's (DuckDB 2); DuckDB 1.4 has no COPY functions
+#: for extensions and the v1 build of 1.5.6 takes one STRUCT column (docs/duckdb-extension.md).
+V2 = "duckdb-v" in tfsql.duckdb_extension_path()
+if not V2:
+    STATEMENTS = {k: v for k, v in STATEMENTS.items() if not k.startswith("copy")}
+needs_v2_copy = pytest.mark.skipif(not V2, reason="COPY from plain columns is the V2 build's")
+
+
 @pytest.fixture(scope="module")
 def sources(tmp_path_factory):
     base = tmp_path_factory.mktemp("state")
@@ -118,7 +126,10 @@ def test_a_statement_after_sql_behaves_as_in_plain_duckdb(kind, sources, tmp_pat
     assert ours == plain
 
 
-@pytest.mark.parametrize("kind", ["copy_to_file", "copy_partitioned", "select", "select_arrow_path", "script"])
+@pytest.mark.parametrize(
+    "kind",
+    [k for k in ["copy_to_file", "copy_partitioned", "select", "select_arrow_path", "script"] if k in STATEMENTS],
+)
 def test_the_result_of_execute_fetches_as_in_plain_duckdb(kind, sources, tmp_path):
     tfsql_sql, plain_sql = STATEMENTS[kind]
     with tfsql.connect() as ours, duckdb.connect() as plain:
@@ -127,6 +138,7 @@ def test_the_result_of_execute_fetches_as_in_plain_duckdb(kind, sources, tmp_pat
     assert got == want
 
 
+@needs_v2_copy
 def test_copy_then_select_on_one_connection(tmp_path):
     # The report of issue 23, as written.
     with tfsql.connect() as con:
@@ -135,6 +147,7 @@ def test_copy_then_select_on_one_connection(tmp_path):
         assert con.execute("SELECT 42").fetchall() == [(42,)]
 
 
+@needs_v2_copy
 def test_copy_result_has_the_count_column_and_files(tmp_path):
     with tfsql.connect() as con:
         con.execute(f"COPY (SELECT 1 AS a) TO '{tmp_path / 'a.tfrecord'}' (FORMAT tfrecord, RETURN_FILES)")
@@ -142,6 +155,7 @@ def test_copy_result_has_the_count_column_and_files(tmp_path):
         assert con.fetchall() == [(1, [str(tmp_path / "a.tfrecord")])]
 
 
+@needs_v2_copy
 def test_copy_after_an_unfinished_query_works_as_in_plain_duckdb(sources, tmp_path):
     with tfsql.connect() as con:
         con.execute("SELECT * FROM range(10)")  # left open on DuckDB 2.x

@@ -1,4 +1,5 @@
-"""``COPY ... TO ... (FORMAT tfrecord, ...)`` through `tfsql.duckdb`: round trips, options, atomicity.
+"""``COPY ... TO ... (FORMAT tfrecord, ...)`` through `tfsql.connect()` (plain DuckDB with the
+extension): round trips, options, what DuckDB's own COPY semantics do with a target.
 
 Runs on DuckDB 2.x and 1.4 LTS (run the suite once in an environment with ``duckdb==1.4.*``).
 """
@@ -13,9 +14,17 @@ import pyarrow as pa
 import pytest
 
 import tfsql
-from tfsql.duckdb import BinderError, TargetExistsError, connect
+from tfsql.duckdb import connect
+from tfsql.duckdb.extension import duckdb_extension_path
 from tfrecord_files import split_table
 
+BinderError = duckdb.BinderException
+
+pytestmark = pytest.mark.skipif(
+    "duckdb-v" not in duckdb_extension_path(),
+    reason="COPY t TO from plain columns is the V2 build's (the v1 build takes one STRUCT column)",
+)
+WRITER_ONLY = r"is not available in the extension's native COPY, where DuckDB decides the files; tfsql\.write_tfrecord"
 N_ROWS = 300
 COLUMNS = "id, label, score, name, emb, split"
 
@@ -75,31 +84,21 @@ def test_copy_table_to_single_file_without_format(con, tmp_path):
     assert rows(con, f"SELECT * FROM tfrecord_scan('{gz}')") == rows(con, "SELECT id, name FROM ref")
 
 
-def test_rows_per_file_and_file_size_make_directories(con, tmp_path):
-    out = tmp_path / "rows"
-    con.sql(f"COPY (SELECT id, name FROM ref) TO '{out}' (FORMAT tfrecord, ROWS_PER_FILE 50)")
-    files = data_files(out)
-    assert len(files) == 6
-    assert [len(tfsql.read_tfrecord(str(out / f))) for f in files] == [50] * 6
-    out = tmp_path / "bytes"
-    con.sql(f"COPY (SELECT id, name FROM ref) TO '{out}' (FORMAT tfrecord, FILE_SIZE_BYTES '1KB')")
-    assert len(data_files(out)) > 3
-    assert rows(con, f"SELECT * FROM tfrecord_scan('{out}')") == rows(con, "SELECT id, name FROM ref")
-    out = tmp_path / "shards"
-    con.sql(f"COPY ref TO '{out}' (FORMAT tfrecord, NUM_SHARDS 3, COMPRESSION zlib, COMPRESSION_LEVEL 1)")
-    assert data_files(out) == [f"part-0000{k}-of-00003.tfrecord.zz" for k in range(3)]
+@pytest.mark.parametrize("option", ["ROWS_PER_FILE 50", "MAX_ROWS_PER_FILE 50", "NUM_SHARDS 3", "TFDS true"])
+def test_writer_only_file_options_are_refused_naming_the_writer(con, tmp_path, option):
+    """Options that decide the files are the writer's (``write_tfrecord``, ``tfsql convert``);
+    DuckDB's COPY decides the files itself."""
+    with pytest.raises(BinderError, match=rf"COPY option {option.split()[0]} \(.*\) {WRITER_ONLY}"):
+        con.sql(f"COPY (SELECT id, name FROM ref) TO '{tmp_path}/rows' (FORMAT tfrecord, {option})")
+    assert not os.listdir(tmp_path)
 
 
 def test_existing_directory_needs_a_mode(con, tmp_path):
     out = tmp_path / "modes"
     copy = f"COPY (SELECT id, split FROM ref WHERE id < 30) TO '{out}' (FORMAT tfrecord, PARTITION_BY split"
     con.sql(copy + ")")
-    with pytest.raises(
-        TargetExistsError,
-        match=r"^IO Error: COPY \.\.\. TO .*already holds data.*"
-        r"add OVERWRITE, OVERWRITE_OR_IGNORE or APPEND",
-    ):
-        con.sql(copy + ")")
+    with pytest.raises(duckdb.IOException, match=r'^IO Error: Directory ".*modes" is not empty! Enable OVERWRITE'):
+        con.sql(copy + ")")  # DuckDB's own rule, as for COPY ... (FORMAT parquet)
     con.sql(copy + ", APPEND)")
     assert con.sql(f"SELECT count(*) FROM tfrecord_scan('{out}')").fetchall() == [(60,)]
     con.sql(copy.replace("id < 30", "id < 6") + ", OVERWRITE)")
@@ -114,25 +113,24 @@ def test_existing_directory_needs_a_mode(con, tmp_path):
 def test_unknown_and_unsupported_options(con, tmp_path):
     with pytest.raises(
         BinderError,
-        match=r'Unrecognized option "ROW_GROUP_SIZE" for COPY \.\.\. \(FORMAT '
-        r"tfrecord\); valid options: FORMAT, PARTITION_BY, RECORD_TYPE, COMPRESSION",
+        match=r'Unrecognized option "foo" for COPY \.\.\. \(FORMAT tfrecord\); valid options: RECORD_TYPE, '
+        r"COMPRESSION \(or CODEC\), COMPRESSION_LEVEL, INDEX, and DuckDB's own PARTITION_BY",
     ):
-        con.sql(f"COPY ref TO '{tmp_path}/x' (FORMAT tfrecord, ROW_GROUP_SIZE 10)")
-    with pytest.raises(BinderError, match=r"COPY option FILENAME_PATTERN: filename_pattern 'f' must contain \{i\}"):
-        con.sql(f"COPY ref TO '{tmp_path}/x' (FORMAT tfrecord, PARTITION_BY split, FILENAME_PATTERN 'f')")
-    with pytest.raises(BinderError, match=r"COPY options OVERWRITE and APPEND contradict each other"):
+        con.sql(f"COPY ref TO '{tmp_path}/x' (FORMAT tfrecord, FOO 10)")
+    with pytest.raises(BinderError, match=r"Can only set one of OVERWRITE_OR_IGNORE, OVERWRITE or APPEND"):
         con.sql(f"COPY ref TO '{tmp_path}/x' (FORMAT tfrecord, PARTITION_BY split, OVERWRITE, APPEND)")
     with pytest.raises(BinderError, match=r"COMPRESSION expects none, gzip, zlib or auto, got 'snappy'"):
         con.sql(f"COPY ref TO '{tmp_path}/x.tfrecord' (COMPRESSION snappy)")
-    with pytest.raises(
-        BinderError,
-        match=r"the path ends in a TFRecord suffix, so it names one file, but "
-        r"ROWS_PER_FILE writes a directory of files; drop the suffix or end the path with '/'",
-    ):
+    with pytest.raises(BinderError, match=rf"COPY option ROWS_PER_FILE \(.*\) {WRITER_ONLY}"):
         con.sql(f"COPY ref TO '{tmp_path}/x.tfrecord' (ROWS_PER_FILE 10)")
-    assert not os.listdir(tmp_path)
+    assert [name for name in os.listdir(tmp_path) if not name.startswith("_tfsql")] == []
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="DuckDB's OVERWRITE removes the old files before the new ones are complete "
+    "(issue 34 item 4; docs/duckdb-extension.md); write_tfrecord replaces atomically",
+)
 def test_failing_query_leaves_directory_target_unchanged(con, tmp_path):
     out = tmp_path / "keep"
     con.sql(f"COPY (SELECT id, split FROM ref) TO '{out}' (FORMAT tfrecord, PARTITION_BY (split))")
@@ -168,14 +166,14 @@ def test_failing_query_leaves_file_target_unchanged(con, tmp_path):
 def test_copy_with_parameters_and_return_files(con, tmp_path):
     out = tmp_path / "params"
     result = con.execute(
-        f"COPY (SELECT id FROM ref WHERE label = ? AND split = ?) TO '{out}' "
-        f"(FORMAT tfrecord, ROWS_PER_FILE 10, RETURN_FILES)",
+        f"COPY (SELECT id, label FROM ref WHERE label = ? AND split = ?) TO '{out}' "
+        f"(FORMAT tfrecord, PARTITION_BY (label), RETURN_FILES)",
         [1, "train"],
     ).fetchall()
     count = con.execute("SELECT count(*) FROM ref WHERE label = 1 AND split = 'train'").fetchall()[0][0]
     assert result[0][0] == count and count > 10
     assert sorted(result[0][1]) == sorted(str(out / f) for f in data_files(out))
-    assert len(result[0][1]) == -(-count // 10)
+    assert len(result[0][1]) == 1
 
 
 def test_copy_of_empty_query_writes_an_empty_file(con, tmp_path):
@@ -208,21 +206,10 @@ def test_copy_in_a_script_then_read(con, source, tmp_path):
     assert "label=__HIVE_DEFAULT_PARTITION__" in os.listdir(out)
 
 
-def test_options_outside_parentheses_are_an_error_for_tfrecord_only(con, tmp_path):
-    with pytest.raises(BinderError, match=r"expected the options in parentheses"):
+def test_options_outside_parentheses_are_duckdbs_parse_error(con, tmp_path):
+    with pytest.raises(duckdb.ParserException, match=r'syntax error at or near "FORMAT"'):
         con.sql(f"COPY ref TO '{tmp_path}/x.tfrecord' FORMAT tfrecord")
     assert not os.listdir(tmp_path)
-
-
-def test_copy_reports_progress_per_batch(tmp_path):
-    import tfsql
-
-    con = tfsql.connect()
-    seen = []
-    con.copy_progress = seen.append
-    count = con.sql(f"COPY (SELECT range AS x FROM range(250000)) TO '{tmp_path / 'out'}' (FORMAT tfrecord)").fetchall()
-    assert count == [(250000,)]
-    assert sum(seen) == 250000 and len(seen) >= 2
 
 
 def test_copy_filename_pattern_names_the_files(con, tmp_path):
@@ -233,32 +220,25 @@ def test_copy_filename_pattern_names_the_files(con, tmp_path):
     )
     assert count.fetchall() == [(30,)]
     files = sorted(p.relative_to(out).as_posix().split("/") for p in out.rglob("*.tfrecord.gz"))
-    assert [directory for directory, _ in files] == ["split=test", "split=train", "split=valid"]
-    assert sorted(name for _, name in files) == ["shard_0.tfrecord.gz", "shard_1.tfrecord.gz", "shard_2.tfrecord.gz"]
+    # DuckDB numbers {i} per partition directory, as for COPY ... (FORMAT parquet)
+    assert files == [[d, "shard_0.tfrecord.gz"] for d in ("split=test", "split=train", "split=valid")]
     assert con.sql(f"SELECT count(*) FROM tfrecord_scan('{out}')").fetchall() == [(30,)]
 
 
 @pytest.mark.parametrize(
     "option, message",
     [
-        ("COMPRESSION gzip, COMPRESSION_LEVEL 10", "compression_level must be an integer from 0 to 9, not 10"),
-        ("NUM_SHARDS 0", "num_shards must be a positive integer, not 0"),
-        ("ROWS_PER_FILE 0", "max_rows_per_file must be a positive integer, not 0"),
+        ("COMPRESSION gzip, COMPRESSION_LEVEL 10", "COPY option COMPRESSION_LEVEL expects 0 to 9, got 10"),
+        ("RECORD_TYPE 'raw_bytes'", "COPY option RECORD_TYPE expects"),
     ],
 )
 def test_invalid_writer_option_values_are_binder_errors(con, tmp_path, option, message):
-    with pytest.raises(BinderError, match=rf"COPY \.\.\. \(FORMAT tfrecord\): {message}"):
+    with pytest.raises(BinderError, match=rf"^Binder Error: {message}"):
         con.sql(f"COPY ref TO '{tmp_path}/x' (FORMAT tfrecord, {option})")
     assert not os.listdir(tmp_path)
 
 
 def test_two_spellings_of_one_option_contradict(con, tmp_path):
-    with pytest.raises(BinderError, match=r"COPY options ROWS_PER_FILE and MAX_ROWS_PER_FILE contradict each other"):
-        con.sql(f"COPY ref TO '{tmp_path}/x' (FORMAT tfrecord, ROWS_PER_FILE 2, MAX_ROWS_PER_FILE 3)")
-    assert (
-        con.sql(
-            f"COPY ref TO '{tmp_path}/y' (FORMAT tfrecord, PARTITION_BY ['split'], THREADS 1, MAX_FILE_SIZE '1MB')"
-        ).fetchall()
-        == con.sql("SELECT count(*) FROM ref").fetchall()
-    )
+    with pytest.raises(BinderError, match=r"COMPRESSION|CODEC"):
+        con.sql(f"COPY ref TO '{tmp_path}/x' (FORMAT tfrecord, COMPRESSION gzip, CODEC zlib)")
     assert not os.path.exists(tmp_path / "x")

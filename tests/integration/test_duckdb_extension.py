@@ -3,7 +3,7 @@
 The differential tests run the statement suite of test_duckdb.py and the TensorFlow
 golden files three ways and require identical rows: through the extension's own
 ``tfrecord_scan`` on a plain DuckDB connection, through the Arrow path
-(``register_tfrecord``: a `tfsql.Dataset` DuckDB scans) and over the table
+(``con.register(name, tfsql.dataset(...))``: a `tfsql.Dataset` DuckDB scans) and over the table
 ``tfsql.read_tfrecord`` returns. The other tests cover loading, the replacement scan,
 errors, views kept in a database file, and the ``duckdb`` command.
 """
@@ -57,8 +57,7 @@ data = SUITE.data  # the statement suite's files: a hive-partitioned directory a
 def con(data, duckdb_api):
     """A tfsql.connect() connection (extension loaded) with the three sources side by side."""
     connection = tfsql.connect()
-    assert connection.native
-    connection.register_tfrecord("arrow_scan", data["dir"])
+    connection.register("arrow_scan", tfsql.dataset(data["dir"]))
     connection.register("ref", tfsql.read_tfrecord(data["dir"]))
     connection.register(
         "split_names",
@@ -71,7 +70,7 @@ def con(data, duckdb_api):
 @pytest.mark.parametrize("number", range(len(SUITE.STATEMENTS)))
 def test_statement_native_arrow_and_read_tfrecord_agree(con, data, number):
     template = SUITE.STATEMENTS[number]
-    raw = con.duckdb_connection  # DuckDB itself: no rewrite, the extension's function
+    raw = con  # DuckDB itself: the extension's function
     # DuckDB parses ``DESCRIBE name`` / ``SUMMARIZE name`` but not a table function there
     wrap = "SELECT * FROM {}" if "DESCRIBE {t}" in template or "SUMMARIZE {t}" in template else "{}"
     native = template.format(t=wrap.format(f"tfrecord_scan('{data['dir']}')"), u="native", **data)
@@ -257,17 +256,6 @@ def test_view_in_database_file_works_in_a_new_process(data, tmp_path):
     assert out.returncode == 0, out.stderr
     expected_test = sum(1 for row in split_table(N_ROWS).to_pylist() if row["split"] == "test")
     assert out.stdout.split() == [str(N_ROWS), str(expected_test)]
-
-
-def test_partition_filter_in_connect_prunes_through_the_arrow_path(con, data):
-    """A WHERE on a partition column keeps tfsql.connect() on the Arrow dataset, which
-    opens only the matching directories; the rows are the extension's."""
-    query = f"SELECT id, label FROM tfrecord_scan('{data['dir']}') WHERE split = 'valid'"
-    rewritten = con._scans.rewrite(query, SUITE.tokenize(query), None)[0]
-    assert "__tfrecord_scan_" in rewritten
-    assert sorted(con.sql(query).fetchall()) == sorted(con.duckdb_connection.sql(query).fetchall())
-    unfiltered = f"SELECT count(*) FROM tfrecord_scan('{data['dir']}')"
-    assert con._scans.rewrite(unfiltered, SUITE.tokenize(unfiltered), None)[0] == unfiltered
 
 
 def test_default_connection_recipe(data):
@@ -594,10 +582,8 @@ def test_tfds_feature_of_a_dtype_the_extension_cannot_read_names_it(tmp_path):
         match=r"features.json describes feature 'id' as int32, which the DuckDB extension does not read yet",
     ):
         con.sql(f"SELECT * FROM tfrecord_scan('{copy}')").fetchall()
-    front = tfsql.connect()  # routes it to its Arrow path, which casts
-    assert front.sql(f"SELECT typeof(id), count(*) FROM tfrecord_scan('{copy}') GROUP BY 1").fetchall() == [
-        ("INTEGER", 8)
-    ]
+    con.register("described", tfsql.dataset(str(copy)))  # the documented way: the Python reader casts
+    assert con.sql("SELECT typeof(id), count(*) FROM described GROUP BY 1").fetchall() == [("INTEGER", 8)]
 
 
 def test_records_with_a_split_feature_keep_it_natively(tmp_path):
@@ -674,8 +660,7 @@ def test_hive_types_refusals_name_the_column_natively(tmp_path):
         duckdb.Error, match="partition column 'p' type 'INTEGER', which the DuckDB extension does not read"
     ):
         con.sql(f"SELECT * FROM tfrecord_scan('{root}', hive_types := {{'p': 'INTEGER'}})")
-    # tfsql.connect() routes a type the extension does not read to its Arrow path, which casts
-    # (the connection is held: DuckDB 1.4 closes one nothing holds)
-    connection = tfsql.connect()
-    typed = connection.sql(f"SELECT DISTINCT typeof(p) FROM tfrecord_scan('{root}', hive_types := {{'p': 'INTEGER'}})")
+    # a type the extension does not read: a registered tfsql.dataset casts (docs/duckdb-extension.md)
+    con.register("typed", tfsql.dataset(str(root), hive_schema={"p": pa.int32()}))
+    typed = con.sql("SELECT DISTINCT typeof(p) FROM typed")
     assert typed.fetchall() == [("INTEGER",)]

@@ -1,10 +1,8 @@
 """The DuckDB extension reports its data errors and skipped byte ranges as fields
-(``tfrecord_last_error()``, ``tfrecord_rejects()``), per connection: ``tfsql.connect()``
-builds the same tfsql error objects as its Arrow path from them, and a skip-mode scan
-lists exactly the stretches the Python reader warns about.
-
-Before, the extension's errors reached ``tfsql.connect()`` as DuckDB text only (a plain
-``InvalidInputException``), and a skip-mode scan said nothing about what it skipped.
+(``tfrecord_last_error()``, ``tfrecord_rejects()``): the fields build exactly the tfsql
+error object the Python reader raises (`from_fields` below), the message is the Python
+one in the SQL dialect, and a skip-mode scan lists exactly the stretches the Python
+reader warns about. `tfsql.connect()` is plain DuckDB: its errors are these.
 """
 
 from __future__ import annotations
@@ -16,9 +14,8 @@ import duckdb
 import pytest
 
 import tfsql
-from tfsql.duckdb import ScanDataError
+from tfsql import messages
 from tfsql.duckdb.extension import extension_available
-from tfsql.duckdb.native_reports import from_fields
 from tfrecord_files import example, frame
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "tensorflow"
@@ -31,6 +28,56 @@ pytestmark = [
 # The reports need a connection id, which the C API gives from v1.5.6 on
 REPORTS = tuple(int(x) for x in duckdb.__version__.split(".")[:3]) >= (1, 5, 6)
 needs_reports = pytest.mark.skipif(not REPORTS, reason="DuckDB < 1.5.6 gives extensions no connection id")
+
+
+# CorruptRecordError's header length, for the reasons whose message names it
+_LENGTH_REASONS = ("too_long", "past_end")
+
+
+def from_fields(row: dict) -> tfsql.TFSQLError | None:
+    """The tfsql error a ``tfrecord_last_error()`` row describes (None for an error
+    that is not one of tfsql's data errors: its ``error_class`` is NULL)."""
+    kind, reason, path = row.get("error_class"), row.get("reason"), row.get("file")
+    if kind == "CorruptRecordError":
+        return tfsql.CorruptRecordError(
+            str(reason),
+            path=path,
+            record_index=row.get("record_index"),
+            offset=row.get("byte_offset"),
+            rest_of_file=bool(row.get("rest_of_file")),
+            length=row.get("length") if reason in _LENGTH_REASONS else None,
+            limit=row.get("limit_bytes"),
+            compression=row.get("compression"),
+            record_type=row.get("record_type"),
+            detail=row.get("detail"),
+            suggest_skip=bool(row.get("suggest_skip")),
+        )
+    if kind == "SchemaError" and reason in messages.INFER:
+        # the inference's refusal, worded by the C core (the kinds and where each was
+        # first seen are in its words only): the message the extension raised, in SQL
+        return tfsql.SchemaError.from_inference(
+            str(reason),
+            {"sql": str(row.get("message"))},
+            feature=row.get("feature"),
+            path=path,
+            record_index=row.get("record_index"),
+            offset=row.get("byte_offset"),
+        )
+    if kind == "SchemaError":
+        return tfsql.SchemaError.from_reason(
+            str(reason),
+            feature=str(row.get("feature")),
+            path=path,
+            record_index=row.get("record_index"),
+            offset=row.get("byte_offset"),
+            found=row.get("found_kind"),
+            expected=row.get("expected_kind"),
+        )
+    if kind == "FileChangedError":
+        return tfsql.FileChangedError(
+            str(reason), path=path, before=row.get("size_before"), after=row.get("size_after")
+        )
+    return None
 
 
 def _damaged(path, *, data_crc=(), length_crc=(), truncate=0, n=12) -> list[int]:
@@ -156,28 +203,29 @@ def test_last_error_holds_the_fields_python_raises(tmp_path):
 
 
 @needs_reports
-def test_connect_raises_scan_data_error_built_from_the_extension_fields(tmp_path):
+def test_connect_raises_duckdbs_error_with_the_python_message_and_fields(tmp_path):
     path = tmp_path / "damaged.tfrecord"
     offsets = _damaged(path, data_crc=(4,))
     con = tfsql.connect()
-    assert con.native
-    with pytest.raises(ScanDataError) as info:
+    with pytest.raises(duckdb.InvalidInputException) as info:
         con.sql(f"SELECT * FROM tfrecord_scan('{path}')").fetchall()
-    cause = info.value.__cause__
+    (row,) = _rows(con, "SELECT * FROM tfrecord_last_error()")
+    cause = from_fields(row)
     assert type(cause) is tfsql.CorruptRecordError
     assert (cause.reason, cause.path, cause.record_index, cause.offset) == ("data_crc", str(path), 4, offsets[4])
     assert str(info.value) == "Invalid Input Error: tfrecord_scan: " + cause.message("sql")
 
 
 @needs_reports
-def test_connect_builds_schema_errors_from_fields(tmp_path):
+def test_schema_errors_are_reported_with_their_fields(tmp_path):
     path = tmp_path / "late.tfrecord"
     payloads = [example({"v": [1]}) for _ in range(3)] + [example({"v": [1, 2]})]
     path.write_bytes(b"".join(frame(p) for p in payloads))
     con = tfsql.connect()
-    with pytest.raises(ScanDataError) as info:
+    with pytest.raises(duckdb.InvalidInputException):
         con.sql(f"SELECT v FROM tfrecord_scan('{path}', infer_sample := 2)").fetchall()
-    cause = info.value.__cause__
+    (row,) = _rows(con, "SELECT * FROM tfrecord_last_error()")
+    cause = from_fields(row)
     assert type(cause) is tfsql.SchemaError
     assert (cause.reason, cause.feature, cause.record_index) == ("not_scalar", "v", 3)
     with pytest.raises(tfsql.SchemaError) as python:
@@ -222,29 +270,6 @@ def test_a_cut_gzip_stream_is_worded_as_in_python(tmp_path):
     assert str(native.value) == "Binder Error: " + python.value.message("sql")
 
 
-def test_every_error_class_is_built_from_its_fields():
-    changed = from_fields(
-        {"error_class": "FileChangedError", "reason": "size", "file": "f", "size_before": 10, "size_after": 4}
-    )
-    assert type(changed) is tfsql.FileChangedError
-    assert str(changed) == str(tfsql.FileChangedError("size", path="f", before=10, after=4))
-    kind = from_fields(
-        {
-            "error_class": "SchemaError",
-            "reason": "kind_mismatch",
-            "file": "f",
-            "record_index": 2,
-            "byte_offset": 40,
-            "feature": "v",
-            "found_kind": "bytes_list",
-            "expected_kind": "int64_list",
-        }
-    )
-    assert type(kind) is tfsql.SchemaError and (kind.feature, kind.record_index, kind.offset) == ("v", 2, 40)
-    assert str(kind).startswith("feature 'v' holds bytes_list in f, record 2 at byte 40, but column 'v'")
-    assert from_fields({"error_class": None, "message": "out of memory"}) is None
-
-
 @needs_reports
 def test_copy_from_reports_what_it_skipped(tmp_path, duckdb_api):
     path, earlier = tmp_path / "damaged.tfrecord", tmp_path / "earlier.tfrecord"
@@ -260,12 +285,10 @@ def test_copy_from_reports_what_it_skipped(tmp_path, duckdb_api):
 
 
 @needs_reports
-def test_a_data_error_of_the_extensions_bind_is_raised_as_the_arrow_path_raises_it(tmp_path):
+def test_a_data_error_of_the_extensions_bind_is_reported(tmp_path):
     """The schema inference's sample meets a record that is not an Example while the
-    extension binds the call: plain DuckDB raises a Binder Error and reports the fields
-    in tfrecord_last_error(); tfsql.connect() raises what its Arrow path raises when it
-    opens the dataset (ScanDataError, as for damage a scan meets: the CorruptRecordError
-    its cause). Before, it left DuckDB's Binder Error."""
+    extension binds the call: DuckDB raises a Binder Error and the extension reports the
+    fields in tfrecord_last_error()."""
     path = tmp_path / "malformed.tfrecord"
     path.write_bytes(frame(example({"x": 1})) + frame(b"\x0a\xff\xff\xff") + frame(example({"x": 2})))
     sql = f"SELECT * FROM tfrecord_scan('{path}')"
@@ -275,47 +298,36 @@ def test_a_data_error_of_the_extensions_bind_is_raised_as_the_arrow_path_raises_
     assert _rows(con, "SELECT error_class, reason, record_index, byte_offset FROM tfrecord_last_error()") == [
         {"error_class": "CorruptRecordError", "reason": "malformed", "record_index": 1, "byte_offset": 30}
     ]
-    raised = {}
-    for extension in (True, False):
-        connection = tfsql.connect(extension=extension)
-        assert connection.native == extension
-        with pytest.raises(ScanDataError) as info:
-            connection.sql(sql).fetchall()
-        raised[extension] = info.value
-    native, arrow = raised[True], raised[False]
-    assert str(native) == str(arrow)
-    assert str(native).startswith("Invalid Input Error: tfrecord_scan: record is not a valid example protobuf in ")
-    assert "check record_type :=" in str(native)  # the SQL dialect, in both paths
-    assert type(native.__cause__) is type(arrow.__cause__) is tfsql.CorruptRecordError
-    assert (native.__cause__.reason, native.__cause__.record_index, native.__cause__.offset) == ("malformed", 1, 30)
+    with pytest.raises(duckdb.BinderException) as info:
+        tfsql.connect().sql(sql).fetchall()
+    assert "record is not a valid example protobuf in " in str(info.value)
+    assert "check record_type :=" in str(info.value)  # the SQL dialect
 
 
 @needs_reports
 def test_a_bind_error_is_not_attributed_to_an_earlier_calls_data_error(tmp_path):
     """A call whose bind fails for another reason (two kinds in the inference sample)
     after one that failed on bad data: the report was cleared as the second call bound,
-    so connect() raises the second call's own error (the kind conflict), not the first's."""
+    so tfrecord_last_error() holds the second call's own error (the kind conflict)."""
     bad = tmp_path / "malformed.tfrecord"
     bad.write_bytes(frame(example({"x": 1})) + frame(b"\x0a\xff\xff\xff"))
     kinds = tmp_path / "kinds.tfrecord"
     kinds.write_bytes(frame(example({"v": 1})) + frame(example({"v": [b"x"]})))
     con = tfsql.connect()
-    with pytest.raises(ScanDataError):
+    with pytest.raises(duckdb.BinderException):
         con.sql(f"SELECT * FROM tfrecord_scan('{bad}')").fetchall()
-    with pytest.raises(tfsql.duckdb.InvalidInputError, match="holds two kinds in the inference sample") as info:
+    with pytest.raises(duckdb.BinderException, match="holds two kinds in the inference sample"):
         con.sql(f"SELECT * FROM tfrecord_scan('{kinds}')").fetchall()
-    cause = info.value.__cause__
+    cause = from_fields(_rows(con, "SELECT * FROM tfrecord_last_error()")[0])
     assert isinstance(cause, tfsql.SchemaError) and (cause.reason, cause.feature) == ("kind_conflict", "v")
 
 
 @needs_reports
-def test_an_inference_refusal_of_the_extensions_bind_is_raised_as_the_arrow_path_raises_it(tmp_path):
+def test_an_inference_refusal_of_the_extensions_bind_is_reported(tmp_path):
     """A feature that is int64 in one file and bytes in another: the schema inference
     refuses the sample while the extension binds the call. Plain DuckDB raises a Binder
-    Error (its dialect for a bind's refusal) and reports the fields in
-    tfrecord_last_error(); tfsql.connect() raises exactly what its Arrow path raises:
-    InvalidInputError, a tfsql.SchemaError (reason 'kind_conflict') its cause, its advice
-    spelled for SQL. Before, connect() left DuckDB's Binder Error (no report was kept)."""
+    Error (its dialect for a bind's refusal) and the extension reports the fields in
+    tfrecord_last_error()."""
     (tmp_path / "a.tfrecord").write_bytes(frame(example({"x": 1})))
     (tmp_path / "b.tfrecord").write_bytes(frame(example({"x": [b"y"]})))
     sql = f"SELECT * FROM tfrecord_scan('{tmp_path}')"
@@ -340,17 +352,7 @@ def test_an_inference_refusal_of_the_extensions_bind_is_raised_as_the_arrow_path
             "message": expected,
         }
     ]
-    raised = {}
-    for extension in (True, False):
-        connection = tfsql.connect(extension=extension)
-        assert connection.native == extension
-        with pytest.raises(tfsql.duckdb.InvalidInputError) as info:
-            connection.sql(sql).fetchall()
-        raised[extension] = info.value
-    native, arrow = raised[True], raised[False]
-    assert type(native) is type(arrow) is tfsql.duckdb.InvalidInputError
-    assert str(native) == str(arrow) == f"Invalid Input Error: tfrecord_scan: {expected}"
-    assert type(native.__cause__) is type(arrow.__cause__) is tfsql.SchemaError
-    for cause in (native.__cause__, arrow.__cause__):
-        assert (cause.reason, cause.feature, cause.path, cause.record_index) == ("kind_conflict", "x", None, None)
-    assert str(arrow.__cause__) == expected.replace("schema :=", "schema=")  # the Python dialect
+    cause = from_fields(_rows(con, "SELECT * FROM tfrecord_last_error()")[0])
+    assert isinstance(cause, tfsql.SchemaError)
+    assert (cause.reason, cause.feature, cause.path, cause.record_index) == ("kind_conflict", "x", None, None)
+    assert str(cause) == expected  # the extension's words, kept whole

@@ -206,12 +206,10 @@ def test_tfds_round_trip_keeps_features(tmp_path):
     )
 
 
-def test_tfds_write_from_copy_and_cli(tmp_path, capsys):
-    con = tfsql.connect()
-    con.sql(
-        f"COPY (SELECT range AS x, CASE WHEN range < 3 THEN 'train' ELSE 'test' END AS split FROM range(5)) "
-        f"TO '{tmp_path}/sql_ds/1.0.0' (FORMAT tfrecord, TFDS 'sql_ds', NUM_SHARDS 2)"
-    )
+def test_tfds_write_from_a_query_and_cli(tmp_path, capsys):
+    con = tfsql.connect()  # a query's rows to the writer (the native COPY lets DuckDB name the files)
+    rows = con.sql("SELECT range AS x, CASE WHEN range < 3 THEN 'train' ELSE 'test' END AS split FROM range(5)")
+    tfsql.write_tfrecord(rows.arrow(), f"{tmp_path}/sql_ds/1.0.0", tfds="sql_ds", num_shards=2)
     assert sorted(os.listdir(tmp_path / "sql_ds" / "1.0.0")) == [
         "_SUCCESS",
         "dataset_info.json",

@@ -60,12 +60,13 @@ def test_a_commit_during_a_listing_is_seen_whole_or_not_at_all(tmp_path, front_e
 
 
 def read_both(target: str) -> tuple[list[int], list[int]]:
-    """The ids `read_tfrecord` and `connect()` (Python path) read, sorted."""
+    """The ids `read_tfrecord` and DuckDB over a registered `tfsql.dataset` read, sorted."""
     from tfsql.duckdb import connect
 
     python = sorted(tfsql.read_tfrecord(target, columns=["id"]).column("id").to_pylist())
-    connection = connect(extension=False)  # held: DuckDB 1.4 closes a connection nothing holds
-    sql = sorted(r[0] for r in connection.sql(f"SELECT id FROM tfrecord_scan('{target}')").fetchall())
+    connection = connect()  # held: DuckDB 1.4 closes a connection nothing holds
+    connection.register("t", tfsql.dataset(target))
+    sql = sorted(r[0] for r in connection.sql("SELECT id FROM t").fetchall())
     return python, sql
 
 

@@ -76,8 +76,16 @@ def test_the_quickstart_says_to_activate_the_venv_and_how_to_install_from_a_chec
     assert '(`pip install -e ".[spark]"` with an extra)' in quickstart
 
 
+def _v2_build() -> bool:
+    import tfsql
+
+    return "duckdb-v" in tfsql.duckdb_extension_path()
+
+
 @pytest.mark.parametrize("index", range(len(PYTHON_BLOCKS)))
 def test_python_block_runs(workdir, index, monkeypatch):
+    if "COPY" in PYTHON_BLOCKS[index] and not _v2_build():
+        pytest.skip("the block's COPY is the V2 build's (DuckDB 2); docs/duckdb-extension.md lists DuckDB 1.x's")
     monkeypatch.chdir(workdir)
     exec(compile(PYTHON_BLOCKS[index], f"README.md python block {index}", "exec"), {"__name__": "readme"})
 
@@ -125,6 +133,8 @@ def test_the_cli_section_lists_the_commands():
 
 @pytest.mark.parametrize("command", CLI_LINES)
 def test_cli_command_runs(workdir, command):
+    if command.startswith("tfsql run") and not _v2_build():
+        pytest.skip("the packaged scripts' COPY is the V2 build's (DuckDB 2)")
     # In README order: later commands use what earlier ones wrote (reviews.parquet).
     argv = shlex.split(command)
     stdout = subprocess.DEVNULL

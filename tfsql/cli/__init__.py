@@ -17,8 +17,9 @@
     tfsql demo                             # generate a dataset and query it
     tfsql recover out/                     # resolve a write that crashed (kill -9, power loss)
 
-SQL goes through the tfsql DuckDB front end (:mod:`tfsql.duckdb`), so every statement
-understands ``tfrecord_scan(...)`` and ``COPY ... TO ... (FORMAT tfrecord)``.
+SQL runs on `tfsql.connect()`: DuckDB with tfsql's extension loaded, so every statement
+runs as in ``duckdb -unsigned`` after ``LOAD`` of the extension (``tfrecord_scan(...)``,
+``COPY ... TO ... (FORMAT tfrecord)``...).
 
 Exit status: 0 success; 1 a data problem (corrupt or truncated records, data that does
 not fit the schema, a query that fails on valid SQL, an I/O error); 2 a usage problem

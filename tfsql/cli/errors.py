@@ -91,7 +91,7 @@ def exit_status(error: BaseException) -> int:
         return EXIT_USAGE
     if isinstance(error, pa.ArrowException):
         return EXIT_DATA
-    if isinstance(error, (ValueError, TypeError, KeyError)):  # incl. tfsql.duckdb's BinderError
+    if isinstance(error, (ValueError, TypeError, KeyError)):
         return EXIT_USAGE
     duckdb = sys.modules.get("duckdb")
     if duckdb is not None and isinstance(error, duckdb.Error):

@@ -27,18 +27,18 @@ def metadata_rows(path: str, count: bool) -> list[dict]:
     [('none', 3)]
     """
     import tfsql
+    from tfsql.duckdb.extension import ExtensionNotAvailable
 
-    con = tfsql.connect()
     try:
-        if not con.native:
-            raise UsageError(
-                "tfsql files reads tfrecord_metadata from tfsql's DuckDB extension, which this "
-                "installation does not have (see tfsql extension-path); tfsql count --per-file "
-                "counts records without it"
-            )
-        relation = con.duckdb_connection.sql(
-            "SELECT * FROM tfrecord_metadata(?, count := ?) ORDER BY file", params=[path, count]
-        )
+        con = tfsql.connect()
+    except ExtensionNotAvailable:
+        raise UsageError(
+            "tfsql files reads tfrecord_metadata from tfsql's DuckDB extension, which this "
+            "installation does not have (see tfsql extension-path); tfsql count --per-file "
+            "counts records without it"
+        ) from None
+    try:
+        relation = con.sql("SELECT * FROM tfrecord_metadata(?, count := ?) ORDER BY file", params=[path, count])
         names = relation.columns
         return [dict(zip(names, row)) for row in relation.fetchall()]
     finally:

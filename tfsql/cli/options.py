@@ -225,7 +225,7 @@ def _schema(text: str) -> Any:
     import duckdb
 
     from tfsql.duckdb import duckdb_type_to_arrow
-    from tfsql.duckdb.rewrite import tokenize
+    from tfsql.duckdb.sqltext import tokenize
 
     # the definitions must stay inside the statement's parentheses: no ';', and no
     # bracket closed that they did not open (a comment is ended by the line break after)

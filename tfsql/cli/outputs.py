@@ -169,7 +169,7 @@ def _write_file(reader: pa.RecordBatchReader, fmt: str, path: str) -> None:
         return
     import duckdb
 
-    from tfsql.duckdb.arguments import quote_string
+    from tfsql.duckdb.sqltext import quote_string
 
     copy_options = {"csv": "FORMAT csv, HEADER", "json": "FORMAT json"}[fmt]
     with contextlib.closing(duckdb.connect()) as scratch:

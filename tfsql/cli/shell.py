@@ -12,7 +12,7 @@ from typing import Callable
 from tfsql.cli.console import Console, _isatty
 from tfsql.cli.errors import EXIT_OK, _error_text, is_interrupt
 from tfsql.cli.outputs import write_arrow
-from tfsql.duckdb.arguments import quote_identifier
+from tfsql.duckdb.sqltext import quote_identifier
 from tfsql.cli.sqlscript import split_complete
 from tfsql.cli.sqlsession import DEFAULT_MAX_ROWS, SQLSession, relation_reader, returns_rows, run_script
 

@@ -1,7 +1,7 @@
 """SQL scripts as text: splitting into statements, ``${param}`` substitution, string literals.
 
 Statements, comments and quoted text are found by the DuckDB front end's one SQL
-reader (`tfsql.duckdb.rewrite`, DuckDB's own tokenizer), imported when a script is
+reader (`tfsql.duckdb.sqltext`, DuckDB's own tokenizer), imported when a script is
 read so that the ``tfsql`` command starts without DuckDB.
 """
 
@@ -52,7 +52,7 @@ def split_statements(script: str) -> list[Statement]:
     >>> [(s.line, s.sql) for s in split_statements("-- setup\\nSELECT ';';\\n\\nSELECT 2 /* ; */")]
     [(2, "SELECT ';'"), (4, 'SELECT 2')]
     """
-    from tfsql.duckdb.rewrite import strip_comments
+    from tfsql.duckdb.sqltext import strip_comments
 
     statements, rest = split_complete(script)
     tail = strip_comments(script[rest:])
@@ -64,7 +64,7 @@ def split_statements(script: str) -> list[Statement]:
 def split_complete(script: str) -> tuple[list[Statement], int]:
     """The statements closed by a ``;`` and the index where the unfinished rest starts
     (the shell keeps reading lines until a statement is closed)."""
-    from tfsql.duckdb.rewrite import statement_spans, strip_comments
+    from tfsql.duckdb.sqltext import statement_spans, strip_comments
 
     spans, rest = statement_spans(script)
     statements: list[Statement] = []
@@ -132,7 +132,7 @@ def substitute_params(
 
         return _PARAM.sub(replace, segment)
 
-    from tfsql.duckdb.rewrite import tokenize
+    from tfsql.duckdb.sqltext import tokenize
 
     out: list[str] = []
     bare_start = 0

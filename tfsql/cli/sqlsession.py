@@ -1,5 +1,8 @@
-"""Running SQL through the tfsql DuckDB front end: a session that shows results, the
-kinds of statements, and running a script statement by statement."""
+"""Running SQL on `tfsql.connect()` (DuckDB with tfsql's extension loaded): a session
+that shows results, the kinds of statements, and running a script statement by
+statement. Statements run as DuckDB runs them; ``--param`` values reach a script as
+DuckDB variables bound as parameters, or quoted by DuckDB's rules
+(`tfsql.cli.sqlscript.substitute_params`)."""
 
 from __future__ import annotations
 
@@ -25,7 +28,7 @@ _ROW_STATEMENTS = {"SELECT", "EXPLAIN", "PRAGMA", "CALL", "EXECUTE", "RELATION"}
 
 
 class SQLSession:
-    """A connection of the tfsql DuckDB front end and the display of results."""
+    """A `tfsql.connect()` connection and the display of results."""
 
     def __init__(
         self,
@@ -54,7 +57,7 @@ class SQLSession:
             flag = "true" if on else "false"
             connection.execute(f"SET enable_progress_bar = {flag}").fetchall()
             connection.execute(f"SET enable_progress_bar_print = {flag}").fetchall()
-            track_connection(connection.duckdb_connection)
+            track_connection(connection)
             self._connection = connection
         return self._connection
 
@@ -64,18 +67,12 @@ class SQLSession:
 
     def run(self, sql: str, *, show: bool = True):
         """Run one statement and print its rows if it is a query (for COPY, INSERT,
-        CREATE ... AS: the row count, on stderr). A ``COPY ... (FORMAT tfrecord)`` shows
-        a progress bar of the rows written."""
+        CREATE ... AS: the row count, on stderr)."""
         if statement_type(sql) == "COPY":
             target = new_copy_target(sql)
-            with self.console.progress(unit=" rows", unit_scale=True, desc="COPY") as bar:
-                self.connection.copy_progress = bar.update
-                try:
-                    # DuckDB 1.4 leaves an interrupted COPY's file under its final name
-                    with removed_unless_finished(target) if target else contextlib.nullcontext():
-                        result = self.query(sql)
-                finally:
-                    self.connection.copy_progress = None
+            # DuckDB 1.4 leaves an interrupted COPY's file under its final name
+            with removed_unless_finished(target) if target else contextlib.nullcontext():
+                result = self.query(sql)
         else:
             result = self.query(sql)
         if not show or result is None:
@@ -113,16 +110,19 @@ def new_copy_target(sql: str) -> str | None:
     >>> new_copy_target("COPY (SELECT 1) TO '/' (FORMAT csv)"), new_copy_target("SELECT 1")
     (None, None)
     """
-    from tfsql.duckdb.arguments import LiteralError, string_literal
-    from tfsql.duckdb.copy import CopyOptionError, parse_copy_to
-    from tfsql.duckdb.rewrite import tokenize
+    from tfsql.duckdb.sqltext import string_literal, tokenize
 
-    try:
-        statement = parse_copy_to(sql, tokenize(sql))
-        path = string_literal(statement.path_sql) if statement is not None else None
-    except (CopyOptionError, LiteralError):
-        return None
-    if not path or "://" in path or os.path.lexists(path):
+    tokens = tokenize(sql)
+    depth, path = 0, None
+    for i, token in enumerate(tokens[:-1]):  # the string after the TO outside brackets
+        depth += token.is_op("(", "[", "{") - token.is_op(")", "]", "}")
+        if depth == 0 and token.is_word("to") and tokens[i + 1].kind == "string_const":
+            try:
+                path = string_literal(tokens[i + 1].text)
+            except ValueError:
+                return None
+            break
+    if not tokens or not tokens[0].is_word("copy") or not path or "://" in path or os.path.lexists(path):
         return None
     return path
 

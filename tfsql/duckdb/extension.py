@@ -33,7 +33,7 @@ import sys
 from typing import Any
 
 from tfsql import extension_build
-from tfsql.duckdb.errors import sql_error
+from tfsql.duckdb.sqltext import quote_string
 
 __all__ = [
     "duckdb_extension_path",
@@ -126,10 +126,8 @@ def duckdb_extension_path(duckdb_version: str | None = None) -> str:
 
 
 def extension_available() -> bool:
-    """Whether `duckdb_extension_path` exists (``TFSQL_NO_DUCKDB_EXTENSION=1`` in the
-    environment makes it False, to force tfsql.connect()'s Python path)."""
-    if os.environ.get("TFSQL_NO_DUCKDB_EXTENSION"):
-        return False
+    """Whether `duckdb_extension_path` exists (this installation has a build the running
+    DuckDB loads)."""
     try:
         duckdb_extension_path()
     except ExtensionNotAvailable:
@@ -154,22 +152,19 @@ def load_extension(con: Any) -> Any:
     """
     import duckdb
 
-    con = getattr(con, "duckdb_connection", con)
     path = duckdb_extension_path()
     try:
         allowed = con.execute("SELECT current_setting('allow_unsigned_extensions')").fetchone()[0]
     except duckdb.Error:
         allowed = None
     if allowed is False or str(allowed).lower() == "false":
-        raise sql_error(
-            UnsignedExtensionsNotAllowed,
-            "tfsql's DuckDB extension is not signed by DuckDB, and this connection "
+        raise UnsignedExtensionsNotAllowed(
+            "Permission Error: tfsql's DuckDB extension is not signed by DuckDB, and this connection "
             "does not allow unsigned extensions. Open it with "
             "duckdb.connect(config={'allow_unsigned_extensions': 'true'}) (the duckdb command: "
             "duckdb -unsigned), or use tfsql.connect(), which does this for you",
         )
-    escaped = path.replace("'", "''")
-    con.execute(f"LOAD '{escaped}'")
+    con.execute(f"LOAD {quote_string(path)}")
     return con
 
 

@@ -145,8 +145,8 @@ int read_copy_option(copy_settings *s, const char *name, const char *text, char 
     if (p->option < 0) {
         snprintf(err, ERRLEN,
                  "COPY option %s (%s) is not available in the extension's native COPY, where "
-                 "DuckDB decides the files; use it through tfsql.connect() (Python), whose COPY "
-                 "writes the files itself",
+                 "DuckDB decides the files; tfsql.write_tfrecord (Python) and tfsql convert "
+                 "(the command line) take it, writing the query's rows themselves",
                  p->name, p->doc);
         return -1;
     }

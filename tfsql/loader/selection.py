@@ -201,7 +201,7 @@ def sql_conjuncts(where: str) -> list[str]:
     >>> sql_conjuncts("k = 1 AND (a OR b AND c) AND x BETWEEN 1 AND 3 AND CASE WHEN a AND b THEN 1 END = 1")
     ['k = 1', '(a OR b AND c)', 'x BETWEEN 1 AND 3', 'CASE WHEN a AND b THEN 1 END = 1']
     """
-    from tfsql.duckdb.rewrite import tokenize
+    from tfsql.duckdb.sqltext import tokenize
 
     terms, begin, depth, cases, between = [], 0, 0, 0, False
     tokens = tokenize(where)
