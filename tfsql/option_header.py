@@ -257,7 +257,7 @@ def _copy_block() -> list[str]:
         out.append("")
     out += [
         "/* One COPY option spelling: `option` is a TFSQL_COPY_OPTION_* the extension reads, or -1",
-        " * for an option it refuses (`doc` says what it does; tfsql.connect()'s COPY has it). */",
+        " * for an option it refuses (`doc` says what it does; tfsql.write_tfrecord has it). */",
         "typedef struct {",
         "    const char *name;",
         "    int option;",

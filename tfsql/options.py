@@ -330,8 +330,8 @@ NATIVE_COPY_OPTIONS: frozenset[str] = frozenset({"record_type", "compression", "
 
 #: The options DuckDB's own COPY applies before a COPY function sees the rows (the
 #: extension never receives them). Every other SQL spelling of a writing option is
-#: refused by the native COPY with a message naming ``tfsql.connect()``, whose COPY
-#: writes the files itself.
+#: refused by the native COPY with a message naming ``tfsql.write_tfrecord`` and
+#: ``tfsql convert``, which write the files themselves.
 DUCKDB_COPY_OPTIONS: tuple[str, ...] = (
     "PARTITION_BY",
     "OVERWRITE",
@@ -349,8 +349,8 @@ COPY_COMPRESSION_AUTO = "auto"
 
 
 def copy_choices(option: Option) -> str:
-    """How a COPY error lists a choice option's values (tfsql.connect()'s COPY and the
-    extension's native one, whose table ``python -m tfsql.option_header`` generates).
+    """How a COPY error lists a choice option's values (the extension's native COPY, whose
+    table ``python -m tfsql.option_header`` generates).
 
     >>> copy_choices(WRITE_OPTIONS["compression"])
     'none, gzip, zlib or auto'

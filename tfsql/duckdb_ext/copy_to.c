@@ -22,9 +22,9 @@
  *
  * The format's own options (COPY's bind gets only these) are read by options.c from the
  * table generated from tfsql/options.py (options_gen.h): RECORD_TYPE (every spelling the
- * spec takes), COMPRESSION / CODEC (with COMPRESSION_LEVEL), INDEX. tfsql.connect()'s
- * COPY options that decide the files themselves (NUM_SHARDS, ROWS_PER_FILE, TFDS, ...)
- * are refused with a message naming tfsql.connect(), where they work.
+ * spec takes), COMPRESSION / CODEC (with COMPRESSION_LEVEL), INDEX. The writer's
+ * options that decide the files themselves (NUM_SHARDS, ROWS_PER_FILE, TFDS, ...) are
+ * refused with a message naming tfsql.write_tfrecord / tfsql convert, where they work.
  *
  * The target's lock (copy_lock.c, tfsql/locking.py's protocol) is taken when the first
  * file is opened and held until the statement's bind data is freed, after DuckDB has
@@ -166,7 +166,8 @@ static const char *const NEED_A_ROW =
     "column, because DuckDB's C API tells a COPY function its columns' types but not their "
     "names (the feature names). Write COPY (SELECT t FROM t) TO ... to store every column "
     "of table t, or COPY (SELECT {'label': label, 'text': text} AS features, split FROM t) "
-    "TO ... (FORMAT tfrecord, PARTITION_BY (split)); tfsql.connect()'s COPY takes any query";
+    "TO ... (FORMAT tfrecord, PARTITION_BY (split)). The V2 build (DuckDB 2) takes any "
+    "query; here tfsql.write_tfrecord(con.sql(query).arrow(), path) writes its rows";
 
 /* Plan input column i named `name` of type `t`. */
 static int plan_feature(copybind *b, int i, const char *name, duckdb_logical_type t, char *err) {

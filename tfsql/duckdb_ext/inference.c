@@ -9,7 +9,7 @@
 /* err = the core's refusal of the sample (a kind conflict, a name that cannot be a
  * column...), kept with its fields as the pending data error: a SchemaError of reason
  * infer_reason(code), the feature, and the file, record and offset when known
- * (tfrecord_last_error(), from which tfsql.connect() raises what its Arrow path does). */
+ * (tfrecord_last_error(), whose fields are those of tfsql's Python errors). */
 static void infer_refusal(char *err, const infer_error *e) {
     if (e->code == INFER_NOMEM) {
         snprintf(err, ERRLEN, "out of memory");
@@ -269,7 +269,7 @@ int is_column(const tfbind *b, const char *name) {
 /* -- inference cache ----------------------------------------------------------
  * The columns inferred for a list of files, kept while the files are unchanged (paths,
  * sizes, modification times) and the options that shape inference are the same, as
- * tfsql.connect() does: a query over the same files does not sample them again. */
+ * tfsql.dataset does: a query over the same files does not sample them again. */
 
 #define INFER_CACHE_SLOTS 16
 

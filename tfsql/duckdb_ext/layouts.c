@@ -192,7 +192,7 @@ static void described_column(const tfsql_type *t, int record_type, int *kind, in
 
 /* The described data columns, in order, are the columns (nothing is inferred): the
  * decoder's kind of each, and the DuckDB type where it stores the values as written
- * (timestamps, TIME; tfsql.connect() reads the other types through its Arrow path).
+ * (timestamps, TIME; a registered tfsql.dataset reads the other types).
  * 0, or -1 with err. */
 int apply_written_description(tfbind *b, const tfsql_column *cols, size_t n, char *err) {
     size_t ndata = 0;
@@ -315,8 +315,9 @@ int apply_tfds_features(tfbind *b, const tfsql_tfds_feature *features, size_t n,
         if (kind == KIND_NONE) {
             snprintf(err, ERRLEN, "%s: %s/%s describes feature '%s' as %s%s, which the DuckDB "
                                   "extension does not read yet (it reads int64, float32, string "
-                                  "and binary features and their lists); run the query through "
-                                  "tfsql.connect(), which casts to it, or pass columns := {...}",
+                                  "and binary features and their lists); read the files through a "
+                                  "registered tfsql.dataset(...), which casts to it, or pass "
+                                  "columns := {...}",
                      fname, b->tfds_dir, TFSQL_TFDS_FEATURES_NAME, f->name,
                      f->is_list ? "a list of " : "", tfsql_tfds_type_name(f->type));
             return -1;

@@ -225,7 +225,7 @@ static const tfsql_word tfsql_copy_compression_words[] = {
 #define TFSQL_COPY_COMPRESSION_CHOICES "none, gzip, zlib or auto"
 
 /* One COPY option spelling: `option` is a TFSQL_COPY_OPTION_* the extension reads, or -1
- * for an option it refuses (`doc` says what it does; tfsql.connect()'s COPY has it). */
+ * for an option it refuses (`doc` says what it does; tfsql.write_tfrecord has it). */
 typedef struct {
     const char *name;
     int option;

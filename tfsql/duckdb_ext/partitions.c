@@ -109,8 +109,8 @@ int find_partitions(tfbind *b, const tfval *hive_types, char *err) {
 
 /* hive_types := {'key': 'VARCHAR', ...} (tfsql.partitioning's hive_schema): the types of
  * the partition columns it names, over the inferred ones. The extension reads VARCHAR
- * (the values as they are); another type is refused with a message naming it (the
- * Arrow path of tfsql.connect() casts). A `split` entry is left to a TFDS / TFX layout
+ * (the values as they are); another type is refused with a message naming it (a
+ * registered tfsql.dataset casts). A `split` entry is left to a TFDS / TFX layout
  * (tfsql.layouts.Layout.without_split). 0, or -1 with err. */
 int apply_hive_types(tfbind *b, const tfval *v, const char *fname, char *err) {
     size_t n = v->kind == TFV_STRUCT ? v->n : 0;
@@ -142,8 +142,8 @@ int apply_hive_types(tfbind *b, const tfval *v, const char *fname, char *err) {
                    kind != KIND_BYTES || shape != SCALAR || !utf8) {
             snprintf(err, ERRLEN, "%s: hive_types gives partition column '%s' type '%s', which "
                                   "the DuckDB extension does not read yet (it reads VARCHAR); "
-                                  "run the query through tfsql.connect(), which casts to any "
-                                  "type", fname, name, type != NULL ? type : "NULL");
+                                  "CAST the column in the query, or read the files through a "
+                                  "registered tfsql.dataset(...), which casts to any type", fname, name, type != NULL ? type : "NULL");
             rc = -1;
         } else if (k == b->npart) { /* the plan refused names that are no key */
             rc = 0;

@@ -5,8 +5,8 @@
  *
  *   tfrecord_last_error()  the data error that ended the connection's last failed scan
  *                          (or its bind: the schema inference's sample, or its refusal),
- *                          as the fields of tfsql's error classes (tfsql.connect() builds
- *                          CorruptRecordError / SchemaError / FileChangedError from them);
+ *                          as the fields of tfsql's error classes (CorruptRecordError /
+ *                          SchemaError / FileChangedError);
  *   tfrecord_rejects()     the stretches of damaged files that the connection's last
  *                          on_corrupt := 'skip' scans stepped over (read_csv's
  *                          store_rejects idea): file, record, byte range, reason, message.

@@ -59,8 +59,8 @@ static snapshot *take_snapshot(duckdb_bind_info info, const char *fname, int rej
         char err[ERRLEN];
         snprintf(err, ERRLEN, "%s: this DuckDB (%s) gives extensions no connection id (C API "
                               "v1.5.6, DuckDB 1.5.6 or later), so the extension keeps no "
-                              "reports; use tfsql.connect(), whose errors and warnings carry "
-                              "them", fname, capi_engine_version());
+                              "reports; read through a registered tfsql.dataset(...), whose "
+                              "errors and warnings carry them, or use DuckDB 1.5.6 or later", fname, capi_engine_version());
         duckdb_bind_set_error(info, err);
         return NULL;
     }

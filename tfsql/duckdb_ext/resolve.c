@@ -115,8 +115,9 @@ static int user_columns(tfbind *b, const tfval *v, const char *fname, const char
         if (bad || (c->shape == LIST_OF_LIST && b->record_type != SEQUENCE_EXAMPLE)) {
             snprintf(err, ERRLEN, "%s: column '%s' of %s has type '%s', which the DuckDB extension "
                                   "does not read yet (it reads BIGINT, FLOAT, VARCHAR, BLOB, their "
-                                  "lists, and X[][] feature lists of a sequence_example); run the "
-                                  "query through tfsql.connect(), which casts to any type", fname,
+                                  "lists, and X[][] feature lists of a sequence_example); CAST the "
+                                  "column in the query, or read the files through a registered "
+                                  "tfsql.dataset(...), which casts to any type", fname,
                      (const char *)c->name, param, type);
             return -1;
         }
@@ -284,7 +285,7 @@ tfbind *scan_resolve(const tfargs *a, const char *fname, connref conn, uint64_t 
             }
         }
         /* DuckDB scans no table without columns: records that hold no features (or empty
-         * files) get the filename column, as in tfsql.connect()'s Arrow path, so that
+         * files) get the filename column, as tfsql.dataset gives them, so that
          * count(*) works. */
         b->filename_col = xstrdup("filename");
     }

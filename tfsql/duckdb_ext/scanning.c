@@ -454,7 +454,7 @@ static void decode_error(char *err, const tfbind *b, const dctx *x, int rc, cons
 }
 
 /* err = the scan's failure as DuckDB shows it (after the function's name, as the bind's
- * errors and tfsql.connect()'s Arrow path word it), its fields (a data error) kept for
+ * errors and tfsql's Python errors word it), its fields (a data error) kept for
  * tfrecord_last_error(). */
 void scan_failed_message(const tfbind *b, const char *fname, char *err) {
     char shown[ERRLEN];
