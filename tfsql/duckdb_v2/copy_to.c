@@ -311,7 +311,6 @@ static void v2file_free(void *p) {
 }
 
 static void copy_to_init(duckdb_v2_copy_to_init_info_handle info, v2_ctx context, v2_err *err) {
-    (void)context;
     copybind *b = NULL;
     duckdb_v2_str path = {NULL, 0};
     if (duckdb_v2_copy_to_init_get_bind_data(info, (void **)&b, err) != V2_OK ||
@@ -328,7 +327,9 @@ static void copy_to_init(duckdb_v2_copy_to_init_info_handle info, v2_ctx context
         return;
     }
     int io_error = 0;
+    v2_files_enter(context); /* a URL target goes to DuckDB's file system (files.c) */
     f->file = copyfile_open(&b->target, &b->set, name, msg, &io_error);
+    v2_files_leave();
     free(name);
     if (f->file == NULL) {
         free(f);
@@ -483,7 +484,6 @@ static void copy_to_batch(duckdb_v2_copy_to_batch_info_handle info, v2_ctx conte
 }
 
 static void copy_to_flush(duckdb_v2_copy_to_flush_info_handle info, v2_ctx context, v2_err *err) {
-    (void)context;
     v2file *f = NULL;
     v2batch *r = NULL;
     if (duckdb_v2_copy_to_flush_get_init_data(info, (void **)&f, err) != V2_OK ||
@@ -492,7 +492,9 @@ static void copy_to_flush(duckdb_v2_copy_to_flush_info_handle info, v2_ctx conte
     }
     char msg[ERRLEN] = "";
     pthread_mutex_lock(&f->file->lock);
+    v2_files_enter(context);
     int rc = copyfile_put(f->file, &r->framed, &r->ends, (size_t)r->n, msg);
+    v2_files_leave();
     f->rows += r->n;
     pthread_mutex_unlock(&f->file->lock);
     if (rc) {
@@ -501,7 +503,6 @@ static void copy_to_flush(duckdb_v2_copy_to_flush_info_handle info, v2_ctx conte
 }
 
 static void copy_to_finalize(duckdb_v2_copy_to_finalize_info_handle info, v2_ctx context, v2_err *err) {
-    (void)context;
     copybind *b = NULL;
     v2file *f = NULL;
     if (duckdb_v2_copy_to_finalize_get_bind_data(info, (void **)&b, err) != V2_OK ||
@@ -510,7 +511,9 @@ static void copy_to_finalize(duckdb_v2_copy_to_finalize_info_handle info, v2_ctx
     }
     char msg[ERRLEN] = "";
     pthread_mutex_lock(&f->file->lock);
+    v2_files_enter(context);
     int rc = copyfile_commit(&b->target, f->file, msg);
+    v2_files_leave();
     pthread_mutex_unlock(&f->file->lock);
     if (rc) {
         v2_fail(err, DUCKDB_V2_ERROR_INPUT_INVALID, msg);
