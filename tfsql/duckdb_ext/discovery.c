@@ -524,6 +524,9 @@ static int list_routed(const fsops *fs, const char *path, const char *item, size
     }
     size_t seen = 0;
     int rc = routed_walk(fs, path, path, NULL, index, out, &seen, err);
+    if (rc < 0 && why[0] != 0) { /* no directory either: the file's own error */
+        snprintf(err, ERRLEN, "%s", why);
+    }
     if (rc == 0 && seen == 0) {
         snprintf(err, ERRLEN, "no such file or directory: '%s'; check the path", item);
         return 1;
