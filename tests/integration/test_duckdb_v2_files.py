@@ -175,6 +175,11 @@ def test_copy_to_memory_with_index_and_overwrite(con, memory, tmp_path):
     con.sql(f"COPY (SELECT * FROM t ORDER BY x) TO '{tmp_path / 'x.tfrecord'}' (FORMAT tfrecord, INDEX)")
     assert memory.cat_file("/idx/.x.tfrecord.idx") == (tmp_path / ".x.tfrecord.idx").read_bytes()
     assert len(memory.cat_file("/idx/.x.tfrecord.idx").splitlines()) == 10
+    # over the file: DuckDB writes 'tmp_x.tfrecord' and moves it; the index is x.tfrecord's
+    con.sql("COPY (SELECT * FROM t WHERE x < 4 ORDER BY x) TO 'memory://idx/x.tfrecord' (FORMAT tfrecord, INDEX)")
+    assert sorted(memory.find("/idx")) == ["/idx/.x.tfrecord.idx", "/idx/x.tfrecord"]
+    first_four = (tmp_path / ".x.tfrecord.idx").read_bytes().splitlines(keepends=True)[:4]
+    assert memory.cat_file("/idx/.x.tfrecord.idx") == b"".join(first_four)
     copy = (
         "COPY (SELECT x, x % 3 AS p FROM t WHERE x < {n}) TO 'memory://parts' (FORMAT tfrecord, PARTITION_BY (p){mode})"
     )

@@ -55,6 +55,21 @@ static char *index_name(const char *path) {
     return xprintf("%.*s.%s.idx", dir_len, path, slash ? slash + 1 : path);
 }
 
+/* The index of a routed file: DuckDB's 'tmp_<name>' (OVERWRITE of a single file) gets the
+ * index of <name> at once, as the statement's end (copy_target_end) runs outside any
+ * callback, where the binding's file system cannot be reached to move it then. */
+static char *routed_index_name(const char *path) {
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    if (strncmp(base, "tmp_", 4) != 0 || base[4] == 0) {
+        return index_name(path);
+    }
+    char *moved = xprintf("%.*s%s", (int)(base - path), path, base + 4);
+    char *index = moved != NULL ? index_name(moved) : NULL;
+    free(moved);
+    return index;
+}
+
 static const char *compression_suffix(int compression) {
     return compression == COMP_GZIP ? ".gz" : compression == COMP_ZLIB ? ".zz" : "";
 }
@@ -535,7 +550,8 @@ copyfile *copyfile_open(copy_target *t, const copy_settings *s, const char *path
     if (s->index && f->compression == COMP_NONE) {
         /* the sidecar of the file written; one DuckDB then moves from 'tmp_<name>' gets its
          * index moved with it when the statement ends (copy_target_end) */
-        f->index_final = index_name(f->final_path);
+        f->index_final = fs_routed(f->final_path) != NULL ? routed_index_name(f->final_path)
+                                                          : index_name(f->final_path);
         f->index_temp = f->index_final ? temp_name(f->index_final) : NULL;
         if (f->index_temp == NULL) {
             snprintf(err, ERRLEN, "out of memory");
