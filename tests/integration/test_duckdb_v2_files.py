@@ -140,6 +140,8 @@ def test_copy_to_memory_writes_write_tfrecords_bytes(con, memory, tmp_path):
     assert [p for p in memory.find("/out") if "tfsql-tmp" in p] == []
     back = con.sql("SELECT count(*), sum(x) FROM tfrecord_scan('memory://out/x.tfrecord')").fetchall()
     assert back == [(1000, 499500)]
+    stats = con.sql("COPY (SELECT * FROM t ORDER BY x) TO 'memory://out/y.tfrecord' (FORMAT tfrecord, RETURN_STATS)")
+    assert stats.fetchall()[0][:3] == ("memory://out/y.tfrecord", 1000, (tmp_path / "x.tfrecord").stat().st_size)
 
 
 @needs_v2

@@ -606,6 +606,7 @@ static int write_all(int fd, const uint8_t *p, size_t n, const char *path, char 
 
 /* n bytes more of f's temporary file. */
 static int file_write(copyfile *f, const uint8_t *p, size_t n, char *err) {
+    f->written += n;
     return f->fs != NULL ? f->fs->write(f->h, p, n, err) : write_all(f->fd, p, n, f->temp_path, err);
 }
 

@@ -610,6 +610,7 @@ typedef struct {
     void *h;         /* the temporary file open on it */
     deflater d;
     uint64_t offset; /* uncompressed bytes written: the next record's offset */
+    uint64_t written; /* bytes written to the file (compressed): its size once committed */
     tbuf packed, index_text;
 } copyfile;
 

@@ -527,11 +527,9 @@ static void copy_to_statistics(duckdb_v2_copy_to_statistics_info_handle info, v2
     if (duckdb_v2_copy_to_statistics_get_init_data(info, (void **)&f, err) != V2_OK || f == NULL) {
         return;
     }
-    struct stat st;
     duckdb_v2_copy_to_statistics_set_row_count(info, (idx_t)f->rows, err);
-    if (stat(f->file->final_path, &st) == 0) {
-        duckdb_v2_copy_to_statistics_set_file_size(info, (idx_t)st.st_size, err);
-    }
+    /* the bytes written (a URL's file cannot be stat'ed) */
+    duckdb_v2_copy_to_statistics_set_file_size(info, (idx_t)f->file->written, err);
 }
 
 /* ------------------------------------------------------------------------------------ */
