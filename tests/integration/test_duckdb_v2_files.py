@@ -223,6 +223,16 @@ def test_tilde_expands_to_duckdbs_home_directory(con, tmp_path):
     con.execute(f"SET home_directory = '{tmp_path}'")
     assert con.sql("SELECT x FROM tfrecord_scan('~/home.tfrecord')").fetchall() == [(7,), (8,)]
     assert con.sql("SELECT x FROM tfrecord_scan('~/*.tfrecord')").fetchall() == [(7,), (8,)]
+    con.sql("COPY (SELECT 9 AS x) TO '~/copied.tfrecord' (FORMAT tfrecord)")
+    assert tfsql.read_tfrecord(str(tmp_path / "copied.tfrecord")).column("x").to_pylist() == [9]
+
+
+@needs_v2
+def test_copy_from_a_memory_file(con, memory, tmp_path):
+    _put(memory, "/cf/x.tfrecord", pa.table({"x": list(range(10))}), tmp_path)
+    con.execute("CREATE TABLE t (x BIGINT)")
+    assert con.sql("COPY t FROM 'memory://cf/x.tfrecord' (FORMAT tfrecord)").fetchall() == [(10,)]
+    assert con.sql("SELECT sum(x) FROM t").fetchall() == [(45,)]
 
 
 def test_v1_keeps_its_local_only_messages(monkeypatch, memory):

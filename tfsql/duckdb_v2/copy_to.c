@@ -267,7 +267,6 @@ static int plan_columns(duckdb_v2_copy_to_bind_info_handle info, copybind *b, ch
 }
 
 static void copy_to_bind(duckdb_v2_copy_to_bind_info_handle info, v2_ctx context, v2_err *err) {
-    (void)context;
     char msg[ERRLEN] = "";
     copybind *b = (copybind *)calloc(1, sizeof(copybind));
     duckdb_v2_str path = {NULL, 0};
@@ -279,14 +278,19 @@ static void copy_to_bind(duckdb_v2_copy_to_bind_info_handle info, v2_ctx context
     b->set.record_type = EXAMPLE;
     b->set.compression = COMP_INFER;
     b->set.level = -1;
-    char *root = xstrndup(path.ptr, path.len);
+    char *written = xstrndup(path.ptr, path.len);
+    v2_files_enter(context); /* '~' as DuckDB expands it in the paths it gives init */
+    char *root = written != NULL ? fs_expand(written, msg) : NULL;
+    v2_files_leave();
+    free(written);
     copy_target_init(&b->target, root);
     b->target.plan = &b->plan; /* its description: features.json (copy_files.c) */
+    int expanded = root != NULL; /* else msg says why (or it is out of memory) */
     free(root);
     b->target.compress_named = 1;
-    if (read_options(info, b, msg) || plan_columns(info, b, msg)) {
+    if (!expanded || read_options(info, b, msg) || plan_columns(info, b, msg)) {
         copybind_free(b);
-        v2_fail(err, DUCKDB_V2_ERROR_QUERY_BINDER, msg); /* a BinderException, as v1's */
+        v2_fail(err, DUCKDB_V2_ERROR_QUERY_BINDER, msg[0] ? msg : "out of memory"); /* a BinderException, as v1's */
         return;
     }
     duckdb_v2_opaque o = {b, copybind_free, NULL};
