@@ -8,6 +8,12 @@
  * system (tfsql/duckdb_v2/files.c), which reaches httpfs when it is loaded and otherwise
  * fails with DuckDB's message naming it; on v1 it is NULL, so such a path is read as a
  * local one and is "no such file or directory".
+ *
+ *     const fsops *fs = fs_routed(path);        // NULL: a local path, use the C library
+ *     uint64_t size;
+ *     void *h = fs->open(path, FS_READ, &size, err);
+ *     fs->read_at(h, 0, buf, 12, err);          // exactly 12 bytes at offset 0, or err
+ *     fs->close(h);
  */
 
 #include "ext_common.h"
