@@ -604,10 +604,28 @@ static int write_all(int fd, const uint8_t *p, size_t n, const char *path, char 
     return 0;
 }
 
+/* A routed file that failed: its temporary file goes now, while the binding's file system
+ * is reachable (copyfile_free may run outside any callback, where it is not). */
+static int routed_failed(copyfile *f) {
+    if (f->h != NULL) {
+        f->fs->close(f->h);
+        f->h = NULL;
+    }
+    f->fs->remove(f->temp_path);
+    return -1;
+}
+
 /* n bytes more of f's temporary file. */
 static int file_write(copyfile *f, const uint8_t *p, size_t n, char *err) {
     f->written += n;
-    return f->fs != NULL ? f->fs->write(f->h, p, n, err) : write_all(f->fd, p, n, f->temp_path, err);
+    if (f->fs != NULL && f->h == NULL) {
+        snprintf(err, ERRLEN, "cannot write %s: an earlier write failed", f->temp_path);
+        return -1;
+    }
+    if (f->fs != NULL) {
+        return f->fs->write(f->h, p, n, err) ? routed_failed(f) : 0;
+    }
+    return write_all(f->fd, p, n, f->temp_path, err);
 }
 
 int copyfile_put(copyfile *f, const tbuf *framed, const tbuf *ends, size_t n, char *err) {
@@ -660,7 +678,7 @@ static int routed_commit(copyfile *f, char *err) {
     fs->close(f->h);
     f->h = NULL;
     if (rc || fs->move(f->temp_path, f->final_path, err) != 0) {
-        return -1;
+        return routed_failed(f);
     }
     f->committed = 1; /* the data file stands; its index follows it */
     return f->index_temp == NULL ? 0
