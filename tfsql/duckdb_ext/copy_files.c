@@ -5,6 +5,11 @@
  * (copy_lock.c), writing framed records (compressed when asked), and the commit: synced,
  * then renamed into place with its index.
  *
+ * A target the binding routes to its engine's file system (routed.c: on V2 a URL, such as
+ * memory://out or s3://b/out, goes to DuckDB's) is written through it the same way (a
+ * hidden temporary file moved into place), without the lock: an object store has no
+ * flock, and tfsql.locking takes none on fsspec file systems either.
+ *
  * DuckDB names each file (PARTITION_BY, FILENAME_PATTERN, FILE_EXTENSION, OVERWRITE's
  * 'tmp_<name>'); the binding hands that name to copyfile_open and the records of each
  * batch to copyfile_put; copyfile_commit ends the file. A 'tmp_<name>' file DuckDB moves
@@ -48,6 +53,21 @@ static char *index_name(const char *path) {
     const char *slash = strrchr(path, '/');
     int dir_len = slash ? (int)(slash - path + 1) : 0;
     return xprintf("%.*s.%s.idx", dir_len, path, slash ? slash + 1 : path);
+}
+
+/* The index of a routed file: DuckDB's 'tmp_<name>' (OVERWRITE of a single file) gets the
+ * index of <name> at once, as the statement's end (copy_target_end) runs outside any
+ * callback, where the binding's file system cannot be reached to move it then. */
+static char *routed_index_name(const char *path) {
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    if (strncmp(base, "tmp_", 4) != 0 || base[4] == 0) {
+        return index_name(path);
+    }
+    char *moved = xprintf("%.*s%s", (int)(base - path), path, base + 4);
+    char *index = moved != NULL ? index_name(moved) : NULL;
+    free(moved);
+    return index;
 }
 
 static const char *compression_suffix(int compression) {
@@ -105,6 +125,13 @@ static int check_file_name(const char *final_path, int compression, char *err) {
  * '..' or empty components. A new string. */
 static char *normal_path(const char *path) {
     char cwd[PATH_MAX];
+    const char *scheme = fs_routed(path) != NULL ? strstr(path, "://") : NULL;
+    if (scheme != NULL) { /* a URL: its scheme kept, the rest normal as an absolute path */
+        char *rest = normal_path(scheme + 2);
+        char *r = rest != NULL ? xprintf("%.*s:/%s", (int)(scheme - path), path, rest) : NULL;
+        free(rest);
+        return r;
+    }
     char *whole = path[0] == '/' ? xstrdup(path)
                                  : (getcwd(cwd, sizeof(cwd)) ? xprintf("%s/%s", cwd, path) : NULL);
     if (whole == NULL) {
@@ -259,6 +286,10 @@ static int claim_name(copy_target *t, const char *final_path, char *err) {
 
 /* Take the lock of the target of `final_path` for this COPY (once per statement). */
 static int take_target_lock(copy_target *t, const char *final_path, char *err) {
+    if (fs_routed(final_path) != NULL) {
+        t->lock.unlocked = 1; /* a routed target: no flock there (see the top) */
+        return 0;
+    }
     char *target = copy_target_of(final_path);
     if (target == NULL) {
         snprintf(err, ERRLEN, "out of memory");
@@ -309,7 +340,17 @@ void copyfile_free(copyfile *f) {
     if (f->fd >= 0) {
         close(f->fd);
     }
-    if (!f->committed) { /* an error or an interrupted COPY: nothing stays behind */
+    if (f->fs != NULL) { /* a routed file */
+        if (f->h != NULL) {
+            f->fs->close(f->h);
+        }
+        if (!f->committed && f->temp_path != NULL) {
+            f->fs->remove(f->temp_path);
+        }
+        if (!f->committed && f->index_temp != NULL) {
+            f->fs->remove(f->index_temp);
+        }
+    } else if (!f->committed) { /* an error or an interrupted COPY: nothing stays behind */
         if (f->temp_path != NULL) {
             unlink(f->temp_path);
         }
@@ -333,7 +374,8 @@ void copyfile_free(copyfile *f) {
 static int is_directory(const char *path, char *err) {
     size_t n = strlen(path);
     struct stat st;
-    if ((n > 0 && path[n - 1] == '/') || (stat(path, &st) == 0 && S_ISDIR(st.st_mode))) {
+    if ((n > 0 && path[n - 1] == '/') ||
+        (fs_routed(path) == NULL && stat(path, &st) == 0 && S_ISDIR(st.st_mode))) {
         snprintf(err, ERRLEN,
                  "COPY ... TO (FORMAT tfrecord): cannot write the file '%s': it is a directory "
                  "(without PARTITION_BY or PER_THREAD_OUTPUT a COPY writes one file, also with "
@@ -346,6 +388,22 @@ static int is_directory(const char *path, char *err) {
 }
 
 static int write_all(int fd, const uint8_t *p, size_t n, const char *path, char *err);
+
+/* A new file `path` holding the n bytes at p, through the routed file system fs: written
+ * to `temp`, then moved to `path`; -1 with err set (nothing left at temp). */
+static int routed_write_whole(const fsops *fs, const char *path, const char *temp, const void *p, size_t n,
+                              char *err) {
+    void *h = fs->open(temp, FS_WRITE, NULL, err);
+    int rc = h == NULL || fs->write(h, p, n, err) || fs->sync(h, err) ? -1 : 0;
+    if (h != NULL) {
+        fs->close(h);
+    }
+    rc = rc ? rc : fs->move(temp, path, err);
+    if (rc) {
+        fs->remove(temp);
+    }
+    return rc;
+}
 
 /* The data columns of two descriptions agree (names, order, types); else -1 with the
  * first column that differs in *at (its index in `have`, or `want`'s count). */
@@ -407,11 +465,17 @@ static int write_description(copy_target *t, const char *final_path, char *err) 
         snprintf(err, ERRLEN, "out of memory");
         goto done;
     }
-    FILE *fp = fopen(path, "rb");
-    if (fp != NULL) { /* an append: the target's description must agree */
-        char *data = (char *)malloc(TFSQL_TFDS_FEATURES_MAX_BYTES + 1);
-        size_t got = data != NULL ? fread(data, 1, TFSQL_TFDS_FEATURES_MAX_BYTES + 1, fp) : 0;
+    const fsops *fs = fs_routed(path);
+    char *data = NULL;
+    size_t got = 0;
+    FILE *fp = fs != NULL ? NULL : fopen(path, "rb");
+    if (fp != NULL) {
+        data = (char *)malloc(TFSQL_TFDS_FEATURES_MAX_BYTES + 1);
+        got = data != NULL ? fread(data, 1, TFSQL_TFDS_FEATURES_MAX_BYTES + 1, fp) : 0;
         fclose(fp);
+    }
+    if (fp != NULL || (fs != NULL && fs_read_whole(fs, path, TFSQL_TFDS_FEATURES_MAX_BYTES, &data, &got) == 0)) {
+        /* an append: the target's description must agree */
         tfsql_column *have = NULL;
         size_t nhave = 0, at = 0;
         int parsed = data != NULL && tfsql_description_parse(data, got, &have, &nhave) == 0;
@@ -434,6 +498,11 @@ static int write_description(copy_target *t, const char *final_path, char *err) 
         }
         rc = 0; /* the same columns, or a file that is not a description: left as it is */
         t->description_done = 1;
+        goto done;
+    }
+    if (fs != NULL) {
+        rc = routed_write_whole(fs, path, temp, rendered, n, err);
+        t->description_done = rc == 0;
         goto done;
     }
     int fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
@@ -495,7 +564,8 @@ copyfile *copyfile_open(copy_target *t, const copy_settings *s, const char *path
     if (s->index && f->compression == COMP_NONE) {
         /* the sidecar of the file written; one DuckDB then moves from 'tmp_<name>' gets its
          * index moved with it when the statement ends (copy_target_end) */
-        f->index_final = index_name(f->final_path);
+        f->index_final = fs_routed(f->final_path) != NULL ? routed_index_name(f->final_path)
+                                                          : index_name(f->final_path);
         f->index_temp = f->index_final ? temp_name(f->index_final) : NULL;
         if (f->index_temp == NULL) {
             snprintf(err, ERRLEN, "out of memory");
@@ -509,6 +579,15 @@ copyfile *copyfile_open(copy_target *t, const copy_settings *s, const char *path
     }
     if (f->compression != COMP_NONE && deflater_start(&f->d, f->compression, s->level, err)) {
         goto fail;
+    }
+    f->fs = fs_routed(f->final_path);
+    if (f->fs != NULL) {
+        f->h = f->fs->open(f->temp_path, FS_WRITE, NULL, err);
+        *io_error = f->h == NULL;
+        if (f->h == NULL) {
+            goto fail;
+        }
+        return f;
     }
     f->fd = open(f->temp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (f->fd < 0) {
@@ -539,6 +618,30 @@ static int write_all(int fd, const uint8_t *p, size_t n, const char *path, char 
     return 0;
 }
 
+/* A routed file that failed: its temporary file goes now, while the binding's file system
+ * is reachable (copyfile_free may run outside any callback, where it is not). */
+static int routed_failed(copyfile *f) {
+    if (f->h != NULL) {
+        f->fs->close(f->h);
+        f->h = NULL;
+    }
+    f->fs->remove(f->temp_path);
+    return -1;
+}
+
+/* n bytes more of f's temporary file. */
+static int file_write(copyfile *f, const uint8_t *p, size_t n, char *err) {
+    f->written += n;
+    if (f->fs != NULL && f->h == NULL) {
+        snprintf(err, ERRLEN, "cannot write %s: an earlier write failed", f->temp_path);
+        return -1;
+    }
+    if (f->fs != NULL) {
+        return f->fs->write(f->h, p, n, err) ? routed_failed(f) : 0;
+    }
+    return write_all(f->fd, p, n, f->temp_path, err);
+}
+
 int copyfile_put(copyfile *f, const tbuf *framed, const tbuf *ends, size_t n, char *err) {
     if (f->index_temp != NULL) {
         uint64_t start = 0;
@@ -559,13 +662,13 @@ int copyfile_put(copyfile *f, const tbuf *framed, const tbuf *ends, size_t n, ch
     }
     f->offset += framed->len;
     if (f->compression == COMP_NONE) {
-        return write_all(f->fd, framed->data, framed->len, f->temp_path, err);
+        return file_write(f, framed->data, framed->len, err);
     }
     f->packed.len = 0;
     if (deflater_run(&f->d, framed->data, framed->len, 0, &f->packed, err)) {
         return -1;
     }
-    return write_all(f->fd, f->packed.data, f->packed.len, f->temp_path, err);
+    return file_write(f, f->packed.data, f->packed.len, err);
 }
 
 static void sync_directory_of(const char *path) {
@@ -582,13 +685,31 @@ static void sync_directory_of(const char *path) {
     }
 }
 
+/* copyfile_commit of a routed file: closed, its index written, both moved into place. */
+static int routed_commit(copyfile *f, char *err) {
+    const fsops *fs = f->fs;
+    int rc = fs->sync(f->h, err);
+    fs->close(f->h);
+    f->h = NULL;
+    if (rc || fs->move(f->temp_path, f->final_path, err) != 0) {
+        return routed_failed(f);
+    }
+    f->committed = 1; /* the data file stands; its index follows it */
+    return f->index_temp == NULL ? 0
+                                 : routed_write_whole(fs, f->index_final, f->index_temp, f->index_text.data,
+                                                      f->index_text.len, err);
+}
+
 int copyfile_commit(copy_target *t, copyfile *f, char *err) {
     if (f->compression != COMP_NONE) {
         f->packed.len = 0;
         if (deflater_run(&f->d, NULL, 0, 1, &f->packed, err) ||
-            write_all(f->fd, f->packed.data, f->packed.len, f->temp_path, err)) {
+            file_write(f, f->packed.data, f->packed.len, err)) {
             return -1;
         }
+    }
+    if (f->fs != NULL) {
+        return routed_commit(f, err);
     }
     if (fsync(f->fd) != 0 || close(f->fd) != 0) {
         f->fd = -1;

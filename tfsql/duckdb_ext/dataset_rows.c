@@ -101,8 +101,21 @@ static int file_compression(const tfbind *b, const char *path) {
         return b->compression;
     }
     uint8_t head[12];
+    ssize_t n = 0;
+    const fsops *fs = fs_routed(path);
+    if (fs != NULL) { /* a routed file (routed.c) */
+        char err[ERRLEN];
+        uint64_t size = 0;
+        void *h = fs->open(path, FS_READ, &size, err);
+        n = size < sizeof(head) ? (ssize_t)size : (ssize_t)sizeof(head);
+        n = h != NULL && fs->read_at(h, 0, head, (size_t)n, err) == 0 ? n : 0;
+        if (h != NULL) {
+            fs->close(h);
+        }
+        return tfsql_detect_compression(head, (size_t)n);
+    }
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd >= 0 ? pread(fd, head, sizeof(head), 0) : 0;
+    n = fd >= 0 ? pread(fd, head, sizeof(head), 0) : 0;
     if (fd >= 0) {
         close(fd);
     }

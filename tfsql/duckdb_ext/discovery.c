@@ -1,7 +1,8 @@
 /*
  * tfsql/duckdb_ext/discovery.c -- paths, directories and globs -> the listing the core
- * plans (tfsql_plan: the data files, their order, layout and splits). Lists with
- * opendir / stat only; no DuckDB API.
+ * plans (tfsql_plan: the data files, their order, layout and splits). Lists local paths
+ * with opendir / stat; a path the binding routes (routed.c: on V2, DuckDB's file system
+ * for s3://, memory://, ...) with its glob, a file being what opens. No DuckDB API.
  */
 
 #include "ext_common.h"
@@ -257,9 +258,12 @@ static void listing_free(listing *l) {
     memset(l, 0, sizeof(*l));
 }
 
+/* A stat's size and modification time (whole seconds, as listed) for listing_add. */
+#define STAT_SIZE_MTIME(st) (uint64_t)(st)->st_size, (uint64_t)(st)->st_mtime * 1000000000ull
+
 /* Add the file `path` (taken) listed below `root` (NULL: named) from item `item`. */
 static int listing_add(listing *l, char *path, const char *root, const char *pattern,
-                       const struct stat *st, size_t item, int fallback) {
+                       uint64_t size, uint64_t mtime_ns, size_t item, int fallback) {
     if (path == NULL) {
         return -1;
     }
@@ -281,15 +285,22 @@ static int listing_add(listing *l, char *path, const char *root, const char *pat
     e->root_len = root ? strlen(root) : 0;
     e->pattern = pattern;
     e->pattern_len = pattern ? strlen(pattern) : 0;
-    e->size = (uint64_t)st->st_size;
-    e->mtime_ns = (uint64_t)st->st_mtime * 1000000000ull;
+    e->size = size;
+    e->mtime_ns = mtime_ns;
     e->item = item;
     e->fallback = fallback;
     static const char suffix[] = "/" TFSQL_INTENT_NAME;
-    size_t ls = sizeof(suffix) - 1, size = 0;
+    size_t ls = sizeof(suffix) - 1, ilen = 0;
     if (root != NULL && e->path_len > ls && strcmp(path + e->path_len - ls, suffix) == 0) {
-        e->intent = read_small_file(path, &size); /* unreadable: the files as they are */
-        e->intent_len = size;
+        const fsops *fs = fs_routed(path);
+        char *data = NULL;
+        if (fs != NULL) {
+            fs_read_whole(fs, path, TFSQL_INTENT_MAX_BYTES, &data, &ilen);
+        } else {
+            data = read_small_file(path, &ilen);
+        }
+        e->intent = data; /* unreadable: the files as they are */
+        e->intent_len = ilen;
     }
     return 0;
 }
@@ -309,7 +320,7 @@ static int walk_dir(const char *dir, const char *root, const char *pattern, size
         } else if (action == TFSQL_WALK_DESCEND) {
             rc = walk_dir(children.items[i], root, pattern, item, fallback, out, err);
         } else if (action == TFSQL_WALK_READ) {
-            rc = listing_add(out, children.items[i], root, pattern, &st, item, fallback);
+            rc = listing_add(out, children.items[i], root, pattern, STAT_SIZE_MTIME(&st), item, fallback);
             children.items[i] = NULL;
         }
     }
@@ -332,7 +343,7 @@ static int list_named(const char *path, const char *item, size_t index, int fall
         snprintf(err, ERRLEN, "no such file or directory: '%s'; check the path", item);
         return 1;
     }
-    return listing_add(out, xstrdup(path), NULL, NULL, &st, index, fallback);
+    return listing_add(out, xstrdup(path), NULL, NULL, STAT_SIZE_MTIME(&st), index, fallback);
 }
 
 /* A glob's matches into the listing (the core says which directories to walk: one below
@@ -380,7 +391,7 @@ static int list_glob(const char *path, const char *item, size_t index, listing *
         } else if (actions[i] == TFSQL_WALK_DESCEND) {
             rc = walk_dir(matches.items[i], root, pattern, index, 0, out, err);
         } else if (actions[i] == TFSQL_WALK_READ) {
-            rc = listing_add(out, matches.items[i], root, pattern, &sts[i], index, 0);
+            rc = listing_add(out, matches.items[i], root, pattern, STAT_SIZE_MTIME(&sts[i]), index, 0);
             matches.items[i] = NULL;
         }
     }
@@ -412,18 +423,139 @@ static void empty_item_error(const char *item, const char *path, int glob, char 
     }
 }
 
+/* -- routed paths (routed.c): listed through the binding's file system ------------------- */
+
+/* 1 with *size when the routed `path` is a file (it opens), else 0 (a directory, nothing,
+ * or a file system that cannot be reached: its message in err). */
+static int routed_file(const fsops *fs, const char *path, uint64_t *size, char *err) {
+    void *h = fs->open(path, FS_READ, size, err);
+    if (h == NULL) {
+        return 0;
+    }
+    fs->close(h);
+    return 1;
+}
+
+/* The paths the routed glob `pattern` matches, spelled as `pattern` is. */
+static int routed_glob(const fsops *fs, const char *pattern, strlist *out, char *err) {
+    strlist got = {0};
+    int rc = fs->glob(pattern, &got, err);
+    for (size_t i = 0; rc == 0 && i < got.n; i++) {
+        rc = strlist_add(out, fs_same_spelling(pattern, got.items[i]));
+    }
+    strlist_free(&got);
+    return rc;
+}
+
+/* Every file below the routed directory `dir` (its "**" glob: the entries that open as
+ * files) into the listing; *seen: how many entries the glob gave (0: no such directory). */
+static int routed_walk(const fsops *fs, const char *dir, const char *root, const char *pattern,
+                       size_t item, listing *out, size_t *seen, char *err) {
+    size_t n = strlen(dir);
+    char *all = xprintf("%s%s**", dir, n > 0 && dir[n - 1] == '/' ? "" : "/");
+    strlist entries = {0};
+    int rc = all == NULL ? -1 : routed_glob(fs, all, &entries, err);
+    *seen = entries.n;
+    for (size_t i = 0; rc == 0 && i < entries.n; i++) {
+        uint64_t size = 0;
+        char why[ERRLEN];
+        if (routed_file(fs, entries.items[i], &size, why)) {
+            rc = listing_add(out, entries.items[i], root, pattern, size, 0, item, 0);
+            entries.items[i] = NULL;
+        }
+    }
+    strlist_free(&entries);
+    free(all);
+    return rc;
+}
+
+/* A routed glob's matches into the listing, as list_glob does for local ones: files
+ * (those that open) read, directories walked where the core says. 1 when none match. */
+static int routed_list_glob(const fsops *fs, const char *path, size_t index, listing *out, char *err) {
+    char *root = xstrndup(path, tfsql_glob_root(path, strlen(path)));
+    int rc = strlist_add(&out->owned, root);
+    char *pattern = rc == 0 ? xstrdup(path) : NULL;
+    rc = rc ? rc : strlist_add(&out->owned, pattern);
+    int globstar = 0;
+    for (const char *c = rc == 0 ? path + strlen(root) : ""; *c; c++) {
+        globstar |= c[0] == '/' && c[1] == '*' && c[2] == '*' && (c[3] == '/' || c[3] == 0);
+    }
+    strlist matches = {0};
+    rc = rc ? rc : routed_glob(fs, path, &matches, err);
+    size_t n = matches.n;
+    size_t *lens = (size_t *)malloc((n + 1) * sizeof(size_t));
+    int *kinds = (int *)malloc((n + 1) * sizeof(int));
+    int *actions = (int *)malloc((n + 1) * sizeof(int));
+    uint64_t *sizes = (uint64_t *)calloc(n + 1, sizeof(uint64_t));
+    rc = rc == 0 && lens && kinds && actions && sizes ? 0 : -1;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        char why[ERRLEN];
+        lens[i] = strlen(matches.items[i]);
+        kinds[i] = routed_file(fs, matches.items[i], &sizes[i], why) ? TFSQL_ENTRY_FILE : TFSQL_ENTRY_DIR;
+    }
+    rc = rc ? rc : tfsql_plan_matches((const char *const *)matches.items, lens, kinds, n, globstar, actions);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        size_t seen = 0;
+        if (actions[i] == TFSQL_WALK_DESCEND) {
+            rc = routed_walk(fs, matches.items[i], root, pattern, index, out, &seen, err);
+        } else if (actions[i] == TFSQL_WALK_READ) {
+            rc = listing_add(out, matches.items[i], root, pattern, sizes[i], 0, index, 0);
+            matches.items[i] = NULL;
+        }
+    }
+    free(lens);
+    free(kinds);
+    free(actions);
+    free(sizes);
+    strlist_free(&matches);
+    return rc == 0 && n == 0 ? 1 : rc;
+}
+
+/* A routed source item: a glob, a file, or a directory walked. 1 when it names nothing. */
+static int list_routed(const fsops *fs, const char *path, const char *item, size_t index, int glob,
+                       listing *out, char *err) {
+    if (glob && has_glob_magic(path)) {
+        return routed_list_glob(fs, path, index, out, err);
+    }
+    uint64_t size = 0;
+    char why[ERRLEN] = "";
+    if (routed_file(fs, path, &size, why)) {
+        return listing_add(out, xstrdup(path), NULL, NULL, size, 0, index, 0);
+    }
+    size_t seen = 0;
+    int rc = routed_walk(fs, path, path, NULL, index, out, &seen, err);
+    if (rc < 0 && why[0] != 0) { /* no directory either: the file's own error */
+        snprintf(err, ERRLEN, "%s", why);
+    }
+    if (rc == 0 && seen == 0) {
+        snprintf(err, ERRLEN, "no such file or directory: '%s'; check the path", item);
+        return 1;
+    }
+    return rc;
+}
+
 int list_sources(const char *const *items, size_t nitems, int glob, long long infer_files, tfbind *b,
                  char *err) {
     listing l = {0};
     strlist paths = {0};
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < nitems; i++) {
-        char *path = abs_path(items[i]);
+        char *expanded = fs_expand(items[i], err); /* '~' where the binding expands it */
+        const fsops *fs = fs_routed(expanded);
+        char *path = fs != NULL ? expanded : expanded != NULL ? abs_path(expanded) : NULL;
+        if (fs == NULL) {
+            free(expanded);
+        }
         if (path == NULL || strlist_add(&paths, path)) {
             rc = -1;
             break;
         }
-        if (glob && has_glob_magic(path)) {
+        if (fs != NULL) {
+            rc = list_routed(fs, path, items[i], i, glob, &l, err);
+            if (rc == 1 && glob && has_glob_magic(path)) {
+                empty_item_error(items[i], path, glob, err);
+            }
+        } else if (glob && has_glob_magic(path)) {
             rc = list_glob(path, items[i], i, &l, err);
             if (rc == 1) {
                 empty_item_error(items[i], path, glob, err);

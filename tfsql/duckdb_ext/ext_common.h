@@ -7,6 +7,7 @@
  * function (setup.py compiles exactly those files into both binaries):
  *
  *   strings.c      small growable helpers
+ *   routed.c       the paths a binding routes to its engine's file system (fsops)
  *   reading.c      the core's record reader (tfsql/core/reader.c) over pread, each read
  *                  checked for changes; libz loaded at run time; its damage as errors
  *                  or, under on_corrupt := 'skip', reported skips (reports_skipped: each
@@ -167,11 +168,54 @@ void strlist_free(strlist *l);
 
 int ends_with_ci(const char *s, const char *suffix);
 
+/* -- routed.c: the file systems a binding routes paths to --------------------------- */
+/* A local path is read, listed and written with the C library's calls (the code of
+ * reading.c, discovery.c, copy_files.c: the walk's link and FIFO rules, a file's
+ * modification time, the target lock). A binding may route other paths (a URL such as
+ * s3://b/x or memory://d) to a file system of its engine through this table: V2 routes
+ * them to DuckDB's (tfsql/duckdb_v2/files.c); v1 routes none and keeps its messages.
+ * Every function that fails sets err (the file system's own message). */
+enum { FS_READ = 1, FS_WRITE = 2 };
+typedef struct {
+    /* 1 when the binding's file system takes `path` */
+    int (*routes)(const char *path);
+    /* `path` with a leading '~' expanded (a new string), or NULL with err set */
+    char *(*expand)(const char *path, char *err);
+    /* the paths `pattern` matches (files, and directories where the file system lists
+     * them) into out, in any order; -1 with err set */
+    int (*glob)(const char *pattern, strlist *out, char *err);
+    /* open a file to read (its size in *size) or a new file to write; NULL with err */
+    void *(*open)(const char *path, int mode, uint64_t *size, char *err);
+    /* exactly n bytes at `at` (positioned: the handle keeps no position) */
+    int (*read_at)(void *h, uint64_t at, void *dst, size_t n, char *err);
+    int (*write)(void *h, const void *src, size_t n, char *err);
+    /* a written file: flushed and closed (every byte stands, or err); close follows */
+    int (*sync)(void *h, char *err);
+    void (*close)(void *h);
+    int (*move)(const char *from, const char *to, char *err);
+    void (*remove)(const char *path);
+} fsops;
+/* The binding's table (weak: a binding without one routes nothing). */
+const fsops *binding_fs(void) __attribute__((weak));
+/* The binding's file system when it takes `path`, else NULL (a local path). */
+const fsops *fs_routed(const char *path);
+/* `item` with a leading '~' expanded when the binding expands it (a new string); NULL
+ * with err set. */
+char *fs_expand(const char *item, char *err);
+/* A routed file of at most `max` bytes, read whole into *data (malloc'ed) and *n: 0,
+ * else 1 (no such file, too large, unreadable). */
+int fs_read_whole(const fsops *fs, const char *path, size_t max, char **data, size_t *n);
+/* `got`, a path a routed glob returned, in the spelling of `asked` (the pattern it
+ * answers): "memory:///d/x" answering "memory://d/<glob>" is "memory://d/x". A new string. */
+char *fs_same_spelling(const char *asked, const char *got);
+
 /* -- reading.c ---------------------------------------------------------------- */
 
 /* One open file, checked for changes after every read (tfsql.file_guard). */
 typedef struct {
     int fd;
+    const fsops *fs;    /* a routed file (fs_routed): read through fs, else through fd */
+    void *h;            /* its handle */
     const char *path;   /* borrowed, for messages */
     uint64_t file_size; /* at open: the size the bind listed */
     int64_t mtime_ns;
@@ -565,8 +609,11 @@ typedef struct {
     char *final_path, *temp_path;
     char *index_final, *index_temp; /* NULL without INDEX */
     int fd, compression, committed;
+    const fsops *fs; /* a routed target's file system (routed.c), else NULL: fd */
+    void *h;         /* the temporary file open on it */
     deflater d;
     uint64_t offset; /* uncompressed bytes written: the next record's offset */
+    uint64_t written; /* bytes written to the file (compressed): its size once committed */
     tbuf packed, index_text;
 } copyfile;
 

@@ -8,6 +8,10 @@
  * on the first page past the new end, which kills the whole database process; the core
  * reads through a bounded window filled with pread().
  *
+ * A path the binding routes to its engine's file system (routed.c: on V2, DuckDB's, for
+ * s3://, memory://, ...) is read through it instead, with positioned reads of exactly the
+ * bytes asked for; its size at open is checked against the listing's.
+ *
  * A file that changes while it is read is an error naming the file and the change, as
  * tfsql.file_guard does for the Python reader: at open its size must be the one the
  * bind listed (else it grew, shrank or was replaced since), and after every read the
@@ -67,6 +71,9 @@ static int check_unchanged(const source *s, char *err) {
  * change of the file). */
 static int read_at(void *ctx, uint64_t at, uint8_t *dst, size_t n, char *err) {
     source *s = (source *)ctx;
+    if (s->fs != NULL) { /* a routed file: one positioned read of exactly n bytes */
+        return n > 0 ? s->fs->read_at(s->h, at, dst, n, err) : 0;
+    }
     size_t have = 0;
     while (have < n) {
         ssize_t got = pread(s->fd, dst + have, n - have, (off_t)(at + have));
@@ -93,6 +100,10 @@ static int read_at(void *ctx, uint64_t at, uint8_t *dst, size_t n, char *err) {
 }
 
 static void source_close(source *s) {
+    if (s->fs != NULL && s->h != NULL) {
+        s->fs->close(s->h);
+        s->h = NULL;
+    }
     if (s->path != NULL && s->fd >= 0) { /* a zeroed source was never opened */
         close(s->fd);
     }
@@ -105,8 +116,17 @@ static int source_open(source *s, const char *path, int64_t listed_size, int *co
                        char *err) {
     memset(s, 0, sizeof(*s));
     s->path = path;
-    s->fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (s->fd < 0) {
+    s->fd = -1;
+    s->fs = fs_routed(path);
+    if (s->fs != NULL) { /* its size at open is checked against the listing's below */
+        s->h = s->fs->open(path, FS_READ, &s->file_size, err);
+        if (s->h == NULL) {
+            return -1;
+        }
+    } else {
+        s->fd = open(path, O_RDONLY | O_CLOEXEC);
+    }
+    if (s->fs == NULL && s->fd < 0) {
         if (errno == ENOENT) {
             changed(err, path, "deleted", -1, -1);
         } else {
@@ -115,16 +135,18 @@ static int source_open(source *s, const char *path, int64_t listed_size, int *co
         return -1;
     }
     struct stat st;
-    if (fstat(s->fd, &st) != 0) {
+    if (s->fs == NULL && fstat(s->fd, &st) != 0) {
         snprintf(err, ERRLEN, "cannot stat %s: %s", path, strerror(errno));
         return -1;
     }
-    if (!S_ISREG(st.st_mode)) {
+    if (s->fs == NULL && !S_ISREG(st.st_mode)) {
         snprintf(err, ERRLEN, "%s is not a regular file (a TFRecord file must be one)", path);
         return -1;
     }
-    s->file_size = (uint64_t)st.st_size;
-    s->mtime_ns = mtime_ns(&st);
+    if (s->fs == NULL) {
+        s->file_size = (uint64_t)st.st_size;
+        s->mtime_ns = mtime_ns(&st);
+    }
     if (listed_size >= 0 && (uint64_t)listed_size != s->file_size) {
         changed_size(err, path, (uint64_t)listed_size, s->file_size);
         return -1;

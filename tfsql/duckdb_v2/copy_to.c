@@ -263,7 +263,6 @@ static int plan_columns(duckdb_v2_copy_to_bind_info_handle info, copybind *b, ch
 }
 
 static void copy_to_bind(duckdb_v2_copy_to_bind_info_handle info, v2_ctx context, v2_err *err) {
-    (void)context;
     char msg[ERRLEN] = "";
     copybind *b = (copybind *)calloc(1, sizeof(copybind));
     duckdb_v2_str path = {NULL, 0};
@@ -272,13 +271,18 @@ static void copy_to_bind(duckdb_v2_copy_to_bind_info_handle info, v2_ctx context
         v2_fail(err, DUCKDB_V2_ERROR_INPUT_INVALID, "out of memory");
         return;
     }
-    char *root = xstrndup(path.ptr, path.len);
+    char *written = xstrndup(path.ptr, path.len);
+    v2_files_enter(context); /* '~' as DuckDB expands it in the paths it gives init */
+    char *root = written != NULL ? fs_expand(written, msg) : NULL;
+    v2_files_leave();
+    free(written);
     copy_common_start(&b->c, root);
+    int expanded = root != NULL; /* else msg says why (or it is out of memory) */
     free(root);
     b->c.target.compress_named = 1;
-    if (read_options(info, b, msg) || plan_columns(info, b, msg)) {
+    if (!expanded || read_options(info, b, msg) || plan_columns(info, b, msg)) {
         copybind_free(b);
-        v2_fail(err, DUCKDB_V2_ERROR_QUERY_BINDER, msg); /* a BinderException, as v1's */
+        v2_fail(err, DUCKDB_V2_ERROR_QUERY_BINDER, msg[0] ? msg : "out of memory"); /* a BinderException, as v1's */
         return;
     }
     duckdb_v2_opaque o = {b, copybind_free, NULL};
@@ -303,7 +307,6 @@ static void v2file_free(void *p) {
 }
 
 static void copy_to_init(duckdb_v2_copy_to_init_info_handle info, v2_ctx context, v2_err *err) {
-    (void)context;
     copybind *b = NULL;
     duckdb_v2_str path = {NULL, 0};
     if (duckdb_v2_copy_to_init_get_bind_data(info, (void **)&b, err) != V2_OK ||
@@ -320,7 +323,9 @@ static void copy_to_init(duckdb_v2_copy_to_init_info_handle info, v2_ctx context
         return;
     }
     int io_error = 0;
+    v2_files_enter(context); /* a URL target goes to DuckDB's file system (files.c) */
     f->file = copyfile_open(&b->c.target, &b->c.set, name, msg, &io_error);
+    v2_files_leave();
     free(name);
     if (f->file == NULL) {
         free(f);
@@ -475,7 +480,6 @@ static void copy_to_batch(duckdb_v2_copy_to_batch_info_handle info, v2_ctx conte
 }
 
 static void copy_to_flush(duckdb_v2_copy_to_flush_info_handle info, v2_ctx context, v2_err *err) {
-    (void)context;
     v2file *f = NULL;
     v2batch *r = NULL;
     if (duckdb_v2_copy_to_flush_get_init_data(info, (void **)&f, err) != V2_OK ||
@@ -484,7 +488,9 @@ static void copy_to_flush(duckdb_v2_copy_to_flush_info_handle info, v2_ctx conte
     }
     char msg[ERRLEN] = "";
     pthread_mutex_lock(&f->file->lock);
+    v2_files_enter(context);
     int rc = copyfile_put(f->file, &r->framed, &r->ends, (size_t)r->n, msg);
+    v2_files_leave();
     f->rows += r->n;
     pthread_mutex_unlock(&f->file->lock);
     if (rc) {
@@ -493,7 +499,6 @@ static void copy_to_flush(duckdb_v2_copy_to_flush_info_handle info, v2_ctx conte
 }
 
 static void copy_to_finalize(duckdb_v2_copy_to_finalize_info_handle info, v2_ctx context, v2_err *err) {
-    (void)context;
     copybind *b = NULL;
     v2file *f = NULL;
     if (duckdb_v2_copy_to_finalize_get_bind_data(info, (void **)&b, err) != V2_OK ||
@@ -502,7 +507,9 @@ static void copy_to_finalize(duckdb_v2_copy_to_finalize_info_handle info, v2_ctx
     }
     char msg[ERRLEN] = "";
     pthread_mutex_lock(&f->file->lock);
+    v2_files_enter(context);
     int rc = copyfile_commit(&b->c.target, f->file, msg);
+    v2_files_leave();
     pthread_mutex_unlock(&f->file->lock);
     if (rc) {
         v2_fail(err, DUCKDB_V2_ERROR_INPUT_INVALID, msg);
@@ -516,11 +523,9 @@ static void copy_to_statistics(duckdb_v2_copy_to_statistics_info_handle info, v2
     if (duckdb_v2_copy_to_statistics_get_init_data(info, (void **)&f, err) != V2_OK || f == NULL) {
         return;
     }
-    struct stat st;
     duckdb_v2_copy_to_statistics_set_row_count(info, (idx_t)f->rows, err);
-    if (stat(f->file->final_path, &st) == 0) {
-        duckdb_v2_copy_to_statistics_set_file_size(info, (idx_t)st.st_size, err);
-    }
+    /* the bytes written (a URL's file cannot be stat'ed) */
+    duckdb_v2_copy_to_statistics_set_file_size(info, (idx_t)f->file->written, err);
 }
 
 /* ------------------------------------------------------------------------------------ */

@@ -24,7 +24,9 @@ static void meta_bind(duckdb_v2_function_bind_info_handle info,
     if (m != NULL) {
         const tfval *count = tfargs_get(&a, "count");
         m->count = count != NULL && count->kind == TFV_BOOL && count->i != 0;
+        v2_files_enter(context);
         m->b = scan_resolve(&a, fi->name, v2_connection(context), &cardinality, message);
+        v2_files_leave();
     }
     tfargs_free(&a);
     if (m == NULL || m->b == NULL) {
@@ -42,7 +44,6 @@ static void meta_bind(duckdb_v2_function_bind_info_handle info,
 }
 
 static void meta_exec(duckdb_v2_table_function_exec_info_handle info, v2_ctx context, v2_err *err) {
-    (void)context;
     metabind *m = NULL;
     size_t *next = NULL, cap = 0, rows = 0;
     void *vecs[7];
@@ -51,8 +52,10 @@ static void meta_exec(duckdb_v2_table_function_exec_info_handle info, v2_ctx con
         return;
     }
     char message[ERRLEN] = "";
+    v2_files_enter(context); /* count := true walks the files */
     int rc = m->metadata ? metadata_rows(m->b, m->count, next, &v2_vecops, vecs, cap, &rows, message)
                          : schema_rows(m->b, next, &v2_vecops, vecs, cap, &rows, message);
+    v2_files_leave();
     if (rc) {
         v2_fail(err, DUCKDB_V2_ERROR_INPUT_INVALID, message);
     }

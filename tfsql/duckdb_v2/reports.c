@@ -25,9 +25,15 @@ connref v2_connection(v2_ctx context) {
     return c;
 }
 
-void v2_reports_enter(v2_ctx context) { scan_context = context; }
+void v2_reports_enter(v2_ctx context) {
+    scan_context = context;
+    v2_files_enter(context); /* the scan's files: DuckDB's file system for URLs */
+}
 
-void v2_reports_leave(void) { scan_context = NULL; }
+void v2_reports_leave(void) {
+    scan_context = NULL;
+    v2_files_leave();
+}
 
 void reports_log_skip(const char *text) { reports_warning(text); }
 

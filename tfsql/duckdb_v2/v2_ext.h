@@ -20,6 +20,8 @@
  *   dataset.c   tfrecord_schema, tfrecord_metadata (rows: dataset_rows.c)
  *   filters.c   filter pushdown: predicates on partition, split and filename columns
  *               prune files before they are opened
+ *   files.c     URLs (s3://, memory://, ...) listed, read and written through DuckDB's
+ *               file system (routed.c's fsops); '~' expanded as DuckDB does
  *   reports.c   the reports (report_book.c) per connection, skipped damage to DuckDB's
  *               log, tfrecord_last_error(), tfrecord_rejects()
  *
@@ -147,6 +149,12 @@ DUCKDB_V2_ERROR register_dataset_functions(duckdb_v2_extension_handle ext,
 DUCKDB_V2_ERROR v2_set_filter_pushdown(duckdb_v2_table_function_handle tf, v2_err *err);
 /* Mark the files the accepted predicates rule out (g->skip). */
 void v2_prune_files(const tfbind *b, tfglobal *g);
+
+/* -- files.c --------------------------------------------------------------------------- */
+/* The callback on this thread runs for `context`: routed paths (routed.c) go to its file
+ * system until leave. */
+void v2_files_enter(v2_ctx context);
+void v2_files_leave(void);
 
 /* -- reports.c ------------------------------------------------------------------------- */
 /* The connection a callback runs for (its reports). */
