@@ -12,7 +12,23 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import duckdb
 import pyarrow as pa
+import pytest
+
+import tfsql
+
+#: The build tfsql loads is the V2 one (DuckDB 2): it takes COPY from plain columns.
+V2_BUILD = "duckdb-v" in tfsql.duckdb_extension_path()
+#: COPY from plain columns is the V2 build's; the v1 build of DuckDB 1.5.6 takes one
+#: STRUCT column, and DuckDB 1.4 has no COPY functions for extensions
+#: (docs/duckdb-extension.md).
+needs_v2_copy = pytest.mark.skipif(not V2_BUILD, reason="COPY from plain columns is the V2 build's (DuckDB 2)")
+#: Any native COPY: DuckDB 1.4 gives extensions no COPY functions.
+needs_copy_functions = pytest.mark.skipif(
+    tuple(int(p) for p in duckdb.__version__.split(".")[:3] if p.isdigit()) < (1, 5, 6),
+    reason="DuckDB before 1.5.6 gives extensions no COPY functions",
+)
 
 TABLE_SQL = (
     "CREATE TABLE t AS SELECT range::BIGINT AS id, (range % 3)::INTEGER AS part, "

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from duckdb_copy_helpers import needs_v2_copy
 
 ENDLESS = "SELECT range AS a, md5(range::VARCHAR) AS b FROM range(5000000000)"
 SMALL = "SELECT range AS a, md5(range::VARCHAR) AS b FROM range(3)"
@@ -130,7 +131,7 @@ def test_convert_interrupted_leaves_nothing_and_the_rerun_works(name, big_parque
 @pytest.mark.parametrize(
     "copy",
     [
-        "COPY ({query}) TO 'out.tfrecord' (FORMAT tfrecord)",
+        pytest.param("COPY ({query}) TO 'out.tfrecord' (FORMAT tfrecord)", marks=needs_v2_copy),
         "COPY ({query}) TO 'out.parquet' (FORMAT parquet)",
     ],
 )

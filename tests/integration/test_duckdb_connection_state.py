@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import tfsql
+from duckdb_copy_helpers import V2_BUILD, needs_v2_copy
 
 TABLE = pa.table({"id": [1, 2, 3], "p": ["a", "b", "a"]})
 
@@ -71,10 +72,8 @@ STATEMENTS = {
 
 #: COPY from plain columns is the V2 build's (DuckDB 2); DuckDB 1.4 has no COPY functions
 #: for extensions and the v1 build of 1.5.6 takes one STRUCT column (docs/duckdb-extension.md).
-V2 = "duckdb-v" in tfsql.duckdb_extension_path()
-if not V2:
+if not V2_BUILD:
     STATEMENTS = {k: v for k, v in STATEMENTS.items() if not k.startswith("copy")}
-needs_v2_copy = pytest.mark.skipif(not V2, reason="COPY from plain columns is the V2 build's")
 
 
 @pytest.fixture(scope="module")

@@ -31,7 +31,7 @@ import tfsql
 from tfsql import _reference as ref
 from tfsql._proto import Example
 from tfsql.duckdb.extension import ExtensionNotAvailable, extension_available, v2_extension_path
-from duckdb_copy_helpers import TABLE_SQL, arrow_of
+from duckdb_copy_helpers import TABLE_SQL, arrow_of, needs_copy_functions
 
 pytestmark = pytest.mark.skipif(not extension_available(), reason="this tfsql was built without its DuckDB extension")
 
@@ -533,6 +533,7 @@ def test_tfsql_files_command_lists_files_and_counts(tmp_path):
     ]
 
 
+@needs_copy_functions
 def test_connect_copy_takes_the_native_struct_row_form_too(tmp_path):
     """A statement written for the native COPY writes the same records in tfsql.connect()."""
     con = tfsql.connect()

@@ -14,6 +14,7 @@ import pytest
 
 import tfsql
 from tfsql.demo import reviews_table
+from duckdb_copy_helpers import needs_v2_copy
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
@@ -49,6 +50,7 @@ def test_polars_end_to_end(tmp_path, capsys):
     assert "weekend sessions per country:" in capsys.readouterr().out
 
 
+@needs_v2_copy
 def test_duckdb_end_to_end(tmp_path, capsys):
     result = example("duckdb_end_to_end")(str(tmp_path))
     rows = reviews_table(rows=3000).to_pylist()

@@ -399,8 +399,9 @@ def test_kindless_feature_hint_says_how_to_keep_it(tmp_path):
 def test_count_on_featureless_files_in_duckdb_and_polars(tmp_path):
     path = write_records(tmp_path / "e.tfrecord", [example({}), example({}), example({})])
     # the extension gives such files the filename column (DuckDB scans no table without columns)
-    assert tfsql.connect().sql(f"SELECT count(*) FROM tfrecord_scan('{path}')").fetchall() == [(3,)]
-    files = tfsql.connect().sql(f"SELECT DISTINCT filename FROM tfrecord_scan('{path}')").fetchall()
+    con = tfsql.connect()
+    assert con.sql(f"SELECT count(*) FROM tfrecord_scan('{path}')").fetchall() == [(3,)]
+    files = con.sql(f"SELECT DISTINCT filename FROM tfrecord_scan('{path}')").fetchall()
     assert files == [(str(path),)]
     with pytest.warns(UserWarning, match="record_type='bytes'"):
         frame = tfsql.scan_tfrecord(path).select(pl.len()).collect()

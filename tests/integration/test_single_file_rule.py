@@ -15,6 +15,7 @@ import tfsql
 import tfsql.polars  # registers the namespaces
 from tfsql.cli import main
 from tfsql.naming import TFRECORD_SUFFIXES, is_single_file_target
+from duckdb_copy_helpers import needs_v2_copy
 
 
 def ids(path) -> list[int]:
@@ -184,6 +185,7 @@ def test_a_partitioned_polars_write_and_sink_make_a_directory(tmp_path):
         assert _hive_rows(tmp_path / name) == [(1, 10), (1, 30), (2, 20)]
 
 
+@needs_v2_copy
 def test_a_partitioned_copy_makes_a_directory(tmp_path):
     with tfsql.connect() as con:
         con.register("t", PARTITIONED)

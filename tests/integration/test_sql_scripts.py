@@ -17,6 +17,7 @@ import pytest
 import tfsql
 from tfsql.cli import main
 from tfsql.demo import reviews_table
+from duckdb_copy_helpers import needs_v2_copy
 
 ROWS = 2000
 REPO = Path(__file__).resolve().parents[2]
@@ -25,9 +26,6 @@ SCRIPTS = sorted((REPO / "tfsql" / "sql").glob("*.sql"))
 
 #: The packaged scripts write with COPY t TO from plain columns: the V2 build's (DuckDB 2);
 #: the v1 build of DuckDB 1.x takes one STRUCT column, and 1.4 has no COPY functions.
-needs_v2_copy = pytest.mark.skipif(
-    "duckdb-v" not in tfsql.duckdb_extension_path(), reason="the scripts' COPY is the V2 build's"
-)
 
 
 @pytest.fixture(scope="module")

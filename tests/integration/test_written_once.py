@@ -28,7 +28,7 @@ from tfsql.cli import main as cli_main
 from tfsql.duckdb.extension import extension_available
 from tfsql.naming import NAME_COMPRESSIONS, TFRECORD_SUFFIXES, compression_from_name
 from tfsql.options import RECORD_TYPES
-from duckdb_copy_helpers import check_race, race
+from duckdb_copy_helpers import check_race, needs_v2_copy, race
 
 pl = pytest.importorskip("polars")
 
@@ -123,6 +123,7 @@ def test_polars_refuses_the_mismatch(tmp_path):
     assert os.listdir(tmp_path) == []
 
 
+@needs_v2_copy
 def test_connect_copy_and_the_cli_refuse_the_mismatch(tmp_path, capsys):
     con = tfsql.connect()
     with pytest.raises(Exception, match=MISMATCH[1:]):  # the native COPY names the whole path
@@ -188,7 +189,7 @@ def _written_by(writer: str, target: Path) -> None:
         con.sql(f"COPY (SELECT {{'x': x}} AS f, p FROM t) TO '{target}' (FORMAT tfrecord, PARTITION_BY (p))")
 
 
-@pytest.mark.parametrize("writer", ["native", "connect", "write_tfrecord", "polars"])
+@pytest.mark.parametrize("writer", ["native", pytest.param("connect", marks=needs_v2_copy), "write_tfrecord", "polars"])
 def test_an_empty_partition_value_reads_back_as_empty_everywhere(tmp_path, writer):
     if writer == "native" and not HAS_COPY:
         pytest.skip("native COPY needs the extension and DuckDB >= 1.5.6")
