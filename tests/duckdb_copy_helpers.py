@@ -45,6 +45,24 @@ def arrow_of(relation) -> pa.Table:
     return result if isinstance(result, pa.Table) else result.read_all()
 
 
+#: A COPY writer process for :func:`race`: ``python script EXTENSION STATEMENT`` loads
+#: the extension, prints ``ready``, waits for a line on stdin, runs the statement and
+#: prints ``ok`` or ``failed: <DuckDB's error>``.
+COPY_WRITER = r"""
+import sys, duckdb
+con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
+con.sql("LOAD '" + sys.argv[1] + "'")
+con.sql("SELECT 1").fetchall()
+sys.stdout.write("ready\n"); sys.stdout.flush()
+sys.stdin.readline()
+try:
+    con.sql(sys.argv[2])
+    print("ok")
+except duckdb.Error as error:
+    print("failed: " + str(error).replace("\n", " "))
+"""
+
+
 def race(script: Path, argv: Callable[[int], list[str]], writers: tuple[int, ...] = (1, 2)) -> dict[int, str]:
     """Start one process per writer (``python script *argv(w)``), wait until each prints
     ``ready``, release them together, and return what each printed last (``ok`` or

@@ -18,7 +18,7 @@ import pytest
 
 import tfsql
 from tfsql.duckdb.extension import v2_extension_path
-from duckdb_copy_helpers import TABLE_SQL, arrow_of, check_race, race
+from duckdb_copy_helpers import COPY_WRITER, TABLE_SQL, arrow_of, check_race, race
 
 V2 = v2_extension_path(duckdb.__version__)
 pytestmark = pytest.mark.skipif(V2 is None, reason=f"no V2 extension built for duckdb {duckdb.__version__}")
@@ -335,22 +335,6 @@ def test_v1_and_v2_write_the_same_bytes(tmp_path):
     assert tfsql.read_tfrecord(str(tmp_path / "n.tfrecord")).column("id").to_pylist() == [0, None, 2]
 
 
-CONCURRENT = r"""
-import sys, duckdb
-con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
-extension, writer, target, mode = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
-con.sql("LOAD '" + extension + "'")
-sys.stdout.write("ready\n"); sys.stdout.flush()
-sys.stdin.readline()
-try:
-    con.sql("COPY (SELECT " + writer + " AS w, range AS i, repeat('x', 100) AS pad, range % 3 AS p "
-            "FROM range(60000)) TO '" + target + "' (FORMAT tfrecord, PARTITION_BY (p), " + mode + ")")
-    print("ok")
-except duckdb.Error as error:
-    print("failed: " + str(error).replace("\n", " "))
-"""
-
-
 @pytest.mark.parametrize("mode", ["OVERWRITE", "APPEND"])
 def test_two_concurrent_copies_never_mix_or_lose(con, tmp_path, mode):
     """Two processes COPY into one target at once: the target then holds exactly the rows
@@ -359,14 +343,21 @@ def test_two_concurrent_copies_never_mix_or_lose(con, tmp_path, mode):
     from collections import Counter
 
     script = tmp_path / "concurrent_writer.py"
-    script.write_text(CONCURRENT)
+    script.write_text(COPY_WRITER)
     for trial in range(3):
         target = tmp_path / f"t{trial}"
         con.sql(
             f"COPY (SELECT 0 AS w, range AS i, '' AS pad, range % 3 AS p FROM range(30)) TO '{target}' "
             "(FORMAT tfrecord, PARTITION_BY (p))"
         )
-        results = race(script, lambda w: [str(V2), str(w), str(target), mode])
+        results = race(
+            script,
+            lambda w: [
+                str(V2),
+                f"COPY (SELECT {w} AS w, range AS i, repeat('x', 100) AS pad, range % 3 AS p "
+                f"FROM range(60000)) TO '{target}' (FORMAT tfrecord, PARTITION_BY (p), {mode})",
+            ],
+        )
         counts = dict(Counter(tfsql.read_tfrecord(str(target)).column("w").to_pylist()))
         check_race(mode, results, counts, rows=60000, old_rows=30)
         assert not (target / "_tfsql.lock").exists()

@@ -28,7 +28,7 @@ from tfsql.cli import main as cli_main
 from tfsql.duckdb.extension import extension_available
 from tfsql.naming import NAME_COMPRESSIONS, TFRECORD_SUFFIXES, compression_from_name
 from tfsql.options import RECORD_TYPES
-from duckdb_copy_helpers import check_race, needs_v2_copy, race
+from duckdb_copy_helpers import COPY_WRITER, check_race, needs_v2_copy, race
 
 pl = pytest.importorskip("polars")
 
@@ -299,22 +299,6 @@ def test_native_copy_fails_clearly_while_write_tfrecord_holds_the_target(tmp_pat
     assert tfsql.read_tfrecord(str(target)).column("v").to_pylist() == [2]
 
 
-CONCURRENT = r"""
-import sys, duckdb, tfsql
-con = tfsql.load_extension(duckdb.connect(config={"allow_unsigned_extensions": "true"}))
-writer, target, mode = sys.argv[1], sys.argv[2], sys.argv[3]
-con.sql("SELECT 1").fetchall()
-sys.stdout.write("ready\n"); sys.stdout.flush()
-sys.stdin.readline()
-try:
-    con.sql("COPY (SELECT {'w': " + writer + ", 'i': range, 'pad': repeat('x', 100)} AS f, range % 3 AS p "
-            "FROM range(60000)) TO '" + target + "' (FORMAT tfrecord, PARTITION_BY (p), " + mode + ")")
-    print("ok")
-except duckdb.Error as error:
-    print("failed: " + str(error).replace("\n", " "))
-"""
-
-
 @needs_copy
 @pytest.mark.parametrize("mode", ["OVERWRITE", "APPEND"])
 def test_two_concurrent_native_copies_never_mix_or_lose(tmp_path, mode):
@@ -322,14 +306,21 @@ def test_two_concurrent_native_copies_never_mix_or_lose(tmp_path, mode):
     exactly the rows of the writers that reported success (OVERWRITE: one writer's whole
     data; APPEND: the old data plus each successful writer's), and a failure says why."""
     script = tmp_path / "concurrent_writer.py"  # (not copy.py: it would shadow the copy module)
-    script.write_text(CONCURRENT)
+    script.write_text(COPY_WRITER)
     for trial in range(6):
         target = tmp_path / f"t{trial}"
         con = native()
         con.sql(
             f"COPY (SELECT {{'w': 0, 'i': range, 'pad': ''}} AS f, range % 3 AS p FROM range(30)) TO '{target}' (FORMAT tfrecord, PARTITION_BY (p))"
         )
-        results = race(script, lambda w: [str(w), str(target), mode])
+        results = race(
+            script,
+            lambda w: [
+                tfsql.duckdb_extension_path(),
+                f"COPY (SELECT {{'w': {w}, 'i': range, 'pad': repeat('x', 100)}} AS f, range % 3 AS p "
+                f"FROM range(60000)) TO '{target}' (FORMAT tfrecord, PARTITION_BY (p), {mode})",
+            ],
+        )
         counts = dict(
             native()
             .sql(f"SELECT f.w, count(*) FROM (SELECT {{'w': w}} AS f FROM tfrecord_scan('{target}')) GROUP BY ALL")
