@@ -38,7 +38,7 @@ from typing import Any
 
 from tfsql.errors import FileChangedError
 
-__all__ = ["FileStamp", "GuardedFile"]
+__all__ = ["FileStamp", "GuardedFile", "expected_stamp"]
 
 
 if hasattr(os, "preadv"):
@@ -72,6 +72,26 @@ class FileStamp:
         """
         return cls(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
+    def change(self, now: "FileStamp") -> str | None:
+        """How ``now``, a later ``stat`` of the file, differs from this stamp:
+        ``"replaced"`` (another file), ``"size"``, ``"modified"``, or None.
+
+        >>> stamp = FileStamp(dev=1, ino=2, size=10, mtime_ns=5)
+        >>> [stamp.change(FileStamp(1, i, s, m)) for i, s, m in [(2, 10, 5), (3, 10, 5), (2, 9, 5), (2, 10, 6)]]
+        [None, 'replaced', 'size', 'modified']
+        """
+        if (now.dev, now.ino) != (self.dev, self.ino):
+            return "replaced"
+        if now.size != self.size:
+            return "size"
+        return "modified" if now.mtime_ns != self.mtime_ns else None
+
+
+def expected_stamp(stamps: dict[str, FileStamp], path: str, now: FileStamp, size: int) -> FileStamp:
+    """The stamp ``path`` must match in this scan: that of its first open (``now``, with
+    the size it was listed with), recorded in ``stamps`` when this is that open."""
+    return stamps.setdefault(path, FileStamp(now.dev, now.ino, size, now.mtime_ns))
+
 
 class GuardedFile:
     """An unbuffered binary file that raises :class:`~tfsql.errors.FileChangedError`
@@ -94,10 +114,7 @@ class GuardedFile:
             raise FileChangedError("deleted", path=display) from None
         try:
             now = FileStamp.of(os.fstat(raw.fileno()))
-            expected = stamps.setdefault(path, FileStamp(now.dev, now.ino, size, now.mtime_ns))
-            if (now.dev, now.ino) != (expected.dev, expected.ino):
-                raise FileChangedError("replaced", path=display)
-            guarded = cls(raw, display=display, expected=expected)
+            guarded = cls(raw, display=display, expected=expected_stamp(stamps, path, now, size))
             guarded.check(now)
         except BaseException:
             raw.close()
@@ -105,13 +122,15 @@ class GuardedFile:
         return guarded
 
     def check(self, now: FileStamp | None = None) -> None:
-        """Raise when the open file's size or modification time is not the expected one."""
+        """Raise when the open file is not the expected one, or its size or modification
+        time is not the expected one."""
         if now is None:
             now = FileStamp.of(os.fstat(self._raw.fileno()))
-        if now.size != self._expected.size:
+        change = self._expected.change(now)
+        if change == "size":
             raise FileChangedError("size", path=self._display, before=self._expected.size, after=now.size)
-        if now.mtime_ns != self._expected.mtime_ns:
-            raise FileChangedError("modified", path=self._display)
+        if change is not None:
+            raise FileChangedError(change, path=self._display)
 
     def readinto(self, view: Any) -> int:
         got = self._raw.readinto(view) or 0

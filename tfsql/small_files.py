@@ -42,7 +42,7 @@ from typing import Sequence
 import numpy as np
 
 from tfsql._codec import codec
-from tfsql.file_guard import FileStamp
+from tfsql.file_guard import FileStamp, expected_stamp
 from tfsql.framing import RecordBlock
 
 __all__ = ["SmallFiles", "read_small_files", "SMALL_FILE_BYTES"]
@@ -144,18 +144,11 @@ def _read_one(path: str, size: int, into: memoryview, stamps: dict) -> bool:
     except OSError:
         return False
     try:
-        before = os.fstat(fd)
-        if before.st_size != size:
+        before = FileStamp.of(os.fstat(fd))
+        expected = expected_stamp(stamps, path, before, size)
+        if expected.change(before) is not None or os.preadv(fd, [into], 0) != size:
             return False
-        stamp = stamps.get(path)
-        if stamp is None:
-            stamps[path] = FileStamp(before.st_dev, before.st_ino, size, before.st_mtime_ns)
-        elif (stamp.dev, stamp.ino, stamp.mtime_ns) != (before.st_dev, before.st_ino, before.st_mtime_ns):
-            return False
-        if os.preadv(fd, [into], 0) != size:
-            return False
-        after = os.fstat(fd)
-        return after.st_size == size and after.st_mtime_ns == before.st_mtime_ns
+        return expected.change(FileStamp.of(os.fstat(fd))) is None
     except OSError:
         return False
     finally:
