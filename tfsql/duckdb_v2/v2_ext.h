@@ -25,7 +25,7 @@
  *   reports.c   the reports (report_book.c) per connection, skipped damage to DuckDB's
  *               log, tfrecord_last_error(), tfrecord_rejects()
  *
- * Traps of the V2 headers (measured; ../shared/design/duckdb-v2-probe): a file includes
+ * Traps of the V2 headers (measured against DuckDB 2.0.1): a file includes
  * either this header or duckdb_ext.h, never both; DUCKDB_EXTENSION_EXTERN comes before
  * any API use; a value's type is duckdb_v2_value_get_logical_type (value_get_type reads a
  * TYPE-typed value); duckdb_v2_vector_set_size comes before duckdb_v2_vector_set_value.
