@@ -34,7 +34,6 @@ typedef struct {
     PyObject *read;   /* callable(view, offset) -> int, or NULL (fd) */
     PyObject *window; /* callable(n) -> writable buffer, or NULL (a Buffer) */
     PyObject *check;  /* callable() before each read (an interrupt check), or NULL */
-    unsigned long main_ident; /* the main thread, whose reads also run Python's signal handlers */
     PyObject *cur, *prev; /* the windows the reader reads from (prev: while copying) */
     Py_buffer cur_view, prev_view;
     int py_error;
@@ -115,11 +114,15 @@ done:
     return rc;
 }
 
+/* threading.main_thread().ident, known once the first reader is made (with the GIL);
+ * reads on that thread also run Python's signal handlers. */
+static unsigned long main_ident = 0;
+
 /* Before each read: the interrupt check, and on the main thread Python's signal
  * handlers (Ctrl-C), which otherwise would wait for the core to return -- after a
  * resync through all of a file's damage, however large. */
 static int interrupted(ReaderObject *self) {
-    int on_main = PyThread_get_thread_ident() == self->main_ident;
+    int on_main = PyThread_get_thread_ident() == main_ident;
     if (self->check == NULL && !on_main) {
         return 0;
     }
@@ -242,22 +245,22 @@ static void Reader_dealloc(ReaderObject *self) {
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-/* threading.main_thread().ident (0 with an exception set), asked once. */
-static unsigned long main_thread_ident(void) {
-    static unsigned long ident = 0;
-    if (ident == 0) {
+/* Learn main_ident (the GIL held): 0, or -1 with an exception set. */
+static int know_main_thread(void) {
+    if (main_ident == 0) {
         PyObject *threading = PyImport_ImportModule("threading");
         PyObject *main = threading ? PyObject_CallMethod(threading, "main_thread", NULL) : NULL;
         PyObject *id = main ? PyObject_GetAttrString(main, "ident") : NULL;
-        ident = id ? PyLong_AsUnsignedLong(id) : 0;
-        if (ident == (unsigned long)-1 && PyErr_Occurred()) {
-            ident = 0;
-        }
+        unsigned long ident = id ? PyLong_AsUnsignedLong(id) : 0;
         Py_XDECREF(id);
         Py_XDECREF(main);
         Py_XDECREF(threading);
+        if (PyErr_Occurred()) {
+            return -1;
+        }
+        main_ident = ident;
     }
-    return ident;
+    return 0;
 }
 
 static int Reader_init(ReaderObject *self, PyObject *args, PyObject *kwds) {
@@ -329,7 +332,7 @@ static int Reader_init(ReaderObject *self, PyObject *args, PyObject *kwds) {
         Py_INCREF(check);
         self->check = check;
     }
-    if ((self->main_ident = main_thread_ident()) == 0) {
+    if (know_main_thread() != 0) {
         return -1;
     }
     reader_init(&self->r, reader_read, self, size, compression, zlib, self->path);
