@@ -145,8 +145,17 @@ def once(*_):  # Ctrl-C raises KeyboardInterrupt once (Polars passes it on again
 signal.signal(signal.SIGINT, once)
 if front == "duckdb":  # con.interrupt() from another thread, 0.5 s in
     threading.Timer(0.5, con.interrupt).start()
-elif front == "registered-interrupt":  # the dataset's interrupts and DuckDB's, 0.5 s in
-    threading.Timer(0.5, lambda: (interrupts.interrupt(), con.interrupt())).start()
+elif front == "registered-interrupt":  # the dataset's interrupts and DuckDB's, 0.5 s
+    # after the scan began (an interrupt before it is, by design, not the scan's: under
+    # load DuckDB may take longer than 0.5 s to plan the query and start the scan)
+    scan_began = threading.Event()
+    check = interrupts.check
+    interrupts.check = lambda: (scan_began.set(), check())[1]
+    def stop_the_running_scan():
+        if scan_began.wait(30):
+            time.sleep(0.5)
+            interrupts.interrupt(), con.interrupt()
+    threading.Thread(target=stop_the_running_scan, daemon=True).start()
 else:  # Ctrl-C, 0.5 s in
     threading.Timer(0.5, lambda: signal.raise_signal(signal.SIGINT)).start()
 try:
