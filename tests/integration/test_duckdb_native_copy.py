@@ -104,7 +104,8 @@ def con(tmp_path, monkeypatch):
     ],
 )
 def test_copy_to_writes_the_bytes_write_tfrecord_writes(con, tmp_path, name, options, python_options):
-    rows = con.sql(f"COPY (SELECT t FROM t ORDER BY id) TO '{name}' (FORMAT tfrecord{options})").fetchall()
+    # (execute: duckdb 1.5's con.sql() returns no relation for a COPY)
+    rows = con.execute(f"COPY (SELECT t FROM t ORDER BY id) TO '{name}' (FORMAT tfrecord{options})").fetchall()
     assert rows == [(300,)]
     expected = tmp_path / "python"
     expected.mkdir()
@@ -299,7 +300,7 @@ def written(tmp_path):
 def test_copy_from_casts_to_the_table_columns_by_position(written):
     con = native()
     con.sql("CREATE TABLE d (k INTEGER, s DOUBLE, n VARCHAR)")
-    assert con.sql(f"COPY d FROM '{written}' (FORMAT tfrecord)").fetchall() == [(10,)]
+    assert con.execute(f"COPY d FROM '{written}' (FORMAT tfrecord)").fetchall() == [(10,)]
     assert con.sql("SELECT * FROM d ORDER BY k LIMIT 2").fetchall() == [(0, 0.0, "n0"), (1, 0.5, "n1")]
     con.sql("CREATE TABLE small (k TINYINT, s FLOAT, n BLOB)")
     con.sql(f"COPY small FROM '{written}' (FORMAT tfrecord, RECORD_TYPE 'example')")
@@ -323,7 +324,7 @@ def test_copy_from_errors_name_the_columns(written, tmp_path):
     with pytest.raises(duckdb.Error, match='the value 300 does not fit the table\'s column "big"'):
         con.sql(f"COPY tiny FROM '{tmp_path / 'big.tfrecord'}' (FORMAT tfrecord)")
     assert con.sql("SELECT count(*) FROM tiny").fetchall() == [(0,)]
-    with pytest.raises(duckdb.BinderException, match="'bogus' is not a supported option"):
+    with pytest.raises(duckdb.BinderException, match="(?i)'bogus' is not a supported option"):
         con.sql(f"COPY tiny FROM '{written}' (FORMAT tfrecord, BOGUS 1)")
 
 

@@ -149,24 +149,18 @@ needs_copy = pytest.mark.skipif(
 ROW = "{" + ", ".join(f"'{name}': {name}" for name in DUCKDB_COLUMNS) + "}"
 
 
-def duckdb_readers(target: Path) -> dict[str, tuple[list, list]]:
-    """(column types, rows) of ``SELECT *`` over `target` through each SQL reader, rows
-    in ``i64``/partition order."""
+def duckdb_readers(target: Path) -> dict[str, tuple[list[str], pa.Table]]:
+    """(column types, rows as Arrow) of ``SELECT *`` over `target` through each SQL
+    reader, rows in ``i64``/partition order."""
     query = f"SELECT * FROM tfrecord_scan('{target}') ORDER BY part, i64"
-    readers = {}
-    con = tfsql.connect()
-    rel = con.sql(query)
-    readers["tfsql.connect"] = ([str(t) for t in rel.types], rel.fetchall())
+    readers = {"tfsql.connect": sql_result(tfsql.connect().sql(query))}
     if extension_available():
-        native = native_connection()
-        rel = native.sql(query)
-        readers["extension"] = ([str(t) for t in rel.types], rel.fetchall())
+        readers["extension"] = sql_result(native_connection().sql(query))
     return readers
 
 
-def duckdb_expected(con: duckdb.DuckDBPyConnection) -> tuple[list, list]:
-    rel = con.sql("SELECT * FROM src ORDER BY part, i64")
-    return [str(t) for t in rel.types], rel.fetchall()
+def duckdb_expected(con: duckdb.DuckDBPyConnection) -> tuple[list[str], pa.Table]:
+    return sql_result(con.sql("SELECT * FROM src ORDER BY part, i64"))
 
 
 @needs_copy
