@@ -533,6 +533,11 @@ def sniff_format(head: _BufferLike) -> Optional[str]:
     decompressed bytes), ``"json"``, ``"text"``; None for a TFRecord header or anything
     else."""
 
+def looks_like_sequence_example(record: _BufferLike) -> bool:
+    """Whether a record read as an Example is really a ``tf.train.SequenceExample``: it
+    parses as one and a step of one of its feature lists (a repeated key keeping its
+    last entry) has a kind set, so reading it as an Example drops its feature lists."""
+
 def index_check(text: bytes, fd: int, file_size: int, spans: bool) -> Tuple[int, Optional[bytes], Optional[bytes]]:
     """Validate the whole index sidecar ``text`` of an uncompressed file of ``file_size``
     bytes open as ``fd`` (-1: its last record header is not read): lines ``"<offset>

@@ -457,6 +457,19 @@ static PyObject *rules_sniff_format(PyObject *self, PyObject *arg) {
     return format != NULL ? PyUnicode_FromString(format) : Py_NewRef(Py_None);
 }
 
+/* looks_like_sequence_example(record: bytes-like) -> bool
+ * (tfsql_looks_like_sequence_example) */
+static PyObject *rules_looks_like_sequence_example(PyObject *self, PyObject *arg) {
+    (void)self;
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE)) {
+        return NULL;
+    }
+    int looks = tfsql_looks_like_sequence_example((const uint8_t *)view.buf, (size_t)view.len);
+    PyBuffer_Release(&view);
+    return PyBool_FromLong(looks);
+}
+
 /* walk_action(kind, context) -> action (see tfsql_walk_action) */
 static PyObject *rules_walk_action(PyObject *self, PyObject *args) {
     (void)self;
@@ -1149,6 +1162,8 @@ PyMethodDef tfsql_rules_methods[] = {
      "detect_compression(head) -> 'gzip', 'zlib' or None"},
     {"sniff_format", rules_sniff_format, METH_O,
      "sniff_format(head) -> 'parquet', 'orc', 'arrow', 'png', 'jpeg', 'gzip', 'json', 'text' or None"},
+    {"looks_like_sequence_example", rules_looks_like_sequence_example, METH_O,
+     "looks_like_sequence_example(record) -> bool: an Example record that is a SequenceExample"},
     {"walk_action", rules_walk_action, METH_VARARGS,
      "walk_action(kind, context) -> what a listing does with an entry"},
     {"intent_parse", rules_intent_parse, METH_O,

@@ -98,6 +98,7 @@ from tfsql._reference.reader import (
 from tfsql._reference.decoding import (
     Builder,
     Decoder,
+    looks_like_sequence_example,
 )
 from tfsql._reference.encoding import (
     Encoder,
@@ -206,6 +207,7 @@ __all__ = [
     "READER_WINDOW_READ",
     "Builder",
     "Decoder",
+    "looks_like_sequence_example",
     "Encoder",
     "summarize",
     "InferenceError",

@@ -1169,6 +1169,14 @@ int tfsql_detect_compression(const uint8_t *head, size_t n);
  * tfsql.messages.NOT_TFRECORD. */
 const char *tfsql_sniff_format(const uint8_t *head, size_t n);
 
+/* Whether a record read as an Example is really a tf.train.SequenceExample: it parses as
+ * one (protobuf's checks) and a step of one of its feature lists (a map's repeated key
+ * keeping its last entry) has a kind set. Example has no field 2, so reading it as an
+ * Example drops its feature lists; each binding warns when a file's first record looks
+ * so (sequence_hint.c). Other protobufs can parse as a SequenceExample with feature
+ * lists, but their steps rarely set a kind. */
+int tfsql_looks_like_sequence_example(const uint8_t *record, size_t len);
+
 /* -- the crash-recovery intent record (tfsql/core/intent.c) ------------------------ */
 
 #define TFSQL_INTENT_NAME "_tfsql-intent.json"

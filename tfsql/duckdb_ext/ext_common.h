@@ -300,14 +300,6 @@ void reports_log_skip(const char *message);
 /* A warning (DuckDB's log on V2; v1 has no channel for one). */
 void reports_warning(const char *message);
 
-/* -- sequences.c ------------------------------------------------------------------------ */
-/* Whether a record has feature lists holding values (a SequenceExample's). */
-int looks_like_sequence_example(const uint8_t *record, size_t len);
-/* Warn (reports_warning) when b reads Examples and `record`, a first record of `path`,
- * looks like a SequenceExample (tfsql.inference's warning). */
-void warn_if_sequence_example(const tfbind *b, const char *path, const uint8_t *record,
-                              size_t len);
-
 /* -- report_book.c: the rows of tfrecord_last_error() and tfrecord_rejects() --------- */
 /* A copy of a connection's reports, sorted by file and offset. */
 typedef struct {
