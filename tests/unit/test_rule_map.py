@@ -57,6 +57,11 @@ LOGIC = {
         r"""WhichOneof\(["']kind["']\)""",
         r"\bfeature_has_kind\(",
     ],
+    "tfsql_index_sidecar_path": [r"\.%s\.idx", r"\.\{name\}\.idx"],  # the sidecar's name spelled again
+    "tfsql_index_fresh": [  # the freshness comparison
+        r"mtime_ns\s*(?:<|>=)\s*\w*mtime_ns",
+        r"st_mtime\s*(?:<|>=)\s*\w+\.st_mtime\b",
+    ],
     "reader_next": [r"\.unused_data\b", r"\.unconsumed_tail\b"],  # inflating gzip members, zlib streams
     "reader_skip": [r"next \+= 16 \+ (?:d->)?length\b"],  # stepping over a record whose data CRC failed
 }

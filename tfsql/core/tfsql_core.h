@@ -1238,4 +1238,16 @@ typedef int64_t (*tfsql_read_at)(void *ctx, uint64_t offset, uint8_t *buf, size_
 int64_t tfsql_index_check(const char *text, size_t n, uint64_t file_size, tfsql_read_at read_at,
                           void *ctx, uint64_t *offsets, uint64_t *sizes, char *why, size_t whylen);
 
+/* The index sidecar of the file `path` (n bytes): ".<name>.idx" beside it, the bytes up
+ * to the last '/' kept as they are (any path: local, a URL, a relative name). Writes it to
+ * out, which has room for n + TFSQL_INDEX_SIDECAR_EXTRA bytes, NUL-terminated, and
+ * returns its length. */
+#define TFSQL_INDEX_SIDECAR_EXTRA 6
+size_t tfsql_index_sidecar_path(const char *path, size_t n, char *out);
+
+/* Whether a sidecar last modified at index_mtime_ns (nanoseconds since the epoch) may
+ * describe a file modified at file_mtime_ns: it is not older. An older one is ignored
+ * (stale: the file was written again after it) before its text is even read. */
+int tfsql_index_fresh(int64_t index_mtime_ns, int64_t file_mtime_ns);
+
 #endif /* TFSQL_CORE_H */

@@ -211,6 +211,9 @@ char *fs_same_spelling(const char *asked, const char *got);
 
 /* -- reading.c ---------------------------------------------------------------- */
 
+/* A stat's modification time in nanoseconds. */
+int64_t stat_mtime_ns(const struct stat *st);
+
 /* One open file, checked for changes after every read (tfsql.file_guard). */
 typedef struct {
     int fd;
@@ -876,6 +879,9 @@ long long walked_count(const tfbind *b, const tfile *f, int comp, long long stop
 /* The record count an index sidecar gives for `path` (size `size`), or -1 when there is
  * none or it does not match the file. */
 long long indexed_count(const char *path, int64_t size);
+/* The index sidecar of `path` (tfsql_index_sidecar_path): a new string, NULL when out of
+ * memory. */
+char *index_sidecar(const char *path);
 /* Whether the replacement scan reads table `name` (FROM 'x.tfrecord') as TFRecord. */
 int is_tfrecord_name(const char *name);
 

@@ -322,11 +322,7 @@ uint64_t infer_key(const tfbind *b) {
         stamps[i].path = b->files.items[i].path;
         stamps[i].path_len = strlen(b->files.items[i].path);
         stamps[i].size = (uint64_t)st.st_size;
-#if defined(__APPLE__)
-        stamps[i].mtime_ns = (uint64_t)st.st_mtimespec.tv_sec * 1000000000u + (uint64_t)st.st_mtimespec.tv_nsec;
-#else
-        stamps[i].mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
-#endif
+        stamps[i].mtime_ns = (uint64_t)stat_mtime_ns(&st);
     }
     uint64_t h = tfsql_listing_key(seed, stamps, b->files.n);
     free(stamps);
