@@ -240,10 +240,7 @@ def discover(
         item = items[empty]
         if glob and has_glob_magic(resolved[empty]):
             raise NoDataError.no_match(item)
-        raise NoDataError(
-            f"no files found in the directory {item!r}: it is empty or holds only hidden files "
-            "(names starting with . or _); check the path"
-        )
+        raise NoDataError.empty_directory(item)
     local = isinstance(chosen_fs, LocalFileSystem)
     files = []
     for e in (entries[i] for i in order):

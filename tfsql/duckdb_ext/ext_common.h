@@ -266,6 +266,10 @@ typedef struct {
 
 /* A phrase of the SQL dialect (tfsql.messages.DIALECTS["sql"][key]), "" when unknown. */
 const char *sql_phrase(const char *key);
+/* Into err (cap bytes): why source item `item` names no data file: a glob that matches
+ * nothing (no_match), or a directory holding none (messages.py's NO_MATCH,
+ * NO_FILES_IN_DIRECTORY). */
+void no_data_message(char *err, size_t cap, const char *item, int no_match);
 /* Every phrase of the SQL dialect (a table ending {NULL, NULL}), for the core's renders. */
 const tfsql_field *sql_phrases(void);
 /* e = a `cls` error of `reason` in `path`, every other field unknown. */
