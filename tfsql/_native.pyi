@@ -533,6 +533,19 @@ def sniff_format(head: _BufferLike) -> Optional[str]:
     decompressed bytes), ``"json"``, ``"text"``; None for a TFRecord header or anything
     else."""
 
+def index_sidecar_path(path: str) -> str:
+    """The index sidecar of the file ``path`` (local, a URL or relative): ``.<name>.idx``
+    beside it, the part up to the last ``/`` kept as it is."""
+
+def index_fresh(index_mtime_ns: int, file_mtime_ns: int) -> bool:
+    """Whether a sidecar modified at ``index_mtime_ns`` may describe a file modified at
+    ``file_mtime_ns`` (nanoseconds): it is not older; an older one is stale."""
+
+def looks_like_sequence_example(record: _BufferLike) -> bool:
+    """Whether a record read as an Example is really a ``tf.train.SequenceExample``: it
+    parses as one and a step of one of its feature lists (a repeated key keeping its
+    last entry) has a kind set, so reading it as an Example drops its feature lists."""
+
 def index_check(text: bytes, fd: int, file_size: int, spans: bool) -> Tuple[int, Optional[bytes], Optional[bytes]]:
     """Validate the whole index sidecar ``text`` of an uncompressed file of ``file_size``
     bytes open as ``fd`` (-1: its last record header is not read): lines ``"<offset>

@@ -457,6 +457,49 @@ static PyObject *rules_sniff_format(PyObject *self, PyObject *arg) {
     return format != NULL ? PyUnicode_FromString(format) : Py_NewRef(Py_None);
 }
 
+/* index_sidecar_path(path: str) -> str (tfsql_index_sidecar_path) */
+static PyObject *rules_index_sidecar_path(PyObject *self, PyObject *arg) {
+    (void)self;
+    PyObject *b = encode_path(arg);
+    if (b == NULL) {
+        return NULL;
+    }
+    size_t n = (size_t)PyBytes_GET_SIZE(b);
+    char *out = (char *)malloc(n + TFSQL_INDEX_SIDECAR_EXTRA);
+    PyObject *result = NULL;
+    if (out == NULL) {
+        PyErr_NoMemory();
+    } else {
+        result = decode_path(out, tfsql_index_sidecar_path(PyBytes_AS_STRING(b), n, out));
+    }
+    free(out);
+    Py_DECREF(b);
+    return result;
+}
+
+/* index_fresh(index_mtime_ns, file_mtime_ns) -> bool (tfsql_index_fresh) */
+static PyObject *rules_index_fresh(PyObject *self, PyObject *args) {
+    (void)self;
+    long long index_ns, file_ns;
+    if (!PyArg_ParseTuple(args, "LL:index_fresh", &index_ns, &file_ns)) {
+        return NULL;
+    }
+    return PyBool_FromLong(tfsql_index_fresh((int64_t)index_ns, (int64_t)file_ns));
+}
+
+/* looks_like_sequence_example(record: bytes-like) -> bool
+ * (tfsql_looks_like_sequence_example) */
+static PyObject *rules_looks_like_sequence_example(PyObject *self, PyObject *arg) {
+    (void)self;
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE)) {
+        return NULL;
+    }
+    int looks = tfsql_looks_like_sequence_example((const uint8_t *)view.buf, (size_t)view.len);
+    PyBuffer_Release(&view);
+    return PyBool_FromLong(looks);
+}
+
 /* walk_action(kind, context) -> action (see tfsql_walk_action) */
 static PyObject *rules_walk_action(PyObject *self, PyObject *args) {
     (void)self;
@@ -1149,6 +1192,12 @@ PyMethodDef tfsql_rules_methods[] = {
      "detect_compression(head) -> 'gzip', 'zlib' or None"},
     {"sniff_format", rules_sniff_format, METH_O,
      "sniff_format(head) -> 'parquet', 'orc', 'arrow', 'png', 'jpeg', 'gzip', 'json', 'text' or None"},
+    {"index_sidecar_path", rules_index_sidecar_path, METH_O,
+     "index_sidecar_path(path) -> str: the index sidecar '.<name>.idx' beside the file"},
+    {"index_fresh", rules_index_fresh, METH_VARARGS,
+     "index_fresh(index_mtime_ns, file_mtime_ns) -> bool: the sidecar is not older than the file"},
+    {"looks_like_sequence_example", rules_looks_like_sequence_example, METH_O,
+     "looks_like_sequence_example(record) -> bool: an Example record that is a SequenceExample"},
     {"walk_action", rules_walk_action, METH_VARARGS,
      "walk_action(kind, context) -> what a listing does with an entry"},
     {"intent_parse", rules_intent_parse, METH_O,

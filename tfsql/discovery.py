@@ -91,7 +91,7 @@ class FileInfo:
     mtime_ns : int
         Its modification time as listed (0 when the filesystem gives none).
     has_index : bool or None
-        Whether its index sidecar (`tfsql.record_index.index_path`) was in the listing of
+        Whether its index sidecar (`codec.index_sidecar_path`) was in the listing of
         its directory; None when its directory was not listed (named files, glob matches).
 
     Examples
@@ -240,15 +240,12 @@ def discover(
         item = items[empty]
         if glob and has_glob_magic(resolved[empty]):
             raise NoDataError.no_match(item)
-        raise NoDataError(
-            f"no files found in the directory {item!r}: it is empty or holds only hidden files "
-            "(names starting with . or _); check the path"
-        )
+        raise NoDataError.empty_directory(item)
     local = isinstance(chosen_fs, LocalFileSystem)
     files = []
     for e in (entries[i] for i in order):
         path = e[0]
-        has_index = (_sidecar_name(path) in walked) if path in walked else None
+        has_index = (codec.index_sidecar_path(path) in walked) if path in walked else None
         files.append(FileInfo(path, e[4], e[1], None if local else _display_name(chosen_fs, path), e[5], has_index))
     return Discovered(
         filesystem=chosen_fs,
@@ -485,12 +482,6 @@ def _list_directory(
 
 
 _INTENT_SUFFIX = "/" + INTENT_NAME
-
-
-def _sidecar_name(path: str) -> str:
-    """`tfsql.record_index.index_path` of a path in the filesystem's ``/`` form."""
-    directory, _, name = path.rpartition("/")
-    return f"{directory}/.{name}.idx"
 
 
 def _read_intent(fs: fsspec.AbstractFileSystem, path: str) -> bytes | None:

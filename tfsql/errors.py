@@ -410,6 +410,15 @@ class NoDataError(TFSQLError, FileNotFoundError):
         error = cls(messages.render(messages.NO_MATCH, "python", pattern=repr(pattern)), pattern=pattern)
         return error
 
+    @classmethod
+    def empty_directory(cls, directory: str) -> NoDataError:
+        """A directory that holds no data file (`tfsql.messages.NO_FILES_IN_DIRECTORY`).
+
+        >>> print(NoDataError.empty_directory("d"))
+        no files found in the directory 'd': it is empty or holds only hidden files (names starting with . or _); check the path
+        """
+        return cls(messages.render(messages.NO_FILES_IN_DIRECTORY, "python", directory=repr(directory)))
+
     def message(self, dialect: str = "python") -> str:
         """The message, its advice spelled for ``dialect`` (:data:`tfsql.messages.DIALECTS`)."""
         if self.pattern is None:

@@ -48,7 +48,6 @@ from typing import Any, Callable, Sequence
 import pyarrow as pa
 
 from tfsql._codec import codec
-from tfsql._proto import SequenceExample
 from tfsql.decoding import translate_decode_error
 from tfsql.messages import DIALECTS
 from tfsql.errors import SchemaError
@@ -263,16 +262,10 @@ def _warn_no_features(paths: Sequence[str], record_type: int) -> None:
 
 def _warn_if_sequence_examples(block, path: str) -> None:
     """Read as Examples, SequenceExamples lose their feature lists (field 2 is unknown to
-    Example); say so when a file's first record has feature lists."""
-    first = bytes(block.buf[int(block.offsets[0]) : int(block.offsets[0] + block.lengths[0])])
-    try:
-        lists = SequenceExample.FromString(first).feature_lists.feature_list
-        # Other protobufs can parse as a SequenceExample with feature lists; real ones
-        # hold values in at least one step.
-        looks_sequence = any(step.WhichOneof("kind") for fl in lists.values() for step in fl.feature)
-    except Exception:  # not a SequenceExample either; decoding reports what is wrong
-        return
-    if looks_sequence:
+    Example); say so when a file's first record looks like one (the core's
+    ``tfsql_looks_like_sequence_example``)."""
+    start = int(block.offsets[0])
+    if codec.looks_like_sequence_example(memoryview(block.buf)[start : start + int(block.lengths[0])]):
         warnings.warn(
             f"the records of {path} look like tf.train.SequenceExample (they have feature "
             "lists), but are read as Examples, which keeps only their context features; "

@@ -52,6 +52,8 @@ _SINGLE = (
     "SKIP_REST",
     "SKIPPED",
     "FILE_CHANGED",
+    "NO_MATCH",
+    "NO_FILES_IN_DIRECTORY",
 )
 
 

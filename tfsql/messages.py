@@ -95,6 +95,11 @@ NO_MATCH = (
     "no files match the pattern {pattern}; check the pattern (pass {glob_literal} to read a path containing "
     "*, ? or [ literally)"
 )
+#: A directory that holds no data file (`tfsql.NoDataError.empty_directory`).
+NO_FILES_IN_DIRECTORY = (
+    "no files found in the directory {directory}: it is empty or holds only hidden files (names starting "
+    "with . or _); check the path"
+)
 #: What replaces `AT_BYTE_ZERO` when the file's first bytes say what it is
 #: (`tfsql.sniffing`; the keys of ``NOT_TFRECORD_WHAT`` are the C core's
 #: ``tfsql_sniff_format``): ``{what}`` from ``NOT_TFRECORD_WHAT`` (inside `GZIP_OF` for a

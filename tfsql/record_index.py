@@ -46,7 +46,6 @@ Examples
 from __future__ import annotations
 
 import os
-import posixpath
 import warnings
 from typing import Any
 
@@ -81,8 +80,7 @@ def index_path(path: str) -> str:
     >>> index_path("/data/train-0.tfrecord")
     '/data/.train-0.tfrecord.idx'
     """
-    directory, name = posixpath.split(path)
-    return posixpath.join(directory, f".{name}.idx")
+    return codec.index_sidecar_path(path)
 
 
 def index_text(path: str, *, fs: Any = None, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES) -> tuple[str, int]:
@@ -254,7 +252,7 @@ def _checked_index(path: str, fd: int | None, *, spans: bool) -> tuple[int, Any,
         data_stat = os.fstat(data_fd)
         if len(text) != index_stat.st_size:
             problem = "the index changed while being read"
-        elif index_stat.st_mtime_ns < data_stat.st_mtime_ns:
+        elif not codec.index_fresh(index_stat.st_mtime_ns, data_stat.st_mtime_ns):
             problem = "the file is newer than its index"
         else:
             try:

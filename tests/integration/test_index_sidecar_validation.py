@@ -110,3 +110,44 @@ def test_both_codecs_refuse_the_same_sidecars(tmp_path, spoil):
                 codec.index_check(bad, f.fileno(), size, False)
             whys.append(str(info.value))
         assert whys[0] == whys[1]
+
+
+def _older_within_the_second(tmp_path) -> str:
+    """A file whose sidecar is valid but older than the file by 1 µs, in the same whole
+    second (an index made before the file was rewritten)."""
+    path = str(tmp_path / "a.tfrecord")
+    tfsql.write_tfrecord(pa.table({"id": list(range(N))}), path)
+    write_index(path)
+    file_ns = 1_700_000_000_500_000_000
+    os.utime(path, ns=(file_ns, file_ns))
+    os.utime(index_path(path), ns=(file_ns - 1000, file_ns - 1000))
+    return path
+
+
+@pytest.mark.parametrize("codec", [_native, _reference], ids=["core", "reference"])
+def test_the_sidecar_rules_of_both_codecs(codec):
+    assert codec.index_sidecar_path("/data/train-0.tfrecord") == "/data/.train-0.tfrecord.idx"
+    assert codec.index_sidecar_path("train-0.tfrecord") == ".train-0.tfrecord.idx"
+    assert codec.index_sidecar_path("/a") == "/.a.idx"
+    assert codec.index_sidecar_path("s3://b/d/x") == "s3://b/d/.x.idx"
+    name = os.fsdecode(b"/d/\x80\xc3\xa9")  # not UTF-8, then an accent: kept byte for byte
+    assert os.fsencode(codec.index_sidecar_path(name)) == b"/d/.\x80\xc3\xa9.idx"
+    assert codec.index_fresh(10, 10) and codec.index_fresh(11, 10)
+    assert not codec.index_fresh(9, 10)
+    assert not codec.index_fresh(1_700_000_000_499_999_000, 1_700_000_000_500_000_000)  # same second
+
+
+def test_an_index_older_within_the_second_is_stale_in_python(tmp_path):
+    path = _older_within_the_second(tmp_path)
+    with pytest.warns(tfsql.StaleIndexWarning, match="the file is newer than its index"):
+        assert tfsql.dataset(path).count_rows() == N
+
+
+@pytest.mark.skipif(not extension_available(), reason="the DuckDB extension is not built")
+def test_an_index_older_within_the_second_is_stale_in_the_extension(tmp_path):
+    """The extension judged freshness by whole seconds, Python by nanoseconds: the same
+    sidecar was trusted by one and ignored by the other."""
+    path = _older_within_the_second(tmp_path)
+    con = tfsql.connect()
+    assert con.sql(f"SELECT records, records_source FROM tfrecord_metadata('{path}')").fetchall() == [(None, None)]
+    assert con.sql(f"SELECT records FROM tfrecord_metadata('{path}', count := true)").fetchall() == [(N,)]

@@ -78,3 +78,51 @@ def test_the_dialects_differ_only_in_their_phrases():
         sql = sql.replace(phrase, messages.DIALECTS["python"][key])
     assert sql == str(error)
     assert "compression :=" in error.message("sql") and "on_corrupt := 'skip'" in error.message("sql")
+
+
+def test_the_no_data_messages_are_worded_once():
+    """A source naming no data file (a glob matching nothing, an empty directory) is worded
+    in messages.py alone: the extension renders the generated templates, Python renders
+    them through tfsql.NoDataError."""
+    sources = _joined(glob.glob(os.path.join(ROOT, "tfsql", "duckdb_ext", "*.c")))
+    for path in glob.glob(os.path.join(ROOT, "tfsql", "*.py")):
+        if not path.endswith("messages.py"):  # its code's strings; docstrings show examples
+            sources[path] = " ".join(_code_strings(path))
+    for template in (messages.NO_MATCH, messages.NO_FILES_IN_DIRECTORY):
+        for piece in (p.strip() for p in _fixed_parts(template)):
+            found = [p for p, text in sources.items() if piece in text]
+            assert not found, (piece, found)
+
+
+def test_the_extension_words_no_data_as_python_does(tmp_path):
+    from tfsql.duckdb.extension import extension_available
+
+    if not extension_available():
+        pytest.skip("the DuckDB extension is not built")
+    (tmp_path / "_SUCCESS").write_bytes(b"")
+    con = tfsql.connect()
+    for source in (str(tmp_path), str(tmp_path / "*.tfrecord")):
+        with pytest.raises(tfsql.NoDataError) as python:
+            tfsql.dataset(source)
+        with pytest.raises(Exception) as sql:
+            con.sql(f"SELECT * FROM tfrecord_scan('{source}')")
+        assert str(sql.value).split("Error: ", 1)[1] == python.value.message("sql")
+
+
+def _code_strings(path: str) -> list[str]:
+    """The string constants of a module that are not docstrings."""
+    import ast
+
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    docstrings = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                docstrings.add(id(body[0].value))
+    return [
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+    ]

@@ -51,6 +51,17 @@ LOGIC = {
         r"\btfsql_keep_listed\(",
     ],
     "TFSQL_FEATURE_LIST_SUFFIX": [r'"__feature_list"', r"#define FEATURE_LIST_SUFFIX"],
+    "tfsql_looks_like_sequence_example": [  # a SequenceExample parsed again to see its lists
+        r"\bSequenceExample\.FromString\(",
+        r"\.feature_lists\.feature_list\b",
+        r"""WhichOneof\(["']kind["']\)""",
+        r"\bfeature_has_kind\(",
+    ],
+    "tfsql_index_sidecar_path": [r"\.%s\.idx", r"\.\{name\}\.idx"],  # the sidecar's name spelled again
+    "tfsql_index_fresh": [  # the freshness comparison
+        r"mtime_ns\s*(?:<|>=)\s*\w*mtime_ns",
+        r"st_mtime\s*(?:<|>=)\s*\w+\.st_mtime\b",
+    ],
     "reader_next": [r"\.unused_data\b", r"\.unconsumed_tail\b"],  # inflating gzip members, zlib streams
     "reader_skip": [r"next \+= 16 \+ (?:d->)?length\b"],  # stepping over a record whose data CRC failed
 }

@@ -98,6 +98,7 @@ from tfsql._reference.reader import (
 from tfsql._reference.decoding import (
     Builder,
     Decoder,
+    looks_like_sequence_example,
 )
 from tfsql._reference.encoding import (
     Encoder,
@@ -159,6 +160,8 @@ from tfsql._reference.rules import (
     is_tfds_info_name,
     detect_compression,
     index_check,
+    index_fresh,
+    index_sidecar_path,
     intent_parse,
     sniff_format,
     intent_view,
@@ -206,6 +209,7 @@ __all__ = [
     "READER_WINDOW_READ",
     "Builder",
     "Decoder",
+    "looks_like_sequence_example",
     "Encoder",
     "summarize",
     "InferenceError",
@@ -255,6 +259,8 @@ __all__ = [
     "is_tfds_info_name",
     "detect_compression",
     "index_check",
+    "index_fresh",
+    "index_sidecar_path",
     "intent_parse",
     "sniff_format",
     "intent_view",

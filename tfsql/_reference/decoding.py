@@ -132,6 +132,21 @@ def _kind(feature) -> int:
     return _KIND_BY_ONEOF[feature.WhichOneof("kind")]
 
 
+def looks_like_sequence_example(record: Any) -> bool:
+    """Whether a record read as an Example is really a SequenceExample: it parses as one
+    and a step of one of its feature lists (the last entry of a repeated key) has a kind.
+
+    >>> looks_like_sequence_example(b"")
+    False
+    """
+    try:
+        message = _parse(bytes(_byte_view(record)), SEQUENCE_EXAMPLE, 0)
+    except DecodeError:
+        return False  # not a SequenceExample either: decoding says what is wrong
+    lists = _feature_maps(message, SEQUENCE_EXAMPLE)[FEATURE_LISTS]
+    return any(step.WhichOneof("kind") for feature_list in lists.values() for step in feature_list.feature)
+
+
 def _float_values(float_list) -> np.ndarray:
     """The exact float32 values of a FloatList, read back from protobuf's own packed
     serialization (``value[i]`` would go through a Python float and quiet sNaNs)."""

@@ -266,6 +266,21 @@ def tfds_features(document: bytes) -> Optional[tuple]:
 _INDEX_LINE = re.compile(rb"([0-9]{1,19}) ([0-9]{1,19})(?:\n|\Z)")
 
 
+def index_sidecar_path(path: str) -> str:
+    """``.<name>.idx`` beside the file, the part up to the last ``/`` kept as it is.
+
+    >>> index_sidecar_path("/data/train-0.tfrecord")
+    '/data/.train-0.tfrecord.idx'
+    """
+    directory, slash, name = path.rpartition("/")
+    return f"{directory}{slash}.{name}.idx"
+
+
+def index_fresh(index_mtime_ns: int, file_mtime_ns: int) -> bool:
+    """A sidecar not older than its file may describe it."""
+    return index_mtime_ns >= file_mtime_ns
+
+
 def index_check(text: bytes, fd: int, file_size: int, spans: bool) -> tuple[int, Optional[bytes], Optional[bytes]]:
     text = bytes(text)
     offsets: list[int] = []

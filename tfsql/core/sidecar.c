@@ -90,3 +90,19 @@ int64_t tfsql_index_check(const char *text, size_t n, uint64_t file_size, tfsql_
     }
     return lines;
 }
+
+size_t tfsql_index_sidecar_path(const char *path, size_t n, char *out) {
+    size_t dir = n;
+    while (dir > 0 && path[dir - 1] != '/') {
+        dir--;
+    }
+    memcpy(out, path, dir);
+    out[dir] = '.';
+    memcpy(out + dir + 1, path + dir, n - dir);
+    memcpy(out + n + 1, ".idx", 5);
+    return n + 5;
+}
+
+int tfsql_index_fresh(int64_t index_mtime_ns, int64_t file_mtime_ns) {
+    return index_mtime_ns >= file_mtime_ns;
+}

@@ -1169,6 +1169,14 @@ int tfsql_detect_compression(const uint8_t *head, size_t n);
  * tfsql.messages.NOT_TFRECORD. */
 const char *tfsql_sniff_format(const uint8_t *head, size_t n);
 
+/* Whether a record read as an Example is really a tf.train.SequenceExample: it parses as
+ * one (protobuf's checks) and a step of one of its feature lists (a map's repeated key
+ * keeping its last entry) has a kind set. Example has no field 2, so reading it as an
+ * Example drops its feature lists; each binding warns when a file's first record looks
+ * so (sequence_hint.c). Other protobufs can parse as a SequenceExample with feature
+ * lists, but their steps rarely set a kind. */
+int tfsql_looks_like_sequence_example(const uint8_t *record, size_t len);
+
 /* -- the crash-recovery intent record (tfsql/core/intent.c) ------------------------ */
 
 #define TFSQL_INTENT_NAME "_tfsql-intent.json"
@@ -1229,5 +1237,17 @@ typedef int64_t (*tfsql_read_at)(void *ctx, uint64_t offset, uint8_t *buf, size_
  * '\n' of the text), or -1 with why (at most whylen bytes) saying what is wrong. */
 int64_t tfsql_index_check(const char *text, size_t n, uint64_t file_size, tfsql_read_at read_at,
                           void *ctx, uint64_t *offsets, uint64_t *sizes, char *why, size_t whylen);
+
+/* The index sidecar of the file `path` (n bytes): ".<name>.idx" beside it, the bytes up
+ * to the last '/' kept as they are (any path: local, a URL, a relative name). Writes it to
+ * out, which has room for n + TFSQL_INDEX_SIDECAR_EXTRA bytes, NUL-terminated, and
+ * returns its length. */
+#define TFSQL_INDEX_SIDECAR_EXTRA 6
+size_t tfsql_index_sidecar_path(const char *path, size_t n, char *out);
+
+/* Whether a sidecar last modified at index_mtime_ns (nanoseconds since the epoch) may
+ * describe a file modified at file_mtime_ns: it is not older. An older one is ignored
+ * (stale: the file was written again after it) before its text is even read. */
+int tfsql_index_fresh(int64_t index_mtime_ns, int64_t file_mtime_ns);
 
 #endif /* TFSQL_CORE_H */

@@ -48,12 +48,6 @@ static char *temp_name(const char *path) {
                    (long)getpid(), n);
 }
 
-/* The index sidecar of `path`: '.<name>.idx' beside it (tfsql.record_index). */
-static char *index_name(const char *path) {
-    const char *slash = strrchr(path, '/');
-    int dir_len = slash ? (int)(slash - path + 1) : 0;
-    return xprintf("%.*s.%s.idx", dir_len, path, slash ? slash + 1 : path);
-}
 
 /* The index of a routed file: DuckDB's 'tmp_<name>' (OVERWRITE of a single file) gets the
  * index of <name> at once, as the statement's end (copy_target_end) runs outside any
@@ -62,10 +56,10 @@ static char *routed_index_name(const char *path) {
     const char *slash = strrchr(path, '/');
     const char *base = slash ? slash + 1 : path;
     if (strncmp(base, "tmp_", 4) != 0 || base[4] == 0) {
-        return index_name(path);
+        return index_sidecar(path);
     }
     char *moved = xprintf("%.*s%s", (int)(base - path), path, base + 4);
-    char *index = moved != NULL ? index_name(moved) : NULL;
+    char *index = moved != NULL ? index_sidecar(moved) : NULL;
     free(moved);
     return index;
 }
@@ -222,7 +216,7 @@ static void move_tmp_indexes(copy_target *t) {
         struct stat st;
         if (moved != NULL && access(c->data, F_OK) != 0 && stat(moved, &st) == 0 &&
             st.st_dev == c->dev && st.st_ino == c->ino) {
-            char *index = index_name(moved);
+            char *index = index_sidecar(moved);
             if (index != NULL) {
                 rename(c->index, index);
             }
@@ -565,7 +559,7 @@ copyfile *copyfile_open(copy_target *t, const copy_settings *s, const char *path
         /* the sidecar of the file written; one DuckDB then moves from 'tmp_<name>' gets its
          * index moved with it when the statement ends (copy_target_end) */
         f->index_final = fs_routed(f->final_path) != NULL ? routed_index_name(f->final_path)
-                                                          : index_name(f->final_path);
+                                                          : index_sidecar(f->final_path);
         f->index_temp = f->index_final ? temp_name(f->index_final) : NULL;
         if (f->index_temp == NULL) {
             snprintf(err, ERRLEN, "out of memory");

@@ -414,13 +414,7 @@ static int list_glob(const char *path, const char *item, size_t index, listing *
 
 /* Why source item `item` (its absolute form `path`) names no data file. */
 static void empty_item_error(const char *item, const char *path, int glob, char *err) {
-    if (glob && has_glob_magic(path)) {
-        snprintf(err, ERRLEN, "no files match the pattern '%s'; check the pattern (pass "
-                              "glob := false to read a path containing *, ? or [ literally)", item);
-    } else {
-        snprintf(err, ERRLEN, "no files found in the directory '%s': it is empty or holds only "
-                              "hidden files (names starting with . or _); check the path", item);
-    }
+    no_data_message(err, ERRLEN, item, glob && has_glob_magic(path));
 }
 
 /* -- routed paths (routed.c): listed through the binding's file system ------------------- */

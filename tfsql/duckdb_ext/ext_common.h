@@ -211,6 +211,9 @@ char *fs_same_spelling(const char *asked, const char *got);
 
 /* -- reading.c ---------------------------------------------------------------- */
 
+/* A stat's modification time in nanoseconds. */
+int64_t stat_mtime_ns(const struct stat *st);
+
 /* One open file, checked for changes after every read (tfsql.file_guard). */
 typedef struct {
     int fd;
@@ -263,6 +266,10 @@ typedef struct {
 
 /* A phrase of the SQL dialect (tfsql.messages.DIALECTS["sql"][key]), "" when unknown. */
 const char *sql_phrase(const char *key);
+/* Into err (cap bytes): why source item `item` names no data file: a glob that matches
+ * nothing (no_match), or a directory holding none (messages.py's NO_MATCH,
+ * NO_FILES_IN_DIRECTORY). */
+void no_data_message(char *err, size_t cap, const char *item, int no_match);
 /* Every phrase of the SQL dialect (a table ending {NULL, NULL}), for the core's renders. */
 const tfsql_field *sql_phrases(void);
 /* e = a `cls` error of `reason` in `path`, every other field unknown. */
@@ -299,14 +306,6 @@ void reports_skipped(connref c, const tferror *e);
 void reports_log_skip(const char *message);
 /* A warning (DuckDB's log on V2; v1 has no channel for one). */
 void reports_warning(const char *message);
-
-/* -- sequences.c ------------------------------------------------------------------------ */
-/* Whether a record has feature lists holding values (a SequenceExample's). */
-int looks_like_sequence_example(const uint8_t *record, size_t len);
-/* Warn (reports_warning) when b reads Examples and `record`, a first record of `path`,
- * looks like a SequenceExample (tfsql.inference's warning). */
-void warn_if_sequence_example(const tfbind *b, const char *path, const uint8_t *record,
-                              size_t len);
 
 /* -- report_book.c: the rows of tfrecord_last_error() and tfrecord_rejects() --------- */
 /* A copy of a connection's reports, sorted by file and offset. */
@@ -884,6 +883,9 @@ long long walked_count(const tfbind *b, const tfile *f, int comp, long long stop
 /* The record count an index sidecar gives for `path` (size `size`), or -1 when there is
  * none or it does not match the file. */
 long long indexed_count(const char *path, int64_t size);
+/* The index sidecar of `path` (tfsql_index_sidecar_path): a new string, NULL when out of
+ * memory. */
+char *index_sidecar(const char *path);
 /* Whether the replacement scan reads table `name` (FROM 'x.tfrecord') as TFRecord. */
 int is_tfrecord_name(const char *name);
 

@@ -23,6 +23,19 @@ static void infer_refusal(char *err, const infer_error *e) {
     tferror_raise_worded(err, &t, e->message);
 }
 
+/* A file whose first record, read as an Example, looks like a SequenceExample
+ * (tfsql_looks_like_sequence_example): its feature lists are dropped, so say so
+ * (tfsql.inference's warning; each binding's reports_warning). */
+static void warn_sequence_example(const char *path) {
+    char text[ERRLEN];
+    snprintf(text, sizeof text,
+             "the records of %s look like tf.train.SequenceExample (they have feature lists), but "
+             "are read as Examples, which keeps only their context features; pass record_type := "
+             "'sequence_example'",
+             path);
+    reports_warning(text);
+}
+
 /* Frame the inference sample of one file and fold it into `st` (the core keeps the
  * records within the file's budget), through the core's record reader (reading.c): a
  * compressed file is inflated only as far as the sample reaches. A record header over
@@ -70,9 +83,10 @@ static int sample_file(const tfbind *b, infer_state *st, const tfile *f, int tol
         if (got == 0) {
             break;
         }
-        if (w.r.first == 0) {
-            warn_if_sequence_example(b, TFILE_SHOWN(f), w.r.buf.data + load_u64(w.r.offs.data),
-                                     (size_t)load_u64(w.r.lens.data));
+        if (w.r.first == 0 && b->record_type == EXAMPLE &&
+            tfsql_looks_like_sequence_example(w.r.buf.data + load_u64(w.r.offs.data),
+                                              (size_t)load_u64(w.r.lens.data))) {
+            warn_sequence_example(TFILE_SHOWN(f));
         }
         int done;
         size_t taken;
@@ -308,11 +322,7 @@ uint64_t infer_key(const tfbind *b) {
         stamps[i].path = b->files.items[i].path;
         stamps[i].path_len = strlen(b->files.items[i].path);
         stamps[i].size = (uint64_t)st.st_size;
-#if defined(__APPLE__)
-        stamps[i].mtime_ns = (uint64_t)st.st_mtimespec.tv_sec * 1000000000u + (uint64_t)st.st_mtimespec.tv_nsec;
-#else
-        stamps[i].mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
-#endif
+        stamps[i].mtime_ns = (uint64_t)stat_mtime_ns(&st);
     }
     uint64_t h = tfsql_listing_key(seed, stamps, b->files.n);
     free(stamps);

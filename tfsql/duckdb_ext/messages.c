@@ -50,6 +50,22 @@ const char *sql_phrase(const char *key) {
     return text != NULL ? text : "";
 }
 
+void no_data_message(char *err, size_t cap, const char *item, int no_match) {
+    size_t n = strlen(item);
+    char *quoted = (char *)malloc(n + 3);
+    msg_out o = {err, cap, 0};
+    if (quoted == NULL) {
+        snprintf(err, cap, "out of memory");
+        return;
+    }
+    quoted[0] = '\'';
+    memcpy(quoted + 1, item, n);
+    memcpy(quoted + 1 + n, "'", 2);
+    msg_arg args[] = {{no_match ? "pattern" : "directory", quoted}};
+    render(&o, no_match ? TFSQL_MSG_NO_MATCH : TFSQL_MSG_NO_FILES_IN_DIRECTORY, args, 1);
+    free(quoted);
+}
+
 void tferror_init(tferror *e, int cls, const char *reason, const char *path) {
     memset(e, 0, sizeof(*e));
     e->cls = cls;

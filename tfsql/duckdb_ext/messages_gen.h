@@ -13,6 +13,8 @@
 #define TFSQL_MSG_SKIP_REST " and the bytes up to the next record whose CRCs check"
 #define TFSQL_MSG_SKIPPED "{message}; skipped {what} ({skip_mode})"
 #define TFSQL_MSG_FILE_CHANGED "{path} changed while it was read: {change}; read it again"
+#define TFSQL_MSG_NO_MATCH "no files match the pattern {pattern}; check the pattern (pass {glob_literal} to read a path containing *, ? or [ literally)"
+#define TFSQL_MSG_NO_FILES_IN_DIRECTORY "no files found in the directory {directory}: it is empty or holds only hidden files (names starting with . or _); check the path"
 
 static const tfsql_field TFSQL_MSG_CORRUPT[] = {
     {"truncated", "truncated record in {where}: the file ends {limit} bytes into it{hint}"},

@@ -27,7 +27,7 @@
 
 /* -- the open file and its checks ------------------------------------------ */
 
-static int64_t mtime_ns(const struct stat *st) {
+int64_t stat_mtime_ns(const struct stat *st) {
 #if defined(__APPLE__)
     return (int64_t)st->st_mtimespec.tv_sec * 1000000000 + st->st_mtimespec.tv_nsec;
 #else
@@ -60,7 +60,7 @@ static int check_unchanged(const source *s, char *err) {
         changed_size(err, s->path, s->file_size, (uint64_t)st.st_size);
         return -1;
     }
-    if (mtime_ns(&st) != s->mtime_ns) {
+    if (stat_mtime_ns(&st) != s->mtime_ns) {
         changed(err, s->path, "modified", -1, -1);
         return -1;
     }
@@ -145,7 +145,7 @@ static int source_open(source *s, const char *path, int64_t listed_size, int *co
     }
     if (s->fs == NULL) {
         s->file_size = (uint64_t)st.st_size;
-        s->mtime_ns = mtime_ns(&st);
+        s->mtime_ns = stat_mtime_ns(&st);
     }
     if (listed_size >= 0 && (uint64_t)listed_size != s->file_size) {
         changed_size(err, path, (uint64_t)listed_size, s->file_size);

@@ -85,20 +85,28 @@ static int64_t fd_read_at(void *ctx, uint64_t offset, uint8_t *buf, size_t n) {
     return got < 0 ? -1 : (int64_t)got;
 }
 
+char *index_sidecar(const char *path) {
+    size_t n = strlen(path);
+    char *out = (char *)malloc(n + TFSQL_INDEX_SIDECAR_EXTRA);
+    if (out != NULL) {
+        (void)tfsql_index_sidecar_path(path, n, out);
+    }
+    return out;
+}
+
 /* The record count an index sidecar gives for `path` (size `size`), or -1 when there is
- * none or it does not match the file: it is not older than the file, and the core's one
+ * none or it does not match the file: it is not older than the file (tfsql_index_fresh,
+ * in nanoseconds as tfsql.record_index judges it), and the core's one
  * validator (tfsql_index_check, which tfsql.record_index uses too) accepts it whole. */
 long long indexed_count(const char *path, int64_t size) {
-    const char *slash = strrchr(path, '/');
-    char *index = xprintf("%.*s.%s.idx", slash ? (int)(slash - path + 1) : 0, path,
-                          slash ? slash + 1 : path);
+    char *index = index_sidecar(path);
     struct stat st_index, st_file;
     window w;
     char err[ERRLEN];
     long long count = -1;
     memset(&w, 0, sizeof(w));
     if (index == NULL || stat(index, &st_index) != 0 || stat(path, &st_file) != 0 ||
-        st_index.st_mtime < st_file.st_mtime ||
+        !tfsql_index_fresh(stat_mtime_ns(&st_index), stat_mtime_ns(&st_file)) ||
         window_open(&w, index, st_index.st_size, COMP_NONE, err) != 0 ||
         window_fill(&w, 0, (size_t)st_index.st_size, err) != 0) {
         free(index);

@@ -9,7 +9,7 @@
  * connection of its own. So the V2 extension keeps one report for the process: every
  * connection sees the last scan's error and rejects (each tfrecord_scan bind starts them
  * over), where the v1 extension keeps them per connection. A SequenceExample file read as
- * Examples (sequences.c) and a stretch skipped under on_corrupt := 'skip' is also written to DuckDB's log
+ * Examples (inference.c: tfsql_looks_like_sequence_example) and a stretch skipped under on_corrupt := 'skip' is also written to DuckDB's log
  * (duckdb_logs: type 'tfsql', level WARNING, when logging is enabled) through the context
  * of the scan that met it.
  */
