@@ -297,9 +297,7 @@ def main() -> None:
         "duckdb_rows": args.duckdb_rows,
         "duckdb_files": args.duckdb_files,
     }
-    # written by the older build: a newer writer adds files (features.json) that an
-    # older reader takes for a TFRecord file, while a newer reader reads older files
-    paths = run_worker(SCRIPT, prepare, env={"PYTHONPATH": str(builds["before"])})
+    paths = run_worker(SCRIPT, prepare, env={"PYTHONPATH": str(builds["after"])})
     listing = [(n, c) for n, c in workloads(paths, args.inner) if args.only is None or args.only in n]
     if not listing:
         parser.error(f"no workload name contains {args.only!r}")
