@@ -122,3 +122,46 @@ def test_the_extension_refuses_it_whatever_the_projection(tmp_path, name):
     ):
         with pytest.raises(duckdb.Error, match="record is not a valid example protobuf"):
             con.sql(sql).fetchall()
+
+
+def outcomes(codec, columns, payloads: list[bytes]):
+    """Decode several records in one call: each column's buffers as bytes (None where
+    absent) and counts, or the error."""
+    buf, offsets, lengths = framed(payloads)
+    try:
+        columns_out = codec.Decoder(ref.EXAMPLE, columns).decode(buf, offsets, lengths)
+    except codec.DecodeError as exc:
+        return exc.reason, exc.record, exc.column
+    return [
+        tuple(part if isinstance(part, int) or part is None else bytes(part) for part in column)
+        for column in columns_out
+    ]
+
+
+AB_INT64 = A_INT64 + [(b"b", ref.FEATURES, ref.INT64, ref.SCALAR)]
+GOOD = example(entry(b"a", int_feature(1)), entry(b"b", int_feature(2)))
+#: each follows GOOD, whose keys the decoder remembers by position (the key hints): the
+#: same keys in the same places take the decoder's short path, which must judge them as
+#: the general one does
+AFTER_GOOD = {
+    "malformed_b": MALFORMED_B,
+    "same_keys": example(entry(b"a", int_feature(3)), entry(b"b", int_feature(4))),
+    "a_repeated": example(entry(b"a", int_feature(5)), entry(b"a", int_feature(6))),
+    "b_repeated_malformed_first": example(
+        entry(b"a", int_feature(7)), entry(b"b", bytes([0x1A, 0x02, 0x0A, 0x09])), entry(b"b", int_feature(8))
+    ),
+    "other_key_same_length": example(entry(b"a", int_feature(9)), entry(b"c", int_feature(10))),
+    "float_where_int_was": example(entry(b"a", int_feature(11)), entry(b"b", field(2, field(1, b"\0\0\x80?")))),
+    "packed_run_unterminated": example(entry(b"a", int_feature(12)), entry(b"b", field(3, field(1, b"\x81\x82")))),
+    "two_values_in_entry": example(
+        entry(b"a", int_feature(13)) + field(2, int_feature(14)), entry(b"b", int_feature(2))
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(AFTER_GOOD))
+@pytest.mark.parametrize("columns", [[], A_INT64, AB_INT64], ids=["no_columns", "a_only", "a_and_b"])
+def test_a_record_after_one_with_the_same_keys_is_judged_alike(name, columns):
+    payloads = [GOOD, AFTER_GOOD[name], GOOD]
+    expected = outcomes(ref, columns, payloads)
+    assert outcomes(native, columns, payloads) == expected

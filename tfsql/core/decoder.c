@@ -451,6 +451,43 @@ static void note_unknown(dctx *x, int loc, const uint8_t *key, size_t len) {
     u->len = len;
 }
 
+/* Settle a map entry [p, end) whose parts `e` were read and whose column `c` was found
+ * (-1: none). A record is valid or not whatever the columns asked for: an entry no
+ * column reads (another feature, or an earlier entry of a key a later one replaces) is
+ * checked as protobuf would parse it, without decoding its values; a projected one is
+ * remembered in its column's slot. */
+static inline int settle_entry(dctx *x, int loc, const uint8_t *p, const uint8_t *end,
+                               const entry_parts *e, int c, size_t stamp) {
+    if (c < 0) {
+        if (e->key == p + 2 && e->nval <= 1) { /* one key (checked above), one value */
+            if (e->nval == 0) {
+                return 0;
+            }
+            int bad = loc == FEATURES ? feature_layout_well_formed(e->val, e->val_end) : 1;
+            if (bad > 0) {
+                bad = loc == FEATURES ? feature_well_formed(e->val, e->val_end)
+                                      : feature_list_well_formed(e->val, e->val_end);
+            }
+            return bad ? E_MALFORMED : 0;
+        }
+        return entry_well_formed(p, end, loc) ? E_MALFORMED : 0;
+    }
+    if ((e->key != p + 2 || e->nval > 1) && entry_well_formed(p, end, loc)) {
+        return E_MALFORMED; /* several keys or values: protobuf parses each one */
+    }
+    slotstate *s = &x->slots[c];
+    if (s->stamp == stamp && entry_well_formed(s->entry, s->entry_end, loc)) {
+        return E_MALFORMED;
+    }
+    s->stamp = stamp;
+    s->entry = p;
+    s->entry_end = end;
+    s->val = e->val;
+    s->val_end = e->val_end;
+    s->nval = e->nval;
+    return 0;
+}
+
 static inline int scan_entry(dctx *x, int loc, const uint8_t *p, const uint8_t *end,
                              size_t stamp, int ordinal) {
     entry_parts e;
@@ -489,39 +526,32 @@ static inline int scan_entry(dctx *x, int loc, const uint8_t *p, const uint8_t *
             note_unknown(x, loc, key, key_len);
         }
     }
-    /* A record is valid or not whatever the columns asked for: an entry no column reads
-     * (another feature, or an earlier entry of a key a later one replaces) is checked as
-     * protobuf would parse it, without decoding its values. */
-    if (c < 0) {
-        if (e.key == p + 2 && e.nval <= 1) { /* one key (checked above), one value */
-            if (e.nval == 0) {
-                return 0;
-            }
-            int bad = loc == FEATURES ? feature_layout_well_formed(e.val, e.val_end) : 1;
-            if (bad > 0) {
-                bad = loc == FEATURES ? feature_well_formed(e.val, e.val_end)
-                                      : feature_list_well_formed(e.val, e.val_end);
-            }
-            return bad ? E_MALFORMED : 0;
-        }
-        return entry_well_formed(p, end, loc) ? E_MALFORMED : 0;
+    return settle_entry(x, loc, p, end, &e, c, stamp);
+}
+
+/* The common case of scan_entry: an entry [p, end) in the layout writers produce (a
+ * short key, then one value ending the entry) whose key is the hint `h` (the key at the
+ * same position of the previous record, already checked). Returns 1 without side
+ * effects when that is not so (scan_entry then reads the entry), else what
+ * settle_entry returns. */
+static inline int scan_hinted_entry(dctx *x, int loc, const uint8_t *p, const uint8_t *end,
+                                    size_t stamp, const hint *h) {
+    size_t room = (size_t)(end - p);
+    size_t k = h->len;
+    if (room < 4 + k || p[0] != TAG(1, WT_LEN) || p[1] != k || p[2 + k] != TAG(2, WT_LEN) ||
+        !keys_equal(h->key, p + 2, k)) {
+        return 1;
     }
-    if ((e.key != p + 2 || e.nval > 1) && entry_well_formed(p, end, loc)) {
-        return E_MALFORMED; /* several keys or values: protobuf parses each one */
+    const uint8_t *v = p + 3 + k;
+    size_t vlen;
+    if (rd_len(&v, end, &vlen) || vlen != (size_t)(end - v)) {
+        return 1;
     }
-    {
-        slotstate *s = &x->slots[c];
-        if (s->stamp == stamp && entry_well_formed(s->entry, s->entry_end, loc)) {
-            return E_MALFORMED;
-        }
-        s->stamp = stamp;
-        s->entry = p;
-        s->entry_end = end;
-        s->val = e.val;
-        s->val_end = e.val_end;
-        s->nval = e.nval;
+    entry_parts e = {p + 2, k, v, end, 1};
+    if (h->col >= 0 && x->slots[h->col].stamp == stamp) {
+        return 1; /* a key repeated in the record: scan_entry's general rules */
     }
-    return 0;
+    return settle_entry(x, loc, p, end, &e, h->col, stamp);
 }
 
 /* Where the scan of one record is: the decoder, the record's stamp, and for each
@@ -534,14 +564,44 @@ typedef struct {
     int ordinal[2];
 } record_scan;
 
-/* A Features / FeatureLists message: a repeated map entry field 1. */
-static inline int scan_map_field(void *ctx, uint32_t tag, const uint8_t *entry,
-                                 const uint8_t *end) {
-    record_scan *rs = (record_scan *)ctx;
-    if (tag != TAG(1, WT_LEN)) {
-        return 0;
+/* A Features / FeatureLists message [p, end): a repeated map entry field 1 (other
+ * fields skipped). An entry whose key is the hint for its position takes the short
+ * path (scan_hinted_entry); the position is kept in a register meanwhile. */
+static inline int scan_map(record_scan *rs, const uint8_t *p, const uint8_t *end) {
+    dctx *x = rs->x;
+    const int loc = rs->loc;
+    int ordinal = rs->ordinal[loc];
+    while (p < end) {
+        if (*p == TAG(1, WT_LEN) && ordinal < x->hint_used[loc]) {
+            const uint8_t *q = p + 1;
+            size_t len;
+            if (rd_len(&q, end, &len) == 0) {
+                int rc = scan_hinted_entry(x, loc, q, q + len, rs->stamp, &x->hints[loc][ordinal]);
+                if (rc != 1) {
+                    if (rc) {
+                        return rc;
+                    }
+                    ordinal++;
+                    p = q + len;
+                    continue;
+                }
+            }
+        }
+        uint32_t tag;
+        const uint8_t *body = NULL;
+        size_t len = 0;
+        if (next_field(&p, end, &tag, &body, &len)) {
+            return E_MALFORMED;
+        }
+        if (tag == TAG(1, WT_LEN)) {
+            int rc = scan_entry(x, loc, body, body + len, rs->stamp, ordinal++);
+            if (rc) {
+                return rc;
+            }
+        }
     }
-    return scan_entry(rs->x, rs->loc, entry, end, rs->stamp, rs->ordinal[rs->loc]++);
+    rs->ordinal[loc] = ordinal;
+    return 0;
 }
 
 /* The top level of an Example (features = 1) or SequenceExample (context = 1,
@@ -550,7 +610,7 @@ static inline int scan_record_field(void *ctx, uint32_t tag, const uint8_t *map,
                                     const uint8_t *end) {
     record_scan *rs = (record_scan *)ctx;
     rs->loc = map_location(tag, rs->seq);
-    return rs->loc < 0 ? 0 : each_len_field(map, end, scan_map_field, rs, E_MALFORMED);
+    return rs->loc < 0 ? 0 : scan_map(rs, map, end);
 }
 
 static int scan_record(dctx *x, const uint8_t *p, const uint8_t *end, size_t stamp) {
