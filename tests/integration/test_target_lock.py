@@ -1,0 +1,195 @@
+"""Two writers into one target, of any front ends, with one of them held mid-write:
+the second waits (write_tfrecord) or fails at once naming the lock (native COPY), and the
+target ends with exactly one writer's complete data -- never a mix, never a loss
+(issue 34 item 4). The target lock is a flock on the target directory itself
+(tfsql/core/target_lock.c), which DuckDB's OVERWRITE cannot remove.
+
+Each writer is a subprocess; a held writer stops inside its write (a DuckDB UDF, or the
+batches write_tfrecord consumes) after making ``held`` in the test directory, and goes
+on once the test makes ``go``: deterministic, no timing.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import duckdb
+import pytest
+
+import tfsql
+from tfsql.duckdb.extension import v2_extension_path
+
+V2 = v2_extension_path(duckdb.__version__)
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="flock is POSIX")
+needs_v2 = pytest.mark.skipif(V2 is None, reason=f"no V2 extension built for duckdb {duckdb.__version__}")
+
+#: ``python WRITER KIND TARGET W ROWS PARTS HELD_DIR`` writes ROWS rows whose column w is
+#: W into TARGET, partitioned by p = i % PARTS, replacing what is there: KIND "copy" (a
+#: native COPY ... OVERWRITE through the V2 build) or "write" (write_tfrecord,
+#: mode="overwrite"). With a HELD_DIR it stops half way: makes HELD_DIR/held and waits
+#: for HELD_DIR/go. Prints "ok" or "failed: <error>".
+WRITER = r"""
+import os, sys, time
+kind, target, w, rows, parts, held = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), sys.argv[6]
+
+def hold():
+    open(os.path.join(held, "held"), "w").close()
+    while not os.path.exists(os.path.join(held, "go")):
+        time.sleep(0.01)
+
+try:
+    if kind == "copy":
+        import duckdb
+        from tfsql.duckdb.extension import v2_extension_path
+        con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
+        con.sql("LOAD '" + v2_extension_path(duckdb.__version__) + "'")
+        def gate(i):
+            if held != "-" and i == rows // 2:
+                hold()
+            return i
+        con.create_function("gate", gate, ["BIGINT"], "BIGINT", side_effects=True)
+        con.sql(f"COPY (SELECT gate(range) AS i, {w} AS w, range % {parts} AS p FROM range({rows})) "
+                f"TO '{target}' (FORMAT tfrecord, PARTITION_BY (p), OVERWRITE)")
+    else:
+        import pyarrow as pa, tfsql
+        def batches():
+            half = rows // 2
+            yield pa.record_batch({"i": list(range(half)), "w": [w] * half, "p": [i % parts for i in range(half)]})
+            if held != "-":
+                hold()
+            yield pa.record_batch({"i": list(range(half, rows)), "w": [w] * (rows - half),
+                                   "p": [i % parts for i in range(half, rows)]})
+        schema = pa.schema([("i", pa.int64()), ("w", pa.int64()), ("p", pa.int64())])
+        tfsql.write_tfrecord(pa.RecordBatchReader.from_batches(schema, batches()), target,
+                             mode="overwrite", partition_by=["p"])
+    print("ok")
+except Exception as error:
+    print("failed: " + str(error).replace("\n", " "))
+"""
+
+
+def start(tmp_path: Path, kind: str, target: Path, w: int, rows: int, parts: int, held: Path | None):
+    script = tmp_path / "writer.py"
+    script.write_text(WRITER)
+    return subprocess.Popen(
+        [sys.executable, str(script), kind, str(target), str(w), str(rows), str(parts), str(held or "-")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def wait_held(proc: subprocess.Popen, held: Path) -> None:
+    while not (held / "held").exists():
+        assert proc.poll() is None, proc.communicate()
+        try:
+            proc.wait(0.01)
+        except subprocess.TimeoutExpired:
+            pass
+
+
+def finish(proc: subprocess.Popen) -> str:
+    out, err = proc.communicate(timeout=300)
+    assert out.strip(), err
+    return out.strip().splitlines()[-1]
+
+
+def contents(target: Path) -> dict[int, int]:
+    """How many rows of each writer (column w) the target holds."""
+    table = tfsql.read_tfrecord(str(target))
+    return dict(Counter(table.column("w").to_pylist()))
+
+
+def old_data(target: Path) -> None:
+    """What the target held before the race: writer 0's 30 rows."""
+    import pyarrow as pa
+
+    tfsql.write_tfrecord(
+        pa.table({"i": list(range(30)), "w": [0] * 30, "p": [i % 3 for i in range(30)]}),
+        str(target),
+        partition_by=["p"],
+    )
+
+
+def hidden_or_lock_files(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.name.startswith((".", "_tfsql")))
+
+
+@needs_v2
+@pytest.mark.parametrize("second", ["copy", "write"])
+def test_a_second_writer_never_empties_a_copy_under_way(tmp_path, second):
+    """A COPY ... OVERWRITE is held mid-write; a second writer starts. Before the lock
+    was outside DuckDB's reach, a second COPY's OVERWRITE removed the first's lock file
+    and files and both could report OK over a mix of partitions (the first writes p < 3,
+    the second p < 4), or the first failed and the second's data replaced it: now the
+    second COPY fails at once naming the lock, and write_tfrecord waits and then
+    replaces the first's data whole."""
+    target, held = tmp_path / "target", tmp_path / "held"
+    held.mkdir()
+    old_data(target)
+    first = start(tmp_path, "copy", target, 1, 6000, 3, held)
+    wait_held(first, held)
+    other = start(tmp_path, second, target, 2, 100, 4, None)
+    if second == "copy":
+        result = finish(other)  # it does not wait: it fails before touching the target
+        assert (
+            result.startswith("failed: IO Error: COPY ... TO: ")
+            and (
+                f"{target} is being written by another writer (it holds the target's lock, a flock on that "
+                "directory); nothing was written: run this COPY again when that write is done"
+            )
+            in result
+        ), result
+    (held / "go").touch()
+    assert finish(first) == "ok"
+    if second == "copy":
+        assert contents(target) == {1: 6000}
+    else:
+        assert finish(other) == "ok"  # it waited for the COPY, then replaced its data
+        assert contents(target) == {2: 100}
+    assert hidden_or_lock_files(tmp_path) == []  # no lock file, no staging left, inside or beside
+
+
+@needs_v2
+def test_a_copy_never_removes_the_staging_of_a_write_under_way(tmp_path):
+    """write_tfrecord is held mid-write (its staging directory inside the target); a
+    COPY ... OVERWRITE would empty the target, staging included: it fails at once, and
+    the write then commits its data whole."""
+    target, held = tmp_path / "target", tmp_path / "held"
+    held.mkdir()
+    old_data(target)
+    first = start(tmp_path, "write", target, 1, 6000, 3, held)
+    wait_held(first, held)
+    copy = start(tmp_path, "copy", target, 2, 100, 4, None)
+    result = finish(copy)
+    assert (
+        result.startswith("failed: IO Error: COPY ... TO: ")
+        and (f"{target} is being written by another writer (tfsql.write_tfrecord: its staging directory _temporary-")
+        in result
+        and result.endswith(" is live); nothing was written: run this COPY again when that write is done")
+    ), result
+    (held / "go").touch()
+    assert finish(first) == "ok"
+    assert contents(target) == {1: 6000}
+    assert hidden_or_lock_files(tmp_path) == []
+
+
+def test_two_writes_stage_side_by_side_and_commit_one_after_the_other(tmp_path):
+    """Two write_tfrecord calls: the first held mid-write does not stop the second (the
+    target lock is held only to make a staging directory and to commit); each commit
+    replaces the data whole."""
+    target, held = tmp_path / "target", tmp_path / "held"
+    held.mkdir()
+    old_data(target)
+    first = start(tmp_path, "write", target, 1, 6000, 3, held)
+    wait_held(first, held)
+    second = start(tmp_path, "write", target, 2, 100, 4, None)
+    assert finish(second) == "ok"  # committed while the first still stages
+    assert contents(target) == {2: 100}
+    (held / "go").touch()
+    assert finish(first) == "ok"
+    assert contents(target) == {1: 6000}
+    assert hidden_or_lock_files(tmp_path) == []
