@@ -359,10 +359,6 @@ def target_lock(path: str | bytes, exclusive: bool = True, wait: bool = True) ->
     when the mount has no ``flock``. ``BlockingIOError`` when ``wait`` is false and
     another holds it; ``FileNotFoundError`` when the directory does not exist."""
 
-def target_lock_convert(fd: int, exclusive: bool) -> bool:
-    """Turn the lock held on ``fd`` shared or exclusive, waiting (not atomic: flock's
-    rule); False when the mount has no ``flock``."""
-
 def owner_lock(path: str) -> int | None:
     """Create the owner file ``path`` of a staging directory and hold its lock while the
     writer lives: the descriptor (close it to release), or None when the mount has no

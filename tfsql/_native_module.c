@@ -1618,6 +1618,22 @@ done:
     return result;
 }
 
+/* A TLOCK_* status as Python: the descriptor held, None (no flock on this mount), or
+ * OSError (BlockingIOError when busy; errno e otherwise) naming the path. Takes path_obj. */
+static PyObject *lock_result(int rc, int fd, int e, PyObject *path_obj) {
+    PyObject *result = NULL;
+    if (rc == TLOCK_HELD) {
+        result = PyLong_FromLong(fd);
+    } else if (rc == TLOCK_UNSUPPORTED) {
+        result = Py_NewRef(Py_None);
+    } else {
+        errno = rc == TLOCK_BUSY ? EWOULDBLOCK : e;
+        PyErr_SetFromErrnoWithFilenameObject(PyExc_OSError, path_obj);
+    }
+    Py_DECREF(path_obj);
+    return result;
+}
+
 /* target_lock(path, exclusive, wait): the lock of a target directory (tfsql/core/
  * target_lock.c), waiting without the GIL; a signal during the wait runs its Python
  * handler (KeyboardInterrupt raises out of here) and the wait goes on. */
@@ -1645,43 +1661,7 @@ static PyObject *mod_target_lock(PyObject *self, PyObject *args, PyObject *kwarg
             return NULL;
         }
     }
-    PyObject *result = NULL;
-    if (rc == TLOCK_HELD) {
-        result = PyLong_FromLong(fd);
-    } else if (rc == TLOCK_UNSUPPORTED) {
-        result = Py_NewRef(Py_None);
-    } else {
-        errno = rc == TLOCK_BUSY ? EWOULDBLOCK : e;
-        PyErr_SetFromErrnoWithFilenameObject(PyExc_OSError, path_obj);
-    }
-    Py_DECREF(path_obj);
-    return result;
-}
-
-/* target_lock_convert(fd, exclusive): turn a held target lock shared or exclusive. */
-static PyObject *mod_target_lock_convert(PyObject *self, PyObject *args) {
-    (void)self;
-    int fd, exclusive, rc, e;
-    if (!PyArg_ParseTuple(args, "ip:target_lock_convert", &fd, &exclusive)) {
-        return NULL;
-    }
-    for (;;) {
-        Py_BEGIN_ALLOW_THREADS
-        rc = tfsql_target_lock_convert(fd, exclusive, 1);
-        e = errno;
-        Py_END_ALLOW_THREADS
-        if (rc != TLOCK_ERROR || e != EINTR) {
-            break;
-        }
-        if (PyErr_CheckSignals() < 0) {
-            return NULL;
-        }
-    }
-    if (rc == TLOCK_ERROR) {
-        errno = e;
-        return PyErr_SetFromErrno(PyExc_OSError);
-    }
-    return PyBool_FromLong(rc == TLOCK_HELD);
+    return lock_result(rc, fd, e, path_obj);
 }
 
 /* owner_lock(path): hold the owner lock of a staging directory (tfsql/core/target_lock.c). */
@@ -1693,19 +1673,7 @@ static PyObject *mod_owner_lock(PyObject *self, PyObject *arg) {
     }
     int fd = -1;
     int rc = tfsql_owner_lock(PyBytes_AS_STRING(path_obj), &fd);
-    PyObject *result = NULL;
-    if (rc == TLOCK_HELD) {
-        result = PyLong_FromLong(fd);
-    } else if (rc == TLOCK_UNSUPPORTED) {
-        result = Py_NewRef(Py_None);
-    } else {
-        if (rc == TLOCK_BUSY) {
-            errno = EWOULDBLOCK;
-        }
-        PyErr_SetFromErrnoWithFilenameObject(PyExc_OSError, path_obj);
-    }
-    Py_DECREF(path_obj);
-    return result;
+    return lock_result(rc, fd, errno, path_obj);
 }
 
 /* owner_alive(path): whether a staging directory's owner lock is held. */
@@ -1774,9 +1742,6 @@ static PyMethodDef module_methods[] = {
      "(the descriptor;\nNone when the mount has no flock)."},
     {"owner_alive", (PyCFunction)mod_owner_alive, METH_O,
      "owner_alive(path)\n--\n\nWhether the owner file ``path`` exists and its lock is held."},
-    {"target_lock_convert", (PyCFunction)mod_target_lock_convert, METH_VARARGS,
-     "target_lock_convert(fd, exclusive)\n--\n\nTurn the target lock held on ``fd`` shared or "
-     "exclusive (waiting); False when\nthe mount has no flock."},
     {NULL, NULL, 0, NULL},
 };
 

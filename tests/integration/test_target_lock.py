@@ -117,6 +117,17 @@ def old_data(target: Path) -> None:
     )
 
 
+def hold_first(tmp_path: Path, kind: str) -> tuple[Path, Path, subprocess.Popen]:
+    """A target holding writer 0's data, and a first writer of ``kind`` (w = 1, 6000
+    rows in 3 partitions) held half way through its write."""
+    target, held = tmp_path / "target", tmp_path / "held"
+    held.mkdir()
+    old_data(target)
+    first = start(tmp_path, kind, target, 1, 6000, 3, held)
+    wait_held(first, held)
+    return target, held, first
+
+
 def hidden_or_lock_files(root: Path) -> list[str]:
     return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.name.startswith((".", "_tfsql")))
 
@@ -130,11 +141,7 @@ def test_a_second_writer_never_empties_a_copy_under_way(tmp_path, second):
     the second p < 4), or the first failed and the second's data replaced it: now the
     second COPY fails at once naming the lock, and write_tfrecord waits and then
     replaces the first's data whole."""
-    target, held = tmp_path / "target", tmp_path / "held"
-    held.mkdir()
-    old_data(target)
-    first = start(tmp_path, "copy", target, 1, 6000, 3, held)
-    wait_held(first, held)
+    target, held, first = hold_first(tmp_path, "copy")
     other = start(tmp_path, second, target, 2, 100, 4, None)
     if second == "copy":
         result = finish(other)  # it does not wait: it fails before touching the target
@@ -161,11 +168,7 @@ def test_a_copy_never_removes_the_staging_of_a_write_under_way(tmp_path):
     """write_tfrecord is held mid-write (its staging directory inside the target); a
     COPY ... OVERWRITE would empty the target, staging included: it fails at once, and
     the write then commits its data whole."""
-    target, held = tmp_path / "target", tmp_path / "held"
-    held.mkdir()
-    old_data(target)
-    first = start(tmp_path, "write", target, 1, 6000, 3, held)
-    wait_held(first, held)
+    target, held, first = hold_first(tmp_path, "write")
     copy = start(tmp_path, "copy", target, 2, 100, 4, None)
     result = finish(copy)
     assert (
@@ -184,11 +187,7 @@ def test_two_writes_stage_side_by_side_and_commit_one_after_the_other(tmp_path):
     """Two write_tfrecord calls: the first held mid-write does not stop the second (the
     target lock is held only to make a staging directory and to commit); each commit
     replaces the data whole."""
-    target, held = tmp_path / "target", tmp_path / "held"
-    held.mkdir()
-    old_data(target)
-    first = start(tmp_path, "write", target, 1, 6000, 3, held)
-    wait_held(first, held)
+    target, held, first = hold_first(tmp_path, "write")
     second = start(tmp_path, "write", target, 2, 100, 4, None)
     assert finish(second) == "ok"  # committed while the first still stages
     assert contents(target) == {2: 100}
@@ -217,11 +216,7 @@ def test_v1_copies_never_mix(tmp_path):
     (so before it could lock); the second runs whole; the first then writes its
     partitions over the second's, and p=3 of the second is left beside them: both report
     OK over a mix."""
-    target, held = tmp_path / "target", tmp_path / "held"
-    held.mkdir()
-    old_data(target)
-    first = start(tmp_path, "copy1", target, 1, 6000, 3, held)
-    wait_held(first, held)
+    target, held, first = hold_first(tmp_path, "copy1")
     second = finish(start(tmp_path, "copy1", target, 2, 100, 4, None))
     (held / "go").touch()
     results = {finish(first), second}

@@ -59,10 +59,6 @@ int tfsql_target_lock(const char *dir, int exclusive, int wait, int *fd) {
     *fd = -1;
     return TLOCK_UNSUPPORTED; /* no flock: tfsql writes unlocked (tfsql/locking.py) */
 }
-int tfsql_target_lock_convert(int fd, int exclusive, int wait) {
-    (void)fd, (void)exclusive, (void)wait;
-    return TLOCK_UNSUPPORTED;
-}
 #else
 #include <dirent.h>
 #include <fcntl.h>
@@ -128,7 +124,6 @@ int tfsql_target_lock(const char *dir, int exclusive, int wait, int *fd) {
     }
 }
 
-int tfsql_target_lock_convert(int fd, int exclusive, int wait) { return lock_status(fd, exclusive, wait); }
 
 int tfsql_owner_lock(const char *file, int *fd) {
     *fd = -1;

@@ -1245,8 +1245,6 @@ enum {
  * exclusive), waiting while another holds it when `wait`; verifies that the directory
  * locked is still the one at the path, else locks the new one. A TLOCK_* status. */
 int tfsql_target_lock(const char *dir, int exclusive, int wait, int *fd);
-/* Turn the lock held on `fd` shared or exclusive (not atomically: flock's rule). */
-int tfsql_target_lock_convert(int fd, int exclusive, int wait);
 /* Create the owner file `file` of a staging directory and hold its exclusive lock for as
  * long as the writer lives (*fd, on TLOCK_HELD). A TLOCK_* status. */
 int tfsql_owner_lock(const char *file, int *fd);
