@@ -221,3 +221,31 @@ def test_v1_copies_never_mix(tmp_path):
     (held / "go").touch()
     results = {finish(first), second}
     assert len(contents(target)) == 1, (results, contents(target))
+
+
+@needs_v2
+def test_a_failed_or_interrupted_copy_releases_the_lock(tmp_path):
+    """A COPY that fails halfway (or is interrupted) releases the lock with its
+    statement: the next writer takes it at once, the connection still open."""
+    import os
+
+    from tfsql import _native
+
+    target = tmp_path / "target"
+    old_data(target)
+    con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
+    con.sql(f"LOAD '{V2}'")
+    with pytest.raises(duckdb.Error, match="boom"):
+        con.sql(
+            "COPY (SELECT CASE WHEN range = 5000 THEN error('boom') ELSE range END AS i, range % 3 AS p "
+            f"FROM range(10000)) TO '{target}' (FORMAT tfrecord, PARTITION_BY (p), OVERWRITE)"
+        )
+    os.close(_native.target_lock(str(target), True, False))  # free: no BlockingIOError
+    con.create_function("interrupt_here", lambda i: con.interrupt() or i, ["BIGINT"], "BIGINT", side_effects=True)
+    with pytest.raises(duckdb.Error, match="[Ii]nterrupt"):
+        con.sql(
+            f"COPY (SELECT interrupt_here(range) AS i, range % 3 AS p FROM range(10000)) TO '{target}' "
+            "(FORMAT tfrecord, PARTITION_BY (p), OVERWRITE)"
+        )
+    os.close(_native.target_lock(str(target), True, False))
+    con.close()

@@ -121,3 +121,29 @@ def test_a_replaced_directory_is_locked_anew(tmp_path):
         target.mkdir(exist_ok=True)  # (the waiter may have made it again already)
     waiter.join(60)
     assert acquired.is_set()
+
+
+WAIT = """
+import sys
+from tfsql import _native
+print("W", flush=True)
+_native.target_lock(sys.argv[1], True, True)
+print("took it", flush=True)
+"""
+
+
+def test_a_wait_for_the_lock_can_be_interrupted(tmp_path):
+    """Ctrl-C while waiting for a held target lock raises KeyboardInterrupt (the wait runs
+    without the GIL; a signal ends it and runs Python's handler)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(tmp_path)], stdout=subprocess.PIPE, env=env)
+    assert holder.stdout.readline() == b"L\n"
+    waiter = subprocess.Popen(
+        [sys.executable, "-c", WAIT, str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    )
+    assert waiter.stdout.readline() == b"W\n"
+    waiter.send_signal(signal.SIGINT)
+    out, err = waiter.communicate(timeout=60)
+    holder.kill()
+    holder.wait()
+    assert out == b"" and b"KeyboardInterrupt" in err, (out, err)
