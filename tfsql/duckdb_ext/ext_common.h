@@ -590,7 +590,8 @@ typedef struct {
 /* What the files of one COPY statement share. */
 typedef struct {
     pthread_mutex_t mu;   /* guards the fields below (files are opened from several threads) */
-    copy_lock lock;       /* the target's lock, from the first file opened to the statement's end */
+    copy_lock lock;       /* the target's lock, from bind (V2, an existing directory) or the first
+                           * file opened to the statement's end */
     copy_tmp_commit *tmp; /* files committed under a 'tmp_' name with an index */
     size_t ntmp;
     char *root;         /* the COPY's target as written, when the binding knows it, else NULL:
