@@ -353,6 +353,20 @@ def pick_files(sizes: Sequence[int | None], infer_files: int | None) -> list[int
     (size != 0; None: unknown, counted as non-empty) spread evenly, first and last
     included (None: all)."""
 
+def target_lock(path: str | bytes, exclusive: bool = True, wait: bool = True) -> int | None:
+    """Lock the directory ``path`` (``flock`` on a descriptor of the directory itself,
+    tfsql/core/target_lock.c): the descriptor holding it (close it to release), or None
+    when the mount has no ``flock``. ``BlockingIOError`` when ``wait`` is false and
+    another holds it; ``FileNotFoundError`` when the directory does not exist."""
+
+def owner_lock(path: str) -> int | None:
+    """Create the owner file ``path`` of a staging directory and hold its lock while the
+    writer lives: the descriptor (close it to release), or None when the mount has no
+    ``flock``."""
+
+def owner_alive(path: str) -> bool:
+    """Whether the owner file ``path`` exists and its lock is held."""
+
 class Inference:
     """Schema inference over framed records, file by file: the per-file budget of
     ``infer_sample`` records and ``infer_bytes`` payload bytes (None: no bound; the byte

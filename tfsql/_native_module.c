@@ -1618,6 +1618,76 @@ done:
     return result;
 }
 
+/* A TLOCK_* status as Python: the descriptor held, None (no flock on this mount), or
+ * OSError (BlockingIOError when busy; errno e otherwise) naming the path. Takes path_obj. */
+static PyObject *lock_result(int rc, int fd, int e, PyObject *path_obj) {
+    PyObject *result = NULL;
+    if (rc == TLOCK_HELD) {
+        result = PyLong_FromLong(fd);
+    } else if (rc == TLOCK_UNSUPPORTED) {
+        result = Py_NewRef(Py_None);
+    } else {
+        errno = rc == TLOCK_BUSY ? EWOULDBLOCK : e;
+        PyErr_SetFromErrnoWithFilenameObject(PyExc_OSError, path_obj);
+    }
+    Py_DECREF(path_obj);
+    return result;
+}
+
+/* target_lock(path, exclusive, wait): the lock of a target directory (tfsql/core/
+ * target_lock.c), waiting without the GIL; a signal during the wait runs its Python
+ * handler (KeyboardInterrupt raises out of here) and the wait goes on. */
+static PyObject *mod_target_lock(PyObject *self, PyObject *args, PyObject *kwargs) {
+    (void)self;
+    static char *kwlist[] = {"path", "exclusive", "wait", NULL};
+    PyObject *path_obj = NULL;
+    int exclusive = 1, wait = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|pp:target_lock", kwlist, PyUnicode_FSConverter, &path_obj,
+                                     &exclusive, &wait)) {
+        return NULL;
+    }
+    const char *path = PyBytes_AS_STRING(path_obj);
+    int fd = -1, rc, e;
+    for (;;) {
+        Py_BEGIN_ALLOW_THREADS
+        rc = tfsql_target_lock(path, exclusive, wait, &fd);
+        e = errno;
+        Py_END_ALLOW_THREADS
+        if (rc != TLOCK_ERROR || e != EINTR) {
+            break;
+        }
+        if (PyErr_CheckSignals() < 0) {
+            Py_DECREF(path_obj);
+            return NULL;
+        }
+    }
+    return lock_result(rc, fd, e, path_obj);
+}
+
+/* owner_lock(path): hold the owner lock of a staging directory (tfsql/core/target_lock.c). */
+static PyObject *mod_owner_lock(PyObject *self, PyObject *arg) {
+    (void)self;
+    PyObject *path_obj = NULL;
+    if (!PyUnicode_FSConverter(arg, &path_obj)) {
+        return NULL;
+    }
+    int fd = -1;
+    int rc = tfsql_owner_lock(PyBytes_AS_STRING(path_obj), &fd);
+    return lock_result(rc, fd, errno, path_obj);
+}
+
+/* owner_alive(path): whether a staging directory's owner lock is held. */
+static PyObject *mod_owner_alive(PyObject *self, PyObject *arg) {
+    (void)self;
+    PyObject *path_obj = NULL;
+    if (!PyUnicode_FSConverter(arg, &path_obj)) {
+        return NULL;
+    }
+    int alive = tfsql_owner_alive(PyBytes_AS_STRING(path_obj));
+    Py_DECREF(path_obj);
+    return PyBool_FromLong(alive);
+}
+
 static PyMethodDef module_methods[] = {
     {"crc32c", (PyCFunction)(void (*)(void))mod_crc32c, METH_VARARGS | METH_KEYWORDS,
      "crc32c(data, crc=0)\n--\n\nUnmasked CRC-32C of ``data``, continuing from ``crc``.\n\n"
@@ -1662,6 +1732,16 @@ static PyMethodDef module_methods[] = {
     {"pick_files", (PyCFunction)(void (*)(void))mod_pick_files, METH_VARARGS | METH_KEYWORDS,
      "pick_files(sizes, infer_files)\n--\n\nPositions of the files schema inference samples "
      "(tfsql/core/infer.c)."},
+    {"target_lock", (PyCFunction)(void (*)(void))mod_target_lock, METH_VARARGS | METH_KEYWORDS,
+     "target_lock(path, exclusive=True, wait=True)\n--\n\nLock the directory ``path`` (a flock "
+     "on a descriptor of it; tfsql/core/target_lock.c).\nReturns the descriptor holding it (close "
+     "it to release), or None when the mount has no\nflock; BlockingIOError when ``wait`` is false "
+     "and another holds it."},
+    {"owner_lock", (PyCFunction)mod_owner_lock, METH_O,
+     "owner_lock(path)\n--\n\nCreate a staging directory's owner file ``path`` and hold its lock "
+     "(the descriptor;\nNone when the mount has no flock)."},
+    {"owner_alive", (PyCFunction)mod_owner_alive, METH_O,
+     "owner_alive(path)\n--\n\nWhether the owner file ``path`` exists and its lock is held."},
     {NULL, NULL, 0, NULL},
 };
 

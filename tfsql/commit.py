@@ -594,9 +594,10 @@ def recover(path: str | os.PathLike, *, filesystem: Any = None) -> Recovery:
 
 
 def _commit_stamp(root: str) -> tuple:
-    """What every commit into ``root`` changes: the lock file's presence (made for the
-    commit, removed after it), the intent record's content, and the ``_SUCCESS``
-    marker's inode (each commit makes a new one while the old one is in the trash)."""
+    """What every commit into ``root`` changes: the intent record's content and the
+    ``_SUCCESS`` marker's inode (each commit makes a new one while the old one is in the
+    trash), and the presence of the lock file earlier versions' writers made for a
+    commit (the lock is now a flock on the directory: no file)."""
 
     def inode(name: str) -> int | None:
         try:
@@ -614,10 +615,10 @@ def _commit_stamp(root: str) -> tuple:
 
 def consistent_listing(fs: Any, root: str, find: Any) -> Any:
     """``find()`` (a listing of the directory ``root``) taken while no commit into
-    ``root`` was under way, so that it never holds part of a commit's moves: under a
-    shared lock on the target lock while a writer has one (a commit under way is waited
-    for), else retried until no commit started or ended while it ran (the lock file,
-    the intent record and the ``_SUCCESS`` marker were the same before and after).
+    ``root`` was under way, so that it never holds part of a commit's moves: under the
+    shared target lock (a commit under way is waited for), else, where it cannot be
+    taken, retried until no commit started or ended while it ran (the intent record and
+    the ``_SUCCESS`` marker were the same before and after).
     Listings of other filesystems than the local one are taken as they are.
 
     >>> import fsspec, tempfile

@@ -372,7 +372,8 @@ class WriteConflictError(TFSQLError, FileExistsError):
         What was found: ``"target_exists"`` (a single-file target exists),
         ``"target_holds_data"`` (a directory target holds data), ``"file_exists"`` (a
         file the write would add exists), ``"committed_meanwhile"`` (another writer
-        committed while this one wrote); front ends word their advice from it.
+        committed while this one wrote), ``"staging_removed"`` (another writer removed
+        this one's staged files); front ends word their advice from it.
     """
 
     def __init__(self, message: str, *, path: str | None = None, reason: str | None = None) -> None:

@@ -35,6 +35,7 @@
  *   intent.c         the crash-recovery intent record: parse, and how a reader sees it
  *   json.c           the bounded JSON reader intent.c and tfds_features.c share
  *   sidecar.c        index sidecars: validate one whole before it is trusted
+ *   target_lock.c    the write lock of a target directory (flock on the directory)
  *   tfds_features.c  a TFDS directory's features.json: each feature's column type
  *   description.c    the column description (features.json) tfsql writers keep
  *   plan.c           the dataset plan over a listing: the files' order (by bytes), how a
@@ -1249,5 +1250,28 @@ size_t tfsql_index_sidecar_path(const char *path, size_t n, char *out);
  * describe a file modified at file_mtime_ns: it is not older. An older one is ignored
  * (stale: the file was written again after it) before its text is even read. */
 int tfsql_index_fresh(int64_t index_mtime_ns, int64_t file_mtime_ns);
+
+/* -- the write lock of a target directory (tfsql/core/target_lock.c) --------------- */
+
+enum {
+    TLOCK_HELD = 0,        /* the lock is held: *fd is its descriptor (close it to release) */
+    TLOCK_BUSY = 1,        /* another descriptor holds it (wait = 0 only) */
+    TLOCK_UNSUPPORTED = 2, /* the mount has no flock: write unlocked */
+    TLOCK_ERROR = -1       /* errno says why (ENOENT: no such directory; EINTR: a signal
+                            * interrupted the wait, call again) */
+};
+
+/* Lock the directory `dir` (a flock on a descriptor of the directory itself, shared or
+ * exclusive), waiting while another holds it when `wait`; verifies that the directory
+ * locked is still the one at the path, else locks the new one. A TLOCK_* status. */
+int tfsql_target_lock(const char *dir, int exclusive, int wait, int *fd);
+/* Create the owner file `file` of a staging directory and hold its exclusive lock for as
+ * long as the writer lives (*fd, on TLOCK_HELD). A TLOCK_* status. */
+int tfsql_owner_lock(const char *file, int *fd);
+/* 1 when the owner file `file` exists and its lock is held (its writer lives), else 0. */
+int tfsql_owner_alive(const char *file);
+/* 1 when a hidden entry of the directory `dir` is a live writer's staging directory (its
+ * '_tfsql.owner' locked), its name then copied to name (cap bytes); else 0. */
+int tfsql_target_busy(const char *dir, char *name, size_t cap);
 
 #endif /* TFSQL_CORE_H */

@@ -296,6 +296,26 @@ static int take_target_lock(copy_target *t, const char *final_path, char *err) {
     return rc;
 }
 
+int copy_target_lock_early(copy_target *t, char *err) {
+    struct stat st;
+    if (t->root == NULL || fs_routed(t->root) != NULL || stat(t->root, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        return 0; /* a new target (or a file's): locked when its first file is opened */
+    }
+    pthread_mutex_lock(&t->mu);
+    int rc = copy_lock_take(&t->lock, t->root, err);
+    char staging[256];
+    if (rc == 0 && tfsql_target_busy(t->root, staging, sizeof(staging))) {
+        snprintf(err, ERRLEN,
+                 "COPY ... TO: %s is being written by another writer (tfsql.write_tfrecord: its staging "
+                 "directory %s is live); nothing was written: run this COPY again when that write is done",
+                 t->root, staging);
+        copy_lock_release(&t->lock);
+        rc = -1;
+    }
+    pthread_mutex_unlock(&t->mu);
+    return rc;
+}
+
 /* Remember a committed 'tmp_<name>' file with an index (move_tmp_indexes). */
 static void note_tmp_commit(copy_target *t, const copyfile *f) {
     const char *slash = strrchr(f->final_path, '/');
@@ -726,7 +746,7 @@ int copyfile_commit(copy_target *t, copyfile *f, char *err) {
         close(fd);
     }
     pthread_mutex_lock(&t->mu);
-    int replaced = copy_lock_check(&t->lock, f->final_path, err);
+    int replaced = copy_lock_check(&t->lock, f->temp_path, f->final_path, err);
     pthread_mutex_unlock(&t->mu);
     if (replaced) {
         return -1;

@@ -1,36 +1,32 @@
 /*
  * tfsql/duckdb_ext/copy_lock.c -- the target lock of native COPY ... TO (FORMAT tfrecord):
- * the protocol of tfsql/locking.py (target_lock), so that native COPY, write_tfrecord and
- * every writer built on it exclude each other from one target.
+ * the core's (tfsql/core/target_lock.c: a flock on a descriptor of the target directory
+ * itself), which write_tfrecord takes too (tfsql/locking.py), so that native COPY,
+ * write_tfrecord and every writer built on it exclude each other from one target.
  *
- * The lock is an exclusive flock on '<target>/_tfsql.lock' (hidden from readers by its
- * '_'); the kernel releases it when the process exits, however it exits. Its holder
- * removes the file while still holding it, so a taker re-checks after flock that the file
- * it locked is still the one at the path (the unlink race), as locking._locked_fd does.
+ * DuckDB's OVERWRITE empties the target directory (every file in it) but keeps the
+ * directory, so it cannot remove this lock from under its holder; nothing is made inside
+ * or outside the target for it, and the kernel releases it when the process exits.
  *
  * The target of a file DuckDB names: the directory of the file, without the key=value
  * directories of PARTITION_BY ('out/p=0/data_0.' -> 'out'); a single file's target is its
- * directory, as for write_tfrecord. Unlike write_tfrecord, which waits for the lock, a
- * native COPY that finds it held fails at once, naming the holder's lock file: DuckDB has
- * already applied its own OVERWRITE (removed the old files) before the first file is
- * opened, so waiting and then writing could leave the two writers' files mixed.
+ * directory, as for write_tfrecord. The V2 binding takes the lock at bind when the COPY's
+ * path is an existing directory -- before DuckDB applies OVERWRITE -- and every binding
+ * takes it when the first file is opened otherwise (the v1 API gives bind no path; a new
+ * directory does not exist before DuckDB makes it). Unlike write_tfrecord, which waits for
+ * the lock, a native COPY that finds it held fails at once, naming the locked directory:
+ * by the first file DuckDB has already applied its OVERWRITE, so waiting and then writing
+ * could leave the two writers' files mixed.
  *
- * A mount without flock (ENOLCK, EOPNOTSUPP, EINVAL, ENOSYS) writes unlocked, as
- * tfsql.locking does.
+ * A mount without flock writes unlocked, as tfsql.locking does.
  */
 #include "ext_common.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#define LOCK_NAME "_tfsql.lock" /* tfsql.locking.LOCK_NAME */
-
-static int unsupported(int e) { return e == ENOLCK || e == EOPNOTSUPP || e == EINVAL || e == ENOSYS; }
 
 /* Is the key=value segment [s, s + n) a partition directory's name? */
 static int is_partition_segment(const char *s, size_t n) {
@@ -62,71 +58,44 @@ char *copy_target_of(const char *path) {
 
 int copy_lock_take(copy_lock *l, const char *target, char *err) {
     if (l->fd >= 0 || l->unlocked) {
-        return 0; /* taken by this COPY already (another of its files) */
+        return 0; /* taken by this COPY already (at bind, or for another of its files) */
     }
-    char *path = xprintf("%s/%s", target, LOCK_NAME);
-    if (path == NULL) {
-        snprintf(err, ERRLEN, "out of memory");
-        return -1;
-    }
-    for (;;) {
-        int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-        if (fd < 0) {
-            snprintf(err, ERRLEN, "COPY ... TO: cannot create the lock file %s of the target: %s",
-                     path, strerror(errno));
-            free(path);
-            return -1;
-        }
-        if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-            int e = errno;
-            close(fd);
-            if (unsupported(e)) {
-                l->unlocked = 1; /* no flock on this mount: write unlocked */
-                free(path);
-                return 0;
-            }
-            snprintf(err, ERRLEN,
-                     "COPY ... TO: %s is being written by another writer (it holds %s); nothing "
-                     "was written: run this COPY again when that write is done",
-                     target, path);
-            free(path);
-            return -1;
-        }
-        struct stat held, now;
-        if (fstat(fd, &held) == 0 && stat(path, &now) == 0 && held.st_dev == now.st_dev &&
-            held.st_ino == now.st_ino) {
-            l->fd = fd;
-            l->path = path;
-            l->dev = held.st_dev;
-            l->ino = held.st_ino;
-            return 0;
-        }
-        close(fd); /* we locked a file its holder removed: lock the current one */
-    }
-}
-
-int copy_lock_check(const copy_lock *l, const char *final_path, char *err) {
-    if (l->fd < 0) {
+    int fd = -1;
+    int rc = tfsql_target_lock(target, 1, 0, &fd);
+    if (rc == TLOCK_UNSUPPORTED) {
+        l->unlocked = 1; /* no flock on this mount: write unlocked */
         return 0;
     }
-    struct stat now;
-    if (stat(l->path, &now) == 0 && now.st_dev == l->dev && now.st_ino == l->ino) {
+    if (rc == TLOCK_BUSY) {
+        snprintf(err, ERRLEN,
+                 "COPY ... TO: %s is being written by another writer (it holds the target's lock, a flock on "
+                 "that directory); nothing was written: run this COPY again when that write is done",
+                 target);
+        return -1;
+    }
+    if (rc != TLOCK_HELD) {
+        snprintf(err, ERRLEN, "COPY ... TO: cannot lock the target directory %s: %s", target, strerror(errno));
+        return -1;
+    }
+    l->fd = fd;
+    l->path = xstrdup(target);
+    return 0;
+}
+
+int copy_lock_check(const copy_lock *l, const char *temp_path, const char *final_path, char *err) {
+    if (l->fd < 0 || access(temp_path, F_OK) == 0) {
         return 0;
     }
     snprintf(err, ERRLEN,
-             "COPY ... TO: another writer replaced the target while this COPY wrote (its lock file "
-             "%s was removed: a concurrent COPY with OVERWRITE removes the target's files before it "
-             "writes); %s was not written: run this COPY again",
-             l->path, final_path);
+             "COPY ... TO: another writer removed %s while this COPY wrote it (DuckDB applies a COPY's "
+             "OVERWRITE before the v1 API lets it take the target's lock); %s was not written: run this "
+             "COPY again",
+             temp_path, final_path);
     return -1;
 }
 
 void copy_lock_release(copy_lock *l) {
     if (l->fd >= 0) {
-        struct stat now;
-        if (stat(l->path, &now) == 0 && now.st_dev == l->dev && now.st_ino == l->ino) {
-            unlink(l->path); /* while still held, as tfsql.locking.Lock.release(remove=True) */
-        }
         close(l->fd);
     }
     free(l->path);

@@ -26,9 +26,11 @@
  * options that decide the files themselves (NUM_SHARDS, ROWS_PER_FILE, TFDS, ...) are
  * refused with a message naming tfsql.write_tfrecord / tfsql convert, where they work.
  *
- * The target's lock (copy_lock.c, tfsql/locking.py's protocol) is taken when the first
- * file is opened and held until the statement's bind data is freed, after DuckDB has
- * moved its 'tmp_' files into place.
+ * The target's lock (copy_lock.c: the core's flock on the target directory, which
+ * tfsql/locking.py takes too) is taken when the first file is opened -- this API gives
+ * bind no path, so after DuckDB applied OVERWRITE (the V2 binding locks at bind) -- and
+ * held until the statement's bind data is freed, after DuckDB has moved its 'tmp_' files
+ * into place.
  *
  * What both DuckDB bindings share -- the column types' rules, the records' encoding, the
  * files, sidecars, lock and compression -- is engine-neutral (copy_encode.c,

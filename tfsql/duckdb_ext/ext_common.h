@@ -23,7 +23,7 @@
  *   messages.c     data errors as fields (tferror), worded from the templates generated
  *                  from tfsql/messages.py (messages_gen.h)
  *   deflate.c      gzip / zlib streams for writing, through the run-time libz
- *   copy_lock.c    COPY TO's target lock: tfsql/locking.py's protocol
+ *   copy_lock.c    COPY TO's target lock: the core's (tfsql/core/target_lock.c)
  *   copy_encode.c  COPY TO's column types -> features, a chunk's vectors -> records
  *   copy_files.c   COPY TO's files: names, temporary files, INDEX sidecars, commit, the
  *                  partitioned target's column description (features.json)
@@ -433,25 +433,24 @@ void deflater_end(deflater *d);
 
 /* -- copy_lock.c --------------------------------------------------------------------- */
 
-/* A native COPY's hold on its target's lock (tfsql.locking). */
+/* A native COPY's hold on its target's lock (tfsql/core/target_lock.c). */
 typedef struct {
-    int fd;       /* the locked file, -1 when none is held */
+    int fd;       /* the descriptor of the locked target directory, -1 when none is held */
     int unlocked; /* the mount has no flock: written unlocked */
-    char *path;   /* '<target>/_tfsql.lock' */
-    dev_t dev;
-    ino_t ino;
+    char *path;   /* the target directory */
 } copy_lock;
 
 /* The target of the file DuckDB names `path`: its directory without PARTITION_BY's
  * key=value directories ('out/p=0/data_0.' -> 'out'; 'x.tfrecord' -> '.'). New string. */
 char *copy_target_of(const char *path);
-/* Take the lock of `target` unless `l` holds it; -1 with err set when another writer holds
- * it (no waiting: see copy_lock.c) or its file cannot be made. */
+/* Take the lock of the directory `target` unless `l` holds one; -1 with err set when
+ * another writer holds it (no waiting: see copy_lock.c) or it cannot be locked. */
 int copy_lock_take(copy_lock *l, const char *target, char *err);
-/* -1 with err set when the lock file `l` holds is no longer the one at its path (another
- * writer's OVERWRITE removed it): `final_path` must then not be committed. */
-int copy_lock_check(const copy_lock *l, const char *final_path, char *err);
-/* Remove the lock file (while held) and release it. */
+/* -1 with err set when the temporary file `temp_path` is gone while `l` is held (another
+ * writer's OVERWRITE, applied before the v1 API let this COPY lock): `final_path` must
+ * then not be committed. */
+int copy_lock_check(const copy_lock *l, const char *temp_path, const char *final_path, char *err);
+/* Release the lock. */
 void copy_lock_release(copy_lock *l);
 
 
@@ -590,7 +589,8 @@ typedef struct {
 /* What the files of one COPY statement share. */
 typedef struct {
     pthread_mutex_t mu;   /* guards the fields below (files are opened from several threads) */
-    copy_lock lock;       /* the target's lock, from the first file opened to the statement's end */
+    copy_lock lock;       /* the target's lock, from bind (V2, an existing directory) or the first
+                           * file opened to the statement's end */
     copy_tmp_commit *tmp; /* files committed under a 'tmp_' name with an index */
     size_t ntmp;
     char *root;         /* the COPY's target as written, when the binding knows it, else NULL:
@@ -617,6 +617,10 @@ typedef struct {
 } copyfile;
 
 void copy_target_init(copy_target *t, const char *root);
+/* Take the target's lock now when the COPY's path (t->root) is an existing local
+ * directory: before DuckDB's OVERWRITE empties it (V2 bind); -1 with err set when another
+ * writer holds it. */
+int copy_target_lock_early(copy_target *t, char *err);
 /* The statement is over: indexes follow DuckDB's 'tmp_' moves; the lock is released. */
 void copy_target_end(copy_target *t);
 /* What a COPY ... TO statement holds in either binding: its options, columns and target. */

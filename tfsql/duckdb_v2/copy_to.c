@@ -12,7 +12,8 @@
  * Per statement: bind (options read by option_rules.c from the option spec, columns
  * planned by copy_encode.c), then per file: init (copy_files.c opens a hidden temporary
  * file beside DuckDB's name, after checking the name stays inside the COPY's target and
- * taking the target's lock), batch (rows -> framed records, on any thread), flush (the
+ * taking the target's lock unless bind took it: bind does for an existing directory, before
+ * DuckDB's OVERWRITE empties it), batch (rows -> framed records, on any thread), flush (the
  * records appended, in order), finalize (synced and renamed into place, with its INDEX).
  *
  * Names: the function declares the extension 'tfrecord', so DuckDB names the files of a
@@ -283,6 +284,14 @@ static void copy_to_bind(duckdb_v2_copy_to_bind_info_handle info, v2_ctx context
     if (!expanded || read_options(info, b, msg) || plan_columns(info, b, msg)) {
         copybind_free(b);
         v2_fail(err, DUCKDB_V2_ERROR_QUERY_BINDER, msg[0] ? msg : "out of memory"); /* a BinderException, as v1's */
+        return;
+    }
+    v2_files_enter(context);
+    int locked = copy_target_lock_early(&b->c.target, msg); /* before DuckDB's OVERWRITE */
+    v2_files_leave();
+    if (locked) {
+        copybind_free(b);
+        v2_fail(err, DUCKDB_V2_ERROR_IO_GENERAL, msg);
         return;
     }
     duckdb_v2_opaque o = {b, copybind_free, NULL};

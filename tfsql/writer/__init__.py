@@ -27,7 +27,9 @@ intent record, moves the old data the mode replaces into a hidden ``_trash-<uuid
 and the new files into place, writes ``_SUCCESS``, marks the record committed, and only
 then deletes the trash. An exception before the commit point undoes the moves and the
 target is left exactly as it was; a crash (``kill -9``, power loss) is undone or
-finished by the next write or by ``tfsql.recover(path)``.
+finished by the next write or by ``tfsql.recover(path)``. The target's lock is a
+``flock`` on the target directory itself (no lock file); a native ``COPY ... TO (FORMAT
+tfrecord)`` refuses to start while this writer's staging directory is live.
 """
 
 from __future__ import annotations
@@ -116,7 +118,10 @@ def write_tfrecord(
         What to do when the target holds data: raise `tfsql.errors.WriteConflictError`
         (a ``FileExistsError``; the default), add
         files next to it, replace all of it, replace only the partition directories this
-        write produces (without ``partition_by``: all of it), or write nothing.
+        write produces (without ``partition_by``: all of it), or write nothing. The
+        replacing modes are atomic: the old data stays whole until the new is complete
+        (DuckDB's own ``COPY ... (OVERWRITE)`` instead removes the old data before the new
+        is complete; docs/duckdb-extension.md).
     max_rows_per_file : int, optional
         Start a new file after this many records (exact).
     max_bytes_per_file : int, optional

@@ -291,7 +291,9 @@ class WriteJob:
         files = StagedFiles(fs, self.staging, self.options, self.job_id, pool, self.progress)
         owner = locking.Lock(None, None)
         try:
-            with locking.target_lock(fs, self.target.root):  # no cleaner sees it half made
+            # no cleaner sees the staging half made; while its owner lock is held, a native
+            # COPY into the target (whose OVERWRITE would empty it) refuses to start
+            with locking.target_lock(fs, self.target.root):
                 owner = locking.owner_lock(fs, self.staging)
             self._stage(batches, encoder, data_columns, files)
             if self.description is not None and not files.records:
@@ -457,6 +459,7 @@ class WriteJob:
         lock; False when ``mode="ignore"`` found data."""
         fs, target = self.target.fs, self.target
         with locking.target_lock(fs, target.root):
+            self._check_staging_kept(files)
             _commit.recover_locked(fs, target.root, keep=[posixpath.basename(self.staging)], display=target.display)
             if self.options.mode in ("error", "ignore") and target.has_data():
                 if self.options.mode == "ignore":
@@ -473,6 +476,21 @@ class WriteJob:
                 new=[(posixpath.join(posixpath.basename(self.staging), rel), rel) for rel in relative_paths],
             )
         return True
+
+    def _check_staging_kept(self, files: StagedFiles) -> None:
+        """Refuse to commit when a staged file is gone: something that ignores the target
+        lock (the v1 build's native COPY with OVERWRITE: DuckDB empties the target before
+        that API lets it take the lock) removed this write's staging directory."""
+        fs = self.target.fs
+        if all(fs.exists(posixpath.join(self.staging, f.relative)) for f in files.records):
+            return
+        raise WriteConflictError(
+            f"another writer removed the staging directory {self.target.shown(posixpath.basename(self.staging))!r} "
+            f"of this write while it wrote (a native COPY ... (OVERWRITE) empties its target); nothing was "
+            f"committed to {self.target.display!r}: write again",
+            path=self.target.display,
+            reason="staging_removed",
+        )
 
     def _check_collisions(self, relative_paths: list[str], replaced: list[str]) -> None:
         if self.options.mode == "overwrite":
