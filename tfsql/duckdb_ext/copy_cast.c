@@ -37,8 +37,8 @@ static int is_int_target(int leaf) {
 static int is_bytes(int leaf) { return leaf == COPY_LEAF_VARCHAR || leaf == COPY_LEAF_BLOB; }
 
 int copy_cast_how(int from, int to) {
-    if (from == to && from != COPY_LEAF_NONE) {
-        return CAST_SAME;
+    if (from == to && from != COPY_LEAF_NONE && from != COPY_LEAF_DECIMAL) {
+        return CAST_SAME; /* (a DECIMAL's leaf does not say its width and scale) */
     }
     if (from == COPY_LEAF_I64 && is_int_target(to)) {
         return CAST_INT;

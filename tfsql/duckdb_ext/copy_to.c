@@ -63,6 +63,7 @@ int copy_leaf_of(duckdb_type t) {
     case DUCKDB_TYPE_DOUBLE: return COPY_LEAF_F64;
     case DUCKDB_TYPE_VARCHAR: return COPY_LEAF_VARCHAR;
     case DUCKDB_TYPE_BLOB: return COPY_LEAF_BLOB;
+    case DUCKDB_TYPE_DECIMAL: return COPY_LEAF_DECIMAL;
     default: return COPY_LEAF_NONE;
     }
 }
@@ -98,6 +99,10 @@ static void describe_type(duckdb_logical_type t, copy_type *out) {
                 : id == DUCKDB_TYPE_TIMESTAMP_NS ? COPY_TIME_NS
                 : id == DUCKDB_TYPE_TIMESTAMP_TZ ? COPY_TIME_US_TZ
                                                  : COPY_TIME_OF_DAY;
+    if (id == DUCKDB_TYPE_DECIMAL) {
+        out->width = duckdb_decimal_width(leaf);
+        out->scale = duckdb_decimal_scale(leaf);
+    }
     snprintf(out->type_name, sizeof(out->type_name), "type id %d", (int)id);
     for (int i = 0; i < 2; i++) {
         if (owned[i] != NULL) {
