@@ -82,8 +82,7 @@ static duckdb_logical_type list_child(duckdb_logical_type t, uint64_t *array_siz
     return duckdb_list_type_child_type(t);
 }
 
-/* `t` as copy_encode.c's copy_type. */
-static void describe_type(duckdb_logical_type t, copy_type *out) {
+void copy_describe_type(duckdb_logical_type t, copy_type *out) {
     memset(out, 0, sizeof(*out));
     duckdb_logical_type owned[2] = {NULL, NULL};
     duckdb_logical_type leaf = t;
@@ -177,7 +176,7 @@ static const char *const NEED_A_ROW =
 /* Plan input column i named `name` of type `t`. */
 static int plan_feature(copybind *b, int i, const char *name, duckdb_logical_type t, char *err) {
     copy_type ct;
-    describe_type(t, &ct);
+    copy_describe_type(t, &ct);
     return copy_plan_column(&b->plan, i, name, &ct, err);
 }
 

@@ -563,12 +563,15 @@ int copy_encode_rows(copy_encoder *e, const copy_plan *p, const copy_vector_ops 
 
 /* -- copy_cast.c --------------------------------------------------------------------- */
 
-/* How COPY ... FROM turns a scan column's leaf into the table's (copy_cast_how). */
+/* How COPY ... FROM turns a scan column's type into the table's (copy_cast_plan). */
 enum { CAST_SAME = 0, CAST_INT = 1, CAST_FLOAT = 2, CAST_BYTES = 3 };
 
-/* How leaf `from` (a scan column's: I64, F32, VARCHAR, BLOB) becomes the table's leaf
- * `to`: CAST_*, or -1 when COPY ... FROM does not cast it. */
-int copy_cast_how(int from, int to);
+/* How a scan column of type `from` becomes the table's column of type `to` (lists: their
+ * values cast): CAST_SAME for the very same type (leaf, unit, width and scale), else the
+ * leaf's cast (int64, float32 or bytes to another leaf), or -1 when COPY ... FROM does not
+ * cast it (ARRAYs, lists of lists of another type, a DECIMAL of another width or scale,
+ * another TIMESTAMP unit). */
+int copy_cast_plan(const copy_type *from, const copy_type *to);
 
 /* What the casts write through the binding: the target vector's validity, writable, and a
  * string stored into it. */

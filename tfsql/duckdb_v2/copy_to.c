@@ -138,6 +138,10 @@ void v2_describe_type(duckdb_v2_logical_type_handle t, copy_type *out) {
     duckdb_v2_identifier_t name = {NULL, 0};
     if (leaf != NULL && duckdb_v2_logical_type_get_name(leaf, &name, NULL) == V2_OK && name.ptr != NULL) {
         snprintf(out->type_name, sizeof(out->type_name), "%.*s", (int)name.len, name.ptr);
+        if (id == DUCKDB_V2_LOGICAL_TYPE_ID_DECIMAL) {
+            size_t at = strlen(out->type_name);
+            snprintf(out->type_name + at, sizeof(out->type_name) - at, "(%d,%d)", out->width, out->scale);
+        }
     } else {
         snprintf(out->type_name, sizeof(out->type_name), "an unknown type");
     }
