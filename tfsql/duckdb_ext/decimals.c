@@ -72,24 +72,26 @@ static void big_add1(big *x) {
     }
 }
 
-/* x >> bits, rounded to nearest, ties to even. */
+/* x >> bits, rounded to nearest, ties to even (word by word: once per value read or
+ * written). */
 static void big_shr_round(big *x, int bits) {
     int round_up = 0;
-    if (bits > 0 && big_bit(x, bits - 1)) { /* at least half */
-        int more = 0;
-        for (int i = 0; i < bits - 1 && !more; i++) {
-            more = big_bit(x, i);
+    if (bits > 0 && big_bit(x, bits - 1)) { /* at least half: more, or odd, rounds up */
+        int below = bits - 1, more = 0;
+        for (int i = 0; i < below / 32 && i < LIMBS && !more; i++) {
+            more = x->d[i] != 0;
+        }
+        if (!more && below / 32 < LIMBS && below % 32 != 0) {
+            more = (x->d[below / 32] & (((uint32_t)1 << (below % 32)) - 1)) != 0;
         }
         round_up = more || big_bit(x, bits);
     }
-    big r;
-    memset(&r, 0, sizeof(r));
-    for (int i = 0; i + bits < 32 * LIMBS; i++) {
-        if (big_bit(x, i + bits)) {
-            r.d[i / 32] |= (uint32_t)1 << (i % 32);
-        }
+    int words = bits / 32, rest = bits % 32;
+    for (int i = 0; i < LIMBS; i++) {
+        uint64_t lo = i + words < LIMBS ? x->d[i + words] : 0;
+        uint64_t hi = i + words + 1 < LIMBS ? x->d[i + words + 1] : 0;
+        x->d[i] = rest ? (uint32_t)((lo >> rest) | (hi << (32 - rest))) : (uint32_t)lo;
     }
-    *x = r;
     if (round_up) {
         big_add1(x);
     }
@@ -109,8 +111,8 @@ static int compare_scaled(const big *q, int scale, uint64_t b, int k) {
 }
 
 /* The decimal units (|f| * 10^scale, rounded to nearest, ties to even) of the float32 f,
- * when they convert back to |f|: 0 with *q, else -1. */
-static int decimal_units(float f, int width, int scale, big *q) {
+ * within the width and (when `check_back`) converting back to |f|: 0 with *q, else -1. */
+static int decimal_units(float f, int width, int scale, int check_back, big *q) {
     uint32_t bits;
     memcpy(&bits, &f, 4);
     int biased = (int)((bits >> 23) & 0xff);
@@ -137,6 +139,9 @@ static int decimal_units(float f, int width, int scale, big *q) {
     big_pow10(&limit, width);
     if (big_cmp(q, &limit) >= 0) {
         return -1; /* beyond the width */
+    }
+    if (!check_back) {
+        return 0;
     }
     /* the float32 nearest q / 10^scale is f when q / 10^scale lies inside f's rounding
      * interval, its ends included when f's mantissa is even (ties to even) */
@@ -190,7 +195,7 @@ static void scientific_text(int negative, const big *q, int scale, char *text, s
 
 int decimal_double(float f, int width, int scale, double *out) {
     big q;
-    if (width < 1 || width > 76 || scale < 0 || scale > width || decimal_units(f, width, scale, &q)) {
+    if (width < 1 || width > 76 || scale < 0 || scale > width || decimal_units(f, width, scale, 1, &q)) {
         return -1;
     }
     uint32_t bits;
@@ -256,7 +261,8 @@ int decimal_float(const void *data, size_t i, int width, int scale, float *out, 
     scientific_text(negative, &q, scale, text, sizeof(text));
     *out = strtof(text, NULL);
     if (width >= 1 && width <= 38 && scale >= 0 && scale <= width &&
-        decimal_units(*out, width, scale, &back) == 0 && big_cmp(&back, &q) == 0) {
+        decimal_units(*out, width, scale, 0, &back) == 0 && big_cmp(&back, &q) == 0) {
+        /* (*out is the float32 nearest q / 10^scale, so units equal to q convert back) */
         return 0;
     }
     plain_text(negative, &q, scale, value, cap);
@@ -265,7 +271,7 @@ int decimal_float(const void *data, size_t i, int width, int scale, float *out, 
 
 int store_decimal(float f, int width, int scale, void *data, size_t i) {
     big q;
-    if (width < 1 || width > 38 || scale < 0 || scale > width || decimal_units(f, width, scale, &q)) {
+    if (width < 1 || width > 38 || scale < 0 || scale > width || decimal_units(f, width, scale, 1, &q)) {
         return -1;
     }
     uint64_t lower = (uint64_t)q.d[0] | (uint64_t)q.d[1] << 32;
