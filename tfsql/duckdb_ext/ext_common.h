@@ -28,7 +28,8 @@
  *   copy_files.c   COPY TO's files: names, temporary files, INDEX sidecars, commit, the
  *                  partitioned target's column description (features.json)
  *   copy_cast.c    COPY FROM's casts of the scan's columns to the table's
- *   decimals.c     a described decimal's float read as DECIMAL(p, s) exactly
+ *   decimals.c     a described decimal's float read as DECIMAL(p, s) exactly, and a
+ *                  DECIMAL written as float32 only when exact (COPY TO)
  */
 #ifndef TFSQL_EXT_COMMON_H
 #define TFSQL_EXT_COMMON_H
