@@ -110,5 +110,13 @@ DUCKDB_COLUMNS = {
     "l": ("BIGINT[]", "[[1, 2], [], NULL]"),
     "ls": ("VARCHAR[]", "[['a', 'b'], NULL, []]"),
     "arr": ("INTEGER[2]", "[[1, 2], NULL, [3, 4]]"),
+    # decimals: each storage width (int16, int32, int64, hugeint), 38 digits, negatives,
+    # lists; values float32 holds exactly (docs/format.md, section 8)
+    "dec4": ("DECIMAL(4,2)", "[-0.05, 99.99, NULL]"),
+    "dec": ("DECIMAL(9,2)", "[12.34, NULL, -1234.5]"),
+    "dec18": ("DECIMAL(18,6)", "[NULL, 0.000001, -123456.5]"),
+    "dec38": ("DECIMAL(38,0)", "['-1329227995784915872903807060280344576', '0', NULL]"),
+    "dec38s": ("DECIMAL(38,37)", "[0.5, NULL, -0.25]"),
+    "ldec": ("DECIMAL(6,2)[]", "[[1.5, -2.25], [], NULL]"),
     "all_null": ("INTEGER", "[NULL, NULL, NULL]"),
 }

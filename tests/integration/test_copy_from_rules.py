@@ -87,3 +87,35 @@ def test_tfsql_sql_refuses_the_same(files, capsys):
     assert "is not UTF-8; make the column a BLOB" in capsys.readouterr().err
     assert main(["sql", f"CREATE TABLE t (a BIGINT, b VARCHAR); COPY t FROM '{junk}' (FORMAT tfrecord)"]) != 0
     assert "length CRC mismatch" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not (extension_available() and HAS_COPY), reason="COPY FROM needs DuckDB >= 1.5.6")
+def test_a_described_type_copies_into_that_very_type_only(tmp_path, duckdb_api):
+    """A column the scan gives in the table's type (a described timestamp[s] or
+    decimal128(10, 2)) is taken as it is; another unit, width or scale is refused at bind,
+    naming both types (its values copied as they lie would all be wrong)."""
+    import datetime
+    import decimal
+
+    table = pa.table(
+        {
+            "ts": pa.array([1_700_000_000, None], pa.timestamp("s")),
+            "d": pa.array([decimal.Decimal("12.34"), decimal.Decimal("-0.05")], pa.decimal128(10, 2)),
+        }
+    )
+    tfsql.write_tfrecord(table, tmp_path / "out")
+    con = native()
+    con.execute("CREATE TABLE t (ts TIMESTAMP_S, d DECIMAL(10,2))")
+    con.execute(f"COPY t FROM '{tmp_path / 'out'}' (FORMAT tfrecord)")
+    assert con.execute("SELECT * FROM t ORDER BY d").fetchall() == [
+        (None, decimal.Decimal("-0.05")),
+        (datetime.datetime(2023, 11, 14, 22, 13, 20), decimal.Decimal("12.34")),
+    ]
+    for types, refused in [
+        ("ts TIMESTAMP, d DECIMAL(10,2)", r'"ts" is TIMESTAMP_S, which does not cast to TIMESTAMP,'),
+        ("ts TIMESTAMP_S, d DECIMAL(10,3)", r'"d" is DECIMAL\(10,2\), which does not cast to DECIMAL\(10,3\),'),
+    ]:
+        con.execute(f"CREATE OR REPLACE TABLE other ({types})")
+        with pytest.raises(duckdb.BinderException, match=refused):
+            con.execute(f"COPY other FROM '{tmp_path / 'out'}' (FORMAT tfrecord)")
+    assert con.execute("SELECT count(*) FROM t").fetchall() == [(2,)]

@@ -235,7 +235,7 @@ def test_copy_to_errors_say_what_to_write(con):
     with pytest.raises(duckdb.BinderException, match="COMPRESSION_LEVEL expects 0 to 9, got 12"):
         con.sql("COPY (SELECT t FROM t) TO 'x.tfrecord.gz' (FORMAT tfrecord, COMPRESSION_LEVEL 12)")
     with pytest.raises(duckdb.BinderException, match="no TFRecord feature holds"):
-        con.sql("COPY (SELECT {'d': 1.5::DECIMAL(4, 2)}) TO 'x.tfrecord' (FORMAT tfrecord)")
+        con.sql("COPY (SELECT {'d': INTERVAL 1 DAY}) TO 'x.tfrecord' (FORMAT tfrecord)")
     with pytest.raises(duckdb.Error, match="a list holds a NULL element"):
         con.sql("COPY (SELECT {'l': [1, NULL]}) TO 'x.tfrecord' (FORMAT tfrecord)")
     assert sorted(p.name for p in Path(".").iterdir()) == []  # neither the file nor its temporary one

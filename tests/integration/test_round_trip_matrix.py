@@ -19,6 +19,7 @@ from __future__ import annotations
 import decimal
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -34,6 +35,7 @@ import pytest
 import tfsql
 from tfsql import description
 from tfsql.duckdb.extension import extension_available
+from tfsql.encoding import RecordEncoder
 from tfsql.schema import decimal_to_float
 from round_trip_readers import assert_same, check_cli, check_duckdb, check_polars, plain_duckdb, sql_result
 from typed_tables import DUCKDB_COLUMNS, ROWS, as_read, full_table
@@ -162,6 +164,122 @@ def test_a_native_copy_of_no_rows_to_one_file_reads_back_as_no_rows(tmp_path, du
 # --------------------------------------------------------------------------------------
 # decimals in plain DuckDB: exactly the Python reader's values, or its refusal
 # --------------------------------------------------------------------------------------
+
+
+def _python_writes(values: pa.Array) -> tuple[pa.Array, np.ndarray]:
+    """The float32 write_tfrecord writes for each decimal, and which it writes (the
+    others it refuses): docs/format.md section 8, as tfsql.feature_buffers applies it."""
+    encoder = RecordEncoder(pa.schema([("x", values.type)]))
+    ok = []
+    for i in range(len(values)):
+        try:
+            encoder.encode(pa.record_batch([values.slice(i, 1)], names=["x"]))
+            ok.append(True)
+        except tfsql.SchemaError:
+            ok.append(False)
+    return decimal_to_float(values), np.array(ok)
+
+
+@needs_copy
+@pytest.mark.parametrize("precision,scale", [(38, 37), (38, 0), (20, 3), (18, 9), (9, 4), (4, 2)])
+def test_a_native_copy_writes_a_decimal_as_write_tfrecord_does(tmp_path, precision, scale, duckdb_api):
+    """Decimals from random float32 bit patterns and few-digit ones, in each storage width
+    DuckDB gives DECIMAL(p, s): the native COPY writes the float32 write_tfrecord writes
+    for every value it writes, and refuses the values it refuses."""
+    rng = np.random.default_rng(precision * 100 + scale)
+    t = pa.decimal128(precision, scale)
+    floats = rng.integers(0, 2**32, 300, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    floats = floats[np.isfinite(floats) & (np.abs(floats) < 10.0 ** (precision - scale) / 2)]
+    units = rng.integers(-(10 ** min(precision, 9)), 10 ** min(precision, 9), 200)
+    few = [decimal.Decimal(int(u)).scaleb(-scale) for u in units]
+    values = pa.concat_arrays([pc.cast(pa.array(floats, pa.float32()), t, safe=False), pa.array(few, t)])
+    want, ok = _python_writes(values)
+    assert ok.sum() > 100 and (~ok).sum() > 0 or precision == 4
+    con = plain_duckdb()
+    con.register("src", pa.table({"x": values.filter(pa.array(ok))}))
+    con.execute(f"COPY (SELECT {{'x': x}} AS row FROM src) TO '{tmp_path / 'ok.tfrecord'}' (FORMAT tfrecord)")
+    got = tfsql.read_tfrecord(tmp_path / "ok.tfrecord").column("x").combine_chunks()  # a file: no description
+    assert got.type == pa.float32() and got.equals(want.filter(pa.array(ok)))
+    refused = values.filter(pa.array(~ok))
+    for i in range(min(len(refused), 10)):
+        con.register("one", pa.table({"x": refused.slice(i, 1)}))
+        text = format(refused[i].as_py(), "f")
+        with pytest.raises(duckdb.InvalidInputException, match=rf"holds the decimal {text}, which a float_list"):
+            con.execute(f"COPY (SELECT {{'x': x}} AS row FROM one) TO '{tmp_path / 'bad.tfrecord'}' (FORMAT tfrecord)")
+    assert not (tmp_path / "bad.tfrecord").exists()
+
+
+@needs_copy
+def test_a_native_copy_of_decimal_lists_of_lists_reads_back_as_those_decimals(tmp_path, duckdb_api):
+    con = plain_duckdb()
+    con.execute(
+        "CREATE TABLE src AS SELECT * FROM (VALUES (0, [[0.1, -2.5], []]::DECIMAL(3,1)[][]), (1, NULL), (2, []))"
+        " t(k, ll)"
+    )
+    target = tmp_path / "out"
+    con.execute(
+        f"COPY (SELECT {{'k': k, 'll': ll}} AS row, k % 2 AS part FROM src) TO '{target}' "
+        "(FORMAT tfrecord, PARTITION_BY (part), RECORD_TYPE sequence_example)"
+    )
+    table = tfsql.read_tfrecord(target, record_type="sequence_example").sort_by("k")
+    assert table.schema.field("ll").type == pa.list_(pa.list_(pa.decimal128(3, 1)))
+    d = decimal.Decimal
+    # a NULL stays missing, an empty list of lists empty
+    assert table.column("ll").to_pylist() == [[[d("0.1"), d("-2.5")], []], None, []]
+    query = f"SELECT k, ll FROM tfrecord_scan('{target}', record_type := 'sequence_example') ORDER BY k"
+    assert con.sql(query).fetchall() == [(0, [[d("0.1"), d("-2.5")], []]), (1, None), (2, [])]
+
+
+@needs_copy
+def test_a_table_with_decimals_round_trips_through_native_copy_to_and_from(tmp_path, duckdb_api):
+    """COPY ... TO writes the decimals and their types; COPY ... FROM takes each column the
+    scan gives in the table's very type as it is, and refuses another width, scale or
+    unit (copied as it lies, it would misread every value) at bind."""
+    con = plain_duckdb()
+    con.execute(
+        "CREATE TABLE t AS SELECT * FROM (VALUES (12.34::DECIMAL(10,2), -0.05::DECIMAL(4,2), "
+        "'-1329227995784915872903807060280344576'::DECIMAL(38,0), [1.5, -2.25]::DECIMAL(6,2)[], "
+        "TIMESTAMP_S '2023-11-14 22:13:20', 0), (NULL, 99.99, 0, [], NULL, 1)) v(d, small, huge, l, ts, part)"
+    )
+    target = tmp_path / "out"
+    con.execute(
+        f"COPY (SELECT {{'d': d, 'small': small, 'huge': huge, 'l': l, 'ts': ts}} AS row, part FROM t) "
+        f"TO '{target}' (FORMAT tfrecord, PARTITION_BY (part))"
+    )
+    con.execute("CREATE TABLE back AS SELECT * FROM t LIMIT 0")
+    con.execute(f"COPY back FROM '{target}' (FORMAT tfrecord)")
+    assert con.sql("SELECT * FROM back ORDER BY part").fetchall() == con.sql("SELECT * FROM t ORDER BY part").fetchall()
+    for column, other in [("d", "DECIMAL(12,3)"), ("ts", "TIMESTAMP")]:
+        con.execute(f"CREATE OR REPLACE TABLE wider AS SELECT * REPLACE ({column}::{other} AS {column}) FROM t LIMIT 0")
+        with pytest.raises(
+            duckdb.BinderException, match=rf'column \d "{column}" is .*, which does not cast to {re.escape(other)}'
+        ):
+            con.execute(f"COPY wider FROM '{target}' (FORMAT tfrecord)")
+    assert con.sql("SELECT count(*) FROM back").fetchall() == [(2,)]  # the connection still works
+
+
+@needs_copy
+def test_a_native_copy_refuses_a_decimal_float32_cannot_hold(tmp_path, duckdb_api):
+    """The refusal names the column, the row, the value, what it would read back as and
+    the fix in SQL's words, as write_tfrecord's does in Python's; nothing is left."""
+    con = plain_duckdb()
+    target = tmp_path / "bad.tfrecord"
+    rows = "SELECT {'price': price} AS row FROM (VALUES (12.34), (NULL), (123456789.12)) t(price)"
+    with pytest.raises(duckdb.InvalidInputException) as refused:
+        con.execute(f"COPY (SELECT row::STRUCT(price DECIMAL(11,2)) FROM ({rows})) TO '{target}' (FORMAT tfrecord)")
+    assert str(refused.value) == (
+        'Invalid Input Error: column "price" row 2 of this chunk holds the decimal 123456789.12, which a '
+        "float_list (float32) cannot store exactly (it would read back as 123456792); decimals are written "
+        "only when exact: CAST the column to VARCHAR in the query to keep every digit (a bytes_list), or to "
+        "DOUBLE to accept float32 rounding"
+    )
+    assert list(tmp_path.iterdir()) == []
+    python = pa.table({"price": pa.array([decimal.Decimal("123456789.12")], pa.decimal128(11, 2))})
+    with pytest.raises(tfsql.SchemaError, match=r"holds the decimal 123456789\.12, which a float_list \(float32\)"):
+        tfsql.write_tfrecord(python, tmp_path / "py")
+    # the fixes the message names
+    con.execute(f"COPY (SELECT {{'price': 123456789.12::DECIMAL(11,2)::VARCHAR}}) TO '{target}' (FORMAT tfrecord)")
+    assert tfsql.read_tfrecord(target).column(0).to_pylist() == ["123456789.12"]
 
 
 def _described(tmp_path: Path, floats: np.ndarray, t: pa.DataType) -> Path:

@@ -790,3 +790,27 @@ def _spark_schema(table: pa.Table):
     from pyspark.sql.pandas.types import from_arrow_schema
 
     return from_arrow_schema(table.schema)
+
+
+@pytest.mark.skipif(
+    not extension_available() or tuple(int(p) for p in __import__("duckdb").__version__.split(".")[:3]) < (1, 5, 6),
+    reason="native COPY needs the DuckDB extension and DuckDB >= 1.5.6",
+)
+def test_spark_reads_a_native_copy_decimal_as_that_decimal(tmp_path, spark, duckdb_api):
+    """A DECIMAL column DuckDB's native COPY wrote (described as decimal128(p, s)) reads in
+    Spark as DecimalType(p, s) with the same values, in lists too."""
+    import decimal
+
+    from round_trip_readers import plain_duckdb
+
+    target = tmp_path / "out"
+    plain_duckdb().execute(
+        "COPY (SELECT {'d': d, 'l': l} AS row, part FROM (VALUES (12.34::DECIMAL(10,2), [0.5, -0.25]::DECIMAL(38,37)[], 0),"
+        f" (NULL, [], 1)) t(d, l, part)) TO '{target}' (FORMAT tfrecord, PARTITION_BY (part))"
+    )
+    back = spark.read.format("tfrecord").load(str(target))
+    types = {f.name: f.dataType.simpleString() for f in back.schema.fields}
+    assert (types["d"], types["l"]) == ("decimal(10,2)", "array<decimal(38,37)>")
+    d = decimal.Decimal
+    rows = sorted((r["part"], r["d"], r["l"]) for r in back.collect())
+    assert rows == [(0, d("12.34"), [d("0.5"), d("-0.25")]), (1, None, [])]

@@ -4,10 +4,15 @@
  * the table's exact types), so the scan's columns (int64, float32, bytes as VARCHAR or
  * BLOB, and lists of them) are cast here, as docs/duckdb-extension.md's table says:
  * int64 to any integer type, BOOLEAN (0 / 1), FLOAT or DOUBLE, checked against the
- * target's range; float32 to DOUBLE; bytes to VARCHAR (checked UTF-8) or BLOB.
+ * target's range; float32 to DOUBLE; bytes to VARCHAR (checked UTF-8) or BLOB. A column
+ * the scan already gives in the table's very type (a described DECIMAL(p, s), a
+ * TIMESTAMP_S, ...) is taken as it is; the same kind of another width, scale or unit is
+ * refused, never copied as it lies.
  *
- *     copy_cast_how(COPY_LEAF_I64, COPY_LEAF_I16)  -> CAST_INT
- *     copy_cast_how(COPY_LEAF_F32, COPY_LEAF_I64)  -> -1 (refused at bind)
+ *     copy_cast_plan(BIGINT, SMALLINT)                 -> CAST_INT
+ *     copy_cast_plan(DECIMAL(10,2), DECIMAL(10,2))     -> CAST_SAME
+ *     copy_cast_plan(TIMESTAMP_S, TIMESTAMP)           -> -1 (refused at bind)
+ *     copy_cast_plan(FLOAT, BIGINT)                    -> -1
  */
 #include "ext_common.h"
 
@@ -36,20 +41,30 @@ static int is_int_target(int leaf) {
 
 static int is_bytes(int leaf) { return leaf == COPY_LEAF_VARCHAR || leaf == COPY_LEAF_BLOB; }
 
-int copy_cast_how(int from, int to) {
-    if (from == to && from != COPY_LEAF_NONE) {
-        return CAST_SAME;
-    }
+/* How leaf `from` becomes another leaf `to`: CAST_INT, CAST_FLOAT, CAST_BYTES or -1. */
+static int leaf_cast(int from, int to) {
     if (from == COPY_LEAF_I64 && is_int_target(to)) {
         return CAST_INT;
     }
     if (from == COPY_LEAF_F32 && to == COPY_LEAF_F64) {
         return CAST_FLOAT;
     }
-    if (is_bytes(from) && is_bytes(to)) {
+    if (is_bytes(from) && is_bytes(to) && from != to) {
         return CAST_BYTES;
     }
     return -1;
+}
+
+int copy_cast_plan(const copy_type *from, const copy_type *to) {
+    if (from->array[0] || from->array[1] || to->array[0] || to->array[1] || from->levels != to->levels) {
+        return -1;
+    }
+    if (from->leaf == to->leaf && from->leaf != COPY_LEAF_NONE && from->time == to->time &&
+        from->width == to->width && from->scale == to->scale) {
+        return CAST_SAME;
+    }
+    /* lists of lists: the very same type only */
+    return from->levels == 2 ? -1 : leaf_cast(from->leaf, to->leaf);
 }
 
 static int int_fits(int leaf, int64_t v) {

@@ -24,6 +24,7 @@ static int leaf_kind(int leaf) {
     switch (leaf) {
     case COPY_LEAF_F32:
     case COPY_LEAF_F64:
+    case COPY_LEAF_DECIMAL: /* float32, only when exact (decimals.c) */
         return KIND_FLOAT;
     case COPY_LEAF_VARCHAR:
     case COPY_LEAF_BLOB:
@@ -83,7 +84,7 @@ static int description_type(const copy_type *t, tfsql_type *out) {
         [COPY_LEAF_U64] = TFSQL_TYPE_UINT64,      [COPY_LEAF_F32] = TFSQL_TYPE_FLOAT32,
         [COPY_LEAF_F64] = TFSQL_TYPE_FLOAT64,     [COPY_LEAF_VARCHAR] = TFSQL_TYPE_STRING,
         [COPY_LEAF_BLOB] = TFSQL_TYPE_BINARY,     [COPY_LEAF_DATE] = TFSQL_TYPE_DATE32,
-        [COPY_LEAF_TIMESTAMP] = TFSQL_TYPE_TIMESTAMP,
+        [COPY_LEAF_TIMESTAMP] = TFSQL_TYPE_TIMESTAMP, [COPY_LEAF_DECIMAL] = TFSQL_TYPE_DECIMAL128,
     };
     static const int units[] = {
         [COPY_TIME_OF_DAY] = TFSQL_UNIT_US, [COPY_TIME_S] = TFSQL_UNIT_S,
@@ -91,7 +92,7 @@ static int description_type(const copy_type *t, tfsql_type *out) {
         [COPY_TIME_NS] = TFSQL_UNIT_NS,     [COPY_TIME_US_TZ] = TFSQL_UNIT_US,
     };
     memset(out, 0, sizeof(*out));
-    if (t->leaf <= COPY_LEAF_SQLNULL || t->leaf > COPY_LEAF_TIMESTAMP || t->levels > TFSQL_TYPE_MAX_WRAP) {
+    if (t->leaf <= COPY_LEAF_SQLNULL || t->leaf > COPY_LEAF_DECIMAL || t->levels > TFSQL_TYPE_MAX_WRAP) {
         return -1;
     }
     for (int i = 0; i < t->levels; i++) {
@@ -100,6 +101,8 @@ static int description_type(const copy_type *t, tfsql_type *out) {
     }
     out->nwrap = t->levels;
     out->leaf = leaves[t->leaf];
+    out->precision = t->width;
+    out->scale = t->scale;
     if (t->leaf == COPY_LEAF_TIMESTAMP) {
         out->leaf = t->time == COPY_TIME_OF_DAY ? TFSQL_TYPE_TIME64 : TFSQL_TYPE_TIMESTAMP;
         out->unit = units[t->time];
@@ -146,6 +149,8 @@ int copy_plan_column(copy_plan *p, int i, const char *name, const copy_type *t, 
         return 0;
     }
     ic->leaf = t->leaf;
+    ic->width = t->width;
+    ic->scale = t->scale;
     ic->shape = t->levels == 0 ? SCALAR : t->levels == 1 ? LIST : LIST_OF_LIST;
     ic->outer_array = t->array[0];
     ic->inner_array = t->array[1];
@@ -154,9 +159,9 @@ int copy_plan_column(copy_plan *p, int i, const char *name, const copy_type *t, 
         snprintf(err, ERRLEN,
                  "COPY ... (FORMAT tfrecord): column \"%s\" has a type no TFRecord feature holds "
                  "(%s%s); features hold integers, booleans, dates and timestamps "
-                 "(int64_list), FLOAT / DOUBLE (float_list), VARCHAR / BLOB (bytes_list) and "
-                 "lists or lists of lists of them: cast it in the query (a DECIMAL to DOUBLE "
-                 "or VARCHAR, a STRUCT to its fields)",
+                 "(int64_list), FLOAT / DOUBLE / DECIMAL (float_list), VARCHAR / BLOB "
+                 "(bytes_list) and lists or lists of lists of them: cast it in the query (a "
+                 "HUGEINT, UUID or INTERVAL to VARCHAR, a STRUCT to its fields)",
                  name, t->type_name, ic->shape == SCALAR ? "" : " inside a list");
         return -1;
     }
@@ -251,9 +256,29 @@ static int put_f32(tbuf *b, float v) {
     return 0;
 }
 
-/* Append the leaf value at `row` of the flat vector data `data`. */
+/* A DECIMAL value is written as the float32 nearest it only when that float32 reads
+ * back as the same value (docs/format.md, section 8; tfsql.feature_buffers' rule and
+ * words, in SQL's spelling): the value at `row` of `data`, of chunk row `chunk_row`. */
+static int put_decimal(const copy_incol *ic, const void *data, uint64_t row, copy_colbufs *cb,
+                       const char *name, uint64_t chunk_row, char *err) {
+    float f;
+    char value[64];
+    if (decimal_float(data, (size_t)row, ic->width, ic->scale, &f, value, sizeof(value)) == 0) {
+        return put_f32(&cb->values, f);
+    }
+    snprintf(err, ERRLEN,
+             "column \"%s\" row %llu of this chunk holds the decimal %s, which a float_list "
+             "(float32) cannot store exactly (it would read back as %.9g); decimals are "
+             "written only when exact: CAST the column to VARCHAR in the query to keep every "
+             "digit (a bytes_list), or to DOUBLE to accept float32 rounding",
+             name, (unsigned long long)chunk_row, value, (double)f);
+    return -1;
+}
+
+/* Append the leaf value at `row` of the flat vector data `data` (of chunk row
+ * `chunk_row`, for messages). */
 static int put_leaf(const copy_incol *ic, const void *data, uint64_t row, copy_colbufs *cb,
-                    const char *name, char *err) {
+                    const char *name, uint64_t chunk_row, char *err) {
     int64_t iv = 0;
     switch (ic->leaf) {
     case COPY_LEAF_BOOL:
@@ -291,6 +316,8 @@ static int put_leaf(const copy_incol *ic, const void *data, uint64_t row, copy_c
     }
     case COPY_LEAF_F32:
         return put_f32(&cb->values, ((const float *)data)[row]);
+    case COPY_LEAF_DECIMAL:
+        return put_decimal(ic, data, row, cb, name, chunk_row, err);
     case COPY_LEAF_F64:
         return put_f32(&cb->values, (float)((const double *)data)[row]); /* float_list: float32 */
     case COPY_LEAF_VARCHAR:
@@ -356,7 +383,7 @@ static int put_elements(const copy_incol *ic, const copy_view *child, uint64_t f
                      name, (unsigned long long)row);
             return -1;
         }
-        if (put_leaf(ic, child->data, j, cb, name, err)) {
+        if (put_leaf(ic, child->data, j, cb, name, row, err)) {
             return -1;
         }
     }
@@ -413,7 +440,7 @@ static int fill_encoder_column(const copy_incol *ic, const copy_vector_ops *ops,
         cb->validity.data[row] = (uint8_t)valid;
         int rc = 0;
         if (ic->shape == SCALAR) {
-            rc = valid ? put_leaf(ic, v.top.data, row, cb, name, err) : put_null_scalar(ic, cb);
+            rc = valid ? put_leaf(ic, v.top.data, row, cb, name, row, err) : put_null_scalar(ic, cb);
         } else if (valid) {
             uint64_t from, to;
             list_range(v.top.data, ic->outer_array, row, &from, &to);

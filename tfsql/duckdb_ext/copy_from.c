@@ -22,7 +22,7 @@ typedef struct castplan {
     int ncols;
     int *how;            /* CAST_* per column */
     int *list;           /* 1 when the column is a list (the cast applies to its values) */
-    duckdb_type *target; /* the leaf type to produce */
+    int *target;         /* the leaf to produce (COPY_LEAF_*) */
     duckdb_logical_type *source; /* the scan's column types, for the intermediate chunk */
 } castplan;
 
@@ -42,42 +42,14 @@ void castplan_free(castplan *p) {
     free(p);
 }
 
-/* How a scan leaf type `from` becomes a table leaf type `to` (copy_cast.c's rules); -1
- * when it cannot. */
-static int leaf_cast(duckdb_type from, duckdb_type to) {
-    return copy_cast_how(copy_leaf_of(from), copy_leaf_of(to));
-}
-
-/* Plan column c: scan type `from`, table type `to`. */
+/* Plan column c: scan type `from`, table type `to` (copy_cast.c's rules). */
 static int plan_cast(castplan *p, int c, duckdb_logical_type from, duckdb_logical_type to) {
-    duckdb_type f = duckdb_get_type_id(from), t = duckdb_get_type_id(to);
-    p->list[c] = 0;
-    p->target[c] = t;
-    if (f == DUCKDB_TYPE_LIST && t == DUCKDB_TYPE_LIST) {
-        duckdb_logical_type fc = duckdb_list_type_child_type(from);
-        duckdb_logical_type tc = duckdb_list_type_child_type(to);
-        duckdb_type fl = duckdb_get_type_id(fc), tl = duckdb_get_type_id(tc);
-        int how = fl == DUCKDB_TYPE_LIST || tl == DUCKDB_TYPE_LIST
-                      ? (fl == tl ? 0 : -1) /* lists of lists: the very same type only */
-                      : leaf_cast(fl, tl);
-        if (how == 0 && fl == DUCKDB_TYPE_LIST) {
-            duckdb_logical_type fcc = duckdb_list_type_child_type(fc);
-            duckdb_logical_type tcc = duckdb_list_type_child_type(tc);
-            how = duckdb_get_type_id(fcc) == duckdb_get_type_id(tcc) ? 0 : -1;
-            duckdb_destroy_logical_type(&fcc);
-            duckdb_destroy_logical_type(&tcc);
-        }
-        duckdb_destroy_logical_type(&fc);
-        duckdb_destroy_logical_type(&tc);
-        p->list[c] = 1;
-        p->target[c] = tl;
-        p->how[c] = how;
-        return how;
-    }
-    if (f == DUCKDB_TYPE_LIST || t == DUCKDB_TYPE_LIST) {
-        return p->how[c] = -1;
-    }
-    return p->how[c] = leaf_cast(f, t);
+    copy_type f, t;
+    copy_describe_type(from, &f);
+    copy_describe_type(to, &t);
+    p->list[c] = t.levels > 0;
+    p->target[c] = t.leaf;
+    return p->how[c] = copy_cast_plan(&f, &t);
 }
 
 /* A short name of a type for messages. */
@@ -99,10 +71,24 @@ static const char *type_word(duckdb_logical_type t) {
     case DUCKDB_TYPE_LIST: return "a LIST";
     case DUCKDB_TYPE_DATE: return "DATE";
     case DUCKDB_TYPE_TIMESTAMP: return "TIMESTAMP";
+    case DUCKDB_TYPE_TIMESTAMP_S: return "TIMESTAMP_S";
+    case DUCKDB_TYPE_TIMESTAMP_MS: return "TIMESTAMP_MS";
+    case DUCKDB_TYPE_TIMESTAMP_NS: return "TIMESTAMP_NS";
+    case DUCKDB_TYPE_TIMESTAMP_TZ: return "TIMESTAMP WITH TIME ZONE";
+    case DUCKDB_TYPE_TIME: return "TIME";
     case DUCKDB_TYPE_DECIMAL: return "DECIMAL";
     case DUCKDB_TYPE_STRUCT: return "a STRUCT";
     default: return "another type";
     }
+}
+
+/* type_word, with a DECIMAL's width and scale (written into buf). */
+static const char *type_text(duckdb_logical_type t, char *buf, size_t cap) {
+    if (duckdb_get_type_id(t) != DUCKDB_TYPE_DECIMAL) {
+        return type_word(t);
+    }
+    snprintf(buf, cap, "DECIMAL(%d,%d)", duckdb_decimal_width(t), duckdb_decimal_scale(t));
+    return buf;
 }
 
 static void copy_from_bind(duckdb_bind_info info) {
@@ -120,7 +106,7 @@ static void copy_from_bind(duckdb_bind_info info) {
         p->ncols = (int)want;
         p->how = (int *)calloc(want + 1, sizeof(int));
         p->list = (int *)calloc(want + 1, sizeof(int));
-        p->target = (duckdb_type *)calloc(want + 1, sizeof(duckdb_type));
+        p->target = (int *)calloc(want + 1, sizeof(int));
         p->source = (duckdb_logical_type *)calloc(want + 1, sizeof(duckdb_logical_type));
     }
     b->cast = p;
@@ -154,13 +140,15 @@ static void copy_from_bind(duckdb_bind_info info) {
         duckdb_logical_type target = duckdb_table_function_bind_get_result_column_type(info, (idx_t)c);
         const char *column = duckdb_table_function_bind_get_result_column_name(info, (idx_t)c);
         int how = plan_cast(p, c, p->source[c], target);
+        char from_text[32], to_text[32];
         if (how < 0) {
             snprintf(err, ERRLEN,
                      "COPY ... FROM (FORMAT tfrecord): the TFRecord column %d \"%s\" is %s, "
                      "which does not cast to %s, the type of the table's column \"%s\" (columns "
                      "go by position); use INSERT INTO ... SELECT CAST(...) FROM "
                      "tfrecord_scan(...)",
-                     c + 1, name, type_word(p->source[c]), type_word(target),
+                     c + 1, name, type_text(p->source[c], from_text, sizeof(from_text)),
+                     type_text(target, to_text, sizeof(to_text)),
                      column ? column : "?");
         }
         duckdb_destroy_logical_type(&target);
@@ -192,11 +180,11 @@ static void assign_bytes(void *vector, uint64_t row, const char *p, uint32_t len
 
 static const copy_cast_ops V1_CASTS = {writable_validity, assign_bytes};
 
-/* Cast n values of the flat vector `from` into `to` (leaf types). */
-static int cast_values(int how, duckdb_type target, duckdb_vector from, duckdb_vector to, idx_t n,
+/* Cast n values of the flat vector `from` into `to` (of leaf `target`). */
+static int cast_values(int how, int target, duckdb_vector from, duckdb_vector to, idx_t n,
                        const char *column, char *err) {
     copy_view view = {from, duckdb_vector_get_data(from), duckdb_vector_get_validity(from)};
-    return copy_cast_values(how, copy_leaf_of(target), &view, to, duckdb_vector_get_data(to),
+    return copy_cast_values(how, target, &view, to, duckdb_vector_get_data(to),
                             &V1_CASTS, n, column, err);
 }
 

@@ -65,6 +65,7 @@ int copy_leaf_of(duckdb_type t) {
     case DUCKDB_TYPE_DOUBLE: return COPY_LEAF_F64;
     case DUCKDB_TYPE_VARCHAR: return COPY_LEAF_VARCHAR;
     case DUCKDB_TYPE_BLOB: return COPY_LEAF_BLOB;
+    case DUCKDB_TYPE_DECIMAL: return COPY_LEAF_DECIMAL;
     default: return COPY_LEAF_NONE;
     }
 }
@@ -83,8 +84,7 @@ static duckdb_logical_type list_child(duckdb_logical_type t, uint64_t *array_siz
     return duckdb_list_type_child_type(t);
 }
 
-/* `t` as copy_encode.c's copy_type. */
-static void describe_type(duckdb_logical_type t, copy_type *out) {
+void copy_describe_type(duckdb_logical_type t, copy_type *out) {
     memset(out, 0, sizeof(*out));
     duckdb_logical_type owned[2] = {NULL, NULL};
     duckdb_logical_type leaf = t;
@@ -100,6 +100,10 @@ static void describe_type(duckdb_logical_type t, copy_type *out) {
                 : id == DUCKDB_TYPE_TIMESTAMP_NS ? COPY_TIME_NS
                 : id == DUCKDB_TYPE_TIMESTAMP_TZ ? COPY_TIME_US_TZ
                                                  : COPY_TIME_OF_DAY;
+    if (id == DUCKDB_TYPE_DECIMAL) {
+        out->width = duckdb_decimal_width(leaf);
+        out->scale = duckdb_decimal_scale(leaf);
+    }
     snprintf(out->type_name, sizeof(out->type_name), "type id %d", (int)id);
     for (int i = 0; i < 2; i++) {
         if (owned[i] != NULL) {
@@ -174,7 +178,7 @@ static const char *const NEED_A_ROW =
 /* Plan input column i named `name` of type `t`. */
 static int plan_feature(copybind *b, int i, const char *name, duckdb_logical_type t, char *err) {
     copy_type ct;
-    describe_type(t, &ct);
+    copy_describe_type(t, &ct);
     return copy_plan_column(&b->plan, i, name, &ct, err);
 }
 

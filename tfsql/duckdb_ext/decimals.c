@@ -1,9 +1,19 @@
 /*
- * tfsql/duckdb_ext/decimals.c -- a float_list value read as DECIMAL(width, scale),
- * exactly (docs/format.md, section 8): the decimal nearest the float32, kept only when
- * it converts back to the same float32 (the rule tfsql.casting applies with Arrow's
- * casts), stored as DuckDB lays that width out. Integer arithmetic only (a few hundred
- * bits), so no double rounding.
+ * tfsql/duckdb_ext/decimals.c -- the exactness rule of decimals and float_list
+ * (docs/format.md, section 8), both ways, as DuckDB lays a DECIMAL(width, scale) out
+ * (int16, int32, int64 or a hugeint by width):
+ *
+ *   reading: a float32 read as DECIMAL(width, scale) is the decimal nearest it, kept only
+ *            when it converts back to the same float32 (the rule tfsql.casting applies
+ *            with Arrow's casts)                         -> store_decimal, decimal_double
+ *   writing: a DECIMAL value is written as the float32 nearest it, only when reading that
+ *            float32 back as the same decimal type gives the same value (the rule
+ *            tfsql.feature_buffers applies)             -> decimal_float (COPY ... TO)
+ *
+ * Integer arithmetic only (a few hundred bits) and correctly rounded text conversions
+ * (strtof / strtod), so no double rounding: 12.34 as DECIMAL(10,2) is written as the
+ * float32 12.3400002 and reads back 12.34; 123456789.12 as DECIMAL(11,2) is refused
+ * (float32 holds about 7 significant digits).
  */
 
 #include "ext_common.h"
@@ -62,24 +72,26 @@ static void big_add1(big *x) {
     }
 }
 
-/* x >> bits, rounded to nearest, ties to even. */
+/* x >> bits, rounded to nearest, ties to even (word by word: once per value read or
+ * written). */
 static void big_shr_round(big *x, int bits) {
     int round_up = 0;
-    if (bits > 0 && big_bit(x, bits - 1)) { /* at least half */
-        int more = 0;
-        for (int i = 0; i < bits - 1 && !more; i++) {
-            more = big_bit(x, i);
+    if (bits > 0 && big_bit(x, bits - 1)) { /* at least half: more, or odd, rounds up */
+        int below = bits - 1, more = 0;
+        for (int i = 0; i < below / 32 && i < LIMBS && !more; i++) {
+            more = x->d[i] != 0;
+        }
+        if (!more && below / 32 < LIMBS && below % 32 != 0) {
+            more = (x->d[below / 32] & (((uint32_t)1 << (below % 32)) - 1)) != 0;
         }
         round_up = more || big_bit(x, bits);
     }
-    big r;
-    memset(&r, 0, sizeof(r));
-    for (int i = 0; i + bits < 32 * LIMBS; i++) {
-        if (big_bit(x, i + bits)) {
-            r.d[i / 32] |= (uint32_t)1 << (i % 32);
-        }
+    int words = bits / 32, rest = bits % 32;
+    for (int i = 0; i < LIMBS; i++) {
+        uint64_t lo = i + words < LIMBS ? x->d[i + words] : 0;
+        uint64_t hi = i + words + 1 < LIMBS ? x->d[i + words + 1] : 0;
+        x->d[i] = rest ? (uint32_t)((lo >> rest) | (hi << (32 - rest))) : (uint32_t)lo;
     }
-    *x = r;
     if (round_up) {
         big_add1(x);
     }
@@ -99,8 +111,8 @@ static int compare_scaled(const big *q, int scale, uint64_t b, int k) {
 }
 
 /* The decimal units (|f| * 10^scale, rounded to nearest, ties to even) of the float32 f,
- * when they convert back to |f|: 0 with *q, else -1. */
-static int decimal_units(float f, int width, int scale, big *q) {
+ * within the width and (when `check_back`) converting back to |f|: 0 with *q, else -1. */
+static int decimal_units(float f, int width, int scale, int check_back, big *q) {
     uint32_t bits;
     memcpy(&bits, &f, 4);
     int biased = (int)((bits >> 23) & 0xff);
@@ -128,6 +140,9 @@ static int decimal_units(float f, int width, int scale, big *q) {
     if (big_cmp(q, &limit) >= 0) {
         return -1; /* beyond the width */
     }
+    if (!check_back) {
+        return 0;
+    }
     /* the float32 nearest q / 10^scale is f when q / 10^scale lies inside f's rounding
      * interval, its ends included when f's mantissa is even (ties to even) */
     int even = (m & 1) == 0;
@@ -148,36 +163,115 @@ static uint32_t big_div1e9(big *x) {
     return (uint32_t)rest;
 }
 
-int decimal_double(float f, int width, int scale, double *out) {
-    big q, zero;
-    if (width < 1 || width > 76 || scale < 0 || scale > width || decimal_units(f, width, scale, &q)) {
-        return -1;
-    }
-    /* the units' digits (at most 77), then strtod's correctly rounded nearest double */
-    char digits[128], text[160];
+/* q's decimal digits, most significant first, without leading zeros ("0" for zero),
+ * NUL-terminated in out (at least 128 bytes: q below 10^116); their count. */
+static size_t big_digits(big q, char *out) {
+    char rev[128];
     size_t n = 0;
+    big zero;
     memset(&zero, 0, sizeof(zero));
     do {
         uint32_t group = big_div1e9(&q);
         for (int k = 0; k < 9; k++, group /= 10) {
-            digits[n++] = (char)('0' + group % 10);
+            rev[n++] = (char)('0' + group % 10);
         }
     } while (big_cmp(&q, &zero) != 0);
+    while (n > 1 && rev[n - 1] == '0') {
+        n--;
+    }
+    for (size_t k = 0; k < n; k++) {
+        out[k] = rev[n - 1 - k];
+    }
+    out[n] = '\0';
+    return n;
+}
+
+/* "-<q>e-<scale>" (or "+..."): the text strtod / strtof read correctly rounded. */
+static void scientific_text(int negative, const big *q, int scale, char *text, size_t cap) {
+    char digits[128];
+    big_digits(*q, digits);
+    snprintf(text, cap, "%c%se-%d", negative ? '-' : '+', digits, scale);
+}
+
+int decimal_double(float f, int width, int scale, double *out) {
+    big q;
+    if (width < 1 || width > 76 || scale < 0 || scale > width || decimal_units(f, width, scale, 1, &q)) {
+        return -1;
+    }
     uint32_t bits;
     memcpy(&bits, &f, 4);
-    size_t o = 0;
-    text[o++] = bits >> 31 ? '-' : '+';
-    while (n > 0) {
-        text[o++] = digits[--n];
-    }
-    snprintf(text + o, sizeof(text) - o, "e-%d", scale);
+    char text[160];
+    scientific_text(bits >> 31, &q, scale, text, sizeof(text));
     *out = strtod(text, NULL);
     return 0;
 }
 
+/* The two's complement of the 128-bit value (lower, upper), in place. */
+static void negate128(uint64_t *lower, uint64_t *upper) {
+    *lower = ~*lower + 1;
+    *upper = ~*upper + (*lower == 0);
+}
+
+/* The DECIMAL(width, scale) value at index i of DuckDB's storage `data` as its sign (1:
+ * negative) and magnitude in units of 10^-scale. */
+static int load_units(const void *data, size_t i, int width, big *q) {
+    uint64_t lower, upper;
+    if (width <= 18) {
+        int64_t v = width <= 4 ? ((const int16_t *)data)[i]
+                    : width <= 9 ? ((const int32_t *)data)[i]
+                                 : ((const int64_t *)data)[i];
+        lower = (uint64_t)v;
+        upper = v < 0 ? UINT64_MAX : 0;
+    } else { /* a hugeint: lower 64 bits, then the upper as signed */
+        memcpy(&lower, (const uint8_t *)data + 16 * i, 8);
+        memcpy(&upper, (const uint8_t *)data + 16 * i + 8, 8);
+    }
+    int negative = (upper >> 63) != 0;
+    if (negative) {
+        negate128(&lower, &upper);
+    }
+    memset(q, 0, sizeof(*q));
+    q->d[0] = (uint32_t)lower;
+    q->d[1] = (uint32_t)(lower >> 32);
+    q->d[2] = (uint32_t)upper;
+    q->d[3] = (uint32_t)(upper >> 32);
+    return negative;
+}
+
+/* The decimal text of a sign and magnitude at `scale` ("-0.05", "12.30"). */
+static void plain_text(int negative, const big *q, int scale, char *out, size_t cap) {
+    char digits[128];
+    size_t n = big_digits(*q, digits);
+    if (scale <= 0) {
+        snprintf(out, cap, "%s%s", negative ? "-" : "", digits);
+    } else if (n > (size_t)scale) {
+        snprintf(out, cap, "%s%.*s.%s", negative ? "-" : "", (int)(n - (size_t)scale), digits,
+                 digits + n - (size_t)scale);
+    } else { /* 0.<zeros><digits> */
+        static const char zeros[] = "0000000000000000000000000000000000000000";
+        snprintf(out, cap, "%s0.%.*s%s", negative ? "-" : "", (int)((size_t)scale - n), zeros, digits);
+    }
+}
+
+int decimal_float(const void *data, size_t i, int width, int scale, float *out, char *value,
+                  size_t cap) {
+    big q, back;
+    int negative = load_units(data, i, width, &q);
+    char text[160];
+    scientific_text(negative, &q, scale, text, sizeof(text));
+    *out = strtof(text, NULL);
+    if (width >= 1 && width <= 38 && scale >= 0 && scale <= width &&
+        decimal_units(*out, width, scale, 0, &back) == 0 && big_cmp(&back, &q) == 0) {
+        /* (*out is the float32 nearest q / 10^scale, so units equal to q convert back) */
+        return 0;
+    }
+    plain_text(negative, &q, scale, value, cap);
+    return -1;
+}
+
 int store_decimal(float f, int width, int scale, void *data, size_t i) {
     big q;
-    if (width < 1 || width > 38 || scale < 0 || scale > width || decimal_units(f, width, scale, &q)) {
+    if (width < 1 || width > 38 || scale < 0 || scale > width || decimal_units(f, width, scale, 1, &q)) {
         return -1;
     }
     uint64_t lower = (uint64_t)q.d[0] | (uint64_t)q.d[1] << 32;
@@ -185,8 +279,7 @@ int store_decimal(float f, int width, int scale, void *data, size_t i) {
     uint32_t bits;
     memcpy(&bits, &f, 4);
     if (bits >> 31) { /* negative: two's complement of the 128-bit magnitude */
-        lower = ~lower + 1;
-        upper = ~upper + (lower == 0);
+        negate128(&lower, &upper);
     }
     if (width <= 4) {
         ((int16_t *)data)[i] = (int16_t)lower;

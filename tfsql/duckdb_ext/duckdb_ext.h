@@ -116,6 +116,8 @@ const char *capi_engine_version(void);
 
 /* DuckDB's type id -> the engine-neutral COPY leaf (COPY_LEAF_*, ext_common.h). */
 int copy_leaf_of(duckdb_type t);
+/* `t` as the engine-neutral copy_type (its leaf below at most two LIST / ARRAY levels). */
+void copy_describe_type(duckdb_logical_type t, copy_type *out);
 
 /* -- registration (copy_to.c, metadata.c) ------------------------------------------------------------------- */
 

@@ -28,7 +28,8 @@
  *   copy_files.c   COPY TO's files: names, temporary files, INDEX sidecars, commit, the
  *                  partitioned target's column description (features.json)
  *   copy_cast.c    COPY FROM's casts of the scan's columns to the table's
- *   decimals.c     a described decimal's float read as DECIMAL(p, s) exactly
+ *   decimals.c     a described decimal's float read as DECIMAL(p, s) exactly, and a
+ *                  DECIMAL written as float32 only when exact (COPY TO)
  */
 #ifndef TFSQL_EXT_COMMON_H
 #define TFSQL_EXT_COMMON_H
@@ -473,8 +474,9 @@ enum {
     COPY_LEAF_F64,
     COPY_LEAF_VARCHAR,
     COPY_LEAF_BLOB,
-    COPY_LEAF_DATE,     /* int32 days */
-    COPY_LEAF_TIMESTAMP /* int64: TIME and the TIMESTAMPs */
+    COPY_LEAF_DATE,      /* int32 days */
+    COPY_LEAF_TIMESTAMP, /* int64: TIME and the TIMESTAMPs */
+    COPY_LEAF_DECIMAL    /* DECIMAL(width, scale): int16 / int32 / int64 / hugeint by width */
 };
 
 /* A column's type as a binding describes it: the leaf below at most two LIST / ARRAY
@@ -485,6 +487,7 @@ typedef struct {
     uint64_t array[2];
     char type_name[64];
     int time; /* COPY_LEAF_TIMESTAMP's type: COPY_TIME_* (for the column description) */
+    int width, scale; /* COPY_LEAF_DECIMAL's */
 } copy_type;
 
 /* Which type a COPY_LEAF_TIMESTAMP is: TIME, or a TIMESTAMP's unit (US_TZ: WITH TIME ZONE). */
@@ -493,6 +496,7 @@ enum { COPY_TIME_OF_DAY = 0, COPY_TIME_S, COPY_TIME_MS, COPY_TIME_US, COPY_TIME_
 /* How one input column is read: its leaf, its feature's kind and shape. */
 typedef struct {
     int leaf, kind, shape;
+    int width, scale;                  /* a COPY_LEAF_DECIMAL's */
     uint64_t outer_array, inner_array; /* fixed ARRAY sizes; 0 when that level is a LIST */
     int skip;                          /* a column of type NULL: never a feature */
 } copy_incol;
@@ -558,12 +562,15 @@ int copy_encode_rows(copy_encoder *e, const copy_plan *p, const copy_vector_ops 
 
 /* -- copy_cast.c --------------------------------------------------------------------- */
 
-/* How COPY ... FROM turns a scan column's leaf into the table's (copy_cast_how). */
+/* How COPY ... FROM turns a scan column's type into the table's (copy_cast_plan). */
 enum { CAST_SAME = 0, CAST_INT = 1, CAST_FLOAT = 2, CAST_BYTES = 3 };
 
-/* How leaf `from` (a scan column's: I64, F32, VARCHAR, BLOB) becomes the table's leaf
- * `to`: CAST_*, or -1 when COPY ... FROM does not cast it. */
-int copy_cast_how(int from, int to);
+/* How a scan column of type `from` becomes the table's column of type `to` (lists: their
+ * values cast): CAST_SAME for the very same type (leaf, unit, width and scale), else the
+ * leaf's cast (int64, float32 or bytes to another leaf), or -1 when COPY ... FROM does not
+ * cast it (ARRAYs, lists of lists of another type, a DECIMAL of another width or scale,
+ * another TIMESTAMP unit). */
+int copy_cast_plan(const copy_type *from, const copy_type *to);
 
 /* What the casts write through the binding: the target vector's validity, writable, and a
  * string stored into it. */
@@ -813,6 +820,13 @@ int store_decimal(float f, int width, int scale, void *data, size_t i);
  * stands for, as store_decimal finds it (a decimal wider than DuckDB's, read as DOUBLE
  * as DuckDB reads Parquet's); 0, or -1 when there is none. */
 int decimal_double(float f, int width, int scale, double *out);
+/* The float32 written for the DECIMAL(width, scale) value at index i of data (DuckDB's
+ * layout, as store_decimal's): the float32 nearest it, into *out; 0 when reading that
+ * float32 back as DECIMAL(width, scale) gives the same value (docs/format.md, section 8),
+ * else -1 with the value's decimal text ("123456789.12") in value (cap bytes; 48 hold
+ * any). */
+int decimal_float(const void *data, size_t i, int width, int scale, float *out, char *value,
+                  size_t cap);
 
 /* -- scanning.c: the parallel per-file scan --------------------------------------------- */
 typedef struct {

@@ -68,16 +68,9 @@ static const char *type_word(const copy_type *t) {
 
 /* Plan column c: scan type `from`, table type `to`; the CAST_* or -1. */
 static int plan_cast(castplan *p, int c, const copy_type *from, const copy_type *to) {
-    int arrays = from->array[0] || from->array[1] || to->array[0] || to->array[1];
     p->list[c] = to->levels > 0;
     p->target[c] = to->leaf;
-    if (arrays || from->levels != to->levels) {
-        return p->how[c] = -1;
-    }
-    if (from->levels == 2) { /* lists of lists: the very same type only */
-        return p->how[c] = from->leaf == to->leaf && from->leaf != COPY_LEAF_NONE ? CAST_SAME : -1;
-    }
-    return p->how[c] = copy_cast_how(from->leaf, to->leaf);
+    return p->how[c] = copy_cast_plan(from, to);
 }
 
 /* -- bind ---------------------------------------------------------------------------- */

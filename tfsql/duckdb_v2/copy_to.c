@@ -65,6 +65,7 @@ static int leaf_of(DUCKDB_V2_LOGICAL_TYPE_ID id) {
     case DUCKDB_V2_LOGICAL_TYPE_ID_DOUBLE: return COPY_LEAF_F64;
     case DUCKDB_V2_LOGICAL_TYPE_ID_VARCHAR: return COPY_LEAF_VARCHAR;
     case DUCKDB_V2_LOGICAL_TYPE_ID_BLOB: return COPY_LEAF_BLOB;
+    case DUCKDB_V2_LOGICAL_TYPE_ID_DECIMAL: return COPY_LEAF_DECIMAL;
     default: return COPY_LEAF_NONE;
     }
 }
@@ -101,6 +102,21 @@ static duckdb_v2_logical_type_handle list_child(duckdb_v2_logical_type_handle t,
     return child;
 }
 
+/* A DECIMAL type's width and scale: its two parameters, UTINYINT values. */
+static void decimal_params(duckdb_v2_logical_type_handle t, copy_type *out) {
+    int *into[2] = {&out->width, &out->scale};
+    for (idx_t i = 0; i < 2; i++) {
+        duckdb_v2_identifier_t name = {NULL, 0};
+        duckdb_v2_value_handle v = NULL;
+        uint8_t u = 0;
+        if (duckdb_v2_logical_type_get_param(t, i, &name, &v, NULL) == V2_OK &&
+            duckdb_v2_value_get_utinyint(v, &u, NULL) == V2_OK) {
+            *into[i] = u;
+        }
+        duckdb_v2_value_destroy(&v);
+    }
+}
+
 void v2_describe_type(duckdb_v2_logical_type_handle t, copy_type *out) {
     memset(out, 0, sizeof(*out));
     duckdb_v2_logical_type_handle owned[2] = {NULL, NULL};
@@ -117,9 +133,16 @@ void v2_describe_type(duckdb_v2_logical_type_handle t, copy_type *out) {
                 : id == DUCKDB_V2_LOGICAL_TYPE_ID_TIMESTAMP_NS ? COPY_TIME_NS
                 : id == DUCKDB_V2_LOGICAL_TYPE_ID_TIMESTAMP_TZ ? COPY_TIME_US_TZ
                                                                : COPY_TIME_OF_DAY;
+    if (id == DUCKDB_V2_LOGICAL_TYPE_ID_DECIMAL) {
+        decimal_params(leaf, out);
+    }
     duckdb_v2_identifier_t name = {NULL, 0};
     if (leaf != NULL && duckdb_v2_logical_type_get_name(leaf, &name, NULL) == V2_OK && name.ptr != NULL) {
         snprintf(out->type_name, sizeof(out->type_name), "%.*s", (int)name.len, name.ptr);
+        if (id == DUCKDB_V2_LOGICAL_TYPE_ID_DECIMAL) {
+            size_t at = strlen(out->type_name);
+            snprintf(out->type_name + at, sizeof(out->type_name) - at, "(%d,%d)", out->width, out->scale);
+        }
     } else {
         snprintf(out->type_name, sizeof(out->type_name), "an unknown type");
     }
