@@ -15,7 +15,7 @@ cc=${CC:-gcc}
 scratch=${TFSQL_ASAN_DIR:-$(mktemp -d)}
 if [ ! -f "$scratch/tfsql/_native_module.c" ]; then
     mkdir -p "$scratch"
-    (cd "$here" && git ls-files -z tfsql tests/fuzz tests/wire.py tests/data/tensorflow | xargs -0 -I{} cp --parents {} "$scratch")
+    (cd "$here" && git ls-files -z tfsql tests/fuzz tests/wire.py tests/data/tensorflow | xargs -0 -I{} cp -P --parents {} "$scratch")
 fi
 sanitize="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -g -O1"
 (cd "$scratch" && CC=$cc CFLAGS="$sanitize" LDFLAGS="-fsanitize=address,undefined" \
