@@ -42,8 +42,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 import pyarrow as pa
 
@@ -68,10 +67,10 @@ def sample_indices(n_files: int, infer_files: int | None, sizes: Sequence[int] |
     return list(codec.pick_files(list(sizes) if sizes is not None else [1] * n_files, infer_files))
 
 
-@dataclass(frozen=True)
-class SampledColumn:
+class SampledColumn(NamedTuple):
     """A feature of the inference sample and the column it resolves to (``kind`` is
-    ``codec.KIND_NONE`` for a feature that never had a kind: it is not a column)."""
+    ``codec.KIND_NONE`` for a feature that never had a kind: it is not a column; a
+    named tuple, as a record may have a million features)."""
 
     name: str
     column: str
@@ -104,12 +103,17 @@ def infer_data_schema(
     if sampled and not valued:
         _warn_no_features(sampled, record_type)
     fields = []
+    types: dict[tuple[int, int, bool], pa.DataType] = {}  # one object per type (a few)
     for c in columns:
         if c.kind == codec.KIND_NONE:
             if valued:
                 _warn_kindless(c)
             continue
-        fields.append(pa.field(c.column, canonical_type(c.kind, c.shape, utf8=c.utf8)))
+        key = (c.kind, c.shape, c.utf8)
+        t = types.get(key)
+        if t is None:
+            t = types[key] = canonical_type(c.kind, c.shape, utf8=c.utf8)
+        fields.append(pa.field(c.column, t))
     return pa.schema(fields), columns
 
 
@@ -264,9 +268,9 @@ def _warn_no_features(paths: Sequence[str], record_type: int) -> None:
 def _warn_if_sequence_examples(block, path: str) -> None:
     """Read as Examples, SequenceExamples lose their feature lists (field 2 is unknown to
     Example); say so when a file's first record has feature lists."""
-    first = bytes(block.buf[int(block.offsets[0]) : int(block.offsets[0] + block.lengths[0])])
+    first = block.buf[int(block.offsets[0]) : int(block.offsets[0] + block.lengths[0])]
     try:
-        lists = SequenceExample.FromString(first).feature_lists.feature_list
+        lists = SequenceExample.FromString(_feature_lists_entries(first)).feature_lists.feature_list
         # Other protobufs can parse as a SequenceExample with feature lists; real ones
         # hold values in at least one step.
         looks_sequence = any(step.WhichOneof("kind") for fl in lists.values() for step in fl.feature)
@@ -279,3 +283,51 @@ def _warn_if_sequence_examples(block, path: str) -> None:
             "pass record_type='sequence_example'",
             stacklevel=5,
         )
+
+
+def _feature_lists_entries(record: Any) -> bytes:
+    """The top-level field 2 entries (a SequenceExample's ``feature_lists``) of a
+    record, the other fields skipped unparsed (field 1, the features, may hold a
+    million of them); ValueError when the top level is not a message's wire structure.
+
+    >>> _feature_lists_entries(b"\\x0a\\x01x\\x12\\x00")
+    b'\\x12\\x00'
+    """
+    data = memoryview(record).cast("B")
+    kept = []
+    pos = 0
+    while pos < len(data):
+        start = pos
+        tag, pos = _varint(data, pos)
+        wire = tag & 7
+        if wire == 0:
+            _, pos = _varint(data, pos)
+        elif wire == 1:
+            pos += 8
+        elif wire == 5:
+            pos += 4
+        elif wire == 2:
+            size, pos = _varint(data, pos)
+            pos += size
+        else:
+            raise ValueError(f"wire type {wire}")
+        if pos > len(data):
+            raise ValueError("truncated")
+        if tag >> 3 == 2:
+            kept.append(bytes(data[start:pos]))
+    return b"".join(kept)
+
+
+def _varint(data: memoryview, pos: int) -> tuple[int, int]:
+    """The varint at ``data[pos:]`` and the position after it."""
+    result = shift = 0
+    while shift < 64:
+        if pos >= len(data):
+            raise ValueError("truncated varint")
+        byte = data[pos]
+        pos += 1
+        result |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return result, pos
+        shift += 7
+    raise ValueError("varint too long")
