@@ -370,6 +370,10 @@ typedef struct {
 /* The i-th feature's statistics, in first-seen order. */
 static inline sstat *sctx_stat(sctx *s, int32_t i) { return ((sstat *)s->stats.data) + i; }
 
+/* The index of the stat of (location, key), or -1 when the features summarized hold none
+ * (a hash lookup: a schema of many columns is checked in time linear in them). */
+int32_t sctx_find(const sctx *s, int loc, const uint8_t *key, size_t len);
+
 /* Names of the feature kinds, indexed by KIND_* ("no kind", "bytes_list", ...). */
 extern const char *const kind_names[4];
 /* 1 when crc_init chose the CPU's CRC-32C instruction, else 0. */
