@@ -39,7 +39,7 @@ from tfsql.messages import MALFORMED_FEATURE, render
 from tfsql.framing import RecordBlock
 from tfsql.casting import cast_to_target
 from tfsql.options import READ_OPTIONS, record_code
-from tfsql.schema import ColumnSpec, kind_name
+from tfsql.schema import ColumnSpec, canonical_type, kind_name
 
 __all__ = [
     "BlockDecoder",
@@ -129,6 +129,16 @@ def _casts(spec: ColumnSpec) -> bool:
     return spec.arrow_type != spec.decoded_type
 
 
+def _role(spec: ColumnSpec) -> str:
+    """How a column leaves the decoder: ``"same"`` (its decoded type), ``"text"`` (bytes
+    read as strings, same layout: only UTF-8 to check) or ``"cast"``."""
+    if not _casts(spec):
+        return "same"
+    if spec.kind == codec.BYTES and spec.arrow_type == canonical_type(spec.kind, spec.shape, utf8=True):
+        return "text"
+    return "cast"
+
+
 def _slot_bits(arrow_type: pa.DataType) -> int:
     try:
         return max(arrow_type.bit_width, 32)
@@ -162,17 +172,22 @@ class BlockDecoder:
         self.record_type = record_type
         self.schema = pa.schema([s.field for s in self.specs]) if schema is None else schema
         self._decoder = codec.Decoder(record_type, [s.as_codec_tuple() for s in self.specs]) if self.specs else None
-        # the columns a batch must cast or check (their type differs from the decoded
-        # one, or they may hold no null); the others are imported as the decoder built them
-        casts: dict[tuple[int, int, int], bool] = {}  # per (kind, shape, type object)
-        self._fixed = []
+        # How each column leaves the decoder, judged once per (kind, shape, type object):
+        # as it was built; as text (binary read as string: imported as strings and their
+        # UTF-8 checked for the whole batch at once); or cast and checked one by one
+        # (``_fixed``: another type, or a column that may hold no null).
+        roles: dict[tuple[int, int, int], str] = {}
+        self._fixed: list[int] = []
+        self._text: list[int] = []
         for i, spec in enumerate(self.specs):
             key = (spec.kind, spec.shape, id(spec.arrow_type))
-            cast = casts.get(key)
-            if cast is None:
-                cast = casts[key] = _casts(spec)
-            if cast or not spec.nullable:
+            role = roles.get(key)
+            if role is None:
+                role = roles[key] = _role(spec)
+            if role == "cast" or not spec.nullable:
                 self._fixed.append(i)
+            elif role == "text":
+                self._text.append(i)
         fixed = set(self._fixed)
         self._decoded_schema = (
             self.schema
@@ -264,12 +279,22 @@ class BlockDecoder:
             return self._batch(builder.finish(), n, spans)
         columns = builder.finish_arrow()  # held while pyarrow takes its struct over
         batch = pa.RecordBatch._import_from_c(columns.address, self._decoded_schema)
-        if not self._fixed:
+        fixed = self._fixed
+        if self._text:
+            try:
+                batch.validate(full=True)  # the text columns' UTF-8 (and nothing costlier)
+            except pa.ArrowInvalid:  # one is not UTF-8: its cast names the record
+                fixed = sorted(fixed + self._text)
+                arrays = batch.columns
+                for i in self._text:
+                    arrays[i] = arrays[i].view(self.specs[i].decoded_type)
+                batch = pa.RecordBatch.from_arrays(arrays, names=self.schema.names)
+        if not fixed:
             return batch
         arrays = batch.columns
         first = spans[0]
         offset_of = _offset_finder(spans)
-        for i in self._fixed:
+        for i in fixed:
             arrays[i] = cast_to_target(
                 arrays[i], self.specs[i], where=first.path, first_record=first.first_index, offset_of=offset_of
             )

@@ -175,3 +175,25 @@ def test_a_non_nullable_column_among_many_is_checked(wide):
     fields[1] = fields[1].with_nullable(False)
     with pytest.raises(tfsql.SchemaError, match="f6"):
         tfsql.read_tfrecord(wide, schema=pa.schema(fields))
+
+
+def test_bytes_not_utf8_in_an_inferred_string_column_named(tmp_path):
+    """String columns come over whole and their UTF-8 is checked for the batch at once;
+    a value that is not UTF-8 (after the inference sample) is still reported with its
+    feature and record."""
+    records = []
+    for r in range(3):
+        ex = Example()
+        for i in range(2_000):
+            value = b"\xff\xfe" if (r, i) == (2, 1234) else f"t{i}.{r}".encode()
+            ex.features.feature[f"s{i}"].bytes_list.value.append(value)
+        records.append(ex.SerializeToString())
+    path = tmp_path / "text.tfrecord"
+    path.write_bytes(frames(records))
+    assert tfsql.read_tfrecord(str(path), infer_sample=1, n_rows=2).column("s1234").to_pylist() == [
+        "t1234.0",
+        "t1234.1",
+    ]
+    with pytest.raises(tfsql.SchemaError, match="s1234") as raised:
+        tfsql.read_tfrecord(str(path), infer_sample=1)
+    assert raised.value.record_index == 2
