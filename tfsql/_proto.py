@@ -90,6 +90,11 @@ def _build_file() -> descriptor_pb2.FileDescriptorProto:
     seq = fd.message_type.add(name="SequenceExample")
     _field(seq, "context", 1, _F.TYPE_MESSAGE, type_name=".tensorflow.Features")
     _field(seq, "feature_lists", 2, _F.TYPE_MESSAGE, type_name=".tensorflow.FeatureLists")
+
+    # (not TensorFlow's) a SequenceExample read for its feature lists alone: the context,
+    # field 1, is left unparsed (unknown bytes), however many features it holds
+    lists_only = fd.message_type.add(name="SequenceExampleFeatureListsOnly")
+    _field(lists_only, "feature_lists", 2, _F.TYPE_MESSAGE, type_name=".tensorflow.FeatureLists")
     return fd
 
 
@@ -109,6 +114,7 @@ FeatureList = _message("FeatureList")
 FeatureLists = _message("FeatureLists")
 Example = _message("Example")
 SequenceExample = _message("SequenceExample")
+SequenceExampleFeatureListsOnly = _message("SequenceExampleFeatureListsOnly")
 
 __all__ = [
     "BytesList",

@@ -47,7 +47,7 @@ from typing import Any, Callable, NamedTuple, Sequence
 import pyarrow as pa
 
 from tfsql._codec import codec
-from tfsql._proto import SequenceExample
+from tfsql._proto import SequenceExampleFeatureListsOnly
 from tfsql.decoding import translate_decode_error
 from tfsql.messages import DIALECTS
 from tfsql.errors import SchemaError
@@ -268,9 +268,10 @@ def _warn_no_features(paths: Sequence[str], record_type: int) -> None:
 def _warn_if_sequence_examples(block, path: str) -> None:
     """Read as Examples, SequenceExamples lose their feature lists (field 2 is unknown to
     Example); say so when a file's first record has feature lists."""
-    first = block.buf[int(block.offsets[0]) : int(block.offsets[0] + block.lengths[0])]
+    first = bytes(block.buf[int(block.offsets[0]) : int(block.offsets[0] + block.lengths[0])])
     try:
-        lists = SequenceExample.FromString(_feature_lists_entries(first)).feature_lists.feature_list
+        # the feature lists alone (the features, field 1, may hold a million entries)
+        lists = SequenceExampleFeatureListsOnly.FromString(first).feature_lists.feature_list
         # Other protobufs can parse as a SequenceExample with feature lists; real ones
         # hold values in at least one step.
         looks_sequence = any(step.WhichOneof("kind") for fl in lists.values() for step in fl.feature)
@@ -283,51 +284,3 @@ def _warn_if_sequence_examples(block, path: str) -> None:
             "pass record_type='sequence_example'",
             stacklevel=5,
         )
-
-
-def _feature_lists_entries(record: Any) -> bytes:
-    """The top-level field 2 entries (a SequenceExample's ``feature_lists``) of a
-    record, the other fields skipped unparsed (field 1, the features, may hold a
-    million of them); ValueError when the top level is not a message's wire structure.
-
-    >>> _feature_lists_entries(b"\\x0a\\x01x\\x12\\x00")
-    b'\\x12\\x00'
-    """
-    data = memoryview(record).cast("B")
-    kept = []
-    pos = 0
-    while pos < len(data):
-        start = pos
-        tag, pos = _varint(data, pos)
-        wire = tag & 7
-        if wire == 0:
-            _, pos = _varint(data, pos)
-        elif wire == 1:
-            pos += 8
-        elif wire == 5:
-            pos += 4
-        elif wire == 2:
-            size, pos = _varint(data, pos)
-            pos += size
-        else:
-            raise ValueError(f"wire type {wire}")
-        if pos > len(data):
-            raise ValueError("truncated")
-        if tag >> 3 == 2:
-            kept.append(bytes(data[start:pos]))
-    return b"".join(kept)
-
-
-def _varint(data: memoryview, pos: int) -> tuple[int, int]:
-    """The varint at ``data[pos:]`` and the position after it."""
-    result = shift = 0
-    while shift < 64:
-        if pos >= len(data):
-            raise ValueError("truncated varint")
-        byte = data[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return result, pos
-        shift += 7
-    raise ValueError("varint too long")
