@@ -300,6 +300,23 @@ class Builder:
     def finish(self) -> list:
         """The columns of every record fed, laid out as ``Decoder.decode`` returns them;
         the Builder is done after it."""
+    def finish_arrow(self) -> "ArrowColumns":
+        """The columns of every record fed as one Arrow C data interface struct array
+        (child ``i`` is column ``i``, in the layout ``Decoder.decode`` describes: int64,
+        float32 or binary values, wrapped in lists), moved out without a copy; the
+        Builder is done after it. Native only: the reference twin has ``finish``, and
+        ``tfsql.decoding`` wraps that instead."""
+
+class ArrowColumns:
+    """A struct ArrowArray that a consumer imports once, e.g.
+    ``pyarrow.RecordBatch._import_from_c(columns.address, schema)`` with the schema of
+    the decoded types (keep this object alive during the call); released with this
+    object otherwise."""
+
+    address: int
+    """The address of the struct ArrowArray."""
+    length: int
+    """Its rows."""
 
 class Encoder:
     """An encoder compiled once for a record type and ``(name, location, kind, shape)``

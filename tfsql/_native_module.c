@@ -74,24 +74,12 @@ static PyObject *buffer_from_tbuf(tbuf *b) {
     if (self == NULL) {
         return NULL;
     }
-    if (b->data == NULL) {
-        b->data = (uint8_t *)malloc(8);
-        if (b->data == NULL) {
-            Py_DECREF(self);
-            return PyErr_NoMemory();
-        }
-        b->cap = 8;
-    } else if (b->cap - b->len > 4096 && b->cap / 8 > b->len / 7) {
-        /* Give back a large unused tail (more than ~1/8 of the allocation). */
-        uint8_t *data = (uint8_t *)realloc(b->data, b->len ? b->len : 8);
-        if (data != NULL) {
-            b->data = data;
-        }
-    }
-    self->data = b->data;
     self->len = (Py_ssize_t)b->len;
-    b->data = NULL;
-    b->len = b->cap = 0;
+    self->data = tbuf_take(b);
+    if (self->data == NULL) {
+        Py_DECREF(self);
+        return PyErr_NoMemory();
+    }
     return (PyObject *)self;
 }
 
@@ -660,6 +648,69 @@ static PyObject *Builder_finish(BuilderObject *b, PyObject *unused) {
     return decode_results(&b->x);
 }
 
+/* -- ArrowColumns: a Builder's columns as one Arrow C data interface struct array -- */
+
+typedef struct {
+    PyObject_HEAD
+    tfsql_arrow_array arr; /* released (release NULL) once a consumer has taken it over */
+} ArrowColumnsObject;
+
+static void ArrowColumns_dealloc(ArrowColumnsObject *self) {
+    if (self->arr.release != NULL) {
+        self->arr.release(&self->arr);
+    }
+    PyObject_Free(self);
+}
+
+static PyObject *ArrowColumns_address(ArrowColumnsObject *self, void *unused) {
+    (void)unused;
+    return PyLong_FromVoidPtr(&self->arr);
+}
+
+static PyObject *ArrowColumns_length(ArrowColumnsObject *self, void *unused) {
+    (void)unused;
+    return PyLong_FromLongLong(self->arr.length);
+}
+
+static PyGetSetDef ArrowColumns_getset[] = {
+    {"address", (getter)ArrowColumns_address, NULL,
+     "the address of the struct ArrowArray (for pyarrow.RecordBatch._import_from_c)", NULL},
+    {"length", (getter)ArrowColumns_length, NULL, "rows", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject ArrowColumns_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tfsql._native.ArrowColumns",
+    .tp_basicsize = sizeof(ArrowColumnsObject),
+    .tp_dealloc = (destructor)ArrowColumns_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A Builder's columns as one Arrow C data interface struct array, to be imported\n"
+              "once (the importer takes it over); freed with this object otherwise.",
+    .tp_getset = ArrowColumns_getset,
+};
+
+static PyObject *Builder_finish_arrow(BuilderObject *b, PyObject *unused) {
+    (void)unused;
+    if (builder_usable(b) < 0) {
+        return NULL;
+    }
+    ArrowColumnsObject *out = PyObject_New(ArrowColumnsObject, &ArrowColumns_Type);
+    if (out == NULL) {
+        return NULL;
+    }
+    b->done = 1;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = decode_export_arrow(&b->x, &out->arr);
+    Py_END_ALLOW_THREADS
+    if (rc) {
+        Py_DECREF(out);
+        return PyErr_NoMemory();
+    }
+    return (PyObject *)out;
+}
+
 static PyObject *Builder_rows(BuilderObject *b, void *unused) {
     (void)unused;
     return PyLong_FromSize_t(b->x.row_base);
@@ -673,6 +724,9 @@ static PyMethodDef Builder_methods[] = {
      "The buffers may be reused once it returns (nothing points into them)."},
     {"finish", (PyCFunction)Builder_finish, METH_NOARGS,
      "finish()\n--\n\nThe columns of every record fed, as ``Decoder.decode`` returns them."},
+    {"finish_arrow", (PyCFunction)Builder_finish_arrow, METH_NOARGS,
+     "finish_arrow()\n--\n\nThe columns of every record fed as ArrowColumns: one struct array\n"
+     "(child i is column i, typed as Decoder.decode lays it out), imported without a copy."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1761,7 +1815,7 @@ static struct PyModuleDef native_module = {
 PyMODINIT_FUNC PyInit__native(void) {
     crc_init();
     if (PyType_Ready(&Buffer_Type) < 0 || PyType_Ready(&Decoder_Type) < 0 ||
-        PyType_Ready(&Builder_Type) < 0 ||
+        PyType_Ready(&Builder_Type) < 0 || PyType_Ready(&ArrowColumns_Type) < 0 ||
         PyType_Ready(&Encoder_Type) < 0 || PyType_Ready(&InferenceType) < 0) {
         return NULL;
     }

@@ -17,7 +17,6 @@ DataType(int8)
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Callable
 
 import pyarrow as pa
@@ -257,7 +256,7 @@ def _read_tensor(
     total = 1
     for size in shape:
         total *= size
-    flat = replace(spec, arrow_type=pa.list_(value_type, total), nullable=True)
+    flat = spec._replace(arrow_type=pa.list_(value_type, total), nullable=True)
     _check_fixed_size(decoded, flat, where=where, first_record=first_record, tensor_shape=shape)
     storage = _cast(decoded, flat, where=where, first_record=first_record, offset_of=offset_of)
     target = spec.arrow_type

@@ -39,7 +39,7 @@ from tfsql.messages import MALFORMED_FEATURE, render
 from tfsql.framing import RecordBlock
 from tfsql.casting import cast_to_target
 from tfsql.options import READ_OPTIONS, record_code
-from tfsql.schema import ColumnSpec, kind_name
+from tfsql.schema import ColumnSpec, canonical_type, kind_name
 
 __all__ = [
     "BlockDecoder",
@@ -108,14 +108,35 @@ def fixed_row_bits(specs: Sequence[ColumnSpec]) -> int:
     130
     """
     bits = 0
+    known: dict[tuple[int, int, int], int] = {}  # per (kind, shape, type object): a wide schema has a few
     for spec in specs:
-        if spec.shape == codec.SCALAR:
-            bits += 1 + 8 * _VALUE_WIDTH.get(spec.kind, 4)
-        else:
-            bits += 1 + 32 * spec.shape  # LIST = 1, LIST_OF_LIST = 2
-        if spec.arrow_type != spec.decoded_type:
-            bits += _slot_bits(spec.arrow_type)  # the cast makes a copy
+        key = (spec.kind, spec.shape, id(spec.arrow_type))
+        cost = known.get(key)
+        if cost is None:
+            if spec.shape == codec.SCALAR:
+                cost = 1 + 8 * _VALUE_WIDTH.get(spec.kind, 4)
+            else:
+                cost = 1 + 32 * spec.shape  # LIST = 1, LIST_OF_LIST = 2
+            if _casts(spec):
+                cost += _slot_bits(spec.arrow_type)  # the cast makes a copy
+            known[key] = cost
+        bits += cost
     return bits
+
+
+def _casts(spec: ColumnSpec) -> bool:
+    """Whether the decoded column is cast to another type."""
+    return spec.arrow_type != spec.decoded_type
+
+
+def _role(spec: ColumnSpec) -> str:
+    """How a column leaves the decoder: ``"same"`` (its decoded type), ``"text"`` (bytes
+    read as strings, same layout: only UTF-8 to check) or ``"cast"``."""
+    if not _casts(spec):
+        return "same"
+    if spec.kind == codec.BYTES and spec.arrow_type == canonical_type(spec.kind, spec.shape, utf8=True):
+        return "text"
+    return "cast"
 
 
 def _slot_bits(arrow_type: pa.DataType) -> int:
@@ -146,11 +167,35 @@ def empty_batch(num_rows: int) -> pa.RecordBatch:
 class BlockDecoder:
     """Decode :class:`~tfsql.framing.RecordBlock` objects into batches of ``specs``."""
 
-    def __init__(self, specs: Sequence[ColumnSpec], record_type: int) -> None:
+    def __init__(self, specs: Sequence[ColumnSpec], record_type: int, *, schema: pa.Schema | None = None) -> None:
         self.specs = list(specs)
         self.record_type = record_type
-        self.schema = pa.schema([s.field for s in self.specs])
+        self.schema = pa.schema([s.field for s in self.specs]) if schema is None else schema
         self._decoder = codec.Decoder(record_type, [s.as_codec_tuple() for s in self.specs]) if self.specs else None
+        # How each column leaves the decoder, judged once per (kind, shape, type object):
+        # as it was built; as text (binary read as string: imported as strings and their
+        # UTF-8 checked for the whole batch at once); or cast and checked one by one
+        # (``_fixed``: another type, or a column that may hold no null).
+        roles: dict[tuple[int, int, int], str] = {}
+        self._fixed: list[int] = []
+        self._text: list[int] = []
+        for i, spec in enumerate(self.specs):
+            key = (spec.kind, spec.shape, id(spec.arrow_type))
+            role = roles.get(key)
+            if role is None:
+                role = roles[key] = _role(spec)
+            if role == "cast" or not spec.nullable:
+                self._fixed.append(i)
+            elif role == "text":
+                self._text.append(i)
+        fixed = set(self._fixed)
+        self._decoded_schema = (
+            self.schema
+            if not fixed
+            else pa.schema(
+                [s.field if i not in fixed else pa.field(s.name, s.decoded_type) for i, s in enumerate(self.specs)]
+            )
+        )
 
     def decode(self, block: RecordBlock, *, unknown: set | None = None) -> pa.RecordBatch:
         """Decode ``block``; when ``unknown`` is a set, add to it ``(location, name)``
@@ -163,11 +208,12 @@ class BlockDecoder:
             if block.crc_pending:
                 _check_data_crcs(block)
             return empty_batch(n)
+        builder = self._decoder.builder(n, int(block.lengths.sum()))
         try:
-            columns = self._decoder.decode(block.buf, block.offsets, block.lengths, unknown, block.crc_pending)
+            builder.feed(block.buf, block.offsets, block.lengths, unknown, block.crc_pending)
         except codec.DecodeError as exc:
             raise translate_decode_error(exc, block, self.record_type, self.specs) from None
-        return self._batch(columns, n, [block])
+        return self._finish(builder, n, [block])
 
     def decode_blocks(
         self, blocks: Iterator[RecordBlock], max_rows: int, max_bytes: int, *, unknown: set | None = None
@@ -222,28 +268,63 @@ class BlockDecoder:
                 payload += int(block.lengths.sum())
             if not spans:
                 return
-            batch = empty_batch(rows) if builder is None else self._batch(builder.finish(), rows, spans)
+            batch = empty_batch(rows) if builder is None else self._finish(builder, rows, spans)
             yield batch, spans[0].head(), end
+
+    def _finish(self, builder, n: int, spans: list[RecordBlock]) -> pa.RecordBatch:
+        """The batch of the records fed to ``builder``: the native codec hands its columns
+        over as one Arrow struct array (no Python object per column; only the columns in
+        ``_fixed`` are then cast or checked one by one), the reference twin as buffers."""
+        if not hasattr(builder, "finish_arrow"):  # the reference twin (TFSQL_PURE_PYTHON=1)
+            return self._batch(builder.finish(), n, spans)
+        columns = builder.finish_arrow()  # held while pyarrow takes its struct over
+        batch = pa.RecordBatch._import_from_c(columns.address, self._decoded_schema)
+        fixed = self._fixed
+        if self._text:
+            try:
+                batch.validate(full=True)  # the text columns' UTF-8 (and nothing costlier)
+            except pa.ArrowInvalid:  # one is not UTF-8: its cast names the record
+                fixed = sorted(fixed + self._text)
+                arrays = batch.columns
+                for i in self._text:
+                    arrays[i] = arrays[i].view(self.specs[i].decoded_type)
+                batch = pa.RecordBatch.from_arrays(arrays, names=self.schema.names)
+        if not fixed:
+            return batch
+        arrays = batch.columns
+        first = spans[0]
+        offset_of = _offset_finder(spans)
+        for i in fixed:
+            arrays[i] = cast_to_target(
+                arrays[i], self.specs[i], where=first.path, first_record=first.first_index, offset_of=offset_of
+            )
+        return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
 
     def _batch(self, columns: list, n: int, spans: list[RecordBlock]) -> pa.RecordBatch:
         """The C decoder's columns as a batch of the requested types (no copy but casts);
         ``spans``: the blocks the batch was decoded from, in order (their positions)."""
         arrays = []
         first = spans[0]
-
-        def offset_of(row: int) -> int:
-            for span in spans:
-                if row < len(span):
-                    return span.record_offset(row)
-                row -= len(span)
-            raise IndexError(row)
-
+        offset_of = _offset_finder(spans)
         for spec, parts in zip(self.specs, columns):
             array = _column_array(spec, n, parts)
             arrays.append(
                 cast_to_target(array, spec, where=first.path, first_record=first.first_index, offset_of=offset_of)
             )
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+
+
+def _offset_finder(spans: list[RecordBlock]) -> Callable[[int], int]:
+    """The byte offset of a batch's row, from the blocks it was decoded from, in order."""
+
+    def offset_of(row: int) -> int:
+        for span in spans:
+            if row < len(span):
+                return span.record_offset(row)
+            row -= len(span)
+        raise IndexError(row)
+
+    return offset_of
 
 
 def translate_decode_error(exc, block: RecordBlock, record_type: int, specs: Sequence[ColumnSpec]) -> TFSQLError:

@@ -42,8 +42,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 import pyarrow as pa
 
@@ -67,10 +66,10 @@ def sample_indices(n_files: int, infer_files: int | None, sizes: Sequence[int] |
     return list(codec.pick_files(list(sizes) if sizes is not None else [1] * n_files, infer_files))
 
 
-@dataclass(frozen=True)
-class SampledColumn:
+class SampledColumn(NamedTuple):
     """A feature of the inference sample and the column it resolves to (``kind`` is
-    ``codec.KIND_NONE`` for a feature that never had a kind: it is not a column)."""
+    ``codec.KIND_NONE`` for a feature that never had a kind: it is not a column; a
+    named tuple, as a record may have a million features)."""
 
     name: str
     column: str
@@ -103,12 +102,17 @@ def infer_data_schema(
     if sampled and not valued:
         _warn_no_features(sampled, record_type)
     fields = []
+    types: dict[tuple[int, int, bool], pa.DataType] = {}  # one object per type (a few)
     for c in columns:
         if c.kind == codec.KIND_NONE:
             if valued:
                 _warn_kindless(c)
             continue
-        fields.append(pa.field(c.column, canonical_type(c.kind, c.shape, utf8=c.utf8)))
+        key = (c.kind, c.shape, c.utf8)
+        t = types.get(key)
+        if t is None:
+            t = types[key] = canonical_type(c.kind, c.shape, utf8=c.utf8)
+        fields.append(pa.field(c.column, t))
     return pa.schema(fields), columns
 
 

@@ -679,7 +679,9 @@ class Scanner:
 
     def to_batches(self) -> Generator[pa.RecordBatch, None, None]:
         """Yield batches in file order; stops early at the scan's limit."""
-        decoder = BlockDecoder(self._specs, self._dataset.options.record_code)
+        # a scan of the decoded columns as they are shares their schema (no per-column rebuild)
+        schema = self._projected if self._decoded_only and self._expressions is None else None
+        decoder = BlockDecoder(self._specs, self._dataset.options.record_code, schema=schema)
         hints: dict = {}  # (file, piece start) -> its first record, from the piece before
         stream = ordered_map(
             self._blocks,

@@ -56,3 +56,23 @@ void tbuf_free(tbuf *b) {
     b->data = NULL;
     b->len = b->cap = 0;
 }
+
+uint8_t *tbuf_take(tbuf *b) {
+    if (b->data == NULL) {
+        b->data = (uint8_t *)malloc(8);
+        if (b->data == NULL) {
+            return NULL;
+        }
+        b->cap = 8;
+    } else if (b->cap - b->len > 4096 && b->cap / 8 > b->len / 7) {
+        /* give back a large unused tail (more than ~1/8 of the allocation) */
+        uint8_t *data = (uint8_t *)realloc(b->data, b->len ? b->len : 8);
+        if (data != NULL) {
+            b->data = data;
+        }
+    }
+    uint8_t *data = b->data;
+    b->data = NULL;
+    b->len = b->cap = 0;
+    return data;
+}

@@ -470,19 +470,14 @@ int infer_resolve(const infer_state *s, int lists_always, const char *schema_hin
 
 static int sample_holds(const infer_state *s, const char *column) {
     size_t len = strlen(column), sl = strlen(TFSQL_FEATURE_LIST_SUFFIX);
-    size_t n = s->summary.stats.len / sizeof(sstat);
-    for (size_t k = 0; k < n; k++) {
-        const sstat *st = sctx_stat((sctx *)&s->summary, (int32_t)k);
-        if (st->name_len == len && memcmp(st->name, column, len) == 0) {
-            return 1;
-        }
-        if (st->location == FEATURE_LISTS && len == st->name_len + sl &&
-            memcmp(st->name, column, st->name_len) == 0 &&
-            memcmp(column + st->name_len, TFSQL_FEATURE_LIST_SUFFIX, sl) == 0) {
-            return 1;
-        }
+    const uint8_t *name = (const uint8_t *)column;
+    if (sctx_find(&s->summary, FEATURES, name, len) >= 0 ||
+        sctx_find(&s->summary, FEATURE_LISTS, name, len) >= 0) {
+        return 1;
     }
-    return 0;
+    /* a feature list renamed with the suffix (its name is also a context feature's) */
+    return len >= sl && memcmp(column + len - sl, TFSQL_FEATURE_LIST_SUFFIX, sl) == 0 &&
+           sctx_find(&s->summary, FEATURE_LISTS, name, len - sl) >= 0;
 }
 
 int infer_check_missing(const infer_state *s, const char *const *columns, size_t n,

@@ -28,6 +28,35 @@ static int sctx_grow_table(sctx *s) {
     return 0;
 }
 
+/* The slot of the table where (location, key) with hash h is, or the empty slot where
+ * it would go (the table must exist). */
+static uint32_t sctx_probe(const sctx *s, int loc, const uint8_t *key, size_t len, uint32_t h) {
+    uint32_t k = h & s->mask;
+    for (;;) {
+        int32_t i = s->table[k];
+        if (i < 0) {
+            return k;
+        }
+        const sstat *st = ((const sstat *)s->stats.data) + i;
+        if (st->hash == h && st->location == loc && st->name_len == len &&
+            memcmp(st->name, key, len) == 0) {
+            return k;
+        }
+        k = (k + 1) & s->mask;
+    }
+}
+
+static uint32_t sctx_hash(int loc, const uint8_t *key, size_t len) {
+    return name_hash(key, len) ^ (uint32_t)loc * 0x9e3779b9u;
+}
+
+int32_t sctx_find(const sctx *s, int loc, const uint8_t *key, size_t len) {
+    if (s->table == NULL) {
+        return -1;
+    }
+    return s->table[sctx_probe(s, loc, key, len, sctx_hash(loc, key, len))];
+}
+
 /* Find or add the stat of (location, key); -1 when out of memory. */
 static int32_t sctx_lookup(sctx *s, int loc, const uint8_t *key, size_t len) {
     size_t n = s->stats.len / sizeof(sstat);
@@ -36,19 +65,10 @@ static int32_t sctx_lookup(sctx *s, int loc, const uint8_t *key, size_t len) {
             return -1;
         }
     }
-    uint32_t h = name_hash(key, len) ^ (uint32_t)loc * 0x9e3779b9u;
-    uint32_t k = h & s->mask;
-    for (;;) {
-        int32_t i = s->table[k];
-        if (i < 0) {
-            break;
-        }
-        sstat *st = sctx_stat(s, i);
-        if (st->hash == h && st->location == loc && st->name_len == len &&
-            memcmp(st->name, key, len) == 0) {
-            return i;
-        }
-        k = (k + 1) & s->mask;
+    uint32_t h = sctx_hash(loc, key, len);
+    uint32_t k = sctx_probe(s, loc, key, len, h);
+    if (s->table[k] >= 0) {
+        return s->table[k];
     }
     if (tbuf_reserve(&s->stats, sizeof(sstat))) {
         return -1;

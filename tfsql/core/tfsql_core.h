@@ -371,6 +371,10 @@ typedef struct {
 /* The i-th feature's statistics, in first-seen order. */
 static inline sstat *sctx_stat(sctx *s, int32_t i) { return ((sstat *)s->stats.data) + i; }
 
+/* The index of the stat of (location, key), or -1 when the features summarized hold none
+ * (a hash lookup: a schema of many columns is checked in time linear in them). */
+int32_t sctx_find(const sctx *s, int loc, const uint8_t *key, size_t len);
+
 /* Names of the feature kinds, indexed by KIND_* ("no kind", "bytes_list", ...). */
 extern const char *const kind_names[4];
 /* 1 when crc_init chose the CPU's CRC-32C instruction, else 0. */
@@ -384,6 +388,10 @@ extern int crc_is_hardware;
 
 /* Free b's bytes and leave it empty (reusable). */
 void tbuf_free(tbuf *b);
+
+/* The memory of `b` (never NULL: 8 bytes when it had none; a large unused tail given
+ * back), for the caller to free(); `b` is left empty. NULL when out of memory. */
+uint8_t *tbuf_take(tbuf *b);
 
 /* -- crc32c.c: CRC-32C -- */
 
@@ -617,6 +625,34 @@ int decode_feed(dctx *x, const uint8_t *buf, size_t buflen, const uint8_t *offs,
 
 /* Free what decode_begin allocated (the builders and slot states). */
 void decode_end(dctx *x);
+
+/* -- arrow_export.c: decoded columns handed over through the Arrow C data interface -- */
+
+/* The Arrow C data interface's array struct (its ABI, as the Arrow specification lays it
+ * out): `length` rows from `offset`, `null_count` nulls, `n_buffers` buffers (NULL for an
+ * absent validity bitmap), `n_children` children, and `release`, which frees it all and
+ * sets itself to NULL (a consumer that takes it over calls it once). */
+typedef struct tfsql_arrow_array {
+    int64_t length;
+    int64_t null_count;
+    int64_t offset;
+    int64_t n_buffers;
+    int64_t n_children;
+    const void **buffers;
+    struct tfsql_arrow_array **children;
+    struct tfsql_arrow_array *dictionary;
+    void (*release)(struct tfsql_arrow_array *);
+    void *private_data;
+} tfsql_arrow_array;
+
+/* Move the columns decode_feed built in `x` (x->row_base rows) into `out`: a struct
+ * array of decode_ncols(x->sc) children, one per column in order, in the decoder's
+ * layout (int64 / float32 / binary values; a LIST a list of them, a LIST_OF_LIST a list
+ * of lists), no copy. Each node owns its buffers (a child's release frees its own and
+ * its children's), so a consumer may import the whole or move children out. The
+ * builders are left empty (decode_end still frees x). 0, or -1 when out of memory
+ * (`out` then released: out->release NULL). */
+int decode_export_arrow(dctx *x, tfsql_arrow_array *out);
 
 /* -- encoder.c -- */
 

@@ -191,16 +191,20 @@ class TFRecordSource:
             batch_size=bound if batch_size is None else max(1, min(batch_size, bound)),
             limit=plan.limit,
         )
-        target = {name: self.schema[name] for name in plan.decode}
+        target = [self.schema[name] for name in plan.decode]
         batches = scanner.to_batches()
+        checked: pa.Schema | None = None  # the batch schema `mismatched` was found for
+        mismatched: dict[Any, Any] = {}
         try:
             for batch in batches:
                 if batch.num_columns:
                     frame = to_frame(batch, rechunk=False)
                 else:  # records without features: from_arrow would drop the row count
                     frame = pl.DataFrame(height=batch.num_rows)
-                have = frame.schema  # (a new Schema at each access: once per batch)
-                mismatched: dict[Any, Any] = {n: t for n, t in target.items() if have[n] != t}
+                if checked is None or not batch.schema.equals(checked):  # once per scan, as a rule
+                    # the frame's columns are the decoded ones, in order (dtypes: no Schema built)
+                    mismatched = {n: t for n, have, t in zip(plan.decode, frame.dtypes, target) if have != t}
+                    checked = batch.schema
                 if mismatched:
                     frame = frame.cast(mismatched)
                 if plan.residual is not None:

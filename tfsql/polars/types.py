@@ -111,16 +111,35 @@ def polars_dtypes(schema: Any) -> dict[str, pl.DataType]:
 
 
 def polars_schema(schema: pa.Schema, overrides: Mapping[str, pl.DataType]) -> pl.Schema:
-    """The Polars schema of Arrow ``schema`` (user-given Polars types win)."""
-    mapped = to_frame(schema.empty_table()).schema if len(schema) else pl.Schema()
-    return pl.Schema([(name, overrides.get(name, dtype)) for name, dtype in mapped.items()])
+    """The Polars schema of Arrow ``schema`` (user-given Polars types win): each distinct
+    Arrow type converted once, as :func:`to_frame` converts it (a record with a million
+    features has a million columns of a few types).
+
+    Examples
+    --------
+    >>> polars_schema(pa.schema({"a": pa.int64(), "b": pa.list_(pa.string()), "c": pa.int64()}), {"c": pl.UInt8})
+    Schema([('a', Int64), ('b', List(String)), ('c', UInt8)])
+    """
+    known: dict[pa.DataType, pl.DataType] = {}
+    pairs = []
+    for name, arrow in zip(schema.names, schema.types):
+        dtype = overrides.get(name)
+        if dtype is None:
+            dtype = known.get(arrow)
+            if dtype is None:
+                dtype = known[arrow] = to_frame(pa.schema([("_", arrow)]).empty_table()).schema["_"]
+        pairs.append((name, dtype))
+    try:
+        return pl.Schema(pairs, check_dtypes=False)  # the types are Polars' own
+    except TypeError:  # a Polars without check_dtypes
+        return pl.Schema(pairs)
 
 
 def to_frame(data: pa.Table | pa.RecordBatch, *, rechunk: bool = True) -> pl.DataFrame:
     """``pl.from_arrow`` of a table or batch (always a DataFrame; typed as one); a decimal
     wider than Polars' 38 digits (a column description can give one) as the nearest
     Float64, as DuckDB and Spark read it (docs/format.md, section 10)."""
-    wide = [i for i, f in enumerate(data.schema) if pa.types.is_decimal(f.type) and f.type.precision > 38]
+    wide = [i for i, t in enumerate(data.schema.types) if pa.types.is_decimal(t) and t.precision > 38]
     for i in wide:
         column = data.column(i)
         if isinstance(column, pa.ChunkedArray):

@@ -1,0 +1,159 @@
+"""``Builder.finish_arrow`` (the core's ``decode_export_arrow``): the columns of a decode
+handed over as one Arrow C data interface struct array. Checked against the reference
+twin's buffers (``tfsql._reference``, an independent decoder) wrapped column by column,
+for every kind and shape, nulls, empty lists and the three states of a feature, and for
+the ways a consumer may take the struct over (whole, or not at all)."""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pyarrow as pa
+
+from tfsql import _native as native
+from tfsql import _reference as ref
+from tfsql._proto import Example, SequenceExample
+from tfsql.decoding import _column_array
+from tfsql.schema import ColumnSpec, canonical_type
+
+KINDS = {"i": native.INT64, "f": native.FLOAT, "b": native.BYTES}
+
+
+def _spans(payloads: list[bytes]) -> tuple[bytes, np.ndarray, np.ndarray]:
+    lengths = np.array([len(p) for p in payloads], np.uint64)
+    offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.uint64)
+    return b"".join(payloads), offsets, lengths
+
+
+def _examples() -> list[bytes]:
+    """Records holding each feature in each state: values, missing, no kind, empty."""
+    out = []
+    for r in range(4):
+        ex = Example()
+        f = ex.features.feature
+        if r != 1:
+            f["i"].int64_list.value.append(-(1 << 63) + r)
+            f["il"].int64_list.value.extend([r, (1 << 63) - 1][: r % 3])
+            f["f"].float_list.value.append(struct.unpack("<f", struct.pack("<f", -0.0 if r == 2 else r / 3))[0])
+            f["bl"].bytes_list.value.extend([b"", b"\x00\xff", bytes([r]) * r][: r + 1])
+        elif r == 1:
+            f["i"].SetInParent()  # no kind
+            f["il"].int64_list.SetInParent()  # empty
+            f["bl"].bytes_list.SetInParent()  # empty ("f" missing)
+        f["b"].bytes_list.value.append(f"r{r}".encode())
+        out.append(ex.SerializeToString())
+    return out
+
+
+def _sequence_examples() -> list[bytes]:
+    out = []
+    for r in range(3):
+        seq = SequenceExample()
+        lists = seq.feature_lists.feature_list
+        if r != 1:
+            for step in range(r + 1):
+                lists["steps"].feature.add().int64_list.value.extend(range(step))
+            lists["words"].feature.add().bytes_list.value.append(b"w" * r)
+            lists["words"].feature.add()  # a step with no kind
+        out.append(seq.SerializeToString())
+    return out
+
+
+def _import(record_type: int, columns: list, payloads: list[bytes]) -> pa.RecordBatch:
+    buf, offsets, lengths = _spans(payloads)
+    builder = native.Decoder(record_type, columns).builder()
+    builder.feed(buf, offsets, lengths)
+    exported = builder.finish_arrow()
+    assert exported.length == len(payloads)
+    schema = pa.schema([(name.decode(), canonical_type(kind, shape)) for name, _, kind, shape in columns])
+    batch = pa.RecordBatch._import_from_c(exported.address, schema)
+    batch.validate(full=True)
+    return batch
+
+
+def _reference(record_type: int, columns: list, payloads: list[bytes]) -> list[list]:
+    buf, offsets, lengths = _spans(payloads)
+    parts = ref.Decoder(record_type, columns).decode(buf, offsets, lengths)
+    return [
+        _column_array(
+            ColumnSpec(name.decode(), location, kind, shape, canonical_type(kind, shape)), len(payloads), p
+        ).to_pylist()
+        for (name, location, kind, shape), p in zip(columns, parts)
+    ]
+
+
+def _same(a: list, b: list) -> bool:
+    """Equal, floats bit for bit (-0.0 is not 0.0)."""
+    return repr(a) == repr(b)
+
+
+def test_examples_every_kind_and_shape_as_the_reference_decodes_them():
+    columns = [
+        (b"i", native.FEATURES, native.INT64, native.SCALAR),
+        (b"il", native.FEATURES, native.INT64, native.LIST),
+        (b"f", native.FEATURES, native.FLOAT, native.SCALAR),
+        (b"b", native.FEATURES, native.BYTES, native.SCALAR),
+        (b"bl", native.FEATURES, native.BYTES, native.LIST),
+        (b"absent", native.FEATURES, native.FLOAT, native.LIST),
+    ]
+    batch = _import(native.EXAMPLE, columns, _examples())
+    expected = _reference(native.EXAMPLE, columns, _examples())
+    assert all(_same(batch.column(c).to_pylist(), expected[c]) for c in range(len(columns)))
+    # the three states: no kind and missing are null, an empty list is []
+    assert batch.column("i").to_pylist()[1] is None and batch.column("f").to_pylist()[1] is None
+    assert batch.column("il").to_pylist()[1] == [] and batch.column("bl").to_pylist()[1] == []
+    assert batch.column("f").to_pylist()[2] == 0.0 and str(batch.column("f").to_pylist()[2]) == "-0.0"
+    assert batch.column("absent").to_pylist() == [None] * 4
+
+
+def test_feature_lists_as_lists_of_lists():
+    columns = [
+        (b"steps", native.FEATURE_LISTS, native.INT64, native.LIST_OF_LIST),
+        (b"words", native.FEATURE_LISTS, native.BYTES, native.LIST_OF_LIST),
+    ]
+    batch = _import(native.SEQUENCE_EXAMPLE, columns, _sequence_examples())
+    assert batch.column("steps").to_pylist() == [[[]], None, [[], [0], [0, 1]]]
+    assert batch.column("words").to_pylist() == [[[b""], None], None, [[b"ww"], None]]
+    expected = _reference(native.SEQUENCE_EXAMPLE, columns, _sequence_examples())
+    assert [batch.column(c).to_pylist() for c in range(2)] == expected
+
+
+def test_raw_records_as_one_binary_column():
+    buf, offsets, lengths = _spans([b"abc", b"", b"\x00"])
+    builder = native.Decoder(native.RAW, []).builder()
+    builder.feed(buf, offsets, lengths)
+    exported = builder.finish_arrow()
+    batch = pa.RecordBatch._import_from_c(exported.address, pa.schema([("record", pa.binary())]))
+    assert batch.column(0).to_pylist() == [b"abc", b"", b"\x00"]
+
+
+def test_a_struct_never_imported_is_released_with_its_object():
+    columns = [(b"bl", native.FEATURES, native.BYTES, native.LIST)]
+    buf, offsets, lengths = _spans(_examples())
+    for _ in range(200):  # freed each time (under a leak checker, nothing is left)
+        builder = native.Decoder(native.EXAMPLE, columns).builder()
+        builder.feed(buf, offsets, lengths)
+        assert builder.finish_arrow().length == 4  # dropped at once
+    # imported once: a second import of the same struct is refused, not a double free
+    builder = native.Decoder(native.EXAMPLE, columns).builder()
+    builder.feed(buf, offsets, lengths)
+    exported = builder.finish_arrow()
+    schema = pa.schema([("bl", pa.list_(pa.binary()))])
+    first = pa.RecordBatch._import_from_c(exported.address, schema)
+    try:
+        pa.RecordBatch._import_from_c(exported.address, schema)
+        raise AssertionError("imported twice")
+    except pa.ArrowInvalid:
+        pass
+    assert first.column(0).to_pylist()[3] == [b"", b"\x00\xff", b"\x03\x03\x03"]
+
+
+def test_a_builder_is_done_after_it():
+    builder = native.Decoder(native.EXAMPLE, [(b"i", native.FEATURES, native.INT64, native.SCALAR)]).builder()
+    builder.finish_arrow()
+    try:
+        builder.finish_arrow()
+        raise AssertionError("finished twice")
+    except ValueError as exc:
+        assert "finished" in str(exc)
