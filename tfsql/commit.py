@@ -23,9 +23,9 @@ may be interrupted and run again. It also removes what dead writers left: stagin
 directories whose owner lock is free, trash directories, a half-written record.
 
 tfsql's readers list a directory while no commit is under way in it
-(:func:`consistent_listing`: a shared lock on the target lock while a writer has one,
-else a check that no commit started or ended during the listing, retried until one
-did not), so a listing never holds half of a commit's moves. A ``prepared`` record they
+(:func:`consistent_listing`: the shared target lock when a writer holds it, waited
+for; else a check that no commit started or ended during the listing, retried until one
+did not, so that a reader never holds a commit off), so a listing never holds half of a commit's moves. A ``prepared`` record they
 then meet (a writer died in its commit) is read as the rollback would leave it
 (the core's ``tfsql_plan``); a ``committed`` record needs nothing, as the new files are in
 place.
@@ -616,8 +616,8 @@ def _commit_stamp(root: str) -> tuple:
 def consistent_listing(fs: Any, root: str, find: Any) -> Any:
     """``find()`` (a listing of the directory ``root``) taken while no commit into
     ``root`` was under way, so that it never holds part of a commit's moves: under the
-    shared target lock (a commit under way is waited for), else, where it cannot be
-    taken, retried until no commit started or ended while it ran (the intent record and
+    shared target lock when a writer held it (its commit is waited for), else retried
+    until no commit started or ended while it ran (the intent record and
     the ``_SUCCESS`` marker were the same before and after).
     Listings of other filesystems than the local one are taken as they are.
 

@@ -142,28 +142,44 @@ def is_owner_alive(fs: Any, staging: str) -> bool:
 
 @contextlib.contextmanager
 def no_commit_under_way(fs: Any, root: str) -> Iterator[bool]:
-    """Hold the shared target lock of ``root`` while the caller lists it: a commit (or a
-    native COPY) under way is waited for, and commits wait while it is held. Yields True
-    when nothing can commit into ``root`` meanwhile: the shared lock is held, or this
-    process holds the target lock itself, or there is no ``flock`` (one writer at a time
-    is assumed). False when the lock cannot be taken (``root`` is missing or cannot be
-    opened): the caller checks that no commit ran meanwhile (see
-    :func:`tfsql.commit.consistent_listing`). Readers need no write access: the lock is
-    on a descriptor of the directory they list.
+    """Wait for a commit (or a native COPY) under way into ``root`` and list without one.
+
+    While a writer holds the target lock of ``root``, wait for it and hold the shared
+    lock while the caller lists: the commit is whole in the listing or not in it. Yields
+    True when nothing can commit into ``root`` meanwhile: that shared lock is held, or
+    this process holds the target lock itself, or there is no ``flock`` (one writer at a
+    time is assumed). Yields False when no writer held the lock: a listing then does not
+    hold commits off (a reader stopped mid-listing must not stall every writer), and the
+    caller checks that no commit ran meanwhile (see
+    :func:`tfsql.commit.consistent_listing`); also when the lock cannot be taken (``root``
+    is missing or cannot be opened). Readers need no write access: the lock is on a
+    descriptor of the directory they list.
     """
     path = os.path.abspath(root)
     if not lockable(fs) or path in _HELD_HERE:
         yield True
         return
     try:
-        fd = _native.target_lock(path, False, True)
+        fd = _native.target_lock(path, False, False)
+    except BlockingIOError:  # a writer holds it: wait, then list under the shared lock
+        try:
+            fd = _native.target_lock(path, False, True)
+        except OSError:
+            yield False
+            return
+        if fd is None:  # (the mount cannot have lost flock meanwhile; as if unsupported)
+            yield True
+            return
+        try:
+            yield True
+        finally:
+            os.close(fd)
+        return
     except OSError:
         yield False
         return
     if fd is None:
         yield True  # no flock on this mount: nothing to wait for
         return
-    try:
-        yield True
-    finally:
-        os.close(fd)
+    os.close(fd)  # no writer: list without holding commits off, and check
+    yield False
