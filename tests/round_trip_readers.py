@@ -4,6 +4,8 @@ with what its engine makes of the Python reader's table (`tfsql.read_tfrecord`).
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +18,21 @@ import pyarrow.parquet as pq
 import tfsql
 from tfsql.polars.types import to_frame
 from tfsql.schema import decimal_to_float
+
+
+def tensorflow_python() -> str | None:
+    """An interpreter that imports tensorflow, for the tests that let TensorFlow parse
+    what tfsql wrote: ``$TFSQL_TENSORFLOW_PYTHON`` (a TensorFlow venv's python; tfsql
+    need not be installed there), else this interpreter when it has tensorflow, else
+    None (those tests skip)."""
+    given = os.environ.get("TFSQL_TENSORFLOW_PYTHON")
+    if given:
+        return given
+    return sys.executable if importlib.util.find_spec("tensorflow") is not None else None
+
+
+TF_PYTHON = tensorflow_python()
+NEEDS_TF_PYTHON = "no interpreter with tensorflow (set TFSQL_TENSORFLOW_PYTHON to one)"
 
 
 def assert_same(got: pa.Table, want: pa.Table) -> None:

@@ -37,7 +37,16 @@ from tfsql import description
 from tfsql.duckdb.extension import extension_available
 from tfsql.encoding import RecordEncoder
 from tfsql.schema import decimal_to_float
-from round_trip_readers import assert_same, check_cli, check_duckdb, check_polars, plain_duckdb, sql_result
+from round_trip_readers import (
+    NEEDS_TF_PYTHON,
+    TF_PYTHON,
+    assert_same,
+    check_cli,
+    check_duckdb,
+    check_polars,
+    plain_duckdb,
+    sql_result,
+)
 from typed_tables import DUCKDB_COLUMNS, ROWS, as_read, full_table
 
 needs_extension = pytest.mark.skipif(not extension_available(), reason="the DuckDB extension is not built")
@@ -365,8 +374,6 @@ def test_duckdb_refuses_a_value_in_a_null_type_column(tmp_path, duckdb_api):
 # TensorFlow still parses what every writer wrote
 # --------------------------------------------------------------------------------------
 
-TF_PYTHON = Path("/work/wt/loader/.venv-torch/bin/python")
-
 TF_SCRIPT = """
 import glob, json, sys
 import tensorflow as tf
@@ -379,7 +386,7 @@ print(json.dumps(sorted(out)))
 """
 
 
-@pytest.mark.skipif(not TF_PYTHON.exists(), reason="no tensorflow test venv (/work/wt/loader/.venv-torch)")
+@pytest.mark.skipif(TF_PYTHON is None, reason=NEEDS_TF_PYTHON)
 @pytest.mark.parametrize("writer", sorted(WRITERS))
 def test_tensorflow_parses_every_writers_records(tmp_path, writer):
     """Each record of each writer's files is an Example TensorFlow parses, holding the
@@ -387,7 +394,7 @@ def test_tensorflow_parses_every_writers_records(tmp_path, writer):
     target = tmp_path / "out"
     WRITERS[writer](ROWS, target)
     done = subprocess.run(
-        [str(TF_PYTHON), "-c", TF_SCRIPT, str(target)],
+        [TF_PYTHON, "-c", TF_SCRIPT, str(target)],
         capture_output=True,
         text=True,
         env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},

@@ -29,7 +29,7 @@ import pytest
 import tfsql
 from tfsql.duckdb.extension import extension_available
 from tfsql.schema import decimal_to_float
-from round_trip_readers import sql_result
+from round_trip_readers import NEEDS_TF_PYTHON, TF_PYTHON, sql_result
 from typed_tables import DUCKDB_COLUMNS, ROWS, as_read, full_table
 
 
@@ -328,10 +328,8 @@ def test_a_features_json_beside_foreign_data_is_not_data(tmp_path):
 # TensorFlow and TFDS still read the files
 # --------------------------------------------------------------------------------------
 
-TF_PYTHON = Path("/work/wt/loader/.venv-torch/bin/python")
 
-
-@pytest.mark.skipif(not TF_PYTHON.exists(), reason="no tensorflow test venv (/work/wt/loader/.venv-torch)")
+@pytest.mark.skipif(TF_PYTHON is None, reason=NEEDS_TF_PYTHON)
 def test_tensorflow_parses_the_files_with_the_description_shapes(tmp_path):
     table = full_table().select(["i64", "u16", "f32", "s", "l64", "tensor", "fsl", "d32"])
     table = table.filter(pa.array([True, False, True]))  # features of fixed shape need values
@@ -360,7 +358,7 @@ def test_tensorflow_parses_the_files_with_the_description_shapes(tmp_path):
         """
     )
     done = subprocess.run(
-        [str(TF_PYTHON), "-c", script], capture_output=True, text=True, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+        [TF_PYTHON, "-c", script], capture_output=True, text=True, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
     )
     assert done.returncode == 0, done.stderr[-2000:]
     rows = json.loads(done.stdout.strip().splitlines()[-1])
