@@ -160,26 +160,23 @@ def no_commit_under_way(fs: Any, root: str) -> Iterator[bool]:
         yield True
         return
     try:
-        fd = _native.target_lock(path, False, False)
-    except BlockingIOError:  # a writer holds it: wait, then list under the shared lock
         try:
+            fd = _native.target_lock(path, False, False)
+            waited = False
+        except BlockingIOError:  # a writer holds it: wait, then list under the shared lock
             fd = _native.target_lock(path, False, True)
-        except OSError:
-            yield False
-            return
-        if fd is None:  # (the mount cannot have lost flock meanwhile; as if unsupported)
-            yield True
-            return
-        try:
-            yield True
-        finally:
-            os.close(fd)
-        return
+            waited = True
     except OSError:
         yield False
         return
     if fd is None:
         yield True  # no flock on this mount: nothing to wait for
         return
-    os.close(fd)  # no writer: list without holding commits off, and check
-    yield False
+    if not waited:
+        os.close(fd)  # no writer: list without holding commits off, and check
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        os.close(fd)
