@@ -282,7 +282,8 @@ class BlockDecoder:
         fixed = self._fixed
         if self._text:
             try:
-                batch.validate(full=True)  # the text columns' UTF-8 (and nothing costlier)
+                for i in self._text:  # their UTF-8 (the other columns are built valid)
+                    batch.column(i).validate(full=True)
             except pa.ArrowInvalid:  # one is not UTF-8: its cast names the record
                 fixed = sorted(fixed + self._text)
                 arrays = batch.columns
