@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import os
 import re
+import sys
 import zlib
 
 import fsspec
@@ -349,6 +350,50 @@ def test_mode_error_refuses_existing_data_but_accepts_an_empty_directory(tmp_pat
     with pytest.raises(FileExistsError, match=r"already holds data; pass mode='append', 'overwrite'"):
         write_parts(target, [2], "error")
     assert xs(all_examples(target)) == [1]
+
+
+def test_a_staged_file_removed_before_the_commit_fails_the_write_and_keeps_the_target(tmp_path, monkeypatch):
+    """Something that ignores the target lock (the v1 build's COPY ... OVERWRITE) removed a
+    staged file: nothing is committed and the old data stays."""
+    from tfsql.writer import job
+
+    target = tmp_path / "out"
+    write_parts(target, [1], "overwrite")
+    real_sync = job._commit.sync_dirs
+
+    def remove_one_staged_file(fs, directories):  # called as the staged files are made durable
+        staged = sorted(p for p in fs.find(str(target)) if "/_temporary-" in p and p.endswith(".tfrecord"))
+        if len(staged) == 2:
+            fs.rm(staged[0])
+        real_sync(fs, directories)
+
+    monkeypatch.setattr(job._commit, "sync_dirs", remove_one_staged_file)
+    with pytest.raises(tfsql.WriteConflictError, match=r"another writer removed the staging directory") as caught:
+        write_parts(target, [2, 3, 4, 5], "overwrite", partition_by=["k"])
+    assert caught.value.reason == "staging_removed"
+    monkeypatch.undo()
+    assert xs(all_examples(target)) == [1]
+    assert [n for n in os.listdir(target) if n.startswith("_temporary")] == []  # the staging is gone
+
+
+def test_the_commit_checks_its_staged_files_with_one_listing_not_one_request_each(monkeypatch):
+    """On an object store each existence check is a request: 40 staged files cost one
+    listing of the staging directory, not 40 checks."""
+    fs = fsspec.filesystem("memory")
+    asked: list[str] = []
+    real_exists = type(fs).exists
+
+    def counted_exists(self, path, **kwargs):
+        if "/tfsql/" in sys._getframe(1).f_code.co_filename:  # tfsql's own checks, not fsspec's moves
+            asked.append(path)
+        return real_exists(self, path, **kwargs)
+
+    monkeypatch.setattr(type(fs), "exists", counted_exists)
+    table = pa.table({"k": [f"p{v}" for v in range(40)], "x": list(range(40))})
+    result = write_tfrecord(table, "memory://staging-check/out", mode="overwrite", partition_by=["k"])
+    assert len(result.files) == 40
+    assert [p for p in asked if "_temporary-" in p and p.endswith(".tfrecord")] == []
+    fs.rm("/staging-check", recursive=True)
 
 
 def test_a_file_as_target_is_an_error(tmp_path):

@@ -480,9 +480,13 @@ class WriteJob:
     def _check_staging_kept(self, files: StagedFiles) -> None:
         """Refuse to commit when a staged file is gone: something that ignores the target
         lock (the v1 build's native COPY with OVERWRITE: DuckDB empties the target before
-        that API lets it take the lock) removed this write's staging directory."""
-        fs = self.target.fs
-        if all(fs.exists(posixpath.join(self.staging, f.relative)) for f in files.records):
+        that API lets it take the lock) removed this write's staging directory.
+
+        One listing of the staging directory, not one existence check per file: on an
+        object store each check is a request."""
+        prefix = self.staging.rstrip("/") + "/"
+        present = {p[len(prefix) :] for p in self.target.fs.find(self.staging) if p.startswith(prefix)}
+        if all(f.relative in present for f in files.records):
             return
         raise WriteConflictError(
             f"another writer removed the staging directory {self.target.shown(posixpath.basename(self.staging))!r} "
