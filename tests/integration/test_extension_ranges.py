@@ -192,3 +192,14 @@ def test_a_payload_holding_framed_records_is_not_a_range_start(tmp_path, monkeyp
     sql = f"SELECT hash(record), octet_length(record) FROM tfrecord_scan('{path}', record_type := 'bytes')"
     rows = _same_everywhere(monkeypatch, sql, ranges=["1000", "65536", "300000"])
     assert [r[1] for r in rows] == [len(p) for p in payloads]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_table_made_from_ranges_keeps_the_file_order(plain, monkeypatch, threads):
+    monkeypatch.setenv("TFSQL_DUCKDB_RANGE_BYTES", "1000")
+    con = _connect(threads)
+    con.execute(f"CREATE TABLE t AS SELECT id FROM tfrecord_scan('{plain}')")
+    con.execute("CREATE TABLE u AS SELECT * FROM t LIMIT 0")
+    con.execute(f"INSERT INTO u SELECT id FROM tfrecord_scan('{plain}')")
+    expected = [(i,) for i in range(3000)]
+    assert con.sql("SELECT id FROM t").fetchall() == con.sql("SELECT id FROM u").fetchall() == expected
