@@ -1,9 +1,9 @@
 /*
  * tfsql/duckdb_ext/ranges.c -- the units of tfrecord_scan's parallel scan, for both
  * bindings: a whole file each, except a large uncompressed file, which is cut into byte
- * ranges so that several of DuckDB's threads read it at once (tfsql.splits' rule for the
- * Python scanner: a range owns the records whose header starts in it; compressed files
- * are read whole).
+ * ranges so that several of DuckDB's threads read it at once, cut by the core's
+ * tfsql_range_at as the Python scanner's ranges are (tfsql.splits: a range owns the
+ * records whose header starts in it; compressed files are read whole).
  *
  * Where a range's first record starts, and its record number (errors and skip reports
  * name records by their index in the file), are taken from the file's chain of record
@@ -49,11 +49,17 @@ static uint64_t range_bytes(void) {
     return v > 0 ? (uint64_t)v : RANGE_BYTES;
 }
 
-uint64_t range_start(const fsplit *s, size_t k) { return (uint64_t)k * s->range_bytes; }
+uint64_t range_start(const fsplit *s, size_t k) {
+    uint64_t from, to;
+    tfsql_range_at(0, s->size, s->range_bytes, k, &from, &to);
+    return from;
+}
 
 /* The nominal end of range k (the last: UINT64_MAX, the file's end). */
 uint64_t range_stop(const fsplit *s, size_t k) {
-    return k + 1 < s->nranges ? (uint64_t)(k + 1) * s->range_bytes : UINT64_MAX;
+    uint64_t from, to;
+    tfsql_range_at(0, s->size, s->range_bytes, k, &from, &to);
+    return k + 1 < s->nranges ? to : UINT64_MAX;
 }
 
 /* Whether file f is read as plain bytes (a compressed file is never split). */
@@ -104,7 +110,7 @@ int scan_plan_units(const tfbind *b, tfglobal *g, char *err) {
         }
         split[i] = (uint64_t)f->size > rb && plain_file(b, f);
         nsplits += split[i];
-        nunits += split[i] ? (size_t)(((uint64_t)f->size + rb - 1) / rb) : 1;
+        nunits += split[i] ? tfsql_range_count(0, (uint64_t)f->size, rb) : 1;
     }
     g->units = (scanunit *)calloc(nunits ? nunits : 1, sizeof(scanunit));
     g->splits = (fsplit *)calloc(nsplits ? nsplits : 1, sizeof(fsplit));
@@ -126,7 +132,7 @@ int scan_plan_units(const tfbind *b, tfglobal *g, char *err) {
         s->file = i;
         s->size = (uint64_t)f->size;
         s->range_bytes = rb;
-        s->nranges = (size_t)((s->size + rb - 1) / rb);
+        s->nranges = tfsql_range_count(0, s->size, rb);
         s->bound = (uint64_t *)calloc(s->nranges, sizeof(uint64_t));
         s->index = (size_t *)calloc(s->nranges, sizeof(size_t));
         if (s->bound == NULL || s->index == NULL) {
