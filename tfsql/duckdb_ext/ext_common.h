@@ -876,6 +876,9 @@ uint64_t range_stop(const fsplit *s, size_t k);
 /* Where range k's first record starts and that record's index in the file (walking the
  * file's headers when no earlier range said); 0, or -1 with err. */
 int range_begin(const tfbind *b, fsplit *s, size_t k, uint64_t *at, size_t *index, char *err);
+/* Range k's reader has framed up to the chain position `at` (record `index`): a walk
+ * for the range after it may start there. */
+void range_progress(fsplit *s, size_t k, uint64_t at, size_t index);
 /* A range read to its end: the next range's first record is at `at`, record `index`. */
 void range_finished(fsplit *s, uint64_t at, size_t index);
 

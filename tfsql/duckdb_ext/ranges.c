@@ -41,6 +41,10 @@ struct fsplit {
     size_t resolved;
     window walker; /* the chain walked past bound[resolved - 1] (walking: open) */
     int walking;
+    /* how far the reader of range resolved - 1 has framed: a chain position the walk
+     * may start from (range_progress) */
+    uint64_t hint_at;
+    size_t hint_index, hint_part;
 };
 
 static uint64_t range_bytes(void) {
@@ -166,6 +170,16 @@ static void resolve_upto(fsplit *s, uint64_t at, size_t index) {
 /* Walk the chain until range k's start is known (s locked). */
 static int walk_to(const tfbind *b, fsplit *s, size_t k, char *err) {
     record_reader *r = &s->walker.r;
+    uint64_t from = s->bound[s->resolved - 1];
+    size_t index = s->index[s->resolved - 1];
+    if (s->hint_part == s->resolved - 1 && s->hint_at > from) { /* the range's reader got here */
+        from = s->hint_at;
+        index = s->hint_index;
+    }
+    if (s->walking && r->next < from) { /* behind it: start again there */
+        window_close(&s->walker);
+        s->walking = 0;
+    }
     if (!s->walking) {
         if (window_open(&s->walker, b->files.items[s->file].path, b->files.items[s->file].size,
                         COMP_NONE, err)) {
@@ -173,7 +187,7 @@ static int walk_to(const tfbind *b, fsplit *s, size_t k, char *err) {
             return -1;
         }
         s->walking = 1;
-        reader_start(r, s->bound[s->resolved - 1], s->index[s->resolved - 1]);
+        reader_start(r, from, index);
     }
     reader_limits limits = {-1, -1, (uint64_t)b->max_record_bytes, 0};
     while (s->resolved <= k) {
@@ -207,6 +221,16 @@ int range_begin(const tfbind *b, fsplit *s, size_t k, uint64_t *at, size_t *inde
     }
     pthread_mutex_unlock(&s->lock);
     return rc;
+}
+
+void range_progress(fsplit *s, size_t k, uint64_t at, size_t index) {
+    pthread_mutex_lock(&s->lock);
+    if (k + 1 == s->resolved && at > s->hint_at) { /* the range before the first unknown */
+        s->hint_part = k;
+        s->hint_at = at;
+        s->hint_index = index;
+    }
+    pthread_mutex_unlock(&s->lock);
 }
 
 void range_finished(fsplit *s, uint64_t at, size_t index) {

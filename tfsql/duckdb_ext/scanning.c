@@ -670,6 +670,9 @@ int scan_next(const tfbind *b, tfglobal *g, tflocal *l, const vecops *o, void *c
                 continue;
             }
             count_read(b, g, l, l->fr.r.file_pos);
+            if (l->split != NULL) {
+                range_progress(l->split, l->part, l->fr.r.next, l->fr.r.index + l->fr.r.n);
+            }
         }
         size_t n = l->fr.r.n - l->pos;
         if (n > cap) {
