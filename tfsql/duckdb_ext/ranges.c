@@ -98,43 +98,47 @@ void scan_units_free(tfglobal *g) {
     g->nsplits = g->nunits = 0;
 }
 
+/* How scan_plan_units reads file i: not at all (empty, or ruled out), whole, or as
+ * ranges. */
+enum { UNIT_NONE = 0, UNIT_WHOLE = 1, UNIT_RANGES = 2 };
+
+static int plan_failed(uint8_t *how, char *err) {
+    free(how);
+    snprintf(err, ERRLEN, "out of memory");
+    return -1;
+}
+
 int scan_plan_units(const tfbind *b, tfglobal *g, char *err) {
     scan_units_free(g);
     uint64_t rb = range_bytes();
     size_t nunits = 0, nsplits = 0;
-    uint8_t *split = (uint8_t *)calloc(b->files.n ? b->files.n : 1, 1);
-    if (split == NULL) {
-        snprintf(err, ERRLEN, "out of memory");
-        return -1;
+    uint8_t *how = (uint8_t *)calloc(b->files.n ? b->files.n : 1, 1);
+    if (how == NULL) {
+        return plan_failed(how, err);
     }
     for (size_t i = 0; i < b->files.n; i++) {
         const tfile *f = &b->files.items[i];
-        if (f->size == 0 || (g->skip != NULL && g->skip[i])) {
-            continue;
+        if (f->size > 0 && (g->skip == NULL || !g->skip[i])) {
+            how[i] = (uint64_t)f->size > rb && plain_file(b, f) ? UNIT_RANGES : UNIT_WHOLE;
         }
-        split[i] = (uint64_t)f->size > rb && plain_file(b, f);
-        nsplits += split[i];
-        nunits += split[i] ? tfsql_range_count(0, (uint64_t)f->size, rb) : 1;
+        nsplits += how[i] == UNIT_RANGES;
+        nunits += how[i] == UNIT_RANGES ? tfsql_range_count(0, (uint64_t)f->size, rb) : how[i];
     }
     g->units = (scanunit *)calloc(nunits ? nunits : 1, sizeof(scanunit));
     g->splits = (fsplit *)calloc(nsplits ? nsplits : 1, sizeof(fsplit));
     if (g->units == NULL || g->splits == NULL) {
-        free(split);
-        snprintf(err, ERRLEN, "out of memory");
-        return -1;
+        return plan_failed(how, err);
     }
     for (size_t i = 0; i < b->files.n; i++) {
-        const tfile *f = &b->files.items[i];
-        if (f->size == 0 || (g->skip != NULL && g->skip[i])) {
-            continue;
-        }
-        if (!split[i]) {
+        if (how[i] == UNIT_WHOLE) {
             g->units[g->nunits++] = (scanunit){i, 0, NULL};
+        }
+        if (how[i] != UNIT_RANGES) {
             continue;
         }
         fsplit *s = &g->splits[g->nsplits];
         s->file = i;
-        s->size = (uint64_t)f->size;
+        s->size = (uint64_t)b->files.items[i].size;
         s->range_bytes = rb;
         s->nranges = tfsql_range_count(0, s->size, rb);
         s->bound = (uint64_t *)calloc(s->nranges, sizeof(uint64_t));
@@ -142,9 +146,7 @@ int scan_plan_units(const tfbind *b, tfglobal *g, char *err) {
         if (s->bound == NULL || s->index == NULL) {
             free(s->bound);
             free(s->index);
-            free(split);
-            snprintf(err, ERRLEN, "out of memory");
-            return -1;
+            return plan_failed(how, err);
         }
         pthread_mutex_init(&s->lock, NULL);
         g->nsplits++;
@@ -153,7 +155,7 @@ int scan_plan_units(const tfbind *b, tfglobal *g, char *err) {
             g->units[g->nunits++] = (scanunit){i, k, s};
         }
     }
-    free(split);
+    free(how);
     return 0;
 }
 
