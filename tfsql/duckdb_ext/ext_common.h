@@ -835,7 +835,7 @@ typedef struct {
     fsplit *split;     /* the file's ranges (NULL: the whole file is the unit) */
 } scanunit;
 
-/* -- scanning.c: the parallel per-file scan --------------------------------------------- */
+/* -- scanning.c: the parallel scan of files and byte ranges (ranges.c) --------------- */
 typedef struct {
     size_t next_unit; /* claimed with an atomic add */
     scanunit *units;  /* planned by scan_plan_units, in file order */

@@ -1,6 +1,6 @@
 /*
  * tfsql/duckdb_ext/scanning.c -- the scan step of tfrecord_scan, for both bindings:
- * per-thread file claims, framing in windows, decoding with the core, decoded buffers
+ * per-thread claims of files and byte ranges (ranges.c), framing in windows, decoding with the core, decoded buffers
  * -> DuckDB vectors (through the binding's vecops), projection.
  */
 

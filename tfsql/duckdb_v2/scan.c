@@ -1,8 +1,8 @@
 /*
  * tfsql/duckdb_v2/scan.c -- the V2 binding of tfrecord_scan and its alias read_tfrecord:
  * the call's values -> tfargs (resolved by resolve.c), the result's columns, the
- * parallel per-file scan (scanning.c) over V2 vectors, the replacement scan for
- * FROM 'x.tfrecord'.
+ * parallel scan of files and byte ranges (scanning.c) over V2 vectors, the replacement
+ * scan for FROM 'x.tfrecord'.
  */
 #include "v2_ext.h"
 
