@@ -1,9 +1,9 @@
 /*
  * tfsql/duckdb_ext/ranges.c -- the units of tfrecord_scan's parallel scan, for both
- * bindings: a whole file each, except a large uncompressed file, which is cut into byte
- * ranges so that several of DuckDB's threads read it at once, cut by the core's
- * tfsql_range_at as the Python scanner's ranges are (tfsql.splits: a range owns the
- * records whose header starts in it; compressed files are read whole).
+ * bindings: a whole file each, except a large uncompressed local file, which is cut
+ * into byte ranges so that several of DuckDB's threads read it at once, cut by the
+ * core's tfsql_range_at as the Python scanner's ranges are (tfsql.splits: a range owns
+ * the records whose header starts in it; compressed files are read whole).
  *
  * Where a range's first record starts, and its record number (errors and skip reports
  * name records by their index in the file), are taken from the file's chain of record
@@ -66,8 +66,12 @@ uint64_t range_stop(const fsplit *s, size_t k) {
     return k + 1 < s->nranges ? to : UINT64_MAX;
 }
 
-/* Whether file f is read as plain bytes (a compressed file is never split). */
+/* Whether file f is a local file read as plain bytes (a compressed file is never split;
+ * a file on DuckDB's file system, routed.c, is read whole, one open per file). */
 static int plain_file(const tfbind *b, const tfile *f) {
+    if (fs_routed(f->path) != NULL) {
+        return 0;
+    }
     if (b->compression != COMP_INFER) {
         return b->compression == COMP_NONE;
     }
