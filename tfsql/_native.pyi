@@ -26,7 +26,7 @@ Bitmaps are Arrow validity bitmaps: LSB first, bit set = valid.
 """
 
 import sys
-from typing import Any, Optional, Sequence, Tuple, Union
+from typing import Any, List, Optional, Sequence, Tuple, Union
 
 if sys.version_info >= (3, 12):
     from collections.abc import Buffer as _BufferLike
@@ -200,6 +200,12 @@ def header_offsets(fd: int, start: int, size: int, max_length: int) -> Tuple[Buf
     """:func:`count_headers`, also returning where each counted record's header starts:
     ``(offsets, end, status, length)`` with ``offsets`` a uint64 array (native endian)
     of file offsets. What ``tfsql index`` writes. Not available on Windows."""
+
+def plan_pieces(start: int, stop: int, piece: int) -> List[Tuple[int, int]]:
+    """The byte ranges ``[start, stop)`` is cut into for parallel reads: ``piece``
+    bytes each from ``start``, the last one shorter; none when ``stop <= start``. A
+    ``piece`` of 0 raises ValueError. (The core's ``tfsql_range_count`` /
+    ``tfsql_range_at``, which the DuckDB extension's scan cuts its units with.)"""
 
 def find_boundary(
     buf: _BufferLike,

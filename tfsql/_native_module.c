@@ -1603,6 +1603,30 @@ static PyObject *mod_find_boundary(PyObject *self, PyObject *args, PyObject *kwd
     return Py_BuildValue("(in)", status, (Py_ssize_t)found);
 }
 
+static PyObject *mod_plan_pieces(PyObject *self, PyObject *args) {
+    (void)self;
+    unsigned long long start, stop, piece;
+    if (!PyArg_ParseTuple(args, "KKK:plan_pieces", &start, &stop, &piece)) {
+        return NULL;
+    }
+    if (piece == 0) {
+        return PyErr_Format(PyExc_ValueError, "plan_pieces: the piece size must be positive");
+    }
+    size_t n = tfsql_range_count(start, stop, piece);
+    PyObject *list = PyList_New((Py_ssize_t)n);
+    for (size_t k = 0; list != NULL && k < n; k++) {
+        uint64_t from, to;
+        tfsql_range_at(start, stop, piece, k, &from, &to);
+        PyObject *item = Py_BuildValue("(KK)", (unsigned long long)from, (unsigned long long)to);
+        if (item == NULL) {
+            Py_CLEAR(list);
+            break;
+        }
+        PyList_SET_ITEM(list, (Py_ssize_t)k, item);
+    }
+    return list;
+}
+
 static PyObject *mod_encode_frames(PyObject *self, PyObject *args, PyObject *kwds) {
     (void)self;
     static char *kwlist[] = {"data", "value_offsets", NULL};
@@ -1775,6 +1799,9 @@ static PyMethodDef module_methods[] = {
      "find_boundary(buf, start=0, stop=-1, at_eof=True, lookahead=262144)\n--\n\n"
      "The first TFRecord boundary in ``buf[start:stop]`` (resynchronising inside a\n"
      "file). Returns ``(status, pos)``; see ``_native.pyi``."},
+    {"plan_pieces", (PyCFunction)mod_plan_pieces, METH_VARARGS,
+     "plan_pieces(start, stop, piece)\n--\n\nThe byte ranges ``[start, stop)`` is cut into, "
+     "``piece`` bytes each; see ``_native.pyi``."},
     {"encode_frames", (PyCFunction)(void (*)(void))mod_encode_frames,
      METH_VARARGS | METH_KEYWORDS,
      "encode_frames(data, value_offsets)\n--\n\nFrame raw payloads; returns ``(framed, "

@@ -57,6 +57,7 @@ LOGIC = {
         r"""WhichOneof\(["']kind["']\)""",
         r"\bfeature_has_kind\(",
     ],
+    "tfsql_range_at": [r"in range\(\w+, \w+, (?:piece|split_bytes|split)\)"],  # the cut written again
     "tfsql_index_sidecar_path": [r"\.%s\.idx", r"\.\{name\}\.idx"],  # the sidecar's name spelled again
     "tfsql_index_fresh": [  # the freshness comparison
         r"mtime_ns\s*(?:<|>=)\s*\w*mtime_ns",

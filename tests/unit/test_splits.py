@@ -245,3 +245,20 @@ def test_head_of_a_range_reads_that_range(tmp_path):
     got = fragment.head(3).column("record").to_pylist()
     assert got == fragment.to_table().column("record").to_pylist()[:3]
     assert got[0] != records[0]
+
+
+@pytest.mark.parametrize(
+    "start, stop, piece",
+    [(0, 100, 40), (0, 0, 4), (5, 5, 3), (7, 3, 2), (100, 350, 100), (0, 1, 1), (3, (5 << 32) + 1, 1 << 32)],
+)
+def test_the_core_cuts_ranges_as_the_reference_does(start, stop, piece):
+    """``plan_ranges`` and ``plan_pieces`` cut with the core's ``tfsql_range_at`` (which the
+    DuckDB extension's scan units use too); the reference twin cuts the same."""
+    from tfsql import _native
+
+    expected = [(p, min(p + piece, stop)) for p in range(start, stop, piece)]
+    assert _native.plan_pieces(start, stop, piece) == ref.plan_pieces(start, stop, piece) == expected
+    with pytest.raises(ValueError):
+        _native.plan_pieces(start, stop, 0)
+    with pytest.raises(ValueError):
+        ref.plan_pieces(start, stop, 0)

@@ -82,6 +82,7 @@ from tfsql._reference.framing import (
     count_headers,
     header_offsets,
     find_boundary,
+    plan_pieces,
     encode_frames,
 )
 from tfsql._reference.reader import (
@@ -197,6 +198,7 @@ __all__ = [
     "count_headers",
     "header_offsets",
     "find_boundary",
+    "plan_pieces",
     "encode_frames",
     "RecordReader",
     "READER_PLAIN",

@@ -137,6 +137,13 @@ def _whole_record_at(data: Any, p: int, size: int) -> int:
     return p + 12 + length + 4
 
 
+def plan_pieces(start: int, stop: int, piece: int) -> List[Tuple[int, int]]:
+    """The byte ranges ``[start, stop)`` is cut into; see ``_native.pyi``."""
+    if piece <= 0:
+        raise ValueError("plan_pieces: the piece size must be positive")
+    return [(p, min(p + piece, stop)) for p in range(start, stop, piece)]
+
+
 def find_boundary(
     buf: Any,
     start: int = 0,

@@ -18,6 +18,7 @@
  *   buffer.c         growable byte buffers (malloc / realloc, usable without the GIL)
  *   crc32c.c         CRC-32C: slicing-by-8, SSE4.2 (3-way interleaved) / ARMv8 paths
  *   framing.c        scan_core, count_core, find_boundary_core (resync)
+ *   byte_ranges.c    a file's stretch cut into byte ranges for parallel reads
  *   reader.c         record_reader: one file's records over a read callback
  *   zlib_load.c      zlib's functions for the bindings, loaded at run time (libz.so.1)
  *   wire.c           skipping unknown fields, UTF-8 checks, counting a feature's values
@@ -431,6 +432,13 @@ int count_core(int fd, uint64_t pos, uint64_t size, uint64_t max_length, tbuf *o
  * (read more, starting at or before it, and call again). */
 int find_boundary_core(const uint8_t *buf, size_t size, size_t pos, size_t stop,
                        int at_eof, size_t lookahead, uint64_t max_length, size_t *found_out);
+
+/* -- byte_ranges.c: a stretch [start, stop) of a file cut into ranges of `piece` bytes
+ * (the last shorter) for parallel reads: their number (0 when stop <= start), and range
+ * k's bounds [*from, *to) (k below the number). */
+size_t tfsql_range_count(uint64_t start, uint64_t stop, uint64_t piece);
+void tfsql_range_at(uint64_t start, uint64_t stop, uint64_t piece, size_t k, uint64_t *from,
+                    uint64_t *to);
 
 /* The bytes of well-framed records that must follow the point where reading resumes
  * after framing was lost, as a byte range's first record (find_boundary_core's

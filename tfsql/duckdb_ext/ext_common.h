@@ -828,9 +828,20 @@ int decimal_double(float f, int width, int scale, double *out);
 int decimal_float(const void *data, size_t i, int width, int scale, float *out, char *value,
                   size_t cap);
 
-/* -- scanning.c: the parallel per-file scan --------------------------------------------- */
+/* -- ranges.c: the scan's units (a file, or a byte range of a large plain one) ------- */
+typedef struct fsplit fsplit;
 typedef struct {
-    size_t next_file; /* claimed with an atomic add */
+    size_t file, part; /* b->files index; the range's number in its file */
+    fsplit *split;     /* the file's ranges (NULL: the whole file is the unit) */
+} scanunit;
+
+/* -- scanning.c: the parallel scan of files and byte ranges (ranges.c) --------------- */
+typedef struct {
+    size_t next_unit; /* claimed with an atomic add */
+    scanunit *units;  /* planned by scan_plan_units, in file order */
+    size_t nunits;
+    fsplit *splits;
+    size_t nsplits;
     int nproj;
     int *proj;        /* output column index per projected position */
     schema sc;        /* the projected data columns */
@@ -850,7 +861,26 @@ typedef struct {
     slotstate *slots;
     colbuild *cb;
     uint64_t counted;  /* bytes of the open file added to the global read_bytes */
+    fsplit *split;     /* the open unit's file ranges (NULL: a whole file), its range */
+    size_t part;
+    uint64_t unit_end; /* the unit's nominal end: its progress counts up to there */
 } tflocal;
+
+/* Plan g's units (after g->skip is set): each file not ruled out, a plain file larger
+ * than a range as its ranges (ranges.c); 0, or -1 with err. */
+int scan_plan_units(const tfbind *b, tfglobal *g, char *err);
+void scan_units_free(tfglobal *g);
+/* Range k of s: its nominal start and stop (UINT64_MAX for the last). */
+uint64_t range_start(const fsplit *s, size_t k);
+uint64_t range_stop(const fsplit *s, size_t k);
+/* Where range k's first record starts and that record's index in the file (walking the
+ * file's headers when no earlier range said); 0, or -1 with err. */
+int range_begin(const tfbind *b, fsplit *s, size_t k, uint64_t *at, size_t *index, char *err);
+/* Range k's reader has framed up to the chain position `at` (record `index`): a walk
+ * for the range after it may start there. */
+void range_progress(fsplit *s, size_t k, uint64_t at, size_t index);
+/* A range read to its end: the next range's first record is at `at`, record `index`. */
+void range_finished(fsplit *s, uint64_t at, size_t index);
 
 /* The scan of the n output columns `columns` (projection pushdown) of b. */
 tfglobal *scan_global_new(const tfbind *b, const size_t *columns, size_t n, char *err);

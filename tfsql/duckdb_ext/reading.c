@@ -250,7 +250,12 @@ int window_fill(window *w, uint64_t from, size_t need, char *err) {
 
 int window_next(window *w, const framing *o, char *err) {
     reader_limits limits = {o->max_records, o->max_bytes, o->max_record_bytes, o->verify};
+    uint64_t stop = w->r.stop; /* a range of the scan (ranges.c): it ends at the first
+                                * position of the file's chain at or past its stop */
     for (;;) {
+        if (stop != UINT64_MAX && w->r.next >= stop) {
+            return 0;
+        }
         int rc = reader_next(&w->r, &limits, err);
         if (rc != READER_DAMAGE) {
             return rc;
@@ -260,7 +265,9 @@ int window_next(window *w, const framing *o, char *err) {
             status == READER_STREAM_TRUNCATED) {
             return damage_error(w, err);
         }
+        w->r.stop = UINT64_MAX; /* resync as a read of the whole file does */
         rc = reader_skip(&w->r, o->max_record_bytes, err);
+        w->r.stop = stop;
         if (rc == READER_DAMAGE) {
             return damage_error(w, err);
         }

@@ -15,11 +15,15 @@ void tf_init(duckdb_init_info info) {
     }
     tfglobal *g = columns != NULL ? scan_global_new(b, columns, (size_t)n, err) : NULL;
     free(columns);
+    if (g != NULL && scan_plan_units(b, g, err)) {
+        scan_global_free(g);
+        g = NULL;
+    }
     if (g == NULL) {
         duckdb_init_set_error(info, err);
         return;
     }
-    duckdb_init_set_max_threads(info, b->files.n ? b->files.n : 1);
+    duckdb_init_set_max_threads(info, g->nunits ? g->nunits : 1); /* a thread per unit at most */
     duckdb_init_set_init_data(info, g, scan_global_free);
 }
 

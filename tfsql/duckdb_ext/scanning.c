@@ -1,6 +1,6 @@
 /*
  * tfsql/duckdb_ext/scanning.c -- the scan step of tfrecord_scan, for both bindings:
- * per-thread file claims, framing in windows, decoding with the core, decoded buffers
+ * per-thread claims of files and byte ranges (ranges.c), framing in windows, decoding with the core, decoded buffers
  * -> DuckDB vectors (through the binding's vecops), projection.
  */
 
@@ -11,6 +11,7 @@ void scan_global_free(void *p) {
     if (g == NULL) {
         return;
     }
+    scan_units_free(g);
     free(g->proj);
     free(g->dcol);
     free(g->skip);
@@ -87,9 +88,10 @@ double scan_progress(const tfglobal *g) {
     return g->total_bytes == 0 ? 1.0 : read >= g->total_bytes ? 1.0 : (double)read / (double)g->total_bytes;
 }
 
-/* Add the bytes of l's open file read up to `upto` (at most its size) to g's progress. */
+/* Add the bytes of l's open unit read up to `upto` (at most its end) to g's progress. */
 static void count_read(const tfbind *b, tfglobal *g, tflocal *l, uint64_t upto) {
     uint64_t size = (uint64_t)b->files.items[l->file].size;
+    size = l->unit_end < size ? l->unit_end : size;
     upto = upto < size ? upto : size;
     if (upto > l->counted) {
         __atomic_fetch_add(&g->read_bytes, upto - l->counted, __ATOMIC_RELAXED);
@@ -463,24 +465,44 @@ void scan_failed_message(const tfbind *b, const char *fname, char *err) {
     memcpy(err, shown, ERRLEN);
 }
 
-/* Claim and open the next file; 0 when none is left, -1 on error. */
-static int open_next_file(const tfbind *b, tfglobal *g, tflocal *l, char *err) {
+/* Claim and open the next unit (ranges.c: a file, or a byte range of one, from its
+ * first record); 0 when none is left, -1 on error. */
+static int open_next_unit(const tfbind *b, tfglobal *g, tflocal *l, char *err) {
     for (;;) {
-        size_t i = __atomic_fetch_add(&g->next_file, 1, __ATOMIC_RELAXED);
-        if (i >= b->files.n) {
+        size_t u = __atomic_fetch_add(&g->next_unit, 1, __ATOMIC_RELAXED);
+        if (u >= g->nunits) {
             return 0;
         }
-        const tfile *f = &b->files.items[i];
-        if (f->size == 0 || (g->skip != NULL && g->skip[i])) {
-            continue;
+        const scanunit *unit = &g->units[u];
+        const tfile *f = &b->files.items[unit->file];
+        uint64_t at = 0, stop = UINT64_MAX;
+        size_t index = 0;
+        l->file = unit->file;
+        l->split = unit->split;
+        l->part = unit->part;
+        l->counted = unit->split != NULL ? range_start(unit->split, unit->part) : 0;
+        l->unit_end = unit->split != NULL ? range_stop(unit->split, unit->part) : UINT64_MAX;
+        if (unit->split != NULL) {
+            stop = l->unit_end;
+            if (range_begin(b, unit->split, unit->part, &at, &index, err)) {
+                return -1;
+            }
+            if (at >= stop) { /* no record starts in the range */
+                count_read(b, g, l, stop);
+                range_finished(unit->split, at, index);
+                continue;
+            }
         }
         l->pos = 0;
-        if (window_open(&l->fr, f->path, f->size, b->compression, err)) {
+        if (window_open(&l->fr, f->path, f->size, unit->split != NULL ? COMP_NONE : b->compression,
+                        err)) {
             return -1;
         }
-        l->file = i;
+        if (unit->split != NULL) {
+            l->fr.r.stop = stop;
+            reader_start(&l->fr.r, at, index);
+        }
         l->have_file = 1;
-        l->counted = 0;
         return 1;
     }
 }
@@ -625,7 +647,7 @@ int scan_next(const tfbind *b, tfglobal *g, tflocal *l, const vecops *o, void *c
     tferror_rec_free(tferror_take()); /* a data error of an earlier call on this thread */
     for (;;) {
         if (!l->have_file) {
-            int rc = open_next_file(b, g, l, err);
+            int rc = open_next_unit(b, g, l, err);
             if (rc <= 0) {
                 return rc;
             }
@@ -641,10 +663,16 @@ int scan_next(const tfbind *b, tfglobal *g, tflocal *l, const vecops *o, void *c
             }
             if (rc == 0) {
                 count_read(b, g, l, UINT64_MAX);
+                if (l->split != NULL) { /* where the next range starts */
+                    range_finished(l->split, l->fr.r.next, l->fr.r.index + l->fr.r.n);
+                }
                 tflocal_close_file(l);
                 continue;
             }
             count_read(b, g, l, l->fr.r.file_pos);
+            if (l->split != NULL) {
+                range_progress(l->split, l->part, l->fr.r.next, l->fr.r.index + l->fr.r.n);
+            }
         }
         size_t n = l->fr.r.n - l->pos;
         if (n > cap) {

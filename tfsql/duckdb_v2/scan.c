@@ -1,8 +1,8 @@
 /*
  * tfsql/duckdb_v2/scan.c -- the V2 binding of tfrecord_scan and its alias read_tfrecord:
  * the call's values -> tfargs (resolved by resolve.c), the result's columns, the
- * parallel per-file scan (scanning.c) over V2 vectors, the replacement scan for
- * FROM 'x.tfrecord'.
+ * parallel scan of files and byte ranges (scanning.c) over V2 vectors, the replacement
+ * scan for FROM 'x.tfrecord'.
  */
 #include "v2_ext.h"
 
@@ -210,12 +210,17 @@ void v2_scan_init_global(const tfbind *b, const size_t *columns, size_t n, const
         return;
     }
     v2_prune_files(b, g);
+    if (scan_plan_units(b, g, message)) { /* the files left, large plain ones as ranges */
+        scan_global_free(g);
+        v2_fail(err, DUCKDB_V2_ERROR_RESOURCE_OUT_OF_MEMORY, message);
+        return;
+    }
     duckdb_v2_opaque state = {g, scan_global_free, NULL};
     if (s->set_global(info, &state, err) != V2_OK) {
         scan_global_free(g);
         return;
     }
-    s->set_threads(info, b->files.n ? b->files.n : 1, NULL);
+    s->set_threads(info, g->nunits ? g->nunits : 1, NULL); /* a thread per unit at most */
 }
 
 void v2_scan_init_local(const v2_scan_states *s, void *info, v2_err *err) {
