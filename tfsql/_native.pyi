@@ -406,9 +406,11 @@ class Inference:
     def resolve(self, lists_always: bool, schema_hint: str) -> list[tuple[bytes, str, int, int, int, bool]]:
         """``[(name, column, location, kind, shape, utf8)]`` in first-seen order (kind
         ``KIND_NONE``: never had a kind). Raises ``InferenceError``."""
-    def check_missing(self, columns: Sequence[str], schema_name: str, hint: str) -> None:
+    def check_missing(self, columns: Sequence[str], schema_name: str, hint: str, described: Sequence[str] = ()) -> None:
         """Raise ``InferenceError`` (reason ``"missing"``) naming the ``columns`` no
-        sampled feature holds (nothing raised when the sample holds no feature)."""
+        sampled feature holds, unless the dataset's description names them
+        (``described``: a tfsql writer's or a TFDS ``features.json``); nothing raised
+        when the sample holds no feature."""
 
 # -- the dataset rules (tfsql/core/paths.c, hive.c, layout.c, detect.c, intent.c) --------
 

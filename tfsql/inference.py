@@ -138,17 +138,19 @@ def missing_columns(
     record_type: int,
     infer_sample: int | None,
     infer_bytes: int | None,
+    described: Sequence[str] = (),
 ) -> SchemaError | None:
     """The error for ``columns`` (of a user schema) that none of the records inference
-    would sample holds, or None (also when the sample holds no feature: nothing to
-    judge); worded for Python and for SQL (`tfsql.SchemaError.message`)."""
+    would sample holds and the dataset's description (``described``) does not name, or
+    None (also when the sample holds no feature: nothing to judge); worded for Python
+    and for SQL (`tfsql.SchemaError.message`)."""
     if record_type == codec.RAW:
         return None
     # a record that does not decode ends its file's sample here: the scan reports it
     inference = _sampled(paths, open_reader, record_type, infer_sample, infer_bytes, tolerant=True)[0]
 
     def check(phrases: dict[str, str]) -> None:
-        inference.check_missing(list(columns), phrases["schema_option"], phrases["missing_insert"])
+        inference.check_missing(list(columns), phrases["schema_option"], phrases["missing_insert"], list(described))
 
     try:
         check(PYTHON_PHRASES)

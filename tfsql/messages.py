@@ -49,6 +49,7 @@ __all__ = [
     "NO_MATCH",
     "NOT_TFRECORD",
     "NOT_TFRECORD_WHAT",
+    "RAW_SCHEMA",
     "SCHEMA",
     "SKIPPED",
     "SKIPPED_WHAT",
@@ -128,6 +129,20 @@ SKIPPED_WHAT: dict[str, str] = {
     "range": "bytes {offset}-{skipped_to}, up to the next record whose CRCs check",
     "rest_of_file": "the rest of the file",
     "record": "the record",
+}
+
+#: A ``schema=`` that raw records (``record_type='bytes'``) cannot take: ``{count}``
+#: columns (not one), or one whose ``{type}`` (as the front end names types) is not binary
+#: or string.
+RAW_SCHEMA: dict[str, str] = {
+    "count": (
+        "raw records (record type 'bytes') are one binary or string column; {schema_option} names {count} "
+        "columns: give it exactly one"
+    ),
+    "type": (
+        "raw records (record type 'bytes') are one binary or string column; column '{column}' of "
+        "{schema_option} has type {type}"
+    ),
 }
 
 #: A value the column cannot hold, by ``SchemaError.reason``.

@@ -767,10 +767,14 @@ const char *infer_reason(int code);
 
 /* missing_columns='raise': the schema's columns (n NUL-terminated names) that no
  * sampled feature holds (a feature list's column may be named N__feature_list) are an
- * error listing them: INFER_MISSING, err->feature the first. `schema_name` and `hint`
- * are how the front end spells the schema option and missing_columns='insert'. INFER_OK when every column is held, or when the
- * sample holds no feature at all (nothing to judge). */
+ * error listing them: INFER_MISSING, err->feature the first. A column among the
+ * `ndescribed` names the dataset's own description gives (a tfsql writer's or a TFDS
+ * features.json) is not missing: it is no misspelling, and reads as null where no record
+ * holds it. `schema_name` and `hint` are how the front end spells the schema option and
+ * missing_columns='insert'. INFER_OK when every column is held, or when the sample holds
+ * no feature at all (nothing to judge); INFER_NOMEM. */
 int infer_check_missing(const infer_state *s, const char *const *columns, size_t n,
+                        const char *const *described, size_t ndescribed,
                         const char *schema_name, const char *hint, infer_error *err);
 /* ======================================================================== */
 /* Messages: filling the templates of tfsql/messages.py                      */

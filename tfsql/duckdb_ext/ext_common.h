@@ -271,6 +271,10 @@ const char *sql_phrase(const char *key);
  * nothing (no_match), or a directory holding none (messages.py's NO_MATCH,
  * NO_FILES_IN_DIRECTORY). */
 void no_data_message(char *err, size_t cap, const char *item, int no_match);
+/* record_type := 'bytes' with a schema := of `count` columns (column NULL), or whose one
+ * column has a type that is not BLOB or VARCHAR (tfsql.messages.RAW_SCHEMA). */
+void raw_schema_message(char *err, size_t cap, const char *fname, int count, const char *column,
+                        const char *type);
 /* Every phrase of the SQL dialect (a table ending {NULL, NULL}), for the core's renders. */
 const tfsql_field *sql_phrases(void);
 /* e = a `cls` error of `reason` in `path`, every other field unknown. */
@@ -358,7 +362,7 @@ int list_sources(const char *const *items, size_t nitems, int glob, long long in
 int infer_columns(tfbind *b, char *err, uint64_t *cardinality);
 
 /* missing_columns := 'raise': schema := columns no sampled record holds are an error. */
-int check_missing_columns(const tfbind *b, char *err);
+int check_missing_columns(const tfbind *b, const tfsql_column *written, size_t nwritten, char *err);
 
 int context_column(const tfbind *b, const uint8_t *name, size_t len);
 

@@ -206,9 +206,32 @@ int infer_columns(tfbind *b, char *err, uint64_t *cardinality) {
     return 0;
 }
 
-/* missing_columns := 'raise': a schema := column that no sampled record holds is an
- * error naming it (judged by the core, as in every front end). */
-int check_missing_columns(const tfbind *b, char *err) {
+/* The columns the dataset's own description names (`written`: a tfsql writer's, else
+ * a TFDS directory's features.json), added to `names`; 0, or -1 when out of memory. */
+static int described_names(const tfbind *b, const tfsql_column *written, size_t nwritten,
+                           strlist *names) {
+    tfsql_tfds_feature *tfds = NULL;
+    size_t ntfds = 0;
+    if (written == NULL && read_tfds_features(b, &tfds, &ntfds) != 0) {
+        ntfds = 0;
+    }
+    int bad = 0;
+    for (size_t i = 0; !bad && i < nwritten; i++) {
+        bad = !written[i].partition &&
+              strlist_add(names, xstrndup(written[i].name, written[i].name_len));
+    }
+    for (size_t i = 0; !bad && i < ntfds; i++) {
+        bad = strlist_add(names, xstrndup(tfds[i].name, tfds[i].name_len));
+    }
+    tfsql_tfds_features_free(tfds, ntfds);
+    return bad ? -1 : 0;
+}
+
+/* missing_columns := 'raise': a schema := column that no sampled record holds, and the
+ * dataset's description (`written`, or a TFDS features.json) does not name, is an error
+ * naming it (judged by the core, as in every front end). */
+int check_missing_columns(const tfbind *b, const tfsql_column *written, size_t nwritten,
+                          char *err) {
     if (b->record_type == RAW || b->missing_insert) {
         return 0;
     }
@@ -217,7 +240,8 @@ int check_missing_columns(const tfbind *b, char *err) {
         return -1;
     }
     char **names = (char **)calloc((size_t)b->ndata + 1, sizeof(char *));
-    int rc = names == NULL ? -1 : 0;
+    strlist described = {0};
+    int rc = names == NULL || described_names(b, written, nwritten, &described) ? -1 : 0;
     for (int c = 0; rc == 0 && c < b->ndata; c++) {
         names[c] = column_name(b, c);
         rc = names[c] == NULL ? -1 : 0;
@@ -228,6 +252,7 @@ int check_missing_columns(const tfbind *b, char *err) {
         infer_error e;
         memset(&e, 0, sizeof(e));
         if (infer_check_missing(st, (const char *const *)names, (size_t)b->ndata,
+                                (const char *const *)described.items, described.n,
                                 sql_phrase("schema_option"), sql_phrase("missing_insert"),
                                 &e) != INFER_OK) {
             infer_refusal(err, &e);
@@ -238,6 +263,7 @@ int check_missing_columns(const tfbind *b, char *err) {
         free(names[c]);
     }
     free(names);
+    strlist_free(&described);
     infer_free(st);
     return rc;
 }

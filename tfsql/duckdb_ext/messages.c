@@ -66,6 +66,18 @@ void no_data_message(char *err, size_t cap, const char *item, int no_match) {
     free(quoted);
 }
 
+void raw_schema_message(char *err, size_t cap, const char *fname, int count, const char *column,
+                        const char *type) {
+    msg_out o = {err, cap, 0};
+    char n[24];
+    snprintf(n, sizeof n, "%d", count);
+    msg_arg args[] = {{"count", n}, {"column", column != NULL ? column : ""},
+                      {"type", type != NULL ? type : ""}};
+    put(&o, fname, strlen(fname));
+    put(&o, ": ", 2);
+    render(&o, entry(TFSQL_MSG_RAW_SCHEMA, column == NULL ? "count" : "type"), args, 3);
+}
+
 void tferror_init(tferror *e, int cls, const char *reason, const char *path) {
     memset(e, 0, sizeof(*e));
     e->cls = cls;

@@ -38,6 +38,12 @@ static const tfsql_field TFSQL_MSG_SCHEMA[] = {
     {NULL, NULL},
 };
 
+static const tfsql_field TFSQL_MSG_RAW_SCHEMA[] = {
+    {"count", "raw records (record type 'bytes') are one binary or string column; {schema_option} names {count} columns: give it exactly one"},
+    {"type", "raw records (record type 'bytes') are one binary or string column; column '{column}' of {schema_option} has type {type}"},
+    {NULL, NULL},
+};
+
 static const tfsql_field TFSQL_MSG_SKIPPED_WHAT[] = {
     {"range", "bytes {offset}-{skipped_to}, up to the next record whose CRCs check"},
     {"rest_of_file", "the rest of the file"},
