@@ -231,7 +231,11 @@ SAMPLES: dict[str, list[Sample]] = {
     "verify_checksums": [Sample("corrupt", False)],
     "on_corrupt": [Sample("corrupt", "skip"), Sample("corrupt", "raise")],
     "hive_partitioning": [Sample("hive", False), Sample("hive", True)],
-    "hive_schema": [Sample("hive", {"p": pa.string()}, sql="{'p': 'VARCHAR'}")],
+    "hive_schema": [
+        Sample("hive", {"p": pa.string()}, sql="{'p': 'VARCHAR'}"),
+        # a layout's split column is its own: a type given to it is left out
+        Sample("tfx", {"split": pa.int64()}, sql="{'split': 'BIGINT'}"),
+    ],
     "include_file_paths": [Sample("hidden", "fname")],
     "infer_sample": [
         Sample("late", 1),

@@ -143,7 +143,7 @@ typedef struct {
 } tfbind;
 
 enum { LAYOUT_NONE = 0, LAYOUT_TFDS = 1, LAYOUT_TFX = 2 };
-#define SPLIT_COLUMN "split"
+#define SPLIT_COLUMN TFSQL_SPLIT_COLUMN
 
 /* ------------------------------------------------------------------------ */
 /* Functions shared between the extension's files                           */

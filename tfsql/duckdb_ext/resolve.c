@@ -270,10 +270,8 @@ tfbind *scan_resolve(const tfargs *a, const char *fname, connref conn, uint64_t 
             goto fail;
         }
     }
+    /* naming partition columns asks for them (the core's plan: a layout's split is not one) */
     const tfval *hive_types = tfargs_get(a, "hive_types");
-    if (hive_types != NULL && b->hive == HIVE_AUTO) {
-        b->hive = HIVE_ON; /* naming partition columns asks for them */
-    }
     int typed = find_partitions(b, hive_types, err) == 0 &&
                 (hive_types == NULL || apply_hive_types(b, hive_types, fname, err) == 0);
     if (typed && hive_types == NULL && written != NULL &&
