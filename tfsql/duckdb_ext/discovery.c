@@ -173,15 +173,17 @@ static int is_dir(const char *path) {
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* The content of the intent record at `path` (at most TFSQL_INTENT_MAX_BYTES), or NULL. */
-static char *read_small_file(const char *path, size_t *size) {
-    int fd = open(path, O_RDONLY | O_NONBLOCK);
+/* The content of the regular file at `path` when it holds at most `max` bytes (opened
+ * without blocking: a FIFO never stalls the listing), malloc'ed with its size in *size;
+ * else NULL. */
+char *read_small_file(const char *path, size_t max, size_t *size) {
+    int fd = path != NULL ? open(path, O_RDONLY | O_NONBLOCK) : -1;
     if (fd < 0) {
         return NULL;
     }
     struct stat st;
     char *data = NULL;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size <= TFSQL_INTENT_MAX_BYTES) {
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size <= max) {
         size_t want = (size_t)st.st_size, have = 0;
         data = (char *)malloc(want + 1);
         while (data != NULL && have < want) {
@@ -297,7 +299,7 @@ static int listing_add(listing *l, char *path, const char *root, const char *pat
         if (fs != NULL) {
             fs_read_whole(fs, path, TFSQL_INTENT_MAX_BYTES, &data, &ilen);
         } else {
-            data = read_small_file(path, &ilen);
+            data = read_small_file(path, TFSQL_INTENT_MAX_BYTES, &ilen);
         }
         e->intent = data; /* unreadable: the files as they are */
         e->intent_len = ilen;

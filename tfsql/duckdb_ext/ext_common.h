@@ -363,6 +363,12 @@ int infer_columns(tfbind *b, char *err, uint64_t *cardinality);
 
 /* missing_columns := 'raise': schema := columns no sampled record holds are an error. */
 int check_missing_columns(const tfbind *b, const tfsql_column *written, size_t nwritten, char *err);
+/* The data columns' names (column_name), then with `hive` the partition columns', added
+ * to *names, their lengths in *lens (free it); 0, or -1 when out of memory. */
+int column_names(const tfbind *b, int hive, strlist *names, size_t **lens);
+/* The regular file at `path` (at most `max` bytes, opened without blocking), malloc'ed
+ * with its size in *size; NULL when there is none. */
+char *read_small_file(const char *path, size_t max, size_t *size);
 
 int context_column(const tfbind *b, const uint8_t *name, size_t len);
 

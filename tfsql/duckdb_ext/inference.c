@@ -239,19 +239,15 @@ int check_missing_columns(const tfbind *b, const tfsql_column *written, size_t n
     if (st == NULL) {
         return -1;
     }
-    char **names = (char **)calloc((size_t)b->ndata + 1, sizeof(char *));
-    strlist described = {0};
-    int rc = names == NULL || described_names(b, written, nwritten, &described) ? -1 : 0;
-    for (int c = 0; rc == 0 && c < b->ndata; c++) {
-        names[c] = column_name(b, c);
-        rc = names[c] == NULL ? -1 : 0;
-    }
+    strlist names = {0}, described = {0};
+    size_t *lens = NULL;
+    int rc = column_names(b, 0, &names, &lens) || described_names(b, written, nwritten, &described) ? -1 : 0;
     if (rc) {
         snprintf(err, ERRLEN, "out of memory");
     } else {
         infer_error e;
         memset(&e, 0, sizeof(e));
-        if (infer_check_missing(st, (const char *const *)names, (size_t)b->ndata,
+        if (infer_check_missing(st, (const char *const *)names.items, names.n,
                                 (const char *const *)described.items, described.n,
                                 sql_phrase("schema_option"), sql_phrase("missing_insert"),
                                 &e) != INFER_OK) {
@@ -259,10 +255,8 @@ int check_missing_columns(const tfbind *b, const tfsql_column *written, size_t n
             rc = -1;
         }
     }
-    for (int c = 0; names != NULL && c < b->ndata; c++) {
-        free(names[c]);
-    }
-    free(names);
+    strlist_free(&names);
+    free(lens);
     strlist_free(&described);
     infer_free(st);
     return rc;
@@ -292,6 +286,17 @@ char *column_name(const tfbind *b, int c) {
     const colspec *cs = &b->sc.cols[c];
     return xprintf("%.*s%s", (int)cs->name_len, (const char *)cs->name,
                    renamed_list(b, c) ? TFSQL_FEATURE_LIST_SUFFIX : "");
+}
+
+int column_names(const tfbind *b, int hive, strlist *names, size_t **lens) {
+    int n = b->ndata + (hive ? b->npart : 0);
+    *lens = (size_t *)malloc(((size_t)n + 1) * sizeof(size_t));
+    int bad = *lens == NULL;
+    for (int c = 0; !bad && c < n; c++) {
+        bad = strlist_add(names, c < b->ndata ? column_name(b, c) : xstrdup(b->part_names[c - b->ndata]));
+        (*lens)[c] = bad ? 0 : strlen(names->items[c]);
+    }
+    return bad ? -1 : 0;
 }
 
 int is_column(const tfbind *b, const char *name) {

@@ -6,29 +6,6 @@
 
 #include "ext_common.h"
 
-/* A regular file of at most `max` bytes, read whole: 0 with *data (malloc'ed, free it)
- * and *n, else 1. */
-static int read_small_file(const char *path, size_t max, char **data, size_t *n) {
-    FILE *fp = path != NULL ? fopen(path, "rb") : NULL;
-    *data = NULL;
-    *n = 0;
-    if (fp == NULL) {
-        return 1;
-    }
-    struct stat st;
-    if (fstat(fileno(fp), &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size <= max) {
-        *data = (char *)malloc((size_t)st.st_size + 1);
-        *n = *data != NULL ? fread(*data, 1, (size_t)st.st_size, fp) : 0;
-    }
-    fclose(fp);
-    if (*data == NULL || *n != (size_t)st.st_size) {
-        free(*data);
-        *data = NULL;
-        return 1;
-    }
-    return 0;
-}
-
 /* The features a TFDS directory's features.json describes (tfsql_tfds_features; the
  * same rule tfsql.tfds applies): 0 with *out (free with tfsql_tfds_features_free) and
  * *count, or 1 when there is none (no TFDS directory, no such file, not a features
@@ -40,11 +17,10 @@ int read_tfds_features(const tfbind *b, tfsql_tfds_feature **out, size_t *count)
         return 1;
     }
     char *path = xprintf("%s/%s", b->tfds_dir, TFSQL_TFDS_FEATURES_NAME);
-    char *data = NULL;
     size_t n = 0;
-    int missing = read_small_file(path, TFSQL_TFDS_FEATURES_MAX_BYTES, &data, &n);
+    char *data = read_small_file(path, TFSQL_TFDS_FEATURES_MAX_BYTES, &n);
     free(path);
-    int rc = missing ? -1 : tfsql_tfds_features(data, n, out, count);
+    int rc = data == NULL ? -1 : tfsql_tfds_features(data, n, out, count);
     free(data);
     return rc == 0 ? 0 : 1;
 }
@@ -67,11 +43,10 @@ int read_written_description(const tfbind *b, tfsql_column **out, size_t *count)
         }
     }
     char *path = xprintf("%s/%s", root, TFSQL_DESCRIPTION_NAME);
-    char *data = NULL;
     size_t n = 0;
-    int missing = read_small_file(path, TFSQL_TFDS_FEATURES_MAX_BYTES, &data, &n);
+    char *data = read_small_file(path, TFSQL_TFDS_FEATURES_MAX_BYTES, &n);
     free(path);
-    int rc = missing ? 1 : tfsql_description_parse(data, n, out, count);
+    int rc = data == NULL ? 1 : tfsql_description_parse(data, n, out, count);
     free(data);
     return rc == 0 ? 0 : 1;
 }
@@ -297,18 +272,6 @@ int apply_written_partitions(tfbind *b, const tfsql_column *cols, size_t n) {
     return 0;
 }
 
-/* The data columns' names (column_name: a renamed feature list with its suffix), in
- * *names (strlist_free them) with their lengths in *lens (free it); 0, or -1. */
-static int data_names(const tfbind *b, strlist *names, size_t **lens) {
-    *lens = (size_t *)malloc(((size_t)b->ndata + 1) * sizeof(size_t));
-    int bad = *lens == NULL;
-    for (int c = 0; !bad && c < b->ndata; c++) {
-        bad = strlist_add(names, column_name(b, c)) != 0;
-        (*lens)[c] = bad ? 0 : strlen(names->items[c]);
-    }
-    return bad ? -1 : 0;
-}
-
 /* The decoder's kind of a described TFDS feature type (KIND_NONE: one the extension does
  * not read). */
 static int tfds_kind(int type) {
@@ -331,7 +294,7 @@ int apply_tfds_features(tfbind *b, const tfsql_tfds_feature *features, size_t n,
     long long *typed_by = (long long *)malloc(((size_t)b->ndata + 1) * sizeof(long long));
     strlist names = {0};
     size_t *lens = NULL, nd = 0, nappended = 0;
-    int rc = described && dlens && which && appended && typed_by ? data_names(b, &names, &lens) : -1;
+    int rc = described && dlens && which && appended && typed_by ? column_names(b, 0, &names, &lens) : -1;
     if (rc) {
         snprintf(err, ERRLEN, "out of memory");
     }
@@ -409,14 +372,7 @@ int apply_tfds_features(tfbind *b, const tfsql_tfds_feature *features, size_t n,
 int add_split_column(tfbind *b) {
     strlist names = {0};
     size_t *lens = NULL;
-    int rc = data_names(b, &names, &lens);
-    size_t *all = rc == 0 ? (size_t *)realloc(lens, ((size_t)(b->ndata + b->npart) + 1) * sizeof(size_t)) : NULL;
-    rc = all == NULL ? -1 : 0;
-    lens = all != NULL ? all : lens;
-    for (int k = 0; rc == 0 && k < b->npart; k++) { /* the hive columns after the data's */
-        rc = strlist_add(&names, xstrdup(b->part_names[k]));
-        lens[b->ndata + k] = rc == 0 ? strlen(b->part_names[k]) : 0;
-    }
+    int rc = column_names(b, 1, &names, &lens); /* the data columns and the hive columns */
     int adds = rc == 0 && tfsql_layout_adds_split(b->layout, (const char *const *)names.items, lens, names.n);
     strlist_free(&names);
     free(lens);
