@@ -48,7 +48,7 @@ import pyarrow as pa
 
 from tfsql._codec import codec
 from tfsql.decoding import translate_decode_error
-from tfsql.messages import DIALECTS
+from tfsql.messages import DIALECTS, SEQUENCE_HINT, render
 from tfsql.errors import SchemaError
 from tfsql.framing import FrameReader
 from tfsql.options import DEFAULT_INFER_BYTES, READ_OPTIONS
@@ -272,9 +272,4 @@ def _warn_if_sequence_examples(block, path: str) -> None:
     ``tfsql_looks_like_sequence_example``)."""
     start = int(block.offsets[0])
     if codec.looks_like_sequence_example(memoryview(block.buf)[start : start + int(block.lengths[0])]):
-        warnings.warn(
-            f"the records of {path} look like tf.train.SequenceExample (they have feature "
-            "lists), but are read as Examples, which keeps only their context features; "
-            "pass record_type='sequence_example'",
-            stacklevel=5,
-        )
+        warnings.warn(render(SEQUENCE_HINT, path=path), stacklevel=5)

@@ -55,6 +55,9 @@ _SINGLE = (
     "FILE_CHANGED",
     "NO_MATCH",
     "NO_FILES_IN_DIRECTORY",
+    "NO_SUCH_PATH",
+    "NOT_REGULAR",
+    "SEQUENCE_HINT",
 )
 
 

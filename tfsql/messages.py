@@ -47,10 +47,13 @@ __all__ = [
     "MALFORMED_DETAIL",
     "MALFORMED_FEATURE",
     "NO_MATCH",
+    "NO_SUCH_PATH",
+    "NOT_REGULAR",
     "NOT_TFRECORD",
     "NOT_TFRECORD_WHAT",
     "RAW_SCHEMA",
     "SCHEMA",
+    "SEQUENCE_HINT",
     "SKIPPED",
     "SKIPPED_WHAT",
     "SKIP_ADVICE",
@@ -100,6 +103,18 @@ NO_MATCH = (
 NO_FILES_IN_DIRECTORY = (
     "no files found in the directory {directory}: it is empty or holds only hidden files (names starting "
     "with . or _); check the path"
+)
+#: A source item that names nothing (``{item}``: quoted).
+NO_SUCH_PATH = "no such file or directory: {item}; check the path"
+#: A FIFO, socket or device met listing (reading one blocks or returns nothing).
+NOT_REGULAR = (
+    "{path} is not a regular file (a FIFO, socket or device); tfsql reads regular files only: copy its "
+    "content to a file and read that"
+)
+#: A file whose first record, read as an Example, looks like a SequenceExample (a warning).
+SEQUENCE_HINT = (
+    "the records of {path} look like tf.train.SequenceExample (they have feature lists), but are read as "
+    "Examples, which keeps only their context features; pass {sequence_option}"
 )
 #: What replaces `AT_BYTE_ZERO` when the file's first bytes say what it is
 #: (`tfsql.sniffing`; the keys of ``NOT_TFRECORD_WHAT`` are the C core's
@@ -242,6 +257,7 @@ FILE_CHANGED_WHAT: dict[str, str] = {
 #: The dialect phrases: advice naming an option, as each family of front ends spells it.
 DIALECTS: dict[str, dict[str, str]] = {
     "python": {
+        "sequence_option": "record_type='sequence_example'",
         "skip_option": "pass on_corrupt='skip'",
         "skip_mode": "on_corrupt='skip'",
         "compression_option": "compression=",
@@ -264,6 +280,7 @@ DIALECTS: dict[str, dict[str, str]] = {
         "glob_literal": "glob=False",
     },
     "sql": {
+        "sequence_option": "record_type := 'sequence_example'",
         "skip_option": "add on_corrupt := 'skip' or ignore_errors := true to the tfrecord_scan call",
         "skip_mode": "on_corrupt := 'skip'",
         "compression_option": "compression :=",
@@ -286,6 +303,7 @@ DIALECTS: dict[str, dict[str, str]] = {
         "glob_literal": "glob := false",
     },
     "cli": {
+        "sequence_option": "--record-type sequence_example",
         "skip_option": "pass --on-corrupt skip",
         "skip_mode": "--on-corrupt skip",
         "compression_option": "--compression",

@@ -74,8 +74,7 @@ static int entry_stat(const char *path, struct stat *st) {
 }
 
 static int refuse(const char *path, char *err) {
-    snprintf(err, ERRLEN, "%s is not a regular file (a FIFO, socket or device); tfsql reads "
-                          "regular files only: copy its content to a file and read that", path);
+    not_regular_message(err, path);
     return -1;
 }
 
@@ -342,7 +341,7 @@ static int list_named(const char *path, const char *item, size_t index, int fall
         return walk_dir(path, path, NULL, index, fallback, out, err);
     }
     if (action != TFSQL_WALK_READ) {
-        snprintf(err, ERRLEN, "no such file or directory: '%s'; check the path", item);
+        no_such_path_message(err, item);
         return 1;
     }
     return listing_add(out, xstrdup(path), NULL, NULL, STAT_SIZE_MTIME(&st), index, fallback);
@@ -524,7 +523,7 @@ static int list_routed(const fsops *fs, const char *path, const char *item, size
         snprintf(err, ERRLEN, "%s", why);
     }
     if (rc == 0 && seen == 0) {
-        snprintf(err, ERRLEN, "no such file or directory: '%s'; check the path", item);
+        no_such_path_message(err, item);
         return 1;
     }
     return rc;

@@ -271,6 +271,12 @@ const char *sql_phrase(const char *key);
  * nothing (no_match), or a directory holding none (messages.py's NO_MATCH,
  * NO_FILES_IN_DIRECTORY). */
 void no_data_message(char *err, size_t cap, const char *item, int no_match);
+/* The messages of tfsql.messages.NOT_REGULAR (a FIFO, socket or device met listing),
+ * NO_SUCH_PATH (a source item that names nothing) and SEQUENCE_HINT (a file of
+ * SequenceExamples read as Examples), in the SQL dialect. */
+void not_regular_message(char *err, const char *path);
+void no_such_path_message(char *err, const char *item);
+void sequence_hint_message(char *out, size_t cap, const char *path);
 /* record_type := 'bytes' with a schema := of `count` columns (column NULL), or whose one
  * column has a type that is not BLOB or VARCHAR (tfsql.messages.RAW_SCHEMA). */
 void raw_schema_message(char *err, size_t cap, const char *fname, int count, const char *column,

@@ -28,11 +28,7 @@ static void infer_refusal(char *err, const infer_error *e) {
  * (tfsql.inference's warning; each binding's reports_warning). */
 static void warn_sequence_example(const char *path) {
     char text[ERRLEN];
-    snprintf(text, sizeof text,
-             "the records of %s look like tf.train.SequenceExample (they have feature lists), but "
-             "are read as Examples, which keeps only their context features; pass record_type := "
-             "'sequence_example'",
-             path);
+    sequence_hint_message(text, sizeof text, path);
     reports_warning(text);
 }
 

@@ -66,6 +66,28 @@ void no_data_message(char *err, size_t cap, const char *item, int no_match) {
     free(quoted);
 }
 
+/* One template with one field, in the SQL dialect. */
+static void render_one(char *out, size_t cap, const char *template, const char *field,
+                       const char *value) {
+    msg_out o = {out, cap, 0};
+    msg_arg arg = {field, value};
+    render(&o, template, &arg, 1);
+}
+
+void not_regular_message(char *err, const char *path) {
+    render_one(err, ERRLEN, TFSQL_MSG_NOT_REGULAR, "path", path);
+}
+
+void no_such_path_message(char *err, const char *item) {
+    char *quoted = xprintf("'%s'", item);
+    render_one(err, ERRLEN, TFSQL_MSG_NO_SUCH_PATH, "item", quoted != NULL ? quoted : item);
+    free(quoted);
+}
+
+void sequence_hint_message(char *out, size_t cap, const char *path) {
+    render_one(out, cap, TFSQL_MSG_SEQUENCE_HINT, "path", path);
+}
+
 void raw_schema_message(char *err, size_t cap, const char *fname, int count, const char *column,
                         const char *type) {
     msg_out o = {err, cap, 0};
