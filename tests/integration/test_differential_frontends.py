@@ -22,7 +22,14 @@ Adding a reading option to `tfsql.options` without a sample in `SAMPLES` fails
 The inputs are every file of ``tests/data`` and the cases the files there do not cover,
 built in a temporary directory: a file with a corrupt record, hive directories, hidden
 files and sidecars, a TFX root, SequenceExamples with a context feature and a feature
-list of one name, records without features, a name with glob characters.
+list of one name, records without features, a name with glob characters, ``.gzip`` /
+``.zlib`` names, directories a tfsql writer described (``features.json``) and a TFDS
+``features.json`` naming a feature no record holds. Below the option cases: a name that
+is not UTF-8 beside an accented one (the same order everywhere, the path shown escaped),
+hive values kept as bytes, the core's plan of a listing. The cases that need each writer
+(an empty partition value written by the native COPY, ``tfsql.connect()``,
+``write_tfrecord`` and Polars read back alike; every RECORD_TYPE spelling of the native
+COPY) are in ``test_written_once.py``.
 """
 
 from __future__ import annotations
