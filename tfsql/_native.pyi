@@ -412,9 +412,11 @@ class Inference:
     def resolve(self, lists_always: bool, schema_hint: str) -> list[tuple[bytes, str, int, int, int, bool]]:
         """``[(name, column, location, kind, shape, utf8)]`` in first-seen order (kind
         ``KIND_NONE``: never had a kind). Raises ``InferenceError``."""
-    def check_missing(self, columns: Sequence[str], schema_name: str, hint: str) -> None:
+    def check_missing(self, columns: Sequence[str], schema_name: str, hint: str, described: Sequence[str] = ()) -> None:
         """Raise ``InferenceError`` (reason ``"missing"``) naming the ``columns`` no
-        sampled feature holds (nothing raised when the sample holds no feature)."""
+        sampled feature holds, unless the dataset's description names them
+        (``described``: a tfsql writer's or a TFDS ``features.json``); nothing raised
+        when the sample holds no feature."""
 
 # -- the dataset rules (tfsql/core/paths.c, hive.c, layout.c, detect.c, intent.c) --------
 
@@ -452,6 +454,8 @@ def walk_action(kind: int, context: int) -> int:
 
 #: A feature list named like a context feature reads as the column N + this suffix.
 FEATURE_LIST_SUFFIX: str
+#: The string column a TFDS / TFX layout adds, holding each file's split.
+SPLIT_COLUMN: str
 
 def listing_key(seed: int, entries: Sequence[Tuple[str, int, int]]) -> int:
     """A 64-bit key of ``(path, size, mtime_ns)`` entries (and a seed): the schema is
@@ -530,6 +534,19 @@ def tfx_split(rel_dir: str) -> Optional[str]:
 def detect_layout(paths: list[str], rel_dirs: list[Optional[str]]) -> int:
     """``LAYOUT_TFDS``, ``LAYOUT_TFX`` or ``LAYOUT_NONE`` for listed files (``rel_dirs``:
     each file's directory below its root, None for a file named directly)."""
+
+def layout_owns_column(layout: int, name: str) -> bool:
+    """True for the layout's own ``split`` column (a hive type given to it is left to
+    the layout, which makes it a string)."""
+
+def layout_adds_split(layout: int, columns: Sequence[str]) -> bool:
+    """True when the layout adds its ``split`` column: a layout, and none of
+    ``columns`` (the data and hive columns) is named ``split``."""
+
+def tfds_merge(columns: Sequence[str], described: Sequence[str]) -> Tuple[list[int], list[int]]:
+    """A TFDS ``features.json``'s types over the inferred ``columns``: per column the
+    index in ``described`` whose type replaces the inferred one (-1: none), and the
+    described names no column has, appended after them in their order."""
 
 def is_tfds_metadata_name(name: str) -> bool:
     """A ``.json`` / ``.txt`` name: TFDS metadata beside ``dataset_info.json``."""

@@ -1243,37 +1243,60 @@ static PyObject *Inference_resolve(InferenceObject *self, PyObject *args, PyObje
     return list;
 }
 
-static PyObject *Inference_check_missing(InferenceObject *self, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"columns", "schema_name", "hint", NULL};
-    PyObject *cols_obj;
-    const char *schema_name, *hint;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "Oss:check_missing", kwlist, &cols_obj,
-                                     &schema_name, &hint)) {
-        return NULL;
+/* A sequence of str as UTF-8 names (*names: PyMem_Free it; they live while *seq does). */
+static int utf8_names(PyObject *obj, PyObject **seq, const char ***names, Py_ssize_t *n) {
+    *seq = PySequence_Fast(obj, "expected a sequence of names");
+    if (*seq == NULL) {
+        return -1;
     }
-    PyObject *seq = PySequence_Fast(cols_obj, "columns must be a sequence of names");
-    if (seq == NULL) {
-        return NULL;
+    *n = PySequence_Fast_GET_SIZE(*seq);
+    *names = (const char **)PyMem_Malloc(((size_t)*n + 1) * sizeof(char *));
+    if (*names == NULL) {
+        Py_CLEAR(*seq);
+        PyErr_NoMemory();
+        return -1;
     }
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-    const char **names = (const char **)PyMem_Malloc(((size_t)n + 1) * sizeof(char *));
-    if (names == NULL) {
-        Py_DECREF(seq);
-        return PyErr_NoMemory();
-    }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        names[i] = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(seq, i));
-        if (names[i] == NULL) {
-            PyMem_Free(names);
-            Py_DECREF(seq);
-            return NULL;
+    for (Py_ssize_t i = 0; i < *n; i++) {
+        (*names)[i] = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(*seq, i));
+        if ((*names)[i] == NULL) {
+            PyMem_Free(*names);
+            Py_CLEAR(*seq);
+            return -1;
         }
+    }
+    return 0;
+}
+
+static PyObject *Inference_check_missing(InferenceObject *self, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"columns", "schema_name", "hint", "described", NULL};
+    PyObject *cols_obj, *described_obj = NULL;
+    const char *schema_name, *hint;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "Oss|O:check_missing", kwlist, &cols_obj,
+                                     &schema_name, &hint, &described_obj)) {
+        return NULL;
+    }
+    PyObject *seq, *dseq = NULL;
+    const char **names, **described = NULL;
+    Py_ssize_t n, ndescribed = 0;
+    if (utf8_names(cols_obj, &seq, &names, &n)) {
+        return NULL;
+    }
+    if (described_obj != NULL && utf8_names(described_obj, &dseq, &described, &ndescribed)) {
+        PyMem_Free(names);
+        Py_DECREF(seq);
+        return NULL;
     }
     infer_error err;
     memset(&err, 0, sizeof(err));
-    int rc = infer_check_missing(self->state, names, (size_t)n, schema_name, hint, &err);
+    int rc = infer_check_missing(self->state, names, (size_t)n, described, (size_t)ndescribed,
+                                 schema_name, hint, &err);
     PyMem_Free(names);
+    PyMem_Free(described);
     Py_DECREF(seq);
+    Py_XDECREF(dseq);
+    if (rc == INFER_NOMEM) {
+        return PyErr_NoMemory();
+    }
     if (rc != INFER_OK) {
         raise_infer_error(&err);
         return NULL;
@@ -1310,8 +1333,9 @@ static PyMethodDef Inference_methods[] = {
      "resolve(lists_always, schema_hint)\n--\n\nThe sample's features and their columns: "
      "[(name, column, location, kind, shape, utf8)] in first-seen order."},
     {"check_missing", (PyCFunction)(void (*)(void))Inference_check_missing, METH_VARARGS | METH_KEYWORDS,
-     "check_missing(columns, schema_name, hint)\n--\n\nRaise InferenceError (reason 'missing') naming the "
-     "columns no sampled feature holds (none raised when the sample holds no feature)."},
+     "check_missing(columns, schema_name, hint, described=())\n--\n\nRaise InferenceError (reason "
+     "'missing') naming the columns no sampled feature holds and the dataset's description does "
+     "not name (none raised when the sample holds no feature)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -118,6 +118,116 @@ static PyObject *unescaped(const char *s, size_t n) {
     return out;
 }
 
+/* A sequence of str encoded (kept alive by `keep`), in names[0 .. *n) with their lengths
+ * (both PyMem_Malloc'ed: PyMem_Free them); 0, or -1 with an exception. */
+static int encoded_names(PyObject *seq_arg, PyObject *keep, const char ***names, size_t **lens,
+                         size_t *n) {
+    PyObject *seq = PySequence_Fast(seq_arg, "expected a sequence of names");
+    if (seq == NULL) {
+        return -1;
+    }
+    *n = (size_t)PySequence_Fast_GET_SIZE(seq);
+    *names = (const char **)PyMem_Malloc((*n + 1) * sizeof(char *));
+    *lens = (size_t *)PyMem_Malloc((*n + 1) * sizeof(size_t));
+    int rc = *names != NULL && *lens != NULL ? 0 : (PyErr_NoMemory(), -1);
+    for (size_t i = 0; rc == 0 && i < *n; i++) {
+        (*names)[i] = encode_kept(keep, PySequence_Fast_GET_ITEM(seq, (Py_ssize_t)i));
+        rc = (*names)[i] != NULL ? 0 : -1;
+        (*lens)[i] = rc == 0 ? (size_t)PyBytes_GET_SIZE(PyList_GET_ITEM(keep, PyList_GET_SIZE(keep) - 1)) : 0;
+    }
+    Py_DECREF(seq);
+    if (rc) {
+        PyMem_Free(*names);
+        PyMem_Free(*lens);
+        *names = NULL;
+        *lens = NULL;
+    }
+    return rc;
+}
+
+/* layout_owns_column(layout, name) -> bool */
+static PyObject *rules_layout_owns_column(PyObject *self, PyObject *args) {
+    (void)self;
+    int layout;
+    PyObject *name;
+    if (!PyArg_ParseTuple(args, "iU:layout_owns_column", &layout, &name)) {
+        return NULL;
+    }
+    PyObject *b = encode_path(name);
+    if (b == NULL) {
+        return NULL;
+    }
+    int yes = tfsql_layout_owns_column(layout, PyBytes_AS_STRING(b), (size_t)PyBytes_GET_SIZE(b));
+    Py_DECREF(b);
+    return PyBool_FromLong(yes);
+}
+
+/* layout_adds_split(layout, columns) -> bool */
+static PyObject *rules_layout_adds_split(PyObject *self, PyObject *args) {
+    (void)self;
+    int layout;
+    PyObject *columns;
+    if (!PyArg_ParseTuple(args, "iO:layout_adds_split", &layout, &columns)) {
+        return NULL;
+    }
+    PyObject *keep = PyList_New(0);
+    const char **names = NULL;
+    size_t *lens = NULL, n = 0;
+    if (keep == NULL || encoded_names(columns, keep, &names, &lens, &n)) {
+        Py_XDECREF(keep);
+        return NULL;
+    }
+    int yes = tfsql_layout_adds_split(layout, names, lens, n);
+    PyMem_Free(names);
+    PyMem_Free(lens);
+    Py_DECREF(keep);
+    return PyBool_FromLong(yes);
+}
+
+/* tfds_merge(columns, described) -> ([described index or -1 per column], [appended]) */
+static PyObject *rules_tfds_merge(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *columns_arg, *described_arg;
+    if (!PyArg_ParseTuple(args, "OO:tfds_merge", &columns_arg, &described_arg)) {
+        return NULL;
+    }
+    PyObject *keep = PyList_New(0), *result = NULL;
+    const char **columns = NULL, **described = NULL;
+    size_t *lens = NULL, *dlens = NULL, n = 0, nd = 0, nappended = 0;
+    if (keep == NULL || encoded_names(columns_arg, keep, &columns, &lens, &n) ||
+        encoded_names(described_arg, keep, &described, &dlens, &nd)) {
+        goto done;
+    }
+    long long *typed_by = (long long *)PyMem_Malloc((n + 1) * sizeof(long long));
+    size_t *appended = (size_t *)PyMem_Malloc((nd + 1) * sizeof(size_t));
+    if (typed_by != NULL && appended != NULL) {
+        tfsql_tfds_merge(columns, lens, n, described, dlens, nd, typed_by, appended, &nappended);
+        PyObject *typed = PyList_New((Py_ssize_t)n), *after = PyList_New((Py_ssize_t)nappended);
+        for (size_t i = 0; typed != NULL && i < n; i++) {
+            PyList_SET_ITEM(typed, (Py_ssize_t)i, PyLong_FromLongLong(typed_by[i]));
+        }
+        for (size_t i = 0; after != NULL && i < nappended; i++) {
+            PyList_SET_ITEM(after, (Py_ssize_t)i, PyLong_FromSize_t(appended[i]));
+        }
+        result = typed != NULL && after != NULL ? Py_BuildValue("(NN)", typed, after) : NULL;
+        if (result == NULL) {
+            Py_XDECREF(typed);
+            Py_XDECREF(after);
+        }
+    } else {
+        PyErr_NoMemory();
+    }
+    PyMem_Free(typed_by);
+    PyMem_Free(appended);
+done:
+    PyMem_Free(columns);
+    PyMem_Free(lens);
+    PyMem_Free(described);
+    PyMem_Free(dlens);
+    Py_XDECREF(keep);
+    return result;
+}
+
 /* hive_segments(directory) -> [(key, value or None)], unescaped */
 static PyObject *rules_hive_segments(PyObject *self, PyObject *arg) {
     (void)self;
@@ -1178,6 +1288,12 @@ PyMethodDef tfsql_rules_methods[] = {
      "is_tfds_metadata_name(name) -> bool: .json / .txt beside dataset_info.json"},
     {"is_tfds_info_name", rules_is_tfds_info_name, METH_O,
      "is_tfds_info_name(name) -> bool: dataset_info.json"},
+    {"layout_owns_column", rules_layout_owns_column, METH_VARARGS,
+     "layout_owns_column(layout, name) -> bool: the layout's own split column"},
+    {"layout_adds_split", rules_layout_adds_split, METH_VARARGS,
+     "layout_adds_split(layout, columns) -> bool: the layout adds its split column"},
+    {"tfds_merge", rules_tfds_merge, METH_VARARGS,
+     "tfds_merge(columns, described) -> (described index or -1 per column, appended indices)"},
     {"tfds_features", rules_tfds_features, METH_O,
      "tfds_features(document) -> ([(name, type or None, is_list, class_label)], complete) or None"},
     {"is_description_name", rules_is_description_name, METH_O,
@@ -1225,6 +1341,9 @@ int tfsql_rules_add_constants(PyObject *module) {
         if (PyModule_AddIntConstant(module, constants[i].name, constants[i].value)) {
             return -1;
         }
+    }
+    if (PyModule_AddStringConstant(module, "SPLIT_COLUMN", TFSQL_SPLIT_COLUMN)) {
+        return -1;
     }
     return PyModule_AddStringConstant(module, "FEATURE_LIST_SUFFIX", TFSQL_FEATURE_LIST_SUFFIX);
 }

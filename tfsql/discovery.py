@@ -60,6 +60,7 @@ from fsspec.implementations.local import LocalFileSystem
 from tfsql._codec import codec
 from tfsql.commit import INTENT_NAME, consistent_listing
 from tfsql.errors import NoDataError
+from tfsql.messages import NO_SUCH_PATH, NOT_REGULAR, render
 
 __all__ = ["FileInfo", "Discovered", "discover", "resolve_path", "is_hidden_name", "has_glob_magic"]
 
@@ -423,7 +424,7 @@ def _list_item(
         return entries
     info = _info(fs, path)
     if info is None:
-        raise FileNotFoundError(f"no such file or directory: {item!r}; check the path")
+        raise FileNotFoundError(render(NO_SUCH_PATH, item=repr(item)))
     return _list_named(fs, path, info, index, walked)
 
 
@@ -567,10 +568,7 @@ def _walk_action(fs: fsspec.AbstractFileSystem, path: str, info: dict[str, Any],
 
 def _refuse(fs: fsspec.AbstractFileSystem | None, path: str) -> None:
     shown = (_display_name(fs, path) if fs is not None else None) or path
-    raise OSError(
-        f"{shown} is not a regular file (a FIFO, socket or device); "
-        "tfsql reads regular files only: copy its content to a file and read that"
-    )
+    raise OSError(render(NOT_REGULAR, path=shown))
 
 
 def _entry_kind(fs: fsspec.AbstractFileSystem, path: str, info: dict[str, Any]) -> int:

@@ -48,7 +48,7 @@ import pyarrow as pa
 
 from tfsql._codec import codec
 from tfsql.decoding import translate_decode_error
-from tfsql.messages import DIALECTS
+from tfsql.messages import DIALECTS, SEQUENCE_HINT, render
 from tfsql.errors import SchemaError
 from tfsql.framing import FrameReader
 from tfsql.options import DEFAULT_INFER_BYTES, READ_OPTIONS
@@ -138,17 +138,19 @@ def missing_columns(
     record_type: int,
     infer_sample: int | None,
     infer_bytes: int | None,
+    described: Sequence[str] = (),
 ) -> SchemaError | None:
     """The error for ``columns`` (of a user schema) that none of the records inference
-    would sample holds, or None (also when the sample holds no feature: nothing to
-    judge); worded for Python and for SQL (`tfsql.SchemaError.message`)."""
+    would sample holds and the dataset's description (``described``) does not name, or
+    None (also when the sample holds no feature: nothing to judge); worded for Python
+    and for SQL (`tfsql.SchemaError.message`)."""
     if record_type == codec.RAW:
         return None
     # a record that does not decode ends its file's sample here: the scan reports it
     inference = _sampled(paths, open_reader, record_type, infer_sample, infer_bytes, tolerant=True)[0]
 
     def check(phrases: dict[str, str]) -> None:
-        inference.check_missing(list(columns), phrases["schema_option"], phrases["missing_insert"])
+        inference.check_missing(list(columns), phrases["schema_option"], phrases["missing_insert"], list(described))
 
     try:
         check(PYTHON_PHRASES)
@@ -270,9 +272,4 @@ def _warn_if_sequence_examples(block, path: str) -> None:
     ``tfsql_looks_like_sequence_example``)."""
     start = int(block.offsets[0])
     if codec.looks_like_sequence_example(memoryview(block.buf)[start : start + int(block.lengths[0])]):
-        warnings.warn(
-            f"the records of {path} look like tf.train.SequenceExample (they have feature "
-            "lists), but are read as Examples, which keeps only their context features; "
-            "pass record_type='sequence_example'",
-            stacklevel=5,
-        )
+        warnings.warn(render(SEQUENCE_HINT, path=path), stacklevel=5)

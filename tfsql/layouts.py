@@ -49,7 +49,7 @@ from tfsql.partitioning import Partitioning
 
 __all__ = ["SPLIT_COLUMN", "Layout", "layout_of"]
 
-SPLIT_COLUMN = "split"
+SPLIT_COLUMN = codec.SPLIT_COLUMN
 TFDS_METADATA = "dataset_info.json"
 
 
@@ -71,32 +71,37 @@ class Layout:
     splits: list[str]
     directory: str | None = None
 
-    @staticmethod
-    def without_split(hive_schema: Any) -> Any:
-        """`hive_schema` without an entry for ``split`` (the layout gives that column,
-        always as a string), None when nothing is left."""
+    @property
+    def code(self) -> int:
+        """The core's code of the layout (``codec.LAYOUT_TFDS`` or ``LAYOUT_TFX``)."""
+        return codec.LAYOUT_TFDS if self.kind == "tfds" else codec.LAYOUT_TFX
+
+    def without_split(self, hive_schema: Any) -> Any:
+        """`hive_schema` without an entry for the layout's own column (``split``, which
+        the layout gives, always as a string: ``codec.layout_owns_column``), None when
+        nothing is left."""
         if hive_schema is None:
             return None
         if isinstance(hive_schema, pa.Schema):
-            fields = [f for f in hive_schema if f.name != SPLIT_COLUMN]
+            fields = [f for f in hive_schema if not codec.layout_owns_column(self.code, f.name)]
             return pa.schema(fields) if fields else None
         if isinstance(hive_schema, Mapping):
-            kept = {k: v for k, v in hive_schema.items() if k != SPLIT_COLUMN}
+            kept = {k: v for k, v in hive_schema.items() if not codec.layout_owns_column(self.code, k)}
             return kept or None
         return hive_schema
 
     def add_split_column(self, partitioning: Partitioning | None, data_schema: pa.Schema) -> Partitioning | None:
         """`partitioning` with the ``split`` column appended (unchanged when hive
-        directories or the records already have a column of that name)."""
-        if SPLIT_COLUMN in data_schema.names:
+        directories or the records already have a column of that name: the core's
+        ``codec.layout_adds_split``)."""
+        hive = partitioning.schema.names if partitioning is not None else []
+        if not codec.layout_adds_split(self.code, data_schema.names + hive):
             return partitioning
         column = pa.array(self.splits, pa.string())
         field = pa.field(SPLIT_COLUMN, pa.string())
         if partitioning is None:
             schema = pa.schema([field])
             return Partitioning(schema=schema, values=pa.Table.from_arrays([column], schema=schema))
-        if SPLIT_COLUMN in partitioning.schema.names:
-            return partitioning
         return Partitioning(
             schema=partitioning.schema.append(field), values=partitioning.values.append_column(field, column)
         )

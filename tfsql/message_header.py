@@ -35,6 +35,7 @@ HEADER_PATH = os.path.join("tfsql", "duckdb_ext", "messages_gen.h")
 _TABLES = (
     ("CORRUPT", messages.CORRUPT),
     ("SCHEMA", messages.SCHEMA),
+    ("RAW_SCHEMA", messages.RAW_SCHEMA),
     ("SKIPPED_WHAT", messages.SKIPPED_WHAT),
     ("FILE_CHANGED_WHAT", messages.FILE_CHANGED_WHAT),
     ("NOT_TFRECORD_WHAT", messages.NOT_TFRECORD_WHAT),
@@ -54,6 +55,9 @@ _SINGLE = (
     "FILE_CHANGED",
     "NO_MATCH",
     "NO_FILES_IN_DIRECTORY",
+    "NO_SUCH_PATH",
+    "NOT_REGULAR",
+    "SEQUENCE_HINT",
 )
 
 

@@ -47,9 +47,13 @@ __all__ = [
     "MALFORMED_DETAIL",
     "MALFORMED_FEATURE",
     "NO_MATCH",
+    "NO_SUCH_PATH",
+    "NOT_REGULAR",
     "NOT_TFRECORD",
     "NOT_TFRECORD_WHAT",
+    "RAW_SCHEMA",
     "SCHEMA",
+    "SEQUENCE_HINT",
     "SKIPPED",
     "SKIPPED_WHAT",
     "SKIP_ADVICE",
@@ -100,6 +104,18 @@ NO_FILES_IN_DIRECTORY = (
     "no files found in the directory {directory}: it is empty or holds only hidden files (names starting "
     "with . or _); check the path"
 )
+#: A source item that names nothing (``{item}``: quoted).
+NO_SUCH_PATH = "no such file or directory: {item}; check the path"
+#: A FIFO, socket or device met listing (reading one blocks or returns nothing).
+NOT_REGULAR = (
+    "{path} is not a regular file (a FIFO, socket or device); tfsql reads regular files only: copy its "
+    "content to a file and read that"
+)
+#: A file whose first record, read as an Example, looks like a SequenceExample (a warning).
+SEQUENCE_HINT = (
+    "the records of {path} look like tf.train.SequenceExample (they have feature lists), but are read as "
+    "Examples, which keeps only their context features; pass {sequence_option}"
+)
 #: What replaces `AT_BYTE_ZERO` when the file's first bytes say what it is
 #: (`tfsql.sniffing`; the keys of ``NOT_TFRECORD_WHAT`` are the C core's
 #: ``tfsql_sniff_format``): ``{what}`` from ``NOT_TFRECORD_WHAT`` (inside `GZIP_OF` for a
@@ -128,6 +144,20 @@ SKIPPED_WHAT: dict[str, str] = {
     "range": "bytes {offset}-{skipped_to}, up to the next record whose CRCs check",
     "rest_of_file": "the rest of the file",
     "record": "the record",
+}
+
+#: A ``schema=`` that raw records (``record_type='bytes'``) cannot take: ``{count}``
+#: columns (not one), or one whose ``{type}`` (as the front end names types) is not binary
+#: or string.
+RAW_SCHEMA: dict[str, str] = {
+    "count": (
+        "raw records (record type 'bytes') are one binary or string column; {schema_option} names {count} "
+        "columns: give it exactly one"
+    ),
+    "type": (
+        "raw records (record type 'bytes') are one binary or string column; column '{column}' of "
+        "{schema_option} has type {type}"
+    ),
 }
 
 #: A value the column cannot hold, by ``SchemaError.reason``.
@@ -227,6 +257,7 @@ FILE_CHANGED_WHAT: dict[str, str] = {
 #: The dialect phrases: advice naming an option, as each family of front ends spells it.
 DIALECTS: dict[str, dict[str, str]] = {
     "python": {
+        "sequence_option": "record_type='sequence_example'",
         "skip_option": "pass on_corrupt='skip'",
         "skip_mode": "on_corrupt='skip'",
         "compression_option": "compression=",
@@ -249,6 +280,7 @@ DIALECTS: dict[str, dict[str, str]] = {
         "glob_literal": "glob=False",
     },
     "sql": {
+        "sequence_option": "record_type := 'sequence_example'",
         "skip_option": "add on_corrupt := 'skip' or ignore_errors := true to the tfrecord_scan call",
         "skip_mode": "on_corrupt := 'skip'",
         "compression_option": "compression :=",
@@ -271,6 +303,7 @@ DIALECTS: dict[str, dict[str, str]] = {
         "glob_literal": "glob := false",
     },
     "cli": {
+        "sequence_option": "--record-type sequence_example",
         "skip_option": "pass --on-corrupt skip",
         "skip_mode": "--on-corrupt skip",
         "compression_option": "--compression",

@@ -38,6 +38,7 @@ from tfsql.errors import SchemaError
 from tfsql.framing import FrameReader
 from tfsql.inference import SampledColumn, infer_data_schema, missing_columns
 from tfsql.layouts import Layout, layout_of
+from tfsql.messages import RAW_SCHEMA, render
 from tfsql.options import ReadOptions
 from tfsql.partitioning import Partitioning
 from tfsql.schema import RAW_COLUMN, column_specs, normalize_schema
@@ -121,8 +122,9 @@ def dataset(
         ``"always"`` infers list columns even where every record holds one value.
     missing_columns : {"raise", "insert"}
         A ``schema=`` column that none of the records inference would sample holds
-        raises a :class:`~tfsql.errors.SchemaError` naming it (a misspelt name);
-        ``"insert"`` reads it as null.
+        raises a :class:`~tfsql.errors.SchemaError` naming it (a misspelt name; a column
+        the dataset's ``features.json`` names is none, and reads as null); ``"insert"``
+        reads it as null.
     filesystem : fsspec filesystem, optional
         For plain paths on another filesystem.
     glob : bool
@@ -217,13 +219,11 @@ def open_dataset(source: Any, options: ReadOptions, *, hive_rule: str = "root") 
     if code == codec.RAW:
         data_schema = user_schema if user_schema is not None else pa.schema([pa.field(RAW_COLUMN, pa.binary())])
         if len(data_schema) != 1:
-            raise SchemaError("record_type='bytes' reads one column; schema= must name exactly one binary column")
+            raise SchemaError(render(RAW_SCHEMA["count"], count=len(data_schema)))
     elif user_schema is not None:
         data_schema = user_schema
         if options.missing_columns == "raise":
-            # a column the description names is there even when no record holds it
-            named = set(written.data_schema.names) if written is not None else set()
-            _check_missing(found, pa.schema([f for f in user_schema if f.name not in named]), options)
+            _check_missing(found, user_schema, options, _described_names(found, layout, written))
     elif written is not None:
         data_schema = written.data_schema
     elif (described := _tfds_features(found, layout)) is not None and described[1]:
@@ -266,10 +266,11 @@ def _sample_plan(found: Discovered, options: ReadOptions) -> tuple[list[str], Ca
     )
 
 
-def _check_missing(found: Discovered, user_schema: pa.Schema, options: ReadOptions) -> None:
+def _check_missing(found: Discovered, user_schema: pa.Schema, options: ReadOptions, described: list[str]) -> None:
     """``missing_columns="raise"``: a ``schema=`` column that none of the records
-    inference would sample holds is an error naming it (judged by the C core). The
-    sample's corrupt records are left to the scan to report (once)."""
+    inference would sample holds, and that the dataset's description does not name, is
+    an error naming it (judged by the C core). The sample's corrupt records are left to
+    the scan to report (once)."""
     paths, open_reader = _sample_plan(found, options.changed(on_corrupt=_quiet))
     missing = missing_columns(
         paths,
@@ -278,9 +279,19 @@ def _check_missing(found: Discovered, user_schema: pa.Schema, options: ReadOptio
         record_type=options.record_code,
         infer_sample=options.infer_sample,
         infer_bytes=options.infer_bytes,
+        described=described,
     )
     if missing is not None:
         raise missing
+
+
+def _described_names(found: Discovered, layout: Layout | None, written: Description | None) -> list[str]:
+    """The columns the dataset's own description names: a tfsql writer's
+    ``features.json``, or a TFDS directory's."""
+    if written is not None:
+        return list(written.data_schema.names)
+    described = _tfds_features(found, layout)
+    return list(described[0].names) if described is not None else []
 
 
 def _quiet(error: Exception) -> None:

@@ -468,7 +468,9 @@ class ReadOptions(_Checked):
         spark=(Spelling("missingColumns", "choice", default="insert"),), cli="--missing-columns", cli_value="choice",
         parquet_name=True, doc_type='{"raise", "insert"}',
         details="A ``schema=`` column that none of the records inference would sample holds raises a "
-                ':class:`~tfsql.errors.SchemaError` naming it (a misspelt name); ``"insert"`` reads it as null.')
+                ':class:`~tfsql.errors.SchemaError` naming it (a misspelt name; a column the '
+                "dataset's ``features.json`` names is none, and reads as null); "
+                '``"insert"`` reads it as null.')
     filesystem: Any = _option(None, "an fsspec filesystem for plain paths", check_anything,
                               doc_type="fsspec filesystem, optional",
                               details="For plain paths on another filesystem.")

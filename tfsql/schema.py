@@ -30,6 +30,7 @@ import pyarrow.compute as pc
 
 from tfsql._codec import codec
 from tfsql.errors import SchemaError
+from tfsql.messages import RAW_SCHEMA, render
 
 __all__ = [
     "ColumnSpec",
@@ -382,10 +383,7 @@ def column_specs(schema: pa.Schema, record_type: int) -> list[ColumnSpec]:
         kind, shape = layout  # type: ignore[misc]  # None raised above
         if record_type == codec.RAW:
             if shape != codec.SCALAR or kind != codec.BYTES:
-                raise SchemaError(
-                    f"record_type='bytes' reads one binary or string column; column {name!r} has type {t}",
-                    feature=name,
-                )
+                raise SchemaError(render(RAW_SCHEMA["type"], column=name, type=t), feature=name)
         if shape == codec.LIST_OF_LIST:
             if record_type != codec.SEQUENCE_EXAMPLE:
                 raise SchemaError(

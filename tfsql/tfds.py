@@ -135,10 +135,9 @@ def _class_names(fs, directory: str, name: str, class_label: dict) -> list[str] 
 def apply_features(inferred: pa.Schema, described: pa.Schema) -> pa.Schema:
     """The inferred schema with every described feature's field in place of (or after)
     the inferred one."""
-    fields = [described.field(f.name) if f.name in described.names else f for f in inferred]
-    names = set(inferred.names)
-    fields.extend(f for f in described if f.name not in names)
-    return pa.schema(fields)
+    typed_by, appended = codec.tfds_merge(inferred.names, described.names)  # the core's rule
+    fields = [described.field(d) if d >= 0 else f for f, d in zip(inferred, typed_by)]
+    return pa.schema(fields + [described.field(d) for d in appended])
 
 
 # --------------------------------------------------------------------------------------

@@ -22,11 +22,19 @@ Adding a reading option to `tfsql.options` without a sample in `SAMPLES` fails
 The inputs are every file of ``tests/data`` and the cases the files there do not cover,
 built in a temporary directory: a file with a corrupt record, hive directories, hidden
 files and sidecars, a TFX root, SequenceExamples with a context feature and a feature
-list of one name, records without features, a name with glob characters.
+list of one name, records without features, a name with glob characters, ``.gzip`` /
+``.zlib`` names, directories a tfsql writer described (``features.json``) and a TFDS
+``features.json`` naming a feature no record holds. Below the option cases: a name that
+is not UTF-8 beside an accented one (the same order everywhere, the path shown escaped),
+hive values kept as bytes, the core's plan of a listing. The cases that need each writer
+(an empty partition value written by the native COPY, ``tfsql.connect()``,
+``write_tfrecord`` and Polars read back alike; every RECORD_TYPE spelling of the native
+COPY) are in ``test_written_once.py``.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import shutil
@@ -51,6 +59,11 @@ duckdb = pytest.importorskip("duckdb")
 DATA = Path(__file__).resolve().parent.parent / "data"
 
 FRONT_ENDS = ("native", "connect", "python", "polars")
+
+
+def native_connection() -> Any:
+    """Plain DuckDB with the extension loaded."""
+    return tfsql.load_extension(duckdb.connect(config={"allow_unsigned_extensions": "true"}))
 
 
 # --------------------------------------------------------------------------------------
@@ -146,6 +159,22 @@ def _build(root: Path) -> dict[str, str]:
     # extension binds the call, when the Python reader opens the dataset)
     write_records(root / "malformed.tfrecord", [example({"x": 1}), b"\x0a\xff\xff\xff", example({"x": 2})])
     sources["malformed"] = str(root / "malformed.tfrecord")
+    # a tfsql writer's description (features.json) names a column no record holds, and
+    # types a partition whose values look like integers as a string
+    tfsql.write_tfrecord(pa.table({"id": [1, 2], "e": pa.array([None, None], pa.int64())}), str(root / "written"))
+    sources["written"] = str(root / "written")
+    tfsql.write_tfrecord(pa.table({"x": [1, 2], "p": ["007", "008"]}), str(root / "written_p"), partition_by=["p"])
+    sources["written_p"] = str(root / "written_p")
+    # a TFDS features.json that describes a feature no record holds
+    shutil.copytree(DATA / "tfds" / "tiny_shapes" / "1.0.0", root / "tfds_extra" / "1.0.0")
+    features_json = root / "tfds_extra" / "1.0.0" / "features.json"
+    described = json.loads(features_json.read_text())
+    described["featuresDict"]["features"]["extra"] = {
+        "pythonClassName": "tensorflow_datasets.core.features.scalar.Scalar",
+        "tensor": {"dtype": "int64", "encoding": "none", "shape": {}},
+    }
+    features_json.write_text(json.dumps(described))
+    sources["tfds_extra"] = str(root / "tfds_extra" / "1.0.0")
     return sources
 
 
@@ -178,6 +207,8 @@ SAMPLES: dict[str, list[Sample]] = {
         Sample("tabular", SCHEMA_TYPO[0], sql=SCHEMA_TYPO[1]),
         Sample("not_utf8", {"s": pa.string()}, sql="{'s': 'VARCHAR'}"),
         Sample("not_utf8_list", {"l": pa.list_(pa.string())}, sql="{'l': 'VARCHAR[]'}"),
+        # the description still types the partition column (a string, though "007" looks like 7)
+        Sample("written_p", {"x": pa.int64()}, sql="{'x': 'BIGINT'}"),
     ],
     "record_type": [
         Sample("tabular", "bytes"),
@@ -186,6 +217,11 @@ SAMPLES: dict[str, list[Sample]] = {
         Sample("sequence", "sequence_example"),
         Sample("sequence", "SequenceExample"),
         Sample("same_name", "sequence_example"),
+        # schema= names the one column of the raw records
+        Sample("tabular", "bytes", extra={"schema": ({"r": pa.binary()}, "{'r': 'BLOB'}")}),
+        Sample(
+            "tabular", "bytes", extra={"schema": ({"r": pa.binary(), "s": pa.binary()}, "{'r': 'BLOB', 's': 'BLOB'}")}
+        ),
     ],
     "compression": [
         Sample("tabular_gz", "gzip"),
@@ -202,7 +238,11 @@ SAMPLES: dict[str, list[Sample]] = {
     "verify_checksums": [Sample("corrupt", False)],
     "on_corrupt": [Sample("corrupt", "skip"), Sample("corrupt", "raise")],
     "hive_partitioning": [Sample("hive", False), Sample("hive", True)],
-    "hive_schema": [Sample("hive", {"p": pa.string()}, sql="{'p': 'VARCHAR'}")],
+    "hive_schema": [
+        Sample("hive", {"p": pa.string()}, sql="{'p': 'VARCHAR'}"),
+        # a layout's split column is its own: a type given to it is left out
+        Sample("tfx", {"split": pa.int64()}, sql="{'split': 'BIGINT'}"),
+    ],
     "include_file_paths": [Sample("hidden", "fname")],
     "infer_sample": [
         Sample("late", 1),
@@ -216,6 +256,22 @@ SAMPLES: dict[str, list[Sample]] = {
     "missing_columns": [
         Sample("tabular", "insert", extra={"schema": SCHEMA_TYPO}),
         Sample("tabular", "raise", extra={"schema": SCHEMA_TYPO}),
+        # a column the dataset's description names is not a misspelling: null where no record holds it
+        Sample(
+            "written",
+            "raise",
+            extra={"schema": ({"id": pa.int64(), "e": pa.int64()}, "{'id': 'BIGINT', 'e': 'BIGINT'}")},
+        ),
+        Sample(
+            "tfds_extra",
+            "raise",
+            extra={"schema": ({"id": pa.int64(), "extra": pa.int64()}, "{'id': 'BIGINT', 'extra': 'BIGINT'}")},
+        ),
+        Sample(
+            "tfds_extra",
+            "raise",
+            extra={"schema": ({"id": pa.int64(), "extr": pa.int64()}, "{'id': 'BIGINT', 'extr': 'BIGINT'}")},
+        ),
     ],
     "filesystem": [Sample("tabular", "local")],
     "glob": [Sample("literal", False), Sample("literal", True)],
@@ -255,6 +311,9 @@ BASELINES = {
     "not_utf8": {},
     "not_utf8_list": {},
     "malformed": {},
+    "written": {},
+    "written_p": {},
+    "tfds_extra": {},
 }
 
 
@@ -477,7 +536,7 @@ def _read(front_end: str, case: Case, sources: dict[str, str]) -> Outcome:
             if front_end == "connect":
                 con = tfsql.connect()  # held while the result is fetched (duckdb 1.4 closes it with its last reference)
             else:
-                con = tfsql.load_extension(duckdb.connect(config={"allow_unsigned_extensions": "true"}))
+                con = native_connection()
             try:
                 return _relation_rows(con.sql(_sql(case, sources)))
             except duckdb.Error as error:
@@ -538,7 +597,7 @@ def _ordered_rows(front_end: str, source: str, **python: Any) -> list[tuple]:
     if front_end == "connect":
         con = tfsql.connect()  # held: DuckDB 1.4 closes a connection nothing holds
     else:
-        con = tfsql.load_extension(duckdb.connect(config={"allow_unsigned_extensions": "true"}))
+        con = native_connection()
     return con.sql(sql).fetchall()
 
 
@@ -608,3 +667,47 @@ def planned_tree(tmp_path_factory) -> Path:
 )
 def test_the_plan_of_a_listing_is_the_same_in_every_front_end(front_end, planned_tree, pattern, expected):
     assert _ordered_rows(front_end, f"{planned_tree}/{pattern}") == expected
+
+
+# --------------------------------------------------------------------------------------
+# missing_columns='raise' and a dataset's own description (the core's infer_check_missing)
+# --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("front_end", FRONT_ENDS)
+@pytest.mark.parametrize(
+    ("source", "column"),
+    [("written", "e"), ("tfds_extra", "extra")],  # a tfsql writer's features.json; a TFDS one
+)
+def test_a_column_the_description_names_is_null_not_missing(front_end, sources, source, column):
+    """A ``schema=`` column that no sampled record holds but the dataset's description
+    names is not a misspelt name: every front end reads it as null."""
+    schema = {"id": pa.int64(), column: pa.int64()}
+    if front_end == "python":
+        got = tfsql.read_tfrecord(sources[source], schema=schema).select(["id", column]).to_pylist()
+        rows = sorted(tuple(r.values()) for r in got)
+    elif front_end == "polars":
+        frame = pl.scan_tfrecord(sources[source], schema=schema, extra_columns="ignore").collect()
+        rows = sorted(frame.select("id", column).rows())
+    else:
+        con = tfsql.connect() if front_end == "connect" else native_connection()
+        sql = f"SELECT id, {column} FROM tfrecord_scan('{sources[source]}', schema := {{'id': 'BIGINT', '{column}': 'BIGINT'}})"
+        rows = sorted(con.sql(sql).fetchall())
+    assert rows and all(value is None for _, value in rows), rows
+    assert [i for i, _ in rows] == sorted(i for i, _ in rows)
+
+
+@pytest.mark.parametrize("front_end", FRONT_ENDS)
+def test_raw_records_take_the_schema_column_name(front_end, sources):
+    """``record_type='bytes'`` with ``schema=`` names the one column of raw records."""
+    source = sources["tabular"]
+    if front_end == "python":
+        names = tfsql.read_tfrecord(source, record_type="bytes", schema={"r": pa.binary()}).column_names
+    elif front_end == "polars":
+        names = pl.scan_tfrecord(source, record_type="bytes", schema={"r": pa.binary()}).collect().columns
+    else:
+        con = tfsql.connect() if front_end == "connect" else native_connection()
+        names = con.sql(
+            f"SELECT * FROM tfrecord_scan('{source}', record_type := 'bytes', schema := {{'r': 'BLOB'}})"
+        ).columns
+    assert names == ["r"]

@@ -78,6 +78,35 @@ def test_layouts_need_the_layout_root():
     assert _native.tfx_split("x/Split-eval/y") == "eval" and _native.tfds_split("a-b.tfrecord-1-of-2") == "b"
 
 
+# -- the columns a layout gives a read (tfsql/core/layout_columns.c) -------------------
+
+
+@pytest.mark.parametrize("backend", ["native", "reference"])
+def test_the_layout_adds_split_unless_a_column_has_the_name(backend):
+    from tfsql import _reference
+
+    codec = _native if backend == "native" else _reference
+    tfds, tfx, none = codec.LAYOUT_TFDS, codec.LAYOUT_TFX, codec.LAYOUT_NONE
+    assert codec.SPLIT_COLUMN == "split"
+    assert [codec.layout_adds_split(layout, ["x", "p"]) for layout in (tfds, tfx, none)] == [True, True, False]
+    assert codec.layout_adds_split(tfx, ["x", "split"]) is False  # a data or hive column has it
+    assert codec.layout_adds_split(tfx, ["Split", "split_"]) is True  # names compare exactly
+    assert [codec.layout_owns_column(layout, "split") for layout in (tfds, tfx, none)] == [True, True, False]
+    assert codec.layout_owns_column(tfds, "p") is False
+
+
+@pytest.mark.parametrize("backend", ["native", "reference"])
+def test_tfds_merge_types_inferred_columns_in_place_and_appends_the_rest(backend):
+    from tfsql import _reference
+
+    codec = _native if backend == "native" else _reference
+    # described c types column 2, a column 0; x and y (no column) follow in their order
+    assert codec.tfds_merge(["a", "b", "c"], ["c", "x", "a", "y"]) == ([2, -1, 0], [1, 3])
+    assert codec.tfds_merge([], ["x"]) == ([], [0])
+    assert codec.tfds_merge(["a"], []) == ([-1], [])
+    assert codec.tfds_merge(["é\udc80"], ["é\udc80"]) == ([0], [])  # names as bytes
+
+
 def test_compression_detection():
     assert _native.detect_compression(gzip.compress(b"x")) == "gzip"
     assert _native.detect_compression(zlib.compress(b"x")) == "zlib"

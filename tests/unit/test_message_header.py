@@ -81,14 +81,15 @@ def test_the_dialects_differ_only_in_their_phrases():
 
 
 def test_the_no_data_messages_are_worded_once():
-    """A source naming no data file (a glob matching nothing, an empty directory) is worded
-    in messages.py alone: the extension renders the generated templates, Python renders
-    them through tfsql.NoDataError."""
+    """A source naming no data file (a glob matching nothing, an empty directory, nothing
+    at all), a FIFO met listing and the SequenceExample hint are worded in messages.py
+    alone: the extension renders the generated templates, Python renders them."""
     sources = _joined(glob.glob(os.path.join(ROOT, "tfsql", "duckdb_ext", "*.c")))
     for path in glob.glob(os.path.join(ROOT, "tfsql", "*.py")):
         if not path.endswith("messages.py"):  # its code's strings; docstrings show examples
             sources[path] = " ".join(_code_strings(path))
-    for template in (messages.NO_MATCH, messages.NO_FILES_IN_DIRECTORY):
+    once = ("NO_MATCH", "NO_FILES_IN_DIRECTORY", "NO_SUCH_PATH", "NOT_REGULAR", "SEQUENCE_HINT")
+    for template in (getattr(messages, name) for name in once):
         for piece in (p.strip() for p in _fixed_parts(template)):
             found = [p for p, text in sources.items() if piece in text]
             assert not found, (piece, found)

@@ -63,6 +63,20 @@ LOGIC = {
         r"mtime_ns\s*(?:<|>=)\s*\w*mtime_ns",
         r"st_mtime\s*(?:<|>=)\s*\w+\.st_mtime\b",
     ],
+    "tfsql_layout_owns_column": [  # the split column named again
+        r"\bname == SPLIT_COLUMN\b",
+        r"[!=]= SPLIT_COLUMN\b",
+        r"SPLIT_COLUMN\) == 0",
+        r"is_column\(b, SPLIT_COLUMN\)",
+    ],
+    "tfsql_layout_adds_split": [r"\bSPLIT_COLUMN (?:not )?in \w+"],  # a data or hive column holds the name
+    "tfsql_tfds_merge": [  # the described field in place of the inferred one, the rest after
+        r"\bdescribed\.field\(f\.name\) if f\.name in\b",
+        r"\bnot in names\)",
+        r"typed_by\[columns\.index\(",
+        r"c < b->ndata && !\(b->sc\.cols\[c\]\.location == FEATURES",
+    ],
+    "infer_check_missing": [r"\bf\.name not in named\b", r"held \|= set\(described\)"],
     "reader_next": [r"\.unused_data\b", r"\.unconsumed_tail\b"],  # inflating gzip members, zlib streams
     "reader_skip": [r"next \+= 16 \+ (?:d->)?length\b"],  # stepping over a record whose data CRC failed
 }

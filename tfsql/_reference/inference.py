@@ -16,7 +16,7 @@ Examples
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -177,10 +177,11 @@ class Inference:
                 )
         return columns
 
-    def check_missing(self, columns: list[str], schema_name: str, hint: str) -> None:
+    def check_missing(self, columns: list[str], schema_name: str, hint: str, described: Sequence[str] = ()) -> None:
         if not self._stats:
             return
         held = {st.name.decode("utf-8", errors="surrogateescape") for st in self._stats.values()}
+        held |= set(described)  # the dataset's description names it: not a misspelling
         held |= {
             st.name.decode("utf-8", errors="surrogateescape") + FEATURE_LIST_SUFFIX
             for st in self._stats.values()

@@ -125,6 +125,28 @@ def detect_layout(paths: list, rel_dirs: list) -> int:
     return LAYOUT_TFX if all(tfx_split(d) is not None for d in rel_dirs) else LAYOUT_NONE
 
 
+SPLIT_COLUMN = "split"
+
+
+def layout_owns_column(layout: int, name: str) -> bool:
+    return layout != LAYOUT_NONE and name == SPLIT_COLUMN
+
+
+def layout_adds_split(layout: int, columns: list) -> bool:
+    return layout != LAYOUT_NONE and SPLIT_COLUMN not in columns
+
+
+def tfds_merge(columns: list, described: list) -> tuple:
+    typed_by = [-1] * len(columns)
+    appended = []
+    for d, name in enumerate(described):
+        if name in columns:
+            typed_by[columns.index(name)] = d
+        else:
+            appended.append(d)
+    return typed_by, appended
+
+
 def is_tfds_metadata_name(name: str) -> bool:
     return name.lower().endswith((".json", ".txt"))
 

@@ -480,16 +480,34 @@ static int sample_holds(const infer_state *s, const char *column) {
            sctx_find(&s->summary, FEATURE_LISTS, name, len - sl) >= 0;
 }
 
+static int compare_names(const void *a, const void *b) {
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 int infer_check_missing(const infer_state *s, const char *const *columns, size_t n,
+                        const char *const *described, size_t ndescribed,
                         const char *schema_name, const char *hint, infer_error *err) {
     if (s->summary.stats.len == 0) {
         return INFER_OK;
+    }
+    /* the names a description gives, sorted: a column among them is not missing */
+    const char **named = NULL;
+    if (ndescribed > 0) {
+        named = (const char **)malloc(ndescribed * sizeof(*named));
+        if (named == NULL) {
+            err->code = INFER_NOMEM;
+            return INFER_NOMEM;
+        }
+        memcpy(named, described, ndescribed * sizeof(*named));
+        qsort(named, ndescribed, sizeof(*named), compare_names);
     }
     char listed[INFER_MESSAGE_LEN / 2] = "";
     tfsql_text l = {listed, sizeof(listed), 0};
     size_t missing = 0;
     for (size_t i = 0; i < n; i++) {
-        if (sample_holds(s, columns[i])) {
+        if (sample_holds(s, columns[i]) ||
+            (named != NULL &&
+             bsearch(&columns[i], named, ndescribed, sizeof(*named), compare_names) != NULL)) {
             continue;
         }
         if (missing++ == 0) {
@@ -500,6 +518,7 @@ int infer_check_missing(const infer_state *s, const char *const *columns, size_t
         tfsql_field name = {"name", columns[i]};
         tfsql_render(&l, TFSQL_MSG_CORE_INFER_NAME, &name, 1, NULL);
     }
+    free(named);
     if (missing == 0) {
         return INFER_OK;
     }

@@ -775,10 +775,14 @@ const char *infer_reason(int code);
 
 /* missing_columns='raise': the schema's columns (n NUL-terminated names) that no
  * sampled feature holds (a feature list's column may be named N__feature_list) are an
- * error listing them: INFER_MISSING, err->feature the first. `schema_name` and `hint`
- * are how the front end spells the schema option and missing_columns='insert'. INFER_OK when every column is held, or when the
- * sample holds no feature at all (nothing to judge). */
+ * error listing them: INFER_MISSING, err->feature the first. A column among the
+ * `ndescribed` names the dataset's own description gives (a tfsql writer's or a TFDS
+ * features.json) is not missing: it is no misspelling, and reads as null where no record
+ * holds it. `schema_name` and `hint` are how the front end spells the schema option and
+ * missing_columns='insert'. INFER_OK when every column is held, or when the sample holds
+ * no feature at all (nothing to judge); INFER_NOMEM. */
 int infer_check_missing(const infer_state *s, const char *const *columns, size_t n,
+                        const char *const *described, size_t ndescribed,
                         const char *schema_name, const char *hint, infer_error *err);
 /* ======================================================================== */
 /* Messages: filling the templates of tfsql/messages.py                      */
@@ -1118,6 +1122,24 @@ void tfsql_tfds_features_free(tfsql_tfds_feature *features, size_t n);
  * otherwise the records type the others and the described types replace theirs. */
 int tfsql_tfds_features_complete(const tfsql_tfds_feature *features, size_t n);
 const char *tfsql_tfds_type_name(int type);
+
+/* -- the columns a layout gives a read (tfsql/core/layout_columns.c) ------------------ */
+
+/* The string column a TFDS / TFX layout adds, holding each file's split. */
+#define TFSQL_SPLIT_COLUMN "split"
+/* 1 when column `name` is the layout's own (`split` of a TFDS / TFX layout): a type the
+ * user gives it for hive columns is left to the layout, which makes it a string. */
+int tfsql_layout_owns_column(int layout, const char *name, size_t len);
+/* 1 when the layout adds its `split` column: a layout, and none of the n columns (the
+ * data columns and the hive columns, names[i] of lens[i] bytes) is named `split`. */
+int tfsql_layout_adds_split(int layout, const char *const *columns, const size_t *lens, size_t n);
+/* A TFDS features.json's types over the inferred columns: of the n columns, typed_by[i]
+ * is the described feature (of the ndescribed, in the document's order) whose type
+ * replaces the inferred one, or -1; the described features no column names are
+ * appended after them, in their order (appended[0 .. *nappended), room for ndescribed). */
+void tfsql_tfds_merge(const char *const *columns, const size_t *lens, size_t n,
+                      const char *const *described, const size_t *dlens, size_t ndescribed,
+                      long long *typed_by, size_t *appended, size_t *nappended);
 
 /* -- the column description every tfsql writer keeps beside its data
  *    (tfsql/core/description.c) --------------------------------------------------------

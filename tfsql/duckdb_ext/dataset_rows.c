@@ -73,8 +73,8 @@ int schema_rows(const tfbind *b, size_t *next, const vecops *o, void *const *vec
                        : cs->location == FEATURE_LISTS    ? "feature_lists"
                                                           : "context";
         } else if (c < b->ndata + b->npart) {
-            origin = b->layout != LAYOUT_NONE && c == b->ndata + b->npart - 1 &&
-                             name != NULL && strcmp(name, SPLIT_COLUMN) == 0
+            origin = c == b->ndata + b->npart - 1 && name != NULL &&
+                             tfsql_layout_owns_column(b->layout, name, strlen(name))
                          ? "split"
                          : "partition";
         } else {
@@ -152,8 +152,8 @@ static int set_partitions(const vecops *o, void *v, size_t row, const tfbind *b,
 
 int metadata_rows(const tfbind *b, int count, size_t *next, const vecops *o, void *const *vecs,
                   size_t cap, size_t *rows, char *err) {
-    int has_split = b->layout != LAYOUT_NONE && b->npart > 0 &&
-                    strcmp(b->part_names[b->npart - 1], SPLIT_COLUMN) == 0;
+    int has_split = b->npart > 0 && tfsql_layout_owns_column(b->layout, b->part_names[b->npart - 1],
+                                                             strlen(b->part_names[b->npart - 1]));
     int nhive = b->npart - (has_split ? 1 : 0);
     size_t n = 0, want = b->files.n - *next < cap ? b->files.n - *next : cap;
     static const char *const comp_names[] = {"none", "gzip", "zlib"};

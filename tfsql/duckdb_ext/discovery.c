@@ -74,8 +74,7 @@ static int entry_stat(const char *path, struct stat *st) {
 }
 
 static int refuse(const char *path, char *err) {
-    snprintf(err, ERRLEN, "%s is not a regular file (a FIFO, socket or device); tfsql reads "
-                          "regular files only: copy its content to a file and read that", path);
+    not_regular_message(err, path);
     return -1;
 }
 
@@ -173,15 +172,17 @@ static int is_dir(const char *path) {
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* The content of the intent record at `path` (at most TFSQL_INTENT_MAX_BYTES), or NULL. */
-static char *read_small_file(const char *path, size_t *size) {
-    int fd = open(path, O_RDONLY | O_NONBLOCK);
+/* The content of the regular file at `path` when it holds at most `max` bytes (opened
+ * without blocking: a FIFO never stalls the listing), malloc'ed with its size in *size;
+ * else NULL. */
+char *read_small_file(const char *path, size_t max, size_t *size) {
+    int fd = path != NULL ? open(path, O_RDONLY | O_NONBLOCK) : -1;
     if (fd < 0) {
         return NULL;
     }
     struct stat st;
     char *data = NULL;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size <= TFSQL_INTENT_MAX_BYTES) {
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size <= max) {
         size_t want = (size_t)st.st_size, have = 0;
         data = (char *)malloc(want + 1);
         while (data != NULL && have < want) {
@@ -297,7 +298,7 @@ static int listing_add(listing *l, char *path, const char *root, const char *pat
         if (fs != NULL) {
             fs_read_whole(fs, path, TFSQL_INTENT_MAX_BYTES, &data, &ilen);
         } else {
-            data = read_small_file(path, &ilen);
+            data = read_small_file(path, TFSQL_INTENT_MAX_BYTES, &ilen);
         }
         e->intent = data; /* unreadable: the files as they are */
         e->intent_len = ilen;
@@ -340,7 +341,7 @@ static int list_named(const char *path, const char *item, size_t index, int fall
         return walk_dir(path, path, NULL, index, fallback, out, err);
     }
     if (action != TFSQL_WALK_READ) {
-        snprintf(err, ERRLEN, "no such file or directory: '%s'; check the path", item);
+        no_such_path_message(err, item);
         return 1;
     }
     return listing_add(out, xstrdup(path), NULL, NULL, STAT_SIZE_MTIME(&st), index, fallback);
@@ -522,7 +523,7 @@ static int list_routed(const fsops *fs, const char *path, const char *item, size
         snprintf(err, ERRLEN, "%s", why);
     }
     if (rc == 0 && seen == 0) {
-        snprintf(err, ERRLEN, "no such file or directory: '%s'; check the path", item);
+        no_such_path_message(err, item);
         return 1;
     }
     return rc;

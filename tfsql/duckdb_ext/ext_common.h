@@ -143,7 +143,7 @@ typedef struct {
 } tfbind;
 
 enum { LAYOUT_NONE = 0, LAYOUT_TFDS = 1, LAYOUT_TFX = 2 };
-#define SPLIT_COLUMN "split"
+#define SPLIT_COLUMN TFSQL_SPLIT_COLUMN
 
 /* ------------------------------------------------------------------------ */
 /* Functions shared between the extension's files                           */
@@ -271,6 +271,16 @@ const char *sql_phrase(const char *key);
  * nothing (no_match), or a directory holding none (messages.py's NO_MATCH,
  * NO_FILES_IN_DIRECTORY). */
 void no_data_message(char *err, size_t cap, const char *item, int no_match);
+/* The messages of tfsql.messages.NOT_REGULAR (a FIFO, socket or device met listing),
+ * NO_SUCH_PATH (a source item that names nothing) and SEQUENCE_HINT (a file of
+ * SequenceExamples read as Examples), in the SQL dialect. */
+void not_regular_message(char *err, const char *path);
+void no_such_path_message(char *err, const char *item);
+void sequence_hint_message(char *out, size_t cap, const char *path);
+/* record_type := 'bytes' with a schema := of `count` columns (column NULL), or whose one
+ * column has a type that is not BLOB or VARCHAR (tfsql.messages.RAW_SCHEMA). */
+void raw_schema_message(char *err, size_t cap, const char *fname, int count, const char *column,
+                        const char *type);
 /* Every phrase of the SQL dialect (a table ending {NULL, NULL}), for the core's renders. */
 const tfsql_field *sql_phrases(void);
 /* e = a `cls` error of `reason` in `path`, every other field unknown. */
@@ -358,7 +368,13 @@ int list_sources(const char *const *items, size_t nitems, int glob, long long in
 int infer_columns(tfbind *b, char *err, uint64_t *cardinality);
 
 /* missing_columns := 'raise': schema := columns no sampled record holds are an error. */
-int check_missing_columns(const tfbind *b, char *err);
+int check_missing_columns(const tfbind *b, const tfsql_column *written, size_t nwritten, char *err);
+/* The data columns' names (column_name), then with `hive` the partition columns', added
+ * to *names, their lengths in *lens (free it); 0, or -1 when out of memory. */
+int column_names(const tfbind *b, int hive, strlist *names, size_t **lens);
+/* The regular file at `path` (at most `max` bytes, opened without blocking), malloc'ed
+ * with its size in *size; NULL when there is none. */
+char *read_small_file(const char *path, size_t max, size_t *size);
 
 int context_column(const tfbind *b, const uint8_t *name, size_t len);
 

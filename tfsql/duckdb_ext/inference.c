@@ -28,11 +28,7 @@ static void infer_refusal(char *err, const infer_error *e) {
  * (tfsql.inference's warning; each binding's reports_warning). */
 static void warn_sequence_example(const char *path) {
     char text[ERRLEN];
-    snprintf(text, sizeof text,
-             "the records of %s look like tf.train.SequenceExample (they have feature lists), but "
-             "are read as Examples, which keeps only their context features; pass record_type := "
-             "'sequence_example'",
-             path);
+    sequence_hint_message(text, sizeof text, path);
     reports_warning(text);
 }
 
@@ -206,9 +202,32 @@ int infer_columns(tfbind *b, char *err, uint64_t *cardinality) {
     return 0;
 }
 
-/* missing_columns := 'raise': a schema := column that no sampled record holds is an
- * error naming it (judged by the core, as in every front end). */
-int check_missing_columns(const tfbind *b, char *err) {
+/* The columns the dataset's own description names (`written`: a tfsql writer's, else
+ * a TFDS directory's features.json), added to `names`; 0, or -1 when out of memory. */
+static int described_names(const tfbind *b, const tfsql_column *written, size_t nwritten,
+                           strlist *names) {
+    tfsql_tfds_feature *tfds = NULL;
+    size_t ntfds = 0;
+    if (written == NULL && read_tfds_features(b, &tfds, &ntfds) != 0) {
+        ntfds = 0;
+    }
+    int bad = 0;
+    for (size_t i = 0; !bad && i < nwritten; i++) {
+        bad = !written[i].partition &&
+              strlist_add(names, xstrndup(written[i].name, written[i].name_len));
+    }
+    for (size_t i = 0; !bad && i < ntfds; i++) {
+        bad = strlist_add(names, xstrndup(tfds[i].name, tfds[i].name_len));
+    }
+    tfsql_tfds_features_free(tfds, ntfds);
+    return bad ? -1 : 0;
+}
+
+/* missing_columns := 'raise': a schema := column that no sampled record holds, and the
+ * dataset's description (`written`, or a TFDS features.json) does not name, is an error
+ * naming it (judged by the core, as in every front end). */
+int check_missing_columns(const tfbind *b, const tfsql_column *written, size_t nwritten,
+                          char *err) {
     if (b->record_type == RAW || b->missing_insert) {
         return 0;
     }
@@ -216,28 +235,25 @@ int check_missing_columns(const tfbind *b, char *err) {
     if (st == NULL) {
         return -1;
     }
-    char **names = (char **)calloc((size_t)b->ndata + 1, sizeof(char *));
-    int rc = names == NULL ? -1 : 0;
-    for (int c = 0; rc == 0 && c < b->ndata; c++) {
-        names[c] = column_name(b, c);
-        rc = names[c] == NULL ? -1 : 0;
-    }
+    strlist names = {0}, described = {0};
+    size_t *lens = NULL;
+    int rc = column_names(b, 0, &names, &lens) || described_names(b, written, nwritten, &described) ? -1 : 0;
     if (rc) {
         snprintf(err, ERRLEN, "out of memory");
     } else {
         infer_error e;
         memset(&e, 0, sizeof(e));
-        if (infer_check_missing(st, (const char *const *)names, (size_t)b->ndata,
+        if (infer_check_missing(st, (const char *const *)names.items, names.n,
+                                (const char *const *)described.items, described.n,
                                 sql_phrase("schema_option"), sql_phrase("missing_insert"),
                                 &e) != INFER_OK) {
             infer_refusal(err, &e);
             rc = -1;
         }
     }
-    for (int c = 0; names != NULL && c < b->ndata; c++) {
-        free(names[c]);
-    }
-    free(names);
+    strlist_free(&names);
+    free(lens);
+    strlist_free(&described);
     infer_free(st);
     return rc;
 }
@@ -266,6 +282,17 @@ char *column_name(const tfbind *b, int c) {
     const colspec *cs = &b->sc.cols[c];
     return xprintf("%.*s%s", (int)cs->name_len, (const char *)cs->name,
                    renamed_list(b, c) ? TFSQL_FEATURE_LIST_SUFFIX : "");
+}
+
+int column_names(const tfbind *b, int hive, strlist *names, size_t **lens) {
+    int n = b->ndata + (hive ? b->npart : 0);
+    *lens = (size_t *)malloc(((size_t)n + 1) * sizeof(size_t));
+    int bad = *lens == NULL;
+    for (int c = 0; !bad && c < n; c++) {
+        bad = strlist_add(names, c < b->ndata ? column_name(b, c) : xstrdup(b->part_names[c - b->ndata]));
+        (*lens)[c] = bad ? 0 : strlen(names->items[c]);
+    }
+    return bad ? -1 : 0;
 }
 
 int is_column(const tfbind *b, const char *name) {

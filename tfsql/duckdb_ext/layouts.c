@@ -6,29 +6,6 @@
 
 #include "ext_common.h"
 
-/* A regular file of at most `max` bytes, read whole: 0 with *data (malloc'ed, free it)
- * and *n, else 1. */
-static int read_small_file(const char *path, size_t max, char **data, size_t *n) {
-    FILE *fp = path != NULL ? fopen(path, "rb") : NULL;
-    *data = NULL;
-    *n = 0;
-    if (fp == NULL) {
-        return 1;
-    }
-    struct stat st;
-    if (fstat(fileno(fp), &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size <= max) {
-        *data = (char *)malloc((size_t)st.st_size + 1);
-        *n = *data != NULL ? fread(*data, 1, (size_t)st.st_size, fp) : 0;
-    }
-    fclose(fp);
-    if (*data == NULL || *n != (size_t)st.st_size) {
-        free(*data);
-        *data = NULL;
-        return 1;
-    }
-    return 0;
-}
-
 /* The features a TFDS directory's features.json describes (tfsql_tfds_features; the
  * same rule tfsql.tfds applies): 0 with *out (free with tfsql_tfds_features_free) and
  * *count, or 1 when there is none (no TFDS directory, no such file, not a features
@@ -40,11 +17,10 @@ int read_tfds_features(const tfbind *b, tfsql_tfds_feature **out, size_t *count)
         return 1;
     }
     char *path = xprintf("%s/%s", b->tfds_dir, TFSQL_TFDS_FEATURES_NAME);
-    char *data = NULL;
     size_t n = 0;
-    int missing = read_small_file(path, TFSQL_TFDS_FEATURES_MAX_BYTES, &data, &n);
+    char *data = read_small_file(path, TFSQL_TFDS_FEATURES_MAX_BYTES, &n);
     free(path);
-    int rc = missing ? -1 : tfsql_tfds_features(data, n, out, count);
+    int rc = data == NULL ? -1 : tfsql_tfds_features(data, n, out, count);
     free(data);
     return rc == 0 ? 0 : 1;
 }
@@ -67,11 +43,10 @@ int read_written_description(const tfbind *b, tfsql_column **out, size_t *count)
         }
     }
     char *path = xprintf("%s/%s", root, TFSQL_DESCRIPTION_NAME);
-    char *data = NULL;
     size_t n = 0;
-    int missing = read_small_file(path, TFSQL_TFDS_FEATURES_MAX_BYTES, &data, &n);
+    char *data = read_small_file(path, TFSQL_TFDS_FEATURES_MAX_BYTES, &n);
     free(path);
-    int rc = missing ? 1 : tfsql_description_parse(data, n, out, count);
+    int rc = data == NULL ? 1 : tfsql_description_parse(data, n, out, count);
     free(data);
     return rc == 0 ? 0 : 1;
 }
@@ -297,22 +272,38 @@ int apply_written_partitions(tfbind *b, const tfsql_column *cols, size_t n) {
     return 0;
 }
 
+/* The decoder's kind of a described TFDS feature type (KIND_NONE: one the extension does
+ * not read). */
+static int tfds_kind(int type) {
+    return type == TFSQL_TFDS_INT64                                        ? KIND_INT64
+           : type == TFSQL_TFDS_FLOAT32                                    ? KIND_FLOAT
+           : type == TFSQL_TFDS_BINARY || type == TFSQL_TFDS_STRING ? KIND_BYTES
+                                                                            : KIND_NONE;
+}
+
 /* The described features' columns in place of the inferred ones, the others after them
- * (tfsql.tfds.apply_features). The extension reads the types the decoder produces
- * without a cast (int64, float32, string, binary and their lists); another dtype is an
- * error naming the feature. 0, or -1 with err. */
+ * (tfsql_tfds_merge, as tfsql.tfds.apply_features). The extension reads the types the
+ * decoder produces without a cast (int64, float32, string, binary and their lists);
+ * another dtype is an error naming the feature. 0, or -1 with err. */
 int apply_tfds_features(tfbind *b, const tfsql_tfds_feature *features, size_t n,
                         const char *fname, char *err) {
-    for (size_t i = 0; i < n; i++) {
+    const char **described = (const char **)malloc((n + 1) * sizeof(char *));
+    size_t *dlens = (size_t *)malloc((n + 1) * sizeof(size_t));
+    size_t *which = (size_t *)malloc((n + 1) * sizeof(size_t)); /* described -> features */
+    size_t *appended = (size_t *)malloc((n + 1) * sizeof(size_t));
+    long long *typed_by = (long long *)malloc(((size_t)b->ndata + 1) * sizeof(long long));
+    strlist names = {0};
+    size_t *lens = NULL, nd = 0, nappended = 0;
+    int rc = described && dlens && which && appended && typed_by ? column_names(b, 0, &names, &lens) : -1;
+    if (rc) {
+        snprintf(err, ERRLEN, "out of memory");
+    }
+    for (size_t i = 0; rc == 0 && i < n; i++) {
         const tfsql_tfds_feature *f = &features[i];
-        int kind = f->type == TFSQL_TFDS_INT64     ? KIND_INT64
-                   : f->type == TFSQL_TFDS_FLOAT32 ? KIND_FLOAT
-                   : f->type == TFSQL_TFDS_BINARY || f->type == TFSQL_TFDS_STRING ? KIND_BYTES
-                                                                                  : KIND_NONE;
         if (f->type == TFSQL_TFDS_UNDESCRIBED) {
             continue;
         }
-        if (kind == KIND_NONE) {
+        if (tfds_kind(f->type) == KIND_NONE) {
             snprintf(err, ERRLEN, "%s: %s/%s describes feature '%s' as %s%s, which the DuckDB "
                                   "extension does not read yet (it reads int64, float32, string "
                                   "and binary features and their lists); read the files through a "
@@ -320,52 +311,73 @@ int apply_tfds_features(tfbind *b, const tfsql_tfds_feature *features, size_t n,
                                   "columns := {...}",
                      fname, b->tfds_dir, TFSQL_TFDS_FEATURES_NAME, f->name,
                      f->is_list ? "a list of " : "", tfsql_tfds_type_name(f->type));
-            return -1;
+            rc = -1;
         }
-        int c = 0;
-        while (c < b->ndata && !(b->sc.cols[c].location == FEATURES &&
-                                 b->sc.cols[c].name_len == f->name_len &&
-                                 memcmp(b->sc.cols[c].name, f->name, f->name_len) == 0)) {
-            c++;
+        described[nd] = f->name;
+        dlens[nd] = f->name_len;
+        which[nd++] = i;
+    }
+    if (rc == 0) {
+        tfsql_tfds_merge((const char *const *)names.items, lens, (size_t)b->ndata, described, dlens,
+                         nd, typed_by, appended, &nappended);
+    }
+    int ndata = b->ndata, total = ndata + (int)nappended;
+    colspec *cols = rc == 0 ? (colspec *)realloc(b->sc.cols, ((size_t)total + 1) * sizeof(colspec)) : NULL;
+    if (cols != NULL) {
+        b->sc.cols = cols;
+    }
+    int *utf8 = cols != NULL ? (int *)realloc(b->utf8, ((size_t)total + 1) * sizeof(int)) : NULL;
+    if (utf8 != NULL) {
+        b->utf8 = utf8;
+    }
+    if (rc == 0 && utf8 == NULL) {
+        snprintf(err, ERRLEN, "out of memory");
+        rc = -1;
+    }
+    for (int c = 0; rc == 0 && c < total; c++) {
+        long long d = c < ndata ? typed_by[c] : (long long)appended[c - ndata];
+        if (d < 0) {
+            continue; /* inferred, not described */
         }
-        if (c == b->ndata) {
-            colspec *cols = (colspec *)realloc(b->sc.cols, (size_t)(c + 1) * sizeof(colspec));
-            if (cols != NULL) {
-                b->sc.cols = cols;
-            }
-            int *utf8 = cols != NULL ? (int *)realloc(b->utf8, (size_t)(c + 1) * sizeof(int)) : NULL;
-            if (utf8 != NULL) {
-                b->utf8 = utf8;
-            }
-            char *name = utf8 != NULL ? xstrndup(f->name, f->name_len) : NULL;
-            if (name == NULL) {
-                snprintf(err, ERRLEN, "out of memory");
-                return -1;
-            }
+        const tfsql_tfds_feature *f = &features[which[d]];
+        if (c >= ndata) { /* described only: a column after the inferred ones */
             memset(&b->sc.cols[c], 0, sizeof(colspec));
-            b->sc.cols[c].name = (uint8_t *)name;
+            b->sc.cols[c].name = (uint8_t *)xstrndup(f->name, f->name_len);
+            if (b->sc.cols[c].name == NULL) {
+                snprintf(err, ERRLEN, "out of memory");
+                rc = -1;
+                break;
+            }
             b->sc.cols[c].name_len = f->name_len;
             b->sc.cols[c].location = FEATURES;
             b->sc.record_type = b->record_type;
             b->sc.ncols = b->ndata = c + 1;
         }
-        b->sc.cols[c].kind = kind;
+        b->sc.cols[c].kind = tfds_kind(f->type);
         b->sc.cols[c].shape = f->is_list ? LIST : SCALAR;
         b->utf8[c] = f->type == TFSQL_TFDS_STRING;
     }
-    return 0;
+    free(described);
+    free(dlens);
+    free(which);
+    free(appended);
+    free(typed_by);
+    free(lens);
+    strlist_free(&names);
+    return rc;
 }
 
 /* Append the split column after the hive partition columns (tfsql.layouts.Layout
  * .add_split_column): its values move from b->splits to each file's parts. */
 int add_split_column(tfbind *b) {
-    if (b->layout == LAYOUT_NONE || is_column(b, SPLIT_COLUMN)) {
-        return 0;
-    }
-    for (int k = 0; k < b->npart; k++) {
-        if (strcmp(b->part_names[k], SPLIT_COLUMN) == 0) {
-            return 0;
-        }
+    strlist names = {0};
+    size_t *lens = NULL;
+    int rc = column_names(b, 1, &names, &lens); /* the data columns and the hive columns */
+    int adds = rc == 0 && tfsql_layout_adds_split(b->layout, (const char *const *)names.items, lens, names.n);
+    strlist_free(&names);
+    free(lens);
+    if (rc != 0 || !adds) {
+        return rc;
     }
     int k = b->npart;
     if (add_null_partition(b, SPLIT_COLUMN, strlen(SPLIT_COLUMN), 0)) {

@@ -66,6 +66,40 @@ void no_data_message(char *err, size_t cap, const char *item, int no_match) {
     free(quoted);
 }
 
+/* One template with one field, in the SQL dialect. */
+static void render_one(char *out, size_t cap, const char *template, const char *field,
+                       const char *value) {
+    msg_out o = {out, cap, 0};
+    msg_arg arg = {field, value};
+    render(&o, template, &arg, 1);
+}
+
+void not_regular_message(char *err, const char *path) {
+    render_one(err, ERRLEN, TFSQL_MSG_NOT_REGULAR, "path", path);
+}
+
+void no_such_path_message(char *err, const char *item) {
+    char *quoted = xprintf("'%s'", item);
+    render_one(err, ERRLEN, TFSQL_MSG_NO_SUCH_PATH, "item", quoted != NULL ? quoted : item);
+    free(quoted);
+}
+
+void sequence_hint_message(char *out, size_t cap, const char *path) {
+    render_one(out, cap, TFSQL_MSG_SEQUENCE_HINT, "path", path);
+}
+
+void raw_schema_message(char *err, size_t cap, const char *fname, int count, const char *column,
+                        const char *type) {
+    msg_out o = {err, cap, 0};
+    char n[24];
+    snprintf(n, sizeof n, "%d", count);
+    msg_arg args[] = {{"count", n}, {"column", column != NULL ? column : ""},
+                      {"type", type != NULL ? type : ""}};
+    put(&o, fname, strlen(fname));
+    put(&o, ": ", 2);
+    render(&o, entry(TFSQL_MSG_RAW_SCHEMA, column == NULL ? "count" : "type"), args, 3);
+}
+
 void tferror_init(tferror *e, int cls, const char *reason, const char *path) {
     memset(e, 0, sizeof(*e));
     e->cls = cls;

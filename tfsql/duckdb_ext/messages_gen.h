@@ -15,6 +15,9 @@
 #define TFSQL_MSG_FILE_CHANGED "{path} changed while it was read: {change}; read it again"
 #define TFSQL_MSG_NO_MATCH "no files match the pattern {pattern}; check the pattern (pass {glob_literal} to read a path containing *, ? or [ literally)"
 #define TFSQL_MSG_NO_FILES_IN_DIRECTORY "no files found in the directory {directory}: it is empty or holds only hidden files (names starting with . or _); check the path"
+#define TFSQL_MSG_NO_SUCH_PATH "no such file or directory: {item}; check the path"
+#define TFSQL_MSG_NOT_REGULAR "{path} is not a regular file (a FIFO, socket or device); tfsql reads regular files only: copy its content to a file and read that"
+#define TFSQL_MSG_SEQUENCE_HINT "the records of {path} look like tf.train.SequenceExample (they have feature lists), but are read as Examples, which keeps only their context features; pass {sequence_option}"
 
 static const tfsql_field TFSQL_MSG_CORRUPT[] = {
     {"truncated", "truncated record in {where}: the file ends {limit} bytes into it{hint}"},
@@ -35,6 +38,12 @@ static const tfsql_field TFSQL_MSG_SCHEMA[] = {
     {"not_utf8", "feature '{feature}' holds bytes that are not valid UTF-8 in {where}, but column '{feature}' is a string; read it as binary ({binary_option})"},
     {"out_of_range", "feature '{feature}' holds {found} in {where}, which column '{feature}' ({expected}, as the dataset's features.json describes it) cannot hold; pass {schema_option} with a wider type"},
     {"wrong_count", "feature '{feature}' holds {found} in {where}, but column '{feature}' holds exactly {expected} (as the dataset's features.json describes it); pass {schema_option} with a list type"},
+    {NULL, NULL},
+};
+
+static const tfsql_field TFSQL_MSG_RAW_SCHEMA[] = {
+    {"count", "raw records (record type 'bytes') are one binary or string column; {schema_option} names {count} columns: give it exactly one"},
+    {"type", "raw records (record type 'bytes') are one binary or string column; column '{column}' of {schema_option} has type {type}"},
     {NULL, NULL},
 };
 
@@ -65,6 +74,7 @@ static const tfsql_field TFSQL_MSG_NOT_TFRECORD_WHAT[] = {
 };
 
 static const tfsql_field TFSQL_MSG_SQL_PHRASES[] = {
+    {"sequence_option", "record_type := 'sequence_example'"},
     {"skip_option", "add on_corrupt := 'skip' or ignore_errors := true to the tfrecord_scan call"},
     {"skip_mode", "on_corrupt := 'skip'"},
     {"compression_option", "compression :="},

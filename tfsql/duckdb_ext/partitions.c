@@ -16,7 +16,7 @@ static int typed_names(const tfbind *b, const tfval *v, strlist *names) {
     size_t n = v->kind == TFV_STRUCT ? v->n : 0;
     for (size_t i = 0; i < n; i++) {
         const char *name = v->names[i];
-        int skip = b->layout != LAYOUT_NONE && strcmp(name, SPLIT_COLUMN) == 0;
+        int skip = tfsql_layout_owns_column(b->layout, name, strlen(name));
         int rc = skip ? 0 : strlist_add(names, xstrdup(name));
         if (rc) {
             return -1;
@@ -136,7 +136,7 @@ int apply_hive_types(tfbind *b, const tfval *v, const char *fname, char *err) {
         if (name == NULL) {
             snprintf(err, ERRLEN, "out of memory");
             rc = -1;
-        } else if (b->layout != LAYOUT_NONE && strcmp(name, SPLIT_COLUMN) == 0) {
+        } else if (tfsql_layout_owns_column(b->layout, name, strlen(name))) {
             rc = 0;
         } else if (type == NULL || parse_type_name(type, &kind, &shape, &utf8) ||
                    kind != KIND_BYTES || shape != SCALAR || !utf8) {

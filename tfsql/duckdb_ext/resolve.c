@@ -137,6 +137,22 @@ static int user_columns(tfbind *b, const tfval *v, const char *fname, const char
     return 0;
 }
 
+/* record_type := 'bytes': the schema names the one column of the raw records, binary or
+ * string (tfsql.opening, tfsql.schema.column_specs). 0, or -1 with err. */
+static int raw_column(const tfbind *b, const tfval *given, const char *fname, char *err) {
+    const colspec *c = &b->sc.cols[0];
+    if (b->ndata != 1) {
+        raw_schema_message(err, ERRLEN, fname, b->ndata, NULL, NULL);
+        return -1;
+    }
+    if (c->kind != KIND_BYTES || c->shape != SCALAR) {
+        const char *type = given->items[0].text != NULL ? given->items[0].text : "";
+        raw_schema_message(err, ERRLEN, fname, 1, (const char *)c->name, type);
+        return -1;
+    }
+    return 0;
+}
+
 /* A source path as a new C string; NULL with err set when it is not a VARCHAR or holds a
  * NUL byte (no file name can; the text stops at it, which would read another file). */
 static char *source_text(const tfval *v, const char *fname, char *err) {
@@ -211,10 +227,18 @@ tfbind *scan_resolve(const tfargs *a, const char *fname, connref conn, uint64_t 
     }
     if (schema_value != NULL || columns_value != NULL) {
         const tfval *given = schema_value != NULL ? schema_value : columns_value;
-        int rc = b->record_type == RAW
-                     ? infer_columns(b, err, &cardinality)
-                     : user_columns(b, given, fname, schema_value ? "schema" : "columns", err);
-        if (rc || check_missing_columns(b, err)) {
+        const char *param = schema_value != NULL ? "schema" : "columns";
+        int rc = user_columns(b, given, fname, param, err);
+        if (rc == 0 && b->record_type == RAW) {
+            rc = raw_column(b, given, fname, err);
+        }
+        /* the description still types the hive columns, and names columns that are no
+         * misspelling (tfsql.opening) */
+        if (rc == 0 && read_written_description(b, &written, &nwritten) != 0) {
+            written = NULL;
+            nwritten = 0;
+        }
+        if (rc || check_missing_columns(b, written, nwritten, err)) {
             goto fail;
         }
     } else if (read_written_description(b, &written, &nwritten) == 0) {
@@ -246,10 +270,8 @@ tfbind *scan_resolve(const tfargs *a, const char *fname, connref conn, uint64_t 
             goto fail;
         }
     }
+    /* naming partition columns asks for them (the core's plan: a layout's split is not one) */
     const tfval *hive_types = tfargs_get(a, "hive_types");
-    if (hive_types != NULL && b->hive == HIVE_AUTO) {
-        b->hive = HIVE_ON; /* naming partition columns asks for them */
-    }
     int typed = find_partitions(b, hive_types, err) == 0 &&
                 (hive_types == NULL || apply_hive_types(b, hive_types, fname, err) == 0);
     if (typed && hive_types == NULL && written != NULL &&
