@@ -703,6 +703,7 @@ static PyObject *Builder_finish_arrow(BuilderObject *b, PyObject *unused) {
     int rc;
     Py_BEGIN_ALLOW_THREADS
     rc = decode_export_arrow(&b->x, &out->arr);
+    decode_end(&b->x); /* the column builders, emptied: freed before the import, not after */
     Py_END_ALLOW_THREADS
     if (rc) {
         Py_DECREF(out);

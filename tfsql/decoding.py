@@ -27,12 +27,15 @@ Examples
 
 from __future__ import annotations
 
+import collections
+import operator
 import re
 from typing import Callable, Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
 
+from tfsql._bulk import gc_paused
 from tfsql._codec import codec
 from tfsql.errors import CorruptRecordError, SchemaError, TFSQLError
 from tfsql.messages import MALFORMED_FEATURE, render
@@ -108,20 +111,46 @@ def fixed_row_bits(specs: Sequence[ColumnSpec]) -> int:
     130
     """
     bits = 0
-    known: dict[tuple[int, int, int], int] = {}  # per (kind, shape, type object): a wide schema has a few
-    for spec in specs:
-        key = (spec.kind, spec.shape, id(spec.arrow_type))
-        cost = known.get(key)
-        if cost is None:
-            if spec.shape == codec.SCALAR:
-                cost = 1 + 8 * _VALUE_WIDTH.get(spec.kind, 4)
-            else:
-                cost = 1 + 32 * spec.shape  # LIST = 1, LIST_OF_LIST = 2
-            if _casts(spec):
-                cost += _slot_bits(spec.arrow_type)  # the cast makes a copy
-            known[key] = cost
-        bits += cost
+    # per (kind, shape, type object): a wide schema has a million columns of a few (the
+    # columns counted by key without a Python-level step per column)
+    for (kind, shape, _), (spec, count) in _by_layout(specs).items():
+        if shape == codec.SCALAR:
+            cost = 1 + 8 * _VALUE_WIDTH.get(kind, 4)
+        else:
+            cost = 1 + 32 * shape  # LIST = 1, LIST_OF_LIST = 2
+        if _casts(spec):
+            cost += _slot_bits(spec.arrow_type)  # the cast makes a copy
+        bits += cost * count
     return bits
+
+
+_LOCATION, _KIND, _SHAPE, _TYPE, _NULLABLE = map(
+    operator.attrgetter, ("location", "kind", "shape", "arrow_type", "nullable")
+)  # C-level getters of ColumnSpec's fields
+
+
+def _layout_keys(specs: Sequence[ColumnSpec], *, nullable: bool = False) -> list[tuple]:
+    """Each spec's ``(kind, shape, id(type object)[, nullable])``, built by C-level
+    iteration (no Python step per column)."""
+    parts = [map(_KIND, specs), map(_SHAPE, specs), map(id, map(_TYPE, specs))]
+    if nullable:
+        parts.append(map(_NULLABLE, specs))
+    return list(zip(*parts))
+
+
+def _by_layout(specs: Sequence[ColumnSpec]) -> dict[tuple, tuple[ColumnSpec, int]]:
+    """The distinct ``(kind, shape, id(type object))`` of ``specs``: a spec of each and
+    how many share it."""
+    keys = _layout_keys(specs)
+    spec_of = dict(zip(keys, specs))  # one spec of each (they cast alike)
+    return {key: (spec_of[key], count) for key, count in collections.Counter(keys).items()}
+
+
+def _codec_columns(specs: Sequence[ColumnSpec]) -> list[tuple[bytes, int, int, int]]:
+    """The C decoder's ``(feature name, location, kind, shape)`` of each spec (the
+    name as UTF-8: ``ColumnSpec.feature_name``), without a Python-level call per column."""
+    names = [(s.name if s.feature is None else s.feature).encode("utf-8") for s in specs]
+    return list(zip(names, map(_LOCATION, specs), map(_KIND, specs), map(_SHAPE, specs)))
 
 
 def _casts(spec: ColumnSpec) -> bool:
@@ -171,29 +200,31 @@ class BlockDecoder:
         self.specs = list(specs)
         self.record_type = record_type
         self.schema = pa.schema([s.field for s in self.specs]) if schema is None else schema
-        self._decoder = codec.Decoder(record_type, [s.as_codec_tuple() for s in self.specs]) if self.specs else None
-        # How each column leaves the decoder, judged once per (kind, shape, type object):
-        # as it was built; as text (binary read as string: imported as strings and their
-        # UTF-8 checked for the whole batch at once); or cast and checked one by one
-        # (``_fixed``: another type, or a column that may hold no null).
-        roles: dict[tuple[int, int, int], str] = {}
-        self._fixed: list[int] = []
-        self._text: list[int] = []
-        for i, spec in enumerate(self.specs):
-            key = (spec.kind, spec.shape, id(spec.arrow_type))
-            role = roles.get(key)
-            if role is None:
-                role = roles[key] = _role(spec)
+        with gc_paused():  # a million columns: a million tuples
+            self._decoder = codec.Decoder(record_type, _codec_columns(self.specs)) if self.specs else None
+            keys = _layout_keys(self.specs, nullable=True)
+        # How each column leaves the decoder, judged once per (kind, shape, type object,
+        # nullable): as it was built; as text (binary read as string: imported as strings
+        # and their UTF-8 checked for the whole batch at once); or cast and checked one by
+        # one (``_fixed``: another type, or a column that may hold no null).
+        fixed, text = set(), set()
+        for key, spec in dict(zip(keys, self.specs)).items():
+            role = _role(spec)
             if role == "cast" or not spec.nullable:
-                self._fixed.append(i)
+                fixed.add(key)
             elif role == "text":
-                self._text.append(i)
-        fixed = set(self._fixed)
+                text.add(key)
+        self._fixed: list[int] = [i for i, key in enumerate(keys) if key in fixed] if fixed else []
+        self._text: list[int] = [i for i, key in enumerate(keys) if key in text] if text else []
+        fixed_columns = set(self._fixed)
         self._decoded_schema = (
             self.schema
-            if not fixed
+            if not fixed_columns
             else pa.schema(
-                [s.field if i not in fixed else pa.field(s.name, s.decoded_type) for i, s in enumerate(self.specs)]
+                [
+                    s.field if i not in fixed_columns else pa.field(s.name, s.decoded_type)
+                    for i, s in enumerate(self.specs)
+                ]
             )
         )
 

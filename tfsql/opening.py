@@ -25,6 +25,7 @@ from typing import Any, Callable, Mapping, Sequence
 import pyarrow as pa
 
 from tfsql import scanning
+from tfsql._bulk import gc_paused
 from tfsql._codec import codec
 
 # generated: dataset imports (from tfsql/options.py by python -m tfsql.option_header --write)
@@ -230,14 +231,15 @@ def open_dataset(source: Any, options: ReadOptions, *, hive_rule: str = "root") 
         data_schema = described[0]
     else:
         paths, open_reader = _sample_plan(found, options)
-        data_schema, sampled = infer_data_schema(
-            paths,
-            open_reader,
-            record_type=code,
-            infer_sample=options.infer_sample,
-            lists=options.lists,
-            infer_bytes=options.infer_bytes,
-        )
+        with gc_paused():  # a record of a million features: a million columns
+            data_schema, sampled = infer_data_schema(
+                paths,
+                open_reader,
+                record_type=code,
+                infer_sample=options.infer_sample,
+                lists=options.lists,
+                infer_bytes=options.infer_bytes,
+            )
         if described is not None:
             data_schema = apply_features(data_schema, described[0])
     if layout is not None:

@@ -273,10 +273,13 @@ class Scanner:
             for expr in self._expressions.values():
                 if isinstance(expr, pc.Expression):
                     needed.update(_referenced_columns(expr, schema, role="projection"))
-        data_names = [n for n in dataset.data_schema.names if n in needed]
+        every = columns is None  # every column, in order (a wide schema: no pass per column)
+        data_names = list(dataset.data_schema.names) if every else [n for n in dataset.data_schema.names if n in needed]
         # Specs come from the whole data schema: a feature-list column's feature name
         # can depend on another column (tfsql.schema.feature_list_name).
-        self._specs: list[ColumnSpec] = [spec for spec in dataset.column_specs if spec.name in needed]
+        self._specs: list[ColumnSpec] = (
+            list(dataset.column_specs) if every else [spec for spec in dataset.column_specs if spec.name in needed]
+        )
         self._partition_names = [n for n in dataset.partition_schema.names if n in needed]
         file_col = dataset.options.include_file_paths
         self._with_file_column = file_col is not None and file_col in needed
@@ -284,7 +287,7 @@ class Scanner:
         self._decoded_only = (
             not self._partition_names
             and not self._with_file_column
-            and self._columns == [spec.name for spec in self._specs]
+            and (every or self._columns == [spec.name for spec in self._specs])
         )
         self._track_unknown = dataset.schema_inferred and len(data_names) == len(dataset.data_schema)
         self._file_indices = dataset.pruned_indices(filter)

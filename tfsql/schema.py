@@ -28,6 +28,7 @@ from typing import Any, Iterable, Mapping, NamedTuple
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from tfsql._bulk import gc_paused
 from tfsql._codec import codec
 from tfsql.errors import SchemaError
 from tfsql.messages import RAW_SCHEMA, render
@@ -288,9 +289,6 @@ class ColumnSpec(NamedTuple):
         """The output column as an Arrow field (nullability kept)."""
         return pa.field(self.name, self.arrow_type, nullable=self.nullable)
 
-    def as_codec_tuple(self) -> tuple[bytes, int, int, int]:
-        return (self.feature_name.encode("utf-8"), self.location, self.kind, self.shape)
-
 
 #: Appended to the column name of a SequenceExample feature list whose name is also a
 #: context feature's (the context feature keeps the plain name).
@@ -357,7 +355,11 @@ def column_specs(schema: pa.Schema, record_type: int) -> list[ColumnSpec]:
     >>> [s.shape for s in column_specs(pa.schema({"x": pa.int32()}), codec.EXAMPLE)] == [codec.SCALAR]
     True
     """
-    fields = list(schema)
+    with gc_paused():  # a million columns: a million specs
+        return _column_specs(list(schema), record_type)
+
+
+def _column_specs(fields: list[pa.Field], record_type: int) -> list[ColumnSpec]:
     # each distinct type's layout once, and one type object per distinct type shared by
     # its specs (a wide schema has a million columns of a few types)
     known: dict[pa.DataType, tuple[pa.DataType, tuple[int, int] | None]] = {}
@@ -371,8 +373,9 @@ def column_specs(schema: pa.Schema, record_type: int) -> list[ColumnSpec]:
             except SchemaError:
                 entry = known[t] = (t, None)
         typed.append(entry)
-    context = {f.name for f, (_, layout) in zip(fields, typed) if layout is None or layout[1] != codec.LIST_OF_LIST}
+    context: set[str] | None = None  # the columns a feature list's name depends on (when one is there)
     specs = []
+    new, features = tuple.__new__, codec.FEATURES  # a spec without ColumnSpec's Python-level __new__
     for f, (t, layout) in zip(fields, typed):
         name = f.name
         if layout is None:
@@ -391,12 +394,14 @@ def column_specs(schema: pa.Schema, record_type: int) -> list[ColumnSpec]:
                     "feature_lists; pass record_type='sequence_example'",
                     feature=name,
                 )
+            if context is None:
+                context = {g.name for g, (_, lay) in zip(fields, typed) if lay is None or lay[1] != codec.LIST_OF_LIST}
             feature = feature_list_name(name, context)
             specs.append(
                 ColumnSpec(name, codec.FEATURE_LISTS, kind, shape, t, f.nullable, None if feature == name else feature)
             )
         else:
-            specs.append(ColumnSpec(name, codec.FEATURES, kind, shape, t, f.nullable))
+            specs.append(new(ColumnSpec, (name, features, kind, shape, t, f.nullable, None)))
     return specs
 
 

@@ -20,31 +20,35 @@ Cases, each front end in a fresh subprocess (its own peak RSS, see _measure.py):
   ``tfsql.dataset(...).count_rows()``, ``read_tfrecord`` and Polars (listing, opening
   each file and its schema work included).
 
-Printed: seconds, peak MB (above the RSS after imports) and the ratio of each to the base
-row (the extension's ``count(*)`` for the wide record, its ``SELECT *`` for many files),
-with the load average when each row finished (the machine may be shared; nothing
+Printed: wall seconds, CPU seconds (every thread's), peak MB (above the RSS after
+imports) and the ratio of each to the base row (the extension's ``count(*)`` for the
+wide record, its ``SELECT *`` for many files), with the load average when each row
+finished (the machine may be shared: CPU seconds vary less than wall seconds; nothing
 asserts a time). A front end still running after ``--timeout`` seconds is stopped and
 shown as such; ``--fronts`` runs some of them.
 
-Measured (issue 34 item 7, the wide record; 2 cores shared with other jobs, so the load
-average is given per row; "before" is e3fedfe, "after" the Arrow C data interface hand-over
-of decoded batches and the per-column work done once per type)::
+Measured (issue 34 item 7, the wide record; 2 cores shared with other jobs, load 4-6;
+"before" is b806d9f, "after" this branch: the V2 build's column types made once per
+distinct type, the decoded batch's Arrow hand-over in one allocation, the per-column
+Python work grouped by layout with the garbage collector held off)::
 
-    keys       front end           before: s    MB  load   after: s    MB  load
-    100,000    extension count(*)            -     -     -    13.42    45  6.44
-    100,000    read_tfrecord             20.36   187 11.32     4.96   177  6.29
-    100,000    polars                    29.35   425 10.49    10.81   365  6.81
-    100,000    extension SELECT *            -     -     -   227.83   673 11.74
-    1,000,000  extension count(*)            -     -     -   278.31   409 10.55
-    1,000,000  read_tfrecord            161.12 2,401  9.31   103.00 2,020 11.91
-    1,000,000  polars                   341.99 4,135  8.36   197.33 3,167 11.98
+    keys       front end           before: s  CPU s     MB   after: s  CPU s     MB
+    100,000    extension count(*)      12.00   6.87     43       0.56   0.42     43
+    100,000    extension SELECT *      94.61  49.79    666      60.65  42.23    670
+    100,000    read_tfrecord            3.53   1.74    177       1.96   1.43    155
+    100,000    polars                   7.43   3.60    371       4.89   3.23    349
+    1,000,000  extension count(*)     143.74  78.52    409       9.70   5.54    409
+    1,000,000  read_tfrecord           46.41  23.90  2,019      35.29  18.40  1,654
+    1,000,000  polars                  99.26  56.99  3,239      82.13  45.12  3,047
 
-At a million keys ``read_tfrecord`` takes 0.37x and Polars 0.71x the extension's
-``count(*)`` time; memory stays 4.9x and 7.7x: a pyarrow table holds about 1 KB per column
-of its own (the imported struct array of 300,000 one-row int64 columns alone is ~340 MB),
-so a million columns cannot fit in twice the extension's 409 MB. The extension's
-``SELECT *`` does not finish at a million keys (DuckDB's binder); at 100,000 it takes the
-time shown.
+The extension was the slow one before: its V2 build (DuckDB 2) made each column's type
+by parsing its text as SQL, ~90 us a column. At a million keys ``read_tfrecord`` now
+takes 3.3x the extension's ``count(*)`` CPU time and 4.0x its memory, Polars 8.2x and
+7.5x. The results alone cost more than twice the extension's 409 MB: a pyarrow table of
+a million one-row int64 columns is ~800 MB (~800 bytes a column, 210 of them its
+schema's field), a Polars frame imported from Arrow ~1.4 GB (~1.4 KB a column; built
+from Polars Series ~510 bytes, but 21 s). The extension's ``SELECT *`` is DuckDB's
+binder (the v1 build takes as long) and does not finish at a million keys.
 """
 
 from __future__ import annotations
@@ -121,6 +125,11 @@ def _work(config: dict) -> dict:
     scan = f"tfrecord_scan('{path}')" if config["case"] == "wide" else f"tfrecord_scan('{path}/*.tfrecord')"
 
     def run() -> dict:
+        cpu = time.process_time()  # every thread's (DuckDB's and the decode threads' too)
+        result = shape()
+        return {**result, "cpu": time.process_time() - cpu}
+
+    def shape() -> dict:
         if front == "extension":
             rows, columns = _arrow_shape(con.sql(f"SELECT * FROM {scan}").arrow())
             return {"rows": rows, "columns": columns}
@@ -196,21 +205,33 @@ def main() -> None:
         rows = []
         for front, result, load in results:
             if not isinstance(result, dict):
-                rows.append([front, "failed", "", "", "", load, result])
+                rows.append([front, "failed", "", "", "", "", "", load, result])
                 continue
             rows.append(
                 [
                     front,
                     fmt_float(result["seconds"], 2),
+                    fmt_float(result["cpu"], 2),
                     fmt_float(result["peak_mb"], 0),
                     fmt_ratio(result["seconds"] / base["seconds"]) if base and base["seconds"] else "n/a",
+                    fmt_ratio(result["cpu"] / base["cpu"]) if base and base["cpu"] else "n/a",
                     fmt_ratio(result["peak_mb"] / base["peak_mb"]) if base and base["peak_mb"] else "n/a",
                     load,
                     f"{result.get('rows', '')} x {result['columns']}" if "columns" in result else str(result["rows"]),
                 ]
             )
         print(f"\n{title}")
-        headers = ["front end", "seconds", "peak MB", "time / base", "memory / base", "load", "rows x columns"]
+        headers = [
+            "front end",
+            "seconds",
+            "CPU s",
+            "peak MB",
+            "time / base",
+            "CPU / base",
+            "memory / base",
+            "load",
+            "rows x columns",
+        ]
         print(format_table(headers, rows))
     print(f"\nload average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 

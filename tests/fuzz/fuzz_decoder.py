@@ -76,11 +76,12 @@ class Seed:
 def schema_columns(path: Path, record_type: int) -> list[tuple[bytes, int, int, int]]:
     """Codec columns of a data file's inferred schema."""
     import tfsql
+    from tfsql.decoding import _codec_columns
     from tfsql.schema import column_specs
 
     kind = "sequence_example" if record_type == ref.SEQUENCE_EXAMPLE else "example"
     schema = tfsql.dataset(str(path), record_type=kind).schema
-    return [spec.as_codec_tuple() for spec in column_specs(schema, record_type)]
+    return _codec_columns(column_specs(schema, record_type))
 
 
 # --------------------------------------------------------------------------- mutations

@@ -203,3 +203,20 @@ def test_bytes_not_utf8_in_an_inferred_string_column_named(tmp_path):
     with pytest.raises(tfsql.SchemaError, match="s1234") as raised:
         tfsql.read_tfrecord(str(path), infer_sample=1)
     assert raised.value.record_index == 2
+
+
+def test_the_extension_types_more_distinct_columns_than_its_bind_keeps_made(tmp_path):
+    # The V2 build makes each distinct column type once per bind and copies it (DuckDB 2
+    # makes a type from its text by parsing SQL); past the 32 it keeps, a type is made
+    # for its column alone. 40 columns of 40 fixed-size array types (the written
+    # description types them), read exactly.
+    import duckdb
+
+    table = pa.table({f"a{k}": pa.array([list(range(k, 2 * k))], pa.list_(pa.int64(), k)) for k in range(1, 41)})
+    tfsql.write_tfrecord(table, str(tmp_path / "out"))
+    con = tfsql.load_extension(duckdb.connect(config={"allow_unsigned_extensions": "true"}))
+    query = f"FROM tfrecord_scan('{tmp_path / 'out'}')"
+    assert [(name, kind) for name, kind, *_ in con.sql(f"DESCRIBE SELECT * {query}").fetchall()] == [
+        (f"a{k}", f"BIGINT[{k}]") for k in range(1, 41)
+    ]
+    assert con.sql(f"SELECT * {query}").fetchall() == [tuple(tuple(range(k, 2 * k)) for k in range(1, 41))]

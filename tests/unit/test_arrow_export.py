@@ -6,6 +6,7 @@ the ways a consumer may take the struct over (whole, or not at all)."""
 
 from __future__ import annotations
 
+import ctypes
 import struct
 
 import numpy as np
@@ -157,3 +158,77 @@ def test_a_builder_is_done_after_it():
         raise AssertionError("finished twice")
     except ValueError as exc:
         assert "finished" in str(exc)
+
+
+def test_small_and_large_buffers_of_one_batch_as_the_reference_decodes_them():
+    # 100 records: the scalars' and lists' buffers are large (moved out of the builders),
+    # the always-missing column's and the rare feature's small (copied into one block)
+    payloads = []
+    for r in range(100):
+        ex = Example()
+        f = ex.features.feature
+        f["i"].int64_list.value.append(r * 1_000_003 - (1 << 62))
+        f["bl"].bytes_list.value.extend([bytes([r % 256]) * (r % 7), b"x"][: r % 3])
+        if r == 57:
+            f["rare"].float_list.value.extend([1.5, -0.0])
+        payloads.append(ex.SerializeToString())
+    columns = [
+        (b"i", native.FEATURES, native.INT64, native.SCALAR),
+        (b"bl", native.FEATURES, native.BYTES, native.LIST),
+        (b"rare", native.FEATURES, native.FLOAT, native.LIST),
+        (b"absent", native.FEATURES, native.BYTES, native.SCALAR),
+    ]
+    batch = _import(native.EXAMPLE, columns, payloads)
+    expected = _reference(native.EXAMPLE, columns, payloads)
+    assert all(_same(batch.column(c).to_pylist(), expected[c]) for c in range(len(columns)))
+    assert batch.column("i").to_pylist()[99] == 99 * 1_000_003 - (1 << 62)
+    assert batch.column("rare").to_pylist()[57] == [1.5, -0.0] and batch.column("rare").null_count == 99
+    assert batch.column("bl").to_pylist()[5] == [b"\x05" * 5, b"x"]
+
+
+class _CArray(ctypes.Structure):
+    pass
+
+
+_CArray._fields_ = [
+    ("length", ctypes.c_int64),
+    ("null_count", ctypes.c_int64),
+    ("offset", ctypes.c_int64),
+    ("n_buffers", ctypes.c_int64),
+    ("n_children", ctypes.c_int64),
+    ("buffers", ctypes.POINTER(ctypes.c_void_p)),
+    ("children", ctypes.POINTER(ctypes.POINTER(_CArray))),
+    ("dictionary", ctypes.POINTER(_CArray)),
+    ("release", ctypes.CFUNCTYPE(None, ctypes.POINTER(_CArray))),
+    ("private_data", ctypes.c_void_p),
+]
+
+
+def test_children_moved_out_outlive_the_struct_released_before_them():
+    # a consumer may move children out (copy the struct, mark the original released) and
+    # release them after the parent: their buffers (shared block and nodes) stay valid
+    columns = [(name.encode(), native.FEATURES, native.INT64, native.SCALAR) for name in ("a", "b", "c")]
+    payloads = []
+    for r in range(2):
+        ex = Example()
+        for k, name in enumerate("abc"):
+            ex.features.feature[name].int64_list.value.append(100 * k + r)
+        payloads.append(ex.SerializeToString())
+    buf, offsets, lengths = _spans(payloads)
+    builder = native.Decoder(native.EXAMPLE, columns).builder()
+    builder.feed(buf, offsets, lengths)
+    exported = builder.finish_arrow()
+    parent = _CArray.from_address(exported.address)
+    moved = []
+    for k in (2, 0):  # moved out: a copy, the original marked released
+        child = parent.children[k].contents
+        moved.append(_CArray.from_buffer_copy(child))
+        child.release = ctypes.cast(None, type(child.release))
+    parent.release(ctypes.byref(parent))  # the struct first (releases "b" only)
+    assert not parent.release
+    values = [list(ctypes.cast(m.buffers[1], ctypes.POINTER(ctypes.c_int64))[:2]) for m in moved]
+    assert values == [[200, 201], [0, 1]]
+    for m in moved:
+        m.release(ctypes.byref(m))
+        assert not m.release
+    del exported  # already released: its object frees nothing more

@@ -2,29 +2,67 @@
  * tfsql/core/arrow_export.c -- the columns a decode built, handed over as one Arrow C
  * data interface struct array (no copy, nothing per column for a binding to wrap): a
  * record with a million features becomes one import instead of a million arrays built
- * one by one.
+ * one by one. The arrays' private data is one allocation for all of them, and their small
+ * buffers (a wide record's one-row columns) are copied into one shared block, so a
+ * column costs no allocation of its own: only buffers larger than SMALL_BUFFER move out
+ * of the builders as they are.
  */
 
 #include "core_internal.h"
 
-/* The private data of one exported array: its buffers and the memory it owns, and the
- * struct of its child (lists have one), which it owns as its parent owns its own. A
- * consumer that moves a struct out (copies it, marking the original released) may
- * release the copy before or after the parent: a release frees only the private data
- * of its array and the structs of its children. */
+/* Buffers up to this many bytes are copied into the shared block; larger ones move. */
+#define SMALL_BUFFER 256
+
+struct root;
+
+/* The private data of one exported array: its buffers, those of them it owns (the large
+ * ones), and its child's struct (lists have one; the structs of all children sit in
+ * their root's `inner`). Every node sits in its root's array; a release drops the node's
+ * reference to the root, which frees everything once the last is dropped. So a consumer
+ * that moves a struct out (copies it, marking the original released) may release it
+ * before or after the parent. */
 typedef struct {
     const void *buffers[3];
     void *owned[3];
-    tfsql_arrow_array child;
     tfsql_arrow_array *children[1];
+    struct root *owner;
 } node;
 
-/* The private data of the struct array of all columns: the children's structs. */
-typedef struct {
+/* The private data of the struct array of all columns: the children's structs, every
+ * node, the shared block of small buffers, and the references still held (its own, plus
+ * one per node not yet released). */
+typedef struct root {
     tfsql_arrow_array *slots;
     tfsql_arrow_array **children;
+    node *nodes;
+    size_t used_nodes;
+    tfsql_arrow_array *inner; /* the structs of lists' children */
+    size_t used_inner;
+    uint8_t *block;
+    size_t used_block;
+    int64_t refs;
     const void *buffers[1];
 } root;
+
+/* One array of a column, outermost first: its rows, nulls and buffers (a NULL validity,
+ * or one with no nulls, is not exported). */
+typedef struct {
+    int64_t length, null_count;
+    tbuf *buf[3];
+    int n_buffers;
+} nodespec;
+
+static void unref_root(root *r) {
+    if (__atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL) != 0) {
+        return;
+    }
+    free(r->nodes);
+    free(r->inner);
+    free(r->block);
+    free(r->slots);
+    free(r->children);
+    free(r);
+}
 
 static void release_child(tfsql_arrow_array *a) {
     if (a->release != NULL) {
@@ -34,12 +72,15 @@ static void release_child(tfsql_arrow_array *a) {
 
 static void release_node(tfsql_arrow_array *a) {
     node *nd = (node *)a->private_data;
-    release_child(&nd->child);
+    if (nd->children[0] != NULL) {
+        release_child(nd->children[0]);
+    }
     for (int i = 0; i < 3; i++) {
         free(nd->owned[i]);
+        nd->owned[i] = NULL;
     }
-    free(nd);
     a->release = NULL;
+    unref_root(nd->owner);
 }
 
 static void release_root(tfsql_arrow_array *a) {
@@ -47,46 +88,91 @@ static void release_root(tfsql_arrow_array *a) {
     for (int64_t i = 0; i < a->n_children; i++) {
         release_child(&r->slots[i]);
     }
-    free(r->slots);
-    free(r->children);
-    free(r);
     a->release = NULL;
+    unref_root(r);
 }
 
-/* Fill `dst` with an array of `length` rows whose buffers move out of the builders'
- * (NULL: none; an absent validity bitmap, null_count 0, is freed at once); its child, if
- * any, is built by the caller into node->child. -1 when out of memory (dst untouched). */
-static int new_node(tfsql_arrow_array *dst, int64_t length, int64_t null_count, tbuf *validity,
-                    tbuf *b1, tbuf *b2, int has_child) {
-    node *nd = (node *)calloc(1, sizeof(node));
-    if (nd == NULL) {
-        return -1;
+/* The values of a column (int64, float32 or binary, no nulls). */
+static nodespec values_spec(colbuild *cb) {
+    if (cb->kind == KIND_BYTES) {
+        return (nodespec){(int64_t)(cb->voffs.len / 4) - 1, 0, {NULL, &cb->voffs, &cb->values}, 3};
     }
-    tbuf *bufs[3] = {validity, b1, b2};
-    int64_t n_buffers = b2 != NULL ? 3 : 2;
-    for (int i = 0; i < n_buffers; i++) {
-        if (bufs[i] == NULL || (i == 0 && null_count == 0)) {
-            if (bufs[i] != NULL) {
-                tbuf_free(bufs[i]);
+    size_t width = cb->kind == KIND_INT64 ? 8 : 4;
+    return (nodespec){(int64_t)(cb->values.len / width), 0, {NULL, &cb->values, NULL}, 2};
+}
+
+/* The arrays of a column of n rows into out (1 to 3 of them, outermost first). */
+static int column_specs(colbuild *cb, int64_t n, nodespec out[3]) {
+    if (cb->shape == SCALAR) {
+        if (cb->kind == KIND_BYTES) {
+            out[0] = (nodespec){n, cb->null_count, {&cb->validity, &cb->voffs, &cb->values}, 3};
+        } else {
+            out[0] = (nodespec){n, cb->null_count, {&cb->validity, &cb->values, NULL}, 2};
+        }
+        return 1;
+    }
+    out[0] = (nodespec){n, cb->null_count, {&cb->validity, &cb->outer, NULL}, 2};
+    if (cb->shape == LIST_OF_LIST) {
+        out[1] = (nodespec){(int64_t)(cb->inner.len / 4) - 1, cb->inner_null_count,
+                            {&cb->inner_validity, &cb->inner, NULL}, 2};
+        out[2] = values_spec(cb);
+        return 3;
+    }
+    out[1] = values_spec(cb);
+    return 2;
+}
+
+/* Whether buffer i of s is exported (a validity bitmap only with nulls). */
+static int exported(const nodespec *s, int i) {
+    return s->buf[i] != NULL && (i != 0 || s->null_count != 0);
+}
+
+static size_t aligned(size_t n) {
+    return (n + 7) & ~(size_t)7;
+}
+
+/* Fill dst with the next node of r for s, its buffers copied into r's block (small) or
+ * moved out of the builders (large; an unexported validity is freed at once). -1 when
+ * out of memory (dst untouched; what was moved is freed). */
+static int fill_node(root *r, tfsql_arrow_array *dst, const nodespec *s, int has_child) {
+    node *nd = &r->nodes[r->used_nodes];
+    for (int i = 0; i < s->n_buffers; i++) {
+        tbuf *b = s->buf[i];
+        if (!exported(s, i)) {
+            if (b != NULL) {
+                tbuf_free(b);
             }
             continue;
         }
-        nd->owned[i] = tbuf_take(bufs[i]);
+        if (b->len <= SMALL_BUFFER) {
+            uint8_t *at = r->block + r->used_block;
+            if (b->len) {
+                memcpy(at, b->data, b->len);
+            }
+            r->used_block += aligned(b->len);
+            nd->buffers[i] = at;
+            tbuf_free(b);
+            continue;
+        }
+        nd->owned[i] = tbuf_take(b);
         if (nd->owned[i] == NULL) {
             for (int j = 0; j < i; j++) {
                 free(nd->owned[j]);
             }
-            free(nd);
+            memset(nd, 0, sizeof(*nd));
             return -1;
         }
         nd->buffers[i] = nd->owned[i];
     }
+    r->used_nodes++;
+    r->refs++; /* not yet shared: no consumer has it */
+    nd->owner = r;
     memset(dst, 0, sizeof(*dst));
-    dst->length = length;
-    dst->null_count = null_count;
-    dst->n_buffers = n_buffers;
+    dst->length = s->length;
+    dst->null_count = s->null_count;
+    dst->n_buffers = s->n_buffers;
     dst->buffers = nd->buffers;
-    nd->children[0] = &nd->child;
+    nd->children[0] = has_child ? &r->inner[r->used_inner++] : NULL;
     dst->n_children = has_child ? 1 : 0;
     dst->children = has_child ? nd->children : NULL;
     dst->release = release_node;
@@ -94,60 +180,42 @@ static int new_node(tfsql_arrow_array *dst, int64_t length, int64_t null_count, 
     return 0;
 }
 
-/* The values of a column into dst (int64, float32 or binary, no nulls). */
-static int values_node(tfsql_arrow_array *dst, colbuild *cb) {
-    if (cb->kind == KIND_BYTES) {
-        return new_node(dst, (int64_t)(cb->voffs.len / 4) - 1, 0, NULL, &cb->voffs, &cb->values, 0);
-    }
-    size_t width = cb->kind == KIND_INT64 ? 8 : 4;
-    return new_node(dst, (int64_t)(cb->values.len / width), 0, NULL, &cb->values, NULL, 0);
-}
-
-/* A column of n rows into dst: 0, or -1 when out of memory (what was taken is freed). */
-static int column_node(tfsql_arrow_array *dst, colbuild *cb, int64_t n) {
-    if (cb->shape == SCALAR) {
-        if (cb->kind == KIND_BYTES) {
-            return new_node(dst, n, cb->null_count, &cb->validity, &cb->voffs, &cb->values, 0);
-        }
-        return new_node(dst, n, cb->null_count, &cb->validity, &cb->values, NULL, 0);
-    }
-    if (new_node(dst, n, cb->null_count, &cb->validity, &cb->outer, NULL, 1)) {
-        return -1;
-    }
-    tfsql_arrow_array *items = &((node *)dst->private_data)->child;
-    int rc;
-    if (cb->shape == LIST_OF_LIST) {
-        rc = new_node(items, (int64_t)(cb->inner.len / 4) - 1, cb->inner_null_count,
-                      &cb->inner_validity, &cb->inner, NULL, 1);
-        if (rc == 0) {
-            rc = values_node(&((node *)items->private_data)->child, cb);
-        }
-    } else {
-        rc = values_node(items, cb);
-    }
-    if (rc) {
-        release_node(dst);
-    }
-    return rc;
-}
-
 int decode_export_arrow(dctx *x, tfsql_arrow_array *out) {
     int ncols = decode_ncols(x->sc);
     size_t slots = ncols > 0 ? (size_t)ncols : 1;
+    int64_t rows = (int64_t)x->row_base;
     memset(out, 0, sizeof(*out));
+    /* what every column needs: its nodes, and the bytes of its small buffers */
+    size_t nodes = 0, block = 8;
+    for (int c = 0; c < ncols; c++) {
+        nodespec s[3];
+        int k = column_specs(&x->cb[c], rows, s);
+        nodes += (size_t)k;
+        for (int j = 0; j < k; j++) {
+            for (int i = 0; i < s[j].n_buffers; i++) {
+                if (exported(&s[j], i) && s[j].buf[i]->len <= SMALL_BUFFER) {
+                    block += aligned(s[j].buf[i]->len);
+                }
+            }
+        }
+    }
     root *r = (root *)calloc(1, sizeof(root));
     if (r == NULL) {
         return -1;
     }
+    r->refs = 1;
     r->slots = (tfsql_arrow_array *)calloc(slots, sizeof(*r->slots));
     r->children = (tfsql_arrow_array **)malloc(slots * sizeof(*r->children));
-    if (r->slots == NULL || r->children == NULL) {
-        free(r->slots);
-        free(r->children);
-        free(r);
+    r->nodes = (node *)calloc(nodes ? nodes : 1, sizeof(node));
+    size_t inner = nodes > (size_t)ncols ? nodes - (size_t)ncols : 1;
+    r->inner = (tfsql_arrow_array *)calloc(inner, sizeof(*r->inner));
+    r->block = (uint8_t *)malloc(block);
+    if (r->slots == NULL || r->children == NULL || r->nodes == NULL || r->inner == NULL ||
+        r->block == NULL) {
+        unref_root(r);
         return -1;
     }
-    out->length = (int64_t)x->row_base;
+    out->length = rows;
     out->n_buffers = 1;
     out->buffers = r->buffers;
     out->n_children = ncols;
@@ -156,9 +224,15 @@ int decode_export_arrow(dctx *x, tfsql_arrow_array *out) {
     out->private_data = r;
     for (int c = 0; c < ncols; c++) {
         r->children[c] = &r->slots[c];
-        if (column_node(&r->slots[c], &x->cb[c], (int64_t)x->row_base)) {
-            release_root(out);
-            return -1;
+        nodespec s[3];
+        int k = column_specs(&x->cb[c], rows, s);
+        tfsql_arrow_array *dst = &r->slots[c];
+        for (int j = 0; j < k; j++) {
+            if (fill_node(r, dst, &s[j], j + 1 < k)) {
+                release_root(out);
+                return -1;
+            }
+            dst = ((node *)dst->private_data)->children[0];
         }
     }
     return 0;

@@ -656,10 +656,11 @@ typedef struct tfsql_arrow_array {
 /* Move the columns decode_feed built in `x` (x->row_base rows) into `out`: a struct
  * array of decode_ncols(x->sc) children, one per column in order, in the decoder's
  * layout (int64 / float32 / binary values; a LIST a list of them, a LIST_OF_LIST a list
- * of lists), no copy. Each node owns its buffers (a child's release frees its own and
- * its children's), so a consumer may import the whole or move children out. The
- * builders are left empty (decode_end still frees x). 0, or -1 when out of memory
- * (`out` then released: out->release NULL). */
+ * of lists); large buffers move without a copy, small ones (up to 256 bytes) are copied
+ * into one block, and every node's private data is one allocation: all is freed once the
+ * struct and every child a consumer moved out are released (in any order, from any
+ * thread). The builders are left empty (decode_end still frees x). 0, or -1 when out of
+ * memory (`out` then released: out->release NULL). */
 int decode_export_arrow(dctx *x, tfsql_arrow_array *out);
 
 /* -- encoder.c -- */

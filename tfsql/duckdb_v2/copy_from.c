@@ -270,15 +270,17 @@ static void copy_from_bind(duckdb_v2_copy_from_bind_info_handle info, v2_ctx con
     if (p == NULL) {
         snprintf(message, ERRLEN, "out of memory");
     }
+    v2_types types = {.n = 0};
     for (int c = 0; rc == 0 && c < have; c++) {
         char *name = NULL;
-        p->source[c] = v2_type(f, scan_output_tftype(b, c, &name));
+        p->source[c] = v2_type_cached(&types, f, scan_output_tftype(b, c, &name));
         free(name);
         if (p->source[c] == NULL) {
             snprintf(message, ERRLEN, "out of memory");
             rc = -1;
         }
     }
+    v2_types_free(&types);
     if (rc == 0 && (idx_t)have != want) {
         count_mismatch(b, p, want, message);
         rc = -1;

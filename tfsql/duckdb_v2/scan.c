@@ -121,7 +121,7 @@ int v2_bind_args(duckdb_v2_function_bind_info_handle info, tfargs *a, v2_err *er
 }
 
 duckdb_v2_logical_type_handle v2_type(duckdb_v2_factory_handle f, tftype t) {
-    char text[96];
+    char text[V2_TYPE_TEXT];
     tftype_text(t, text, sizeof text);
     duckdb_v2_logical_type_handle r = NULL;
     if (t.leaf == TT_ANY) {
@@ -134,6 +134,34 @@ duckdb_v2_logical_type_handle v2_type(duckdb_v2_factory_handle f, tftype t) {
     return r;
 }
 
+duckdb_v2_logical_type_handle v2_type_cached(v2_types *cache, duckdb_v2_factory_handle f, tftype t) {
+    char text[V2_TYPE_TEXT];
+    tftype_text(t, text, sizeof text);
+    int i = 0;
+    while (i < cache->n && strcmp(cache->text[i], text) != 0) {
+        i++;
+    }
+    if (i == cache->n) {
+        duckdb_v2_logical_type_handle made = v2_type(f, t);
+        if (made == NULL || cache->n == V2_TYPES_KEPT) {
+            return made; /* the cache is full: this type is made each time */
+        }
+        memcpy(cache->text[i], text, sizeof text);
+        cache->type[i] = made;
+        cache->n++;
+    }
+    duckdb_v2_logical_type_handle r = NULL;
+    duckdb_v2_logical_type_copy(cache->type[i], &r, NULL);
+    return r;
+}
+
+void v2_types_free(v2_types *cache) {
+    for (int i = 0; i < cache->n; i++) {
+        duckdb_v2_logical_type_destroy(&cache->type[i]);
+    }
+    cache->n = 0;
+}
+
 /* -- bind ---------------------------------------------------------------------------- */
 
 static const char *function_name(const fninfo *fi) {
@@ -143,24 +171,23 @@ static const char *function_name(const fninfo *fi) {
 int v2_declare_columns(const tfbind *b, duckdb_v2_table_function_bind_info_handle result,
                        duckdb_v2_factory_handle f, v2_err *err) {
     int n = scan_output_count(b);
-    for (int c = 0; c < n; c++) {
+    v2_types types = {.n = 0};
+    int rc = 0;
+    for (int c = 0; rc == 0 && c < n; c++) {
         char *name = NULL;
-        duckdb_v2_logical_type_handle t = v2_type(f, scan_output_tftype(b, c, &name));
+        duckdb_v2_logical_type_handle t = v2_type_cached(&types, f, scan_output_tftype(b, c, &name));
         if (name == NULL || t == NULL) {
-            free(name);
-            duckdb_v2_logical_type_destroy(&t);
             v2_fail(err, DUCKDB_V2_ERROR_RESOURCE_OUT_OF_MEMORY, "out of memory");
-            return -1;
+            rc = -1;
+        } else {
+            duckdb_v2_str s = v2_str(name);
+            rc = duckdb_v2_table_function_bind_add_result_column(result, &s, t, err) == V2_OK ? 0 : -1;
         }
-        duckdb_v2_str s = v2_str(name);
-        DUCKDB_V2_ERROR rc = duckdb_v2_table_function_bind_add_result_column(result, &s, t, err);
         duckdb_v2_logical_type_destroy(&t);
         free(name);
-        if (rc != V2_OK) {
-            return -1;
-        }
     }
-    return 0;
+    v2_types_free(&types);
+    return rc;
 }
 
 static void scan_bind(duckdb_v2_function_bind_info_handle info,

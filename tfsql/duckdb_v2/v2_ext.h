@@ -76,6 +76,18 @@ int v2_tfval(duckdb_v2_value_handle v, tfval *out);
 int v2_bind_args(duckdb_v2_function_bind_info_handle info, tfargs *a, v2_err *err);
 /* The V2 type of a neutral type (owned), NULL on failure. */
 duckdb_v2_logical_type_handle v2_type(duckdb_v2_factory_handle f, tftype t);
+/* The types one call has made, by their text: DuckDB 2 makes a type from its text by
+ * parsing SQL (about 90 us), which a record of a million features cannot pay per column;
+ * v2_type_cached returns a copy (owned) of the kept one. Start as {.n = 0}; free once. */
+#define V2_TYPE_TEXT 96
+#define V2_TYPES_KEPT 32
+typedef struct {
+    int n;
+    char text[V2_TYPES_KEPT][V2_TYPE_TEXT];
+    duckdb_v2_logical_type_handle type[V2_TYPES_KEPT];
+} v2_types;
+duckdb_v2_logical_type_handle v2_type_cached(v2_types *cache, duckdb_v2_factory_handle f, tftype t);
+void v2_types_free(v2_types *cache);
 /* Declare the scan's output columns of b; -1 with err set. */
 int v2_declare_columns(const tfbind *b, duckdb_v2_table_function_bind_info_handle result,
                        duckdb_v2_factory_handle f, v2_err *err);
