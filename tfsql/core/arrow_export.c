@@ -15,6 +15,7 @@
 typedef struct {
     const void *buffers[3];
     void *owned[3];
+    size_t owned_cap[3]; /* their sizes: a released buffer goes back to the pool */
     tfsql_arrow_array child;
     tfsql_arrow_array *children[1];
 } node;
@@ -36,7 +37,7 @@ static void release_node(tfsql_arrow_array *a) {
     node *nd = (node *)a->private_data;
     release_child(&nd->child);
     for (int i = 0; i < 3; i++) {
-        free(nd->owned[i]);
+        pool_give(nd->owned[i], nd->owned_cap[i]);
     }
     free(nd);
     a->release = NULL;
@@ -71,7 +72,7 @@ static int new_node(tfsql_arrow_array *dst, int64_t length, int64_t null_count, 
             }
             continue;
         }
-        nd->owned[i] = tbuf_take(bufs[i]);
+        nd->owned[i] = tbuf_take_sized(bufs[i], &nd->owned_cap[i]);
         if (nd->owned[i] == NULL) {
             for (int j = 0; j < i; j++) {
                 free(nd->owned[j]);

@@ -52,12 +52,34 @@ int tbuf_grow(tbuf *b, size_t extra) {
 }
 
 void tbuf_free(tbuf *b) {
-    free(b->data);
+    pool_give(b->data, b->cap); /* kept for reuse when large, else freed */
     b->data = NULL;
     b->len = b->cap = 0;
 }
 
-uint8_t *tbuf_take(tbuf *b) {
+int tbuf_start(tbuf *b, size_t need, size_t want) {
+    if (b->data != NULL) {
+        return tbuf_reserve(b, want > b->len ? want - b->len : 0);
+    }
+    size_t cap;
+    uint8_t *data = (uint8_t *)pool_take(need, want, &cap);
+    if (data == NULL) {
+        cap = want > 64 ? want : 64;
+        data = (uint8_t *)malloc(cap);
+        if (data == NULL) {
+            return -1;
+        }
+        if (cap >= ((size_t)4 << 20)) {
+            advise_huge_pages(data, cap);
+        }
+    }
+    b->data = data;
+    b->cap = cap;
+    b->len = 0;
+    return 0;
+}
+
+uint8_t *tbuf_take_sized(tbuf *b, size_t *cap) {
     if (b->data == NULL) {
         b->data = (uint8_t *)malloc(8);
         if (b->data == NULL) {
@@ -65,14 +87,23 @@ uint8_t *tbuf_take(tbuf *b) {
         }
         b->cap = 8;
     } else if (b->cap - b->len > 4096 && b->cap / 8 > b->len / 7) {
-        /* give back a large unused tail (more than ~1/8 of the allocation) */
-        uint8_t *data = (uint8_t *)realloc(b->data, b->len ? b->len : 8);
+        /* give back a large unused tail (more than ~1/8 of the allocation), keeping a
+         * little room so that a later batch of about this size fits it (pool_take) */
+        size_t keep = b->len + b->len / 16 + 64;
+        uint8_t *data = (uint8_t *)realloc(b->data, keep);
         if (data != NULL) {
             b->data = data;
+            b->cap = keep;
         }
     }
     uint8_t *data = b->data;
+    *cap = b->cap;
     b->data = NULL;
     b->len = b->cap = 0;
     return data;
+}
+
+uint8_t *tbuf_take(tbuf *b) {
+    size_t cap;
+    return tbuf_take_sized(b, &cap);
 }
