@@ -86,14 +86,17 @@ uint8_t *tbuf_take_sized(tbuf *b, size_t *cap) {
             return NULL;
         }
         b->cap = 8;
-    } else if (b->cap - b->len > 4096 && b->cap / 8 > b->len / 7) {
-        /* give back a large unused tail (more than ~1/8 of the allocation), keeping a
-         * little room so that a later batch of about this size fits it (pool_take) */
-        size_t keep = b->len + b->len / 16 + 64;
-        uint8_t *data = (uint8_t *)realloc(b->data, keep);
-        if (data != NULL) {
-            b->data = data;
-            b->cap = keep;
+    } else {
+        /* give back a large unused tail (more than 4 KiB and ~1/8 of the allocation),
+         * keeping a quarter of room so that a later batch of about this size fits it
+         * (pool_take) */
+        size_t keep = b->len + b->len / 4 + 64;
+        if (b->cap > keep && b->cap - keep > 4096 && b->cap - keep > b->cap / 8) {
+            uint8_t *data = (uint8_t *)realloc(b->data, keep);
+            if (data != NULL) {
+                b->data = data;
+                b->cap = keep;
+            }
         }
     }
     uint8_t *data = b->data;

@@ -655,10 +655,11 @@ size_t list_reserve(const schema *sc, size_t payload) {
 
 /* Start `b` with room for `reserve` bytes, or for about `expected` (an earlier batch's
  * length, 0: unknown) when that is less: tbuf_start then takes a pooled buffer a
- * released batch left, with a sixteenth to spare. */
+ * released batch left (tbuf_take_sized leaves a quarter to spare, so that batches whose
+ * sizes vary a little fit each other's buffers), or allocates a quarter more. */
 static int start_sized(tbuf *b, size_t reserve, size_t expected) {
     if (expected > 0 && expected < reserve) {
-        size_t want = expected + expected / 16 + 64;
+        size_t want = expected + expected / 4 + 64;
         return tbuf_start(b, expected, want < reserve ? want : reserve);
     }
     return tbuf_start(b, reserve, reserve);

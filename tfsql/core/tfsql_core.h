@@ -395,7 +395,7 @@ void tbuf_free(tbuf *b);
 uint8_t *tbuf_take(tbuf *b);
 
 /* tbuf_take, also saying the capacity of what it returns (*cap, for pool_give). A large
- * unused tail is given back down to len + len / 16 + 64 bytes, so that the buffer fits
+ * unused tail is given back down to len + len / 4 + 64 bytes, so that the buffer fits
  * a later batch of about the same size. */
 uint8_t *tbuf_take_sized(tbuf *b, size_t *cap);
 
