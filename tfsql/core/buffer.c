@@ -57,14 +57,14 @@ void tbuf_free(tbuf *b) {
     b->len = b->cap = 0;
 }
 
-int tbuf_start(tbuf *b, size_t need, size_t want) {
+int tbuf_start(tbuf *b, size_t need, size_t want, size_t reserve) {
     if (b->data != NULL) {
-        return tbuf_reserve(b, want > b->len ? want - b->len : 0);
+        return tbuf_reserve(b, reserve > b->len ? reserve - b->len : 0);
     }
     size_t cap;
     uint8_t *data = (uint8_t *)pool_take(need, want, &cap);
     if (data == NULL) {
-        cap = want > 64 ? want : 64;
+        cap = reserve > 64 ? reserve : 64;
         data = (uint8_t *)malloc(cap);
         if (data == NULL) {
             return -1;

@@ -24,7 +24,7 @@
 #define POOL_MIN ((size_t)256 << 10)
 /* At most this many bytes and buffers are kept (the oldest freed first). */
 #define POOL_BYTES ((size_t)64 << 20)
-#define POOL_SLOTS 32
+#define POOL_SLOTS 64
 
 #if defined(_WIN32)
 

@@ -653,16 +653,18 @@ size_t list_reserve(const schema *sc, size_t payload) {
     return lists <= 2 ? payload : 2 * (payload / lists);
 }
 
-/* Start `b` with room for `reserve` bytes, or for about `expected` (an earlier batch's
- * length, 0: unknown) when that is less: tbuf_start then takes a pooled buffer a
- * released batch left (tbuf_take_sized leaves a quarter to spare, so that batches whose
- * sizes vary a little fit each other's buffers), or allocates a quarter more. */
+/* Start `b` with room for `reserve` bytes, or, when `expected` (an earlier batch's
+ * length, 0: unknown) is less, with a pooled buffer of about that length a released
+ * batch left (tbuf_take_sized leaves a quarter to spare, so that batches whose sizes
+ * vary a little fit each other's buffers). Without one, `reserve` bytes from malloc:
+ * pages never touched cost nothing, while a buffer started smaller than its batch would
+ * be copied as it grows (a scan's first batches grow one after another). */
 static int start_sized(tbuf *b, size_t reserve, size_t expected) {
     if (expected > 0 && expected < reserve) {
         size_t want = expected + expected / 4 + 64;
-        return tbuf_start(b, expected, want < reserve ? want : reserve);
+        return tbuf_start(b, expected, want < reserve ? want : reserve, reserve);
     }
-    return tbuf_start(b, reserve, reserve);
+    return tbuf_start(b, reserve, reserve, reserve);
 }
 
 int colbuild_init(colbuild *cb, int kind, int shape, size_t n, size_t payload,
@@ -910,7 +912,7 @@ void decode_note_sizes(const dctx *x, size_t *sizes) {
         const size_t lens[COL_SIZES] = {cb->values.len, cb->outer.len, cb->voffs.len};
         for (int k = 0; k < COL_SIZES; k++) {
             size_t *kept = &sizes[(size_t)c * COL_SIZES + k];
-            size_t lowered = *kept - *kept / 4;
+            size_t lowered = *kept - *kept / 16;
             *kept = lens[k] > lowered ? lens[k] : lowered;
         }
     }

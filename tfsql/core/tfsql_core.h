@@ -400,11 +400,12 @@ uint8_t *tbuf_take(tbuf *b);
 uint8_t *tbuf_take_sized(tbuf *b, size_t *cap);
 
 /* Give an empty `b` room for at least `need` bytes: a pooled buffer (buffer_pool.c) of
- * `need` to about `want` bytes, else `want` bytes from malloc. need <= want; 0, or -1
- * when out of memory. A `b` that holds memory is grown as by tbuf_reserve. */
-int tbuf_start(tbuf *b, size_t need, size_t want);
+ * `need` to about `want` bytes, else `reserve` bytes from malloc. need <= want <=
+ * reserve; 0, or -1 when out of memory. A `b` that holds memory is grown as by
+ * tbuf_reserve to `reserve`. */
+int tbuf_start(tbuf *b, size_t need, size_t want, size_t reserve);
 
-/* -- buffer_pool.c: large freed buffers kept for reuse (at most 64 MiB, 32 buffers) -- */
+/* -- buffer_pool.c: large freed buffers kept for reuse (at most 64 MiB, 64 buffers) -- */
 
 /* A kept buffer of `need` to want + want / 4 bytes (the smallest; *cap its size), or
  * NULL (*cap 0) when none fits or `want` is small (malloc's heap reuses those). */
@@ -662,7 +663,8 @@ int decode_begin_sized(dctx *x, const schema *sc, size_t n, size_t payload, cons
 
 /* Remember in `sizes` (COL_SIZES per column) how large this decode's buffers grew, for
  * the next decode_begin_sized: a larger size is kept at once, a smaller one lowers the
- * kept size by a quarter per batch (a file's short last batch does not undo it). Call
+ * kept size by a sixteenth per batch (a scan's batches grow within each file: its short
+ * first ones do not undo it, and growing a buffer past its size costs a copy). Call
  * before the columns are handed over. */
 void decode_note_sizes(const dctx *x, size_t *sizes);
 
