@@ -52,6 +52,12 @@ int tbuf_grow(tbuf *b, size_t extra) {
 }
 
 void tbuf_free(tbuf *b) {
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}
+
+void tbuf_recycle(tbuf *b) {
     pool_give(b->data, b->cap); /* kept for reuse when large, else freed */
     b->data = NULL;
     b->len = b->cap = 0;

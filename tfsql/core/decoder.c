@@ -628,12 +628,12 @@ size_t records_payload(const uint8_t *lens, size_t n, size_t buflen) {
 }
 
 void colbuild_free(colbuild *cb) {
-    tbuf_free(&cb->validity);
-    tbuf_free(&cb->outer);
-    tbuf_free(&cb->inner_validity);
-    tbuf_free(&cb->inner);
-    tbuf_free(&cb->voffs);
-    tbuf_free(&cb->values);
+    tbuf_recycle(&cb->validity);
+    tbuf_recycle(&cb->outer);
+    tbuf_recycle(&cb->inner_validity);
+    tbuf_recycle(&cb->inner);
+    tbuf_recycle(&cb->voffs);
+    tbuf_recycle(&cb->values);
 }
 
 /* Preallocate what a column needs for n rows whose payloads total `payload` bytes (a

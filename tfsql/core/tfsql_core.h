@@ -390,6 +390,10 @@ extern int crc_is_hardware;
 /* Free b's bytes and leave it empty (reusable). */
 void tbuf_free(tbuf *b);
 
+/* tbuf_free for a column builder's buffer: a large one goes to the pool (pool_give),
+ * where a later batch's builder may start from it (tbuf_start). */
+void tbuf_recycle(tbuf *b);
+
 /* The memory of `b` (never NULL: 8 bytes when it had none; a large unused tail given
  * back), for the caller to free(); `b` is left empty. NULL when out of memory. */
 uint8_t *tbuf_take(tbuf *b);
@@ -616,7 +620,7 @@ int schema_index(schema *s, int *dup);
 /* The records' payload bytes in all (at most the buffer's size, whatever the lengths say). */
 size_t records_payload(const uint8_t *lens, size_t n, size_t buflen);
 
-/* Free a column builder's buffers. */
+/* Free a column builder's buffers (the large ones to the pool, see tbuf_recycle). */
 void colbuild_free(colbuild *cb);
 
 /* What each numeric list column of `sc` reserves for its values when the records hold
