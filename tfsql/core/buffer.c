@@ -70,7 +70,9 @@ int tbuf_start(tbuf *b, size_t need, size_t want, size_t reserve) {
     size_t cap;
     uint8_t *data = (uint8_t *)pool_take(need, want, &cap);
     if (data == NULL) {
-        cap = reserve > 64 ? reserve : 64;
+        /* an eighth to spare: near its end a column reserves for the most values a packed
+         * run could hold (8 per byte), more than it then writes; growing would copy */
+        cap = reserve + reserve / 8 + 64;
         data = (uint8_t *)malloc(cap);
         if (data == NULL) {
             return -1;

@@ -404,9 +404,9 @@ uint8_t *tbuf_take(tbuf *b);
 uint8_t *tbuf_take_sized(tbuf *b, size_t *cap);
 
 /* Give an empty `b` room for at least `need` bytes: a pooled buffer (buffer_pool.c) of
- * `need` to about `want` bytes, else `reserve` bytes from malloc. need <= want <=
- * reserve; 0, or -1 when out of memory. A `b` that holds memory is grown as by
- * tbuf_reserve to `reserve`. */
+ * `need` to about `want` bytes, else `reserve` bytes (and an eighth) from malloc.
+ * need <= want <= reserve; 0, or -1 when out of memory. A `b` that holds memory is
+ * grown as by tbuf_reserve to `reserve`. */
 int tbuf_start(tbuf *b, size_t need, size_t want, size_t reserve);
 
 /* -- buffer_pool.c: large freed buffers kept for reuse (at most 64 MiB, 64 buffers) -- */
