@@ -30,16 +30,9 @@ static void advise_huge_pages(uint8_t *data, size_t cap) {
 }
 #endif
 
-int tbuf_grow(tbuf *b, size_t extra) {
-    size_t need = b->len + extra;
-    if (need < b->len || need > (size_t)PTRDIFF_MAX) {
-        return -1;
-    }
-    size_t cap = b->cap ? b->cap : 64;
-    while (cap < need) {
-        cap = (cap > (size_t)PTRDIFF_MAX / 2) ? need : cap * 2;
-    }
-    uint8_t *data = (uint8_t *)realloc(b->data, cap);
+/* Make `data` (`cap` bytes from malloc, realloc or the pool) b's memory, huge pages
+ * advised when it is large: 0, or -1 when `data` is NULL (out of memory; b unchanged). */
+static int tbuf_adopt(tbuf *b, uint8_t *data, size_t cap) {
     if (data == NULL) {
         return -1;
     }
@@ -49,6 +42,18 @@ int tbuf_grow(tbuf *b, size_t extra) {
     b->data = data;
     b->cap = cap;
     return 0;
+}
+
+int tbuf_grow(tbuf *b, size_t extra) {
+    size_t need = b->len + extra;
+    if (need < b->len || need > (size_t)PTRDIFF_MAX) {
+        return -1;
+    }
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < need) {
+        cap = (cap > (size_t)PTRDIFF_MAX / 2) ? need : cap * 2;
+    }
+    return tbuf_adopt(b, (uint8_t *)realloc(b->data, cap), cap);
 }
 
 void tbuf_free(tbuf *b) {
@@ -74,17 +79,9 @@ int tbuf_start(tbuf *b, size_t need, size_t want, size_t reserve) {
          * run could hold (8 per byte), more than it then writes; growing would copy */
         cap = reserve + reserve / 8 + 64;
         data = (uint8_t *)malloc(cap);
-        if (data == NULL) {
-            return -1;
-        }
-        if (cap >= ((size_t)4 << 20)) {
-            advise_huge_pages(data, cap);
-        }
     }
-    b->data = data;
-    b->cap = cap;
     b->len = 0;
-    return 0;
+    return tbuf_adopt(b, data, cap);
 }
 
 uint8_t *tbuf_take_sized(tbuf *b, size_t *cap) {
