@@ -390,6 +390,14 @@ def owner_lock(path: str) -> int | None:
 def owner_alive(path: str) -> bool:
     """Whether the owner file ``path`` exists and its lock is held."""
 
+def buffer_pool() -> tuple[int, int, int]:
+    """``(buffers, bytes, reuses)``: the large freed output buffers the C core keeps for
+    later batches (at most 64 MiB; ``tfsql/core/buffer_pool.c``), and how many times a
+    batch started from one."""
+
+def buffer_pool_clear() -> None:
+    """Free every buffer the pool keeps."""
+
 class Inference:
     """Schema inference over framed records, file by file: the per-file budget of
     ``infer_sample`` records and ``infer_bytes`` payload bytes (None: no bound; the byte

@@ -350,6 +350,10 @@ static void raise_dctx_error(const dctx *x, int record_type) {
 typedef struct {
     PyObject_HEAD
     schema sc;
+    /* a Decoder's memory of its batches' buffer sizes (COL_SIZES per column, see
+     * decode_note_sizes), made by its first Builder: NULL until then */
+    size_t *sizes;
+    int sizes_cols;
 } SchemaObject;
 
 typedef SchemaObject DecoderObject;
@@ -364,11 +368,14 @@ static int schema_object_init(SchemaObject *self, PyObject *args, PyObject *kwds
         return -1;
     }
     schema_free(&self->sc);
+    free(self->sizes);
+    self->sizes = NULL;
     return schema_init(&self->sc, record_type, columns, what);
 }
 
 static void schema_object_dealloc(SchemaObject *self) {
     schema_free(&self->sc);
+    free(self->sizes);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -580,7 +587,11 @@ static PyObject *Decoder_builder(DecoderObject *self, PyObject *args, PyObject *
     Py_INCREF(self);
     b->decoder = self;
     b->busy = b->done = 0;
-    if (decode_begin(&b->x, &self->sc, (size_t)rows, (size_t)payload)) {
+    if (self->sizes == NULL) { /* none (out of memory): the builders reserve as without */
+        self->sizes_cols = decode_ncols(&self->sc);
+        self->sizes = (size_t *)calloc((size_t)self->sizes_cols * COL_SIZES + 1, sizeof(size_t));
+    }
+    if (decode_begin_sized(&b->x, &self->sc, (size_t)rows, (size_t)payload, self->sizes)) {
         Py_DECREF(b);
         return PyErr_NoMemory();
     }
@@ -639,12 +650,22 @@ static PyObject *Builder_feed(BuilderObject *b, PyObject *args, PyObject *kwds) 
     Py_RETURN_NONE;
 }
 
+/* Let the decoder remember this batch's buffer sizes (with the GIL: its Builders may
+ * run on several threads), so that the next batch starts at about them. */
+static void builder_note_sizes(BuilderObject *b) {
+    DecoderObject *d = b->decoder;
+    if (d->sizes != NULL && d->sizes_cols == decode_ncols(b->x.sc)) {
+        decode_note_sizes(&b->x, d->sizes);
+    }
+}
+
 static PyObject *Builder_finish(BuilderObject *b, PyObject *unused) {
     (void)unused;
     if (builder_usable(b) < 0) {
         return NULL;
     }
     b->done = 1;
+    builder_note_sizes(b);
     return decode_results(&b->x);
 }
 
@@ -700,6 +721,7 @@ static PyObject *Builder_finish_arrow(BuilderObject *b, PyObject *unused) {
         return NULL;
     }
     b->done = 1;
+    builder_note_sizes(b);
     int rc;
     Py_BEGIN_ALLOW_THREADS
     rc = decode_export_arrow(&b->x, &out->arr);
@@ -1791,6 +1813,25 @@ static PyObject *mod_owner_alive(PyObject *self, PyObject *arg) {
     return PyBool_FromLong(alive);
 }
 
+/* buffer_pool(): (buffers, bytes, reuses) of the core's pool of large freed buffers. */
+static PyObject *mod_buffer_pool(PyObject *self, PyObject *unused) {
+    (void)self;
+    (void)unused;
+    size_t count, bytes, reuses;
+    tfsql_pool_stats(&count, &bytes, &reuses);
+    return Py_BuildValue("(nnn)", (Py_ssize_t)count, (Py_ssize_t)bytes, (Py_ssize_t)reuses);
+}
+
+/* buffer_pool_clear(): free every buffer the pool keeps. */
+static PyObject *mod_buffer_pool_clear(PyObject *self, PyObject *unused) {
+    (void)self;
+    (void)unused;
+    Py_BEGIN_ALLOW_THREADS
+    tfsql_pool_clear();
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
     {"crc32c", (PyCFunction)(void (*)(void))mod_crc32c, METH_VARARGS | METH_KEYWORDS,
      "crc32c(data, crc=0)\n--\n\nUnmasked CRC-32C of ``data``, continuing from ``crc``.\n\n"
@@ -1846,6 +1887,11 @@ static PyMethodDef module_methods[] = {
     {"owner_lock", (PyCFunction)mod_owner_lock, METH_O,
      "owner_lock(path)\n--\n\nCreate a staging directory's owner file ``path`` and hold its lock "
      "(the descriptor;\nNone when the mount has no flock)."},
+    {"buffer_pool", (PyCFunction)mod_buffer_pool, METH_NOARGS,
+     "buffer_pool()\n--\n\n(buffers, bytes, reuses): the large freed output buffers the core keeps "
+     "for later\nbatches (at most 64 MiB; tfsql/core/buffer_pool.c) and how often one was reused."},
+    {"buffer_pool_clear", (PyCFunction)mod_buffer_pool_clear, METH_NOARGS,
+     "buffer_pool_clear()\n--\n\nFree every buffer the pool keeps."},
     {"owner_alive", (PyCFunction)mod_owner_alive, METH_O,
      "owner_alive(path)\n--\n\nWhether the owner file ``path`` exists and its lock is held."},
     {NULL, NULL, 0, NULL},

@@ -24,6 +24,7 @@ struct root;
 typedef struct {
     const void *buffers[3];
     void *owned[3];
+    size_t owned_cap[3]; /* their sizes: a released buffer goes back to the pool */
     tfsql_arrow_array *children[1];
     struct root *owner;
 } node;
@@ -76,7 +77,7 @@ static void release_node(tfsql_arrow_array *a) {
         release_child(nd->children[0]);
     }
     for (int i = 0; i < 3; i++) {
-        free(nd->owned[i]);
+        pool_give(nd->owned[i], nd->owned_cap[i]);
         nd->owned[i] = NULL;
     }
     a->release = NULL;
@@ -154,7 +155,7 @@ static int fill_node(root *r, tfsql_arrow_array *dst, const nodespec *s, int has
             tbuf_free(b);
             continue;
         }
-        nd->owned[i] = tbuf_take(b);
+        nd->owned[i] = tbuf_take_sized(b, &nd->owned_cap[i]);
         if (nd->owned[i] == NULL) {
             for (int j = 0; j < i; j++) {
                 free(nd->owned[j]);

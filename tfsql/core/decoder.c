@@ -628,12 +628,12 @@ size_t records_payload(const uint8_t *lens, size_t n, size_t buflen) {
 }
 
 void colbuild_free(colbuild *cb) {
-    tbuf_free(&cb->validity);
-    tbuf_free(&cb->outer);
-    tbuf_free(&cb->inner_validity);
-    tbuf_free(&cb->inner);
-    tbuf_free(&cb->voffs);
-    tbuf_free(&cb->values);
+    tbuf_recycle(&cb->validity);
+    tbuf_recycle(&cb->outer);
+    tbuf_recycle(&cb->inner_validity);
+    tbuf_recycle(&cb->inner);
+    tbuf_recycle(&cb->voffs);
+    tbuf_recycle(&cb->values);
 }
 
 /* Preallocate what a column needs for n rows whose payloads total `payload` bytes (a
@@ -653,8 +653,29 @@ size_t list_reserve(const schema *sc, size_t payload) {
     return lists <= 2 ? payload : 2 * (payload / lists);
 }
 
+/* Start `b` with room for `reserve` bytes, or, when `expected` (an earlier batch's
+ * length, 0: unknown) is less, with a pooled buffer of about that length a released
+ * batch left (tbuf_take_sized leaves a quarter to spare, so that batches whose sizes
+ * vary a little fit each other's buffers). Without one, `reserve` bytes from malloc:
+ * pages never touched cost nothing, while a buffer started smaller than its batch would
+ * be copied as it grows (a scan's first batches grow one after another). */
+static int start_sized(tbuf *b, size_t reserve, size_t expected) {
+    if (expected > 0 && expected < reserve) {
+        size_t want = expected + expected / 4 + 64;
+        return tbuf_start(b, expected, want < reserve ? want : reserve, reserve);
+    }
+    return tbuf_start(b, reserve, reserve, reserve);
+}
+
 int colbuild_init(colbuild *cb, int kind, int shape, size_t n, size_t payload,
                   size_t list_values) {
+    return colbuild_init_sized(cb, kind, shape, n, payload, list_values, NULL);
+}
+
+int colbuild_init_sized(colbuild *cb, int kind, int shape, size_t n, size_t payload,
+                        size_t list_values, const size_t *expect) {
+    static const size_t none[COL_SIZES] = {0, 0, 0};
+    const size_t *ex = expect != NULL ? expect : none;
     memset(cb, 0, sizeof(*cb));
     cb->kind = kind;
     cb->shape = shape;
@@ -665,7 +686,7 @@ int colbuild_init(colbuild *cb, int kind, int shape, size_t n, size_t payload,
     }
     memset(cb->validity.data, 0, nbytes);
     cb->validity.len = nbytes;
-    if (shape != SCALAR && tbuf_reserve(&cb->outer, 4 * (n + 1))) {
+    if (shape != SCALAR && start_sized(&cb->outer, 4 * (n + 1), ex[1])) {
         return -1;
     }
     if (shape != SCALAR) {
@@ -678,7 +699,7 @@ int colbuild_init(colbuild *cb, int kind, int shape, size_t n, size_t payload,
         tbuf_put_i32(&cb->inner, 0);
     }
     if (kind == KIND_BYTES) {
-        if (tbuf_reserve(&cb->voffs, 4 * (n + 1))) {
+        if (start_sized(&cb->voffs, 4 * (n + 1), ex[2])) {
             return -1;
         }
         tbuf_put_i32(&cb->voffs, 0);
@@ -688,7 +709,7 @@ int colbuild_init(colbuild *cb, int kind, int shape, size_t n, size_t payload,
     if (kind != KIND_BYTES && shape != SCALAR && list_values > want) {
         want = list_values;
     }
-    if (tbuf_reserve(&cb->values, want > 64 ? want : 64)) {
+    if (start_sized(&cb->values, want > 64 ? want : 64, ex[0])) {
         return -1;
     }
     return 0;
@@ -831,6 +852,10 @@ int decode_ncols(const schema *sc) { return sc->record_type == RAW ? 1 : sc->nco
 /* Set up `x` to decode into fresh columns, reserving for about `n` rows whose payloads
  * total `payload` bytes; E_NOMEM when out of memory (then decode_end still frees). */
 int decode_begin(dctx *x, const schema *sc, size_t n, size_t payload) {
+    return decode_begin_sized(x, sc, n, payload, NULL);
+}
+
+int decode_begin_sized(dctx *x, const schema *sc, size_t n, size_t payload, const size_t *sizes) {
     int ncols = decode_ncols(sc);
     memset(x, 0, sizeof(*x));
     x->sc = sc;
@@ -844,7 +869,8 @@ int decode_begin(dctx *x, const schema *sc, size_t n, size_t payload) {
     for (int c = 0; c < ncols; c++) {
         int kind = sc->record_type == RAW ? KIND_BYTES : sc->cols[c].kind;
         int shape = sc->record_type == RAW ? SCALAR : sc->cols[c].shape;
-        if (colbuild_init(&x->cb[c], kind, shape, n, payload, lists)) {
+        const size_t *expect = sizes != NULL ? sizes + (size_t)c * COL_SIZES : NULL;
+        if (colbuild_init_sized(&x->cb[c], kind, shape, n, payload, lists, expect)) {
             return E_NOMEM;
         }
         x->cb[c].validity.len = 0; /* grown (zeroed) by each feed */
@@ -878,6 +904,18 @@ int decode_feed(dctx *x, const uint8_t *buf, size_t buflen, const uint8_t *offs,
         x->row_base += n;
     }
     return rc;
+}
+
+void decode_note_sizes(const dctx *x, size_t *sizes) {
+    for (int c = 0; x->cb != NULL && c < decode_ncols(x->sc); c++) {
+        const colbuild *cb = &x->cb[c];
+        const size_t lens[COL_SIZES] = {cb->values.len, cb->outer.len, cb->voffs.len};
+        for (int k = 0; k < COL_SIZES; k++) {
+            size_t *kept = &sizes[(size_t)c * COL_SIZES + k];
+            size_t lowered = *kept - *kept / 16;
+            *kept = lens[k] > lowered ? lens[k] : lowered;
+        }
+    }
 }
 
 /* Add the feature names the last feed found outside the columns to `unknown` (a set). */

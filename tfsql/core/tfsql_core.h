@@ -16,6 +16,7 @@
  *   core_internal.h  private to the core's .c files: CPU switches, the protobuf wire
  *                    reader's inline helpers, map entries, name tables
  *   buffer.c         growable byte buffers (malloc / realloc, usable without the GIL)
+ *   buffer_pool.c    a small cache of large freed buffers, reused by later batches
  *   crc32c.c         CRC-32C: slicing-by-8, SSE4.2 (3-way interleaved) / ARMv8 paths
  *   framing.c        scan_core, count_core, find_boundary_core (resync)
  *   byte_ranges.c    a file's stretch cut into byte ranges for parallel reads
@@ -390,9 +391,40 @@ extern int crc_is_hardware;
 /* Free b's bytes and leave it empty (reusable). */
 void tbuf_free(tbuf *b);
 
+/* tbuf_free for a column builder's buffer: a large one goes to the pool (pool_give),
+ * where a later batch's builder may start from it (tbuf_start). */
+void tbuf_recycle(tbuf *b);
+
 /* The memory of `b` (never NULL: 8 bytes when it had none; a large unused tail given
  * back), for the caller to free(); `b` is left empty. NULL when out of memory. */
 uint8_t *tbuf_take(tbuf *b);
+
+/* tbuf_take, also saying the capacity of what it returns (*cap, for pool_give). A large
+ * unused tail is given back down to len + len / 4 + 64 bytes, so that the buffer fits
+ * a later batch of about the same size. */
+uint8_t *tbuf_take_sized(tbuf *b, size_t *cap);
+
+/* Give an empty `b` room for at least `need` bytes: a pooled buffer (buffer_pool.c) of
+ * `need` to about `want` bytes, else `reserve` bytes (and an eighth) from malloc.
+ * need <= want <= reserve; 0, or -1 when out of memory. A `b` that holds memory is
+ * grown as by tbuf_reserve to `reserve`. */
+int tbuf_start(tbuf *b, size_t need, size_t want, size_t reserve);
+
+/* -- buffer_pool.c: large freed buffers kept for reuse (at most 64 MiB, 64 buffers) -- */
+
+/* A kept buffer of `need` to want + want / 4 bytes (the smallest; *cap its size), or
+ * NULL (*cap 0) when none fits or `want` is small (malloc's heap reuses those). */
+void *pool_take(size_t need, size_t want, size_t *cap);
+
+/* Keep `data` (from malloc, `cap` bytes) for reuse, freeing the oldest kept ones when
+ * the pool is full; a buffer too small or too large to keep is freed. */
+void pool_give(void *data, size_t cap);
+
+/* Free every kept buffer. */
+void tfsql_pool_clear(void);
+
+/* How many buffers and bytes the pool keeps, and how many times one was reused. */
+void tfsql_pool_stats(size_t *count, size_t *bytes, size_t *reuses);
 
 /* -- crc32c.c: CRC-32C -- */
 
@@ -596,7 +628,7 @@ int schema_index(schema *s, int *dup);
 /* The records' payload bytes in all (at most the buffer's size, whatever the lengths say). */
 size_t records_payload(const uint8_t *lens, size_t n, size_t buflen);
 
-/* Free a column builder's buffers. */
+/* Free a column builder's buffers (the large ones to the pool, see tbuf_recycle). */
 void colbuild_free(colbuild *cb);
 
 /* What each numeric list column of `sc` reserves for its values when the records hold
@@ -614,6 +646,17 @@ size_t list_reserve(const schema *sc, size_t payload);
 int colbuild_init(colbuild *cb, int kind, int shape, size_t n, size_t payload,
                   size_t list_values);
 
+/* Number of sizes per column in a decode's size memory (see colbuild_init_sized). */
+#define COL_SIZES 3
+
+/* colbuild_init, with `expect` (NULL: none) the lengths an earlier batch of the same
+ * decoder left in the column's values, outer offsets and value offsets (COL_SIZES
+ * entries, 0: unknown): each of those buffers then starts at about that length (the
+ * smaller of it and what colbuild_init reserves), which a pooled buffer of a
+ * released batch fits. Growing past it costs a copy, never a wrong value. */
+int colbuild_init_sized(colbuild *cb, int kind, int shape, size_t n, size_t payload,
+                        size_t list_values, const size_t *expect);
+
 /* The decode loop over n records (runs without the GIL): x set up as by decode_begin.
  * 0, or an E_* code with x->err_record / err_column / err_found_kind set. */
 int decode_core(dctx *x, const uint8_t *buf, size_t buflen, const uint8_t *offs,
@@ -625,6 +668,17 @@ int decode_ncols(const schema *sc);
 /* Set up `x` to decode into fresh columns, reserving for about `n` rows whose payloads
  * total `payload` bytes; E_NOMEM when out of memory (then decode_end still frees). */
 int decode_begin(dctx *x, const schema *sc, size_t n, size_t payload);
+
+/* decode_begin, each column starting from the sizes an earlier batch left (`sizes`:
+ * COL_SIZES per column, as decode_note_sizes keeps them; NULL: none). */
+int decode_begin_sized(dctx *x, const schema *sc, size_t n, size_t payload, const size_t *sizes);
+
+/* Remember in `sizes` (COL_SIZES per column) how large this decode's buffers grew, for
+ * the next decode_begin_sized: a larger size is kept at once, a smaller one lowers the
+ * kept size by a sixteenth per batch (a scan's batches grow within each file: its short
+ * first ones do not undo it, and growing a buffer past its size costs a copy). Call
+ * before the columns are handed over. */
+void decode_note_sizes(const dctx *x, size_t *sizes);
 
 /* Decode `n` more records into the columns (runs without the GIL); 0 or an E_ code,
  * with x->err_record counted from this call's first record. */

@@ -1,0 +1,139 @@
+/*
+ * tfsql/core/buffer_pool.c -- a small process-wide cache of large freed buffers, so
+ * that a batch's output columns reuse the pages of an earlier batch's instead of
+ * faulting in (and the kernel zeroing) fresh ones.
+ *
+ * Why: a batch's large buffers (a vectors batch's 2.5 MB of floats, an images batch's
+ * 16 MB of bytes) are above glibc's mmap threshold, so each was a fresh mapping whose
+ * every page the kernel faulted in and zeroed, then unmapped when the consumer released
+ * the batch: on a vectors decode that was two thirds of the CPU time, and with two
+ * threads the zeroing shares the memory bandwidth. Calling mallopt would change the
+ * whole process's allocator for a library's sake; this cache holds only the core's own
+ * buffers, at most POOL_BYTES of them, and hands one out only for a request of about
+ * its size.
+ *
+ * Every buffer here came from malloc and may still be released with free(): giving one
+ * back (pool_give) is an optimisation, never a requirement. Thread-safe (one mutex,
+ * taken twice per buffer per batch); on Windows the pool is off (take finds nothing,
+ * give frees).
+ */
+
+#include "core_internal.h"
+
+/* Buffers smaller than this come and go through malloc's heap, which reuses them well. */
+#define POOL_MIN ((size_t)256 << 10)
+/* At most this many bytes and buffers are kept (the oldest freed first). */
+#define POOL_BYTES ((size_t)64 << 20)
+#define POOL_SLOTS 64
+
+#if defined(_WIN32)
+
+void *pool_take(size_t need, size_t want, size_t *cap) {
+    (void)need;
+    (void)want;
+    *cap = 0;
+    return NULL;
+}
+
+void pool_give(void *data, size_t cap) {
+    (void)cap;
+    free(data);
+}
+
+void tfsql_pool_clear(void) {}
+
+void tfsql_pool_stats(size_t *count, size_t *bytes, size_t *reused) {
+    *count = *bytes = *reused = 0;
+}
+
+#else
+
+#include <pthread.h>
+
+typedef struct {
+    void *data;
+    size_t cap;
+} pooled;
+
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static pooled slots[POOL_SLOTS]; /* slots[0] the oldest */
+static size_t n_slots, held, reused;
+
+/* Remove slot i (the lock held). */
+static pooled pool_remove(size_t i) {
+    pooled p = slots[i];
+    memmove(&slots[i], &slots[i + 1], (n_slots - i - 1) * sizeof(pooled));
+    n_slots--;
+    held -= p.cap;
+    return p;
+}
+
+void *pool_take(size_t need, size_t want, size_t *cap) {
+    *cap = 0;
+    if (want < POOL_MIN) {
+        return NULL;
+    }
+    size_t most = want + want / 4; /* a much larger one would hold memory it does not use */
+    pthread_mutex_lock(&pool_lock);
+    size_t best = SIZE_MAX;
+    for (size_t i = 0; i < n_slots; i++) {
+        if (slots[i].cap >= need && slots[i].cap <= most &&
+            (best == SIZE_MAX || slots[i].cap < slots[best].cap)) {
+            best = i;
+        }
+    }
+    pooled p = {NULL, 0};
+    if (best != SIZE_MAX) {
+        p = pool_remove(best);
+        reused++;
+    }
+    pthread_mutex_unlock(&pool_lock);
+    *cap = p.cap;
+    return p.data;
+}
+
+void pool_give(void *data, size_t cap) {
+    if (data == NULL) {
+        return;
+    }
+    if (cap < POOL_MIN || cap > POOL_BYTES) {
+        free(data);
+        return;
+    }
+    void *evicted[POOL_SLOTS];
+    size_t n_evicted = 0;
+    pthread_mutex_lock(&pool_lock);
+    while (n_slots > 0 && (n_slots == POOL_SLOTS || held + cap > POOL_BYTES)) {
+        evicted[n_evicted++] = pool_remove(0).data;
+    }
+    slots[n_slots].data = data;
+    slots[n_slots].cap = cap;
+    n_slots++;
+    held += cap;
+    pthread_mutex_unlock(&pool_lock);
+    for (size_t i = 0; i < n_evicted; i++) {
+        free(evicted[i]); /* outside the lock: munmap can take a while */
+    }
+}
+
+void tfsql_pool_clear(void) {
+    pooled taken[POOL_SLOTS];
+    pthread_mutex_lock(&pool_lock);
+    size_t n = n_slots;
+    memcpy(taken, slots, n * sizeof(pooled));
+    n_slots = held = 0;
+    pthread_mutex_unlock(&pool_lock);
+    for (size_t i = 0; i < n; i++) {
+        free(taken[i].data);
+    }
+}
+
+void tfsql_pool_stats(size_t *count, size_t *bytes, size_t *reuses) {
+    pthread_mutex_lock(&pool_lock);
+    *count = n_slots;
+    *bytes = held;
+    *reuses = reused;
+    pthread_mutex_unlock(&pool_lock);
+}
+
+#endif
