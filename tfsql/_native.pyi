@@ -398,6 +398,9 @@ def buffer_pool() -> tuple[int, int, int]:
 def buffer_pool_clear() -> None:
     """Free every buffer the pool keeps."""
 
+def _buffer_pool_hold(milliseconds: int, /) -> None:
+    """Hold the pool's lock that long, without the GIL (tests only)."""
+
 class Inference:
     """Schema inference over framed records, file by file: the per-file budget of
     ``infer_sample`` records and ``infer_bytes`` payload bytes (None: no bound; the byte

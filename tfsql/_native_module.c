@@ -1823,6 +1823,20 @@ static PyObject *mod_buffer_pool(PyObject *self, PyObject *unused) {
 }
 
 /* buffer_pool_clear(): free every buffer the pool keeps. */
+/* _buffer_pool_hold(milliseconds): hold the pool's lock that long, without the GIL
+ * (tests only: a fork meanwhile must leave the child a usable pool). */
+static PyObject *mod_buffer_pool_hold(PyObject *self, PyObject *arg) {
+    (void)self;
+    unsigned long ms = PyLong_AsUnsignedLong(arg);
+    if (ms == (unsigned long)-1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    tfsql_pool_hold((unsigned)ms);
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
 static PyObject *mod_buffer_pool_clear(PyObject *self, PyObject *unused) {
     (void)self;
     (void)unused;
@@ -1892,6 +1906,8 @@ static PyMethodDef module_methods[] = {
      "for later\nbatches (at most 64 MiB; tfsql/core/buffer_pool.c) and how often one was reused."},
     {"buffer_pool_clear", (PyCFunction)mod_buffer_pool_clear, METH_NOARGS,
      "buffer_pool_clear()\n--\n\nFree every buffer the pool keeps."},
+    {"_buffer_pool_hold", (PyCFunction)mod_buffer_pool_hold, METH_O,
+     "_buffer_pool_hold(milliseconds)\n--\n\nHold the pool's lock that long (tests only)."},
     {"owner_alive", (PyCFunction)mod_owner_alive, METH_O,
      "owner_alive(path)\n--\n\nWhether the owner file ``path`` exists and its lock is held."},
     {NULL, NULL, 0, NULL},

@@ -154,3 +154,39 @@ def test_two_threads_sharing_a_decoder_and_the_pool():
     for t in threads:
         t.join()
     assert failures == []
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs fork()")
+def test_a_fork_while_another_thread_holds_the_pool_leaves_the_child_a_usable_pool(tmp_path):
+    """PyTorch's DataLoader forks workers from a process whose threads may be decoding:
+    a fork while a thread holds the pool's lock must not leave the child's copy locked
+    (its first decode would hang). The child here takes the lock once; it hung before
+    the pool's fork handlers."""
+    import subprocess
+
+    script = tmp_path / "fork_pool.py"
+    script.write_text(
+        "import os, threading, time, warnings\n"
+        "warnings.simplefilter('ignore')  # fork() with threads running\n"
+        "from tfsql import _native\n"
+        "holder = threading.Thread(target=_native._buffer_pool_hold, args=(1500,))\n"
+        "holder.start()\n"
+        "time.sleep(0.3)\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    _native.buffer_pool()\n"
+        "    os._exit(7)\n"
+        "deadline = time.monotonic() + 20\n"
+        "while time.monotonic() < deadline:\n"
+        "    done, status = os.waitpid(pid, os.WNOHANG)\n"
+        "    if done:\n"
+        "        print('child exit', os.waitstatus_to_exitcode(status))\n"
+        "        break\n"
+        "    time.sleep(0.05)\n"
+        "else:\n"
+        "    os.kill(pid, 9)\n"
+        "    print('child hung')\n"
+        "holder.join()\n"
+    )
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert (done.stdout.strip(), done.returncode) == ("child exit 7", 0), done.stderr

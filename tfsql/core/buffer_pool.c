@@ -18,6 +18,10 @@
  * give frees).
  */
 
+#if !defined(_WIN32) && !defined(_POSIX_C_SOURCE)
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
+#endif
+
 #include "core_internal.h"
 
 /* Buffers smaller than this come and go through malloc's heap, which reuses them well. */
@@ -46,9 +50,14 @@ void tfsql_pool_stats(size_t *count, size_t *bytes, size_t *reused) {
     *count = *bytes = *reused = 0;
 }
 
+void tfsql_pool_hold(unsigned milliseconds) {
+    (void)milliseconds;
+}
+
 #else
 
 #include <pthread.h>
+#include <time.h>
 
 typedef struct {
     void *data;
@@ -58,6 +67,29 @@ typedef struct {
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static pooled slots[POOL_SLOTS]; /* slots[0] the oldest */
 static size_t n_slots, held, reused;
+
+/* fork() while another thread holds pool_lock (a decode thread giving a buffer back)
+ * would leave the child's copy locked forever: its first decode would hang. So a fork
+ * waits for the lock and the child starts with it free (PyTorch's DataLoader forks its
+ * workers from a process whose threads may be decoding). */
+static pthread_once_t fork_guard = PTHREAD_ONCE_INIT;
+
+static void before_fork(void) {
+    pthread_mutex_lock(&pool_lock);
+}
+
+static void after_fork(void) {
+    pthread_mutex_unlock(&pool_lock);
+}
+
+static void guard_fork(void) {
+    pthread_atfork(before_fork, after_fork, after_fork);
+}
+
+static void pool_enter(void) {
+    pthread_once(&fork_guard, guard_fork);
+    pthread_mutex_lock(&pool_lock);
+}
 
 /* Remove slot i (the lock held). */
 static pooled pool_remove(size_t i) {
@@ -74,7 +106,7 @@ void *pool_take(size_t need, size_t want, size_t *cap) {
         return NULL;
     }
     size_t most = want + want / 4; /* a much larger one would hold memory it does not use */
-    pthread_mutex_lock(&pool_lock);
+    pool_enter();
     size_t best = SIZE_MAX;
     for (size_t i = 0; i < n_slots; i++) {
         if (slots[i].cap >= need && slots[i].cap <= most &&
@@ -102,7 +134,7 @@ void pool_give(void *data, size_t cap) {
     }
     void *evicted[POOL_SLOTS];
     size_t n_evicted = 0;
-    pthread_mutex_lock(&pool_lock);
+    pool_enter();
     while (n_slots > 0 && (n_slots == POOL_SLOTS || held + cap > POOL_BYTES)) {
         evicted[n_evicted++] = pool_remove(0).data;
     }
@@ -118,7 +150,7 @@ void pool_give(void *data, size_t cap) {
 
 void tfsql_pool_clear(void) {
     pooled taken[POOL_SLOTS];
-    pthread_mutex_lock(&pool_lock);
+    pool_enter();
     size_t n = n_slots;
     memcpy(taken, slots, n * sizeof(pooled));
     n_slots = held = 0;
@@ -128,8 +160,15 @@ void tfsql_pool_clear(void) {
     }
 }
 
+void tfsql_pool_hold(unsigned milliseconds) {
+    pool_enter();
+    struct timespec wait = {(time_t)(milliseconds / 1000), (long)(milliseconds % 1000) * 1000000L};
+    nanosleep(&wait, NULL);
+    pthread_mutex_unlock(&pool_lock);
+}
+
 void tfsql_pool_stats(size_t *count, size_t *bytes, size_t *reuses) {
-    pthread_mutex_lock(&pool_lock);
+    pool_enter();
     *count = n_slots;
     *bytes = held;
     *reuses = reused;

@@ -426,6 +426,9 @@ void tfsql_pool_clear(void);
 /* How many buffers and bytes the pool keeps, and how many times one was reused. */
 void tfsql_pool_stats(size_t *count, size_t *bytes, size_t *reuses);
 
+/* Hold the pool's lock for `milliseconds` (tests: a fork meanwhile must not hang). */
+void tfsql_pool_hold(unsigned milliseconds);
+
 /* -- crc32c.c: CRC-32C -- */
 
 /* The table-driven (slicing-by-8) CRC-32C update of a raw register `crc` (not
