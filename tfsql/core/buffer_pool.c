@@ -70,7 +70,7 @@ static size_t n_slots, held, reused;
 
 /* fork() while another thread holds pool_lock (a decode thread giving a buffer back)
  * would leave the child's copy locked forever: its first decode would hang. So a fork
- * waits for the lock and the child starts with it free (PyTorch's DataLoader forks its
+ * waits for the lock and the child starts with it free (torch's DataLoader forks its
  * workers from a process whose threads may be decoding). */
 static pthread_once_t fork_guard = PTHREAD_ONCE_INIT;
 
