@@ -55,6 +55,12 @@ PREDICATES = [
     "p >= 7",
     "p > 1 AND p < 3",
     "p BETWEEN 2 AND 4",
+    "p BETWEEN 2 AND 4 OR q = 'a'",
+    "p > 1 AND p <= 3",
+    "p >= 2 AND p < 4",
+    "q BETWEEN 'a' AND 'b'",
+    "q > 'a' AND q < 'b'",
+    "p NOT BETWEEN 2 AND 4",
     "p IN (1, 2)",
     "p NOT IN (1, 2)",
     "p IN (1, NULL)",
@@ -112,4 +118,27 @@ def test_explain_analyze_shows_only_the_matching_files_rows_scanned(con, tree, m
     assert con.sql(sql).fetchall() == [(15,)]
     assert _scanned(con, sql) == 15
     monkeypatch.setenv("TFSQL_FILTER_PUSHDOWN", "0")
+    assert _scanned(con, sql) == 150
+
+
+@pytest.mark.parametrize(
+    ("where", "rows", "scanned"),
+    [
+        # DuckDB's API shows all of these as one BETWEEN node with bounds 2 and 4 (or 1
+        # and 3) and does not say which bounds are inclusive: the scan prunes with the
+        # inclusive range and leaves the exact test to DuckDB above it
+        ("p BETWEEN 2 AND 4", 45, 45),
+        ("p > 2 AND p < 4", 15, 45),
+        ("p >= 2 AND p < 4", 30, 45),
+        ("p > 1 AND p <= 3", 30, 45),
+        ("q BETWEEN 'a' AND 'a'", 50, 50),
+        ("p BETWEEN 2 AND 4 OR p = 9", 60, 60),
+    ],
+)
+def test_a_between_prunes_files_with_its_inclusive_range(con, tree, where, rows, scanned, monkeypatch):
+    sql = f"SELECT count(*) FROM tfrecord_scan('{tree}/**') WHERE {where}"
+    assert con.sql(sql).fetchall() == [(rows,)]
+    assert _scanned(con, sql) == scanned
+    monkeypatch.setenv("TFSQL_FILTER_PUSHDOWN", "0")
+    assert con.sql(sql).fetchall() == [(rows,)]
     assert _scanned(con, sql) == 150

@@ -3,7 +3,8 @@
  * (hive partition columns, `split`, the filename column), evaluated per file so that a
  * scan skips the files they rule out before opening them. A binding that is offered a
  * query's filters (V2: filter pushdown) turns those it can evaluate exactly into tfpreds
- * and hands DuckDB back the rest.
+ * and hands DuckDB back the rest; a tfpred that keeps more files than its filter needs
+ * (a BETWEEN, see duckdb_v2/filters.c) prunes too, its filter handed back to DuckDB.
  *
  * Semantics are DuckDB's: a file is read when the predicate is TRUE for its values; NULL
  * (a null partition value, a NULL candidate) is not TRUE. Only AND and OR combine

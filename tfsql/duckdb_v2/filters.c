@@ -5,10 +5,15 @@
  * (DuckDB then drops them from its plan) and rule files out before they are opened.
  *
  * Accepted: column = <> < <= > >= constant (either side), IN / NOT IN (constants),
- * IS [NOT] NULL, and AND / OR of accepted ones. Refused (left to DuckDB): BETWEEN, whose
- * bounds DuckDB 2.0.1's API does not say are inclusive (its optimizer turns p > 1 AND
- * p < 3 into a BETWEEN node just like p BETWEEN 1 AND 3's, measured), a
- * column under a cast or function (e.g. a VARCHAR partition compared with a number, which
+ * IS [NOT] NULL, and AND / OR of accepted ones.
+ *
+ * Used to prune but left to DuckDB: BETWEEN, and an AND / OR holding one. DuckDB 2.0.1's
+ * API does not say whether a BETWEEN node's bounds are inclusive: its optimizer turns
+ * p > 1 AND p < 3 into a node that looks exactly like p BETWEEN 1 AND 3's (measured). So
+ * the scan prunes with the inclusive range, which keeps every file either form could
+ * match, and does not accept the predicate: DuckDB still applies it exactly above.
+ *
+ * Refused (left to DuckDB, no pruning): a column under a cast or function (e.g. a VARCHAR partition compared with a number, which
  * DuckDB casts), a constant of another type than the column's (BIGINT with BIGINT, VARCHAR
  * with VARCHAR only), NOT, prepared parameters, data columns. TFSQL_FILTER_PUSHDOWN=0 in
  * the environment refuses everything (the tests compare both).
@@ -87,12 +92,47 @@ static int comparison_op(DUCKDB_V2_EXPRESSION_TYPE t, int flipped) {
     }
 }
 
-/* e as a tfpred over b's prunable columns; 0, or -1 (nothing kept) when it is not one. */
-static int to_pred(pushdown_info info, const tfbind *b, expr e, tfpred *p) {
+static int to_pred(pushdown_info info, const tfbind *b, expr e, tfpred *p, int *exact);
+
+/* value BETWEEN lo AND hi as lo <= value AND value <= hi, and *exact = 0 (see the top). */
+static int between_pred(pushdown_info info, const tfbind *b, expr e, tfpred *p, int *exact) {
+    int column = child_count(e) == 3 ? column_of(info, child(e, 0)) : -1;
+    int is_int = 0;
+    if (column < 0 || !prunable_column(b, column, &is_int)) {
+        return -1;
+    }
+    p->op = PRED_AND;
+    p->kids = (tfpred *)calloc(2, sizeof(tfpred));
+    if (p->kids == NULL) {
+        return -1;
+    }
+    for (int i = 0; i < 2; i++) {
+        tfpred *bound = &p->kids[i];
+        p->nkids = (size_t)i + 1;
+        bound->op = i == 0 ? PRED_GE : PRED_LE;
+        bound->column = column;
+        bound->consts = (tfval *)calloc(1, sizeof(tfval));
+        if (bound->consts == NULL || constant_of(child(e, (idx_t)i + 1), is_int, bound->consts) != 0) {
+            tfpred_free(p);
+            return -1;
+        }
+        bound->nconsts = 1;
+    }
+    *exact = 0;
+    return 0;
+}
+
+/* e as a tfpred over b's prunable columns; 0, or -1 (nothing kept) when it is not one.
+ * *exact is cleared when the tfpred keeps more rows than e (it may then prune files, but
+ * DuckDB must still apply e). */
+static int to_pred(pushdown_info info, const tfbind *b, expr e, tfpred *p, int *exact) {
     memset(p, 0, sizeof(*p));
     DUCKDB_V2_EXPRESSION_TYPE t = type_of(e);
     idx_t n = child_count(e);
     int is_int = 0;
+    if (t == DUCKDB_V2_EXPRESSION_TYPE_COMPARE_BETWEEN) {
+        return between_pred(info, b, e, p, exact);
+    }
     if (t == DUCKDB_V2_EXPRESSION_TYPE_CONJUNCTION_AND || t == DUCKDB_V2_EXPRESSION_TYPE_CONJUNCTION_OR) {
         p->op = t == DUCKDB_V2_EXPRESSION_TYPE_CONJUNCTION_AND ? PRED_AND : PRED_OR;
         p->kids = (tfpred *)calloc(n ? n : 1, sizeof(tfpred));
@@ -102,7 +142,7 @@ static int to_pred(pushdown_info info, const tfbind *b, expr e, tfpred *p) {
         }
         for (idx_t i = 0; i < n; i++) {
             p->nkids = (size_t)i + 1;
-            if (to_pred(info, b, child(e, i), &p->kids[i]) != 0) {
+            if (to_pred(info, b, child(e, i), &p->kids[i], exact) != 0) {
                 tfpred_free(p);
                 return -1;
             }
@@ -165,8 +205,9 @@ static void pushdown(pushdown_info info, v2_ctx context, v2_err *err) {
     for (idx_t i = 0; i < n; i++) {
         expr e = NULL;
         tfpred p;
+        int exact = 1;
         if (duckdb_v2_table_function_filter_pushdown_get_filter(info, i, &e, NULL) != V2_OK ||
-            to_pred(info, b, e, &p) != 0) {
+            to_pred(info, b, e, &p, &exact) != 0) {
             continue;
         }
         tfpred *grown = (tfpred *)realloc(b->preds, (b->npreds + 1) * sizeof(tfpred));
@@ -175,7 +216,7 @@ static void pushdown(pushdown_info info, v2_ctx context, v2_err *err) {
             continue;
         }
         b->preds = grown;
-        if (duckdb_v2_table_function_filter_pushdown_accept(info, i, NULL) != V2_OK) {
+        if (exact && duckdb_v2_table_function_filter_pushdown_accept(info, i, NULL) != V2_OK) {
             tfpred_free(&p);
             continue;
         }
