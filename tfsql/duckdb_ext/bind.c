@@ -10,6 +10,10 @@ tfbind *v1_resolve(duckdb_bind_info info, const char *fname, const char *const *
     tfargs a;
     uint64_t cardinality = 0;
     tfbind *b = NULL;
+    *cardinality_out = 0;
+    if (v1_external_access_refused(info, fname, err)) {
+        return NULL;
+    }
     if (bind_args(info, extra, &a) != 0) {
         snprintf(err, ERRLEN, "out of memory");
     } else if (scanning) {

@@ -38,6 +38,8 @@ DUCKDB_EXTENSION_EXTERN
 
 /* -- reports.c ------------------------------------------------------------------- */
 connref connection_of(duckdb_bind_info info);
+/* sandbox.c: 1 (err set) when the connection's enable_external_access is false. */
+int v1_external_access_refused(duckdb_bind_info info, const char *fname, char *err);
 /* Give table function f its fninfo (`name`, the database being loaded). */
 void set_function_info(duckdb_table_function f, const char *name);
 /* tfrecord_last_error() and tfrecord_rejects(). */

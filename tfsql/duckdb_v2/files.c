@@ -9,7 +9,10 @@
  *
  * Local paths are not routed: the C library reads them (reading.c: pread, the walk's link
  * and FIFO rules, modification times, the target lock), as fast as the v1 build
- * (docs/duckdb-extension.md has the measurement).
+ * (docs/duckdb-extension.md has the measurement). Except in a sandbox: when the context's
+ * enable_external_access is false, every path is routed, so DuckDB's own rules decide
+ * what may be read (allowed_directories, allowed_paths) and its own Permission Error
+ * refuses the rest, as read_parquet would.
  *
  * The context is the thread's current callback's (v2_files_enter: every callback that
  * lists, reads or writes files enters it; reports.c's v2_reports_enter does for scans).
@@ -19,10 +22,37 @@
 #include <ctype.h>
 
 static __thread v2_ctx fs_context;
+static __thread int fs_sandboxed = -1; /* the context's enable_external_access is false; -1 unknown */
 
-void v2_files_enter(v2_ctx context) { fs_context = context; }
+void v2_files_enter(v2_ctx context) {
+    fs_context = context;
+    fs_sandboxed = -1;
+}
 
-void v2_files_leave(void) { fs_context = NULL; }
+void v2_files_leave(void) {
+    fs_context = NULL;
+    fs_sandboxed = -1;
+}
+
+/* Whether the current context forbids external access (read once per callback). A
+ * setting that cannot be read counts as forbidding: DuckDB's file system then decides. */
+static int sandboxed(void) {
+    if (fs_sandboxed < 0 && fs_context != NULL) {
+        duckdb_v2_config_handle config = NULL;
+        duckdb_v2_value_handle value = NULL;
+        duckdb_v2_identifier_t name = v2_str("enable_external_access");
+        bool allowed = false;
+        DUCKDB_V2_SETTING_SCOPE scope; /* required by the call, not used */
+        if (duckdb_v2_context_get_config(fs_context, &config, NULL) == V2_OK &&
+            duckdb_v2_config_get_option_value(config, &name, &value, &scope, NULL) == V2_OK &&
+            duckdb_v2_value_get_bool(value, &allowed, NULL) != V2_OK) {
+            allowed = false;
+        }
+        duckdb_v2_value_destroy(&value);
+        fs_sandboxed = !allowed;
+    }
+    return fs_sandboxed > 0;
+}
 
 /* err = the error DuckDB reported (its text without the "IO Error: " prefix); destroys it. */
 static void take_error(duckdb_v2_error_info_handle *e, const char *what, const char *path, char *err) {
@@ -50,7 +80,7 @@ static duckdb_v2_file_system_handle file_system(char *err) {
 }
 
 /* A URL: "<scheme>://" with a scheme of letters, digits, '+', '-', '.'; file:// is local. */
-static int routes(const char *path) {
+static int is_url(const char *path) {
     const char *s = strstr(path, "://");
     if (s == NULL || s == path || (s - path == 4 && strncasecmp(path, "file", 4) == 0)) {
         return 0;
@@ -62,6 +92,8 @@ static int routes(const char *path) {
     }
     return 1;
 }
+
+static int routes(const char *path) { return is_url(path) || sandboxed(); }
 
 static void keep_text(const duckdb_v2_str *text, void *user_data, duckdb_v2_error_info_handle *err) {
     (void)err;
@@ -141,6 +173,13 @@ static void *open_file(const char *path, int mode, uint64_t *size, char *err) {
     idx_t n = 0;
     ok = ok && (mode != FS_READ || duckdb_v2_file_size(file, &n, &e) == V2_OK);
     duckdb_v2_file_open_options_destroy(&options);
+    bool is_file = true; /* a local directory opens for reading too (a sandbox routes it) */
+    if (ok && mode == FS_READ && !is_url(path) &&
+        duckdb_v2_file_system_path_exists(fs, &p, &is_file, NULL) == V2_OK && !is_file) {
+        duckdb_v2_file_destroy(&file);
+        snprintf(err, ERRLEN, "%s: Is a directory", path);
+        return NULL;
+    }
     if (!ok) {
         duckdb_v2_file_destroy(&file);
         take_error(&e, mode == FS_READ ? "open" : "create", path, err);
