@@ -156,9 +156,7 @@ def test_rejects_list_exactly_the_ranges_python_reports(tmp_path):
 
 
 @needs_reports
-def test_a_new_skip_scan_replaces_the_rejects_and_other_connections_see_none(tmp_path, duckdb_api):
-    if duckdb_api == "v2":
-        pytest.skip("the V2 C API gives no connection identity: one report for the process")
+def test_a_new_skip_scan_replaces_the_rejects_and_other_connections_see_none(tmp_path):
     bad, good = tmp_path / "bad.tfrecord", tmp_path / "good.tfrecord"
     _damaged(bad, data_crc=(1,))
     _damaged(good)
@@ -168,6 +166,29 @@ def test_a_new_skip_scan_replaces_the_rejects_and_other_connections_see_none(tmp
     assert other.sql("SELECT * FROM tfrecord_rejects()").fetchall() == []
     con.sql(f"SELECT * FROM tfrecord_scan('{good}', ignore_errors := true)").fetchall()
     assert con.sql("SELECT * FROM tfrecord_rejects()").fetchall() == []
+
+
+@needs_reports
+def test_cursors_of_one_database_keep_their_own_reports(tmp_path):
+    # each cursor is a connection of its own: its last error and rejects are its own, on
+    # the V2 build too (the extension gives each connection an id in its session setting
+    # tfsql_connection_id; before, V2 kept one report for the process)
+    bad, good = tmp_path / "bad.tfrecord", tmp_path / "good.tfrecord"
+    _damaged(bad, data_crc=(1,))
+    _damaged(good)
+    db = _native()
+    a, b = db.cursor(), db.cursor()
+    a.sql(f"SELECT * FROM tfrecord_scan('{bad}', ignore_errors := true)").fetchall()
+    with pytest.raises(duckdb.Error):
+        b.sql(f"SELECT * FROM tfrecord_scan('{tmp_path}/missing.tfrecord')").fetchall()
+    assert [r[1] for r in a.sql("SELECT * FROM tfrecord_rejects()").fetchall()] == [1]
+    assert b.sql("SELECT * FROM tfrecord_rejects()").fetchall() == []
+    assert a.sql("SELECT count(*) FROM tfrecord_last_error()").fetchall() == [(0,)]
+    ((message,),) = b.sql("SELECT message FROM tfrecord_last_error()").fetchall()
+    assert "missing.tfrecord" in message
+    a.sql(f"SELECT * FROM tfrecord_scan('{good}', ignore_errors := true)").fetchall()
+    assert a.sql("SELECT * FROM tfrecord_rejects()").fetchall() == []
+    assert b.sql("SELECT count(*) FROM tfrecord_last_error()").fetchall() == [(1,)]
 
 
 @needs_reports

@@ -5,11 +5,13 @@
  *
  * The V2 API (2.0.1) gives a callback no connection identity: its client context handle
  * is a wrapper made for the call, and its internal pointer is the same for every
- * connection of the process (measured), and Python's duckdb binds statements on a
- * connection of its own. So the V2 extension keeps one report for the process: every
- * connection sees the last scan's error and rejects (each tfrecord_scan bind starts them
- * over), where the v1 extension keeps them per connection. A SequenceExample file read as
- * Examples (inference.c: tfsql_looks_like_sequence_example) and a stretch skipped under on_corrupt := 'skip' is also written to DuckDB's log
+ * connection of the process (measured). But a context reaches its connection's session
+ * settings, so the extension registers a setting of its own, tfsql_connection_id (a
+ * BIGINT, SESSION scope only, 0 by default), and gives a connection a fresh id there on
+ * its first tfsql call: the reports are then kept per connection as in the v1 build (a
+ * Python cursor is a connection of its own). A SequenceExample file read as
+ * Examples (inference.c: tfsql_looks_like_sequence_example) and a stretch skipped under
+ * on_corrupt := 'skip' is also written to DuckDB's log
  * (duckdb_logs: type 'tfsql', level WARNING, when logging is enabled) through the context
  * of the scan that met it.
  */
@@ -19,10 +21,59 @@ static __thread v2_ctx scan_context;
 
 void reports_new_database(void) {}
 
+#define CONNECTION_OPTION "tfsql_connection_id"
+
+static uint64_t connections; /* the last id given to a connection */
+
+/* The connection's id: the session value of the extension's own option, given on first
+ * use. 0 (the process-wide report) when it cannot be read or written. */
 connref v2_connection(v2_ctx context) {
-    (void)context;
-    connref c = {1, 0, 0}; /* one report for the process: see above */
+    connref c = {1, 0, 0};
+    duckdb_v2_config_handle config = NULL;
+    duckdb_v2_value_handle value = NULL;
+    duckdb_v2_factory_handle f = NULL;
+    duckdb_v2_identifier_t name = v2_str(CONNECTION_OPTION);
+    DUCKDB_V2_SETTING_SCOPE scope;
+    int64_t id = 0;
+    if (duckdb_v2_context_get_config(context, &config, NULL) != V2_OK ||
+        duckdb_v2_config_get_option_value(config, &name, &value, &scope, NULL) != V2_OK ||
+        duckdb_v2_value_get_bigint(value, &id, NULL) != V2_OK) {
+        id = 0;
+    }
+    duckdb_v2_value_destroy(&value);
+    if (id <= 0 && config != NULL && duckdb_v2_context_get_factory(context, &f, NULL) == V2_OK) {
+        int64_t fresh = (int64_t)__atomic_add_fetch(&connections, 1, __ATOMIC_RELAXED);
+        if (duckdb_v2_value_create_bigint(f, fresh, &value, NULL) == V2_OK &&
+            duckdb_v2_config_set_option_value(config, &name, value, DUCKDB_V2_SETTING_SCOPE_SESSION, NULL) ==
+                V2_OK) {
+            id = fresh;
+        }
+        duckdb_v2_value_destroy(&value);
+    }
+    c.id = id > 0 ? (uint64_t)id : 0;
     return c;
+}
+
+/* tfsql_connection_id: a session option only the extension writes. */
+static DUCKDB_V2_ERROR register_connection_option(duckdb_v2_extension_handle ext, duckdb_v2_factory_handle f,
+                                                  v2_err *err) {
+    duckdb_v2_custom_option_handle option = NULL;
+    duckdb_v2_value_handle zero = NULL;
+    duckdb_v2_identifier_t name = v2_str(CONNECTION_OPTION);
+    duckdb_v2_str about = v2_str("set by the tfsql extension: the connection its tfrecord_last_error() and "
+                                 "tfrecord_rejects() report on (0 until its first tfsql call)");
+    DUCKDB_V2_ERROR rc = duckdb_v2_custom_option_create(f, &option, err);
+    rc = rc == V2_OK ? duckdb_v2_custom_option_set_name(option, &name, err) : rc;
+    rc = rc == V2_OK ? duckdb_v2_value_create_bigint(f, 0, &zero, err) : rc;
+    rc = rc == V2_OK ? duckdb_v2_custom_option_set_default_value(option, zero, err) : rc;
+    rc = rc == V2_OK ? duckdb_v2_custom_option_set_description(option, &about, err) : rc;
+    rc = rc == V2_OK ? duckdb_v2_custom_option_set_supports_scope(option, DUCKDB_V2_SETTING_SCOPE_GLOBAL, false, err)
+                     : rc;
+    rc = rc == V2_OK ? duckdb_v2_custom_option_set_default_scope(option, DUCKDB_V2_SETTING_SCOPE_SESSION, err) : rc;
+    rc = rc == V2_OK ? duckdb_v2_extension_register_custom_option(ext, option, err) : rc;
+    duckdb_v2_value_destroy(&zero);
+    duckdb_v2_custom_option_destroy(&option);
+    return rc;
 }
 
 void v2_reports_enter(v2_ctx context) {
@@ -105,6 +156,7 @@ DUCKDB_V2_ERROR register_report_functions(duckdb_v2_extension_handle ext,
                                           duckdb_v2_factory_handle f, v2_err *err) {
     v2_table last = {"tfrecord_last_error", 0, 0, 0, report_bind, v2_cursor_init, NULL, report_exec, NULL};
     v2_table rejects = {"tfrecord_rejects", 0, 0, 0, report_bind, v2_cursor_init, NULL, report_exec, NULL};
-    DUCKDB_V2_ERROR rc = v2_register_table(ext, f, &last, err);
+    DUCKDB_V2_ERROR rc = register_connection_option(ext, f, err);
+    rc = rc == V2_OK ? v2_register_table(ext, f, &last, err) : rc;
     return rc == V2_OK ? v2_register_table(ext, f, &rejects, err) : rc;
 }
