@@ -46,6 +46,7 @@ from tfsql.schema import ColumnSpec, canonical_type, kind_name
 
 __all__ = [
     "BlockDecoder",
+    "ExportedBatch",
     "decode_around_corrupt",
     "empty_batch",
     "translate_decode_error",
@@ -193,12 +194,80 @@ def empty_batch(num_rows: int) -> pa.RecordBatch:
     return pa.RecordBatch.from_struct_array(pa.nulls(num_rows, pa.struct([])))
 
 
-class BlockDecoder:
-    """Decode :class:`~tfsql.framing.RecordBlock` objects into batches of ``specs``."""
+class ExportedBatch:
+    """A decoded batch still in the core's Arrow C data interface struct (no pyarrow
+    object per column), for a consumer of the Arrow PyCapsule interface: Polars takes it
+    with ``pl.DataFrame(batch)``. It has the pyarrow batch's ``schema``, ``num_rows``,
+    ``num_columns`` and ``nbytes``; it is taken over once, by ``__arrow_c_array__`` or
+    :meth:`to_pyarrow` (and :meth:`slice`, which goes through it). Its string columns
+    were checked UTF-8 before it was made.
 
-    def __init__(self, specs: Sequence[ColumnSpec], record_type: int, *, schema: pa.Schema | None = None) -> None:
+    Examples
+    --------
+    >>> import io, polars as pl
+    >>> from tfsql.framing import FrameReader
+    >>> from tfsql.schema import column_specs
+    >>> from tfsql._proto import Example
+    >>> ex = Example()
+    >>> ex.features.feature["label"].int64_list.value.append(7)
+    >>> ex.features.feature["name"].bytes_list.value.append("é".encode())
+    >>> data = ex.SerializeToString()
+    >>> framed, _ = codec.encode_frames(data, np.array([0, len(data)]))
+    >>> specs = column_specs(pa.schema({"label": pa.int64(), "name": pa.string()}), codec.EXAMPLE)
+    >>> block = next(FrameReader(io.BytesIO(bytes(framed)), path="x").blocks())
+    >>> batch = BlockDecoder(specs, codec.EXAMPLE, exported=True).decode(block)
+    >>> (type(batch).__name__, batch.num_rows, batch.num_columns)  # the native codec's
+    ('ExportedBatch', 1, 2)
+    >>> pl.DataFrame(batch).rows()
+    [(7, 'é')]
+    """
+
+    __slots__ = ("schema", "num_rows", "nbytes", "_columns")
+
+    def __init__(self, columns, schema: pa.Schema) -> None:
+        self._columns = columns  # the Builder's ArrowColumns
+        self.schema = schema
+        self.num_rows: int = columns.length
+        self.nbytes: int = columns.nbytes
+
+    @property
+    def num_columns(self) -> int:
+        return len(self.schema)
+
+    def __arrow_c_array__(self, requested_schema=None) -> tuple:
+        """The Arrow PyCapsule interface: (schema, struct array) capsules, the struct moved
+        out of this batch (``requested_schema`` is not honoured: the types are the batch's)."""
+        return self.schema.__arrow_c_schema__(), self._columns.capsule()
+
+    def to_pyarrow(self) -> pa.RecordBatch:
+        """The batch as a ``pyarrow.RecordBatch`` (takes the struct over, without a copy)."""
+        return pa.RecordBatch._import_from_c(self._columns.address, self.schema)
+
+    def slice(self, offset: int = 0, length: int | None = None) -> pa.RecordBatch:
+        """Rows ``offset`` to ``offset + length`` as a ``pyarrow.RecordBatch``."""
+        return self.to_pyarrow().slice(offset, length)
+
+
+class BlockDecoder:
+    """Decode :class:`~tfsql.framing.RecordBlock` objects into batches of ``specs``.
+
+    With ``exported``, a batch that needs no cast and no check column by column comes
+    out as an :class:`ExportedBatch` (the native codec only; string columns are checked
+    UTF-8 first, and a batch where one is not stays on the pyarrow path, which names the
+    value): for a consumer of the Arrow PyCapsule interface, such as Polars.
+    """
+
+    def __init__(
+        self,
+        specs: Sequence[ColumnSpec],
+        record_type: int,
+        *,
+        schema: pa.Schema | None = None,
+        exported: bool = False,
+    ) -> None:
         self.specs = list(specs)
         self.record_type = record_type
+        self._exported = exported
         self.schema = pa.schema([s.field for s in self.specs]) if schema is None else schema
         with gc_paused():  # a million columns: a million tuples
             self._decoder = codec.Decoder(record_type, _codec_columns(self.specs)) if self.specs else None
@@ -309,18 +378,18 @@ class BlockDecoder:
         if not hasattr(builder, "finish_arrow"):  # the reference twin (TFSQL_PURE_PYTHON=1)
             return self._batch(builder.finish(), n, spans)
         columns = builder.finish_arrow()  # held while pyarrow takes its struct over
-        batch = pa.RecordBatch._import_from_c(columns.address, self._decoded_schema)
         fixed = self._fixed
-        if self._text:
-            try:
-                for i in self._text:  # their UTF-8 (the other columns are built valid)
-                    batch.column(i).validate(full=True)
-            except pa.ArrowInvalid:  # one is not UTF-8: its cast names the record
-                fixed = sorted(fixed + self._text)
-                arrays = batch.columns
-                for i in self._text:
-                    arrays[i] = arrays[i].view(self.specs[i].decoded_type)
-                batch = pa.RecordBatch.from_arrays(arrays, names=self.schema.names)
+        # the UTF-8 of the string columns, every value (the other columns are built valid)
+        text_valid = not self._text or columns.utf8_invalid(self._text) < 0
+        if self._exported and not fixed and text_valid:
+            return ExportedBatch(columns, self._decoded_schema)
+        batch = pa.RecordBatch._import_from_c(columns.address, self._decoded_schema)
+        if not text_valid:  # a value is not UTF-8: its column's cast names the record
+            fixed = sorted(fixed + self._text)
+            arrays = batch.columns
+            for i in self._text:
+                arrays[i] = arrays[i].view(self.specs[i].decoded_type)
+            batch = pa.RecordBatch.from_arrays(arrays, names=self.schema.names)
         if not fixed:
             return batch
         arrays = batch.columns

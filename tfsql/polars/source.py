@@ -41,8 +41,9 @@ import pyarrow as pa
 from polars.io.plugins import register_io_source
 
 from tfsql.polars.predicates import combine, kept_files, references_only, split_conjuncts
-from tfsql.polars.types import polars_schema, to_frame
+from tfsql.polars.types import frame_type, polars_schema, to_frame
 from tfsql.arrow_dataset import Dataset
+from tfsql.decoding import ExportedBatch
 
 __all__ = ["scan_dataset", "ScanPlan", "TFRecordSource", "EXPLAIN_NAME"]
 
@@ -192,18 +193,25 @@ class TFRecordSource:
             limit=plan.limit,
         )
         target = [self.schema[name] for name in plan.decode]
-        batches = scanner.to_batches()
+        # batches of the decoded columns as they are come over as the core built them
+        # (the Arrow PyCapsule interface: no pyarrow object per column; strings checked UTF-8)
+        batches = scanner.to_batches(exported=True)
         checked: pa.Schema | None = None  # the batch schema `mismatched` was found for
         mismatched: dict[Any, Any] = {}
         try:
             for batch in batches:
-                if batch.num_columns:
+                if isinstance(batch, ExportedBatch):
+                    frame = pl.DataFrame(batch)
+                elif batch.num_columns:
                     frame = to_frame(batch, rechunk=False)
                 else:  # records without features: from_arrow would drop the row count
                     frame = pl.DataFrame(height=batch.num_rows)
                 if checked is None or not batch.schema.equals(checked):  # once per scan, as a rule
-                    # the frame's columns are the decoded ones, in order (dtypes: no Schema built)
-                    mismatched = {n: t for n, have, t in zip(plan.decode, frame.dtypes, target) if have != t}
+                    # the frame's columns are the decoded ones, in order; their Polars types
+                    # found per distinct Arrow type, as the declared schema's were (the same
+                    # objects then: most compare by identity)
+                    types = map(frame_type, batch.schema.types)
+                    mismatched = {n: t for n, have, t in zip(plan.decode, types, target) if have is not t and have != t}
                     checked = batch.schema
                 if mismatched:
                     frame = frame.cast(mismatched)

@@ -19,6 +19,7 @@ Schema([('id', Int64), ('s', Categorical)])
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Mapping, Union
 
 import polars as pl
@@ -26,7 +27,7 @@ import pyarrow as pa
 
 from tfsql.schema import decimal_to_float
 
-__all__ = ["arrow_type", "arrow_schema", "polars_dtypes", "polars_schema", "to_frame", "SchemaLike"]
+__all__ = ["arrow_type", "arrow_schema", "frame_type", "polars_dtypes", "polars_schema", "to_frame", "SchemaLike"]
 
 #: What ``schema=``, ``schema_overrides=`` and ``hive_schema=`` accept.
 SchemaLike = Union[Mapping[str, Any], pl.Schema, pa.Schema]
@@ -120,19 +121,27 @@ def polars_schema(schema: pa.Schema, overrides: Mapping[str, pl.DataType]) -> pl
     >>> polars_schema(pa.schema({"a": pa.int64(), "b": pa.list_(pa.string()), "c": pa.int64()}), {"c": pl.UInt8})
     Schema([('a', Int64), ('b', List(String)), ('c', UInt8)])
     """
-    known: dict[pa.DataType, pl.DataType] = {}
-    pairs = []
-    for name, arrow in zip(schema.names, schema.types):
-        dtype = overrides.get(name)
-        if dtype is None:
-            dtype = known.get(arrow)
-            if dtype is None:
-                dtype = known[arrow] = to_frame(pa.schema([("_", arrow)]).empty_table()).schema["_"]
-        pairs.append((name, dtype))
+    names = schema.names
+    dtypes = list(map(frame_type, schema.types))
+    pairs = list(zip(names, dtypes) if not overrides else ((n, overrides.get(n, t)) for n, t in zip(names, dtypes)))
     try:
         return pl.Schema(pairs, check_dtypes=False)  # the types are Polars' own
     except TypeError:  # a Polars without check_dtypes
         return pl.Schema(pairs)
+
+
+@functools.lru_cache(maxsize=1024)
+def frame_type(arrow: pa.DataType) -> pl.DataType:
+    """The Polars type of an Arrow column in a frame :func:`to_frame` makes (or Polars
+    imports through the Arrow PyCapsule interface); one object per Arrow type (cached), so
+    schemas made of them compare by identity.
+
+    Examples
+    --------
+    >>> frame_type(pa.list_(pa.string())), frame_type(pa.int64()) is frame_type(pa.int64())
+    (List(String), True)
+    """
+    return to_frame(pa.schema([("_", arrow)]).empty_table()).schema["_"]
 
 
 def to_frame(data: pa.Table | pa.RecordBatch, *, rechunk: bool = True) -> pl.DataFrame:
