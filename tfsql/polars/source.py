@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping
+from typing import Any, Collection, Iterator, Mapping
 
 import polars as pl
 import pyarrow as pa
@@ -72,7 +72,12 @@ def scan_dataset(
     >>> scan_dataset(tfsql.dataset(path)).collect()["x"].to_list()
     [1, 2]
     """
-    source = TFRecordSource(ds, polars_schema(ds.schema, polars_types or {}), n_rows=n_rows)
+    schema = polars_schema(ds.schema, {})
+    # the columns whose Polars type is not the one their Arrow type imports as
+    overridden = {name for name, dtype in (polars_types or {}).items() if name in schema and dtype != schema[name]}
+    if overridden:
+        schema = {**schema, **{name: polars_types[name] for name in overridden}}  # type: ignore[index]
+    source = TFRecordSource(ds, schema, n_rows=n_rows, overridden=overridden)
     options = {
         "validate_schema": True,  # a batch off the declared schema is our bug: fail loudly
         "is_pure": cache,  # the same scan twice in a plan may be read once
@@ -118,12 +123,23 @@ class ScanPlan:
 class TFRecordSource:
     """The callable registered with ``register_io_source``: Polars calls it with
     ``(with_columns, predicate, n_rows, batch_size)`` and iterates the DataFrames it
-    yields.
+    yields. ``schema`` maps each column to its Polars type (a ``pl.Schema`` or a dict);
+    ``overridden``, when known, names the columns whose type there is not the one their
+    Arrow type imports as (:func:`~tfsql.polars.types.frame_type`): the batches are cast
+    to it (unknown: each column's type is compared, once per scan).
     """
 
-    def __init__(self, ds: Dataset, schema: pl.Schema, *, n_rows: int | None = None) -> None:
+    def __init__(
+        self,
+        ds: Dataset,
+        schema: Mapping[str, pl.DataType],
+        *,
+        n_rows: int | None = None,
+        overridden: Collection[str] | None = None,
+    ) -> None:
         self._dataset = ds
         self.schema = schema
+        self._overridden = None if overridden is None else set(overridden)
         self._n_rows = n_rows
         self._partition_names = list(ds.partition_schema.names)
         self._partitions: tuple[pa.Table, pl.DataFrame] | None = None
@@ -150,7 +166,7 @@ class TFRecordSource:
 
     def plan(self, with_columns: list[str] | None, predicate: pl.Expr | None, n_rows: int | None) -> ScanPlan:
         """Translate one Polars request into scanner arguments (see :class:`ScanPlan`)."""
-        columns = list(self.schema.names()) if with_columns is None else list(with_columns)
+        columns = list(self.schema) if with_columns is None else list(with_columns)
         limit = _smaller(self._n_rows, n_rows)
         residual, files, no_files = predicate, None, False
         # With a row limit the predicate applies to the first rows of the whole source,
@@ -192,7 +208,7 @@ class TFRecordSource:
             batch_size=bound if batch_size is None else max(1, min(batch_size, bound)),
             limit=plan.limit,
         )
-        target = [self.schema[name] for name in plan.decode]
+        projected = scanner.projected_schema
         # batches of the decoded columns as they are come over as the core built them
         # (the Arrow PyCapsule interface: no pyarrow object per column; strings checked UTF-8)
         batches = scanner.to_batches(exported=True)
@@ -206,12 +222,8 @@ class TFRecordSource:
                     frame = to_frame(batch, rechunk=False)
                 else:  # records without features: from_arrow would drop the row count
                     frame = pl.DataFrame(height=batch.num_rows)
-                if checked is None or not batch.schema.equals(checked):  # once per scan, as a rule
-                    # the frame's columns are the decoded ones, in order; their Polars types
-                    # found per distinct Arrow type, as the declared schema's were (the same
-                    # objects then: most compare by identity)
-                    types = map(frame_type, batch.schema.types)
-                    mismatched = {n: t for n, have, t in zip(plan.decode, types, target) if have is not t and have != t}
+                if checked is None or not (batch.schema is checked or batch.schema.equals(checked)):
+                    mismatched = self._mismatched(batch.schema, projected, plan.decode)  # once per scan, as a rule
                     checked = batch.schema
                 if mismatched:
                     frame = frame.cast(mismatched)
@@ -223,6 +235,19 @@ class TFRecordSource:
                     yield frame
         finally:
             batches.close()
+
+    def _mismatched(self, arrow: pa.Schema, projected: pa.Schema, names: list[str]) -> dict[str, pl.DataType]:
+        """The columns (``names``, in order, of Arrow types ``arrow``) whose frame type is
+        not the declared one, with the declared type: with the scan's own types
+        (``projected``) the overridden columns, else each column's frame type compared
+        (:func:`~tfsql.polars.types.frame_type`: the same objects as the declared schema's
+        where they agree, so most compare by identity)."""
+        if self._overridden is not None and arrow.equals(projected):
+            return {name: self.schema[name] for name in names if name in self._overridden}
+        types = map(frame_type, arrow.types)
+        return {
+            n: t for n, have, t in zip(names, types, map(self.schema.__getitem__, names)) if have is not t and have != t
+        }
 
 
 def _smaller(a: int | None, b: int | None) -> int | None:

@@ -14,7 +14,7 @@ id: int32
 emb: fixed_size_list<item: float>[2]
   child 0, item: float
 >>> polars_schema(pa.schema([("id", pa.int64()), ("s", pa.string())]), {"s": pl.Categorical()})
-Schema([('id', Int64), ('s', Categorical)])
+{'id': Int64, 's': Categorical}
 """
 
 from __future__ import annotations
@@ -111,23 +111,22 @@ def polars_dtypes(schema: Any) -> dict[str, pl.DataType]:
     return out
 
 
-def polars_schema(schema: pa.Schema, overrides: Mapping[str, pl.DataType]) -> pl.Schema:
-    """The Polars schema of Arrow ``schema`` (user-given Polars types win): each distinct
-    Arrow type converted once, as :func:`to_frame` converts it (a record with a million
-    features has a million columns of a few types).
+def polars_schema(schema: pa.Schema, overrides: Mapping[str, pl.DataType]) -> dict[str, pl.DataType]:
+    """The Polars types of Arrow ``schema``'s columns (user-given Polars types win), as
+    the name -> type mapping ``register_io_source`` takes (no ``pl.Schema``: building one
+    checks every column's type again); each distinct Arrow type converted once, by
+    :func:`frame_type` (a record with a million features has a million columns of a few
+    types).
 
     Examples
     --------
     >>> polars_schema(pa.schema({"a": pa.int64(), "b": pa.list_(pa.string()), "c": pa.int64()}), {"c": pl.UInt8})
-    Schema([('a', Int64), ('b', List(String)), ('c', UInt8)])
+    {'a': Int64, 'b': List(String), 'c': UInt8}
     """
-    names = schema.names
-    dtypes = list(map(frame_type, schema.types))
-    pairs = list(zip(names, dtypes) if not overrides else ((n, overrides.get(n, t)) for n, t in zip(names, dtypes)))
-    try:
-        return pl.Schema(pairs, check_dtypes=False)  # the types are Polars' own
-    except TypeError:  # a Polars without check_dtypes
-        return pl.Schema(pairs)
+    types = dict(zip(schema.names, map(frame_type, schema.types)))
+    if overrides:
+        types.update((name, dtype) for name, dtype in overrides.items() if name in types)
+    return types
 
 
 @functools.lru_cache(maxsize=1024)
