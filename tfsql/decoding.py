@@ -27,7 +27,6 @@ Examples
 
 from __future__ import annotations
 
-import collections
 import operator
 import re
 from typing import Callable, Iterator, Sequence
@@ -111,46 +110,62 @@ def fixed_row_bits(specs: Sequence[ColumnSpec]) -> int:
     >>> fixed_row_bits(column_specs(pa.schema({"a": pa.int64(), "b": pa.list_(pa.string())}), codec.EXAMPLE))
     130
     """
+    codes, reps = _layouts(specs)
+    counts = np.bincount(codes, minlength=len(reps)).tolist()
     bits = 0
-    # per (kind, shape, type object): a wide schema has a million columns of a few (the
-    # columns counted by key without a Python-level step per column)
-    for (kind, shape, _), (spec, count) in _by_layout(specs).items():
-        if shape == codec.SCALAR:
-            cost = 1 + 8 * _VALUE_WIDTH.get(kind, 4)
+    # per (kind, shape, type object): a wide schema has a million columns of a few
+    for spec, count in zip(reps, counts):
+        if spec.shape == codec.SCALAR:
+            cost = 1 + 8 * _VALUE_WIDTH.get(spec.kind, 4)
         else:
-            cost = 1 + 32 * shape  # LIST = 1, LIST_OF_LIST = 2
+            cost = 1 + 32 * spec.shape  # LIST = 1, LIST_OF_LIST = 2
         if _casts(spec):
             cost += _slot_bits(spec.arrow_type)  # the cast makes a copy
         bits += cost * count
     return bits
 
 
-_LOCATION, _KIND, _SHAPE, _TYPE, _NULLABLE = map(
-    operator.attrgetter, ("location", "kind", "shape", "arrow_type", "nullable")
+_LOCATION, _KIND, _SHAPE, _TYPE, _NULLABLE, _NAME, _FEATURE = map(
+    operator.attrgetter, ("location", "kind", "shape", "arrow_type", "nullable", "name", "feature")
 )  # C-level getters of ColumnSpec's fields
 
 
-def _layout_keys(specs: Sequence[ColumnSpec], *, nullable: bool = False) -> list[tuple]:
-    """Each spec's ``(kind, shape, id(type object)[, nullable])``, built by C-level
-    iteration (no Python step per column)."""
-    parts = [map(_KIND, specs), map(_SHAPE, specs), map(id, map(_TYPE, specs))]
+def _layouts(specs: Sequence[ColumnSpec], *, nullable: bool = False) -> tuple[np.ndarray, list[ColumnSpec]]:
+    """Number the specs by ``(kind, shape, type object[, nullable])``: ``codes[i]`` is
+    spec i's number, ``reps[k]`` the first spec numbered k (they decode and cast alike),
+    in order of first appearance. Read by C-level iteration and grouped by NumPy: no
+    Python step per column (a wide record has a million columns of a few layouts).
+
+    >>> import pyarrow as pa
+    >>> from tfsql.schema import column_specs
+    >>> specs = column_specs(pa.schema({"a": pa.string(), "b": pa.int64(), "c": pa.string()}), codec.EXAMPLE)
+    >>> codes, reps = _layouts(specs)
+    >>> codes.tolist(), [s.name for s in reps]
+    ([0, 1, 0], ['a', 'b'])
+    """
+    n = len(specs)
+    if not n:
+        return np.zeros(0, np.intp), []
+    objects = np.fromiter(map(id, map(_TYPE, specs)), np.uint64, n)
+    _, type_codes = np.unique(objects, return_inverse=True)  # the type objects, numbered
+    key = type_codes.reshape(-1).astype(np.int64) * 64  # then kind (< 4), shape (< 3), nullable
+    key += np.fromiter(map(_KIND, specs), np.int64, n) * 8 + np.fromiter(map(_SHAPE, specs), np.int64, n) * 2
     if nullable:
-        parts.append(map(_NULLABLE, specs))
-    return list(zip(*parts))
-
-
-def _by_layout(specs: Sequence[ColumnSpec]) -> dict[tuple, tuple[ColumnSpec, int]]:
-    """The distinct ``(kind, shape, id(type object))`` of ``specs``: a spec of each and
-    how many share it."""
-    keys = _layout_keys(specs)
-    spec_of = dict(zip(keys, specs))  # one spec of each (they cast alike)
-    return {key: (spec_of[key], count) for key, count in collections.Counter(keys).items()}
+        key += np.fromiter(map(_NULLABLE, specs), np.bool_, n)
+    _, first, codes = np.unique(key, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")  # numbered in order of first appearance
+    renumber = np.empty_like(order)
+    renumber[order] = np.arange(len(order))
+    return renumber[codes.reshape(-1)], [specs[i] for i in first[order].tolist()]
 
 
 def _codec_columns(specs: Sequence[ColumnSpec]) -> list[tuple[bytes, int, int, int]]:
     """The C decoder's ``(feature name, location, kind, shape)`` of each spec (the
     name as UTF-8: ``ColumnSpec.feature_name``), without a Python-level call per column."""
-    names = [(s.name if s.feature is None else s.feature).encode("utf-8") for s in specs]
+    if any(map(_FEATURE, specs)):  # a feature list read under another column name
+        names = [(s.name if s.feature is None else s.feature).encode("utf-8") for s in specs]
+    else:
+        names = list(map(str.encode, map(_NAME, specs)))  # UTF-8, strict
     return list(zip(names, map(_LOCATION, specs), map(_KIND, specs), map(_SHAPE, specs)))
 
 
@@ -271,20 +286,16 @@ class BlockDecoder:
         self.schema = pa.schema([s.field for s in self.specs]) if schema is None else schema
         with gc_paused():  # a million columns: a million tuples
             self._decoder = codec.Decoder(record_type, _codec_columns(self.specs)) if self.specs else None
-            keys = _layout_keys(self.specs, nullable=True)
+        codes, reps = _layouts(self.specs, nullable=True)
         # How each column leaves the decoder, judged once per (kind, shape, type object,
         # nullable): as it was built; as text (binary read as string: imported as strings
         # and their UTF-8 checked for the whole batch at once); or cast and checked one by
         # one (``_fixed``: another type, or a column that may hold no null).
-        fixed, text = set(), set()
-        for key, spec in dict(zip(keys, self.specs)).items():
-            role = _role(spec)
-            if role == "cast" or not spec.nullable:
-                fixed.add(key)
-            elif role == "text":
-                text.add(key)
-        self._fixed: list[int] = [i for i, key in enumerate(keys) if key in fixed] if fixed else []
-        self._text: list[int] = [i for i, key in enumerate(keys) if key in text] if text else []
+        roles = [_role(spec) for spec in reps]
+        fixed = np.array([role == "cast" or not spec.nullable for role, spec in zip(roles, reps)], bool)
+        text = np.array([role == "text" for role in roles], bool) & ~fixed
+        self._fixed: list[int] = np.flatnonzero(fixed[codes]).tolist() if fixed.any() else []
+        self._text: list[int] = np.flatnonzero(text[codes]).tolist() if text.any() else []
         fixed_columns = set(self._fixed)
         self._decoded_schema = (
             self.schema
@@ -341,7 +352,7 @@ class BlockDecoder:
         pending: list[RecordBlock] = []  # the rest of a block cut at a batch's end
         blocks = iter(blocks)
         while True:
-            builder = None if self._decoder is None else self._decoder.builder(max_rows, max_bytes)
+            builder = None  # made for the first block (a piece may hold no record: a wide schema's builder is large)
             spans: list[RecordBlock] = []  # where its records start (buffers not held), for a value's error
             rows = payload = 0
             while rows < max_rows and payload < max_bytes:
@@ -355,7 +366,9 @@ class BlockDecoder:
                 if take < len(block):
                     pending.append(block.slice(take, len(block)))
                     block = block.slice(0, take)
-                if builder is not None:
+                if self._decoder is not None:
+                    if builder is None:
+                        builder = self._decoder.builder(max_rows, max_bytes)
                     try:
                         builder.feed(block.buf, block.offsets, block.lengths, unknown, block.crc_pending)
                     except codec.DecodeError as exc:
