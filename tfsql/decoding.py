@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import operator
 import re
+import threading
 from typing import Callable, Iterator, Sequence
 
 import numpy as np
@@ -48,7 +49,6 @@ __all__ = [
     "ExportedBatch",
     "decode_around_corrupt",
     "empty_batch",
-    "output_bytes",
     "translate_decode_error",
     "fixed_row_bits",
     "rows_within",
@@ -134,8 +134,9 @@ _LOCATION, _KIND, _SHAPE, _TYPE, _NULLABLE, _NAME, _FEATURE = map(
 def _layouts(specs: Sequence[ColumnSpec], *, nullable: bool = False) -> tuple[np.ndarray, list[ColumnSpec]]:
     """Number the specs by ``(kind, shape, type object[, nullable])``: ``codes[i]`` is
     spec i's number, ``reps[k]`` the first spec numbered k (they decode and cast alike),
-    in order of first appearance. Read by C-level iteration and grouped by NumPy: no
-    Python step per column (a wide record has a million columns of a few layouts).
+    in order of first appearance. Keys made and looked up by C-level iteration (zip
+    reuses its tuple): no Python step per column (a wide record has a million columns of
+    a few layouts).
 
     >>> import pyarrow as pa
     >>> from tfsql.schema import column_specs
@@ -144,20 +145,22 @@ def _layouts(specs: Sequence[ColumnSpec], *, nullable: bool = False) -> tuple[np
     >>> codes.tolist(), [s.name for s in reps]
     ([0, 1, 0], ['a', 'b'])
     """
-    n = len(specs)
-    if not n:
-        return np.zeros(0, np.intp), []
-    objects = np.fromiter(map(id, map(_TYPE, specs)), np.uint64, n)
-    _, type_codes = np.unique(objects, return_inverse=True)  # the type objects, numbered
-    key = type_codes.reshape(-1).astype(np.int64) * 64  # then kind (< 4), shape (< 3), nullable
-    key += np.fromiter(map(_KIND, specs), np.int64, n) * 8 + np.fromiter(map(_SHAPE, specs), np.int64, n) * 2
+    numbering = _Numbering()
+    parts = [map(id, map(_TYPE, specs)), map(_KIND, specs), map(_SHAPE, specs)]
     if nullable:
-        key += np.fromiter(map(_NULLABLE, specs), np.bool_, n)
-    _, first, codes = np.unique(key, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")  # numbered in order of first appearance
-    renumber = np.empty_like(order)
-    renumber[order] = np.arange(len(order))
-    return renumber[codes.reshape(-1)], [specs[i] for i in first[order].tolist()]
+        parts.append(map(_NULLABLE, specs))
+    codes = np.fromiter(map(numbering.__getitem__, zip(*parts)), np.intp, len(specs))
+    # numbered in order of first appearance: a code's first spec is where the running maximum rises
+    firsts = np.flatnonzero(np.diff(np.maximum.accumulate(codes), prepend=-1)) if len(codes) else codes
+    return codes, [specs[i] for i in firsts.tolist()]
+
+
+class _Numbering(dict):
+    """key -> its number, the next one for a key not seen yet."""
+
+    def __missing__(self, key: tuple) -> int:
+        number = self[key] = len(self)
+        return number
 
 
 def _codec_columns(specs: Sequence[ColumnSpec]) -> list[tuple[bytes, int, int, int]]:
@@ -203,16 +206,6 @@ def rows_within(budget_bytes: int, row_bits: int, max_rows: int) -> int:
     if row_bits <= 0:
         return max_rows
     return max(1, min(max_rows, budget_bytes * 8 // row_bits))
-
-
-def output_bytes(batch: pa.RecordBatch | ExportedBatch) -> int:
-    """The bytes of a decoded batch's buffers (pyarrow's ``nbytes`` walks every column's
-    buffer ranges, about 4 us a column; each buffer's size is enough here).
-
-    >>> output_bytes(pa.record_batch({"a": [1, 2]}))
-    16
-    """
-    return batch.nbytes if isinstance(batch, ExportedBatch) else batch.get_total_buffer_size()
 
 
 def empty_batch(num_rows: int) -> pa.RecordBatch:
@@ -294,6 +287,7 @@ class BlockDecoder:
         self.specs = list(specs)
         self.record_type = record_type
         self._exported = exported
+        self._built = threading.local()  # (id, bytes) of the batch last made on each thread
         self.schema = pa.schema([s.field for s in self.specs]) if schema is None else schema
         with gc_paused():  # a million columns: a million tuples
             self._decoder = codec.Decoder(record_type, _codec_columns(self.specs)) if self.specs else None
@@ -395,6 +389,21 @@ class BlockDecoder:
             batch = empty_batch(rows) if builder is None else self._finish(builder, rows, spans)
             yield batch, spans[0].head(), end
 
+    def output_bytes(self, batch: pa.RecordBatch | ExportedBatch) -> int:
+        """The bytes of the buffers of a batch this decoder just made on this thread (as
+        its column builders held them), else of any batch (each buffer's size: pyarrow's
+        ``nbytes`` walks every column's buffer ranges, seconds for a million columns).
+
+        >>> BlockDecoder([], codec.EXAMPLE).output_bytes(pa.record_batch({"a": [1, 2]}))
+        16
+        """
+        if isinstance(batch, ExportedBatch):
+            return batch.nbytes
+        last = getattr(self._built, "last", None)
+        if last is not None and last[0] == id(batch):
+            return last[1]
+        return batch.get_total_buffer_size()
+
     def _finish(self, builder, n: int, spans: list[RecordBlock]) -> pa.RecordBatch:
         """The batch of the records fed to ``builder``: the native codec hands its columns
         over as one Arrow struct array (no Python object per column; only the columns in
@@ -415,6 +424,7 @@ class BlockDecoder:
                 arrays[i] = arrays[i].view(self.specs[i].decoded_type)
             batch = pa.RecordBatch.from_arrays(arrays, names=self.schema.names)
         if not fixed:
+            self._built.last = (id(batch), columns.nbytes)  # for output_bytes
             return batch
         arrays = batch.columns
         first = spans[0]

@@ -43,14 +43,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as pads
 
 from tfsql._codec import codec
-from tfsql.decoding import (
-    BlockDecoder,
-    decode_around_corrupt,
-    empty_batch,
-    fixed_row_bits,
-    output_bytes,
-    rows_within,
-)
+from tfsql.decoding import BlockDecoder, decode_around_corrupt, empty_batch, fixed_row_bits, rows_within
 from tfsql.discovery import Discovered, FileInfo
 from tfsql.errors import CorruptRecordError, TFSQLError
 from tfsql.file_guard import GuardedFile
@@ -570,7 +563,7 @@ class Scanner:
                     if unknown:
                         self._report_unknown(unknown, first.path)
                     records += batch.num_rows
-                    produced += output_bytes(batch)
+                    produced += decoder.output_bytes(batch)
                     batches.append(self._finish_batch(file_index, batch))
                     if produced >= _PIECE_OUTPUT_BATCHES * options.batch_bytes and end < task.stop:
                         # Records that decode to far more than their size (a wide schema,
