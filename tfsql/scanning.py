@@ -690,6 +690,7 @@ class Scanner:
         schema = self._projected if plain else None
         exported = exported and plain and self._filter is None and bool(self._columns)
         decoder = BlockDecoder(self._specs, self._dataset.options.record_code, schema=schema, exported=exported)
+        self._fixed_bits()  # here, once: not by each decode thread at the same time (a wide schema's pass)
         hints: dict = {}  # (file, piece start) -> its first record, from the piece before
         stream = ordered_map(
             self._blocks,
