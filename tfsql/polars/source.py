@@ -204,7 +204,8 @@ class TFRecordSource:
         bound = self._dataset.options.batch_size
         source = self._dataset if plan.files is None else self._dataset.select_files(plan.files)
         scanner = source.scanner(
-            columns=plan.decode,
+            # every column in order: None, so that the scanner makes no pass over them by name
+            columns=None if plan.decode == list(self.schema) else plan.decode,
             batch_size=bound if batch_size is None else max(1, min(batch_size, bound)),
             limit=plan.limit,
         )
