@@ -109,3 +109,30 @@ def test_a_decoded_batch_reports_the_bytes_of_its_buffers():
     assert 0 < batch.nbytes <= decoder.output_bytes(batch) <= batch.nbytes + 8 * batch.num_columns
     other = pa.record_batch({"a": [1, 2, 3]})  # not one it made: its buffers' sizes
     assert decoder.output_bytes(other) == other.get_total_buffer_size() == 24
+
+
+def test_the_polars_types_of_a_scan_come_from_the_specs_as_from_the_schema(tmp_path):
+    """The Polars scan's declared types are found through the specs' shared type objects
+    (data columns) and the Arrow types (hive and file path columns): the types the
+    schema gives column by column."""
+    import polars as pl
+
+    import tfsql
+    from tfsql.polars.source import _frame_types
+    from tfsql.polars.types import polars_schema
+
+    table = pa.table({"a": [1, 2], "s": ["x", "y"], "l": [[1.5], []], "part": ["p", "q"], "n": [3, 4]})
+    tfsql.write_tfrecord(table, str(tmp_path / "out"), partition_by=["part"])
+    ds = tfsql.dataset(str(tmp_path / "out"), include_file_paths="file", schema={"n": pa.int32(), "s": pa.string()})
+    assert (
+        _frame_types(ds)
+        == polars_schema(ds.schema, {})
+        == {
+            "n": pl.Int32,
+            "s": pl.String,
+            "part": pl.String,
+            "file": pl.String,
+        }
+    )
+    wide = tfsql.dataset(str(tmp_path / "out"))
+    assert list(_frame_types(wide).items()) == list(polars_schema(wide.schema, {}).items())

@@ -33,6 +33,7 @@ Examples
 from __future__ import annotations
 
 import inspect
+import operator
 from dataclasses import dataclass
 from typing import Any, Collection, Iterator, Mapping
 
@@ -72,7 +73,7 @@ def scan_dataset(
     >>> scan_dataset(tfsql.dataset(path)).collect()["x"].to_list()
     [1, 2]
     """
-    schema = polars_schema(ds.schema, {})
+    schema = _frame_types(ds)
     # the columns whose Polars type is not the one their Arrow type imports as
     overridden = {name for name, dtype in (polars_types or {}).items() if name in schema and dtype != schema[name]}
     if overridden:
@@ -249,6 +250,27 @@ class TFRecordSource:
         return {
             n: t for n, have, t in zip(names, types, map(self.schema.__getitem__, names)) if have is not t and have != t
         }
+
+
+def _frame_types(ds: Dataset) -> dict[str, pl.DataType]:
+    """The Polars type each column of ``ds`` imports as: the data columns' through the
+    type objects their specs share (one conversion per distinct object, looked up by
+    C-level iteration: a record with a million features), the others' by their Arrow
+    type; :func:`~tfsql.polars.types.polars_schema` when the specs are not the leading
+    columns."""
+    schema, specs = ds.schema, ds.column_specs
+    names = schema.names
+    n = len(specs)
+    if n > len(names) or not all(map(operator.eq, names, map(_NAME, specs))):
+        return polars_schema(schema, {})
+    objects = {id(t): t for t in map(_TYPE, specs)}
+    table = {key: frame_type(t) for key, t in objects.items()}
+    types = list(map(table.__getitem__, map(id, map(_TYPE, specs))))
+    types += [frame_type(schema.field(i).type) for i in range(n, len(names))]
+    return dict(zip(names, types))
+
+
+_NAME, _TYPE = operator.attrgetter("name"), operator.attrgetter("arrow_type")
 
 
 def _smaller(a: int | None, b: int | None) -> int | None:
