@@ -323,6 +323,17 @@ class ArrowColumns:
     """The address of the struct ArrowArray."""
     length: int
     """Its rows."""
+    nbytes: int
+    """Bytes of its buffers (as the column builders held them)."""
+    def capsule(self) -> object:
+        """The struct moved into a PyCapsule named ``"arrow_array"`` (the Arrow PyCapsule
+        interface; ``tfsql.decoding.ExportedBatch`` pairs it with the schema's), which
+        releases it unless a consumer takes it over; these columns are empty after it
+        (ValueError on any further use)."""
+    def utf8_invalid(self, columns: Sequence[int]) -> int:
+        """The first position in ``columns`` (column indices) whose column holds a bytes
+        value that is not valid UTF-8, each value checked on its own (or that is not a
+        bytes column); -1 when none. The GIL is released."""
 
 class Encoder:
     """An encoder compiled once for a record type and ``(name, location, kind, shape)``

@@ -674,6 +674,7 @@ static PyObject *Builder_finish(BuilderObject *b, PyObject *unused) {
 typedef struct {
     PyObject_HEAD
     tfsql_arrow_array arr; /* released (release NULL) once a consumer has taken it over */
+    Py_ssize_t nbytes;     /* what the builders held */
 } ArrowColumnsObject;
 
 static void ArrowColumns_dealloc(ArrowColumnsObject *self) {
@@ -693,10 +694,98 @@ static PyObject *ArrowColumns_length(ArrowColumnsObject *self, void *unused) {
     return PyLong_FromLongLong(self->arr.length);
 }
 
+static PyObject *ArrowColumns_nbytes(ArrowColumnsObject *self, void *unused) {
+    (void)unused;
+    return PyLong_FromSsize_t(self->nbytes);
+}
+
+static int arrow_columns_usable(ArrowColumnsObject *self) {
+    if (self->arr.release == NULL) {
+        PyErr_SetString(PyExc_ValueError, "these ArrowColumns were already taken over by a consumer");
+        return -1;
+    }
+    return 0;
+}
+
+/* The capsule's destructor: releases the struct unless a consumer took it over. */
+static void arrow_array_capsule_free(PyObject *capsule) {
+    tfsql_arrow_array *a = (tfsql_arrow_array *)PyCapsule_GetPointer(capsule, "arrow_array");
+    if (a == NULL) {
+        PyErr_Clear();
+        return;
+    }
+    if (a->release != NULL) {
+        a->release(a);
+    }
+    free(a);
+}
+
+static PyObject *ArrowColumns_capsule(ArrowColumnsObject *self, PyObject *unused) {
+    (void)unused;
+    if (arrow_columns_usable(self) < 0) {
+        return NULL;
+    }
+    tfsql_arrow_array *moved = (tfsql_arrow_array *)malloc(sizeof(*moved));
+    if (moved == NULL) {
+        return PyErr_NoMemory();
+    }
+    *moved = self->arr;
+    PyObject *capsule = PyCapsule_New(moved, "arrow_array", arrow_array_capsule_free);
+    if (capsule == NULL) {
+        free(moved);
+        return NULL;
+    }
+    self->arr.release = NULL; /* moved: the capsule (or its consumer) releases it */
+    return capsule;
+}
+
+static PyObject *ArrowColumns_utf8_invalid(ArrowColumnsObject *self, PyObject *arg) {
+    if (arrow_columns_usable(self) < 0) {
+        return NULL;
+    }
+    PyObject *seq = PySequence_Fast(arg, "utf8_invalid: expected a sequence of column indices");
+    if (seq == NULL) {
+        return NULL;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    int64_t *cols = (int64_t *)malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t));
+    if (cols == NULL) {
+        Py_DECREF(seq);
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        cols[i] = (int64_t)PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, i));
+        if (cols[i] == -1 && PyErr_Occurred()) {
+            free(cols);
+            Py_DECREF(seq);
+            return NULL;
+        }
+    }
+    Py_DECREF(seq);
+    int64_t bad;
+    Py_BEGIN_ALLOW_THREADS
+    bad = arrow_columns_utf8_invalid(&self->arr, cols, (size_t)n);
+    Py_END_ALLOW_THREADS
+    free(cols);
+    return PyLong_FromLongLong(bad);
+}
+
+static PyMethodDef ArrowColumns_methods[] = {
+    {"capsule", (PyCFunction)ArrowColumns_capsule, METH_NOARGS,
+     "capsule()\n--\n\nThe struct ArrowArray moved into a PyCapsule named \"arrow_array\" (the\n"
+     "Arrow PyCapsule interface), which releases it unless a consumer takes it over; these\n"
+     "ArrowColumns are empty after it."},
+    {"utf8_invalid", (PyCFunction)ArrowColumns_utf8_invalid, METH_O,
+     "utf8_invalid(columns)\n--\n\nThe first position in ``columns`` (column indices) whose column\n"
+     "holds a bytes value that is not valid UTF-8 (or is not a bytes column); -1 when none."},
+    {NULL, NULL, 0, NULL},
+};
+
 static PyGetSetDef ArrowColumns_getset[] = {
     {"address", (getter)ArrowColumns_address, NULL,
      "the address of the struct ArrowArray (for pyarrow.RecordBatch._import_from_c)", NULL},
     {"length", (getter)ArrowColumns_length, NULL, "rows", NULL},
+    {"nbytes", (getter)ArrowColumns_nbytes, NULL, "bytes of its buffers (as the builders held them)", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -709,6 +798,7 @@ static PyTypeObject ArrowColumns_Type = {
     .tp_doc = "A Builder's columns as one Arrow C data interface struct array, to be imported\n"
               "once (the importer takes it over); freed with this object otherwise.",
     .tp_getset = ArrowColumns_getset,
+    .tp_methods = ArrowColumns_methods,
 };
 
 static PyObject *Builder_finish_arrow(BuilderObject *b, PyObject *unused) {
@@ -722,6 +812,8 @@ static PyObject *Builder_finish_arrow(BuilderObject *b, PyObject *unused) {
     }
     b->done = 1;
     builder_note_sizes(b);
+    out->arr.release = NULL; /* nothing to release should the export fail */
+    out->nbytes = (Py_ssize_t)decode_built_bytes(&b->x);
     int rc;
     Py_BEGIN_ALLOW_THREADS
     rc = decode_export_arrow(&b->x, &out->arr);

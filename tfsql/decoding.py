@@ -27,9 +27,9 @@ Examples
 
 from __future__ import annotations
 
-import collections
 import operator
 import re
+import threading
 from typing import Callable, Iterator, Sequence
 
 import numpy as np
@@ -46,6 +46,7 @@ from tfsql.schema import ColumnSpec, canonical_type, kind_name
 
 __all__ = [
     "BlockDecoder",
+    "ExportedBatch",
     "decode_around_corrupt",
     "empty_batch",
     "translate_decode_error",
@@ -110,46 +111,65 @@ def fixed_row_bits(specs: Sequence[ColumnSpec]) -> int:
     >>> fixed_row_bits(column_specs(pa.schema({"a": pa.int64(), "b": pa.list_(pa.string())}), codec.EXAMPLE))
     130
     """
+    codes, reps = _layouts(specs)
+    counts = np.bincount(codes, minlength=len(reps)).tolist()
     bits = 0
-    # per (kind, shape, type object): a wide schema has a million columns of a few (the
-    # columns counted by key without a Python-level step per column)
-    for (kind, shape, _), (spec, count) in _by_layout(specs).items():
-        if shape == codec.SCALAR:
-            cost = 1 + 8 * _VALUE_WIDTH.get(kind, 4)
+    # per (kind, shape, type object): a wide schema has a million columns of a few
+    for spec, count in zip(reps, counts):
+        if spec.shape == codec.SCALAR:
+            cost = 1 + 8 * _VALUE_WIDTH.get(spec.kind, 4)
         else:
-            cost = 1 + 32 * shape  # LIST = 1, LIST_OF_LIST = 2
+            cost = 1 + 32 * spec.shape  # LIST = 1, LIST_OF_LIST = 2
         if _casts(spec):
             cost += _slot_bits(spec.arrow_type)  # the cast makes a copy
         bits += cost * count
     return bits
 
 
-_LOCATION, _KIND, _SHAPE, _TYPE, _NULLABLE = map(
-    operator.attrgetter, ("location", "kind", "shape", "arrow_type", "nullable")
+_LOCATION, _KIND, _SHAPE, _TYPE, _NULLABLE, _NAME, _FEATURE = map(
+    operator.attrgetter, ("location", "kind", "shape", "arrow_type", "nullable", "name", "feature")
 )  # C-level getters of ColumnSpec's fields
 
 
-def _layout_keys(specs: Sequence[ColumnSpec], *, nullable: bool = False) -> list[tuple]:
-    """Each spec's ``(kind, shape, id(type object)[, nullable])``, built by C-level
-    iteration (no Python step per column)."""
-    parts = [map(_KIND, specs), map(_SHAPE, specs), map(id, map(_TYPE, specs))]
+def _layouts(specs: Sequence[ColumnSpec], *, nullable: bool = False) -> tuple[np.ndarray, list[ColumnSpec]]:
+    """Number the specs by ``(kind, shape, type object[, nullable])``: ``codes[i]`` is
+    spec i's number, ``reps[k]`` the first spec numbered k (they decode and cast alike),
+    in order of first appearance. Keys made and looked up by C-level iteration (zip
+    reuses its tuple): no Python step per column (a wide record has a million columns of
+    a few layouts).
+
+    >>> import pyarrow as pa
+    >>> from tfsql.schema import column_specs
+    >>> specs = column_specs(pa.schema({"a": pa.string(), "b": pa.int64(), "c": pa.string()}), codec.EXAMPLE)
+    >>> codes, reps = _layouts(specs)
+    >>> codes.tolist(), [s.name for s in reps]
+    ([0, 1, 0], ['a', 'b'])
+    """
+    numbering = _Numbering()
+    parts = [map(id, map(_TYPE, specs)), map(_KIND, specs), map(_SHAPE, specs)]
     if nullable:
         parts.append(map(_NULLABLE, specs))
-    return list(zip(*parts))
+    codes = np.fromiter(map(numbering.__getitem__, zip(*parts)), np.intp, len(specs))
+    # numbered in order of first appearance: a code's first spec is where the running maximum rises
+    firsts = np.flatnonzero(np.diff(np.maximum.accumulate(codes), prepend=-1)) if len(codes) else codes
+    return codes, [specs[i] for i in firsts.tolist()]
 
 
-def _by_layout(specs: Sequence[ColumnSpec]) -> dict[tuple, tuple[ColumnSpec, int]]:
-    """The distinct ``(kind, shape, id(type object))`` of ``specs``: a spec of each and
-    how many share it."""
-    keys = _layout_keys(specs)
-    spec_of = dict(zip(keys, specs))  # one spec of each (they cast alike)
-    return {key: (spec_of[key], count) for key, count in collections.Counter(keys).items()}
+class _Numbering(dict):
+    """key -> its number, the next one for a key not seen yet."""
+
+    def __missing__(self, key: tuple) -> int:
+        number = self[key] = len(self)
+        return number
 
 
 def _codec_columns(specs: Sequence[ColumnSpec]) -> list[tuple[bytes, int, int, int]]:
     """The C decoder's ``(feature name, location, kind, shape)`` of each spec (the
     name as UTF-8: ``ColumnSpec.feature_name``), without a Python-level call per column."""
-    names = [(s.name if s.feature is None else s.feature).encode("utf-8") for s in specs]
+    if any(map(_FEATURE, specs)):  # a feature list read under another column name
+        names = [(s.name if s.feature is None else s.feature).encode("utf-8") for s in specs]
+    else:
+        names = list(map(str.encode, map(_NAME, specs)))  # UTF-8, strict
     return list(zip(names, map(_LOCATION, specs), map(_KIND, specs), map(_SHAPE, specs)))
 
 
@@ -193,29 +213,94 @@ def empty_batch(num_rows: int) -> pa.RecordBatch:
     return pa.RecordBatch.from_struct_array(pa.nulls(num_rows, pa.struct([])))
 
 
-class BlockDecoder:
-    """Decode :class:`~tfsql.framing.RecordBlock` objects into batches of ``specs``."""
+class ExportedBatch:
+    """A decoded batch still in the core's Arrow C data interface struct (no pyarrow
+    object per column), for a consumer of the Arrow PyCapsule interface: Polars takes it
+    with ``pl.DataFrame(batch)``. It has the pyarrow batch's ``schema``, ``num_rows``,
+    ``num_columns`` and ``nbytes``; it is taken over once, by ``__arrow_c_array__`` or
+    :meth:`to_pyarrow` (and :meth:`slice`, which goes through it). Its string columns
+    were checked UTF-8 before it was made.
 
-    def __init__(self, specs: Sequence[ColumnSpec], record_type: int, *, schema: pa.Schema | None = None) -> None:
+    Examples
+    --------
+    >>> import io, polars as pl
+    >>> from tfsql.framing import FrameReader
+    >>> from tfsql.schema import column_specs
+    >>> from tfsql._proto import Example
+    >>> ex = Example()
+    >>> ex.features.feature["label"].int64_list.value.append(7)
+    >>> ex.features.feature["name"].bytes_list.value.append("é".encode())
+    >>> data = ex.SerializeToString()
+    >>> framed, _ = codec.encode_frames(data, np.array([0, len(data)]))
+    >>> specs = column_specs(pa.schema({"label": pa.int64(), "name": pa.string()}), codec.EXAMPLE)
+    >>> block = next(FrameReader(io.BytesIO(bytes(framed)), path="x").blocks())
+    >>> batch = BlockDecoder(specs, codec.EXAMPLE, exported=True).decode(block)
+    >>> (type(batch).__name__, batch.num_rows, batch.num_columns)  # the native codec's
+    ('ExportedBatch', 1, 2)
+    >>> pl.DataFrame(batch).rows()
+    [(7, 'é')]
+    """
+
+    __slots__ = ("schema", "num_rows", "nbytes", "_columns")
+
+    def __init__(self, columns, schema: pa.Schema) -> None:
+        self._columns = columns  # the Builder's ArrowColumns
+        self.schema = schema
+        self.num_rows: int = columns.length
+        self.nbytes: int = columns.nbytes
+
+    @property
+    def num_columns(self) -> int:
+        return len(self.schema)
+
+    def __arrow_c_array__(self, requested_schema=None) -> tuple:
+        """The Arrow PyCapsule interface: (schema, struct array) capsules, the struct moved
+        out of this batch (``requested_schema`` is not honoured: the types are the batch's)."""
+        return self.schema.__arrow_c_schema__(), self._columns.capsule()
+
+    def to_pyarrow(self) -> pa.RecordBatch:
+        """The batch as a ``pyarrow.RecordBatch`` (takes the struct over, without a copy)."""
+        return pa.RecordBatch._import_from_c(self._columns.address, self.schema)
+
+    def slice(self, offset: int = 0, length: int | None = None) -> pa.RecordBatch:
+        """Rows ``offset`` to ``offset + length`` as a ``pyarrow.RecordBatch``."""
+        return self.to_pyarrow().slice(offset, length)
+
+
+class BlockDecoder:
+    """Decode :class:`~tfsql.framing.RecordBlock` objects into batches of ``specs``.
+
+    With ``exported``, a batch that needs no cast and no check column by column comes
+    out as an :class:`ExportedBatch` (the native codec only; string columns are checked
+    UTF-8 first, and a batch where one is not stays on the pyarrow path, which names the
+    value): for a consumer of the Arrow PyCapsule interface, such as Polars.
+    """
+
+    def __init__(
+        self,
+        specs: Sequence[ColumnSpec],
+        record_type: int,
+        *,
+        schema: pa.Schema | None = None,
+        exported: bool = False,
+    ) -> None:
         self.specs = list(specs)
         self.record_type = record_type
+        self._exported = exported
+        self._built = threading.local()  # (id, bytes) of the batch last made on each thread
         self.schema = pa.schema([s.field for s in self.specs]) if schema is None else schema
         with gc_paused():  # a million columns: a million tuples
             self._decoder = codec.Decoder(record_type, _codec_columns(self.specs)) if self.specs else None
-            keys = _layout_keys(self.specs, nullable=True)
+        codes, reps = _layouts(self.specs, nullable=True)
         # How each column leaves the decoder, judged once per (kind, shape, type object,
         # nullable): as it was built; as text (binary read as string: imported as strings
         # and their UTF-8 checked for the whole batch at once); or cast and checked one by
         # one (``_fixed``: another type, or a column that may hold no null).
-        fixed, text = set(), set()
-        for key, spec in dict(zip(keys, self.specs)).items():
-            role = _role(spec)
-            if role == "cast" or not spec.nullable:
-                fixed.add(key)
-            elif role == "text":
-                text.add(key)
-        self._fixed: list[int] = [i for i, key in enumerate(keys) if key in fixed] if fixed else []
-        self._text: list[int] = [i for i, key in enumerate(keys) if key in text] if text else []
+        roles = [_role(spec) for spec in reps]
+        fixed = np.array([role == "cast" or not spec.nullable for role, spec in zip(roles, reps)], bool)
+        text = np.array([role == "text" for role in roles], bool) & ~fixed
+        self._fixed: list[int] = np.flatnonzero(fixed[codes]).tolist() if fixed.any() else []
+        self._text: list[int] = np.flatnonzero(text[codes]).tolist() if text.any() else []
         fixed_columns = set(self._fixed)
         self._decoded_schema = (
             self.schema
@@ -272,7 +357,7 @@ class BlockDecoder:
         pending: list[RecordBlock] = []  # the rest of a block cut at a batch's end
         blocks = iter(blocks)
         while True:
-            builder = None if self._decoder is None else self._decoder.builder(max_rows, max_bytes)
+            builder = None  # made for the first block (a piece may hold no record: a wide schema's builder is large)
             spans: list[RecordBlock] = []  # where its records start (buffers not held), for a value's error
             rows = payload = 0
             while rows < max_rows and payload < max_bytes:
@@ -286,7 +371,9 @@ class BlockDecoder:
                 if take < len(block):
                     pending.append(block.slice(take, len(block)))
                     block = block.slice(0, take)
-                if builder is not None:
+                if self._decoder is not None:
+                    if builder is None:
+                        builder = self._decoder.builder(max_rows, max_bytes)
                     try:
                         builder.feed(block.buf, block.offsets, block.lengths, unknown, block.crc_pending)
                     except codec.DecodeError as exc:
@@ -302,6 +389,21 @@ class BlockDecoder:
             batch = empty_batch(rows) if builder is None else self._finish(builder, rows, spans)
             yield batch, spans[0].head(), end
 
+    def output_bytes(self, batch: pa.RecordBatch | ExportedBatch) -> int:
+        """The bytes of the buffers of a batch this decoder just made on this thread (as
+        its column builders held them), else of any batch (each buffer's size: pyarrow's
+        ``nbytes`` walks every column's buffer ranges, seconds for a million columns).
+
+        >>> BlockDecoder([], codec.EXAMPLE).output_bytes(pa.record_batch({"a": [1, 2]}))
+        16
+        """
+        if isinstance(batch, ExportedBatch):
+            return batch.nbytes
+        last = getattr(self._built, "last", None)
+        if last is not None and last[0] == id(batch):
+            return last[1]
+        return batch.get_total_buffer_size()
+
     def _finish(self, builder, n: int, spans: list[RecordBlock]) -> pa.RecordBatch:
         """The batch of the records fed to ``builder``: the native codec hands its columns
         over as one Arrow struct array (no Python object per column; only the columns in
@@ -309,19 +411,20 @@ class BlockDecoder:
         if not hasattr(builder, "finish_arrow"):  # the reference twin (TFSQL_PURE_PYTHON=1)
             return self._batch(builder.finish(), n, spans)
         columns = builder.finish_arrow()  # held while pyarrow takes its struct over
-        batch = pa.RecordBatch._import_from_c(columns.address, self._decoded_schema)
         fixed = self._fixed
-        if self._text:
-            try:
-                for i in self._text:  # their UTF-8 (the other columns are built valid)
-                    batch.column(i).validate(full=True)
-            except pa.ArrowInvalid:  # one is not UTF-8: its cast names the record
-                fixed = sorted(fixed + self._text)
-                arrays = batch.columns
-                for i in self._text:
-                    arrays[i] = arrays[i].view(self.specs[i].decoded_type)
-                batch = pa.RecordBatch.from_arrays(arrays, names=self.schema.names)
+        # the UTF-8 of the string columns, every value (the other columns are built valid)
+        text_valid = not self._text or columns.utf8_invalid(self._text) < 0
+        if self._exported and not fixed and text_valid:
+            return ExportedBatch(columns, self._decoded_schema)
+        batch = pa.RecordBatch._import_from_c(columns.address, self._decoded_schema)
+        if not text_valid:  # a value is not UTF-8: its column's cast names the record
+            fixed = sorted(fixed + self._text)
+            arrays = batch.columns
+            for i in self._text:
+                arrays[i] = arrays[i].view(self.specs[i].decoded_type)
+            batch = pa.RecordBatch.from_arrays(arrays, names=self.schema.names)
         if not fixed:
+            self._built.last = (id(batch), columns.nbytes)  # for output_bytes
             return batch
         arrays = batch.columns
         first = spans[0]

@@ -563,7 +563,7 @@ class Scanner:
                     if unknown:
                         self._report_unknown(unknown, first.path)
                     records += batch.num_rows
-                    produced += batch.nbytes
+                    produced += decoder.output_bytes(batch)
                     batches.append(self._finish_batch(file_index, batch))
                     if produced >= _PIECE_OUTPUT_BATCHES * options.batch_bytes and end < task.stop:
                         # Records that decode to far more than their size (a wide schema,
@@ -680,11 +680,17 @@ class Scanner:
                 stacklevel=2,
             )
 
-    def to_batches(self) -> Generator[pa.RecordBatch, None, None]:
-        """Yield batches in file order; stops early at the scan's limit."""
+    def to_batches(self, *, exported: bool = False) -> Generator[Any, None, None]:
+        """Yield batches in file order; stops early at the scan's limit. With
+        ``exported`` (for a consumer of the Arrow PyCapsule interface, such as Polars), a
+        batch that is the decoded columns as they are may be a
+        :class:`tfsql.decoding.ExportedBatch` instead of a ``pyarrow.RecordBatch``."""
         # a scan of the decoded columns as they are shares their schema (no per-column rebuild)
-        schema = self._projected if self._decoded_only and self._expressions is None else None
-        decoder = BlockDecoder(self._specs, self._dataset.options.record_code, schema=schema)
+        plain = self._decoded_only and self._expressions is None
+        schema = self._projected if plain else None
+        exported = exported and plain and self._filter is None and bool(self._columns)
+        decoder = BlockDecoder(self._specs, self._dataset.options.record_code, schema=schema, exported=exported)
+        self._fixed_bits()  # here, once: not by each decode thread at the same time (a wide schema's pass)
         hints: dict = {}  # (file, piece start) -> its first record, from the piece before
         stream = ordered_map(
             self._blocks,

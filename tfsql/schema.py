@@ -23,6 +23,8 @@ Examples
 from __future__ import annotations
 
 import functools
+from itertools import repeat
+import operator
 from typing import Any, Iterable, Mapping, NamedTuple
 
 import pyarrow as pa
@@ -356,7 +358,48 @@ def column_specs(schema: pa.Schema, record_type: int) -> list[ColumnSpec]:
     True
     """
     with gc_paused():  # a million columns: a million specs
-        return _column_specs(list(schema), record_type)
+        specs = _plain_specs(schema, record_type)
+        return specs if specs is not None else _column_specs(list(schema), record_type)
+
+
+class _Layouts(dict):
+    """Arrow type -> ``(type, kind, shape)``, the type being the first object seen equal
+    to it (shared by its specs); a type no feature holds, or a list of lists, is
+    :data:`_NOT_PLAIN`."""
+
+    def __missing__(self, t: pa.DataType) -> tuple:
+        try:
+            kind, shape = feature_layout(t)
+        except SchemaError:
+            kind, shape = None, None
+        entry = self[t] = _NOT_PLAIN if shape in (None, codec.LIST_OF_LIST) else (t, kind, shape)
+        return entry
+
+
+_NOT_PLAIN = (None, None, None)
+_TYPE_KIND_SHAPE = [operator.itemgetter(i) for i in range(3)]
+
+
+def _plain_specs(schema: pa.Schema, record_type: int) -> list[ColumnSpec] | None:
+    """The specs of a schema whose columns are all nullable features of the records
+    (not raw records, no list of lists: no column's feature depends on another column),
+    read in bulk (names, types, one lookup per column, specs made by C-level maps: a
+    record with a million features); None for any other schema."""
+    if record_type == codec.RAW:
+        return None
+    # every non-nullable field (or list item) prints " not null" (a name may too: then the slow way)
+    if " not null" in schema.to_string(show_field_metadata=False, show_schema_metadata=False):
+        return None
+    layouts = _Layouts()
+    try:
+        entries = list(map(layouts.__getitem__, schema.types))
+    except TypeError:  # an unhashable (extension) type
+        return None
+    if _NOT_PLAIN in layouts.values():
+        return None
+    types, kinds, shapes = (map(get, entries) for get in _TYPE_KIND_SHAPE)
+    rows = zip(schema.names, repeat(codec.FEATURES), kinds, shapes, types, repeat(True), repeat(None))
+    return list(map(functools.partial(tuple.__new__, ColumnSpec), rows))
 
 
 def _column_specs(fields: list[pa.Field], record_type: int) -> list[ColumnSpec]:

@@ -27,28 +27,34 @@ finished (the machine may be shared: CPU seconds vary less than wall seconds; no
 asserts a time). A front end still running after ``--timeout`` seconds is stopped and
 shown as such; ``--fronts`` runs some of them.
 
-Measured (issue 34 item 7, the wide record; 2 cores shared with other jobs, load 4-6;
-"before" is b806d9f, "after" this branch: the V2 build's column types made once per
-distinct type, the decoded batch's Arrow hand-over in one allocation, the per-column
-Python work grouped by layout with the garbage collector held off)::
+Measured (issue 34 item 7, the wide record; 2 cores shared with other jobs; CPU seconds
+vary less with the load than wall seconds, and grow with it: the extension's count(*)
+took 5.54 CPU s at load 4-6, 7.19 at load 7). "b806d9f -> fe22ceb" was the previous
+round (the V2 build's column types made once per distinct type, the decoded batch's Arrow
+hand-over in one allocation); "now" is branch polars34 (Polars takes the decoded struct
+through the Arrow PyCapsule interface; a piece's builders made only when it holds a
+record; no pyarrow ``nbytes`` or per-column tuples per batch; specs and Polars types read
+in bulk)::
 
-    keys       front end           before: s  CPU s     MB   after: s  CPU s     MB
-    100,000    extension count(*)      12.00   6.87     43       0.56   0.42     43
-    100,000    extension SELECT *      94.61  49.79    666      60.65  42.23    670
-    100,000    read_tfrecord            3.53   1.74    177       1.96   1.43    155
-    100,000    polars                   7.43   3.60    371       4.89   3.23    349
-    1,000,000  extension count(*)     143.74  78.52    409       9.70   5.54    409
-    1,000,000  read_tfrecord           46.41  23.90  2,019      35.29  18.40  1,654
-    1,000,000  polars                  99.26  56.99  3,239      82.13  45.12  3,047
+    keys       front end           b806d9f: s  CPU s    MB  fe22ceb: s  CPU s    MB   now: s  CPU s    MB  load
+    100,000    extension count(*)      12.00   6.87     43        0.56   0.42     43     1.14   0.55     45   6.7
+    100,000    read_tfrecord            3.53   1.74    177        1.96   1.43    155     2.12   1.00    161   6.7
+    100,000    polars                   7.43   3.60    371        4.89   3.23    349     3.75   1.79    322   7.1
+    1,000,000  extension count(*)     143.74  78.52    409        9.70   5.54    409    15.30   7.19    409   7.0
+    1,000,000  read_tfrecord           46.41  23.90  2,019       35.29  18.40  1,654    31.78  14.54  1,431   7.0
+    1,000,000  polars                  99.26  56.99  3,239       82.13  45.12  3,047    41.99  19.55  2,632   7.5
 
-The extension was the slow one before: its V2 build (DuckDB 2) made each column's type
-by parsing its text as SQL, ~90 us a column. At a million keys ``read_tfrecord`` now
-takes 3.3x the extension's ``count(*)`` CPU time and 4.0x its memory, Polars 8.2x and
-7.5x. The results alone cost more than twice the extension's 409 MB: a pyarrow table of
-a million one-row int64 columns is ~800 MB (~800 bytes a column, 210 of them its
-schema's field), a Polars frame imported from Arrow ~1.4 GB (~1.4 KB a column; built
-from Polars Series ~510 bytes, but 21 s). The extension's ``SELECT *`` is DuckDB's
-binder (the v1 build takes as long) and does not finish at a million keys.
+At a million keys ``read_tfrecord`` now takes 2.0x the extension's count(*) CPU time
+(was 3.3x) and 3.5x its memory (4.0x); Polars 2.7x (8.2x) and 6.4x (7.5x). What is
+left, measured at a million keys: opening the dataset (about 6 CPU s: inference's
+per-column columns and the pa.Schema, ~1.2-1.8 us a field however it is built, the Arrow
+C schema interface included: pyarrow imports a million-field C schema in 1.8 s; then the
+column specs), pyarrow's import of the decoded struct (~2.3 us a column) and, for
+Polars, its own import (4-6 us and ~2 KB a column) and its declared schema. Memory has a
+floor above 2x: the pyarrow table of a million one-row columns is ~800 MB and the
+dataset's schema and specs ~400 MB; a Polars frame alone is ~2 GB. The extension's
+``SELECT *`` is DuckDB's binder (the v1 build takes as long) and does not finish at a
+million keys.
 """
 
 from __future__ import annotations

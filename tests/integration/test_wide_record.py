@@ -220,3 +220,53 @@ def test_the_extension_types_more_distinct_columns_than_its_bind_keeps_made(tmp_
         (f"a{k}", f"BIGINT[{k}]") for k in range(1, 41)
     ]
     assert con.sql(f"SELECT * {query}").fetchall() == [tuple(tuple(range(k, 2 * k)) for k in range(1, 41))]
+
+
+def test_polars_takes_the_decoded_columns_as_the_core_built_them(wide):
+    """Polars imports a batch of the decoded columns straight from the core's Arrow C
+    struct (``ExportedBatch``, the Arrow PyCapsule interface), and the frame is exactly
+    ``read_tfrecord``'s, types included: 20,000 keys of three kinds, scalars and lists,
+    strings, and the three states."""
+    from polars.testing import assert_frame_equal
+
+    from tfsql.decoding import ExportedBatch
+
+    batches = list(tfsql.dataset(wide).scanner().to_batches(exported=True))
+    assert {type(b) for b in batches} == {ExportedBatch} and sum(b.num_rows for b in batches) == RECORDS
+    frame = tfsql.scan_tfrecord(wide).collect()
+    assert_frame_equal(frame, pl.from_arrow(tfsql.read_tfrecord(wide)), check_exact=True)
+    # a scan that casts, or a projection, still reads the same values
+    some = [f"f{i}" for i in range(0, KEYS, 7)]
+    assert_frame_equal(tfsql.scan_tfrecord(wide).select(some).collect(), frame.select(some), check_exact=True)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [b"\xff\xfe", b"\xc3"],  # the second joins the next value's b"\xa9" into a valid "é"
+    ids=["not UTF-8", "a character cut between values"],
+)
+def test_polars_refuses_bytes_not_utf8_in_a_string_column_with_tfsql_error(tmp_path, bad):
+    """The values Polars takes whole are checked UTF-8 one by one first (Polars itself
+    accepted invalid UTF-8, then panicked showing it): a value that is not is tfsql's
+    SchemaError naming the feature and record, as read_tfrecord says."""
+    records = []
+    for r in range(3):
+        ex = Example()
+        for i in range(2_000):
+            values = [bad, b"\xa9"] if (r, i) == (2, 1234) else [f"t{i}.{r}".encode(), b"x"]
+            ex.features.feature[f"s{i}"].bytes_list.value.extend(values)
+        records.append(ex.SerializeToString())
+    path = tmp_path / "text.tfrecord"
+    path.write_bytes(frames(records))
+    assert tfsql.scan_tfrecord(str(path), infer_sample=1, n_rows=2).collect()["s1234"].to_list() == [
+        ["t1234.0", "x"],
+        ["t1234.1", "x"],
+    ]
+    # (Polars 1.x wraps an IO source's exception in ComputeError, message kept; 2.x re-raises it)
+    with pytest.raises((tfsql.SchemaError, pl.exceptions.ComputeError), match="s1234.*record 2") as raised:
+        tfsql.scan_tfrecord(str(path), infer_sample=1).collect()
+    if isinstance(raised.value, tfsql.SchemaError):
+        assert raised.value.record_index == 2
+    with pytest.raises(tfsql.SchemaError, match="s1234") as direct:
+        tfsql.read_tfrecord(str(path), infer_sample=1)
+    assert direct.value.record_index == 2

@@ -232,3 +232,60 @@ def test_children_moved_out_outlive_the_struct_released_before_them():
         m.release(ctypes.byref(m))
         assert not m.release
     del exported  # already released: its object frees nothing more
+
+
+def _exported_strings(scalars: list[bytes], lists: list[list[bytes]]):
+    """ArrowColumns of a scalar bytes column ``s`` (a value per record), a list column
+    ``sl`` and an int64 column ``n``."""
+    payloads = []
+    for value, values in zip(scalars, lists):
+        ex = Example()
+        ex.features.feature["s"].bytes_list.value.append(value)
+        ex.features.feature["sl"].bytes_list.value.extend(values)
+        ex.features.feature["n"].int64_list.value.append(len(values))
+        payloads.append(ex.SerializeToString())
+    buf, offsets, lengths = _spans(payloads)
+    columns = [
+        (b"s", native.FEATURES, native.BYTES, native.SCALAR),
+        (b"sl", native.FEATURES, native.BYTES, native.LIST),
+        (b"n", native.FEATURES, native.INT64, native.SCALAR),
+    ]
+    builder = native.Decoder(native.EXAMPLE, columns).builder()
+    builder.feed(buf, offsets, lengths)
+    return builder.finish_arrow()
+
+
+def test_utf8_is_checked_value_by_value():
+    valid = _exported_strings(["é".encode(), b"", b"x"], [["é".encode(), b"", "日本".encode()], [], [b"plain"]])
+    assert valid.utf8_invalid([0, 1]) == -1 and valid.utf8_invalid([]) == -1
+    # "\xc3" + "\xa9" is "é" when joined, but neither value is UTF-8 on its own
+    split = _exported_strings([b"ok", b"ok"], [[b"ok"], [b"\xc3", b"\xa9"]])
+    assert split.utf8_invalid([0]) == -1
+    assert split.utf8_invalid([1]) == 0 and split.utf8_invalid([0, 1]) == 1
+    # a surrogate (ED A0 80), an overlong (C0 80) and a lone FF are not UTF-8 either
+    for bad in (b"\xed\xa0\x80", b"\xc0\x80", b"\xff"):
+        assert _exported_strings([b"x", bad], [[], []]).utf8_invalid([0]) == 0
+    # not a bytes column, or no such column: not text
+    assert valid.utf8_invalid([2]) == 0 and valid.utf8_invalid([0, 7]) == 1
+
+
+def test_a_capsule_moves_the_struct_out():
+    exported = _exported_strings(["é".encode(), b"y"], [["é".encode(), b"x"], [b"y"]])
+    assert exported.nbytes > 0
+    schema = pa.schema([("s", pa.string()), ("sl", pa.list_(pa.string())), ("n", pa.int64())])
+
+    class Batch:  # what tfsql.decoding.ExportedBatch hands a consumer
+        def __arrow_c_array__(self, requested_schema=None):
+            return schema.__arrow_c_schema__(), exported.capsule()
+
+    batch = pa.record_batch(Batch())
+    assert batch.to_pydict() == {"s": ["é", "y"], "sl": [["é", "x"], ["y"]], "n": [2, 1]}
+    for again in (exported.capsule, lambda: exported.utf8_invalid([0])):  # taken over: refused
+        try:
+            again()
+            raise AssertionError("used twice")
+        except ValueError as exc:
+            assert "already taken over" in str(exc)
+    # a capsule no consumer takes releases the struct with itself
+    for _ in range(200):
+        _exported_strings([b"z"], [[b"z"]]).capsule()

@@ -238,3 +238,49 @@ int decode_export_arrow(dctx *x, tfsql_arrow_array *out) {
     }
     return 0;
 }
+
+size_t decode_built_bytes(const dctx *x) {
+    size_t total = 0;
+    int ncols = decode_ncols(x->sc);
+    for (int c = 0; c < ncols; c++) {
+        const colbuild *cb = &x->cb[c];
+        total += cb->validity.len + cb->outer.len + cb->inner_validity.len + cb->inner.len +
+                 cb->voffs.len + cb->values.len;
+    }
+    return total;
+}
+
+/* Whether leaf array a holds bytes (validity, int32 offsets, data) each valid UTF-8. */
+static int leaf_utf8_valid(const tfsql_arrow_array *a) {
+    if (a->n_buffers != 3) {
+        return 0; /* not bytes */
+    }
+    if (a->length <= 0) {
+        return 1;
+    }
+    const int32_t *offsets = (const int32_t *)a->buffers[1];
+    const uint8_t *data = (const uint8_t *)a->buffers[2];
+    for (int64_t i = a->offset; i < a->offset + a->length; i++) {
+        int32_t start = offsets[i], end = offsets[i + 1];
+        if (end > start && !utf8_valid(data + start, (size_t)(end - start))) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+int64_t arrow_columns_utf8_invalid(const tfsql_arrow_array *columns, const int64_t *cols, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        if (cols[i] < 0 || cols[i] >= columns->n_children) {
+            return (int64_t)i;
+        }
+        const tfsql_arrow_array *a = columns->children[cols[i]];
+        while (a->n_children == 1) { /* a list's values, a list of lists' innermost */
+            a = a->children[0];
+        }
+        if (a->n_children != 0 || !leaf_utf8_valid(a)) {
+            return (int64_t)i;
+        }
+    }
+    return -1;
+}

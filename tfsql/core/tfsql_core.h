@@ -720,6 +720,15 @@ typedef struct tfsql_arrow_array {
  * memory (`out` then released: out->release NULL). */
 int decode_export_arrow(dctx *x, tfsql_arrow_array *out);
 
+/* The bytes the column builders of `x` hold (what decode_export_arrow hands over). */
+size_t decode_built_bytes(const dctx *x);
+
+/* The first i whose column columns->children[cols[i]] (an array decode_export_arrow
+ * made, not yet released) holds a bytes value that is not valid UTF-8 (utf8_valid), a
+ * column out of range or not of bytes; -1 when every value is valid. Values only: an
+ * empty or null slot is valid. */
+int64_t arrow_columns_utf8_invalid(const tfsql_arrow_array *columns, const int64_t *cols, size_t n);
+
 /* -- encoder.c -- */
 
 /* Encode and frame n_rows records (runs without the GIL) into `out`, each record's end

@@ -33,16 +33,18 @@ Examples
 from __future__ import annotations
 
 import inspect
+import operator
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping
+from typing import Any, Collection, Iterator, Mapping
 
 import polars as pl
 import pyarrow as pa
 from polars.io.plugins import register_io_source
 
 from tfsql.polars.predicates import combine, kept_files, references_only, split_conjuncts
-from tfsql.polars.types import polars_schema, to_frame
+from tfsql.polars.types import frame_type, polars_schema, to_frame
 from tfsql.arrow_dataset import Dataset
+from tfsql.decoding import ExportedBatch
 
 __all__ = ["scan_dataset", "ScanPlan", "TFRecordSource", "EXPLAIN_NAME"]
 
@@ -71,7 +73,12 @@ def scan_dataset(
     >>> scan_dataset(tfsql.dataset(path)).collect()["x"].to_list()
     [1, 2]
     """
-    source = TFRecordSource(ds, polars_schema(ds.schema, polars_types or {}), n_rows=n_rows)
+    schema = _frame_types(ds)
+    # the columns whose Polars type is not the one their Arrow type imports as
+    overridden = {name for name, dtype in (polars_types or {}).items() if name in schema and dtype != schema[name]}
+    if overridden:
+        schema = {**schema, **{name: polars_types[name] for name in overridden}}  # type: ignore[index]
+    source = TFRecordSource(ds, schema, n_rows=n_rows, overridden=overridden)
     options = {
         "validate_schema": True,  # a batch off the declared schema is our bug: fail loudly
         "is_pure": cache,  # the same scan twice in a plan may be read once
@@ -117,12 +124,23 @@ class ScanPlan:
 class TFRecordSource:
     """The callable registered with ``register_io_source``: Polars calls it with
     ``(with_columns, predicate, n_rows, batch_size)`` and iterates the DataFrames it
-    yields.
+    yields. ``schema`` maps each column to its Polars type (a ``pl.Schema`` or a dict);
+    ``overridden``, when known, names the columns whose type there is not the one their
+    Arrow type imports as (:func:`~tfsql.polars.types.frame_type`): the batches are cast
+    to it (unknown: each column's type is compared, once per scan).
     """
 
-    def __init__(self, ds: Dataset, schema: pl.Schema, *, n_rows: int | None = None) -> None:
+    def __init__(
+        self,
+        ds: Dataset,
+        schema: Mapping[str, pl.DataType],
+        *,
+        n_rows: int | None = None,
+        overridden: Collection[str] | None = None,
+    ) -> None:
         self._dataset = ds
         self.schema = schema
+        self._overridden = None if overridden is None else set(overridden)
         self._n_rows = n_rows
         self._partition_names = list(ds.partition_schema.names)
         self._partitions: tuple[pa.Table, pl.DataFrame] | None = None
@@ -149,7 +167,7 @@ class TFRecordSource:
 
     def plan(self, with_columns: list[str] | None, predicate: pl.Expr | None, n_rows: int | None) -> ScanPlan:
         """Translate one Polars request into scanner arguments (see :class:`ScanPlan`)."""
-        columns = list(self.schema.names()) if with_columns is None else list(with_columns)
+        columns = list(self.schema) if with_columns is None else list(with_columns)
         limit = _smaller(self._n_rows, n_rows)
         residual, files, no_files = predicate, None, False
         # With a row limit the predicate applies to the first rows of the whole source,
@@ -187,23 +205,27 @@ class TFRecordSource:
         bound = self._dataset.options.batch_size
         source = self._dataset if plan.files is None else self._dataset.select_files(plan.files)
         scanner = source.scanner(
-            columns=plan.decode,
+            # every column in order: None, so that the scanner makes no pass over them by name
+            columns=None if plan.decode == list(self.schema) else plan.decode,
             batch_size=bound if batch_size is None else max(1, min(batch_size, bound)),
             limit=plan.limit,
         )
-        target = [self.schema[name] for name in plan.decode]
-        batches = scanner.to_batches()
+        projected = scanner.projected_schema
+        # batches of the decoded columns as they are come over as the core built them
+        # (the Arrow PyCapsule interface: no pyarrow object per column; strings checked UTF-8)
+        batches = scanner.to_batches(exported=True)
         checked: pa.Schema | None = None  # the batch schema `mismatched` was found for
         mismatched: dict[Any, Any] = {}
         try:
             for batch in batches:
-                if batch.num_columns:
+                if isinstance(batch, ExportedBatch):
+                    frame = pl.DataFrame(batch)
+                elif batch.num_columns:
                     frame = to_frame(batch, rechunk=False)
                 else:  # records without features: from_arrow would drop the row count
                     frame = pl.DataFrame(height=batch.num_rows)
-                if checked is None or not batch.schema.equals(checked):  # once per scan, as a rule
-                    # the frame's columns are the decoded ones, in order (dtypes: no Schema built)
-                    mismatched = {n: t for n, have, t in zip(plan.decode, frame.dtypes, target) if have != t}
+                if checked is None or not (batch.schema is checked or batch.schema.equals(checked)):
+                    mismatched = self._mismatched(batch.schema, projected, plan.decode)  # once per scan, as a rule
                     checked = batch.schema
                 if mismatched:
                     frame = frame.cast(mismatched)
@@ -215,6 +237,40 @@ class TFRecordSource:
                     yield frame
         finally:
             batches.close()
+
+    def _mismatched(self, arrow: pa.Schema, projected: pa.Schema, names: list[str]) -> dict[str, pl.DataType]:
+        """The columns (``names``, in order, of Arrow types ``arrow``) whose frame type is
+        not the declared one, with the declared type: with the scan's own types
+        (``projected``) the overridden columns, else each column's frame type compared
+        (:func:`~tfsql.polars.types.frame_type`: the same objects as the declared schema's
+        where they agree, so most compare by identity)."""
+        if self._overridden is not None and arrow.equals(projected):
+            return {name: self.schema[name] for name in names if name in self._overridden}
+        types = map(frame_type, arrow.types)
+        return {
+            n: t for n, have, t in zip(names, types, map(self.schema.__getitem__, names)) if have is not t and have != t
+        }
+
+
+def _frame_types(ds: Dataset) -> dict[str, pl.DataType]:
+    """The Polars type each column of ``ds`` imports as: the data columns' through the
+    type objects their specs share (one conversion per distinct object, looked up by
+    C-level iteration: a record with a million features), the others' by their Arrow
+    type; :func:`~tfsql.polars.types.polars_schema` when the specs are not the leading
+    columns."""
+    schema, specs = ds.schema, ds.column_specs
+    names = schema.names
+    n = len(specs)
+    if n > len(names) or not all(map(operator.eq, names, map(_NAME, specs))):
+        return polars_schema(schema, {})
+    objects = {id(t): t for t in map(_TYPE, specs)}
+    table = {key: frame_type(t) for key, t in objects.items()}
+    types = list(map(table.__getitem__, map(id, map(_TYPE, specs))))
+    types += [frame_type(schema.field(i).type) for i in range(n, len(names))]
+    return dict(zip(names, types))
+
+
+_NAME, _TYPE = operator.attrgetter("name"), operator.attrgetter("arrow_type")
 
 
 def _smaller(a: int | None, b: int | None) -> int | None:

@@ -14,11 +14,12 @@ id: int32
 emb: fixed_size_list<item: float>[2]
   child 0, item: float
 >>> polars_schema(pa.schema([("id", pa.int64()), ("s", pa.string())]), {"s": pl.Categorical()})
-Schema([('id', Int64), ('s', Categorical)])
+{'id': Int64, 's': Categorical}
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Mapping, Union
 
 import polars as pl
@@ -26,7 +27,7 @@ import pyarrow as pa
 
 from tfsql.schema import decimal_to_float
 
-__all__ = ["arrow_type", "arrow_schema", "polars_dtypes", "polars_schema", "to_frame", "SchemaLike"]
+__all__ = ["arrow_type", "arrow_schema", "frame_type", "polars_dtypes", "polars_schema", "to_frame", "SchemaLike"]
 
 #: What ``schema=``, ``schema_overrides=`` and ``hive_schema=`` accept.
 SchemaLike = Union[Mapping[str, Any], pl.Schema, pa.Schema]
@@ -110,29 +111,36 @@ def polars_dtypes(schema: Any) -> dict[str, pl.DataType]:
     return out
 
 
-def polars_schema(schema: pa.Schema, overrides: Mapping[str, pl.DataType]) -> pl.Schema:
-    """The Polars schema of Arrow ``schema`` (user-given Polars types win): each distinct
-    Arrow type converted once, as :func:`to_frame` converts it (a record with a million
-    features has a million columns of a few types).
+def polars_schema(schema: pa.Schema, overrides: Mapping[str, pl.DataType]) -> dict[str, pl.DataType]:
+    """The Polars types of Arrow ``schema``'s columns (user-given Polars types win), as
+    the name -> type mapping ``register_io_source`` takes (no ``pl.Schema``: building one
+    checks every column's type again); each distinct Arrow type converted once, by
+    :func:`frame_type` (a record with a million features has a million columns of a few
+    types).
 
     Examples
     --------
     >>> polars_schema(pa.schema({"a": pa.int64(), "b": pa.list_(pa.string()), "c": pa.int64()}), {"c": pl.UInt8})
-    Schema([('a', Int64), ('b', List(String)), ('c', UInt8)])
+    {'a': Int64, 'b': List(String), 'c': UInt8}
     """
-    known: dict[pa.DataType, pl.DataType] = {}
-    pairs = []
-    for name, arrow in zip(schema.names, schema.types):
-        dtype = overrides.get(name)
-        if dtype is None:
-            dtype = known.get(arrow)
-            if dtype is None:
-                dtype = known[arrow] = to_frame(pa.schema([("_", arrow)]).empty_table()).schema["_"]
-        pairs.append((name, dtype))
-    try:
-        return pl.Schema(pairs, check_dtypes=False)  # the types are Polars' own
-    except TypeError:  # a Polars without check_dtypes
-        return pl.Schema(pairs)
+    types = dict(zip(schema.names, map(frame_type, schema.types)))
+    if overrides:
+        types.update((name, dtype) for name, dtype in overrides.items() if name in types)
+    return types
+
+
+@functools.lru_cache(maxsize=1024)
+def frame_type(arrow: pa.DataType) -> pl.DataType:
+    """The Polars type of an Arrow column in a frame :func:`to_frame` makes (or Polars
+    imports through the Arrow PyCapsule interface); one object per Arrow type (cached), so
+    schemas made of them compare by identity.
+
+    Examples
+    --------
+    >>> frame_type(pa.list_(pa.string())), frame_type(pa.int64()) is frame_type(pa.int64())
+    (List(String), True)
+    """
+    return to_frame(pa.schema([("_", arrow)]).empty_table()).schema["_"]
 
 
 def to_frame(data: pa.Table | pa.RecordBatch, *, rechunk: bool = True) -> pl.DataFrame:
