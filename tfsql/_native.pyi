@@ -401,10 +401,19 @@ def owner_lock(path: str) -> int | None:
 def owner_alive(path: str) -> bool:
     """Whether the owner file ``path`` exists and its lock is held."""
 
-def buffer_pool() -> tuple[int, int, int]:
-    """``(buffers, bytes, reuses)``: the large freed output buffers the C core keeps for
-    later batches (at most 64 MiB; ``tfsql/core/buffer_pool.c``), and how many times a
-    batch started from one."""
+def buffer_pool() -> tuple[int, int, int, int]:
+    """``(buffers, bytes, reuses, limit)``: the large freed output buffers the C core
+    keeps for later batches (``tfsql/core/buffer_pool.c``), how many times a batch
+    started from one, and the most bytes it keeps now (64 MiB plus the running scans'
+    widening)."""
+
+def buffer_pool_widen(bytes: int, /) -> None:
+    """Let the pool keep ``bytes`` more while a scan holding several batches at once
+    runs (the widenings of concurrent scans add up)."""
+
+def buffer_pool_narrow(bytes: int, /) -> None:
+    """Take a scan's widening back (never below 64 MiB), freeing the oldest buffers
+    above the limit."""
 
 def buffer_pool_clear() -> None:
     """Free every buffer the pool keeps."""

@@ -1905,13 +1905,47 @@ static PyObject *mod_owner_alive(PyObject *self, PyObject *arg) {
     return PyBool_FromLong(alive);
 }
 
-/* buffer_pool(): (buffers, bytes, reuses) of the core's pool of large freed buffers. */
+/* buffer_pool(): (buffers, bytes, reuses, limit) of the core's pool of large freed
+ * buffers. */
 static PyObject *mod_buffer_pool(PyObject *self, PyObject *unused) {
     (void)self;
     (void)unused;
     size_t count, bytes, reuses;
     tfsql_pool_stats(&count, &bytes, &reuses);
-    return Py_BuildValue("(nnn)", (Py_ssize_t)count, (Py_ssize_t)bytes, (Py_ssize_t)reuses);
+    size_t limit = tfsql_pool_limit();
+    return Py_BuildValue("(nnnn)", (Py_ssize_t)count, (Py_ssize_t)bytes, (Py_ssize_t)reuses,
+                         (Py_ssize_t)(limit > (size_t)PY_SSIZE_T_MAX ? (size_t)PY_SSIZE_T_MAX : limit));
+}
+
+/* buffer_pool_widen(bytes) / buffer_pool_narrow(bytes): a scan's widening of the pool
+ * (tfsql_pool_widen), taken back at its end. */
+static PyObject *mod_buffer_pool_change(PyObject *arg, int widen) {
+    Py_ssize_t bytes = PyLong_AsSsize_t(arg);
+    if (bytes == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (bytes < 0) {
+        PyErr_Format(PyExc_ValueError, "bytes must be >= 0, not %zd", bytes);
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    if (widen) {
+        tfsql_pool_widen((size_t)bytes);
+    } else {
+        tfsql_pool_narrow((size_t)bytes);
+    }
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
+static PyObject *mod_buffer_pool_widen(PyObject *self, PyObject *arg) {
+    (void)self;
+    return mod_buffer_pool_change(arg, 1);
+}
+
+static PyObject *mod_buffer_pool_narrow(PyObject *self, PyObject *arg) {
+    (void)self;
+    return mod_buffer_pool_change(arg, 0);
 }
 
 /* buffer_pool_clear(): free every buffer the pool keeps. */
@@ -1994,8 +2028,15 @@ static PyMethodDef module_methods[] = {
      "owner_lock(path)\n--\n\nCreate a staging directory's owner file ``path`` and hold its lock "
      "(the descriptor;\nNone when the mount has no flock)."},
     {"buffer_pool", (PyCFunction)mod_buffer_pool, METH_NOARGS,
-     "buffer_pool()\n--\n\n(buffers, bytes, reuses): the large freed output buffers the core keeps "
-     "for later\nbatches (at most 64 MiB; tfsql/core/buffer_pool.c) and how often one was reused."},
+     "buffer_pool()\n--\n\n(buffers, bytes, reuses, limit): the large freed output buffers the core "
+     "keeps for later\nbatches (tfsql/core/buffer_pool.c), how often one was reused, and the most "
+     "bytes kept\n(64 MiB plus the running scans' widening)."},
+    {"buffer_pool_widen", (PyCFunction)mod_buffer_pool_widen, METH_O,
+     "buffer_pool_widen(bytes)\n--\n\nLet the pool keep `bytes` more while a scan holding several "
+     "batches runs."},
+    {"buffer_pool_narrow", (PyCFunction)mod_buffer_pool_narrow, METH_O,
+     "buffer_pool_narrow(bytes)\n--\n\nTake a scan's widening back (never below 64 MiB), freeing "
+     "the oldest buffers above the limit."},
     {"buffer_pool_clear", (PyCFunction)mod_buffer_pool_clear, METH_NOARGS,
      "buffer_pool_clear()\n--\n\nFree every buffer the pool keeps."},
     {"_buffer_pool_hold", (PyCFunction)mod_buffer_pool_hold, METH_O,

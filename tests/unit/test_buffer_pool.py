@@ -11,6 +11,7 @@ decoder: reuse never changes a value, a null, an empty list or a batch still hel
 
 from __future__ import annotations
 
+import gc
 import struct
 import sys
 import threading
@@ -19,6 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+import tfsql
 from tfsql import _native as native
 from tfsql import _reference as ref
 from tfsql._proto import Example
@@ -190,3 +192,54 @@ def test_a_fork_while_another_thread_holds_the_pool_leaves_the_child_a_usable_po
     )
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
     assert (done.stdout.strip(), done.returncode) == ("child exit 7", 0), done.stderr
+
+
+def _give_batches(n: int, rows: int = 7000) -> None:
+    """Decode ``n`` batches of the same decoder, all held, then release them together:
+    their large buffers (each over 256 KiB) are offered to the pool at once."""
+    decoder = native.Decoder(native.EXAMPLE, COLUMNS)
+    held = [_decode(decoder, RECORDS[:rows], rows=65536, payload=16 << 20) for _ in range(n)]
+    del held
+
+
+@pytest.mark.skipif(not POOL_ON, reason="the pool keeps nothing on Windows")
+def test_a_scan_with_threads_widens_the_pool_while_it_runs_and_narrows_it_after():
+    """A scan of several threads holds several batches at once; the pool keeps what
+    they release (up to the scan's widening, tfsql_pool_widen) so that the next
+    batches reuse their pages, and goes back to 64 MiB, freeing the oldest buffers,
+    when the scan ends."""
+    base = 64 << 20
+    gc.collect()  # scans abandoned in a reference cycle end (and narrow) here
+    native.buffer_pool_clear()
+    assert native.buffer_pool()[3] == base
+    native.buffer_pool_widen(100 << 20)
+    native.buffer_pool_widen(20 << 20)  # two scans at once: the widenings add up
+    assert native.buffer_pool()[3] == base + (120 << 20)
+    _give_batches(40)  # 40 x 2.5 MB (floats, ids, names): over 64 MiB
+    count, held, _, limit = native.buffer_pool()
+    assert base < held <= limit
+    native.buffer_pool_narrow(100 << 20)
+    count, held, _, limit = native.buffer_pool()
+    assert limit == base + (20 << 20) and held <= limit
+    native.buffer_pool_narrow(20 << 20)
+    native.buffer_pool_narrow(1 << 20)  # more than was widened: never below 64 MiB
+    count, held, _, limit = native.buffer_pool()
+    assert limit == base and held <= base
+    native.buffer_pool_clear()
+
+
+@pytest.mark.skipif(not POOL_ON, reason="the pool keeps nothing on Windows")
+def test_a_scan_on_two_threads_widens_the_pool_by_its_batches_and_narrows_it_at_its_end(tmp_path):
+    path = tmp_path / "f.tfrecord"
+    tfsql.write_tfrecord(pa.table({"v": [b"x" * 1000] * 20}), str(path))
+    gc.collect()  # scans abandoned in a reference cycle end (and narrow) here
+    native.buffer_pool_clear()
+    seen = []
+    for threads in (1, 2):
+        batches = tfsql.dataset(str(path), threads=threads, batch_bytes=8 << 20).scanner().to_batches()
+        next(batches)
+        seen.append(native.buffer_pool()[3])
+        batches.close()
+        seen.append(native.buffer_pool()[3])
+    # threads=2: 2 x 2 batches of 8 MiB with the quarter tbuf_take_sized leaves spare
+    assert seen == [64 << 20, 64 << 20, (64 << 20) + 40 * (1 << 20), 64 << 20]

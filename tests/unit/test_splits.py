@@ -262,3 +262,18 @@ def test_the_core_cuts_ranges_as_the_reference_does(start, stop, piece):
         _native.plan_pieces(start, stop, 0)
     with pytest.raises(ValueError):
         ref.plan_pieces(start, stop, 0)
+
+
+def test_a_piece_of_a_whole_file_makes_one_batch_not_one_and_a_record(tmp_path):
+    """A file read in pieces by 2 threads: 250 records of 40,000 bytes (40,016 framed),
+    batch_bytes 4,500,000. Pieces of the whole batch budget held 113 records, 4,520,000
+    bytes of payload: a batch of 112 and one of a single record (images: every third
+    batch of one record). Pieces of 15/16 of the budget (4,218,750 bytes) hold 106 and
+    105 records: one batch each."""
+    path = tmp_path / "f.tfrecord"
+    records = [bytes([r % 251]) * 40_000 for r in range(250)]
+    write_file(path, records)
+    ds = tfsql.dataset(str(path), record_type="bytes", threads=2, batch_bytes=4_500_000)
+    batches = list(ds.scanner().to_batches())
+    assert [b.num_rows for b in batches] == [106, 105, 39]
+    assert [r for b in batches for r in b.column("record").to_pylist()] == records

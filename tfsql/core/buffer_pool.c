@@ -12,6 +12,16 @@
  * buffers, at most POOL_BYTES of them, and hands one out only for a request of about
  * its size.
  *
+ * A scan on several threads holds several batches at once, and its consumer releases
+ * them while the threads start the next ones: with 64 MiB kept, an images scan on two
+ * threads (batches of 16 MiB) freed two buffers out of three and faulted in fresh
+ * ones for the next batches (a seventh of its CPU time zeroing pages). Such a scan
+ * widens the pool by its own batches while it runs (tfsql_pool_widen: the Python
+ * scanner asks 2 x threads x batch_bytes and a quarter, see tfsql/scanning.py) and
+ * narrows it when it ends (tfsql_pool_narrow), which frees the oldest buffers above
+ * the limit again. So the pool holds at most 64 MiB plus what the running scans hold
+ * in flight anyway.
+ *
  * Every buffer here came from malloc and may still be released with free(): giving one
  * back (pool_give) is an optimisation, never a requirement. Thread-safe (one mutex,
  * taken twice per buffer per batch); on Windows the pool is off (take finds nothing,
@@ -26,9 +36,10 @@
 
 /* Buffers smaller than this come and go through malloc's heap, which reuses them well. */
 #define POOL_MIN ((size_t)256 << 10)
-/* At most this many bytes and buffers are kept (the oldest freed first). */
+/* At most this many bytes (plus the running scans' widening) and buffers are kept (the
+ * oldest freed first). */
 #define POOL_BYTES ((size_t)64 << 20)
-#define POOL_SLOTS 64
+#define POOL_SLOTS 128
 
 #if defined(_WIN32)
 
@@ -50,6 +61,18 @@ void tfsql_pool_stats(size_t *count, size_t *bytes, size_t *reused) {
     *count = *bytes = *reused = 0;
 }
 
+void tfsql_pool_widen(size_t bytes) {
+    (void)bytes;
+}
+
+void tfsql_pool_narrow(size_t bytes) {
+    (void)bytes;
+}
+
+size_t tfsql_pool_limit(void) {
+    return POOL_BYTES;
+}
+
 void tfsql_pool_hold(unsigned milliseconds) {
     (void)milliseconds;
 }
@@ -67,6 +90,7 @@ typedef struct {
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static pooled slots[POOL_SLOTS]; /* slots[0] the oldest */
 static size_t n_slots, held, reused;
+static size_t widened; /* bytes the running scans added to POOL_BYTES (tfsql_pool_widen) */
 
 /* fork() while another thread holds pool_lock (a decode thread giving a buffer back)
  * would leave the child's copy locked forever: its first decode would hang. So a fork
@@ -124,6 +148,29 @@ void *pool_take(size_t need, size_t want, size_t *cap) {
     return p.data;
 }
 
+/* The most bytes kept now (the lock held). */
+static size_t pool_limit(void) {
+    return widened > SIZE_MAX - POOL_BYTES ? SIZE_MAX : POOL_BYTES + widened;
+}
+
+/* Remove the oldest buffers until `incoming` more bytes fit the limit and a slot is
+ * free (incoming 0: until the buffers kept fit the limit), into evicted[] (the lock
+ * held); returns how many. */
+static size_t pool_evict(size_t incoming, void **evicted) {
+    size_t n = 0;
+    size_t limit = pool_limit();
+    while (n_slots > 0 && ((incoming && n_slots == POOL_SLOTS) || held + incoming > limit)) {
+        evicted[n++] = pool_remove(0).data;
+    }
+    return n;
+}
+
+static void free_all(void **evicted, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        free(evicted[i]); /* outside the lock: munmap can take a while */
+    }
+}
+
 void pool_give(void *data, size_t cap) {
     if (data == NULL) {
         return;
@@ -133,19 +180,36 @@ void pool_give(void *data, size_t cap) {
         return;
     }
     void *evicted[POOL_SLOTS];
-    size_t n_evicted = 0;
     pool_enter();
-    while (n_slots > 0 && (n_slots == POOL_SLOTS || held + cap > POOL_BYTES)) {
-        evicted[n_evicted++] = pool_remove(0).data;
-    }
+    size_t n_evicted = pool_evict(cap, evicted);
     slots[n_slots].data = data;
     slots[n_slots].cap = cap;
     n_slots++;
     held += cap;
     pthread_mutex_unlock(&pool_lock);
-    for (size_t i = 0; i < n_evicted; i++) {
-        free(evicted[i]); /* outside the lock: munmap can take a while */
-    }
+    free_all(evicted, n_evicted);
+}
+
+void tfsql_pool_widen(size_t bytes) {
+    pool_enter();
+    widened = bytes > SIZE_MAX - widened ? SIZE_MAX : widened + bytes;
+    pthread_mutex_unlock(&pool_lock);
+}
+
+void tfsql_pool_narrow(size_t bytes) {
+    void *evicted[POOL_SLOTS];
+    pool_enter();
+    widened = bytes > widened ? 0 : widened - bytes;
+    size_t n_evicted = pool_evict(0, evicted);
+    pthread_mutex_unlock(&pool_lock);
+    free_all(evicted, n_evicted);
+}
+
+size_t tfsql_pool_limit(void) {
+    pool_enter();
+    size_t limit = pool_limit();
+    pthread_mutex_unlock(&pool_lock);
+    return limit;
 }
 
 void tfsql_pool_clear(void) {

@@ -410,7 +410,8 @@ uint8_t *tbuf_take_sized(tbuf *b, size_t *cap);
  * grown as by tbuf_reserve to `reserve`. */
 int tbuf_start(tbuf *b, size_t need, size_t want, size_t reserve);
 
-/* -- buffer_pool.c: large freed buffers kept for reuse (at most 64 MiB, 64 buffers) -- */
+/* -- buffer_pool.c: large freed buffers kept for reuse (at most 64 MiB plus the running
+ * scans' widening, 128 buffers) -- */
 
 /* A kept buffer of `need` to want + want / 4 bytes (the smallest; *cap its size), or
  * NULL (*cap 0) when none fits or `want` is small (malloc's heap reuses those). */
@@ -428,6 +429,15 @@ void tfsql_pool_stats(size_t *count, size_t *bytes, size_t *reuses);
 
 /* Hold the pool's lock for `milliseconds` (tests: a fork meanwhile must not hang). */
 void tfsql_pool_hold(unsigned milliseconds);
+
+/* A scan holding several batches at once lets the pool keep `bytes` more while it runs
+ * (the widenings of concurrent scans add up); tfsql_pool_narrow takes them back when it
+ * ends (never below 64 MiB) and frees the oldest kept buffers above the limit. */
+void tfsql_pool_widen(size_t bytes);
+void tfsql_pool_narrow(size_t bytes);
+
+/* The most bytes the pool keeps now: 64 MiB plus the running scans' widening. */
+size_t tfsql_pool_limit(void);
 
 /* -- crc32c.c: CRC-32C -- */
 
