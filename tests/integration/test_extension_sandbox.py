@@ -91,7 +91,7 @@ def test_inside_the_allowed_directories_v2_reads_as_usual(duckdb_api, tree):
     assert con.sql(f"SELECT list(x ORDER BY x) FROM tfrecord_scan('{allowed}/one.tfrecord')").fetchall() == [
         ([1, 2, 3],)
     ]
-    by_p = f"SELECT p, sum(x) FROM tfrecord_scan('{{}}') GROUP BY p ORDER BY p"
+    by_p = "SELECT p, sum(x) FROM tfrecord_scan('{}') GROUP BY p ORDER BY p"
     assert con.sql(by_p.format(f"{allowed}/d")).fetchall() == [(0, 20), (1, 25)]  # a directory
     assert con.sql(by_p.format(f"{allowed}/d/**")).fetchall() == [(0, 20), (1, 25)]  # a glob
     metadata = f"SELECT file, size, partitions FROM tfrecord_metadata('{allowed}/d') ORDER BY file"
