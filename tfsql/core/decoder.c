@@ -783,36 +783,6 @@ static inline int record_checked(dctx *x, const uint8_t *buf, size_t buflen, con
     return 0;
 }
 
-/* Records ahead of the one decoded whose first bytes are prefetched: a record's walk
- * is a chain of loads (each field's position comes from the length before it), which
- * stalls on every cache line the window's framing pass has left only in L2. */
-#define PREFETCH_AHEAD 2
-#define PREFETCH_LINES 4
-
-/* Ask the CPU for record r's first PREFETCH_LINES cache lines (nothing past n). Always
- * inlined: GCC takes a function whose only effect is a prefetch for one without effects
- * and drops its calls. */
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((always_inline))
-#endif
-static inline void prefetch_record(const uint8_t *buf, size_t buflen, const uint8_t *offs,
-                                   const uint8_t *lens, size_t n, size_t r) {
-#if defined(__GNUC__) || defined(__clang__)
-    if (r < n) {
-        uint64_t o = load_u64(offs + 8 * r), l = load_u64(lens + 8 * r);
-        if (o <= buflen && l <= buflen - o) {
-            const uint8_t *p = buf + o;
-            __builtin_prefetch(p, 0, 3);
-            for (uint64_t at = 64; at < l && at < 64 * PREFETCH_LINES; at += 64) {
-                __builtin_prefetch(p + at, 0, 3);
-            }
-        }
-    }
-#else
-    (void)buf, (void)buflen, (void)offs, (void)lens, (void)n, (void)r;
-#endif
-}
-
 /* The decode loop (runs without the GIL). */
 int decode_core(dctx *x, const uint8_t *buf, size_t buflen, const uint8_t *offs,
                 const uint8_t *lens, size_t n) {
@@ -847,7 +817,6 @@ int decode_core(dctx *x, const uint8_t *buf, size_t buflen, const uint8_t *offs,
         if (rc) {
             return rc;
         }
-        prefetch_record(buf, buflen, offs, lens, n, r + PREFETCH_AHEAD);
         size_t row = x->row_base + r;
         rc = scan_record(x, buf + start, buf + start + len, row + 1);
         if (rc) {
