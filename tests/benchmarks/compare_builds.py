@@ -31,7 +31,9 @@ builds.
 
 Builds are cached under ``--build-dir`` by commit (``.tfsql-build.json`` marks a finished
 one); ``--rebuild`` rebuilds. The data are the ``bench_core`` datasets at ``--scale``
-(cached under ``--data-dir``) and ``bench_duckdb``'s table of ``--duckdb-rows`` rows.
+(cached under ``--data-dir``) and ``bench_duckdb``'s table of ``--duckdb-rows`` rows,
+each read by its data files' names (``dir/*.tfrecord``), as a build older than the
+writers' ``features.json`` (969b40f) can read it.
 
 Usage::
 
@@ -189,6 +191,9 @@ def workloads(paths: dict[str, str], inner: int) -> list[tuple[str, dict]]:
     """Every workload as (name, worker config without the build's own fields)."""
     from bench_duckdb import QUERIES
 
+    # the data files by name: a build before the writers' features.json (969b40f) would
+    # read that file of a dataset's directory as a (corrupt) TFRecord file
+    paths = {name: f"{path}/*.tfrecord" for name, path in paths.items()}
     listing: list[tuple[str, dict]] = []
     for name in CORE_DATASETS:
         listing.append(

@@ -41,6 +41,13 @@ UNPROJECTED = {
     "bytes, a value overrunning the list": (field(1, bytes([0x0A, 0x05]) + b"xy"), "malformed"),
     "bytes, then an unknown field": (field(1, field(1, b"xy") + bytes([0x10, 0x01])), "ok"),
     "bytes, then wire type 6": (field(1, field(1, b"xy") + bytes([0x0E])), "malformed"),
+    # a value's length in one byte (read inline) or more (the general reader)
+    "bytes, a value ending the list exactly": (field(1, field(1, b"x" * 127)), "ok"),
+    "bytes, a one-byte length one past the list": (field(1, bytes([0x0A, 0x03]) + b"xy"), "malformed"),
+    "bytes, a tag with no length after it": (field(1, field(1, b"xy") + bytes([0x0A])), "malformed"),
+    "bytes, a two-byte length": (field(1, field(1, b"x" * 128) + field(1, b"")), "ok"),
+    "bytes, a two-byte length past the list": (field(1, bytes([0x0A, 0x80, 0x01]) + b"x" * 127), "malformed"),
+    "bytes, an unfinished two-byte length": (field(1, bytes([0x0A, 0x80])), "malformed"),
 }
 
 

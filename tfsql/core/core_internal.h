@@ -10,6 +10,9 @@
 
 /* The CRC-32C values of three buffers (interleaved where the CPU's instruction is used). */
 void crc32c_values3(const uint8_t *const p[3], const size_t n[3], uint32_t out[3]);
+/* masked_crc(p, 8), a record header's length CRC, without the dispatch of longer ones
+ * (one instruction where the CPU has it). */
+uint32_t masked_crc8(const uint8_t *p);
 
 /* Skip the value of an unknown field whose tag was just read. A start-group skips
  * everything up to its matching end-group (nested groups too, to a bounded depth), as
@@ -322,7 +325,12 @@ static inline int bytes_values_valid(const uint8_t *p, const uint8_t *end) {
             return 1;
         }
         p++;
-        if (rd_len(&p, end, &len)) {
+        if (LIKELY(p < end && *p < 0x80)) { /* a short value: its length in one byte */
+            len = *p++;
+            if (len > (size_t)(end - p)) {
+                return -1;
+            }
+        } else if (rd_len(&p, end, &len)) {
             return -1;
         }
         p += len;

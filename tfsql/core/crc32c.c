@@ -42,25 +42,9 @@ static inline uint32_t crc_shift_block(uint32_t crc) {
 }
 
 #if TFSQL_X86_CRC
-__attribute__((target("sse4.2"))) static uint32_t crc32c_update_hw(uint32_t crc,
-                                                                    const uint8_t *p,
-                                                                    size_t n) {
-    uint64_t c0 = crc; /* x86 loads words at any alignment at no extra cost */
-    /* Three independent lanes hide the instruction's 3-cycle latency; the lanes are
-     * then joined with the zero-shift operator: crc(A|B) = shift(crc(A)) ^ crc0(B). */
-    while (n >= 3 * CRC_BLOCK) {
-        uint64_t c1 = 0, c2 = 0;
-        const uint8_t *p1 = p + CRC_BLOCK, *p2 = p + 2 * CRC_BLOCK;
-        for (size_t i = 0; i < CRC_BLOCK; i += 8) {
-            c0 = _mm_crc32_u64(c0, load_le64(p + i));
-            c1 = _mm_crc32_u64(c1, load_le64(p1 + i));
-            c2 = _mm_crc32_u64(c2, load_le64(p2 + i));
-        }
-        c0 = crc_shift_block((uint32_t)c0) ^ (uint32_t)c1;
-        c0 = crc_shift_block((uint32_t)c0) ^ (uint32_t)c2;
-        p += 3 * CRC_BLOCK;
-        n -= 3 * CRC_BLOCK;
-    }
+/* The register after the bytes of a short run (the CRC32 instruction, word by word). */
+__attribute__((target("sse4.2"), always_inline)) static inline uint32_t
+crc32c_hw_short(uint64_t c0, const uint8_t *p, size_t n) {
     while (n >= 8) {
         c0 = _mm_crc32_u64(c0, load_le64(p));
         p += 8;
@@ -81,6 +65,28 @@ __attribute__((target("sse4.2"))) static uint32_t crc32c_update_hw(uint32_t crc,
         c = _mm_crc32_u8(c, *p);
     }
     return c;
+}
+
+__attribute__((target("sse4.2"))) static uint32_t crc32c_update_hw(uint32_t crc,
+                                                                    const uint8_t *p,
+                                                                    size_t n) {
+    uint64_t c0 = crc; /* x86 loads words at any alignment at no extra cost */
+    /* Three independent lanes hide the instruction's 3-cycle latency; the lanes are
+     * then joined with the zero-shift operator: crc(A|B) = shift(crc(A)) ^ crc0(B). */
+    while (n >= 3 * CRC_BLOCK) {
+        uint64_t c1 = 0, c2 = 0;
+        const uint8_t *p1 = p + CRC_BLOCK, *p2 = p + 2 * CRC_BLOCK;
+        for (size_t i = 0; i < CRC_BLOCK; i += 8) {
+            c0 = _mm_crc32_u64(c0, load_le64(p + i));
+            c1 = _mm_crc32_u64(c1, load_le64(p1 + i));
+            c2 = _mm_crc32_u64(c2, load_le64(p2 + i));
+        }
+        c0 = crc_shift_block((uint32_t)c0) ^ (uint32_t)c1;
+        c0 = crc_shift_block((uint32_t)c0) ^ (uint32_t)c2;
+        p += 3 * CRC_BLOCK;
+        n -= 3 * CRC_BLOCK;
+    }
+    return crc32c_hw_short(c0, p, n);
 }
 #endif
 
@@ -245,11 +251,29 @@ __attribute__((target("sse4.2"))) static void crc32c_hw_x3(const uint8_t *const 
         c1 = _mm_crc32_u64(c1, load_le64(p[1] + i));
         c2 = _mm_crc32_u64(c2, load_le64(p[2] + i));
     }
-    out[0] = ~crc_update((uint32_t)c0, p[0] + common, n[0] - common);
-    out[1] = ~crc_update((uint32_t)c1, p[1] + common, n[1] - common);
-    out[2] = ~crc_update((uint32_t)c2, p[2] + common, n[2] - common);
+    uint64_t c[3] = {c0, c1, c2};
+    for (int i = 0; i < 3; i++) { /* a short tail: the instruction directly, no dispatch */
+        size_t tail = n[i] - common;
+        out[i] = ~(tail < CLMUL_MIN ? crc32c_hw_short(c[i], p[i] + common, tail)
+                                    : crc_update((uint32_t)c[i], p[i] + common, tail));
+    }
+}
+
+__attribute__((target("sse4.2"))) static uint32_t crc32c_8_hw(const uint8_t *p) {
+    return ~(uint32_t)_mm_crc32_u64(0xffffffffu, load_le64(p));
 }
 #endif
+
+uint32_t masked_crc8(const uint8_t *p) {
+#if TFSQL_X86_CRC
+    if (crc_is_hardware) {
+        return crc_mask(crc32c_8_hw(p));
+    }
+#elif TFSQL_ARM_CRC
+    return crc_mask(~__crc32cd(0xffffffffu, load_le64(p)));
+#endif
+    return masked_crc(p, 8);
+}
 
 /* The CRC-32C values of three buffers (interleaved where the CPU's instruction is used). */
 void crc32c_values3(const uint8_t *const p[3], const size_t n[3], uint32_t out[3]) {
