@@ -554,6 +554,15 @@ def layout_adds_split(layout: int, columns: Sequence[str]) -> bool:
     """True when the layout adds its ``split`` column: a layout, and none of
     ``columns`` (the data and hive columns) is named ``split``."""
 
+def written_partitions(
+    user_typed: bool, hive_off: bool, hive: Sequence[str], described: Sequence[str]
+) -> Tuple[list[int], int]:
+    """A tfsql writer's partition columns (``described``, in its description's order) over
+    the ``hive`` columns a read found: per hive column the described column whose type it
+    takes (-1: the hive typing rule's stands), and how many described columns (the first
+    that many, all of them) are null columns because no ``key=value`` directory was found.
+    A read that types hive columns itself or turns hive partitioning off: all -1, 0."""
+
 def tfds_merge(columns: Sequence[str], described: Sequence[str]) -> Tuple[list[int], list[int]]:
     """A TFDS ``features.json``'s types over the inferred ``columns``: per column the
     index in ``described`` whose type replaces the inferred one (-1: none), and the

@@ -184,6 +184,45 @@ static PyObject *rules_layout_adds_split(PyObject *self, PyObject *args) {
     return PyBool_FromLong(yes);
 }
 
+/* written_partitions(user_typed, hive_off, hive, described) -> ([described index or -1
+ * per hive column], number of described columns null in every file) */
+static PyObject *rules_written_partitions(PyObject *self, PyObject *args) {
+    (void)self;
+    int user_typed, hive_off;
+    PyObject *hive_arg, *described_arg;
+    if (!PyArg_ParseTuple(args, "ppOO:written_partitions", &user_typed, &hive_off, &hive_arg,
+                          &described_arg)) {
+        return NULL;
+    }
+    PyObject *keep = PyList_New(0), *result = NULL;
+    const char **hive = NULL, **described = NULL;
+    size_t *hlens = NULL, *dlens = NULL, n = 0, nd = 0;
+    if (keep == NULL || encoded_names(hive_arg, keep, &hive, &hlens, &n) ||
+        encoded_names(described_arg, keep, &described, &dlens, &nd)) {
+        goto done;
+    }
+    long long *typed_by = (long long *)PyMem_Malloc((n + 1) * sizeof(long long));
+    if (typed_by == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    size_t nulls = tfsql_written_partitions(user_typed, hive_off, hive, hlens, n, described, dlens,
+                                            nd, typed_by);
+    PyObject *typed = PyList_New((Py_ssize_t)n);
+    for (size_t i = 0; typed != NULL && i < n; i++) {
+        PyList_SET_ITEM(typed, (Py_ssize_t)i, PyLong_FromLongLong(typed_by[i]));
+    }
+    result = typed != NULL ? Py_BuildValue("(Nn)", typed, (Py_ssize_t)nulls) : NULL;
+    PyMem_Free(typed_by);
+done:
+    PyMem_Free(hive);
+    PyMem_Free(hlens);
+    PyMem_Free(described);
+    PyMem_Free(dlens);
+    Py_XDECREF(keep);
+    return result;
+}
+
 /* tfds_merge(columns, described) -> ([described index or -1 per column], [appended]) */
 static PyObject *rules_tfds_merge(PyObject *self, PyObject *args) {
     (void)self;
@@ -1292,6 +1331,9 @@ PyMethodDef tfsql_rules_methods[] = {
      "layout_owns_column(layout, name) -> bool: the layout's own split column"},
     {"layout_adds_split", rules_layout_adds_split, METH_VARARGS,
      "layout_adds_split(layout, columns) -> bool: the layout adds its split column"},
+    {"written_partitions", rules_written_partitions, METH_VARARGS,
+     "written_partitions(user_typed, hive_off, hive, described) -> (described index or -1 per "
+     "hive column, number of described columns null in every file)"},
     {"tfds_merge", rules_tfds_merge, METH_VARARGS,
      "tfds_merge(columns, described) -> (described index or -1 per column, appended indices)"},
     {"tfds_features", rules_tfds_features, METH_O,

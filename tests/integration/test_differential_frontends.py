@@ -711,3 +711,24 @@ def test_raw_records_take_the_schema_column_name(front_end, sources):
             f"SELECT * FROM tfrecord_scan('{source}', record_type := 'bytes', schema := {{'r': 'BLOB'}})"
         ).columns
     assert names == ["r"]
+
+
+@pytest.mark.parametrize("front_end", FRONT_ENDS)
+def test_a_written_directory_types_its_partition_columns_as_described(front_end, tmp_path):
+    """The hive columns of a tfsql writer's directory take its description's types
+    (``tfsql_written_partitions``): ``"007"`` stays a string; a write of no rows (its one
+    empty file in the root) reads its partition columns as null columns."""
+    tfsql.write_tfrecord(
+        pa.table({"x": [1, 2], "p": ["007", "8"], "q": [3, 4]}), str(tmp_path / "w"), partition_by=["p", "q"]
+    )
+    empty = pa.table({"x": pa.array([], pa.int64()), "p": pa.array([], pa.string())})
+    tfsql.write_tfrecord(empty, str(tmp_path / "e"), partition_by=["p"])
+    assert sorted(_ordered_rows(front_end, str(tmp_path / "w"))) == [(1, "007", 3), (2, "8", 4)]
+    if front_end == "python":
+        columns = tfsql.read_tfrecord(str(tmp_path / "e")).column_names
+    elif front_end == "polars":
+        columns = pl.scan_tfrecord(str(tmp_path / "e")).collect().columns
+    else:
+        con = tfsql.connect() if front_end == "connect" else native_connection()
+        columns = con.sql(f"SELECT * FROM tfrecord_scan('{tmp_path / 'e'}')").columns
+    assert columns == ["x", "p"]

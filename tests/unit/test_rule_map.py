@@ -76,6 +76,10 @@ LOGIC = {
         r"typed_by\[columns\.index\(",
         r"c < b->ndata && !\(b->sc\.cols\[c\]\.location == FEATURES",
     ],
+    "tfsql_written_partitions": [  # a described partition column matched to a hive column; null columns
+        r"\bif n in (?:schema\.names|described)\b",
+        r"\bnpart == 0 && b->hive != HIVE_OFF\b",
+    ],
     "infer_check_missing": [r"\bf\.name not in named\b", r"held \|= set\(described\)"],
     "reader_next": [r"\.unused_data\b", r"\.unconsumed_tail\b"],  # inflating gzip members, zlib streams
     "reader_skip": [r"next \+= 16 \+ (?:d->)?length\b"],  # stepping over a record whose data CRC failed

@@ -136,6 +136,13 @@ def layout_adds_split(layout: int, columns: list) -> bool:
     return layout != LAYOUT_NONE and SPLIT_COLUMN not in columns
 
 
+def written_partitions(user_typed: bool, hive_off: bool, hive: list, described: list) -> tuple:
+    if user_typed or hive_off:
+        return [-1] * len(hive), 0
+    typed_by = [described.index(n) if n in described else -1 for n in hive]
+    return typed_by, 0 if hive else len(described)
+
+
 def tfds_merge(columns: list, described: list) -> tuple:
     typed_by = [-1] * len(columns)
     appended = []

@@ -483,3 +483,18 @@ int tfsql_description_parse(const char *data, size_t n, tfsql_column **out, size
     *count = nf;
     return 0;
 }
+
+size_t tfsql_written_partitions(int user_typed, int hive_off, const char *const *hive,
+                                const size_t *hlens, size_t nhive, const char *const *described,
+                                const size_t *dlens, size_t ndescribed, long long *typed_by) {
+    int applies = !user_typed && !hive_off;
+    for (size_t i = 0; i < nhive; i++) {
+        typed_by[i] = -1;
+        for (size_t d = 0; applies && d < ndescribed && typed_by[i] < 0; d++) {
+            if (hlens[i] == dlens[d] && memcmp(hive[i], described[d], dlens[d]) == 0) {
+                typed_by[i] = (long long)d; /* the write's type, not the values' look */
+            }
+        }
+    }
+    return applies && nhive == 0 ? ndescribed : 0; /* no key=value directory: null columns */
+}

@@ -1274,6 +1274,19 @@ void tfsql_description_free(tfsql_column *columns, size_t n);
 /* 1 for a file name that is a description rather than data ("features.json"): every
  * binding's listing leaves it out below a directory or glob root. */
 int tfsql_is_description_name(const char *name, size_t n);
+/* The hive columns of a read of a directory a tfsql writer described: the description's
+ * partition columns (described[d] of dlens[d] bytes, the ndescribed it marks "partition",
+ * in its order) type the hive columns the read found (hive[i] of hlens[i] bytes, nhive):
+ * typed_by[i] is the described column whose type column i takes -- the write's
+ * partition_by type, so "007" written as a string stays one -- or -1 (the hive typing
+ * rule's type stands). When the read found no hive column (a write of no rows: its one
+ * empty file in the root), every described partition column is a column null in every
+ * file: returns ndescribed (their number, in order), else 0. A read that types its hive
+ * columns itself (`user_typed`: hive_schema, hive_types) or turns hive partitioning off
+ * (`hive_off`) keeps the hive plan: every typed_by[i] -1, returns 0. */
+size_t tfsql_written_partitions(int user_typed, int hive_off, const char *const *hive,
+                                const size_t *hlens, size_t nhive, const char *const *described,
+                                const size_t *dlens, size_t ndescribed, long long *typed_by);
 
 /* -- compression (tfsql/core/detect.c) --------------------------------------------- */
 

@@ -274,8 +274,8 @@ tfbind *scan_resolve(const tfargs *a, const char *fname, connref conn, uint64_t 
     const tfval *hive_types = tfargs_get(a, "hive_types");
     int typed = find_partitions(b, hive_types, err) == 0 &&
                 (hive_types == NULL || apply_hive_types(b, hive_types, fname, err) == 0);
-    if (typed && hive_types == NULL && written != NULL &&
-        apply_written_partitions(b, written, nwritten)) {
+    if (typed && written != NULL &&
+        apply_written_partitions(b, written, nwritten, hive_types != NULL)) {
         snprintf(err, ERRLEN, "out of memory");
         typed = 0;
     }
