@@ -272,8 +272,8 @@ def _check_missing(found: Discovered, user_schema: pa.Schema, options: ReadOptio
     """``missing_columns="raise"``: a ``schema=`` column that none of the records
     inference would sample holds, and that the dataset's description does not name, is
     an error naming it (judged by the C core). The sample's corrupt records are left to
-    the scan to report (once)."""
-    paths, open_reader = _sample_plan(found, options.changed(on_corrupt=_quiet))
+    the scan to report (once): the core's sample loop reads it tolerantly."""
+    paths, open_reader = _sample_plan(found, options)
     missing = missing_columns(
         paths,
         open_reader,
@@ -294,10 +294,6 @@ def _described_names(found: Discovered, layout: Layout | None, written: Descript
         return list(written.data_schema.names)
     described = _tfds_features(found, layout)
     return list(described[0].names) if described is not None else []
-
-
-def _quiet(error: Exception) -> None:
-    """An ``on_corrupt`` that skips silently."""
 
 
 def _written_partitions(

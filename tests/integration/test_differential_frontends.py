@@ -85,6 +85,19 @@ def _corrupt(path: Path) -> None:
     path.write_bytes(bytes(data))
 
 
+def _lost_framing(path: Path) -> None:
+    """Record 1's length CRC is broken (framing is lost there), record 2 is the first to
+    hold ``b``: a sample that goes past the damage as the scan does (``on_corrupt='skip'``)
+    types ``b``; one that stops there does not."""
+    data = bytearray()
+    for i, payload in enumerate([example({"a": 0}), example({"a": 1}), example({"a": 2, "b": 7})]):
+        framed = bytearray(frame(payload))
+        if i == 1:
+            framed[8] ^= 0xFF
+        data += framed
+    path.write_bytes(bytes(data))
+
+
 def _build(root: Path) -> dict[str, str]:
     sources: dict[str, str] = {}
     tf = DATA / "tensorflow"
@@ -109,6 +122,8 @@ def _build(root: Path) -> dict[str, str]:
     sources["tfds"] = str(root / "tfds" / "1.0.0")
     _corrupt(root / "corrupt.tfrecord")
     sources["corrupt"] = str(root / "corrupt.tfrecord")
+    _lost_framing(root / "lost_framing.tfrecord")
+    sources["lost_framing"] = str(root / "lost_framing.tfrecord")
     for p in (1, 2):
         write_examples(root / "hive" / f"p={p}" / "part-0.tfrecord", [{"x": p * 10 + i} for i in range(2)])
     sources["hive"] = str(root / "hive")
@@ -236,7 +251,12 @@ SAMPLES: dict[str, list[Sample]] = {
         Sample("tabular_zlib", "auto"),
     ],
     "verify_checksums": [Sample("corrupt", False)],
-    "on_corrupt": [Sample("corrupt", "skip"), Sample("corrupt", "raise")],
+    "on_corrupt": [
+        Sample("corrupt", "skip"),
+        Sample("corrupt", "raise"),
+        Sample("lost_framing", "skip"),
+        Sample("lost_framing", "raise"),
+    ],
     "hive_partitioning": [Sample("hive", False), Sample("hive", True)],
     "hive_schema": [
         Sample("hive", {"p": pa.string()}, sql="{'p': 'VARCHAR'}"),
@@ -297,6 +317,7 @@ BASELINES = {
     "empty": {},
     "tfds": {},
     "corrupt": {"on_corrupt": "skip"},
+    "lost_framing": {"on_corrupt": "skip"},
     "hive": {},
     "hidden": {},
     "tfx": {},

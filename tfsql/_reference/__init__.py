@@ -107,6 +107,7 @@ from tfsql._reference.encoding import (
 from tfsql._reference.summaries import (
     summarize,
 )
+from tfsql._reference.sample import SAMPLE_OK, SAMPLE_DAMAGE, SAMPLE_REFUSED
 from tfsql._reference.inference import (
     FEATURE_LIST_SUFFIX,
     Inference,
@@ -268,6 +269,9 @@ __all__ = [
     "layout_adds_split",
     "tfds_merge",
     "written_partitions",
+    "SAMPLE_OK",
+    "SAMPLE_DAMAGE",
+    "SAMPLE_REFUSED",
     "SPLIT_COLUMN",
     "detect_compression",
     "index_check",

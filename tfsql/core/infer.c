@@ -153,6 +153,12 @@ long long infer_records_wanted(const infer_state *s) {
     return s->infer_sample < 0 ? -1 : s->infer_sample - s->file_records;
 }
 
+int infer_record_type(const infer_state *s) { return s->record_type; }
+
+uint64_t infer_file_budget(const infer_state *s) {
+    return s->infer_sample < 0 || s->infer_bytes < 0 ? UINT64_MAX : (uint64_t)s->infer_bytes;
+}
+
 uint64_t infer_sampled_records(const infer_state *s) { return s->records; }
 uint64_t infer_sampled_bytes(const infer_state *s) { return s->bytes; }
 size_t infer_sampled_files(const infer_state *s) { return s->files_with_records; }

@@ -29,6 +29,8 @@
  *   infer.c          schema inference: the sample plan (which files, records and bytes),
  *                    the summaries merged across it, the columns they resolve to, and
  *                    missing schema columns (called by both bindings)
+ *   infer_sample.c   one file's inference sample through the record reader: the
+ *                    loop, its damage rules and budget (called by both bindings)
  *   paths.c          which listed paths are data; what a listing does with an entry
  *   hive.c           hive key=value directories: find, unescape, type
  *   layout.c         TFDS / TFX layouts: splits, TFDS metadata files
@@ -842,6 +844,39 @@ const char *infer_reason(int code);
 int infer_check_missing(const infer_state *s, const char *const *columns, size_t n,
                         const char *const *described, size_t ndescribed,
                         const char *schema_name, const char *hint, infer_error *err);
+
+/* -- one file's sample, read through the record reader (infer_sample.c) ------------ */
+
+/* How a file's sample reads: the longest record a header may claim, whether data CRCs
+ * are checked, on_corrupt='skip', and `tolerant` (the missing_columns check: a record
+ * that does not decode, or framing damage, ends the file's sample unreported -- the
+ * scan reports it). */
+typedef struct {
+    uint64_t max_record_bytes;
+    int verify, skip_corrupt, tolerant;
+} infer_sample_options;
+
+enum {
+    INFER_SAMPLE_OK = 0,      /* the file's sample is folded in */
+    INFER_SAMPLE_FAILED = -1, /* err: the reader's error (a read, the binding's callback) */
+    INFER_SAMPLE_DAMAGE = 1,  /* r->damage is an error now: the binding raises it as its scan would */
+    INFER_SAMPLE_REFUSED = 2  /* e: INFER_MALFORMED (worded by the binding as its scan words
+                                 it), INFER_NOMEM, or the core's refusal of the sample */
+};
+
+/* Read the current file's sample (after infer_begin_file) through `r` (started, nothing
+ * read yet: the sample sets its read budget) into `s`, the loop every binding runs.
+ * Damage: under skip_corrupt the sample goes past every framing damage as the scan does
+ * (reader_skip: a record whose data CRC fails is stepped over, framing is found again),
+ * so it sees the records the scan reads; `tolerant`, framing damage ends the file's
+ * sample (the scan reports it); otherwise it is an error now (INFER_SAMPLE_DAMAGE: the
+ * sample cannot tell the columns past it), as is a damaged compressed stream whatever
+ * the options. *sampled: the file
+ * gave a record; *sequence_hint: read as Examples, its first record looks like a
+ * SequenceExample (tfsql_looks_like_sequence_example: the binding warns, whatever the
+ * result). */
+int infer_sample_file(infer_state *s, record_reader *r, const infer_sample_options *o,
+                      int *sampled, int *sequence_hint, infer_error *e, char *err);
 /* ======================================================================== */
 /* Messages: filling the templates of tfsql/messages.py                      */
 /* ======================================================================== */
