@@ -357,6 +357,10 @@ def summarize(buf: _BufferLike, offsets: _BufferLike, lengths: _BufferLike, reco
     ``DecodeError`` (reason ``"malformed"``) like ``Decoder.decode``.
     """
 
+SAMPLE_OK: int
+SAMPLE_DAMAGE: int
+SAMPLE_REFUSED: int
+
 class InferenceError(ValueError):
     """The inference sample does not resolve to columns (``tfsql/core/infer.c``).
 
@@ -420,6 +424,16 @@ class Inference:
         """Fold the records within the file's budget: (records taken, sample complete).
         Raises ``DecodeError`` (``"malformed"``, record counted from this block's first)
         or ``InferenceError`` (``"name_not_utf8"``)."""
+    def sample_file(
+        self, reader: RecordReader, max_record_bytes: int, verify: bool, skip_corrupt: bool, tolerant: bool
+    ) -> tuple[int, bool, bool, InferenceError | None]:
+        """Read the current file's sample through ``reader`` (started, nothing read yet)
+        with the core's loop (``infer_sample_file``): ``(status, sampled, sequence_hint,
+        error)``. ``SAMPLE_DAMAGE``: ``reader.damage`` is an error now (damage is gone
+        past under ``skip_corrupt``; ``tolerant`` stops the file's sample there);
+        ``SAMPLE_REFUSED``: ``error`` (reason ``"malformed"`` with path, record and
+        offset, or the sample's refusal). ``sequence_hint``: read as Examples, the first
+        record looks like a SequenceExample."""
     def resolve(self, lists_always: bool, schema_hint: str) -> list[tuple[bytes, str, int, int, int, bool]]:
         """``[(name, column, location, kind, shape, utf8)]`` in first-seen order (kind
         ``KIND_NONE``: never had a kind). Raises ``InferenceError``."""

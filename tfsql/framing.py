@@ -326,10 +326,6 @@ class FrameReader:
         # CRCs to whoever decodes the blocks (RecordBlock.crc_pending), so that the
         # check runs on the decode threads instead of the one reading thread.
         self.defer_data_crc = False
-        # Settable until reading starts: the caller stops after about this many bytes
-        # (a schema sample), so reads stop growing past it; a record that straddles it
-        # is still read whole.
-        self.read_budget: int | None = None
         self._reference_reader = False  # _open fell back to the reference's reader
 
     def _open(self) -> tuple[Any, Any]:
@@ -354,7 +350,6 @@ class FrameReader:
             stop=-1 if self._stop is None else self._stop,
             read_size=first,
             read_max=self._chunk_bytes,
-            budget=-1 if self.read_budget is None else self.read_budget,
         )
         code = getattr(codec, _COMPRESSION_CODES[self._compression])
         try:
@@ -413,7 +408,7 @@ class FrameReader:
             buf = window if isinstance(window, memoryview) else memoryview(window)
             yield RecordBlock(buf, offsets, lengths, first, base, self.path, deferred)
 
-    def sample(self, inference: Any, record_type: int, *, tolerant: bool) -> tuple[bool, bool, Exception | None]:
+    def sample(self, inference: Any, record_type: int, *, tolerant: bool) -> tuple[bool, bool, Any]:
         """Fold this file's inference sample into ``inference`` (after its
         ``begin_file``) through the core's sample loop (``Inference.sample_file``,
         ``tfsql/core/infer_sample.c``: which records, which damage it goes past, ends at

@@ -64,6 +64,9 @@ def sample_file(
     """Read the current file's sample (``(status, sampled, sequence_hint, error)``, as
     ``Inference.sample_file`` in ``tfsql/_native.pyi``)."""
     sampled = hint = False
+    budget = getattr(inference, "_bytes", None)  # the reference's: infer_bytes, None when all records
+    if budget is not None and getattr(reader, "_budget", 0) is None:
+        reader._budget = budget  # about the sample, not twice that (before the first read)
     while True:
         wanted = inference.records_wanted
         if wanted == 0:
@@ -87,7 +90,8 @@ def sample_file(
             )
         try:
             _, done = inference.add(window, offsets, lengths, first, base)
-        except ValueError as exc:  # the inference's DecodeError or InferenceError (either codec's)
+        except ValueError as raised:  # the inference's DecodeError or InferenceError (either codec's)
+            exc: Any = raised
             if type(exc).__name__ == "InferenceError":
                 return SAMPLE_REFUSED, sampled, hint, exc
             if type(exc).__name__ != "DecodeError" or exc.reason != "malformed":
