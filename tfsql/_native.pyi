@@ -568,6 +568,11 @@ def layout_adds_split(layout: int, columns: Sequence[str]) -> bool:
     """True when the layout adds its ``split`` column: a layout, and none of
     ``columns`` (the data and hive columns) is named ``split``."""
 
+def description_root(roots: Sequence[Optional[str]], layout: int) -> bool:
+    """Whether a read of files listed below ``roots`` (None: a file named itself) takes
+    the tfsql writer's description in ``roots[0]``: one root for every file, and no TFDS
+    / TFX ``layout``."""
+
 def written_partitions(
     user_typed: bool, hive_off: bool, hive: Sequence[str], described: Sequence[str]
 ) -> Tuple[list[int], int]:

@@ -184,6 +184,38 @@ static PyObject *rules_layout_adds_split(PyObject *self, PyObject *args) {
     return PyBool_FromLong(yes);
 }
 
+/* description_root(roots, layout) -> bool (a root None: a file named itself) */
+static PyObject *rules_description_root(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *roots_arg;
+    int layout;
+    if (!PyArg_ParseTuple(args, "Oi:description_root", &roots_arg, &layout)) {
+        return NULL;
+    }
+    PyObject *seq = PySequence_Fast(roots_arg, "expected a sequence of roots");
+    PyObject *keep = seq != NULL ? PyList_New(0) : NULL;
+    if (keep == NULL) {
+        Py_XDECREF(seq);
+        return NULL;
+    }
+    size_t n = (size_t)PySequence_Fast_GET_SIZE(seq);
+    const char **roots = (const char **)PyMem_Malloc((n + 1) * sizeof(char *));
+    size_t *lens = (size_t *)PyMem_Malloc((n + 1) * sizeof(size_t));
+    int rc = roots != NULL && lens != NULL ? 0 : (PyErr_NoMemory(), -1);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        PyObject *root = PySequence_Fast_GET_ITEM(seq, (Py_ssize_t)i);
+        roots[i] = root == Py_None ? NULL : encode_kept(keep, root);
+        rc = root == Py_None || roots[i] != NULL ? 0 : -1;
+        lens[i] = roots[i] != NULL ? (size_t)PyBytes_GET_SIZE(PyList_GET_ITEM(keep, PyList_GET_SIZE(keep) - 1)) : 0;
+    }
+    PyObject *result = rc == 0 ? PyBool_FromLong(tfsql_description_root(roots, lens, n, layout)) : NULL;
+    PyMem_Free(roots);
+    PyMem_Free(lens);
+    Py_DECREF(keep);
+    Py_DECREF(seq);
+    return result;
+}
+
 /* written_partitions(user_typed, hive_off, hive, described) -> ([described index or -1
  * per hive column], number of described columns null in every file) */
 static PyObject *rules_written_partitions(PyObject *self, PyObject *args) {
@@ -1331,6 +1363,8 @@ PyMethodDef tfsql_rules_methods[] = {
      "layout_owns_column(layout, name) -> bool: the layout's own split column"},
     {"layout_adds_split", rules_layout_adds_split, METH_VARARGS,
      "layout_adds_split(layout, columns) -> bool: the layout adds its split column"},
+    {"description_root", rules_description_root, METH_VARARGS,
+     "description_root(roots, layout) -> bool: the read takes the description in roots[0]"},
     {"written_partitions", rules_written_partitions, METH_VARARGS,
      "written_partitions(user_typed, hive_off, hive, described) -> (described index or -1 per "
      "hive column, number of described columns null in every file)"},

@@ -232,6 +232,8 @@ SAMPLES: dict[str, list[Sample]] = {
         Sample("sequence", "sequence_example"),
         Sample("sequence", "SequenceExample"),
         Sample("same_name", "sequence_example"),
+        # a tfsql writer's description still types the hive columns of raw records ("007")
+        Sample("written_p", "bytes"),
         # schema= names the one column of the raw records
         Sample("tabular", "bytes", extra={"schema": ({"r": pa.binary()}, "{'r': 'BLOB'}")}),
         Sample(

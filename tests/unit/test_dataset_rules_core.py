@@ -124,6 +124,21 @@ def test_written_partitions_type_the_hive_columns_a_description_names(backend):
     assert codec.written_partitions(False, False, ["P", "é\udc80"], ["p", "é\udc80"]) == ([-1, 1], 0)  # bytes
 
 
+@pytest.mark.parametrize("backend", ["native", "reference"])
+def test_a_read_takes_the_description_of_its_one_root(backend):
+    from tfsql import _reference
+
+    codec = _native if backend == "native" else _reference
+    none, tfds = codec.LAYOUT_NONE, codec.LAYOUT_TFDS
+    assert codec.description_root(["/d", "/d", "/d"], none) is True
+    assert codec.description_root(["/d", "/e"], none) is False  # several roots
+    assert codec.description_root(["/d", None], none) is False  # a file named itself
+    assert codec.description_root([None], none) is False
+    assert codec.description_root([], none) is False
+    assert codec.description_root(["/d"], tfds) is False  # a layout's own metadata describes it
+    assert codec.description_root(["/d\udc80", "/d\udc80"], none) is True  # bytes
+
+
 def test_compression_detection():
     assert _native.detect_compression(gzip.compress(b"x")) == "gzip"
     assert _native.detect_compression(zlib.compress(b"x")) == "zlib"

@@ -76,6 +76,11 @@ LOGIC = {
         r"typed_by\[columns\.index\(",
         r"c < b->ndata && !\(b->sc\.cols\[c\]\.location == FEATURES",
     ],
+    "tfsql_description_root": [  # one root for every listed file, written again
+        r"len\(roots\) != 1 or None in roots",
+        r"files\.items\[i\]\.root, root\) != 0",
+        r"\ball\(root == first for root in roots\)",
+    ],
     "tfsql_written_partitions": [  # a described partition column matched to a hive column; null columns
         r"\bif n in (?:schema\.names|described)\b",
         r"\bnpart == 0 && b->hive != HIVE_OFF\b",

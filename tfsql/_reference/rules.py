@@ -136,6 +136,11 @@ def layout_adds_split(layout: int, columns: list) -> bool:
     return layout != LAYOUT_NONE and SPLIT_COLUMN not in columns
 
 
+def description_root(roots: list, layout: int) -> bool:
+    first = roots[0] if roots else None
+    return layout == LAYOUT_NONE and first is not None and all(root == first for root in roots)
+
+
 def written_partitions(user_typed: bool, hive_off: bool, hive: list, described: list) -> tuple:
     if user_typed or hive_off:
         return [-1] * len(hive), 0

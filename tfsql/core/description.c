@@ -498,3 +498,15 @@ size_t tfsql_written_partitions(int user_typed, int hive_off, const char *const 
     }
     return applies && nhive == 0 ? ndescribed : 0; /* no key=value directory: null columns */
 }
+
+int tfsql_description_root(const char *const *roots, const size_t *lens, size_t n, int layout) {
+    if (n == 0 || layout != TFSQL_LAYOUT_NONE || roots[0] == NULL) {
+        return 0;
+    }
+    for (size_t i = 1; i < n; i++) {
+        if (roots[i] == NULL || lens[i] != lens[0] || memcmp(roots[i], roots[0], lens[0]) != 0) {
+            return 0; /* named directly, or below another root */
+        }
+    }
+    return 1;
+}

@@ -1309,6 +1309,12 @@ void tfsql_description_free(tfsql_column *columns, size_t n);
 /* 1 for a file name that is a description rather than data ("features.json"): every
  * binding's listing leaves it out below a directory or glob root. */
 int tfsql_is_description_name(const char *name, size_t n);
+/* Whether a read of n listed files takes a tfsql writer's description (features.json):
+ * when every file was listed below one root (roots[i] of lens[i] bytes, NULL for a file
+ * named itself), the description in roots[0]; not for a TFDS / TFX `layout` (its own
+ * metadata describes it), nor for files named directly or below several roots. The
+ * record type does not matter: raw records still take its hive columns' types. */
+int tfsql_description_root(const char *const *roots, const size_t *lens, size_t n, int layout);
 /* The hive columns of a read of a directory a tfsql writer described: the description's
  * partition columns (described[d] of dlens[d] bytes, the ndescribed it marks "partition",
  * in its order) type the hive columns the read found (hive[i] of hlens[i] bytes, nhive):

@@ -26,22 +26,27 @@ int read_tfds_features(const tfbind *b, tfsql_tfds_feature **out, size_t *count)
 }
 
 /* The column description (features.json) a tfsql writer left in the one root directory
- * every file was listed below (tfsql.opening._written_description; tfsql_description_
- * parse reads it): 0 with *out (free with tfsql_description_free) and *count, 1 when
- * there is none (a file named directly, several roots, a TFDS or TFX layout, no such
- * file, TFDS's own features.json). */
+ * every file was listed below (tfsql_description_root, as tfsql.description.
+ * written_description; tfsql_description_parse reads it): 0 with *out (free with
+ * tfsql_description_free) and *count, 1 when there is none (a file named directly,
+ * several roots, a TFDS or TFX layout, no such file, TFDS's own features.json). */
 int read_written_description(const tfbind *b, tfsql_column **out, size_t *count) {
     *out = NULL;
     *count = 0;
-    const char *root = b->files.n > 0 ? b->files.items[0].root : NULL;
-    if (root == NULL || b->layout != LAYOUT_NONE || b->record_type == RAW) {
+    const char **roots = (const char **)malloc((b->files.n + 1) * sizeof(char *));
+    size_t *lens = (size_t *)malloc((b->files.n + 1) * sizeof(size_t));
+    for (size_t i = 0; roots != NULL && lens != NULL && i < b->files.n; i++) {
+        roots[i] = b->files.items[i].root;
+        lens[i] = roots[i] != NULL ? strlen(roots[i]) : 0;
+    }
+    int described = roots != NULL && lens != NULL &&
+                    tfsql_description_root(roots, lens, b->files.n, b->layout);
+    free(roots);
+    free(lens);
+    if (!described) {
         return 1;
     }
-    for (size_t i = 1; i < b->files.n; i++) {
-        if (b->files.items[i].root == NULL || strcmp(b->files.items[i].root, root) != 0) {
-            return 1;
-        }
-    }
+    const char *root = b->files.items[0].root;
     char *path = xprintf("%s/%s", root, TFSQL_DESCRIPTION_NAME);
     size_t n = 0;
     char *data = read_small_file(path, TFSQL_TFDS_FEATURES_MAX_BYTES, &n);

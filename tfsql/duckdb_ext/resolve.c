@@ -219,6 +219,11 @@ tfbind *scan_resolve(const tfargs *a, const char *fname, connref conn, uint64_t 
         b->total_bytes += b->files.items[i].size;
     }
     uint64_t cardinality = 0;
+    /* a tfsql writer's description: it types the hive columns (raw records' too) */
+    if (read_written_description(b, &written, &nwritten) != 0) {
+        written = NULL;
+        nwritten = 0;
+    }
     const tfval *schema_value = tfargs_get(a, "schema");
     const tfval *columns_value = tfargs_get(a, "columns");
     if (schema_value != NULL && columns_value != NULL) {
@@ -232,16 +237,11 @@ tfbind *scan_resolve(const tfargs *a, const char *fname, connref conn, uint64_t 
         if (rc == 0 && b->record_type == RAW) {
             rc = raw_column(b, given, fname, err);
         }
-        /* the description still types the hive columns, and names columns that are no
-         * misspelling (tfsql.opening) */
-        if (rc == 0 && read_written_description(b, &written, &nwritten) != 0) {
-            written = NULL;
-            nwritten = 0;
-        }
+        /* the description names columns that are no misspelling (tfsql.opening) */
         if (rc || check_missing_columns(b, written, nwritten, err)) {
             goto fail;
         }
-    } else if (read_written_description(b, &written, &nwritten) == 0) {
+    } else if (written != NULL && b->record_type != RAW) {
         /* a tfsql writer's features.json: its columns, in order (tfsql.description) */
         if (apply_written_description(b, written, nwritten, err)) {
             goto fail;
