@@ -26,7 +26,7 @@ Bitmaps are Arrow validity bitmaps: LSB first, bit set = valid.
 """
 
 import sys
-from typing import Any, List, Optional, Sequence, Tuple, Union
+from typing import Any, Collection, List, Optional, Sequence, Tuple, Union
 
 if sys.version_info >= (3, 12):
     from collections.abc import Buffer as _BufferLike
@@ -567,6 +567,11 @@ def layout_owns_column(layout: int, name: str) -> bool:
 def layout_adds_split(layout: int, columns: Sequence[str]) -> bool:
     """True when the layout adds its ``split`` column: a layout, and none of
     ``columns`` (the data and hive columns) is named ``split``."""
+
+def feature_list_name(column: str, context: Collection[str]) -> str:
+    """The feature list a list-of-lists ``column`` reads or writes: ``N`` for
+    ``N__feature_list`` when ``N`` is in ``context`` (the context columns), else the
+    column's own name."""
 
 def description_root(roots: Sequence[Optional[str]], layout: int) -> bool:
     """Whether a read of files listed below ``roots`` (None: a file named itself) takes

@@ -184,6 +184,35 @@ static PyObject *rules_layout_adds_split(PyObject *self, PyObject *args) {
     return PyBool_FromLong(yes);
 }
 
+/* tfsql_feature_list_name's question, asked of a Python container of context names */
+static int in_context(void *ctx, const char *name, size_t len) {
+    PyObject *text = PyUnicode_DecodeUTF8(name, (Py_ssize_t)len, "surrogateescape");
+    int found = text != NULL ? PySequence_Contains((PyObject *)ctx, text) : -1;
+    Py_XDECREF(text);
+    return found > 0; /* an error stays set: the caller raises it */
+}
+
+/* feature_list_name(column, context) -> str */
+static PyObject *rules_feature_list_name(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *column, *context;
+    if (!PyArg_ParseTuple(args, "UO:feature_list_name", &column, &context)) {
+        return NULL;
+    }
+    PyObject *b = encode_path(column);
+    if (b == NULL) {
+        return NULL;
+    }
+    size_t n = tfsql_feature_list_name(PyBytes_AS_STRING(b), (size_t)PyBytes_GET_SIZE(b),
+                                       in_context, context);
+    PyObject *result = PyErr_Occurred() ? NULL
+                       : n == (size_t)PyBytes_GET_SIZE(b)
+                           ? Py_NewRef(column)
+                           : PyUnicode_DecodeUTF8(PyBytes_AS_STRING(b), (Py_ssize_t)n, "surrogateescape");
+    Py_DECREF(b);
+    return result;
+}
+
 /* description_root(roots, layout) -> bool (a root None: a file named itself) */
 static PyObject *rules_description_root(PyObject *self, PyObject *args) {
     (void)self;
@@ -1363,6 +1392,8 @@ PyMethodDef tfsql_rules_methods[] = {
      "layout_owns_column(layout, name) -> bool: the layout's own split column"},
     {"layout_adds_split", rules_layout_adds_split, METH_VARARGS,
      "layout_adds_split(layout, columns) -> bool: the layout adds its split column"},
+    {"feature_list_name", rules_feature_list_name, METH_VARARGS,
+     "feature_list_name(column, context) -> str: the feature list a list-of-lists column reads"},
     {"description_root", rules_description_root, METH_VARARGS,
      "description_root(roots, layout) -> bool: the read takes the description in roots[0]"},
     {"written_partitions", rules_written_partitions, METH_VARARGS,

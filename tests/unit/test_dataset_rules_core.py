@@ -139,6 +139,19 @@ def test_a_read_takes_the_description_of_its_one_root(backend):
     assert codec.description_root(["/d\udc80", "/d\udc80"], none) is True  # bytes
 
 
+@pytest.mark.parametrize("backend", ["native", "reference"])
+def test_a_feature_list_column_beside_its_context_column_reads_the_list(backend):
+    from tfsql import _reference
+
+    codec = _native if backend == "native" else _reference
+    assert codec.feature_list_name("ids__feature_list", {"ids", "label"}) == "ids"
+    assert codec.feature_list_name("ids__feature_list", ["ids"]) == "ids"  # any container
+    assert codec.feature_list_name("ids__feature_list", {"label"}) == "ids__feature_list"
+    assert codec.feature_list_name("ids", {"ids"}) == "ids"
+    assert codec.feature_list_name("__feature_list", {""}) == "__feature_list"  # N is not empty
+    assert codec.feature_list_name("\udc80__feature_list", {"\udc80"}) == "\udc80"  # bytes
+
+
 def test_compression_detection():
     assert _native.detect_compression(gzip.compress(b"x")) == "gzip"
     assert _native.detect_compression(zlib.compress(b"x")) == "zlib"

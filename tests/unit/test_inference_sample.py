@@ -65,11 +65,26 @@ def test_damage_is_gone_past_under_skip_stops_the_check_and_is_an_error_otherwis
     assert _sample(backend, data, skip=True)[:5] == (codec.SAMPLE_OK, True, False, None, 2)
     # the missing_columns check: the file's sample ends at the damage, unreported
     assert _sample(backend, data, tolerant=True)[:5] == (codec.SAMPLE_OK, True, False, None, 1)
-    # otherwise an error now, the reader's damage saying where
-    status, _, _, error, records, reader = _sample(backend, data)
-    status_of = {"length": codec.FRAME_BAD_LENGTH_CRC, "data": codec.FRAME_BAD_DATA_CRC}
-    assert (status, error, records) == (codec.SAMPLE_DAMAGE, None, 1)
-    assert reader.damage[:3] == (status_of[how], 1, len(frame(RECORDS[0])))
+    # otherwise the file's sample ends there too (the scan reports it where it reads it)
+    assert _sample(backend, data)[:5] == (codec.SAMPLE_OK, True, False, None, 1)
+    # but framing lost before the sample holds any record is an error now (the reader's
+    # damage saying where); a data CRC leaves the framing whole, for the scan to report
+    status, _, _, error, records, reader = _sample(backend, _file(RECORDS, {0: how}))
+    if how == "data":
+        assert (status, error, records) == (codec.SAMPLE_OK, None, 0)
+    else:
+        assert (status, error, records) == (codec.SAMPLE_DAMAGE, None, 0)
+        assert reader.damage[:3] == (codec.FRAME_BAD_LENGTH_CRC, 0, 0)
+
+
+@pytest.mark.parametrize("backend", CODECS)
+def test_a_header_over_max_record_bytes_is_an_error_now_unless_skipped_or_checking(backend):
+    codec = CODECS[backend]
+    data = _file(RECORDS[:1]) + frame(b"x" * (MAX + 1)) + _file(RECORDS[1:])
+    status, _, _, _, records, reader = _sample(backend, data)
+    assert (status, records, reader.damage[0]) == (codec.SAMPLE_DAMAGE, 1, codec.FRAME_TOO_LONG)
+    assert _sample(backend, data, tolerant=True)[:5] == (codec.SAMPLE_OK, True, False, None, 1)
+    assert _sample(backend, data, skip=True)[:5] == (codec.SAMPLE_OK, True, False, None, 3)
 
 
 @pytest.mark.parametrize("backend", CODECS)

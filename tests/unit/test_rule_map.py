@@ -76,6 +76,11 @@ LOGIC = {
         r"typed_by\[columns\.index\(",
         r"c < b->ndata && !\(b->sc\.cols\[c\]\.location == FEATURES",
     ],
+    "tfsql_feature_list_name": [  # the suffix stripped beside a context column, again
+        r"\bendswith\(FEATURE_LIST_SUFFIX\)",
+        r"\+ \w+(?:->name_len)? - sl, TFSQL_FEATURE_LIST_SUFFIX",
+        r"\bendswith\(FEATURE_LIST_SUFFIX\) and base\b",
+    ],
     "tfsql_description_root": [  # one root for every listed file, written again
         r"len\(roots\) != 1 or None in roots",
         r"files\.items\[i\]\.root, root\) != 0",

@@ -22,6 +22,7 @@ from fnmatch import fnmatchcase
 from typing import Any, Optional, Union
 
 from tfsql._reference.framing import masked_crc32c
+from tfsql._reference.inference import FEATURE_LIST_SUFFIX
 
 ENTRY_FILE, ENTRY_DIR, ENTRY_DIR_LINK, ENTRY_OTHER, ENTRY_MISSING = range(5)
 NAMED, MATCHED, IN_WALK = range(3)
@@ -134,6 +135,11 @@ def layout_owns_column(layout: int, name: str) -> bool:
 
 def layout_adds_split(layout: int, columns: list) -> bool:
     return layout != LAYOUT_NONE and SPLIT_COLUMN not in columns
+
+
+def feature_list_name(column: str, context: Any) -> str:
+    base = column[: -len(FEATURE_LIST_SUFFIX)]
+    return base if column.endswith(FEATURE_LIST_SUFFIX) and base and base in context else column
 
 
 def description_root(roots: list, layout: int) -> bool:

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from tfsql._reference.common import EXAMPLE, InferenceError
+from tfsql._reference.common import EXAMPLE, FRAME_BAD_DATA_CRC, FRAME_TOO_LONG, InferenceError
 from tfsql._reference.decoding import looks_like_sequence_example
 from tfsql._reference.reader import READER_STREAM_CORRUPT, READER_STREAM_TRUNCATED
 
@@ -44,11 +44,14 @@ def _copy(data: bytes, view: memoryview, at: int) -> int:
     return n
 
 
-def _on_damage(status: int, skip_corrupt: bool, tolerant: bool) -> int:
-    """1: go past it; 0: the file's sample ends; -1: an error now."""
+def _on_damage(status: int, skip_corrupt: bool, tolerant: bool, sampled_records: int) -> int:
+    """1: go past it; 0: the file's sample ends (the scan reports it); -1: an error now."""
     if status in (READER_STREAM_CORRUPT, READER_STREAM_TRUNCATED):
         return -1
-    return 1 if skip_corrupt else 0 if tolerant else -1
+    if skip_corrupt or tolerant:
+        return 1 if skip_corrupt else 0
+    lost = status != FRAME_BAD_DATA_CRC and sampled_records == 0  # framing lost before any record
+    return -1 if status == FRAME_TOO_LONG or lost else 0
 
 
 def sample_file(
@@ -74,7 +77,7 @@ def sample_file(
         limit = -1 if wanted is None else wanted
         got = reader.next(limit, -1, max_record_bytes, verify)
         while isinstance(got, int):
-            act = _on_damage(reader.damage[0], skip_corrupt, tolerant)
+            act = _on_damage(reader.damage[0], skip_corrupt, tolerant, inference.sampled_records)
             if act <= 0:
                 return (SAMPLE_DAMAGE if act < 0 else SAMPLE_OK), sampled, hint, None
             got = reader.skip(max_record_bytes) or reader.next(limit, -1, max_record_bytes, verify)

@@ -472,6 +472,19 @@ int infer_resolve(const infer_state *s, int lists_always, const char *schema_hin
     return INFER_OK;
 }
 
+/* -- a list-of-lists column's feature list -------------------------------------------- */
+
+size_t tfsql_feature_list_name(const char *column, size_t len,
+                               int (*is_context)(void *ctx, const char *name, size_t len),
+                               void *ctx) {
+    size_t sl = strlen(TFSQL_FEATURE_LIST_SUFFIX);
+    if (len > sl && memcmp(column + len - sl, TFSQL_FEATURE_LIST_SUFFIX, sl) == 0 &&
+        is_context(ctx, column, len - sl)) {
+        return len - sl; /* N__feature_list beside a context column N reads the list N */
+    }
+    return len;
+}
+
 /* -- missing_columns ----------------------------------------------------------------- */
 
 static int sample_holds(const infer_state *s, const char *column) {

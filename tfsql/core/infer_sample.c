@@ -9,12 +9,20 @@
 #include "core_internal.h"
 
 /* The damage a sample goes past (reader_skip, as the scan does) or stops at: 1 past it,
- * 0 stop (the file's sample ends), -1 an error now (INFER_SAMPLE_DAMAGE). */
-static int on_damage(const reader_damage *d, const infer_sample_options *o) {
+ * 0 stop (the file's sample ends: the scan reports it where it reads it), -1 an error
+ * now (INFER_SAMPLE_DAMAGE). */
+static int on_damage(const infer_state *s, const reader_damage *d, const infer_sample_options *o) {
     if (d->status == READER_STREAM_CORRUPT || d->status == READER_STREAM_TRUNCATED) {
         return -1; /* the compressed stream itself: nothing further can be read */
     }
-    return o->skip_corrupt ? 1 : o->tolerant ? 0 : -1;
+    if (o->skip_corrupt || o->tolerant) {
+        return o->skip_corrupt ? 1 : 0;
+    }
+    /* a header over max_record_bytes, or framing lost before the sample holds any record
+     * (the file may not be TFRecord at all): the answer now; a data CRC that fails leaves
+     * the framing whole, for the scan to report */
+    int lost = d->status != FRAME_BAD_DATA_CRC && infer_sampled_records(s) == 0;
+    return d->status == FRAME_TOO_LONG || lost ? -1 : 0;
 }
 
 int infer_sample_file(infer_state *s, record_reader *r, const infer_sample_options *o,
@@ -33,7 +41,7 @@ int infer_sample_file(infer_state *s, record_reader *r, const infer_sample_optio
         reader_limits limits = {wanted, -1, o->max_record_bytes, o->verify};
         int got = reader_next(r, &limits, err);
         while (got == READER_DAMAGE) {
-            int act = on_damage(&r->damage, o);
+            int act = on_damage(s, &r->damage, o);
             if (act <= 0) {
                 return act < 0 ? INFER_SAMPLE_DAMAGE : INFER_SAMPLE_OK;
             }

@@ -845,6 +845,14 @@ int infer_check_missing(const infer_state *s, const char *const *columns, size_t
                         const char *const *described, size_t ndescribed,
                         const char *schema_name, const char *hint, infer_error *err);
 
+/* The feature list a list-of-lists column named `column` (len bytes) reads or writes:
+ * N for a column named N__feature_list (TFSQL_FEATURE_LIST_SUFFIX) when N is also a
+ * context column (is_context(ctx, N, its length) nonzero), else the column's own name.
+ * Returns the feature list's name length (a prefix of column). */
+size_t tfsql_feature_list_name(const char *column, size_t len,
+                               int (*is_context)(void *ctx, const char *name, size_t len),
+                               void *ctx);
+
 /* -- one file's sample, read through the record reader (infer_sample.c) ------------ */
 
 /* How a file's sample reads: the longest record a header may claim, whether data CRCs
@@ -868,10 +876,12 @@ enum {
  * read yet: the sample sets its read budget) into `s`, the loop every binding runs.
  * Damage: under skip_corrupt the sample goes past every framing damage as the scan does
  * (reader_skip: a record whose data CRC fails is stepped over, framing is found again),
- * so it sees the records the scan reads; `tolerant`, framing damage ends the file's
- * sample (the scan reports it); otherwise it is an error now (INFER_SAMPLE_DAMAGE: the
- * sample cannot tell the columns past it), as is a damaged compressed stream whatever
- * the options. *sampled: the file
+ * so it sees the records the scan reads; otherwise framing damage ends the file's
+ * sample (the scan reports it where it reads it), but is an error now
+ * (INFER_SAMPLE_DAMAGE) when it is a header over max_record_bytes, or framing lost
+ * before the sample holds any record (the file may not be TFRecord at all; a failed
+ * data CRC leaves the framing whole) -- unless `tolerant`. A damaged
+ * compressed stream is an error now whatever the options. *sampled: the file
  * gave a record; *sequence_hint: read as Examples, its first record looks like a
  * SequenceExample (tfsql_looks_like_sequence_example: the binding warns, whatever the
  * result). */

@@ -77,6 +77,11 @@ int parse_type_name(const char *text, int *kind, int *shape, int *utf8) {
     return -1;
 }
 
+/* tfsql_feature_list_name's question: is `name` a context (not a feature list) column? */
+static int is_context_column(void *ctx, const char *name, size_t len) {
+    return context_column((const tfbind *)ctx, (const uint8_t *)name, len);
+}
+
 /* schema := {'name': 'TYPE', ...} (or columns :=): the columns to read, no inference. */
 static int user_columns(tfbind *b, const tfval *v, const char *fname, const char *param,
                         char *err) {
@@ -122,15 +127,13 @@ static int user_columns(tfbind *b, const tfval *v, const char *fname, const char
             return -1;
         }
     }
-    /* tfsql.schema.feature_list_name: X[][] column N__feature_list beside a context
-     * column N reads the feature list N */
-    size_t sl = strlen(TFSQL_FEATURE_LIST_SUFFIX);
+    /* an X[][] column reads its feature list (tfsql_feature_list_name: N__feature_list
+     * beside a context column N reads the list N) */
     for (size_t i = 0; i < n; i++) {
         colspec *c = &b->sc.cols[i];
-        if (c->location == FEATURE_LISTS && c->name_len > sl &&
-            memcmp(c->name + c->name_len - sl, TFSQL_FEATURE_LIST_SUFFIX, sl) == 0 &&
-            context_column(b, c->name, c->name_len - sl)) {
-            c->name_len -= sl;
+        if (c->location == FEATURE_LISTS) {
+            c->name_len = tfsql_feature_list_name((const char *)c->name, c->name_len,
+                                                  is_context_column, (void *)b);
             c->name[c->name_len] = 0;
         }
     }
