@@ -137,7 +137,15 @@ class Inference:
         self, reader: Any, max_record_bytes: int, verify: bool, skip_corrupt: bool, tolerant: bool
     ) -> tuple[int, bool, bool, Exception | None]:
         return sample_file(
-            self, reader, self._record_type, self._paths[-1], max_record_bytes, verify, skip_corrupt, tolerant
+            self,
+            reader,
+            self._record_type,
+            self._paths[-1],
+            max_record_bytes,
+            verify,
+            skip_corrupt,
+            tolerant,
+            budget=self._bytes,
         )
 
     def resolve(self, lists_always: bool, schema_hint: str) -> list[tuple[bytes, str, int, int, int, bool]]:

@@ -63,13 +63,14 @@ def sample_file(
     verify: bool,
     skip_corrupt: bool,
     tolerant: bool,
+    budget: int | None = None,
 ) -> tuple[int, bool, bool, Exception | None]:
     """Read the current file's sample (``(status, sampled, sequence_hint, error)``, as
-    ``Inference.sample_file`` in ``tfsql/_native.pyi``)."""
+    ``Inference.sample_file`` in ``tfsql/_native.pyi``); ``budget``: the bytes a file's
+    sample reads about (infer_bytes; None when every record is sampled)."""
     sampled = hint = False
-    budget = getattr(inference, "_bytes", None)  # the reference's: infer_bytes, None when all records
-    if budget is not None and getattr(reader, "_budget", 0) is None:
-        reader._budget = budget  # about the sample, not twice that (before the first read)
+    if budget is not None and hasattr(reader, "limit_reads"):
+        reader.limit_reads(budget)  # about the sample, not twice that (the reference's reader)
     while True:
         wanted = inference.records_wanted
         if wanted == 0:
