@@ -26,7 +26,7 @@ Bitmaps are Arrow validity bitmaps: LSB first, bit set = valid.
 """
 
 import sys
-from typing import Any, List, Optional, Sequence, Tuple, Union
+from typing import Any, Collection, List, Optional, Sequence, Tuple, Union
 
 if sys.version_info >= (3, 12):
     from collections.abc import Buffer as _BufferLike
@@ -368,6 +368,10 @@ def summarize(buf: _BufferLike, offsets: _BufferLike, lengths: _BufferLike, reco
     ``DecodeError`` (reason ``"malformed"``) like ``Decoder.decode``.
     """
 
+SAMPLE_OK: int
+SAMPLE_DAMAGE: int
+SAMPLE_REFUSED: int
+
 class InferenceError(ValueError):
     """The inference sample does not resolve to columns (``tfsql/core/infer.c``).
 
@@ -440,6 +444,16 @@ class Inference:
         """Fold the records within the file's budget: (records taken, sample complete).
         Raises ``DecodeError`` (``"malformed"``, record counted from this block's first)
         or ``InferenceError`` (``"name_not_utf8"``)."""
+    def sample_file(
+        self, reader: RecordReader, max_record_bytes: int, verify: bool, skip_corrupt: bool, tolerant: bool
+    ) -> tuple[int, bool, bool, InferenceError | None]:
+        """Read the current file's sample through ``reader`` (started, nothing read yet)
+        with the core's loop (``infer_sample_file``): ``(status, sampled, sequence_hint,
+        error)``. ``SAMPLE_DAMAGE``: ``reader.damage`` is an error now (damage is gone
+        past under ``skip_corrupt``; ``tolerant`` stops the file's sample there);
+        ``SAMPLE_REFUSED``: ``error`` (reason ``"malformed"`` with path, record and
+        offset, or the sample's refusal). ``sequence_hint``: read as Examples, the first
+        record looks like a SequenceExample."""
     def resolve(self, lists_always: bool, schema_hint: str) -> list[tuple[bytes, str, int, int, int, bool]]:
         """``[(name, column, location, kind, shape, utf8)]`` in first-seen order (kind
         ``KIND_NONE``: never had a kind). Raises ``InferenceError``."""
@@ -573,6 +587,25 @@ def layout_owns_column(layout: int, name: str) -> bool:
 def layout_adds_split(layout: int, columns: Sequence[str]) -> bool:
     """True when the layout adds its ``split`` column: a layout, and none of
     ``columns`` (the data and hive columns) is named ``split``."""
+
+def feature_list_name(column: str, context: Collection[str]) -> str:
+    """The feature list a list-of-lists ``column`` reads or writes: ``N`` for
+    ``N__feature_list`` when ``N`` is in ``context`` (the context columns), else the
+    column's own name."""
+
+def description_root(roots: Sequence[Optional[str]], layout: int) -> bool:
+    """Whether a read of files listed below ``roots`` (None: a file named itself) takes
+    the tfsql writer's description in ``roots[0]``: one root for every file, and no TFDS
+    / TFX ``layout``."""
+
+def written_partitions(
+    user_typed: bool, hive_off: bool, hive: Sequence[str], described: Sequence[str]
+) -> Tuple[list[int], int]:
+    """A tfsql writer's partition columns (``described``, in its description's order) over
+    the ``hive`` columns a read found: per hive column the described column whose type it
+    takes (-1: the hive typing rule's stands), and how many described columns (the first
+    that many, all of them) are null columns because no ``key=value`` directory was found.
+    A read that types hive columns itself or turns hive partitioning off: all -1, 0."""
 
 def tfds_merge(columns: Sequence[str], described: Sequence[str]) -> Tuple[list[int], list[int]]:
     """A TFDS ``features.json``'s types over the inferred ``columns``: per column the

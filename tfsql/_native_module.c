@@ -1199,24 +1199,34 @@ static PyObject *mod_summarize(PyObject *self, PyObject *args, PyObject *kwds) {
 
 static PyObject *InferenceError;
 
-/* Raise the core's inference error: InferenceError with its fields. */
-static void raise_infer_error(const infer_error *e) {
+/* The core's inference error as an InferenceError with its fields (NULL with the
+ * exception set: out of memory). */
+static PyObject *infer_error_object(const infer_error *e) {
     if (e->code == INFER_NOMEM) {
-        PyErr_NoMemory();
-        return;
+        return PyErr_NoMemory();
     }
     PyObject *exc = PyObject_CallFunction(InferenceError, "s", e->message);
     if (exc == NULL) {
-        return;
+        return NULL;
     }
     if (set_new_attr(exc, "reason", PyUnicode_FromString(infer_reason(e->code))) == 0 &&
         set_new_attr(exc, "feature", PyUnicode_DecodeUTF8(e->feature, (Py_ssize_t)strlen(e->feature), "backslashreplace")) == 0 &&
         set_new_attr(exc, "path", PyUnicode_DecodeUTF8(e->path, (Py_ssize_t)strlen(e->path), "surrogateescape")) == 0 &&
         set_new_attr(exc, "record", PyLong_FromLongLong(e->record)) == 0 &&
         set_new_attr(exc, "offset", PyLong_FromLongLong(e->record >= 0 ? (long long)e->offset : -1)) == 0) {
-        PyErr_SetObject(InferenceError, exc);
+        return exc;
     }
     Py_DECREF(exc);
+    return NULL;
+}
+
+/* Raise the core's inference error: InferenceError with its fields. */
+static void raise_infer_error(const infer_error *e) {
+    PyObject *exc = infer_error_object(e);
+    if (exc != NULL) {
+        PyErr_SetObject(InferenceError, exc);
+        Py_DECREF(exc);
+    }
 }
 
 typedef struct {
@@ -1325,6 +1335,47 @@ static PyObject *Inference_add(InferenceObject *self, PyObject *args, PyObject *
         return NULL;
     }
     return Py_BuildValue("(nO)", (Py_ssize_t)taken, done ? Py_True : Py_False);
+}
+
+/* sample_file(reader, max_record_bytes, verify, skip_corrupt, tolerant) -> (status,
+ * sampled, sequence_hint, error): the core's sample loop (infer_sample_file) over a
+ * RecordReader. */
+static PyObject *Inference_sample_file(InferenceObject *self, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"reader", "max_record_bytes", "verify", "skip_corrupt", "tolerant", NULL};
+    PyObject *reader;
+    unsigned long long max_record_bytes;
+    infer_sample_options o;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OKppp:sample_file", kwlist, &reader,
+                                     &max_record_bytes, &o.verify, &o.skip_corrupt, &o.tolerant)) {
+        return NULL;
+    }
+    o.max_record_bytes = max_record_bytes;
+    record_reader *r = (record_reader *)tfsql_reader_core(reader);
+    if (r == NULL) {
+        PyErr_SetString(PyExc_TypeError, "sample_file needs a started tfsql._native.RecordReader");
+        return NULL;
+    }
+    int sampled = 0, hint = 0, rc;
+    infer_error e;
+    char err[READER_ERRLEN];
+    err[0] = 0;
+    Py_BEGIN_ALLOW_THREADS
+    rc = infer_sample_file(self->state, r, &o, &sampled, &hint, &e, err);
+    Py_END_ALLOW_THREADS
+    if (tfsql_reader_failed(reader, rc == INFER_SAMPLE_FAILED ? -1 : 0, err)) {
+        return NULL;
+    }
+    PyObject *error = Py_None;
+    Py_INCREF(error);
+    if (rc == INFER_SAMPLE_REFUSED) {
+        Py_DECREF(error);
+        error = infer_error_object(&e);
+        if (error == NULL) {
+            return NULL;
+        }
+    }
+    return Py_BuildValue("(iOON)", rc, sampled ? Py_True : Py_False, hint ? Py_True : Py_False,
+                         error);
 }
 
 static PyObject *Inference_resolve(InferenceObject *self, PyObject *args, PyObject *kwds) {
@@ -1444,6 +1495,10 @@ static PyMethodDef Inference_methods[] = {
     {"add", (PyCFunction)(void (*)(void))Inference_add, METH_VARARGS | METH_KEYWORDS,
      "add(buf, offsets, lengths, first_index, base)\n--\n\nFold the framed records within the "
      "file's budget; returns (records taken, the file's sample is complete)."},
+    {"sample_file", (PyCFunction)(void (*)(void))Inference_sample_file, METH_VARARGS | METH_KEYWORDS,
+     "sample_file(reader, max_record_bytes, verify, skip_corrupt, tolerant)\n--\n\nRead the current "
+     "file's sample through a RecordReader (the core's loop): (status, sampled, sequence_hint, "
+     "error)."},
     {"resolve", (PyCFunction)(void (*)(void))Inference_resolve, METH_VARARGS | METH_KEYWORDS,
      "resolve(lists_always, schema_hint)\n--\n\nThe sample's features and their columns: "
      "[(name, column, location, kind, shape, utf8)] in first-seen order."},
@@ -2154,6 +2209,9 @@ PyMODINIT_FUNC PyInit__native(void) {
         {"BOUNDARY_NONE", BOUNDARY_NONE},
         {"BOUNDARY_MORE", BOUNDARY_MORE},
         {"RESYNC_LOOKAHEAD", (int)READER_RESYNC_LOOKAHEAD},
+        {"SAMPLE_OK", INFER_SAMPLE_OK},
+        {"SAMPLE_DAMAGE", INFER_SAMPLE_DAMAGE},
+        {"SAMPLE_REFUSED", INFER_SAMPLE_REFUSED},
     };
     for (size_t i = 0; i < sizeof(constants) / sizeof(constants[0]); i++) {
         if (PyModule_AddIntConstant(m, constants[i].name, constants[i].value) < 0) {

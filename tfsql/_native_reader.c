@@ -518,3 +518,17 @@ int tfsql_reader_add_types(PyObject *module) {
     }
     return 0;
 }
+
+/* -- the reader for the module's other core calls (the inference sample loop) ------ */
+
+void *tfsql_reader_core(PyObject *obj) {
+    if (!PyObject_TypeCheck(obj, &Reader_Type) || !((ReaderObject *)obj)->started) {
+        return NULL;
+    }
+    drop_previous((ReaderObject *)obj);
+    return &((ReaderObject *)obj)->r;
+}
+
+int tfsql_reader_failed(PyObject *obj, int rc, const char *err) {
+    return call_failed((ReaderObject *)obj, rc, err);
+}

@@ -184,6 +184,106 @@ static PyObject *rules_layout_adds_split(PyObject *self, PyObject *args) {
     return PyBool_FromLong(yes);
 }
 
+/* tfsql_feature_list_name's question, asked of a Python container of context names */
+static int in_context(void *ctx, const char *name, size_t len) {
+    PyObject *text = PyUnicode_DecodeUTF8(name, (Py_ssize_t)len, "surrogateescape");
+    int found = text != NULL ? PySequence_Contains((PyObject *)ctx, text) : -1;
+    Py_XDECREF(text);
+    return found > 0; /* an error stays set: the caller raises it */
+}
+
+/* feature_list_name(column, context) -> str */
+static PyObject *rules_feature_list_name(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *column, *context;
+    if (!PyArg_ParseTuple(args, "UO:feature_list_name", &column, &context)) {
+        return NULL;
+    }
+    PyObject *b = encode_path(column);
+    if (b == NULL) {
+        return NULL;
+    }
+    size_t n = tfsql_feature_list_name(PyBytes_AS_STRING(b), (size_t)PyBytes_GET_SIZE(b),
+                                       in_context, context);
+    PyObject *result = PyErr_Occurred() ? NULL
+                       : n == (size_t)PyBytes_GET_SIZE(b)
+                           ? Py_NewRef(column)
+                           : PyUnicode_DecodeUTF8(PyBytes_AS_STRING(b), (Py_ssize_t)n, "surrogateescape");
+    Py_DECREF(b);
+    return result;
+}
+
+/* description_root(roots, layout) -> bool (a root None: a file named itself) */
+static PyObject *rules_description_root(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *roots_arg;
+    int layout;
+    if (!PyArg_ParseTuple(args, "Oi:description_root", &roots_arg, &layout)) {
+        return NULL;
+    }
+    PyObject *seq = PySequence_Fast(roots_arg, "expected a sequence of roots");
+    PyObject *keep = seq != NULL ? PyList_New(0) : NULL;
+    if (keep == NULL) {
+        Py_XDECREF(seq);
+        return NULL;
+    }
+    size_t n = (size_t)PySequence_Fast_GET_SIZE(seq);
+    const char **roots = (const char **)PyMem_Malloc((n + 1) * sizeof(char *));
+    size_t *lens = (size_t *)PyMem_Malloc((n + 1) * sizeof(size_t));
+    int rc = roots != NULL && lens != NULL ? 0 : (PyErr_NoMemory(), -1);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        PyObject *root = PySequence_Fast_GET_ITEM(seq, (Py_ssize_t)i);
+        roots[i] = root == Py_None ? NULL : encode_kept(keep, root);
+        rc = root == Py_None || roots[i] != NULL ? 0 : -1;
+        lens[i] = roots[i] != NULL ? (size_t)PyBytes_GET_SIZE(PyList_GET_ITEM(keep, PyList_GET_SIZE(keep) - 1)) : 0;
+    }
+    PyObject *result = rc == 0 ? PyBool_FromLong(tfsql_description_root(roots, lens, n, layout)) : NULL;
+    PyMem_Free(roots);
+    PyMem_Free(lens);
+    Py_DECREF(keep);
+    Py_DECREF(seq);
+    return result;
+}
+
+/* written_partitions(user_typed, hive_off, hive, described) -> ([described index or -1
+ * per hive column], number of described columns null in every file) */
+static PyObject *rules_written_partitions(PyObject *self, PyObject *args) {
+    (void)self;
+    int user_typed, hive_off;
+    PyObject *hive_arg, *described_arg;
+    if (!PyArg_ParseTuple(args, "ppOO:written_partitions", &user_typed, &hive_off, &hive_arg,
+                          &described_arg)) {
+        return NULL;
+    }
+    PyObject *keep = PyList_New(0), *result = NULL;
+    const char **hive = NULL, **described = NULL;
+    size_t *hlens = NULL, *dlens = NULL, n = 0, nd = 0;
+    if (keep == NULL || encoded_names(hive_arg, keep, &hive, &hlens, &n) ||
+        encoded_names(described_arg, keep, &described, &dlens, &nd)) {
+        goto done;
+    }
+    long long *typed_by = (long long *)PyMem_Malloc((n + 1) * sizeof(long long));
+    if (typed_by == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    size_t nulls = tfsql_written_partitions(user_typed, hive_off, hive, hlens, n, described, dlens,
+                                            nd, typed_by);
+    PyObject *typed = PyList_New((Py_ssize_t)n);
+    for (size_t i = 0; typed != NULL && i < n; i++) {
+        PyList_SET_ITEM(typed, (Py_ssize_t)i, PyLong_FromLongLong(typed_by[i]));
+    }
+    result = typed != NULL ? Py_BuildValue("(Nn)", typed, (Py_ssize_t)nulls) : NULL;
+    PyMem_Free(typed_by);
+done:
+    PyMem_Free(hive);
+    PyMem_Free(hlens);
+    PyMem_Free(described);
+    PyMem_Free(dlens);
+    Py_XDECREF(keep);
+    return result;
+}
+
 /* tfds_merge(columns, described) -> ([described index or -1 per column], [appended]) */
 static PyObject *rules_tfds_merge(PyObject *self, PyObject *args) {
     (void)self;
@@ -1292,6 +1392,13 @@ PyMethodDef tfsql_rules_methods[] = {
      "layout_owns_column(layout, name) -> bool: the layout's own split column"},
     {"layout_adds_split", rules_layout_adds_split, METH_VARARGS,
      "layout_adds_split(layout, columns) -> bool: the layout adds its split column"},
+    {"feature_list_name", rules_feature_list_name, METH_VARARGS,
+     "feature_list_name(column, context) -> str: the feature list a list-of-lists column reads"},
+    {"description_root", rules_description_root, METH_VARARGS,
+     "description_root(roots, layout) -> bool: the read takes the description in roots[0]"},
+    {"written_partitions", rules_written_partitions, METH_VARARGS,
+     "written_partitions(user_typed, hive_off, hive, described) -> (described index or -1 per "
+     "hive column, number of described columns null in every file)"},
     {"tfds_merge", rules_tfds_merge, METH_VARARGS,
      "tfds_merge(columns, described) -> (described index or -1 per column, appended indices)"},
     {"tfds_features", rules_tfds_features, METH_O,

@@ -61,6 +61,15 @@ _FOOTER = 4  # bytes after it (its data CRC)
 _RECORD_TYPE_NAMES = {record_code(name): name for name in READ_OPTIONS["record_type"].choices}
 
 
+def record_type_name(record_type: int) -> str:
+    """The ``record_type`` option's spelling of a record type code, as messages name it.
+
+    >>> record_type_name(codec.SEQUENCE_EXAMPLE)
+    'sequence_example'
+    """
+    return _RECORD_TYPE_NAMES.get(record_type, str(record_type))
+
+
 def _buffer(b) -> pa.Buffer | None:
     return None if b is None else pa.py_buffer(b)
 

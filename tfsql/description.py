@@ -175,12 +175,12 @@ def read(fs: Any, directory: str) -> Description | None:
 def written_description(found: Any) -> Description | None:
     """The description a tfsql writer left in the one root directory every listed file
     (of a `tfsql.discovery.Discovered`) was found below; None for files named directly,
-    several roots, or a root without one. The extension's twin of this rule is
-    ``read_written_description`` (``tfsql/duckdb_ext/layouts.c``)."""
-    roots = {f.root for f in found.files}
-    if len(roots) != 1 or None in roots:
+    several roots, a TFDS / TFX layout, or a root without one (the core's
+    ``codec.description_root``, which the extension asks too)."""
+    roots = [f.root for f in found.files]
+    if not codec.description_root(roots, found.layout):
         return None
-    return read(found.filesystem, roots.pop())
+    return read(found.filesystem, roots[0])
 
 
 def check_append(existing: Description, new: Description, display: str) -> None:

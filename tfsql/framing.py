@@ -326,10 +326,7 @@ class FrameReader:
         # CRCs to whoever decodes the blocks (RecordBlock.crc_pending), so that the
         # check runs on the decode threads instead of the one reading thread.
         self.defer_data_crc = False
-        # Settable until reading starts: the caller stops after about this many bytes
-        # (a schema sample), so reads stop growing past it; a record that straddles it
-        # is still read whole.
-        self.read_budget: int | None = None
+        self._reference_reader = False  # _open fell back to the reference's reader
 
     def _open(self) -> tuple[Any, Any]:
         """The core's reader over the file, and the guarded file to check after each
@@ -353,7 +350,6 @@ class FrameReader:
             stop=-1 if self._stop is None else self._stop,
             read_size=first,
             read_max=self._chunk_bytes,
-            budget=-1 if self.read_budget is None else self.read_budget,
         )
         code = getattr(codec, _COMPRESSION_CODES[self._compression])
         try:
@@ -365,6 +361,7 @@ class FrameReader:
             from tfsql._reference.reader import RecordReader
 
             reader = RecordReader(size, code, self.path, **kwargs)
+            self._reference_reader = True
         return reader, None if local is None else local[0]
 
     def blocks(
@@ -410,6 +407,30 @@ class FrameReader:
             self.records_read += len(offsets)
             buf = window if isinstance(window, memoryview) else memoryview(window)
             yield RecordBlock(buf, offsets, lengths, first, base, self.path, deferred)
+
+    def sample(self, inference: Any, record_type: int, *, tolerant: bool) -> tuple[bool, bool, Any]:
+        """Fold this file's inference sample into ``inference`` (after its
+        ``begin_file``) through the core's sample loop (``Inference.sample_file``,
+        ``tfsql/core/infer_sample.c``: which records, which damage it goes past, ends at
+        or raises now, as the scan raises it). Returns (the file gave a record, its first
+        record looks like a SequenceExample read as an Example, the sample's refusal or
+        None)."""
+        reader, guarded = self._open()
+        skip = self._on_corrupt != "raise"
+        if not self._reference_reader:
+            got = inference.sample_file(reader, self._max_record_bytes, self._verify, skip, tolerant)
+        else:  # the reference reader (no zlib library to load): the reference's loop
+            from tfsql._reference.sample import sample_file
+
+            got = sample_file(
+                inference, reader, record_type, self.path, self._max_record_bytes, self._verify, skip, tolerant
+            )
+        if guarded is not None:
+            guarded.check()  # the bytes sampled are those of the file listed
+        status, sampled, hint, error = got
+        if status == codec.SAMPLE_DAMAGE:
+            self._damaged(reader)  # raises, as the scan would
+        return sampled, hint, error
 
     def _damaged(self, reader: Any) -> None:
         """Act on the reader's damage as ``on_corrupt`` says: raise it, or report it and

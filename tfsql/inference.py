@@ -47,9 +47,9 @@ from typing import Any, Callable, NamedTuple, Sequence
 import pyarrow as pa
 
 from tfsql._codec import codec
-from tfsql.decoding import translate_decode_error
+from tfsql.decoding import record_type_name
 from tfsql.messages import DIALECTS, SEQUENCE_HINT, render
-from tfsql.errors import SchemaError
+from tfsql.errors import CorruptRecordError, SchemaError
 from tfsql.framing import FrameReader
 from tfsql.options import DEFAULT_INFER_BYTES, READ_OPTIONS
 from tfsql.schema import RAW_COLUMN, canonical_type
@@ -196,24 +196,21 @@ def _sampled(
     for i, path in enumerate(paths):
         inference.begin_file(path)
         with contextlib.closing(open_reader(i)) as reader:
-            reader.read_budget = None if infer_sample is None else infer_bytes  # about the sample, not twice that
-            for block in reader.blocks(limit=inference.records_wanted):
-                if block.first_index == 0:
-                    sampled.append(path)
-                    if record_type == codec.EXAMPLE:
-                        _warn_if_sequence_examples(block, path)
-                try:
-                    _, done = inference.add(
-                        block.buf, block.offsets, block.lengths, block.first_index, block.base_offset
-                    )
-                except codec.DecodeError as exc:
-                    if tolerant:
-                        break
-                    raise translate_decode_error(exc, block, record_type, specs=()) from None
-                except codec.InferenceError as exc:
-                    raise _schema_error(exc) from None
-                if done:
-                    break
+            had_records, hint, error = reader.sample(inference, record_type, tolerant=tolerant)
+        if had_records:
+            sampled.append(path)
+        if hint:
+            warnings.warn(render(SEQUENCE_HINT, path=path), stacklevel=4)
+        if error is not None and error.reason == "malformed":  # worded as the scan words it
+            raise CorruptRecordError(
+                "malformed",
+                path=error.path,
+                record_index=error.record,
+                offset=error.offset,
+                record_type=record_type_name(record_type),
+            )
+        if error is not None:
+            raise _schema_error(error) from None
     return inference, sampled
 
 
@@ -264,12 +261,3 @@ def _warn_no_features(paths: Sequence[str], record_type: int) -> None:
         "(one binary column of serialized records) and parse them with their own message class",
         stacklevel=4,
     )
-
-
-def _warn_if_sequence_examples(block, path: str) -> None:
-    """Read as Examples, SequenceExamples lose their feature lists (field 2 is unknown to
-    Example); say so when a file's first record looks like one (the core's
-    ``tfsql_looks_like_sequence_example``)."""
-    start = int(block.offsets[0])
-    if codec.looks_like_sequence_example(memoryview(block.buf)[start : start + int(block.lengths[0])]):
-        warnings.warn(render(SEQUENCE_HINT, path=path), stacklevel=5)

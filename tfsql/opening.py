@@ -212,8 +212,8 @@ def open_dataset(source: Any, options: ReadOptions, *, hive_rule: str = "root") 
     partitioning = Partitioning.discover(
         found.files, hive_partitioning=options.hive_partitioning, hive_schema=hive_schema, hive_rule=hive_rule
     )
-    if written is not None and hive_schema is None and options.hive_partitioning is not False:
-        partitioning = _written_partitions(found, written, partitioning, hive_rule)
+    if written is not None:
+        partitioning = _written_partitions(found, written, partitioning, hive_rule, options, hive_schema)
     user_schema = normalize_schema(options.schema)
     code = options.record_code
     sampled: list[SampledColumn] = []
@@ -272,8 +272,8 @@ def _check_missing(found: Discovered, user_schema: pa.Schema, options: ReadOptio
     """``missing_columns="raise"``: a ``schema=`` column that none of the records
     inference would sample holds, and that the dataset's description does not name, is
     an error naming it (judged by the C core). The sample's corrupt records are left to
-    the scan to report (once)."""
-    paths, open_reader = _sample_plan(found, options.changed(on_corrupt=_quiet))
+    the scan to report (once): the core's sample loop reads it tolerantly."""
+    paths, open_reader = _sample_plan(found, options)
     missing = missing_columns(
         paths,
         open_reader,
@@ -296,24 +296,34 @@ def _described_names(found: Discovered, layout: Layout | None, written: Descript
     return list(described[0].names) if described is not None else []
 
 
-def _quiet(error: Exception) -> None:
-    """An ``on_corrupt`` that skips silently."""
-
-
 def _written_partitions(
-    found: Discovered, written: Description, partitioning: Partitioning | None, hive_rule: str
+    found: Discovered,
+    written: Description,
+    partitioning: Partitioning | None,
+    hive_rule: str,
+    options: ReadOptions,
+    hive_schema: Any,
 ) -> Partitioning | None:
     """The hive columns typed as the description types them (a write's ``partition_by``
     columns: ``"007"`` stays a string); when no file sits in a ``key=value`` directory
-    (a write of no rows, whose one empty file is in the root), null columns."""
+    (a write of no rows, whose one empty file is in the root), null columns. Which column
+    takes which type is the core's rule (``codec.written_partitions``)."""
     schema = written.partition_schema
-    if not len(schema):
-        return partitioning
-    if partitioning is None:
+    typed_by, nulls = codec.written_partitions(
+        hive_schema is not None,
+        options.hive_partitioning is False,
+        partitioning.names if partitioning is not None else [],
+        schema.names,
+    )
+    if nulls:
+        fields = [schema.field(d) for d in range(nulls)]
         rows = len(found.files)
-        arrays = [pa.nulls(rows, f.type) for f in schema]
-        return Partitioning(schema=schema, values=pa.Table.from_arrays(arrays, schema=schema))
-    typed = pa.schema([schema.field(n) for n in partitioning.names if n in schema.names])
+        null_schema = pa.schema(fields)
+        arrays = [pa.nulls(rows, f.type) for f in fields]
+        return Partitioning(schema=null_schema, values=pa.Table.from_arrays(arrays, schema=null_schema))
+    if partitioning is None:
+        return None
+    typed = pa.schema([schema.field(d) for d in typed_by if d >= 0])
     if all(partitioning.schema.field(f.name).type == f.type for f in typed):
         return partitioning
     return Partitioning.discover(found.files, hive_schema=typed, hive_rule=hive_rule)

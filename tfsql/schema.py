@@ -25,7 +25,7 @@ from __future__ import annotations
 import functools
 from itertools import repeat
 import operator
-from typing import Any, Iterable, Mapping, NamedTuple
+from typing import Any, Collection, Iterable, Mapping, NamedTuple
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -297,7 +297,7 @@ class ColumnSpec(NamedTuple):
 FEATURE_LIST_SUFFIX = codec.FEATURE_LIST_SUFFIX  # the core's TFSQL_FEATURE_LIST_SUFFIX
 
 
-def feature_list_name(column: str, context_columns: Iterable[str]) -> str:
+def feature_list_name(column: str, context_columns: Collection[str]) -> str:
     """The feature list a list-of-lists column reads or writes: ``N`` for a column named
     ``N__feature_list`` when ``N`` is also a context column, else the column name.
 
@@ -308,12 +308,7 @@ def feature_list_name(column: str, context_columns: Iterable[str]) -> str:
     >>> feature_list_name("ids__feature_list", ["label"])
     'ids__feature_list'
     """
-    if column.endswith(FEATURE_LIST_SUFFIX):
-        base = column[: -len(FEATURE_LIST_SUFFIX)]
-        names = context_columns if isinstance(context_columns, (set, frozenset)) else set(context_columns)
-        if base in names:
-            return base
-    return column
+    return codec.feature_list_name(column, context_columns)  # the core's rule
 
 
 def normalize_schema(schema: pa.Schema | Mapping[str, Any] | None) -> pa.Schema | None:

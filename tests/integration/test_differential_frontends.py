@@ -85,6 +85,19 @@ def _corrupt(path: Path) -> None:
     path.write_bytes(bytes(data))
 
 
+def _lost_framing(path: Path) -> None:
+    """Record 1's length CRC is broken (framing is lost there), record 2 is the first to
+    hold ``b``: a sample that goes past the damage as the scan does (``on_corrupt='skip'``)
+    types ``b``; one that stops there does not."""
+    data = bytearray()
+    for i, payload in enumerate([example({"a": 0}), example({"a": 1}), example({"a": 2, "b": 7})]):
+        framed = bytearray(frame(payload))
+        if i == 1:
+            framed[8] ^= 0xFF
+        data += framed
+    path.write_bytes(bytes(data))
+
+
 def _build(root: Path) -> dict[str, str]:
     sources: dict[str, str] = {}
     tf = DATA / "tensorflow"
@@ -109,6 +122,8 @@ def _build(root: Path) -> dict[str, str]:
     sources["tfds"] = str(root / "tfds" / "1.0.0")
     _corrupt(root / "corrupt.tfrecord")
     sources["corrupt"] = str(root / "corrupt.tfrecord")
+    _lost_framing(root / "lost_framing.tfrecord")
+    sources["lost_framing"] = str(root / "lost_framing.tfrecord")
     for p in (1, 2):
         write_examples(root / "hive" / f"p={p}" / "part-0.tfrecord", [{"x": p * 10 + i} for i in range(2)])
     sources["hive"] = str(root / "hive")
@@ -217,6 +232,8 @@ SAMPLES: dict[str, list[Sample]] = {
         Sample("sequence", "sequence_example"),
         Sample("sequence", "SequenceExample"),
         Sample("same_name", "sequence_example"),
+        # a tfsql writer's description still types the hive columns of raw records ("007")
+        Sample("written_p", "bytes"),
         # schema= names the one column of the raw records
         Sample("tabular", "bytes", extra={"schema": ({"r": pa.binary()}, "{'r': 'BLOB'}")}),
         Sample(
@@ -236,7 +253,12 @@ SAMPLES: dict[str, list[Sample]] = {
         Sample("tabular_zlib", "auto"),
     ],
     "verify_checksums": [Sample("corrupt", False)],
-    "on_corrupt": [Sample("corrupt", "skip"), Sample("corrupt", "raise")],
+    "on_corrupt": [
+        Sample("corrupt", "skip"),
+        Sample("corrupt", "raise"),
+        Sample("lost_framing", "skip"),
+        Sample("lost_framing", "raise"),
+    ],
     "hive_partitioning": [Sample("hive", False), Sample("hive", True)],
     "hive_schema": [
         Sample("hive", {"p": pa.string()}, sql="{'p': 'VARCHAR'}"),
@@ -297,6 +319,7 @@ BASELINES = {
     "empty": {},
     "tfds": {},
     "corrupt": {"on_corrupt": "skip"},
+    "lost_framing": {"on_corrupt": "skip"},
     "hive": {},
     "hidden": {},
     "tfx": {},
@@ -711,3 +734,24 @@ def test_raw_records_take_the_schema_column_name(front_end, sources):
             f"SELECT * FROM tfrecord_scan('{source}', record_type := 'bytes', schema := {{'r': 'BLOB'}})"
         ).columns
     assert names == ["r"]
+
+
+@pytest.mark.parametrize("front_end", FRONT_ENDS)
+def test_a_written_directory_types_its_partition_columns_as_described(front_end, tmp_path):
+    """The hive columns of a tfsql writer's directory take its description's types
+    (``tfsql_written_partitions``): ``"007"`` stays a string; a write of no rows (its one
+    empty file in the root) reads its partition columns as null columns."""
+    tfsql.write_tfrecord(
+        pa.table({"x": [1, 2], "p": ["007", "8"], "q": [3, 4]}), str(tmp_path / "w"), partition_by=["p", "q"]
+    )
+    empty = pa.table({"x": pa.array([], pa.int64()), "p": pa.array([], pa.string())})
+    tfsql.write_tfrecord(empty, str(tmp_path / "e"), partition_by=["p"])
+    assert sorted(_ordered_rows(front_end, str(tmp_path / "w"))) == [(1, "007", 3), (2, "8", 4)]
+    if front_end == "python":
+        columns = tfsql.read_tfrecord(str(tmp_path / "e")).column_names
+    elif front_end == "polars":
+        columns = pl.scan_tfrecord(str(tmp_path / "e")).collect().columns
+    else:
+        con = tfsql.connect() if front_end == "connect" else native_connection()
+        columns = con.sql(f"SELECT * FROM tfrecord_scan('{tmp_path / 'e'}')").columns
+    assert columns == ["x", "p"]

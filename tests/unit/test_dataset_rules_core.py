@@ -107,6 +107,51 @@ def test_tfds_merge_types_inferred_columns_in_place_and_appends_the_rest(backend
     assert codec.tfds_merge(["é\udc80"], ["é\udc80"]) == ([0], [])  # names as bytes
 
 
+@pytest.mark.parametrize("backend", ["native", "reference"])
+def test_written_partitions_type_the_hive_columns_a_description_names(backend):
+    from tfsql import _reference
+
+    codec = _native if backend == "native" else _reference
+    # hive p and q found; the description's partition columns q, p, r: p takes described 1, q 0
+    assert codec.written_partitions(False, False, ["p", "q", "s"], ["q", "p", "r"]) == ([1, 0, -1], 0)
+    # no key=value directory (a write of no rows): every described partition column is null
+    assert codec.written_partitions(False, False, [], ["q", "p"]) == ([], 2)
+    assert codec.written_partitions(False, False, [], []) == ([], 0)
+    # hive columns typed by the user, or hive partitioning off: the hive plan stands
+    assert codec.written_partitions(True, False, ["p"], ["p"]) == ([-1], 0)
+    assert codec.written_partitions(True, False, [], ["p"]) == ([], 0)
+    assert codec.written_partitions(False, True, [], ["p"]) == ([], 0)
+    assert codec.written_partitions(False, False, ["P", "é\udc80"], ["p", "é\udc80"]) == ([-1, 1], 0)  # bytes
+
+
+@pytest.mark.parametrize("backend", ["native", "reference"])
+def test_a_read_takes_the_description_of_its_one_root(backend):
+    from tfsql import _reference
+
+    codec = _native if backend == "native" else _reference
+    none, tfds = codec.LAYOUT_NONE, codec.LAYOUT_TFDS
+    assert codec.description_root(["/d", "/d", "/d"], none) is True
+    assert codec.description_root(["/d", "/e"], none) is False  # several roots
+    assert codec.description_root(["/d", None], none) is False  # a file named itself
+    assert codec.description_root([None], none) is False
+    assert codec.description_root([], none) is False
+    assert codec.description_root(["/d"], tfds) is False  # a layout's own metadata describes it
+    assert codec.description_root(["/d\udc80", "/d\udc80"], none) is True  # bytes
+
+
+@pytest.mark.parametrize("backend", ["native", "reference"])
+def test_a_feature_list_column_beside_its_context_column_reads_the_list(backend):
+    from tfsql import _reference
+
+    codec = _native if backend == "native" else _reference
+    assert codec.feature_list_name("ids__feature_list", {"ids", "label"}) == "ids"
+    assert codec.feature_list_name("ids__feature_list", ["ids"]) == "ids"  # any container
+    assert codec.feature_list_name("ids__feature_list", {"label"}) == "ids__feature_list"
+    assert codec.feature_list_name("ids", {"ids"}) == "ids"
+    assert codec.feature_list_name("__feature_list", {""}) == "__feature_list"  # N is not empty
+    assert codec.feature_list_name("\udc80__feature_list", {"\udc80"}) == "\udc80"  # bytes
+
+
 def test_compression_detection():
     assert _native.detect_compression(gzip.compress(b"x")) == "gzip"
     assert _native.detect_compression(zlib.compress(b"x")) == "zlib"

@@ -76,6 +76,25 @@ LOGIC = {
         r"typed_by\[columns\.index\(",
         r"c < b->ndata && !\(b->sc\.cols\[c\]\.location == FEATURES",
     ],
+    "tfsql_feature_list_name": [  # the suffix stripped beside a context column, again
+        r"\bendswith\(FEATURE_LIST_SUFFIX\)",
+        r"\+ \w+(?:->name_len)? - sl, TFSQL_FEATURE_LIST_SUFFIX",
+        r"\bendswith\(FEATURE_LIST_SUFFIX\) and base\b",
+    ],
+    "tfsql_description_root": [  # one root for every listed file, written again
+        r"len\(roots\) != 1 or None in roots",
+        r"files\.items\[i\]\.root, root\) != 0",
+        r"\ball\(root == first for root in roots\)",
+    ],
+    "tfsql_written_partitions": [  # a described partition column matched to a hive column; null columns
+        r"\bif n in (?:schema\.names|described)\b",
+        r"\bnpart == 0 && b->hive != HIVE_OFF\b",
+    ],
+    "infer_sample_file": [  # the per-file sample loop written again over a binding's reader
+        r"\binfer_records_wanted\(\w+\)",
+        r"\binference\.records_wanted\b",
+        r"FRAME_BAD_DATA_CRC && b->skip_corrupt",
+    ],
     "infer_check_missing": [r"\bf\.name not in named\b", r"held \|= set\(described\)"],
     "reader_next": [r"\.unused_data\b", r"\.unconsumed_tail\b"],  # inflating gzip members, zlib streams
     "reader_skip": [r"next \+= 16 \+ (?:d->)?length\b"],  # stepping over a record whose data CRC failed
@@ -87,6 +106,14 @@ ALLOWED = ("tfsql/core/", "tfsql/_reference/", "tfsql/messages.py", "tfsql/_nati
 
 def _sources() -> list[Path]:
     return sorted(p for ext in ("*.py", "*.c", "*.h") for p in PACKAGE.rglob(ext))
+
+
+def _defining(function: str) -> Path:
+    """The core file that defines `function`."""
+    for path in sorted((PACKAGE / "core").glob("*.c")):
+        if re.search(rf"^[a-z_][\w\s*]*\b{function}\([^;]*\{{", path.read_text(), re.M):
+            return path
+    raise AssertionError(f"no core file defines {function}")
 
 
 def test_the_map_lists_the_rules():
@@ -104,9 +131,9 @@ def test_each_rule_is_defined_in_its_core_file_and_called_from_both_bindings(row
         assert re.search(rf"^[a-z_][\w\s*]*\b{function}\([^;]*\{{", core, re.M), (
             f"{function} is not defined in {row['core']}"
         )
-    if row["via"] is not None:  # applied by the plan, which the bindings call
-        plan = (PACKAGE / "core" / "listing.c").read_text()
-        assert re.search(rf"\b{function}\(", plan), f"listing.c ({row['via']}) does not call {function}"
+    if row["via"] is not None:  # applied by a core function (the plan, the sample loop) the bindings call
+        via = _defining(row["via"])
+        assert re.search(rf"\b{function}\(", via.read_text()), f"{via.name} ({row['via']}) does not call {function}"
         function = row["via"]
     if row["python"] is not None:
         assert row["codec"] in (ROOT / row["python"]).read_text(), f"{row['python']} does not call {row['codec']}"

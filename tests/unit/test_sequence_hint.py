@@ -71,18 +71,28 @@ def test_looks_like_sequence_example(backend, case):
 
 
 def test_the_python_inference_asks_the_core(tmp_path, monkeypatch):
-    """The warning follows the codec's answer (no second parser in tfsql.inference)."""
+    """The warning follows the core's sample loop (``Inference.sample_file``: no second
+    parser in tfsql.inference)."""
     import warnings
 
     import tfsql
     from tests.tfrecord_files import write_records
-    from tfsql import inference
+    from tfsql.framing import FrameReader
+
+    sample = FrameReader.sample
+
+    def answered(hint):
+        def patched(self, *args, **kwargs):
+            sampled, _, error = sample(self, *args, **kwargs)
+            return sampled, hint, error
+
+        return patched
 
     write_records(tmp_path / "e.tfrecord", [example({"id": 1})])
-    monkeypatch.setattr(inference.codec, "looks_like_sequence_example", lambda record: True)
+    monkeypatch.setattr(FrameReader, "sample", answered(True))
     with pytest.warns(UserWarning, match=r"e.tfrecord look like tf.train.SequenceExample"):
         tfsql.read_tfrecord(tmp_path)
-    monkeypatch.setattr(inference.codec, "looks_like_sequence_example", lambda record: False)
+    monkeypatch.setattr(FrameReader, "sample", answered(False))
     write_records(tmp_path / "s.tfrecord", [sequence_example({"id": 1}, {"tok": [[1]]})])
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -107,6 +107,7 @@ from tfsql._reference.encoding import (
 from tfsql._reference.summaries import (
     summarize,
 )
+from tfsql._reference.sample import SAMPLE_OK, SAMPLE_DAMAGE, SAMPLE_REFUSED
 from tfsql._reference.inference import (
     FEATURE_LIST_SUFFIX,
     Inference,
@@ -162,6 +163,9 @@ from tfsql._reference.rules import (
     layout_owns_column,
     layout_adds_split,
     tfds_merge,
+    written_partitions,
+    description_root,
+    feature_list_name,
     SPLIT_COLUMN,
     detect_compression,
     index_check,
@@ -266,6 +270,12 @@ __all__ = [
     "layout_owns_column",
     "layout_adds_split",
     "tfds_merge",
+    "written_partitions",
+    "description_root",
+    "feature_list_name",
+    "SAMPLE_OK",
+    "SAMPLE_DAMAGE",
+    "SAMPLE_REFUSED",
     "SPLIT_COLUMN",
     "detect_compression",
     "index_check",

@@ -33,6 +33,7 @@ from tfsql._reference.common import (
     SCALAR,
     InferenceError,
 )
+from tfsql._reference.sample import sample_file
 from tfsql._reference.summaries import summarize
 from tfsql import messages
 from tfsql.messages import render
@@ -131,6 +132,21 @@ class Inference:
         if self._sample is not None and self._file_records >= self._sample:
             self._done = True
         return keep, self._done
+
+    def sample_file(
+        self, reader: Any, max_record_bytes: int, verify: bool, skip_corrupt: bool, tolerant: bool
+    ) -> tuple[int, bool, bool, Exception | None]:
+        return sample_file(
+            self,
+            reader,
+            self._record_type,
+            self._paths[-1],
+            max_record_bytes,
+            verify,
+            skip_corrupt,
+            tolerant,
+            budget=self._bytes,
+        )
 
     def resolve(self, lists_always: bool, schema_hint: str) -> list[tuple[bytes, str, int, int, int, bool]]:
         resolved: list[tuple[_Stats, int, int, bool]] = []

@@ -105,6 +105,12 @@ class RecordReader:
         self._done = self._searching = False
         self.damage: Tuple[int, int, int, int, int, int, int, str] = (0, 0, 0, 0, 0, 0, 0, "")
 
+    def limit_reads(self, budget: int) -> None:
+        """Before the first read: reads stop growing past about ``budget`` bytes (a schema
+        sample), unless a budget was given already."""
+        if self._budget is None:
+            self._budget = budget
+
     # -- the (decompressed) stream
     def _pread(self, offset: int, n: int) -> bytes:
         view = memoryview(bytearray(n))

@@ -22,6 +22,7 @@ from fnmatch import fnmatchcase
 from typing import Any, Optional, Union
 
 from tfsql._reference.framing import masked_crc32c
+from tfsql._reference.inference import FEATURE_LIST_SUFFIX
 
 ENTRY_FILE, ENTRY_DIR, ENTRY_DIR_LINK, ENTRY_OTHER, ENTRY_MISSING = range(5)
 NAMED, MATCHED, IN_WALK = range(3)
@@ -134,6 +135,23 @@ def layout_owns_column(layout: int, name: str) -> bool:
 
 def layout_adds_split(layout: int, columns: list) -> bool:
     return layout != LAYOUT_NONE and SPLIT_COLUMN not in columns
+
+
+def feature_list_name(column: str, context: Any) -> str:
+    base = column[: -len(FEATURE_LIST_SUFFIX)]
+    return base if column.endswith(FEATURE_LIST_SUFFIX) and base and base in context else column
+
+
+def description_root(roots: list, layout: int) -> bool:
+    first = roots[0] if roots else None
+    return layout == LAYOUT_NONE and first is not None and all(root == first for root in roots)
+
+
+def written_partitions(user_typed: bool, hive_off: bool, hive: list, described: list) -> tuple:
+    if user_typed or hive_off:
+        return [-1] * len(hive), 0
+    typed_by = [described.index(n) if n in described else -1 for n in hive]
+    return typed_by, 0 if hive else len(described)
 
 
 def tfds_merge(columns: list, described: list) -> tuple:

@@ -512,6 +512,13 @@ static inline int record_span(const uint8_t *offs, const uint8_t *lens, size_t i
     return 0;
 }
 
+/* -- inference's state, for its sample loop (infer.c, infer_sample.c) -------------- */
+
+/* The record type an inference reads, and the bytes a file's sample reads about
+ * (infer_bytes; UINT64_MAX when every record is sampled or no bound is set). */
+int infer_record_type(const infer_state *s);
+uint64_t infer_file_budget(const infer_state *s);
+
 /* -- the bounded JSON reader (json.c) ---------------------------------------------- */
 
 #define JSON_MAX_DEPTH 64

@@ -483,3 +483,30 @@ int tfsql_description_parse(const char *data, size_t n, tfsql_column **out, size
     *count = nf;
     return 0;
 }
+
+size_t tfsql_written_partitions(int user_typed, int hive_off, const char *const *hive,
+                                const size_t *hlens, size_t nhive, const char *const *described,
+                                const size_t *dlens, size_t ndescribed, long long *typed_by) {
+    int applies = !user_typed && !hive_off;
+    for (size_t i = 0; i < nhive; i++) {
+        typed_by[i] = -1;
+        for (size_t d = 0; applies && d < ndescribed && typed_by[i] < 0; d++) {
+            if (hlens[i] == dlens[d] && memcmp(hive[i], described[d], dlens[d]) == 0) {
+                typed_by[i] = (long long)d; /* the write's type, not the values' look */
+            }
+        }
+    }
+    return applies && nhive == 0 ? ndescribed : 0; /* no key=value directory: null columns */
+}
+
+int tfsql_description_root(const char *const *roots, const size_t *lens, size_t n, int layout) {
+    if (n == 0 || layout != TFSQL_LAYOUT_NONE || roots[0] == NULL) {
+        return 0;
+    }
+    for (size_t i = 1; i < n; i++) {
+        if (roots[i] == NULL || lens[i] != lens[0] || memcmp(roots[i], roots[0], lens[0]) != 0) {
+            return 0; /* named directly, or below another root */
+        }
+    }
+    return 1;
+}

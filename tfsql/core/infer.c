@@ -153,6 +153,12 @@ long long infer_records_wanted(const infer_state *s) {
     return s->infer_sample < 0 ? -1 : s->infer_sample - s->file_records;
 }
 
+int infer_record_type(const infer_state *s) { return s->record_type; }
+
+uint64_t infer_file_budget(const infer_state *s) {
+    return s->infer_sample < 0 || s->infer_bytes < 0 ? UINT64_MAX : (uint64_t)s->infer_bytes;
+}
+
 uint64_t infer_sampled_records(const infer_state *s) { return s->records; }
 uint64_t infer_sampled_bytes(const infer_state *s) { return s->bytes; }
 size_t infer_sampled_files(const infer_state *s) { return s->files_with_records; }
@@ -464,6 +470,19 @@ int infer_resolve(const infer_state *s, int lists_always, const char *schema_hin
     *cols_out = cols;
     *ncols = n;
     return INFER_OK;
+}
+
+/* -- a list-of-lists column's feature list -------------------------------------------- */
+
+size_t tfsql_feature_list_name(const char *column, size_t len,
+                               int (*is_context)(void *ctx, const char *name, size_t len),
+                               void *ctx) {
+    size_t sl = strlen(TFSQL_FEATURE_LIST_SUFFIX);
+    if (len > sl && memcmp(column + len - sl, TFSQL_FEATURE_LIST_SUFFIX, sl) == 0 &&
+        is_context(ctx, column, len - sl)) {
+        return len - sl; /* N__feature_list beside a context column N reads the list N */
+    }
+    return len;
 }
 
 /* -- missing_columns ----------------------------------------------------------------- */

@@ -29,6 +29,8 @@
  *   infer.c          schema inference: the sample plan (which files, records and bytes),
  *                    the summaries merged across it, the columns they resolve to, and
  *                    missing schema columns (called by both bindings)
+ *   infer_sample.c   one file's inference sample through the record reader: the
+ *                    loop, its damage rules and budget (called by both bindings)
  *   paths.c          which listed paths are data; what a listing does with an entry
  *   hive.c           hive key=value directories: find, unescape, type
  *   layout.c         TFDS / TFX layouts: splits, TFDS metadata files
@@ -861,6 +863,49 @@ const char *infer_reason(int code);
 int infer_check_missing(const infer_state *s, const char *const *columns, size_t n,
                         const char *const *described, size_t ndescribed,
                         const char *schema_name, const char *hint, infer_error *err);
+
+/* The feature list a list-of-lists column named `column` (len bytes) reads or writes:
+ * N for a column named N__feature_list (TFSQL_FEATURE_LIST_SUFFIX) when N is also a
+ * context column (is_context(ctx, N, its length) nonzero), else the column's own name.
+ * Returns the feature list's name length (a prefix of column). */
+size_t tfsql_feature_list_name(const char *column, size_t len,
+                               int (*is_context)(void *ctx, const char *name, size_t len),
+                               void *ctx);
+
+/* -- one file's sample, read through the record reader (infer_sample.c) ------------ */
+
+/* How a file's sample reads: the longest record a header may claim, whether data CRCs
+ * are checked, on_corrupt='skip', and `tolerant` (the missing_columns check: a record
+ * that does not decode, or framing damage, ends the file's sample unreported -- the
+ * scan reports it). */
+typedef struct {
+    uint64_t max_record_bytes;
+    int verify, skip_corrupt, tolerant;
+} infer_sample_options;
+
+enum {
+    INFER_SAMPLE_OK = 0,      /* the file's sample is folded in */
+    INFER_SAMPLE_FAILED = -1, /* err: the reader's error (a read, the binding's callback) */
+    INFER_SAMPLE_DAMAGE = 1,  /* r->damage is an error now: the binding raises it as its scan would */
+    INFER_SAMPLE_REFUSED = 2  /* e: INFER_MALFORMED (worded by the binding as its scan words
+                                 it), INFER_NOMEM, or the core's refusal of the sample */
+};
+
+/* Read the current file's sample (after infer_begin_file) through `r` (started, nothing
+ * read yet: the sample sets its read budget) into `s`, the loop every binding runs.
+ * Damage: under skip_corrupt the sample goes past every framing damage as the scan does
+ * (reader_skip: a record whose data CRC fails is stepped over, framing is found again),
+ * so it sees the records the scan reads; otherwise framing damage ends the file's
+ * sample (the scan reports it where it reads it), but is an error now
+ * (INFER_SAMPLE_DAMAGE) when it is a header over max_record_bytes, or framing lost
+ * before the sample holds any record (the file may not be TFRecord at all; a failed
+ * data CRC leaves the framing whole) -- unless `tolerant`. A damaged
+ * compressed stream is an error now whatever the options. *sampled: the file
+ * gave a record; *sequence_hint: read as Examples, its first record looks like a
+ * SequenceExample (tfsql_looks_like_sequence_example: the binding warns, whatever the
+ * result). */
+int infer_sample_file(infer_state *s, record_reader *r, const infer_sample_options *o,
+                      int *sampled, int *sequence_hint, infer_error *e, char *err);
 /* ======================================================================== */
 /* Messages: filling the templates of tfsql/messages.py                      */
 /* ======================================================================== */
@@ -1293,6 +1338,25 @@ void tfsql_description_free(tfsql_column *columns, size_t n);
 /* 1 for a file name that is a description rather than data ("features.json"): every
  * binding's listing leaves it out below a directory or glob root. */
 int tfsql_is_description_name(const char *name, size_t n);
+/* Whether a read of n listed files takes a tfsql writer's description (features.json):
+ * when every file was listed below one root (roots[i] of lens[i] bytes, NULL for a file
+ * named itself), the description in roots[0]; not for a TFDS / TFX `layout` (its own
+ * metadata describes it), nor for files named directly or below several roots. The
+ * record type does not matter: raw records still take its hive columns' types. */
+int tfsql_description_root(const char *const *roots, const size_t *lens, size_t n, int layout);
+/* The hive columns of a read of a directory a tfsql writer described: the description's
+ * partition columns (described[d] of dlens[d] bytes, the ndescribed it marks "partition",
+ * in its order) type the hive columns the read found (hive[i] of hlens[i] bytes, nhive):
+ * typed_by[i] is the described column whose type column i takes -- the write's
+ * partition_by type, so "007" written as a string stays one -- or -1 (the hive typing
+ * rule's type stands). When the read found no hive column (a write of no rows: its one
+ * empty file in the root), every described partition column is a column null in every
+ * file: returns ndescribed (their number, in order), else 0. A read that types its hive
+ * columns itself (`user_typed`: hive_schema, hive_types) or turns hive partitioning off
+ * (`hive_off`) keeps the hive plan: every typed_by[i] -1, returns 0. */
+size_t tfsql_written_partitions(int user_typed, int hive_off, const char *const *hive,
+                                const size_t *hlens, size_t nhive, const char *const *described,
+                                const size_t *dlens, size_t ndescribed, long long *typed_by);
 
 /* -- compression (tfsql/core/detect.c) --------------------------------------------- */
 

@@ -404,7 +404,7 @@ int read_written_description(const tfbind *b, tfsql_column **out, size_t *count)
 int apply_written_description(tfbind *b, const tfsql_column *cols, size_t n, char *err);
 /* The described partition columns' types over the hive ones; null columns for a write
  * of no rows. 0, or -1 when out of memory. */
-int apply_written_partitions(tfbind *b, const tfsql_column *cols, size_t n);
+int apply_written_partitions(tfbind *b, const tfsql_column *cols, size_t n, int user_typed);
 
 /* Append the split column after the hive partition columns (tfsql.layouts.Layout
  * .add_split_column): its values move from b->splits to each file's parts. */

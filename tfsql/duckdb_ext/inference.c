@@ -23,22 +23,10 @@ static void infer_refusal(char *err, const infer_error *e) {
     tferror_raise_worded(err, &t, e->message);
 }
 
-/* A file whose first record, read as an Example, looks like a SequenceExample
- * (tfsql_looks_like_sequence_example): its feature lists are dropped, so say so
- * (tfsql.inference's warning; each binding's reports_warning). */
-static void warn_sequence_example(const char *path) {
-    char text[ERRLEN];
-    sequence_hint_message(text, sizeof text, path);
-    reports_warning(text);
-}
-
-/* Frame the inference sample of one file and fold it into `st` (the core keeps the
- * records within the file's budget), through the core's record reader (reading.c): a
- * compressed file is inflated only as far as the sample reaches. A record header over
- * max_record_bytes is an error unless on_corrupt := 'skip'. Damage ends the sample as
- * the scan treats it: under on_corrupt := 'skip' a record whose data CRC fails is
- * stepped over, and other damage ends the file's sample (the scan then resynchronises
- * or reports it). */
+/* Fold the inference sample of one file into `st` through the core's sample loop
+ * (infer_sample_file: which records, which damage ends it or is an error) over the
+ * core's record reader (reading.c's window): a compressed file is inflated only as far
+ * as the sample reaches. Its errors are worded as the scan words them. */
 static int sample_file(const tfbind *b, infer_state *st, const tfile *f, int tolerant,
                        char *err) {
     window w;
@@ -46,73 +34,24 @@ static int sample_file(const tfbind *b, infer_state *st, const tfile *f, int tol
         window_close(&w);
         return -1;
     }
-    int rc = -1;
-    uint64_t max_record_bytes = (uint64_t)b->max_record_bytes;
-    for (;;) {
-        long long wanted = infer_records_wanted(st);
-        if (wanted == 0) {
-            break;
-        }
-        reader_limits o = {wanted, -1, max_record_bytes, b->verify};
-        int got = reader_next(&w.r, &o, err);
-        if (got == READER_DAMAGE) {
-            int status = w.r.damage.status;
-            if (status == FRAME_BAD_DATA_CRC && b->skip_corrupt) {
-                got = reader_skip(&w.r, max_record_bytes, err); /* as the scan does */
-                if (got == 0) {
-                    continue;
-                }
-            } else if ((status == FRAME_TOO_LONG && !b->skip_corrupt && !tolerant) ||
-                       status == READER_STREAM_CORRUPT || status == READER_STREAM_TRUNCATED) {
-                damage_error(&w, err);
-                goto done;
-            } else {
-                break; /* the rest of the file is not sampled */
-            }
-            if (got == READER_DAMAGE) {
-                damage_error(&w, err);
-            }
-        }
-        if (got < 0 || got == READER_DAMAGE) {
-            goto done;
-        }
-        if (got == 0) {
-            break;
-        }
-        if (w.r.first == 0 && b->record_type == EXAMPLE &&
-            tfsql_looks_like_sequence_example(w.r.buf.data + load_u64(w.r.offs.data),
-                                              (size_t)load_u64(w.r.lens.data))) {
-            warn_sequence_example(TFILE_SHOWN(f));
-        }
-        int done;
-        size_t taken;
-        infer_error e;
-        memset(&e, 0, sizeof(e));
-        int irc = infer_add(st, w.r.buf.data, w.r.buf.len, w.r.offs.data, w.r.lens.data, w.r.n,
-                            w.r.first, w.r.base, &taken, &done, &e);
-        if (irc == INFER_NOMEM) {
-            snprintf(err, ERRLEN, "out of memory");
-            goto done;
-        }
-        if (irc == INFER_MALFORMED && tolerant) {
-            break; /* the scan reports it */
-        }
-        if (irc == INFER_MALFORMED) { /* worded as the scan words it */
-            malformed_error(err, b->record_type, f->path, (size_t)e.record, e.offset, NULL);
-            goto done;
-        }
-        if (irc != INFER_OK) {
-            infer_refusal(err, &e);
-            goto done;
-        }
-        if (done) {
-            break;
-        }
+    infer_sample_options o = {(uint64_t)b->max_record_bytes, b->verify, b->skip_corrupt, tolerant};
+    int sampled, hint;
+    infer_error e;
+    int rc = infer_sample_file(st, &w.r, &o, &sampled, &hint, &e, err);
+    if (hint) { /* its feature lists are dropped: say so (tfsql.inference's warning) */
+        char text[ERRLEN];
+        sequence_hint_message(text, sizeof text, TFILE_SHOWN(f));
+        reports_warning(text);
     }
-    rc = 0;
-done:
+    if (rc == INFER_SAMPLE_DAMAGE) {
+        damage_error(&w, err);
+    } else if (rc == INFER_SAMPLE_REFUSED && e.code == INFER_MALFORMED) {
+        malformed_error(err, b->record_type, f->path, (size_t)e.record, e.offset, NULL);
+    } else if (rc == INFER_SAMPLE_REFUSED) {
+        infer_refusal(err, &e);
+    }
     window_close(&w);
-    return rc;
+    return rc == INFER_SAMPLE_OK ? 0 : -1;
 }
 
 /* The core's inference over the sample of the listed files (b->picks: the plan's);

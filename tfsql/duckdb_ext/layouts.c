@@ -26,22 +26,27 @@ int read_tfds_features(const tfbind *b, tfsql_tfds_feature **out, size_t *count)
 }
 
 /* The column description (features.json) a tfsql writer left in the one root directory
- * every file was listed below (tfsql.opening._written_description; tfsql_description_
- * parse reads it): 0 with *out (free with tfsql_description_free) and *count, 1 when
- * there is none (a file named directly, several roots, a TFDS or TFX layout, no such
- * file, TFDS's own features.json). */
+ * every file was listed below (tfsql_description_root, as tfsql.description.
+ * written_description; tfsql_description_parse reads it): 0 with *out (free with
+ * tfsql_description_free) and *count, 1 when there is none (a file named directly,
+ * several roots, a TFDS or TFX layout, no such file, TFDS's own features.json). */
 int read_written_description(const tfbind *b, tfsql_column **out, size_t *count) {
     *out = NULL;
     *count = 0;
-    const char *root = b->files.n > 0 ? b->files.items[0].root : NULL;
-    if (root == NULL || b->layout != LAYOUT_NONE || b->record_type == RAW) {
+    const char **roots = (const char **)malloc((b->files.n + 1) * sizeof(char *));
+    size_t *lens = (size_t *)malloc((b->files.n + 1) * sizeof(size_t));
+    for (size_t i = 0; roots != NULL && lens != NULL && i < b->files.n; i++) {
+        roots[i] = b->files.items[i].root;
+        lens[i] = roots[i] != NULL ? strlen(roots[i]) : 0;
+    }
+    int described = roots != NULL && lens != NULL &&
+                    tfsql_description_root(roots, lens, b->files.n, b->layout);
+    free(roots);
+    free(lens);
+    if (!described) {
         return 1;
     }
-    for (size_t i = 1; i < b->files.n; i++) {
-        if (b->files.items[i].root == NULL || strcmp(b->files.items[i].root, root) != 0) {
-            return 1;
-        }
-    }
+    const char *root = b->files.items[0].root;
     char *path = xprintf("%s/%s", root, TFSQL_DESCRIPTION_NAME);
     size_t n = 0;
     char *data = read_small_file(path, TFSQL_TFDS_FEATURES_MAX_BYTES, &n);
@@ -243,33 +248,54 @@ static int add_null_partition(tfbind *b, const char *name, size_t len, int is_in
     return b->part_names[k] == NULL ? -1 : 0;
 }
 
-/* A hive column the description types as a string stays one where its values all look
- * like integers (the inferred type); with no key=value directory at all (a write of no
- * rows: its one empty file in the root) the described partition columns are null
- * columns (tfsql.opening._written_partitions). User hive_types win (the caller skips
- * this). 0, or -1 when out of memory. */
-int apply_written_partitions(tfbind *b, const tfsql_column *cols, size_t n) {
-    if (b->npart == 0 && b->hive != HIVE_OFF) {
-        for (size_t i = 0; i < n; i++) {
-            if (cols[i].partition &&
-                add_null_partition(b, cols[i].name, cols[i].name_len,
-                                   cols[i].type.nwrap == 0 && cols[i].type.leaf == TFSQL_TYPE_INT64)) {
-                return -1;
-            }
-        }
-        return 0;
-    }
-    for (size_t i = 0; i < n; i++) {
-        int text = cols[i].type.nwrap == 0 && (cols[i].type.leaf == TFSQL_TYPE_STRING ||
-                                               cols[i].type.leaf == TFSQL_TYPE_LARGE_STRING);
-        for (int k = 0; cols[i].partition && text && k < b->npart; k++) {
-            if (strlen(b->part_names[k]) == cols[i].name_len &&
-                memcmp(b->part_names[k], cols[i].name, cols[i].name_len) == 0) {
-                b->part_is_int[k] = 0;
-            }
+/* The hive columns as a tfsql writer's description types them (tfsql_written_partitions:
+ * which described partition column types which hive column; with no key=value directory,
+ * the described partition columns null in every file). The extension reads BIGINT and
+ * VARCHAR partition columns: a described string column stays VARCHAR where its values
+ * all look like integers, a null column is BIGINT when described int64, else VARCHAR.
+ * `user_typed`: hive_types := was given. 0, or -1 when out of memory. */
+int apply_written_partitions(tfbind *b, const tfsql_column *cols, size_t n, int user_typed) {
+    const char **described = (const char **)malloc((n + 1) * sizeof(char *));
+    size_t *dlens = (size_t *)malloc((n + 1) * sizeof(size_t));
+    size_t *which = (size_t *)malloc((n + 1) * sizeof(size_t)); /* described -> cols */
+    size_t *hlens = (size_t *)malloc(((size_t)b->npart + 1) * sizeof(size_t));
+    long long *typed_by = (long long *)malloc(((size_t)b->npart + 1) * sizeof(long long));
+    int rc = described && dlens && which && hlens && typed_by ? 0 : -1;
+    size_t nd = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        if (cols[i].partition) {
+            described[nd] = cols[i].name;
+            dlens[nd] = cols[i].name_len;
+            which[nd++] = i;
         }
     }
-    return 0;
+    for (int k = 0; rc == 0 && k < b->npart; k++) {
+        hlens[k] = strlen(b->part_names[k]);
+    }
+    size_t npart = (size_t)b->npart, nulls = 0;
+    if (rc == 0) {
+        nulls = tfsql_written_partitions(user_typed, b->hive == HIVE_OFF,
+                                         (const char *const *)b->part_names, hlens, npart,
+                                         described, dlens, nd, typed_by);
+    }
+    for (size_t k = 0; rc == 0 && k < npart; k++) {
+        const tfsql_type *t = typed_by[k] < 0 ? NULL : &cols[which[typed_by[k]]].type;
+        if (t != NULL && t->nwrap == 0 &&
+            (t->leaf == TFSQL_TYPE_STRING || t->leaf == TFSQL_TYPE_LARGE_STRING)) {
+            b->part_is_int[k] = 0;
+        }
+    }
+    for (size_t d = 0; rc == 0 && d < nulls; d++) {
+        const tfsql_column *c = &cols[which[d]];
+        rc = add_null_partition(b, c->name, c->name_len,
+                                c->type.nwrap == 0 && c->type.leaf == TFSQL_TYPE_INT64);
+    }
+    free(described);
+    free(dlens);
+    free(which);
+    free(hlens);
+    free(typed_by);
+    return rc;
 }
 
 /* The decoder's kind of a described TFDS feature type (KIND_NONE: one the extension does

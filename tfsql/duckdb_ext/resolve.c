@@ -77,6 +77,11 @@ int parse_type_name(const char *text, int *kind, int *shape, int *utf8) {
     return -1;
 }
 
+/* tfsql_feature_list_name's question: is `name` a context (not a feature list) column? */
+static int is_context_column(void *ctx, const char *name, size_t len) {
+    return context_column((const tfbind *)ctx, (const uint8_t *)name, len);
+}
+
 /* schema := {'name': 'TYPE', ...} (or columns :=): the columns to read, no inference. */
 static int user_columns(tfbind *b, const tfval *v, const char *fname, const char *param,
                         char *err) {
@@ -122,15 +127,13 @@ static int user_columns(tfbind *b, const tfval *v, const char *fname, const char
             return -1;
         }
     }
-    /* tfsql.schema.feature_list_name: X[][] column N__feature_list beside a context
-     * column N reads the feature list N */
-    size_t sl = strlen(TFSQL_FEATURE_LIST_SUFFIX);
+    /* an X[][] column reads its feature list (tfsql_feature_list_name: N__feature_list
+     * beside a context column N reads the list N) */
     for (size_t i = 0; i < n; i++) {
         colspec *c = &b->sc.cols[i];
-        if (c->location == FEATURE_LISTS && c->name_len > sl &&
-            memcmp(c->name + c->name_len - sl, TFSQL_FEATURE_LIST_SUFFIX, sl) == 0 &&
-            context_column(b, c->name, c->name_len - sl)) {
-            c->name_len -= sl;
+        if (c->location == FEATURE_LISTS) {
+            c->name_len = tfsql_feature_list_name((const char *)c->name, c->name_len,
+                                                  is_context_column, (void *)b);
             c->name[c->name_len] = 0;
         }
     }
@@ -219,6 +222,11 @@ tfbind *scan_resolve(const tfargs *a, const char *fname, connref conn, uint64_t 
         b->total_bytes += b->files.items[i].size;
     }
     uint64_t cardinality = 0;
+    /* a tfsql writer's description: it types the hive columns (raw records' too) */
+    if (read_written_description(b, &written, &nwritten) != 0) {
+        written = NULL;
+        nwritten = 0;
+    }
     const tfval *schema_value = tfargs_get(a, "schema");
     const tfval *columns_value = tfargs_get(a, "columns");
     if (schema_value != NULL && columns_value != NULL) {
@@ -232,16 +240,11 @@ tfbind *scan_resolve(const tfargs *a, const char *fname, connref conn, uint64_t 
         if (rc == 0 && b->record_type == RAW) {
             rc = raw_column(b, given, fname, err);
         }
-        /* the description still types the hive columns, and names columns that are no
-         * misspelling (tfsql.opening) */
-        if (rc == 0 && read_written_description(b, &written, &nwritten) != 0) {
-            written = NULL;
-            nwritten = 0;
-        }
+        /* the description names columns that are no misspelling (tfsql.opening) */
         if (rc || check_missing_columns(b, written, nwritten, err)) {
             goto fail;
         }
-    } else if (read_written_description(b, &written, &nwritten) == 0) {
+    } else if (written != NULL && b->record_type != RAW) {
         /* a tfsql writer's features.json: its columns, in order (tfsql.description) */
         if (apply_written_description(b, written, nwritten, err)) {
             goto fail;
@@ -274,8 +277,8 @@ tfbind *scan_resolve(const tfargs *a, const char *fname, connref conn, uint64_t 
     const tfval *hive_types = tfargs_get(a, "hive_types");
     int typed = find_partitions(b, hive_types, err) == 0 &&
                 (hive_types == NULL || apply_hive_types(b, hive_types, fname, err) == 0);
-    if (typed && hive_types == NULL && written != NULL &&
-        apply_written_partitions(b, written, nwritten)) {
+    if (typed && written != NULL &&
+        apply_written_partitions(b, written, nwritten, hive_types != NULL)) {
         snprintf(err, ERRLEN, "out of memory");
         typed = 0;
     }
