@@ -25,7 +25,7 @@ from __future__ import annotations
 import functools
 from itertools import repeat
 import operator
-from typing import Any, Collection, Iterable, Mapping, NamedTuple
+from typing import Any, Collection, Mapping, NamedTuple
 
 import pyarrow as pa
 import pyarrow.compute as pc
