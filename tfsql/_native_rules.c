@@ -119,9 +119,10 @@ static PyObject *unescaped(const char *s, size_t n) {
 }
 
 /* A sequence of str encoded (kept alive by `keep`), in names[0 .. *n) with their lengths
- * (both PyMem_Malloc'ed: PyMem_Free them); 0, or -1 with an exception. */
-static int encoded_names(PyObject *seq_arg, PyObject *keep, const char ***names, size_t **lens,
-                         size_t *n) {
+ * (both PyMem_Malloc'ed: PyMem_Free them); with none_ok, a None item is a NULL name of
+ * length 0. 0, or -1 with an exception. */
+static int encoded_names_or_none(PyObject *seq_arg, PyObject *keep, int none_ok, const char ***names,
+                                 size_t **lens, size_t *n) {
     PyObject *seq = PySequence_Fast(seq_arg, "expected a sequence of names");
     if (seq == NULL) {
         return -1;
@@ -131,9 +132,11 @@ static int encoded_names(PyObject *seq_arg, PyObject *keep, const char ***names,
     *lens = (size_t *)PyMem_Malloc((*n + 1) * sizeof(size_t));
     int rc = *names != NULL && *lens != NULL ? 0 : (PyErr_NoMemory(), -1);
     for (size_t i = 0; rc == 0 && i < *n; i++) {
-        (*names)[i] = encode_kept(keep, PySequence_Fast_GET_ITEM(seq, (Py_ssize_t)i));
-        rc = (*names)[i] != NULL ? 0 : -1;
-        (*lens)[i] = rc == 0 ? (size_t)PyBytes_GET_SIZE(PyList_GET_ITEM(keep, PyList_GET_SIZE(keep) - 1)) : 0;
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, (Py_ssize_t)i);
+        int none = none_ok && item == Py_None;
+        (*names)[i] = none ? NULL : encode_kept(keep, item);
+        rc = none || (*names)[i] != NULL ? 0 : -1;
+        (*lens)[i] = (*names)[i] != NULL ? (size_t)PyBytes_GET_SIZE(PyList_GET_ITEM(keep, PyList_GET_SIZE(keep) - 1)) : 0;
     }
     Py_DECREF(seq);
     if (rc) {
@@ -143,6 +146,11 @@ static int encoded_names(PyObject *seq_arg, PyObject *keep, const char ***names,
         *lens = NULL;
     }
     return rc;
+}
+
+static int encoded_names(PyObject *seq_arg, PyObject *keep, const char ***names, size_t **lens,
+                         size_t *n) {
+    return encoded_names_or_none(seq_arg, keep, 0, names, lens, n);
 }
 
 /* layout_owns_column(layout, name) -> bool */
@@ -221,27 +229,15 @@ static PyObject *rules_description_root(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "Oi:description_root", &roots_arg, &layout)) {
         return NULL;
     }
-    PyObject *seq = PySequence_Fast(roots_arg, "expected a sequence of roots");
-    PyObject *keep = seq != NULL ? PyList_New(0) : NULL;
-    if (keep == NULL) {
-        Py_XDECREF(seq);
-        return NULL;
+    PyObject *keep = PyList_New(0), *result = NULL;
+    const char **roots = NULL;
+    size_t *lens = NULL, n = 0;
+    if (keep != NULL && encoded_names_or_none(roots_arg, keep, 1, &roots, &lens, &n) == 0) {
+        result = PyBool_FromLong(tfsql_description_root(roots, lens, n, layout));
     }
-    size_t n = (size_t)PySequence_Fast_GET_SIZE(seq);
-    const char **roots = (const char **)PyMem_Malloc((n + 1) * sizeof(char *));
-    size_t *lens = (size_t *)PyMem_Malloc((n + 1) * sizeof(size_t));
-    int rc = roots != NULL && lens != NULL ? 0 : (PyErr_NoMemory(), -1);
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        PyObject *root = PySequence_Fast_GET_ITEM(seq, (Py_ssize_t)i);
-        roots[i] = root == Py_None ? NULL : encode_kept(keep, root);
-        rc = root == Py_None || roots[i] != NULL ? 0 : -1;
-        lens[i] = roots[i] != NULL ? (size_t)PyBytes_GET_SIZE(PyList_GET_ITEM(keep, PyList_GET_SIZE(keep) - 1)) : 0;
-    }
-    PyObject *result = rc == 0 ? PyBool_FromLong(tfsql_description_root(roots, lens, n, layout)) : NULL;
     PyMem_Free(roots);
     PyMem_Free(lens);
-    Py_DECREF(keep);
-    Py_DECREF(seq);
+    Py_XDECREF(keep);
     return result;
 }
 
