@@ -18,6 +18,19 @@ void v2_fail(v2_err *err, DUCKDB_V2_ERROR code, const char *text) {
     duckdb_v2_error_info_set_text(*err, &t);
 }
 
+duckdb_v2_value_handle v2_setting(v2_ctx context, const char *name) {
+    duckdb_v2_config_handle config = NULL;
+    duckdb_v2_value_handle value = NULL;
+    duckdb_v2_identifier_t id = v2_str(name);
+    DUCKDB_V2_SETTING_SCOPE scope; /* required by the call, not used */
+    if (duckdb_v2_context_get_config(context, &config, NULL) != V2_OK ||
+        duckdb_v2_config_get_option_value(config, &id, &value, &scope, NULL) != V2_OK) {
+        duckdb_v2_value_destroy(&value);
+        return NULL;
+    }
+    return value;
+}
+
 /* The function groups; each file that registers functions adds its registrar here. */
 static const v2_registrar registrars[] = {register_scans, register_dataset_functions,
                                           register_report_functions, register_copy, NULL};

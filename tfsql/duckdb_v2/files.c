@@ -38,14 +38,9 @@ void v2_files_leave(void) {
  * setting that cannot be read counts as forbidding: DuckDB's file system then decides. */
 static int sandboxed(void) {
     if (fs_sandboxed < 0 && fs_context != NULL) {
-        duckdb_v2_config_handle config = NULL;
-        duckdb_v2_value_handle value = NULL;
-        duckdb_v2_identifier_t name = v2_str("enable_external_access");
+        duckdb_v2_value_handle value = v2_setting(fs_context, "enable_external_access");
         bool allowed = false;
-        DUCKDB_V2_SETTING_SCOPE scope; /* required by the call, not used */
-        if (duckdb_v2_context_get_config(fs_context, &config, NULL) == V2_OK &&
-            duckdb_v2_config_get_option_value(config, &name, &value, &scope, NULL) == V2_OK &&
-            duckdb_v2_value_get_bool(value, &allowed, NULL) != V2_OK) {
+        if (value == NULL || duckdb_v2_value_get_bool(value, &allowed, NULL) != V2_OK) {
             allowed = false;
         }
         duckdb_v2_value_destroy(&value);

@@ -30,18 +30,16 @@ static uint64_t connections; /* the last id given to a connection */
 connref v2_connection(v2_ctx context) {
     connref c = {1, 0, 0};
     duckdb_v2_config_handle config = NULL;
-    duckdb_v2_value_handle value = NULL;
     duckdb_v2_factory_handle f = NULL;
     duckdb_v2_identifier_t name = v2_str(CONNECTION_OPTION);
-    DUCKDB_V2_SETTING_SCOPE scope;
+    duckdb_v2_value_handle value = v2_setting(context, CONNECTION_OPTION);
     int64_t id = 0;
-    if (duckdb_v2_context_get_config(context, &config, NULL) != V2_OK ||
-        duckdb_v2_config_get_option_value(config, &name, &value, &scope, NULL) != V2_OK ||
-        duckdb_v2_value_get_bigint(value, &id, NULL) != V2_OK) {
+    if (value == NULL || duckdb_v2_value_get_bigint(value, &id, NULL) != V2_OK) {
         id = 0;
     }
     duckdb_v2_value_destroy(&value);
-    if (id <= 0 && config != NULL && duckdb_v2_context_get_factory(context, &f, NULL) == V2_OK) {
+    if (id <= 0 && duckdb_v2_context_get_config(context, &config, NULL) == V2_OK &&
+        duckdb_v2_context_get_factory(context, &f, NULL) == V2_OK) {
         int64_t fresh = (int64_t)__atomic_add_fetch(&connections, 1, __ATOMIC_RELAXED);
         if (duckdb_v2_value_create_bigint(f, fresh, &value, NULL) == V2_OK &&
             duckdb_v2_config_set_option_value(config, &name, value, DUCKDB_V2_SETTING_SCOPE_SESSION, NULL) ==

@@ -9,7 +9,7 @@
  * tfsql_init_c_api_v2, from the file name tfsql.duckdb_extension. Files:
  *
  *   entry.c     the entry point: registers every function of the files below;
- *               v2_str, v2_fail
+ *               v2_str, v2_fail, v2_setting
  *   copy_to.c   COPY ... TO (FORMAT tfrecord): columns -> features (copy_encode.c), the
  *               files (copy_files.c)
  *   copy_from.c COPY t FROM (FORMAT tfrecord): the V2 scan (scanning.c) into the table's
@@ -50,6 +50,9 @@ duckdb_v2_str v2_str(const char *s);
 /* Fail the callback: `text` (copied) with `code` in the error slot (entry.c); e.g.
  * DUCKDB_V2_ERROR_IO_GENERAL for DuckDB's IOException, ..._QUERY_BINDER for a Binder Error. */
 void v2_fail(v2_err *err, DUCKDB_V2_ERROR code, const char *text);
+/* The value of setting `name` for the context's connection (destroy it), or NULL when it
+ * cannot be read. */
+duckdb_v2_value_handle v2_setting(v2_ctx context, const char *name);
 
 /* -- entry.c ------------------------------------------------------------------------- */
 
